@@ -1,0 +1,10 @@
+/* percore: the umbrella header. Include this, or one component's header
+ * from include/percore/. */
+#ifndef PERCORE_H
+#define PERCORE_H
+
+#include "percore/compiler.h"
+#include "percore/clock.h"
+#include "percore/bench.h"
+
+#endif

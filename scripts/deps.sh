@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building, testing and benchmarking need,
+# and only those that are missing. Safe to run often: it does nothing when
+# everything is present. Uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake make gcc g++ pkg-config clang libclang-rt-14-dev
+  # libraries percore uses
+  libhwloc-dev hwloc libnuma-dev numactl liburing-dev libcjson-dev
+  # tests
+  libcmocka-dev python3 libbenchmark-tools python3-scipy chromium
+  flatbuffers-compiler python3-flatbuffers
+  # benchmark peers
+  libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4
+  libck-dev libuv1-dev libabsl-dev libglib2.0-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+# A stale or absent package list makes the install fail; refresh it first.
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,82 @@
+/* percore: one binary, one subcommand per file. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "percore/clock.h"
+#include "cmd.h"
+
+#define PC_MAX_CMDS 32
+
+static const struct pc_cmd *cmds[PC_MAX_CMDS];
+static int ncmds;
+
+void pc_cmd_register(const struct pc_cmd *c)
+{
+	if (ncmds < PC_MAX_CMDS)
+		cmds[ncmds++] = c;
+}
+
+int pc_cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "percore %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see percore %s --help)\n", cmd);
+	return PC_EXIT_USAGE;
+}
+
+int pc_cmd_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	}
+	return 0;
+}
+
+static int by_order(const void *a, const void *b)
+{
+	const struct pc_cmd *x = *(const struct pc_cmd *const *)a;
+	const struct pc_cmd *y = *(const struct pc_cmd *const *)b;
+
+	return x->order != y->order ? x->order - y->order : strcmp(x->name, y->name);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: percore COMMAND [OPTIONS]\n\n"
+		     "A shard-per-core server toolkit and the instruments that measure it.\n\n"
+		     "commands:\n");
+	for (int i = 0; i < ncmds; i++)
+		fprintf(out, "  %-10s %s\n", cmds[i]->name, cmds[i]->summary);
+	fprintf(out, "\n'percore COMMAND --help' describes a command.\n"
+		     "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	qsort(cmds, (size_t)ncmds, sizeof(cmds[0]), by_order);
+	if (argc < 2) {
+		usage(stderr);
+		return PC_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return PC_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("percore %s (%s)\n", pc_version(), pc_build_info());
+		return PC_EXIT_OK;
+	}
+	for (int i = 0; i < ncmds; i++)
+		if (!strcmp(argv[1], cmds[i]->name))
+			return cmds[i]->main(argc - 1, argv + 1);
+	fprintf(stderr, "percore: unknown command '%s' (see percore --help)\n", argv[1]);
+	return PC_EXIT_USAGE;
+}
