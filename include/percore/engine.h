@@ -134,10 +134,11 @@ enum pc_backend pc_engine_backend(const struct pc_engine *e);
 /* The CPU shard i runs on, -1 when not pinned or i is out of range. */
 int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i);
 
-/* Copy shard i's statistics. Exact after pc_engine_join(); before that the
- * figures are a racy but harmless snapshot (use pc_engine_stats() from a
- * shard for a consistent one). Returns 0 or -EINVAL for a bad i. Any
- * thread. */
+/* Copy shard i's statistics. Exact after pc_engine_join(); while the
+ * shard runs, each figure is one the shard has recently stored, but the
+ * set is not taken at one instant and busy_ns stays 0 until the shard
+ * ends (pc_engine_stats() from a shard gives a consistent snapshot).
+ * Returns 0 or -EINVAL for a bad i. Any thread. */
 int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
 
 /* Run fn(arg) on shard `to` from a thread that is not a shard (the main

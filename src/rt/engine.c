@@ -171,7 +171,7 @@ static void shard_loop(struct rt_shard *s)
 				n += (unsigned)k;
 		}
 		rt_mesh_flush(s);
-		s->stats.turns++;
+		RT_STAT_ADD(s, turns, 1);
 		if (n)
 			rt_idle_busy(s, &idle);
 		else
@@ -199,7 +199,7 @@ static void shard_body(struct rt_shard *s)
 	pthread_barrier_wait(&e->done);
 	rt_mesh_final_drain(s);
 	rt_mesh_drop_returns(s);
-	s->stats.busy_ns = pc_now_ns() - s->start_ns - s->stats.idle_ns;
+	RT_STAT_SET(s, busy_ns, pc_now_ns() - s->start_ns - s->stats.idle_ns);
 	rt_self = NULL;
 }
 

@@ -151,13 +151,13 @@ static void publish(struct rt_shard *s, unsigned to)
 
 	rt_ring_publish(o->ring);    /* release: slots before tail */
 	o->staged = 0;
-	s->stats.publishes++;
+	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
 		/* Our own ring: no atomics, we are the consumer. */
 		s->pending[to / 64] |= 1ull << (to % 64);
 		return;
 	}
-	s->stats.wakeups_sent += (uint64_t)ring_bell(s->e, to, s->id);
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(s->e, to, s->id));
 }
 
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
@@ -175,7 +175,7 @@ static void staged(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	s->stats.msgs_out++;
+	RT_STAT_ADD(s, msgs_out, 1);
 	if (!o->dirty) {
 		o->dirty = true;
 		s->dirty[s->ndirty++] = to;
@@ -214,7 +214,7 @@ static void send_reply(struct rt_shard *s, unsigned to, pc_reply_fn fn, void *ct
 
 static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 {
-	s->stats.msgs_in++;
+	RT_STAT_ADD(s, msgs_in, 1);
 	switch (m->kind) {
 	case RT_MSG_PTR:
 		((pc_msg_fn)m->fn)(m->u.arg);
@@ -310,7 +310,7 @@ void rt_mesh_final_drain(struct rt_shard *s)
 				run_msg(s, i, m);
 				continue;
 			}
-			s->stats.unrun_at_stop++;
+			RT_STAT_ADD(s, unrun_at_stop, 1);
 		}
 		rt_ring_release(s->in[i]);
 	}
@@ -329,7 +329,7 @@ static struct rt_shard *sender(unsigned to)
 
 static int refuse(struct rt_shard *s)
 {
-	s->stats.ring_full++;
+	RT_STAT_ADD(s, ring_full, 1);
 	return -EAGAIN; /* full: nothing staged, the caller retries later */
 }
 
@@ -365,7 +365,8 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
 	m->fn = (void (*)(void))fn;
 	m->kind = RT_MSG_COPY;
 	m->len = (uint32_t)len;
-	memcpy(m->u.bytes, data, len);
+	if (len)
+		memcpy(m->u.bytes, data, len);
 	staged(s, to);
 	return 0;
 }

@@ -119,6 +119,13 @@ struct pc_engine {
 	struct rt_shard *shards;         /* n entries, padded */
 };
 
+/* Count into a shard's statistics. Only the shard itself writes them; the
+ * store is atomic (relaxed, a plain store on x86-64) so that another
+ * thread may read them at any time (pc_engine_stats_read). */
+#define RT_STAT_ADD(s, field, n) \
+	__atomic_store_n(&(s)->stats.field, (s)->stats.field + (n), __ATOMIC_RELAXED)
+#define RT_STAT_SET(s, field, v) __atomic_store_n(&(s)->stats.field, (v), __ATOMIC_RELAXED)
+
 /* The shard running on this thread (NULL elsewhere). */
 extern __thread struct rt_shard *rt_self;
 

@@ -69,7 +69,7 @@ static void pong(void *arg)
 		 (unsigned long long)done);
 	atomic_store_explicit(&progress, done + 1, memory_order_relaxed);
 	if (done + 1 == trips) {
-		pc_engine_stop(engine);
+		pc_engine_stop(pc_shard_engine());
 		return;
 	}
 	rc = pc_shard_submit(1, ping, (void *)(uintptr_t)(seq + 1));
