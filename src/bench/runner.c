@@ -324,8 +324,14 @@ static void progress(const struct pc_bench_session *s, const struct pc_bench_ent
 	else
 		fprintf(f, "round %u of %u", round, s->opt.repetitions);
 	fprintf(f, ", %zu/%zu %s", pos + 1, s->n, e->name);
-	if (round > 0 || !s->opt.interleave)
-		fprintf(f, ", about %.0f s left", ceil(seconds_left(s)));
+	if (round > 0 || !s->opt.interleave) {
+		double left = ceil(seconds_left(s));
+
+		if (left < 90)
+			fprintf(f, ", about %.0f s left", left);
+		else
+			fprintf(f, ", about %.0f min left", ceil(left / 60));
+	}
 	fputs(tty ? "" : "\n", f);
 	fflush(f);
 }

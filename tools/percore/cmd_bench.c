@@ -152,12 +152,12 @@ static int take_value(struct args *a, int c, const char *v)
 /* Returns -1 to go on, or the exit status (help, usage error). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	int c;
+	int c, li = 0;
 
 	pc_bench_options_init(&a->opt);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", long_opts, &li)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -174,8 +174,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return pc_cmd_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
 		default:
 			if (take_value(a, c, optarg))
-				return pc_cmd_usage_error("bench", "bad value '%s' for %s", optarg,
-							  argv[optind - 1]);
+				return pc_cmd_usage_error("bench", "bad value '%s' for --%s",
+							  optarg, long_opts[li].name);
 		}
 	}
 	if (optind < argc)
