@@ -238,10 +238,19 @@ static struct pc_bench_job job_of(const struct pc_bench_entry *e, uint64_t iters
 	};
 }
 
-static void skip(struct pc_bench_entry *e, int err)
+/* On a terminal the progress line is rewritten in place; clear it before
+ * printing anything else there. */
+static bool progress_on_tty(const struct pc_bench_session *s)
+{
+	return s->opt.progress && isatty(fileno(s->opt.progress));
+}
+
+static void skip(const struct pc_bench_session *s, struct pc_bench_entry *e, int err)
 {
 	e->skip = err;
 	e->nsamples = 0;
+	if (progress_on_tty(s))
+		fputs("\r\033[K", s->opt.progress);
 	fprintf(stderr, "percore bench: skipping %s: %s\n", e->name, e->why);
 }
 
@@ -259,7 +268,7 @@ static void calibrate(const struct pc_bench_session *s, struct pc_bench_entry *e
 
 		rc = pc_bench_measure(&job, &smp, e->why, sizeof(e->why));
 		if (rc) {
-			skip(e, rc);
+			skip(s, e, rc);
 			return;
 		}
 		if (smp.time_ns >= s->opt.min_time * 1e9 || iters >= PC_BENCH_MAX_ITERATIONS ||
@@ -271,7 +280,7 @@ static void calibrate(const struct pc_bench_session *s, struct pc_bench_entry *e
 	e->est_ns = smp.total_wall_ns;
 }
 
-static void repetition(struct pc_bench_entry *e)
+static void repetition(const struct pc_bench_session *s, struct pc_bench_entry *e)
 {
 	struct pc_bench_job job = job_of(e, e->iterations);
 	int rc;
@@ -280,7 +289,7 @@ static void repetition(struct pc_bench_entry *e)
 		return;
 	rc = pc_bench_measure(&job, &e->samples[e->nsamples], e->why, sizeof(e->why));
 	if (rc)
-		skip(e, rc);
+		skip(s, e, rc);
 	else
 		e->nsamples++;
 }
@@ -313,11 +322,10 @@ static void progress(const struct pc_bench_session *s, const struct pc_bench_ent
 		     unsigned round, size_t pos)
 {
 	FILE *f = s->opt.progress;
-	bool tty;
+	bool tty = progress_on_tty(s);
 
 	if (!f)
 		return;
-	tty = isatty(fileno(f));
 	fprintf(f, "%spercore bench: ", tty ? "\r\033[K" : "");
 	if (round == 0)
 		fprintf(f, "calibrating");
@@ -352,7 +360,7 @@ static void run_interleaved(struct pc_bench_session *s, size_t *order)
 			if (r == 0)
 				calibrate(s, e);
 			else
-				repetition(e);
+				repetition(s, e);
 		}
 	}
 }
@@ -366,7 +374,7 @@ static void run_in_turn(struct pc_bench_session *s)
 		calibrate(s, e);
 		for (unsigned r = 1; r <= s->opt.repetitions && !e->skip; r++) {
 			progress(s, e, r, k);
-			repetition(e);
+			repetition(s, e);
 		}
 	}
 }
@@ -397,7 +405,7 @@ int pc_bench_session_run(struct pc_bench_session *s)
 	else
 		run_in_turn(s);
 	s->finished_ns = pc_now_ns();
-	if (s->opt.progress && isatty(fileno(s->opt.progress)))
+	if (progress_on_tty(s))
 		fputs("\r\033[K", s->opt.progress);
 	for (size_t i = 0; i < s->n; i++)
 		measured += !s->e[i].skip;

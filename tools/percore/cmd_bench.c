@@ -66,7 +66,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	if (!*s || *s == '-' || *s == '+' || *s == ' ')
 		return -EINVAL;
 	errno = 0;
-	*out = strtoull(s, &end, 0);
+	*out = strtoull(s, &end, 10);
 	return errno || *end || *out > max ? -EINVAL : 0;
 }
 
