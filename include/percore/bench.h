@@ -85,7 +85,9 @@ struct pc_bench {
 	void (*teardown)(struct pc_bench_state *st);
 };
 
-/* Register a benchmark; called before main() by PC_BENCH_REGISTER. */
+/* Register a benchmark; called before main() by PC_BENCH_REGISTER. One
+ * without a name or run function, or with the name of one already
+ * registered, is dropped with a message on stderr. */
 void pc_bench_register(const struct pc_bench *b);
 
 #define PC_BENCH_CONCAT2(a, b) a##b

@@ -192,6 +192,12 @@ static const struct pc_bench full_bench = {
 };
 PC_BENCH_REGISTER(full_bench)
 
+/* Refused at registration: a second "T/add", and one without run(). */
+static const struct pc_bench dup_bench = { .name = "T/add", .run = full_run };
+PC_BENCH_REGISTER(dup_bench)
+static const struct pc_bench norun_bench = { .name = "T/norun" };
+PC_BENCH_REGISTER(norun_bench)
+
 /* ---- helpers ------------------------------------------------------------------- */
 
 static struct pc_bench_options opts(const char *filter, unsigned reps)
@@ -533,6 +539,12 @@ static void selection(void **state)
 	assert_int_equal(pc_bench_session_full_only(s), 1);
 	pc_bench_session_destroy(s);
 	o.full = true;
+	assert_int_equal(pc_bench_session_create(&o, &s, NULL, 0), 0);
+	assert_int_equal(pc_bench_session_count(s), 1);
+	pc_bench_session_destroy(s);
+
+	/* Registration refused the duplicate and the benchmark without run(). */
+	o = opts("^T/(add|norun)$", 1);
 	assert_int_equal(pc_bench_session_create(&o, &s, NULL, 0), 0);
 	assert_int_equal(pc_bench_session_count(s), 1);
 	pc_bench_session_destroy(s);
