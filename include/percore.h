@@ -7,5 +7,6 @@
 #include "percore/clock.h"
 #include "percore/bench.h"
 #include "percore/spsc.h"
+#include "percore/mpsc.h"
 
 #endif
