@@ -8,5 +8,6 @@
 #include "percore/bench.h"
 #include "percore/spsc.h"
 #include "percore/mpsc.h"
+#include "percore/counter.h"
 
 #endif
