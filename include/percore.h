@@ -6,5 +6,10 @@
 #include "percore/compiler.h"
 #include "percore/clock.h"
 #include "percore/bench.h"
+#include "percore/spsc.h"
+#include "percore/mpsc.h"
+#include "percore/counter.h"
+#include "percore/slab.h"
+#include "percore/arena.h"
 
 #endif
