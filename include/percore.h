@@ -6,5 +6,6 @@
 #include "percore/compiler.h"
 #include "percore/clock.h"
 #include "percore/bench.h"
+#include "percore/wheel.h"
 
 #endif
