@@ -7,5 +7,6 @@
 #include "percore/clock.h"
 #include "percore/bench.h"
 #include "percore/wheel.h"
+#include "percore/hist.h"
 
 #endif
