@@ -8,5 +8,7 @@
 #include "percore/bench.h"
 #include "percore/wheel.h"
 #include "percore/hist.h"
+#include "percore/ringbuf.h"
+#include "percore/frame.h"
 
 #endif
