@@ -11,5 +11,9 @@
 #include "percore/counter.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
+#include "percore/wheel.h"
+#include "percore/hist.h"
+#include "percore/ringbuf.h"
+#include "percore/frame.h"
 
 #endif
