@@ -6,5 +6,8 @@
 #include "percore/compiler.h"
 #include "percore/clock.h"
 #include "percore/bench.h"
+#include "percore/topo.h"
+#include "percore/place.h"
+#include "percore/numa.h"
 
 #endif
