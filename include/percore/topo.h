@@ -114,7 +114,9 @@ struct pc_topo_opts {
  * a topology hwloc cannot use), -ENOTSUP (a CPU number >= CPU_SETSIZE, more
  * than PC_TOPO_MAX_SMT threads per core), -EINVAL (bad options) or -ENOMEM,
  * writes a one-line reason into err (when errlen > 0) and leaves *out NULL.
- * Any thread; takes tens of milliseconds on a real machine. */
+ * Any thread; takes tens of milliseconds on a real machine. An XML file is
+ * first read by a forked child process, because hwloc can crash on corrupt
+ * files: a bad file is an error here, never a crash. */
 int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out,
 		 char *err, size_t errlen);
 
