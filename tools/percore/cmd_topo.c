@@ -208,9 +208,11 @@ static void print_core(const struct pc_topo *t, const struct pc_topo_core *k)
 	}
 	if (k->nusable == 0)
 		snprintf(usable, sizeof(usable), "no");
+	else if (k->nusable < k->nthreads && u + 5 < sizeof(usable))
+		snprintf(usable + u, sizeof(usable) - u, " only");
 	else if (k->nusable == k->nthreads)
 		snprintf(usable, sizeof(usable), "yes");
-	printf("  %-5d %-9s %-11s %-7s ", k->index, cpus,
+	printf("  %-5d %-9s %-11s %-8s ", k->index, cpus,
 	       pc_topo_kind(t, (unsigned)k->kind)->name, usable);
 	print_core_caches(t, k);
 }
@@ -233,7 +235,7 @@ static void print_node(const struct pc_topo *t, unsigned n)
 			       human_size(c->size, size, sizeof(size)),
 			       cpus_text(&c->cpus, list, sizeof(list)));
 	}
-	printf("  core  CPUs      kind        usable  caches\n");
+	printf("  core  CPUs      kind        usable   caches\n");
 	for (unsigned i = 0; i < pc_topo_ncores(t); i++)
 		if (pc_topo_core(t, i)->node == (int)n)
 			print_core(t, pc_topo_core(t, i));
@@ -255,8 +257,8 @@ static void print_limits(const struct pc_topo *t)
 	else
 		printf("  cgroup: %s\n", l->has_affinity || l->cgroup_path[0] ? "none found"
 						  : "not read (saved topology)");
-	printf("  cpuset: %s\n", l->has_cpuset ? cpus_text(&l->cpuset, list, sizeof(list))
-					     : "no limit");
+	printf("  cpuset (cgroup, --allowed): %s\n",
+	       l->has_cpuset ? cpus_text(&l->cpuset, list, sizeof(list)) : "no limit");
 	if (l->quota_cpus > 0)
 		printf("  CPU quota: %.2f CPUs (default shards at most %u)\n", l->quota_cpus,
 		       l->quota_shards);
