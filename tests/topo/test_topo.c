@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "env/envtest.h"
 #include "topo/topotest.h"
 
 static void cpus_are(const cpu_set_t *s, const char *want)
@@ -156,43 +157,23 @@ static void vm_is_like_this_machine(void **state)
 	pc_topo_free(t);
 }
 
-/* Write text to dir/rel, creating folders. */
+/* Write a file into a scratch tree (the environment tests' helper). */
 static void put_file(const char *dir, const char *rel, const char *text)
 {
-	char path[1024];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		mkdir(path, 0755);
-		*s = '/';
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static void rm_tree(const char *dir)
-{
-	char cmd[1100];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(envtest_write(dir, rel, text), 0);
 }
 
 /* Without cpukinds, per-core maximum frequency ranks the cores. */
 static void cpufreq_ranks_kinds_without_cpukinds(void **state)
 {
-	char dir[] = "/tmp/pc_topo_freqXXXXXX";
+	char *dir = envtest_tmpdir();
 	struct pc_topo_opts o = { .xml_path = topotest_path("topo", "vm2.xml") };
 	struct pc_topo *t;
 	struct pc_placement *p;
 	char err[256];
 	(void)state;
 
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(dir);
 	put_file(dir, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3000000\n");
 	put_file(dir, "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "4200000\n");
 	o.root = dir;
@@ -220,7 +201,7 @@ static void cpufreq_ranks_kinds_without_cpukinds(void **state)
 	assert_int_equal(pc_topo_kind_source(t), PC_TOPO_KINDS_UNIFORM);
 	assert_int_equal(pc_topo_kind(t, 0)->max_mhz, 0);
 	pc_topo_free(t);
-	rm_tree(dir);
+	envtest_rmtree(dir);
 }
 
 /* A saved topology plus a cgroup tree: a v2 container with cpuset 2-3 and
@@ -228,7 +209,7 @@ static void cpufreq_ranks_kinds_without_cpukinds(void **state)
 static void cgroup_tree_limits_a_saved_topology(void **state)
 {
 	struct pc_topo_opts o = { .xml_path = topotest_path("topo", "server2s.xml"),
-				  .root = topotest_path("env", "container-v2") };
+				  .root = envtest_fixture("container-v2") };
 	struct pc_topo *t;
 	struct pc_placement *p;
 	char err[256];
@@ -285,7 +266,7 @@ static void expect_load_error(const char *path, int code, const char *text)
 
 static void bad_files_fail_cleanly(void **state)
 {
-	char dir[] = "/tmp/pc_topo_badXXXXXX";
+	char *dir = envtest_tmpdir();
 	char path[256];
 	struct pc_topo_opts o = { .xml_path = topotest_path("topo", "vm2.xml"),
 				  .quota_cpus = -1 };
@@ -295,7 +276,7 @@ static void bad_files_fail_cleanly(void **state)
 
 	expect_load_error("/nonexistent/machine.xml", -ENOENT, "No such file");
 	expect_load_error(NULL, -EINVAL, "no XML file");
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(dir);
 	snprintf(path, sizeof(path), "%s/bad.xml", dir);
 	put_file(dir, "bad.xml", "this is not XML\n");
 	expect_load_error(path, -EPROTO, "not a valid hwloc XML topology");
@@ -313,7 +294,7 @@ static void bad_files_fail_cleanly(void **state)
 	expect_load_error(path, -EPROTO, "not a valid hwloc XML topology");
 	snprintf(path, sizeof(path), "%s", dir);
 	expect_load_error(path, -EPROTO, "not a valid hwloc XML topology");
-	rm_tree(dir);
+	envtest_rmtree(dir);
 	assert_int_equal(pc_topo_load(&o, &t, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "quota"));
 	assert_null(t);
