@@ -15,5 +15,8 @@
 #include "percore/hist.h"
 #include "percore/ringbuf.h"
 #include "percore/frame.h"
+#include "percore/topo.h"
+#include "percore/place.h"
+#include "percore/numa.h"
 
 #endif
