@@ -19,11 +19,10 @@
  * reply, so a reply always finds room and is never refused.
  */
 #include <errno.h>
-#include <numa.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "percore/numa.h"
 #include "percore/reactor.h"
 #include "rt/rt.h"
 
@@ -44,28 +43,6 @@ static unsigned bell_words(const struct pc_engine *e)
 
 /* ---- memory ---------------------------------------------------------- */
 
-/* Memory on node (or anywhere when node < 0 or NUMA is absent); zeroed by
- * the caller's touch. */
-static void *node_alloc(int node, size_t size)
-{
-	void *p;
-
-	if (node >= 0 && numa_available() >= 0)
-		return numa_alloc_onnode(size, node);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void node_free(void *p, size_t size, int node)
-{
-	if (!p)
-		return;
-	if (node >= 0 && numa_available() >= 0)
-		numa_free(p, size);
-	else
-		munmap(p, size);
-}
-
 int rt_mesh_setup(struct rt_shard *s)
 {
 	struct pc_engine *e = s->e;
@@ -77,7 +54,7 @@ int rt_mesh_setup(struct rt_shard *s)
 	char *mem;
 
 	s->mem_size = slots_off + nrings * slot_bytes;
-	mem = node_alloc(s->node, s->mem_size);
+	mem = pc_numa_alloc(s->node, s->mem_size);
 	if (!mem)
 		return -ENOMEM;
 	/* First touch from this (pinned) thread: page tables and any page
@@ -111,7 +88,7 @@ void rt_mesh_connect(struct rt_shard *s)
 
 void rt_mesh_free(struct rt_shard *s)
 {
-	node_free(s->mem, s->mem_size, s->node);
+	pc_numa_free(s->mem, s->mem_size);
 	free(s->in);
 	free(s->out);
 	free(s->dirty);

@@ -117,6 +117,7 @@ struct pc_engine {
 	bool ran0;                       /* pc_engine_run() was called */
 	bool signals;                    /* holds SIGINT/SIGTERM */
 	struct rt_shard *shards;         /* n entries, padded */
+	struct pc_placement *placement;
 };
 
 /* Count into a shard's statistics. Only the shard itself writes them; the

@@ -18,6 +18,7 @@
 
 #include "percore/clock.h"
 #include "percore/engine.h"
+#include "percore/place.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"
@@ -170,6 +171,8 @@ static void placement_pins_or_not(void **state)
 	start(&c);
 	assert_int_equal(pc_engine_shard_cpu(engine, 0), cpu);
 	assert_int_equal(pc_engine_shard_cpu(engine, 1), -1);
+	assert_true(pc_engine_placement(engine)->pinned);
+	assert_int_equal(pc_engine_placement(engine)->n, 1);
 	finish();
 	assert_int_equal(atomic_load(&seen_cpu[0]), cpu);
 	pc_engine_destroy(engine);
@@ -177,6 +180,7 @@ static void placement_pins_or_not(void **state)
 	c.placement = "off";
 	start(&c);
 	assert_int_equal(pc_engine_shard_cpu(engine, 0), -1);
+	assert_false(pc_engine_placement(engine)->pinned);
 	finish();
 	pc_engine_destroy(engine);
 }
