@@ -18,5 +18,9 @@
 #include "percore/topo.h"
 #include "percore/place.h"
 #include "percore/numa.h"
+#include "percore/reactor.h"
+#include "percore/engine.h"
+#include "percore/shard.h"
+#include "percore/shared_buf.h"
 
 #endif
