@@ -10,5 +10,7 @@
 #include "percore/hist.h"
 #include "percore/ringbuf.h"
 #include "percore/frame.h"
+#include "percore/map.h"
+#include "percore/dispatch.h"
 
 #endif
