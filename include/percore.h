@@ -22,5 +22,7 @@
 #include "percore/engine.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"
+#include "percore/map.h"
+#include "percore/dispatch.h"
 
 #endif
