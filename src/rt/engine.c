@@ -114,6 +114,8 @@ static int shard_setup(struct rt_shard *s)
 		rc = pc_reactor_create(&s->reactor, s->e->cfg.backend, 0);
 	if (!rc)
 		rc = rt_mesh_setup(s);
+	if (!rc)
+		rc = rt_shard_mem_setup(s);
 	s->stats.shard = s->id;
 	s->stats.cpu = s->cpu;
 	s->stats.node = s->node;
@@ -241,6 +243,7 @@ static void engine_free(struct pc_engine *e)
 {
 	for (unsigned i = 0; i < e->n; i++) {
 		rt_mesh_free(&e->shards[i]);
+		rt_shard_mem_free(&e->shards[i]);
 		pc_reactor_destroy(e->shards[i].reactor);
 		pthread_mutex_destroy(&e->shards[i].ext_lock);
 	}

@@ -452,7 +452,7 @@ int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), 
  * sent back to its owner at the end of this turn. */
 void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b)
 {
-	struct rt_out *o = &s->out[b->_owner];
+	struct rt_out *o = &s->out[((struct rt_shard *)b->_home)->id];
 
 	b->_next = o->frees;
 	if (!o->frees)

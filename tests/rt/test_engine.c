@@ -2,8 +2,8 @@
  * start/stop in every state (asleep, busy, from a signal, with the caller
  * as shard 0), call/reply and the call limit, broadcast all-or-nothing,
  * ring-full backpressure with nothing lost, inline payloads, external
- * submits, shared buffers going home, live statistics, and timers and fds
- * waking a sleeping shard. */
+ * submits, shared buffers going home, each shard's arena and slab pools,
+ * live statistics, and timers and fds waking a sleeping shard. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -16,12 +16,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "percore/arena.h"
 #include "percore/clock.h"
 #include "percore/engine.h"
 #include "percore/place.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"
+#include "percore/slab.h"
 #include "rt_util.h"
 
 static struct pc_engine *engine;
@@ -646,6 +648,59 @@ static void shared_buffers_go_home(void **state)
 	pc_engine_destroy(engine);
 }
 
+/* ---- each shard's own memory ----------------------------------------- */
+
+static _Atomic int mem_ok;
+
+static void use_shard_memory(void *arg)
+{
+	struct pc_slab *p100 = pc_shard_slab(100), *p128 = pc_shard_slab(128), *p4k;
+	struct pc_slab_stats st;
+	struct pc_arena *a = pc_shard_arena();
+	void *o;
+	(void)arg;
+
+	RT_CHECK(a != NULL, "no arena");
+	struct pc_arena_mark m = pc_arena_mark(a);
+	char *x = pc_arena_alloc(a, 1000, 64);
+	RT_CHECK(x && ((uintptr_t)x & 63) == 0, "arena alloc");
+	memset(x, 1, 1000);
+	RT_CHECK(pc_arena_rewind(a, m) == 0, "rewind");
+	/* One pool per power-of-two class, the same for every size in it. */
+	RT_CHECK(p100 && p100 == p128, "class of 100 is the class of 128");
+	pc_slab_stats(p100, &st);
+	RT_CHECK(st.size == 128, "class size %zu", st.size);
+	p4k = pc_shard_slab(PC_SHARD_SLAB_MAX);
+	RT_CHECK(p4k && p4k != p100, "4096 class");
+	RT_CHECK(pc_shard_slab(0) == NULL, "size 0");
+	RT_CHECK(pc_shard_slab(PC_SHARD_SLAB_MAX + 1) == NULL, "over the largest class");
+	o = pc_slab_alloc(p100);
+	RT_CHECK(o && ((uintptr_t)o & 63) == 0, "slab alloc");
+	pc_slab_free(p100, o);
+	RT_CHECK(pc_slab_validate(p100) == 0, "pool valid");
+	/* Another shard's pools are its own. */
+	if (pc_shard_id() == 0)
+		RT_CHECK(pc_shard_submit(1, use_shard_memory, p100) == 0, "to shard 1");
+	else
+		RT_CHECK(p100 != arg, "shard 1 got shard 0's pool");
+	if (atomic_fetch_add(&mem_ok, 1) + 1 == 2)
+		pc_engine_stop(pc_shard_engine());
+}
+
+static void shard_memory(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_SLEEP);
+	(void)state;
+
+	assert_null(pc_shard_arena());
+	assert_null(pc_shard_slab(64));
+	start(&c);
+	assert_int_equal(pc_engine_submit(engine, 0, use_shard_memory, NULL), 0);
+	finish();
+	assert_int_equal(atomic_load(&mem_ok), 2);
+	pc_engine_destroy(engine);
+}
+
 /* ---- live statistics, timers and fds ------------------------------------ */
 
 static _Atomic int stats_ok;
@@ -793,6 +848,7 @@ int main(void)
 		cmocka_unit_test(inline_payloads),
 		cmocka_unit_test(external_submit),
 		cmocka_unit_test(shared_buffers_go_home),
+		cmocka_unit_test(shard_memory),
 		cmocka_unit_test(live_statistics),
 		cmocka_unit_test(timers_and_fds_wake_sleepers),
 	};
