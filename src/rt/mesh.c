@@ -177,7 +177,7 @@ void rt_mesh_flush(struct rt_shard *s)
 
 /* ---- consumer ---------------------------------------------------------- */
 
-static void send_reply(struct rt_shard *s, unsigned to, pc_reply_fn fn, void *ctx, intptr_t result)
+static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
 {
 	/* Never NULL: the reservation argued above keeps room for it. */
 	struct rt_msg *m = stage(s, to, true);
@@ -200,14 +200,14 @@ static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 		((pc_msg_fn)m->fn)(m->u.bytes);
 		break;
 	case RT_MSG_CALL: {
-		intptr_t r = ((pc_call_fn)m->fn)(m->u.call.arg);
+		intptr_t r = ((pc_shard_call_fn)m->fn)(m->u.call.arg);
 
 		send_reply(s, from, m->u.call.reply, m->u.call.ctx, r);
 		break;
 	}
 	case RT_MSG_REPLY:
 		s->out[from].calls--;
-		((pc_reply_fn)m->fn)(m->u.reply.ctx, m->u.reply.result);
+		((pc_shard_reply_fn)m->fn)(m->u.reply.ctx, m->u.reply.result);
 		break;
 	case RT_MSG_FREE:
 		rt_shared_buf_free_list(m->u.free_list);
@@ -348,7 +348,7 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
 	return 0;
 }
 
-int pc_shard_call(unsigned to, pc_call_fn fn, void *arg, pc_reply_fn reply, void *ctx)
+int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply, void *ctx)
 {
 	struct rt_shard *s = sender(to);
 	struct rt_msg *m;
@@ -411,7 +411,7 @@ int pc_shard_flush(void)
 }
 
 /* Calls to every shard, all or none (pc_engine_stats uses it). */
-int rt_mesh_call_all(struct rt_shard *s, pc_call_fn fn, void **args, pc_reply_fn reply, void *ctx)
+int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
 {
 	for (unsigned k = 0; k < s->e->n; k++)
 		if (!has_room(s, k) || s->out[k].calls >= s->e->reserve)

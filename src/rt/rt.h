@@ -41,7 +41,7 @@ struct rt_msg {
 	union {
 		void *arg;
 		unsigned char bytes[PC_MSG_INLINE];
-		struct { void *arg; pc_reply_fn reply; void *ctx; } call;
+		struct { void *arg; pc_shard_reply_fn reply; void *ctx; } call;
 		struct { void *ctx; intptr_t result; } reply;
 		struct pc_shared_buf *free_list;
 	} u;
@@ -122,6 +122,7 @@ struct pc_engine {
 	pthread_barrier_t done;
 	_Atomic int setup_failed;
 	bool ran0;                       /* pc_engine_run() was called */
+	bool joined;                     /* pc_engine_join() returned */
 	bool signals;                    /* holds SIGINT/SIGTERM */
 	struct rt_shard *shards;         /* n entries, padded */
 	struct pc_placement *placement;
@@ -146,7 +147,7 @@ void rt_mesh_flush(struct rt_shard *s);
 bool rt_mesh_may_have_work(struct rt_shard *s); /* seq_cst doorbell check */
 void rt_mesh_final_drain(struct rt_shard *s);
 int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg);
-int rt_mesh_call_all(struct rt_shard *s, pc_call_fn fn, void **args, pc_reply_fn reply, void *ctx);
+int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx);
 void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b);
 unsigned rt_mesh_send_returns(struct rt_shard *s);
 void rt_mesh_drop_returns(struct rt_shard *s);

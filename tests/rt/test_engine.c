@@ -259,6 +259,26 @@ static void stop_while_busy(void **state)
 	}
 }
 
+static void destroy_stops_and_joins(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_SPIN);
+	(void)state;
+
+	c.on_start = start_flood;
+	start(&c);
+	wait_for(busy_enough, "the flood to get going");
+	pc_engine_destroy(engine); /* running: stopped and joined first */
+
+	c = base_cfg(2, PC_IDLE_SLEEP);
+	c.caller_is_shard0 = true;
+	start(&c);
+	pc_engine_stop(engine);
+	/* join runs shard 0 (which stops at once), and is idempotent */
+	assert_int_equal(pc_engine_join(engine), 0);
+	assert_int_equal(pc_engine_join(engine), 0);
+	pc_engine_destroy(engine);
+}
+
 static void stop_from_a_signal(void **state)
 {
 	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_SLEEP);
@@ -841,6 +861,7 @@ int main(void)
 		cmocka_unit_test(placement_pins_or_not),
 		cmocka_unit_test(stop_while_asleep),
 		cmocka_unit_test(stop_while_busy),
+		cmocka_unit_test(destroy_stops_and_joins),
 		cmocka_unit_test(stop_from_a_signal),
 		cmocka_unit_test(caller_runs_shard0),
 		cmocka_unit_test(call_and_reply),
