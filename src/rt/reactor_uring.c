@@ -221,9 +221,12 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 	rc = ur_enter(ring, timeout_ns);
 	if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
 		return rc;
-	/* Consume each entry before its callback runs: callbacks queue new
-	 * requests, and a full completion ring must not stall them. */
-	while (io_uring_peek_cqe(ring, &cqe) == 0) {
+	/* Only what completed before this point: a re-arm that overflows the
+	 * submission queue is submitted at once, and a still-ready fd would
+	 * then complete again within this loop, forever. Each entry is
+	 * consumed before its callback runs, so callbacks never find the
+	 * completion ring full. */
+	for (unsigned n = io_uring_cq_ready(ring); n && io_uring_peek_cqe(ring, &cqe) == 0; n--) {
 		uint64_t tag = io_uring_cqe_get_data64(cqe);
 		int res = cqe->res;
 
