@@ -189,8 +189,9 @@ static void remote_frees_wait_until_drained(void **state)
 	pc_slab_destroy(s);
 }
 
-/* A corrupt free list, as a double free leaves it, fails validation. The
- * second free is let through ASan by opening the object first. */
+/* A stack holding one object twice, as a double free leaves it, fails
+ * validation. The second free is let through ASan by opening the object
+ * first. */
 static void validator_finds_double_free(void **state)
 {
 	struct pc_slab *s = slab(48, 0, 0, 0);
@@ -206,6 +207,27 @@ static void validator_finds_double_free(void **state)
 	pc_slab_destroy(s);
 }
 
+/* Freeing one object again and again (each time let through ASan) would
+ * push more objects than exist: the extra frees are refused and counted,
+ * never written past the stack. */
+static void overfull_stack_is_refused(void **state)
+{
+	struct pc_slab *s = slab(64, 0, 4, 0);
+	struct pc_slab_stats st;
+	void *p = pc_slab_alloc(s);
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		PC_ASAN_UNPOISON(p, 64);
+		pc_slab_free(s, p);
+	}
+	pc_slab_stats(s, &st);
+	assert_int_equal(st.free, 4);
+	assert_int_equal(st.bad_frees, 6);
+	assert_int_equal(pc_slab_validate(s), -EINVAL);
+	pc_slab_destroy(s);
+}
+
 static void validator_finds_stranger(void **state)
 {
 	struct pc_slab *s = slab(64, 0, 0, 0);
@@ -216,8 +238,8 @@ static void validator_finds_stranger(void **state)
 	pc_slab_free(s, outside);
 	assert_int_equal(pc_slab_validate(s), -EINVAL);
 	PC_ASAN_UNPOISON(outside, sizeof(outside));
-	s->_free = NULL;
-	s->_live++;
+	s->_nfree--; /* take the stranger back off the stack */
+	assert_int_equal(pc_slab_validate(s), 0);
 	pc_slab_free(s, (char *)p + 8); /* not on an object boundary */
 	assert_int_equal(pc_slab_validate(s), -EINVAL);
 	pc_slab_destroy(s);
@@ -329,6 +351,7 @@ int main(void)
 		cmocka_unit_test(bound_is_reached_and_released),
 		cmocka_unit_test(remote_frees_wait_until_drained),
 		cmocka_unit_test(validator_finds_double_free),
+		cmocka_unit_test(overfull_stack_is_refused),
 		cmocka_unit_test(validator_finds_stranger),
 		cmocka_unit_test(asan_reports_misuse),
 	};
