@@ -9,6 +9,7 @@
 #include "percore/spsc.h"
 #include "percore/mpsc.h"
 #include "percore/counter.h"
+#include "percore/backoff.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
 
