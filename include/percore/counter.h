@@ -58,14 +58,30 @@ PC_INLINE void pc_counter_add_at(struct pc_counter *c, size_t index, int64_t v)
 				  memory_order_relaxed);
 }
 
-/* Add v to the cell of the CPU the caller runs on. A thread that migrates
- * between reading its CPU and adding lands on another CPU's cell: still
- * counted exactly (cells are atomic), only briefly shared. Any thread. */
+/* How often pc_counter_add looks up the caller's CPU again. */
+#define PC_COUNTER_RECHECK 1024
+
+/* Add v to the cell of the CPU the caller runs on. The CPU is looked up
+ * once per PC_COUNTER_RECHECK adds and kept in a thread-local hint (a
+ * pinned shard never moves; a thread that migrates follows within that
+ * many adds). Adding to another CPU's cell meanwhile is still exact (cells
+ * are atomic), only briefly shared. Any thread. */
 PC_INLINE void pc_counter_add(struct pc_counter *c, int64_t v)
 {
-	int cpu = sched_getcpu();
+	/* one per thread and per file including this header: initial-exec
+	 * keeps the access a single load off the thread pointer */
+	static _Thread_local struct {
+		unsigned cpu, left;
+	} hint __attribute__((tls_model("initial-exec")));
 
-	pc_counter_add_at(c, cpu < 0 ? 0 : (size_t)cpu, v);
+	if (PC_UNLIKELY(hint.left == 0)) {
+		int cpu = sched_getcpu();
+
+		hint.cpu = cpu < 0 ? 0 : (unsigned)cpu;
+		hint.left = PC_COUNTER_RECHECK;
+	}
+	hint.left--;
+	pc_counter_add_at(c, hint.cpu, v);
 }
 
 /* Add v to cell index without a locked instruction: a relaxed load and
