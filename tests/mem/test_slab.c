@@ -274,11 +274,22 @@ static char *run_child(void (*fn)(void), int *status)
 	return out;
 }
 
+/* The misuses below run in the child: a pool and one object from it. */
+static struct pc_slab *child_pool(size_t size, size_t align, void **p)
+{
+	struct pc_slab_opts o = {.size = size, .align = align, .node = -1};
+	struct pc_slab *s = pc_slab_create(&o);
+
+	*p = s ? pc_slab_alloc(s) : NULL;
+	if (!*p)
+		_exit(3);
+	return s;
+}
+
 static void double_free_local(void)
 {
-	struct pc_slab_opts o = {.size = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	void *p = pc_slab_alloc(s);
+	void *p;
+	struct pc_slab *s = child_pool(64, 0, &p);
 
 	pc_slab_free(s, p);
 	pc_slab_free(s, p);
@@ -286,9 +297,8 @@ static void double_free_local(void)
 
 static void double_free_remote(void)
 {
-	struct pc_slab_opts o = {.size = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	void *p = pc_slab_alloc(s);
+	void *p;
+	struct pc_slab *s = child_pool(64, 0, &p);
 
 	pc_slab_free(s, p);
 	pc_slab_free_remote(s, p);
@@ -296,9 +306,8 @@ static void double_free_remote(void)
 
 static void use_after_free(void)
 {
-	struct pc_slab_opts o = {.size = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	char *p = pc_slab_alloc(s);
+	void *p;
+	struct pc_slab *s = child_pool(64, 0, &p);
 
 	pc_slab_free(s, p);
 	((volatile char *)p)[40] = 1;
@@ -306,10 +315,9 @@ static void use_after_free(void)
 
 static void overrun_into_padding(void)
 {
-	struct pc_slab_opts o = {.size = 40, .align = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	char *p = pc_slab_alloc(s);
+	void *p;
 
+	child_pool(40, 64, &p);
 	((volatile char *)p)[44] = 1; /* within the 64-byte stride, past the 40-byte object */
 }
 
