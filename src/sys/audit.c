@@ -1,5 +1,4 @@
 /* percore: the environment audit: running the checks, the list, JSON, text. */
-#include "sys/rootfs.h"
 #include "sys/audit_impl.h"
 
 #include <cjson/cJSON.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 
 #include "percore/cpulist.h"
+#include "sys/rootfs.h"
 
 const char *const pc_audit_ids[] = {
 	"vm.hypervisor", "cpu.model", "cpu.smt", "cpu.governor", "cpu.turbo",

@@ -6,7 +6,6 @@
 #ifndef PERCORE_SYS_AUDIT_IMPL_H
 #define PERCORE_SYS_AUDIT_IMPL_H
 
-#define _GNU_SOURCE 1
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,7 +6,6 @@
  * cgroup, and read the limit at that directory and every ancestor up to the
  * mount root, keeping the tightest: a parent's quota throttles its children
  * whatever the children say. */
-#define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

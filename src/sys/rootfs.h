@@ -7,9 +7,6 @@
 #ifndef PERCORE_SYS_ROOTFS_H
 #define PERCORE_SYS_ROOTFS_H
 
-/* Include this header first: sched.h's CPU_* macros need _GNU_SOURCE
- * before any libc header. */
-#define _GNU_SOURCE 1
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>

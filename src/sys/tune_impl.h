@@ -2,8 +2,8 @@
 #ifndef PERCORE_SYS_TUNE_IMPL_H
 #define PERCORE_SYS_TUNE_IMPL_H
 
-#include "sys/rootfs.h"    /* first: it sets _GNU_SOURCE */
 #include "percore/tune.h"
+#include "sys/rootfs.h"
 
 struct pc_tune_report {
 	size_t n, cap;

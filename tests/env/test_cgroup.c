@@ -1,7 +1,6 @@
 /* cgroup limits: v1 and v2 fixtures, ancestry (tightest wins), container
  * views where the cgroup path is missing from the mount, mountinfo with
  * translated roots, malformed files, and the real machine. */
-#define _GNU_SOURCE 1
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -3,7 +3,6 @@
  * reported not applicable; a failing step does not stop the others; a dry
  * run writes nothing; the state file is merged, and refused when it is not
  * ours. The real machine is only ever asked for a dry run. */
-#include "sys/rootfs.h"   /* first: _GNU_SOURCE */
 #include "sys/tune_impl.h"
 #include "percore/audit.h"
 
