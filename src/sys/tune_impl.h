@@ -50,6 +50,10 @@ const char *pc_tune_setting_for(const char *setting, const char *path, int *cpu)
  * digits, '_', '-' or '+'. */
 bool pc_tune_value_ok(const char *v);
 
+/* Parse the text of a state file, with the same checks on every entry.
+ * Returns 0, -EINVAL when it is not a state file, -ENOMEM. */
+int pc_tune_state_parse(const char *text, struct pc_tune_state *s);
+
 /* Load a state file. Returns 0, -ENOENT when absent, -EINVAL when it is
  * not a state file (or is writable by others, or owned by another user),
  * -ENOMEM. */

@@ -85,20 +85,15 @@ static int parse_change(const cJSON *e, struct pc_tune_change *c)
 	return 0;
 }
 
-int pc_tune_state_load(const char *file, struct pc_tune_state *s)
+int pc_tune_state_parse(const char *text, struct pc_tune_state *s)
 {
 	const cJSON *changes, *e, *version;
 	const char *format, *root;
-	char *text = NULL;
 	cJSON *j;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	rc = read_owned(file, &text);
-	if (rc)
-		return rc;
 	j = cJSON_Parse(text);
-	free(text);
 	if (!j)
 		return -EINVAL;
 	format = str_of(j, "format");
@@ -121,6 +116,20 @@ int pc_tune_state_load(const char *file, struct pc_tune_state *s)
 	cJSON_Delete(j);
 	if (rc)
 		pc_tune_state_free(s);
+	return rc;
+}
+
+int pc_tune_state_load(const char *file, struct pc_tune_state *s)
+{
+	char *text = NULL;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	rc = read_owned(file, &text);
+	if (rc)
+		return rc;
+	rc = pc_tune_state_parse(text, s);
+	free(text);
 	return rc;
 }
 
