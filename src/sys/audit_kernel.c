@@ -89,33 +89,35 @@ void pc_audit_mm_swap(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	}
 }
 
-void pc_audit_kernel_aslr(struct pc_audit_ctx *c, struct pc_audit_out *o)
+/* A sysctl that is quiet at 0: off is ok, anything else a warning. */
+static void zero_is_quiet(struct pc_audit_ctx *c, struct pc_audit_out *o, const char *name,
+			  const char *why, const char *fix)
 {
+	const char *key = strrchr(name, '/') + 1;
 	long long v;
 
-	if (!read_sysctl(c, o, "kernel/randomize_va_space", &v))
+	if (!read_sysctl(c, o, name, &v))
 		return;
 	o->status = v ? PC_AUDIT_WARN : PC_AUDIT_OK;
-	fprintf(o->value, "%s (randomize_va_space=%lld)", v ? "on" : "off", v);
+	fprintf(o->value, "%s (%s=%lld)", v ? "on" : "off", key, v);
 	if (v) {
-		fprintf(o->value, ": addresses, and so cache and TLB conflicts, change from run to run");
-		fprintf(o->fix, "percore tune (sysctl kernel.randomize_va_space=0), "
-				"or run the program under setarch -R");
+		fprintf(o->value, ": %s", why);
+		fprintf(o->fix, "%s", fix);
 	}
+}
+
+void pc_audit_kernel_aslr(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	zero_is_quiet(c, o, "kernel/randomize_va_space",
+		      "addresses, and so cache and TLB conflicts, change from run to run",
+		      "percore tune (sysctl kernel.randomize_va_space=0), or run the program under setarch -R");
 }
 
 void pc_audit_kernel_nmi_watchdog(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
-	long long v;
-
-	if (!read_sysctl(c, o, "kernel/nmi_watchdog", &v))
-		return;
-	o->status = v ? PC_AUDIT_WARN : PC_AUDIT_OK;
-	fprintf(o->value, "%s (nmi_watchdog=%lld)", v ? "on" : "off", v);
-	if (v) {
-		fprintf(o->value, ": a periodic NMI on every CPU, and it holds a perf counter");
-		fprintf(o->fix, "percore tune (sysctl kernel.nmi_watchdog=0)");
-	}
+	zero_is_quiet(c, o, "kernel/nmi_watchdog",
+		      "a periodic NMI on every CPU, and it holds a perf counter",
+		      "percore tune (sysctl kernel.nmi_watchdog=0)");
 }
 
 void pc_audit_kernel_perf_paranoid(struct pc_audit_ctx *c, struct pc_audit_out *o)
