@@ -64,6 +64,19 @@ for args in "env --bogus" "env --root" "env extra" "tune --nope" "reset --turbo-
     || { bad "usage error '$args': exit $rc"; cat "$tmp/err"; }
 done
 
+# percore bench runs the audit first and stores it as percore.audit
+if "$pc" bench --filter '^Peer/memcpy/4096$' --repetitions 2 --min-time 0.01 --json --quiet \
+     >"$tmp/bench.json" 2>"$tmp/bench.err"; then
+  $py - "$tmp/bench.json" $ids <<'PY' && ok "bench stores the audit as percore.audit" || bad "bench percore.audit"
+import json, sys
+audit = json.load(open(sys.argv[1]))["percore"]["audit"]
+assert [i["id"] for i in audit] == sys.argv[2:], audit
+assert all(i["status"] in ("ok", "warn", "unknown") for i in audit), audit
+PY
+else
+  bad "bench for the audit check"; cat "$tmp/bench.err"
+fi
+
 # tune / reset round trip on a copy of the desktop fixture
 cp -a "$fix/desktop" "$tmp/desk"
 "$pc" tune --root "$tmp/desk" --turbo-off >"$tmp/tune.txt" || bad "tune on a fixture copy"
