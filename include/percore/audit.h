@@ -74,7 +74,8 @@ enum {
 	PC_AUDIT_PRINT_WARN_ONLY = 1 << 0,   /* only the warnings (bench does) */
 };
 
-/* Print a table: status, id, value, and the fix under each warning. */
+/* Print a table: status, id, value, and the fix under each item that is
+ * not ok and has one. Any thread. */
 void pc_audit_print(const struct pc_audit *a, FILE *out, unsigned flags);
 
 /* Free an audit; NULL is ignored. */

@@ -30,7 +30,8 @@ static bool cpuinfo_field(const char *cpuinfo, const char *key, char *buf, size_
 		colon++;
 		n = strcspn(colon, "\n");
 		snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), colon);
-		memmove(buf, pc_str_trim(buf), strlen(pc_str_trim(buf)) + 1);
+		colon = pc_str_trim(buf);
+		memmove(buf, colon, strlen(colon) + 1);
 		return buf[0] != '\0';
 	}
 	return false;
