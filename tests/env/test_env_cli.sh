@@ -110,6 +110,16 @@ elif command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clea
   [ $rc -eq 1 ] && grep -q "only root may change them" "$tmp/err" && grep -q "would apply\|already set\|not applicable" "$tmp/out" \
     && ok "tune as nobody: exit 1, the plan shown, explained" \
     || { bad "tune as nobody: exit $rc"; cat "$tmp/out" "$tmp/err"; }
+  # the audit needs no root: as nobody every id is there, and the PM QoS
+  # holders that cannot be seen make that check unknown, not ok
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$pc" env --json >"$tmp/nobody.json" 2>"$tmp/err" \
+    && $py - "$tmp/nobody.json" $ids <<'PY' && ok "env as nobody: every id, pm_qos unknown" || bad "env as nobody"
+import json, sys
+items = json.load(open(sys.argv[1]))
+assert [i["id"] for i in items] == sys.argv[2:], items
+qos = [i for i in items if i["id"] == "cpu.pm_qos"][0]
+assert qos["status"] == "unknown" and "root" in qos["fix"], qos
+PY
 else
   echo "note: running as root and cannot drop privileges: checking the plan via --dry-run"
 fi
