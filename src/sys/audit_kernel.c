@@ -213,7 +213,7 @@ void pc_audit_cgroup_cpuset(struct pc_audit_ctx *c, struct pc_audit_out *o)
 		fprintf(o->value, "%s: %d of %d online CPUs", list, CPU_COUNT(&cg.cpuset), c->ncpus);
 	else
 		fprintf(o->value, "%s%s", list, cg.has_cpuset ? "" : ": every online CPU");
-	fprintf(o->value, " (cgroup v%d %s)", cg.version, cg.path);
+	fprintf(o->value, " (cgroup v%d %s)", cg.version, cg.cpuset_path[0] ? cg.cpuset_path : cg.path);
 }
 
 void pc_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o)
@@ -238,15 +238,18 @@ void pc_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o)
 void pc_audit_cgroup_memory_limit(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	struct pc_cgroup cg;
+	const char *path;
 
 	if (!read_cgroup(c, o, &cg))
 		return;
+	path = cg.memory_path[0] ? cg.memory_path : cg.path;
+
 	if (!cg.has_memory_limit) {
-		fprintf(o->value, "none (cgroup v%d %s)", cg.version, cg.path);
+		fprintf(o->value, "none (cgroup v%d %s)", cg.version, path);
 		return;
 	}
 	fprintf(o->value, "%.2f GiB (cgroup v%d %s)", (double)cg.memory_limit / (1u << 30),
-		cg.version, cg.path);
+		cg.version, path);
 	/* Near a small limit the kernel reclaims the group's page cache and
 	 * anonymous memory while the benchmark runs. */
 	if (cg.memory_limit < (1ULL << 30)) {
