@@ -1,12 +1,10 @@
 /* percore: CPU list parsing and formatting. */
-/* The header first: it asks for _GNU_SOURCE, which must precede every libc
- * header for sched.h to define the CPU_* macros. */
-#include "percore/cpulist.h"
-
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "percore/cpulist.h"
 
 static const char *skip_space(const char *p)
 {

@@ -1,5 +1,4 @@
 /* CPU list text round-trips and rejects malformed input. */
-#define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
