@@ -8,7 +8,6 @@
  * Prints the nanoseconds the timed loop took on stdout. It first checks
  * that malloc really resolves to PEER_LIB and warms the allocator up with
  * an untimed run. Exit 0, 1 on failure (reason on stderr), 2 on bad use. */
-#define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>

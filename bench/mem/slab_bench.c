@@ -8,7 +8,6 @@
  * pipe (PC_BENCH_MANUAL_TIME). glibc goes through a helper too, so every
  * peer is measured the same way. One iteration is one alloc+free pair, or
  * one batch of 1,000 allocs then 1,000 frees (items count the pairs). */
-#define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
