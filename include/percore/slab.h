@@ -48,12 +48,14 @@ struct pc_slab_chunk;
 struct pc_slab_opts {
 	size_t size;            /* object size in bytes (> 0) */
 	size_t align;           /* a power of two up to 4096; 0: 16 (as malloc).
-	                         * At least 8: a free object holds a pointer. */
+	                         * At least 8: a returned object holds a link. */
 	size_t max_objects;     /* most objects the pool holds; 0: no bound */
 	size_t chunk_bytes;     /* bytes per chunk; 0: 256 KiB. Always room for
 	                         * at least one object. */
-	int node;               /* NUMA node of the owning shard; -1: the node
-	                         * of the thread that first touches the memory */
+	int node;               /* NUMA node of the owning shard (0 is node 0);
+	                         * -1: the node of the thread that first touches
+	                         * the memory. A node that does not exist makes
+	                         * every chunk, so alloc, fail. */
 };
 
 struct pc_slab {
@@ -79,8 +81,8 @@ struct pc_slab {
 	                         * so they never read the owner's line */
 };
 
-/* Create a pool. Returns NULL when o is NULL, size is 0 or too large for a
- * chunk to address, align is not a power of two up to 4096, or memory runs
+/* Create a pool. Returns NULL when o is NULL, size is 0 or above 2^40,
+ * align is not a power of two up to 4096, node is below -1, or memory runs
  * out. Call on the owning shard's thread (after it is pinned) so the pool's
  * first touch lands on its node. */
 struct pc_slab *pc_slab_create(const struct pc_slab_opts *o);

@@ -48,7 +48,7 @@ static int opts_check(const struct pc_slab_opts *o, size_t *align, size_t *strid
 {
 	size_t size;
 
-	if (!o || o->size == 0 || o->size > ((size_t)1 << 40))
+	if (!o || o->size == 0 || o->size > ((size_t)1 << 40) || o->node < -1)
 		return -EINVAL;
 	*align = o->align ? o->align : SLAB_DEFAULT_ALIGN;
 	if (!PC_IS_POW2(*align) || *align > SLAB_MAX_ALIGN)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "percore/numa.h"
 #include "percore/slab.h"
 
 static struct pc_slab *slab(size_t size, size_t align, size_t max, size_t chunk)
@@ -41,6 +42,9 @@ static void rejects_bad_options(void **state)
 	o.align = 8192;
 	assert_null(pc_slab_create(&o));
 	o.align = 4096;
+	o.node = -2;
+	assert_null(pc_slab_create(&o));
+	o.node = -1;
 	struct pc_slab *s = pc_slab_create(&o);
 	assert_non_null(s);
 	void *p = pc_slab_alloc(s);
@@ -186,6 +190,26 @@ static void remote_frees_wait_until_drained(void **state)
 	assert_ptr_equal(pc_slab_alloc(s), p[3]);
 	pc_slab_stats(s, &st);
 	assert_int_equal(st.carved, 5); /* nothing new carved */
+	pc_slab_destroy(s);
+}
+
+/* Chunks come from the asked node (node 0, which every machine has). */
+static void objects_come_from_the_asked_node(void **state)
+{
+	struct pc_slab_opts o = {.size = 256, .node = 0};
+	struct pc_slab *s = pc_slab_create(&o);
+	char *p;
+	int node;
+
+	(void)state;
+	assert_non_null(s);
+	p = pc_slab_alloc(s);
+	assert_non_null(p);
+	p[0] = 1; /* touch: the page exists only now */
+	node = pc_numa_node_of(p);
+	if (node != -ENOSYS)
+		assert_int_equal(node, 0);
+	pc_slab_free(s, p);
 	pc_slab_destroy(s);
 }
 
@@ -358,6 +382,7 @@ int main(void)
 		cmocka_unit_test(random_pattern_matches_model),
 		cmocka_unit_test(bound_is_reached_and_released),
 		cmocka_unit_test(remote_frees_wait_until_drained),
+		cmocka_unit_test(objects_come_from_the_asked_node),
 		cmocka_unit_test(validator_finds_double_free),
 		cmocka_unit_test(overfull_stack_is_refused),
 		cmocka_unit_test(validator_finds_stranger),
