@@ -357,6 +357,16 @@ PC_INLINE void *pc_spsc_stage(struct pc_spsc *r)
 	return pc_spsc__stage(r, r->_p._esz);
 }
 
+/* Free slots the producer may still stage or push. The consumer's index is
+ * re-read only when fewer than want slots are known free, so the answer is
+ * at least want whenever want slots are free, and may be less than the
+ * true count otherwise (the consumer may have freed more since). Use it to
+ * keep room in reserve, e.g. for replies. Producer only. */
+PC_INLINE size_t pc_spsc_room(struct pc_spsc *r, size_t want)
+{
+	return pc_spsc__room(r, want);
+}
+
 /* Make every staged slot visible with one release store. Returns how many
  * slots became visible (0: nothing was staged). Producer only. */
 PC_INLINE size_t pc_spsc_publish(struct pc_spsc *r)
