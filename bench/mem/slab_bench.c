@@ -169,26 +169,30 @@ static void peer_teardown(struct pc_bench_state *st)
 
 /* ---- the rows ------------------------------------------------------------ */
 
-#define OURS(label, size, mode)                                                \
-	{.name = label, .arg = size, .arg2 = mode, .setup = slab_setup,         \
-	 .run = slab_run, .teardown = slab_teardown}
-#define PEER(label, size, peer, mode)                                          \
-	{.name = label, .arg = size, .arg2 = (peer) * 2 + (mode),               \
-	 .flags = PC_BENCH_MANUAL_TIME, .setup = peer_setup, .run = peer_run,  \
-	 .teardown = peer_teardown}
-#define SIZE_ROWS(sz)                                                          \
-	OURS("SlabAlloc/" #sz, sz, MODE_PAIR),                                 \
-	PEER("Peer/glibc/" #sz, sz, 0, MODE_PAIR),                             \
-	PEER("Peer/jemalloc/" #sz, sz, 1, MODE_PAIR),                          \
-	PEER("Peer/mimalloc/" #sz, sz, 2, MODE_PAIR),                          \
-	PEER("Peer/tcmalloc/" #sz, sz, 3, MODE_PAIR),                          \
-	OURS("SlabAlloc/" #sz "/batch", sz, MODE_BATCH),                       \
-	PEER("Peer/glibc/" #sz "/batch", sz, 0, MODE_BATCH),                   \
-	PEER("Peer/jemalloc/" #sz "/batch", sz, 1, MODE_BATCH),                \
-	PEER("Peer/mimalloc/" #sz "/batch", sz, 2, MODE_BATCH),                \
-	PEER("Peer/tcmalloc/" #sz "/batch", sz, 3, MODE_BATCH)
+#define OURS(label, size, mode, fl)                                            \
+	{.name = label, .arg = size, .arg2 = mode, .flags = (fl),              \
+	 .setup = slab_setup, .run = slab_run, .teardown = slab_teardown}
+#define PEER(label, size, peer, mode, fl)                                      \
+	{.name = label, .arg = size, .arg2 = (peer) * 2 + (mode),              \
+	 .flags = PC_BENCH_MANUAL_TIME | (fl), .setup = peer_setup,            \
+	 .run = peer_run, .teardown = peer_teardown}
+#define SIZE_ROWS(sz, fl)                                                      \
+	OURS("SlabAlloc/" #sz, sz, MODE_PAIR, fl),                             \
+	PEER("Peer/glibc/" #sz, sz, 0, MODE_PAIR, fl),                         \
+	PEER("Peer/jemalloc/" #sz, sz, 1, MODE_PAIR, fl),                      \
+	PEER("Peer/mimalloc/" #sz, sz, 2, MODE_PAIR, fl),                      \
+	PEER("Peer/tcmalloc/" #sz, sz, 3, MODE_PAIR, fl),                      \
+	OURS("SlabAlloc/" #sz "/batch", sz, MODE_BATCH, fl),                   \
+	PEER("Peer/glibc/" #sz "/batch", sz, 0, MODE_BATCH, fl),               \
+	PEER("Peer/jemalloc/" #sz "/batch", sz, 1, MODE_BATCH, fl),            \
+	PEER("Peer/mimalloc/" #sz "/batch", sz, 2, MODE_BATCH, fl),            \
+	PEER("Peer/tcmalloc/" #sz "/batch", sz, 3, MODE_BATCH, fl)
 
-static const struct pc_bench rows[] = {SIZE_ROWS(64), SIZE_ROWS(256), SIZE_ROWS(1024)};
+/* The middle size only in the full suite: 64 and 1024 bracket it, and the
+ * default suite has a time budget. */
+static const struct pc_bench rows[] = {
+	SIZE_ROWS(64, 0), SIZE_ROWS(256, PC_BENCH_FULL), SIZE_ROWS(1024, 0),
+};
 _Static_assert(PC_ARRAY_LEN(peers) == 4, "SIZE_ROWS names four peers");
 
 __attribute__((constructor)) static void slab_bench_register(void)
