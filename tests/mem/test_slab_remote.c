@@ -60,7 +60,7 @@ static void *freer(void *arg)
 static void remote_frees_come_back(void **state)
 {
 	struct pc_slab_opts opts = {.size = sizeof(struct obj), .max_objects = BOUND, .node = -1};
-	uint64_t items = stress_items(4000000, 200000);
+	uint64_t items = stress_items(2000000, 200000);
 	struct freer f[FREERS];
 	pthread_t t[FREERS];
 	struct pc_slab_stats st;
