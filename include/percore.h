@@ -6,5 +6,10 @@
 #include "percore/compiler.h"
 #include "percore/clock.h"
 #include "percore/bench.h"
+#include "percore/fb.h"
+#include "percore/fb_chat.h"
+#include "percore/fb_echo.h"
+#include "percore/fb_error.h"
+#include "percore/fb_heartbeat.h"
 
 #endif
