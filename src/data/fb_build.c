@@ -204,6 +204,17 @@ static bool may_add(struct pc_fb_builder *b, unsigned id)
 	return true;
 }
 
+/* Called once a field's padding is written, before its bytes. The table's
+ * inline part starts after the first field's padding: that padding only
+ * aligns the field, and leaving it out of the table makes the table size,
+ * and so the vtable, the same for tables of one shape wherever they land,
+ * which lets them share a vtable. */
+static void field_placed(struct pc_fb_builder *b)
+{
+	if (b->_nfields == 0)
+		b->_table_start = b->_used;
+}
+
 static void field_written(struct pc_fb_builder *b, unsigned id)
 {
 	b->_field[id] = b->_used;
@@ -220,7 +231,10 @@ int pc_fb_add_raw(struct pc_fb_builder *b, unsigned id, const void *v, size_t si
 		return b->_err;
 	if (!v || !size || size > UINT16_MAX || !PC_IS_POW2(align) || align > 16)
 		return fail(b, -EINVAL);
-	if (!pad_for(b, align, size) || !(p = take(b, size)))
+	if (!pad_for(b, align, size))
+		return b->_err;
+	field_placed(b);
+	if (!(p = take(b, size)))
 		return b->_err;
 	memcpy(p, v, size);
 	field_written(b, id);
@@ -237,7 +251,10 @@ int pc_fb_add_ref(struct pc_fb_builder *b, unsigned id, pc_fb_ref ref)
 	 * from the start than the offset that points at it. */
 	if (!ref || ref > b->_table_start)
 		return fail(b, -EINVAL);
-	if (!pad_for(b, 4, 4) || !(p = take(b, 4)))
+	if (!pad_for(b, 4, 4))
+		return b->_err;
+	field_placed(b);
+	if (!(p = take(b, 4)))
 		return b->_err;
 	store_u32(p, b->_used - ref);
 	field_written(b, id);
@@ -271,21 +288,21 @@ pc_fb_ref pc_fb_table_end(struct pc_fb_builder *b)
 		fail(b, -EINVAL);
 		return 0;
 	}
-	b->_in_table = false;
 	/* The soffset to the vtable opens the table; its value comes last. */
-	if (!pad_for(b, 4, 4) || !(p = take(b, 4)))
-		return 0;
+	p = pad_for(b, 4, 4) ? take(b, 4) : NULL;
 	table = b->_used;
-	if (table - b->_table_start > UINT16_MAX) {
+	if (p && table - b->_table_start > UINT16_MAX)
 		fail(b, -EINVAL); /* inline part too big for a u16 size */
-		return 0;
-	}
 	vt[0] = (uint16_t)(4 + 2 * b->_nfields);
 	vt[1] = (uint16_t)(table - b->_table_start);
 	for (unsigned i = 0; i < b->_nfields; i++) {
 		vt[2 + i] = b->_field[i] ? (uint16_t)(table - b->_field[i]) : 0;
 		b->_field[i] = 0;
 	}
+	b->_in_table = false;
+	b->_nfields = 0;
+	if (b->_err)
+		return 0;
 	vref = find_vtable(b, vt);
 	if (!vref) {
 		uint8_t *q = take(b, vt[0]);
