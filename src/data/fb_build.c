@@ -28,11 +28,27 @@ static bool may_build(struct pc_fb_builder *b)
 	return true;
 }
 
+/* Zero n < 16 bytes with fixed-size stores: padding is a few bytes per
+ * field, and a call to memset for each cost a third of a small build. */
+static inline void zero_small(uint8_t *p, size_t n)
+{
+	static const uint8_t zero[8];
+
+	if (n & 8)
+		memcpy(p, zero, 8), p += 8;
+	if (n & 4)
+		memcpy(p, zero, 4), p += 4;
+	if (n & 2)
+		memcpy(p, zero, 2), p += 2;
+	if (n & 1)
+		*p = 0;
+}
+
 /* Zero-pad so that once `extra` more bytes are written the distance from the
  * end is a multiple of align. Because the finished buffer's length is padded
  * to the largest alignment used, alignment measured from the end is also
  * alignment measured from the buffer's start. */
-static bool pad_for(struct pc_fb_builder *b, size_t align, size_t extra)
+static inline bool pad_for(struct pc_fb_builder *b, size_t align, size_t extra)
 {
 	size_t pad = (0 - ((size_t)b->_used + extra)) & (align - 1);
 
@@ -43,7 +59,7 @@ static bool pad_for(struct pc_fb_builder *b, size_t align, size_t extra)
 		return false;
 	}
 	b->_used += (uint32_t)pad;
-	memset(b->_end - b->_used, 0, pad);
+	zero_small(b->_end - b->_used, pad);
 	return true;
 }
 
@@ -69,12 +85,18 @@ int pc_fb_builder_init(struct pc_fb_builder *b, void *buf, size_t cap)
 		return -EINVAL;
 	b->_end = (uint8_t *)buf + cap;
 	b->_cap = (uint32_t)cap;
+	b->_in_table = false;
+	memset(b->_field, 0, sizeof(b->_field));
 	pc_fb_builder_reset(b);
 	return 0;
 }
 
 void pc_fb_builder_reset(struct pc_fb_builder *b)
 {
+	/* Closed tables leave no fields behind, so only a table left open
+	 * (by an error) has fields to clear: reset stays cheap per message. */
+	if (b->_in_table)
+		memset(b->_field, 0, sizeof(b->_field[0]) * b->_nfields);
 	b->_used = 0;
 	b->_minalign = 1;
 	b->_err = 0;
@@ -83,7 +105,6 @@ void pc_fb_builder_reset(struct pc_fb_builder *b)
 	b->_nfields = 0;
 	b->_table_start = 0;
 	b->_nvtables = 0;
-	memset(b->_field, 0, sizeof(b->_field));
 }
 
 const void *pc_fb_builder_data(const struct pc_fb_builder *b, size_t *len)
