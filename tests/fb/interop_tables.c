@@ -179,18 +179,28 @@ static int join_encode(struct pc_fb_builder *b, const cJSON *in)
 	return pc_fb_join_build(b, r, rl, u, ul);
 }
 
-static int join_decode(const void *buf, size_t len, cJSON **out)
+/* Join, Say and Leave hold only strings, field ids 0 .. n-1 in the order
+ * names gives. (The typed accessors are checked in test_fb_build.) */
+static int strings_decode(const void *buf, size_t len, cJSON **out,
+			  const struct pc_fb_table_desc *d, const char *const *names,
+			  unsigned n)
 {
-	const struct pc_fb_join *j;
-	uint32_t n;
-	int err = pc_fb_join_read(buf, len, &j);
+	int err = pc_fb_verify(buf, len, d, NULL, NULL);
+	uint32_t slen;
 
 	if (err)
 		return err;
 	*out = cJSON_CreateObject();
-	ij_put_str(*out, "room", pc_fb_join_room(j, &n));
-	ij_put_str(*out, "user", pc_fb_join_user(j, &n));
+	for (unsigned id = 0; id < n; id++)
+		ij_put_str(*out, names[id], pc_fb_get_string(pc_fb_root(buf), id, &slen));
 	return 0;
+}
+
+static int join_decode(const void *buf, size_t len, cJSON **out)
+{
+	static const char *const names[] = { "room", "user" };
+
+	return strings_decode(buf, len, out, &pc_fb_join_desc, names, 2);
 }
 
 static int say_encode(struct pc_fb_builder *b, const cJSON *in)
@@ -203,16 +213,9 @@ static int say_encode(struct pc_fb_builder *b, const cJSON *in)
 
 static int say_decode(const void *buf, size_t len, cJSON **out)
 {
-	const struct pc_fb_say *s;
-	uint32_t n;
-	int err = pc_fb_say_read(buf, len, &s);
+	static const char *const names[] = { "room", "text" };
 
-	if (err)
-		return err;
-	*out = cJSON_CreateObject();
-	ij_put_str(*out, "room", pc_fb_say_room(s, &n));
-	ij_put_str(*out, "text", pc_fb_say_text(s, &n));
-	return 0;
+	return strings_decode(buf, len, out, &pc_fb_say_desc, names, 2);
 }
 
 static int leave_encode(struct pc_fb_builder *b, const cJSON *in)
@@ -225,15 +228,9 @@ static int leave_encode(struct pc_fb_builder *b, const cJSON *in)
 
 static int leave_decode(const void *buf, size_t len, cJSON **out)
 {
-	const struct pc_fb_leave *l;
-	uint32_t n;
-	int err = pc_fb_leave_read(buf, len, &l);
+	static const char *const names[] = { "room" };
 
-	if (err)
-		return err;
-	*out = cJSON_CreateObject();
-	ij_put_str(*out, "room", pc_fb_leave_room(l, &n));
-	return 0;
+	return strings_decode(buf, len, out, &pc_fb_leave_desc, names, 1);
 }
 
 static pc_fb_ref message_create(struct pc_fb_builder *b, const cJSON *in)

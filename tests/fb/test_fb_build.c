@@ -103,8 +103,13 @@ static void every_schema_builds_and_reads(void **state)
 	assert_string_equal(pc_fb_join_room(j, &n), "r");
 	assert_string_equal(pc_fb_join_user(j, &n), "");
 	assert_int_equal(n, 0);
-	/* a Join is not a Say's shape by accident: both have two strings */
+	pc_fb_builder_reset(&b);
+	assert_int_equal(pc_fb_say_build(&b, "r2", 2, "text", 4), 0);
+	buf = data(&b, &len);
 	assert_int_equal(pc_fb_say_read(buf, len, &s), 0);
+	assert_string_equal(pc_fb_say_room(s, &n), "r2");
+	assert_string_equal(pc_fb_say_text(s, &n), "text");
+	assert_int_equal(n, 4);
 
 	pc_fb_builder_reset(&b);
 	assert_int_equal(pc_fb_leave_build(&b, "room", 4), 0);
