@@ -3,6 +3,8 @@
 # Debian package installs it for the system interpreter, which may not be
 # the first python3 on PATH). Skips (77) when flatc or the module is missing.
 set -euo pipefail
+# Nothing may be written into the source tree (chat_client.py is imported).
+export PYTHONDONTWRITEBYTECODE=1
 command -v flatc >/dev/null || { echo "SKIP: flatc not found (Debian flatbuffers-compiler)"; exit 77; }
 for py in python3 /usr/bin/python3; do
   if command -v "$py" >/dev/null && "$py" -c 'import flatbuffers' 2>/dev/null; then

@@ -10,7 +10,9 @@ a run; PC_FB_KEEP=DIR keeps the files) and edge cases:
      temporary folder, builds a buffer; percore reads it;
   4. percore builds a buffer; the generated Python code reads it;
 and buffers that are cut short, of the wrong table or with the wrong file
-identifier are rejected by percore's verifier, never read.
+identifier are rejected by percore's verifier, never read. Last, the
+Python chat client (chat_client.py) sends frames whose bodies percore reads
+and reads the frames percore builds, over a socket pair.
 
 usage: test_fb_interop.py FB_INTEROP_BINARY  (run through run_interop.sh)
 """
@@ -18,11 +20,16 @@ import importlib
 import json
 import os
 import random
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
 
 import flatbuffers
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+import chat_client  # noqa: E402
 
 HELPER = sys.argv[1]
 SRC = os.environ.get("PC_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
@@ -430,6 +437,68 @@ def edge_cases(table):
     return [lo, hi, empty]
 
 
+def client_frames(tmp, rng):
+    """The Python chat client's frames carry bodies percore reads, and it
+    reads the bodies percore builds, through a socket pair standing in for
+    the server (the chat server itself is tested elsewhere)."""
+    ids = chat_client.message_ids(SRC)
+    check(sorted(ids) == ["HISTORY", "JOIN", "LEAVE", "MESSAGE", "SAY"],
+          "message ids from fb_chat.h: %r" % ids)
+    ours, theirs = socket.socketpair()
+    client = chat_client.ChatClient(ours, ids)
+    sent = [("JOIN", "chat.Join", rand_table(rng, "chat.Join")),
+            ("SAY", "chat.Say", rand_table(rng, "chat.Say")),
+            ("LEAVE", "chat.Leave", rand_table(rng, "chat.Leave"))]
+    client.join(sent[0][2]["room"], sent[0][2]["user"])
+    client.say(sent[1][2]["room"], sent[1][2]["text"])
+    client.leave(sent[2][2]["room"])
+    for name, table, values in sent:
+        version, flags, msg_id, length, reserved = struct.unpack(">BBIIH", recv_exactly(theirs, 12))
+        check((version, flags, msg_id, reserved) == (1, 0, ids[name], 0),
+              "client frame header for %s: %r" % (name, (version, flags, msg_id, reserved)))
+        rc, got = decode_bytes(tmp, table, recv_exactly(theirs, length))
+        check(rc == 0 and norm(table, got) == norm(table, values),
+              "percore read the client's %s as %r (exit %d)" % (table, got, rc))
+    # Server to client: a heartbeat first (skipped), then a Message, then a History.
+    frames = []
+    for table, msg_id, flags in (("heartbeat.Heartbeat", 2, 1), ("chat.Message", ids["MESSAGE"], 0),
+                                 ("chat.History", ids["HISTORY"], 0)):
+        values = rand_table(rng, table)
+        path = os.path.join(tmp, "frame.bin")
+        helper_encode(table, values, path)
+        with open(path, "rb") as f:
+            body = f.read()
+        theirs.sendall(struct.pack(">BBIIH", 1, flags, msg_id, len(body), 0) + body)
+        frames.append(values)
+    got = client.receive_message()
+    check(norm("chat.Message", got) == norm("chat.Message", frames[1]),
+          "client read percore's Message as %r, expected %r" % (got, frames[1]))
+    flags, msg_id, body = client.receive()
+    got = chat_client.read_history(body)
+    check(msg_id == ids["HISTORY"] and norm("chat.History", got) == norm("chat.History", frames[2]),
+          "client read percore's History as %r, expected %r" % (got, frames[2]))
+    for bad in (struct.pack(">BBIIH", 2, 0, 1, 0, 0), struct.pack(">BBIIH", 1, 4, 1, 0, 0),
+                struct.pack(">BBIIH", 1, 0, 1, 0, 1), struct.pack(">BBIIH", 1, 0, 1, 17 << 20, 0)):
+        try:
+            chat_client.decode_header(bad)
+            check(False, "client accepted the malformed header %r" % bad)
+        except ValueError:
+            pass
+    ours.close()
+    theirs.close()
+
+
+def recv_exactly(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        check(chunk != b"", "socket closed after %d of %d bytes" % (len(data), n))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def main():
     seed = int(os.environ.get("PC_FB_SEED", random.SystemRandom().randrange(2**32)))
     print("seed %d (PC_FB_SEED=%d repeats this run)" % (seed, seed))
@@ -438,15 +507,15 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pc-fb-") as scratch:
         tmp = keep or scratch
         os.makedirs(tmp, exist_ok=True)
-        gen = os.path.join(tmp, "gen")
-        flatc(["--python", "-o", gen] + [os.path.join(SRC, s) for s in SCHEMAS.values()], tmp)
-        sys.path.insert(0, gen)
+        chat_client.generate_code(SRC, os.path.join(tmp, "gen"), SCHEMAS.values())
         built = {}
         for table in MESSAGE_TABLES:
             cases = edge_cases(table) + [rand_table(rng, table) for _ in range(PER_TABLE)]
             built[table] = round_trips(tmp, table, cases)
             print("%-20s %d cases both ways through flatc and Python" % (table, len(cases)))
         rejections(tmp, built)
+        client_frames(tmp, rng)
+        print("chat client frames over a socket pair checked")
     if failures:
         print("%d failures" % len(failures))
         return 1
