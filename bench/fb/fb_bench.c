@@ -30,10 +30,12 @@ struct fb_ctx {
 static const char text[] = "The quick brown fox jumps over the lazy dog; "
 			   "pack my box with five dozen liquor jugs.";
 
+/* Three strings and a u64 need 64 bytes at the least, so Build/64 uses
+ * short names and as much text as still fits. */
 static int build_message(struct pc_fb_builder *b, size_t text_len, uint64_t seq)
 {
 	pc_fb_builder_reset(b);
-	return pc_fb_message_build(b, "lobby", 5, "ann", 3, text, text_len, seq);
+	return pc_fb_message_build(b, "go", 2, "al", 2, text, text_len, seq);
 }
 
 /* A History of n messages of varied text length. */
@@ -92,6 +94,15 @@ static int fb_setup(struct pc_bench_state *st)
 	return 0;
 }
 
+/* The size the search settled on, so a row says what it measured. */
+static void describe(struct pc_bench_state *st)
+{
+	const struct fb_ctx *c = st->ctx;
+
+	pc_bench_counter(st, "buffer_bytes", (double)c->len);
+	pc_bench_counter(st, "messages", c->nmsgs ? c->nmsgs : 1);
+}
+
 static void fb_teardown(struct pc_bench_state *st)
 {
 	struct fb_ctx *c = st->ctx;
@@ -115,6 +126,7 @@ static void build_run(struct pc_bench_state *st)
 		PC_DO_NOT_OPTIMIZE(pc_fb_builder_data(&b, &len));
 	}
 	st->bytes = st->iterations * len;
+	describe(st);
 }
 
 static void verify_run(struct pc_bench_state *st)
@@ -127,6 +139,7 @@ static void verify_run(struct pc_bench_state *st)
 		PC_DO_NOT_OPTIMIZE(err);
 	}
 	st->bytes = st->iterations * c->len;
+	describe(st);
 }
 
 /* Fold a string in: its length and its first and last bytes, so every
@@ -172,6 +185,7 @@ static void read_run(struct pc_bench_state *st)
 		PC_DO_NOT_OPTIMIZE(sum);
 	}
 	st->bytes = st->iterations * c->len;
+	describe(st);
 }
 
 #define FB_BENCH(var, nm, size, fn)                                           \
