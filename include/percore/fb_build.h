@@ -7,7 +7,8 @@
  * offset known when it is stored, with no fixups, no second pass and no
  * bookkeeping of pending offsets. The finished buffer ends at the end of the
  * space; what lies before it is free, so a frame header can be written just
- * in front of it and header and body go out without a copy.
+ * in front of it (pc_fb_builder_headroom) and header and body go out
+ * without a copy.
  *
  * Order of calls: create the leaves (strings, vectors), then the tables that
  * refer to them (pc_fb_table_start, pc_fb_add_*, pc_fb_table_end), parents
@@ -72,6 +73,12 @@ static inline int pc_fb_builder_error(const struct pc_fb_builder *b)
 /* The finished buffer and its length, or NULL when pc_fb_finish has not
  * succeeded. The buffer ends at the end of the space given to init. */
 const void *pc_fb_builder_data(const struct pc_fb_builder *b, size_t *len);
+
+/* After pc_fb_finish: the n bytes just in front of the finished buffer,
+ * for a frame header, so header and body leave as one contiguous block with
+ * no copy. Returns them, or NULL when the buffer is not finished or the
+ * space lacks n more bytes (the buffer stays valid either way). */
+void *pc_fb_builder_headroom(const struct pc_fb_builder *b, size_t n);
 
 /* Check the builder's invariants (bookkeeping within the space, alignment a
  * power of two, vtables and fields inside what was written). Returns 0, or

@@ -115,6 +115,13 @@ const void *pc_fb_builder_data(const struct pc_fb_builder *b, size_t *len)
 	return b->_end - b->_used;
 }
 
+void *pc_fb_builder_headroom(const struct pc_fb_builder *b, size_t n)
+{
+	if (!b->_finished || b->_err || n > b->_cap - b->_used)
+		return NULL;
+	return b->_end - b->_used - n;
+}
+
 pc_fb_ref pc_fb_string_create(struct pc_fb_builder *b, const char *s, size_t len)
 {
 	uint8_t *p;

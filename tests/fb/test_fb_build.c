@@ -56,6 +56,15 @@ static void builds_a_message_that_reads_back(void **state)
 	assert_memory_equal(pc_fb_message_user(m, &n), "ann", 4);
 	assert_memory_equal(pc_fb_message_text(m, &n), "hello", 6);
 	assert_int_equal(pc_fb_message_seq(m), 42);
+	/* a frame header fits right in front, and the body stays as built */
+	uint8_t *head = pc_fb_builder_headroom(&b, 12);
+	assert_ptr_equal(head + 12, buf);
+	memset(head, 0xee, 12);
+	assert_int_equal(pc_fb_message_read(buf, len, &m), 0);
+	assert_ptr_equal(pc_fb_builder_headroom(&b, sizeof(space) - len), space);
+	assert_null(pc_fb_builder_headroom(&b, sizeof(space) - len + 1));
+	pc_fb_builder_reset(&b);
+	assert_null(pc_fb_builder_headroom(&b, 0));
 }
 
 static void every_schema_builds_and_reads(void **state)
