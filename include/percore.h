@@ -18,5 +18,10 @@
 #include "percore/backoff.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
+#include "percore/fb.h"
+#include "percore/fb_chat.h"
+#include "percore/fb_echo.h"
+#include "percore/fb_error.h"
+#include "percore/fb_heartbeat.h"
 
 #endif
