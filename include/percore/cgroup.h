@@ -13,7 +13,8 @@
 
 struct pc_cgroup {
 	int version;             /* 0 (none found), 1 or 2 */
-	char path[256];          /* this process's cgroup ("/" when unknown) */
+	char path[256];          /* this process's cgroup: the cpu controller's,
+				  * else the first found ("/" when unknown) */
 
 	bool has_cpuset;         /* the cpuset leaves out some online CPU */
 	cpu_set_t cpuset;        /* effective CPUs; filled whenever a cpuset
@@ -27,6 +28,12 @@ struct pc_cgroup {
 
 	bool has_memory_limit;
 	uint64_t memory_limit;   /* bytes: v2 memory.max, v1 limit_in_bytes */
+
+	/* Each controller's cgroup ("" when the controller was not found):
+	 * on v1 hosts they may differ from path and from each other. */
+	char cpuset_path[256];
+	char cpu_path[256];
+	char memory_path[256];
 };
 
 /* Fill cg for the calling process. root is "/" or NULL for the real

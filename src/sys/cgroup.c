@@ -6,7 +6,6 @@
  * cgroup, and read the limit at that directory and every ancestor up to the
  * mount root, keeping the tightest: a parent's quota throttles its children
  * whatever the children say. */
-#define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +374,7 @@ int pc_cgroup_read(const char *root, struct pc_cgroup *cg)
 	static const level_fn level[CTL_N] = { cpuset_level, cpu_level, memory_level };
 	struct cg_info *ci;
 	struct cpuset_acc cs = { .found = false };
+	char *ctl_path[CTL_N];
 
 	if (!cg)
 		return -EINVAL;
@@ -385,6 +385,9 @@ int pc_cgroup_read(const char *root, struct pc_cgroup *cg)
 		return -ENOMEM;
 	parse_self(root, ci);
 	parse_mounts(root, ci);
+	ctl_path[CTL_CPUSET] = cg->cpuset_path;
+	ctl_path[CTL_CPU] = cg->cpu_path;
+	ctl_path[CTL_MEMORY] = cg->memory_path;
 	for (int c = 0; c < CTL_N; c++) {
 		struct cg_where *w = malloc(sizeof(*w));
 
@@ -396,12 +399,14 @@ int pc_cgroup_read(const char *root, struct pc_cgroup *cg)
 			/* v1 wins the version when any controller lives there. */
 			if (cg->version == 0 || w->version == 1)
 				cg->version = w->version;
-			if (c == CTL_CPU || !strcmp(cg->path, "/"))
-				snprintf(cg->path, sizeof(cg->path), "%s", w->path);
+			snprintf(ctl_path[c], sizeof(cg->cpu_path), "%s", w->path);
 			walk_up(w, level[c], cg, &cs);
 		}
 		free(w);
 	}
+	snprintf(cg->path, sizeof(cg->path), "%s",
+		 cg->cpu_path[0] ? cg->cpu_path : cg->cpuset_path[0] ? cg->cpuset_path
+				 : cg->memory_path[0] ? cg->memory_path : "/");
 	if (cs.found) {
 		cg->cpuset = cs.set;
 		cg->has_cpuset = cpuset_restricts(root, &cs.set);

@@ -5,6 +5,7 @@
 #define PC_TEST_ENVTEST_H
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,62 @@ static inline void envtest_rmtree(char *dir)
 			fprintf(stderr, "could not remove %s\n", dir);
 	}
 	free(dir);
+}
+
+/* Tree comparison state for nftw, which passes no user pointer. */
+static const char *envtest_cmp_a, *envtest_cmp_b, *envtest_cmp_skip;
+static int envtest_cmp_diffs;
+
+/* Compare one entry of tree A with the same path under tree B: bytes of
+ * regular files, targets of links, and that folders exist. */
+static inline int envtest_cmp_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	const char *rel = path + strlen(envtest_cmp_a);
+	char other[2048], la[1024], lb[1024];
+	struct stat so;
+
+	(void)f;
+	if (*rel == '/')
+		rel++;
+	if (envtest_cmp_skip && !strncmp(rel, envtest_cmp_skip, strlen(envtest_cmp_skip)))
+		return 0;
+	snprintf(other, sizeof(other), "%s/%s", envtest_cmp_b, rel);
+	if (lstat(other, &so) || (so.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
+		fprintf(stderr, "differs: %s missing or of another type in %s\n", rel, envtest_cmp_b);
+		envtest_cmp_diffs++;
+	} else if (type == FTW_SL) {
+		ssize_t na = readlink(path, la, sizeof(la)), nb = readlink(other, lb, sizeof(lb));
+
+		if (na != nb || na < 0 || memcmp(la, lb, (size_t)na)) {
+			fprintf(stderr, "differs: link %s\n", rel);
+			envtest_cmp_diffs++;
+		}
+	} else if (type == FTW_F) {
+		char *x = envtest_slurp(envtest_cmp_a, rel), *y = envtest_slurp(envtest_cmp_b, rel);
+
+		if (!x || !y || st->st_size != so.st_size || strcmp(x, y)) {
+			fprintf(stderr, "differs: %s: \"%s\" vs \"%s\"\n", rel, x ? x : "?", y ? y : "?");
+			envtest_cmp_diffs++;
+		}
+		free(x);
+		free(y);
+	}
+	return 0;
+}
+
+/* Number of differences between trees a and b, both ways, ignoring
+ * entries whose relative path starts with skip (NULL: none). */
+static inline int envtest_tree_diff(const char *a, const char *b, const char *skip)
+{
+	envtest_cmp_diffs = 0;
+	envtest_cmp_skip = skip;
+	envtest_cmp_a = a;
+	envtest_cmp_b = b;
+	nftw(a, envtest_cmp_one, 16, FTW_PHYS);
+	envtest_cmp_a = b;
+	envtest_cmp_b = a;
+	nftw(b, envtest_cmp_one, 16, FTW_PHYS);
+	return envtest_cmp_diffs;
 }
 
 #endif

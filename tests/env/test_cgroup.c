@@ -1,7 +1,6 @@
 /* cgroup limits: v1 and v2 fixtures, ancestry (tightest wins), container
  * views where the cgroup path is missing from the mount, mountinfo with
  * translated roots, malformed files, and the real machine. */
-#define _GNU_SOURCE 1
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +66,7 @@ static void nothing_at_all(void **state)
 	assert_int_equal(pc_cgroup_read(envtest_fixture("vm"), &cg), 0);
 	assert_int_equal(cg.version, 0);
 	assert_string_equal(cg.path, "/");
+	assert_string_equal(cg.cpu_path, "");
 	assert_false(cg.has_cpuset || cg.has_cpu_quota || cg.has_memory_limit);
 	assert_int_equal(CPU_COUNT(&cg.cpuset), 0);
 	/* a folder that does not exist is a machine with nothing in it */
@@ -112,7 +112,11 @@ static void v1_mountinfo_translates_roots(void **state)
 	assert_int_equal(envtest_write(t, "sys/fs/cgroup/unified/cgroup.controllers", "\n"), 0);
 	assert_int_equal(pc_cgroup_read(t, &cg), 0);
 	assert_int_equal(cg.version, 1);
+	/* each controller has its own cgroup on a v1 host */
 	assert_string_equal(cg.path, "/docker/abc/inner");
+	assert_string_equal(cg.cpu_path, "/docker/abc/inner");
+	assert_string_equal(cg.memory_path, "/docker/abc");
+	assert_string_equal(cg.cpuset_path, "");
 	assert_true(cg.has_cpu_quota);
 	assert_int_equal(cg.quota_us, 50000);
 	assert_true(cg.quota_cpus > 0.499 && cg.quota_cpus < 0.501);

@@ -75,7 +75,7 @@ static void pin_self_rejects_bad_cpus(void **state)
 /* The kernel's VmFlags for the mapping that starts at p ("" if none). */
 static const char *vm_flags(const void *p)
 {
-	static char flags[256];
+	static char flags[512];
 	char line[512], start[32];
 	bool in = false;
 	FILE *f = fopen("/proc/self/smaps", "r");
