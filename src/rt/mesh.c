@@ -137,15 +137,20 @@ static void publish(struct rt_shard *s, unsigned to)
 	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(s->e, to, s->id));
 }
 
+/* True when ring (s, to) can take a non-reply message now. Only s
+ * stages into it, so the answer holds until s itself sends. */
+static bool has_room(struct rt_shard *s, unsigned to)
+{
+	return pc_spsc_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
+}
+
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
  * leave e->reserve slots free for the replies s may owe `to`. */
 static struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
 {
-	struct rt_out *o = &s->out[to];
-
-	if (!reply && pc_spsc__room(&o->ring->ring, s->e->reserve + 1) <= s->e->reserve)
+	if (!reply && !has_room(s, to))
 		return NULL;
-	return rt_ring_stage(o->ring);
+	return rt_ring_stage(s->out[to].ring);
 }
 
 static void staged(struct rt_shard *s, unsigned to)
@@ -373,13 +378,6 @@ int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn
 unsigned pc_shard_call_limit(void)
 {
 	return rt_self ? rt_self->e->reserve : 0;
-}
-
-/* True when ring (s, to) can take a non-reply message now. Only s
- * stages into it, so the answer holds until s itself sends. */
-static bool has_room(struct rt_shard *s, unsigned to)
-{
-	return pc_spsc__room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
 int pc_shard_broadcast(pc_msg_fn fn, void *arg)
