@@ -206,28 +206,30 @@ struct pc_map_slot *pc_map_find_hashed(const struct pc_map *m, uint64_t hash,
  * -EINVAL on a u64 map. */
 int pc_map_insert_hashed(struct pc_map *m, uint64_t hash, uint64_t value);
 
-/* Iterate: `for (size_t it = 0; (s = pc_map_next(m, &it));)`. Each entry
- * once, in no particular order. The current entry may be erased; inserting
- * during an iteration may rebuild and is not allowed. */
-static inline struct pc_map_slot *pc_map_next(const struct pc_map *m, size_t *it)
-{
-	size_t cap = pc_map_capacity(m), i = *it;
+/* Iteration cursor: the group being walked and its full slots not yet
+ * returned, so a step is a bit scan and a group costs one SSE2 load. */
+struct pc_map_iter {
+	size_t _group;
+	unsigned _full;
+};
+#define PC_MAP_ITER_INIT { (size_t)-1, 0 }
 
-	while (i < cap) {
-		size_t g = i / PC__MAP_GROUP;
-		__m128i c = _mm_load_si128((const __m128i *)(const void *)(m->_ctrl + g * PC__MAP_GROUP));
+/* Iterate: `for (struct pc_map_iter it = PC_MAP_ITER_INIT;
+ * (s = pc_map_next(m, &it));)`. Each entry once, in no particular order.
+ * The current entry may be erased; inserting during an iteration may
+ * rebuild and is not allowed. */
+static inline struct pc_map_slot *pc_map_next(const struct pc_map *m, struct pc_map_iter *it)
+{
+	while (!it->_full) {
+		if (++it->_group >= pc_map_capacity(m) / PC__MAP_GROUP)
+			return NULL;
+		__m128i c = _mm_load_si128((const __m128i *)(const void *)(m->_ctrl + it->_group * PC__MAP_GROUP));
 		/* Full slots have the top bit clear. */
-		unsigned full = ~(unsigned)_mm_movemask_epi8(c) & 0xffffu;
-		full &= 0xffffu << (i % PC__MAP_GROUP);
-		if (full) {
-			i = g * PC__MAP_GROUP + (unsigned)__builtin_ctz(full);
-			*it = i + 1;
-			return &m->_slots[i];
-		}
-		i = (g + 1) * PC__MAP_GROUP;
+		it->_full = ~(unsigned)_mm_movemask_epi8(c) & 0xffffu;
 	}
-	*it = i;
-	return NULL;
+	unsigned b = (unsigned)__builtin_ctz(it->_full);
+	it->_full &= it->_full - 1;
+	return &m->_slots[it->_group * PC__MAP_GROUP + b];
 }
 
 /* Check every invariant: counts of full, deleted and empty slots match the

@@ -74,12 +74,12 @@ static int rebuild(struct pc_map *m, size_t cap)
 	struct pc_map_slot *slots = (struct pc_map_slot *)(void *)(ctrl + cap);
 	size_t gmask = cap / PC__MAP_GROUP - 1;
 	memset(ctrl, PC__MAP_EMPTY, cap);
-	for (size_t it = 0, i; pc_map_next(m, &it);) {
-		i = it - 1;
-		uint64_t hash = slot_hash(m, &m->_slots[i]);
+	const struct pc_map_slot *s;
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(m, &it));) {
+		uint64_t hash = slot_hash(m, s);
 		size_t to = first_free(ctrl, gmask, hash);
 		ctrl[to] = (int8_t)(hash & 0x7f);
-		slots[to] = m->_slots[i];
+		slots[to] = *s;
 	}
 	if (m->_slots)
 		free(m->_ctrl);

@@ -158,7 +158,7 @@ static void refusals_change_nothing(void **state)
 static void iov_cover_the_wrap(void **state)
 {
 	struct pc_ringbuf rb;
-	struct iovec iov[2];
+	struct iovec iov[2] = { { 0 } };
 	(void)state;
 	assert_int_equal(pc_ringbuf_init(&rb, 256, 0), 0);
 	move_to(&rb, 200);
@@ -187,7 +187,7 @@ static void random_op(struct pc_ringbuf *rb, struct rng *r, uint64_t *rd, uint64
 {
 	size_t cap = pc_ringbuf_capacity(rb), used = (size_t)(*wr - *rd);
 	size_t n = (size_t)rng_below(r, cap + cap / 8 + 2), len;
-	struct iovec iov[2];
+	struct iovec iov[2] = { { 0 } };
 	int err;
 
 	switch (rng_below(r, 8)) {
