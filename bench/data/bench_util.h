@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "percore/bench.h"
+
 /* splitmix64 */
 static inline uint64_t bench_rand(uint64_t *s)
 {
@@ -25,5 +27,13 @@ static inline uint64_t *bench_rand_array(uint64_t seed, size_t n, uint64_t lo, u
 		a[i] = lo + (span ? bench_rand(&seed) % span : bench_rand(&seed));
 	return a;
 }
+
+/* Register a benchmark whose setup and run are op_setup and op_run. */
+#define DATA_BENCH(var, title, op, n, a2, td)                                  \
+	static const struct pc_bench var = {                                  \
+		.name = title, .arg = n, .arg2 = a2, .setup = op##_setup,     \
+		.run = op##_run, .teardown = td,                              \
+	};                                                                    \
+	PC_BENCH_REGISTER(var)
 
 #endif

@@ -185,12 +185,7 @@ static void iterate_run(struct pc_bench_state *st)
 	st->items = passes * n;
 }
 
-#define MAP_BENCH(var, title, op, n, peer)                                     \
-	static const struct pc_bench var = {                                  \
-		.name = title, .arg = n, .arg2 = peer, .setup = op##_setup,   \
-		.run = op##_run, .teardown = map_teardown,                    \
-	};                                                                    \
-	PC_BENCH_REGISTER(var)
+#define MAP_BENCH(var, title, op, n, a2) DATA_BENCH(var, title, op, n, a2, map_teardown)
 
 MAP_BENCH(find_1k, "FlatMap/Find/1000", find, 1000, 0)
 MAP_BENCH(find_1k_absl, "Peer/absl/Find/1000", find, 1000, 1)

@@ -20,6 +20,7 @@
 #include "percore/bench.h"
 #include "percore/frame.h"
 #include "percore/ringbuf.h"
+#include "bench_util.h"
 
 struct ring_ctx {
 	struct pc_ringbuf rb;
@@ -160,12 +161,7 @@ static void decode_run(struct pc_bench_state *st)
 	st->bytes = st->iterations * (PC_FRAME_HEADER_LEN + c->n);
 }
 
-#define RING_BENCH(var, title, op, n, mirrored)                                \
-	static const struct pc_bench var = {                                  \
-		.name = title, .arg = n, .arg2 = mirrored, .setup = op##_setup, \
-		.run = op##_run, .teardown = ring_teardown,                   \
-	};                                                                    \
-	PC_BENCH_REGISTER(var)
+#define RING_BENCH(var, title, op, n, a2) DATA_BENCH(var, title, op, n, a2, ring_teardown)
 
 RING_BENCH(wr_plain, "RingBuffer/WriteRead/4096/plain", writeread, 4096, 0)
 RING_BENCH(wr_mirrored, "RingBuffer/WriteRead/4096/mirrored", writeread, 4096, 1)

@@ -225,12 +225,7 @@ static void expire_run(struct pc_bench_state *st)
 	st->items = fired;
 }
 
-#define TIMER_BENCH(var, title, op, n, peer)                                   \
-	static const struct pc_bench var = {                                  \
-		.name = title, .arg = n, .arg2 = peer, .setup = op##_setup,   \
-		.run = op##_run, .teardown = timer_teardown,                  \
-	};                                                                    \
-	PC_BENCH_REGISTER(var)
+#define TIMER_BENCH(var, title, op, n, a2) DATA_BENCH(var, title, op, n, a2, timer_teardown)
 
 TIMER_BENCH(wheel_1k, "TimingWheel/1000", rearm, 1000, 0)
 TIMER_BENCH(uv_1k, "Peer/libuv/1000", rearm, 1000, 1)

@@ -12,16 +12,6 @@
 #include "percore/frame.h"
 #include "testutil.h"
 
-static bool mirrored_available(void)
-{
-	struct pc_ringbuf rb;
-
-	if (pc_ringbuf_init(&rb, 1, PC_RINGBUF_MIRRORED))
-		return false;
-	pc_ringbuf_destroy(&rb);
-	return true;
-}
-
 /* Head and tail at pos, so the next frame starts there. */
 static void move_to(struct pc_ringbuf *rb, size_t pos)
 {

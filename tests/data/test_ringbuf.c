@@ -37,16 +37,6 @@ static void check(const uint8_t *src, uint64_t from, size_t n)
 		}
 }
 
-static bool mirrored_available(void)
-{
-	struct pc_ringbuf rb;
-
-	if (pc_ringbuf_init(&rb, 1, PC_RINGBUF_MIRRORED))
-		return false;
-	pc_ringbuf_destroy(&rb);
-	return true;
-}
-
 static void init_rounds_and_refuses(void **state)
 {
 	struct pc_ringbuf rb;
