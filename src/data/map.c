@@ -102,9 +102,7 @@ static size_t first_free(const int8_t *ctrl, size_t gmask, uint64_t hash)
 	size_t g = (size_t)(hash >> 7) & gmask;
 
 	for (size_t step = 1;; step++) {
-		__m128i c = _mm_load_si128((const __m128i *)(const void *)(ctrl + g * PC__MAP_GROUP));
-		/* Empty and deleted both have the top bit set. */
-		unsigned free_mask = (unsigned)_mm_movemask_epi8(c);
+		unsigned free_mask = pc__map_free(ctrl, g);
 		if (free_mask)
 			return g * PC__MAP_GROUP + (unsigned)__builtin_ctz(free_mask);
 		g = (g + step) & gmask;
