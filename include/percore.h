@@ -12,5 +12,11 @@
 #include "percore/frame.h"
 #include "percore/map.h"
 #include "percore/dispatch.h"
+#include "percore/cgroup.h"
+#include "percore/audit.h"
+#include "percore/tune.h"
+#include "percore/topo.h"
+#include "percore/place.h"
+#include "percore/numa.h"
 
 #endif
