@@ -36,7 +36,7 @@ void pc_dispatch_destroy(struct pc_dispatch *d)
 {
 	struct pc_map_slot *s;
 
-	for (size_t it = 0; (s = pc_map_next(&d->_sparse, &it));)
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&d->_sparse, &it));)
 		free((void *)(uintptr_t)s->value);
 	pc_map_destroy(&d->_sparse);
 	free(d->_dense);

@@ -53,9 +53,7 @@ static size_t first_free(const int8_t *ctrl, size_t gmask, uint64_t hash)
 	size_t g = (size_t)(hash >> 7) & gmask;
 
 	for (size_t step = 1;; step++) {
-		__m128i c = _mm_load_si128((const __m128i *)(const void *)(ctrl + g * PC__MAP_GROUP));
-		/* Empty and deleted both have the top bit set. */
-		unsigned free_mask = (unsigned)_mm_movemask_epi8(c);
+		unsigned free_mask = pc__map_free(ctrl, g);
 		if (free_mask)
 			return g * PC__MAP_GROUP + (unsigned)__builtin_ctz(free_mask);
 		g = (g + step) & gmask;
@@ -74,12 +72,12 @@ static int rebuild(struct pc_map *m, size_t cap)
 	struct pc_map_slot *slots = (struct pc_map_slot *)(void *)(ctrl + cap);
 	size_t gmask = cap / PC__MAP_GROUP - 1;
 	memset(ctrl, PC__MAP_EMPTY, cap);
-	for (size_t it = 0, i; pc_map_next(m, &it);) {
-		i = it - 1;
-		uint64_t hash = slot_hash(m, &m->_slots[i]);
+	const struct pc_map_slot *s;
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(m, &it));) {
+		uint64_t hash = slot_hash(m, s);
 		size_t to = first_free(ctrl, gmask, hash);
 		ctrl[to] = (int8_t)(hash & 0x7f);
-		slots[to] = m->_slots[i];
+		slots[to] = *s;
 	}
 	if (m->_slots)
 		free(m->_ctrl);

@@ -88,7 +88,7 @@ static void same_contents(const struct pc_map *m, const struct model *md)
 	size_t n = 0;
 
 	assert_non_null(all);
-	for (size_t it = 0; (s = pc_map_next(m, &it));) {
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(m, &it));) {
 		assert_true(n < pc_map_size(m));
 		all[n++] = *s;
 	}
@@ -210,7 +210,7 @@ static void erase_during_iteration_and_stable_slots(void **state)
 	for (uint64_t k = 0; k < 5000; k++)
 		assert_int_equal(pc_map_insert(&m, k, k * 3), 0);
 	keep = pc_map_find(&m, 4999);
-	for (size_t it = 0; (s = pc_map_next(&m, &it));) {
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&m, &it));) {
 		assert_int_equal(s->value, s->key * 3);
 		seen++;
 		if (s->key % 2 == 0)
@@ -227,7 +227,8 @@ static void erase_during_iteration_and_stable_slots(void **state)
 	/* An empty map: nothing found, nothing iterated, no memory. */
 	assert_int_equal(pc_map_init(&m, 0), 0);
 	assert_null(pc_map_find(&m, 0));
-	size_t it = 0;
+	struct pc_map_iter it = PC_MAP_ITER_INIT;
+	assert_null(pc_map_next(&m, &it));
 	assert_null(pc_map_next(&m, &it));
 	assert_int_equal(pc_map_capacity(&m), 0);
 	assert_int_equal(pc_map_erase(&m, 1), -ENOENT);
