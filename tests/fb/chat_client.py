@@ -98,12 +98,16 @@ def read_message(body):
 
 
 def read_history(body):
-    """{"room", "messages": [message, ...]} of a History body."""
+    """{"room", "messages": [message, ...]} of a History body; "messages" is left out when the body has no vector."""
     h = _table("History").History.GetRootAs(body, 0)
-    msgs = [h.Messages(i) for i in range(h.MessagesLength())]
-    return {"room": _text(h.Room()),
-            "messages": [{"room": _text(m.Room()), "user": _text(m.User()),
-                          "text": _text(m.Text()), "seq": m.Seq()} for m in msgs]}
+    out = {"room": _text(h.Room())}
+    # An absent vector and an empty one differ on the wire; keep the
+    # difference so a reader can tell "no history field" from "none yet".
+    if not h.MessagesIsNone():
+        msgs = [h.Messages(i) for i in range(h.MessagesLength())]
+        out["messages"] = [{"room": _text(m.Room()), "user": _text(m.User()),
+                            "text": _text(m.Text()), "seq": m.Seq()} for m in msgs]
+    return out
 
 
 class ChatClient:
