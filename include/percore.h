@@ -6,5 +6,9 @@
 #include "percore/compiler.h"
 #include "percore/clock.h"
 #include "percore/bench.h"
+#include "percore/wheel.h"
+#include "percore/hist.h"
+#include "percore/ringbuf.h"
+#include "percore/frame.h"
 
 #endif
