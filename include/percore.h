@@ -10,5 +10,8 @@
 #include "percore/hist.h"
 #include "percore/ringbuf.h"
 #include "percore/frame.h"
+#include "percore/spsc.h"
+#include "percore/mpsc.h"
+#include "percore/counter.h"
 
 #endif
