@@ -1,7 +1,7 @@
 /* percore: the reactor, one event loop per shard.
  *
  * A reactor watches file descriptors for readiness, runs deferred tasks and
- * drives a timing wheel. It is owned by one thread (its shard): every
+ * drives a timing wheel (percore/wheel.h) whose next expiry bounds the wait. It is owned by one thread (its shard): every
  * function here except pc_reactor_wake() must be called on that thread.
  *
  * Two backends implement the same small interface: epoll, and io_uring
@@ -22,7 +22,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "percore/wheel.h"
+
 struct pc_reactor;
+
+/* One tick of the reactor's timing wheel: timers fire on tick boundaries,
+ * never before their time and at most about a tick after it. */
+#define PC_REACTOR_TICK_NS 1000000ull
 
 enum pc_backend {
 	PC_BACKEND_EPOLL = 0,
@@ -93,6 +99,21 @@ int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns);
 /* Interrupt a blocking pc_reactor_poll() (or make the next one return at
  * once). Any thread, and async-signal-safe: one eventfd write. */
 void pc_reactor_wake(struct pc_reactor *r);
+
+/* The reactor's timing wheel, ticking every PC_REACTOR_TICK_NS of
+ * CLOCK_MONOTONIC. Schedule on it with pc_reactor_timer_after() or with
+ * pc_wheel_schedule(w, t, pc_reactor_tick_after(r, ns)); cancel with
+ * pc_wheel_cancel(). Callbacks run inside pc_reactor_poll(). Owner
+ * thread. */
+struct pc_wheel *pc_reactor_wheel(struct pc_reactor *r);
+
+/* The first tick at or after now + delay_ns (so a timer never fires
+ * early). */
+uint64_t pc_reactor_tick_after(const struct pc_reactor *r, uint64_t delay_ns);
+
+/* Schedule (or reschedule) t to fire delay_ns from now. t must have been
+ * prepared with pc_timer_init(). Owner thread. */
+void pc_reactor_timer_after(struct pc_reactor *r, struct pc_timer *t, uint64_t delay_ns);
 
 /* True when the next poll has something to do without waiting for the
  * kernel: deferred tasks are queued. Owner thread. */

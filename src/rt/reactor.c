@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "percore/clock.h"
 #include "rt/reactor_impl.h"
 
 const char *pc_backend_name(enum pc_backend b)
@@ -61,6 +62,7 @@ int pc_reactor_create(struct pc_reactor **out, enum pc_backend backend, unsigned
 		free(r);
 		return rc;
 	}
+	pc_wheel_init(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
 	rc = backend_init(r, backend, flags);
 	if (rc) {
 		close(r->wake_fd);
@@ -254,15 +256,52 @@ static int run_tasks(struct pc_reactor *r)
 	return (int)n;
 }
 
+struct pc_wheel *pc_reactor_wheel(struct pc_reactor *r)
+{
+	return &r->wheel;
+}
+
+uint64_t pc_reactor_tick_after(const struct pc_reactor *r, uint64_t delay_ns)
+{
+	(void)r;
+	return (pc_now_ns() + delay_ns + PC_REACTOR_TICK_NS - 1) / PC_REACTOR_TICK_NS;
+}
+
+void pc_reactor_timer_after(struct pc_reactor *r, struct pc_timer *t, uint64_t delay_ns)
+{
+	pc_wheel_schedule(&r->wheel, t, pc_reactor_tick_after(r, delay_ns));
+}
+
+/* Shorten the wait so it ends when the wheel has work. */
+static int64_t timer_timeout(struct pc_reactor *r, int64_t timeout_ns)
+{
+	uint64_t next = pc_wheel_next(&r->wheel), now, at;
+	int64_t left;
+
+	if (next == UINT64_MAX || timeout_ns == 0)
+		return timeout_ns;
+	now = pc_now_ns();
+	at = next * PC_REACTOR_TICK_NS;
+	left = at > now ? (int64_t)(at - now) : 0;
+	return timeout_ns < 0 || left < timeout_ns ? left : timeout_ns;
+}
+
 int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
 {
-	int ran, n;
+	int ran = 0, n;
 
 	if (r->task_count)
 		timeout_ns = 0;
-	ran = r->ops->wait(r, timeout_ns);
-	if (ran < 0)
-		return ran;
+	if (pc_wheel_count(&r->wheel))
+		timeout_ns = timer_timeout(r, timeout_ns);
+	/* Nothing to wait for and nothing watched: skip the system call. */
+	if (timeout_ns != 0 || r->nfds) {
+		ran = r->ops->wait(r, timeout_ns);
+		if (ran < 0)
+			return ran;
+	}
+	if (pc_wheel_count(&r->wheel))
+		ran += (int)pc_wheel_advance(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
 	n = run_tasks(r);
 	return ran + n;
 }

@@ -55,6 +55,7 @@ struct pc_reactor {
 	unsigned tasks_cap, task_head, task_count;
 
 	void *backend_state;         /* epoll fd or struct io_uring, etc. */
+	struct pc_wheel wheel;       /* ticks of PC_REACTOR_TICK_NS */
 };
 
 extern const struct rt_backend_ops rt_backend_epoll;
@@ -75,6 +76,14 @@ static inline struct rt_fd *rt_reactor_slot(struct pc_reactor *r, int fd)
 	if (fd < 0 || (unsigned)fd >= r->fds_cap || !r->fds[fd].events)
 		return NULL;
 	return &r->fds[fd];
+}
+
+/* True when a non-blocking poll may find work: fds are watched, tasks are
+ * queued or timers are scheduled. The engine skips the poll (and its
+ * system call) otherwise. */
+static inline bool rt_reactor_wants_poll(const struct pc_reactor *r)
+{
+	return r->nfds || r->task_count || pc_wheel_count(&r->wheel);
 }
 
 #endif

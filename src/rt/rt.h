@@ -1,0 +1,153 @@
+/* percore rt: the engine's and the mesh's internal layout.
+ *
+ * Memory map of one shard j (allocated on j's NUMA node, first touched by
+ * j's thread):
+ *   rt_inbox   the "sleeping" flag (written by j) and the doorbell words
+ *              (written by producers, cleared by j), each on its own line;
+ *   in[i]      ring (i, j) for every shard i, plus ring (ext, j) for
+ *              threads outside the engine: the producer's block of each
+ *              ring is written by i, the consumer's by j;
+ *   slots      the rings' 64-byte message slots.
+ * Shard j's producer state towards every k (rt_out) is private to j and
+ * lives in j's own struct.
+ */
+#ifndef PERCORE_SRC_RT_RT_H
+#define PERCORE_SRC_RT_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "percore/compiler.h"
+#include "percore/engine.h"
+#include "percore/shard.h"
+#include "percore/shared_buf.h"
+#include "percore/spsc.h"
+
+enum rt_kind {
+	RT_MSG_PTR = 1,  /* fn(arg) */
+	RT_MSG_COPY,     /* fn(bytes) */
+	RT_MSG_CALL,     /* result = fn(arg); reply to the sender */
+	RT_MSG_REPLY,    /* reply(ctx, result) */
+	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
+};
+
+/* One ring slot: exactly one cache line. */
+struct rt_msg {
+	void (*fn)(void);        /* cast to the kind's function type */
+	uint32_t kind;
+	uint32_t len;            /* RT_MSG_COPY: bytes used */
+	union {
+		void *arg;
+		unsigned char bytes[PC_MSG_INLINE];
+		struct { void *arg; pc_reply_fn reply; void *ctx; } call;
+		struct { void *ctx; intptr_t result; } reply;
+		struct pc_shared_buf *free_list;
+	} u;
+} __attribute__((aligned(PC_CACHE_LINE)));
+
+_Static_assert(sizeof(struct rt_msg) == PC_CACHE_LINE, "a message is one cache line");
+
+PC_SPSC_TYPED(rt_ring, struct rt_msg)
+
+#define RT_BELL_WORDS ((PC_ENGINE_MAX_SHARDS + 1 + 63) / 64)
+
+/* Written by others: each block starts its own padded line. */
+struct rt_inbox {
+	/* Writer: the owner shard, when it announces it will sleep and when
+	 * it wakes. Readers: producers, after each publish. */
+	PC_CACHE_ALIGNED _Atomic uint32_t sleeping;
+	/* Writers: producers set bit i (ring (i, owner) has news), the owner
+	 * clears words by exchange. Bit N stands for the external ring. */
+	PC_CACHE_ALIGNED _Atomic uint64_t bell[RT_BELL_WORDS];
+};
+
+/* Shard i's producer state towards one destination: private to i. */
+struct rt_out {
+	struct rt_ring *ring;    /* ring (i, dest), in dest's memory */
+	uint32_t staged;         /* staged since the last publish */
+	uint32_t calls;          /* calls to dest awaiting their reply */
+	bool dirty;              /* on the dirty list */
+	struct pc_shared_buf *frees; /* dest's buffers to send back */
+};
+
+struct rt_shard {
+	/* ---- written by the owner shard only ---------------------------- */
+	unsigned id;
+	int cpu, node;
+	struct pc_engine *e;
+	struct pc_reactor *reactor;
+	struct rt_inbox *inbox;      /* in this shard's memory */
+	struct rt_ring **in;         /* in[i]: ring (i, me); in[n]: external */
+	uint64_t pending[RT_BELL_WORDS]; /* rings known non-empty, not drained */
+	struct rt_out *out;          /* out[k]: towards shard k */
+	unsigned *dirty;             /* destinations with staged messages */
+	unsigned ndirty;
+	unsigned nfrees;             /* owners with buffers to return */
+	void *mem;                   /* inbox + rings + slots, one mapping */
+	size_t mem_size;
+	uint64_t start_ns;
+	struct pc_shard_stats stats;
+	pthread_t thread;
+	int setup_err;
+
+	/* ---- written by external submitters, under the lock ------------- */
+	PC_CACHE_ALIGNED pthread_mutex_t ext_lock;
+};
+
+struct pc_engine {
+	/* Written once by pc_engine_stop(); read by every shard each turn. */
+	PC_CACHE_ALIGNED _Atomic int stop;
+
+	PC_CACHE_ALIGNED unsigned n;
+	struct pc_engine_cfg cfg;        /* copy; placement string dropped */
+	uint32_t capacity;               /* messages per ring */
+	uint32_t reserve;                /* slots kept free for replies */
+	uint64_t budget_ns;
+	/* Start-up: shards wait at the gate until the starter has seen them
+	 * all set up; shut-down: every shard publishes its last message
+	 * before any drains what is left (the barrier). */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	unsigned arrived;
+	bool gate_open;
+	pthread_barrier_t done;
+	_Atomic int setup_failed;
+	bool ran0;                       /* pc_engine_run() was called */
+	bool signals;                    /* holds SIGINT/SIGTERM */
+	struct rt_shard *shards;         /* n entries, padded */
+};
+
+/* The shard running on this thread (NULL elsewhere). */
+extern __thread struct rt_shard *rt_self;
+
+/* mesh.c */
+int rt_mesh_setup(struct rt_shard *s);        /* on s's thread: its inbox */
+void rt_mesh_connect(struct rt_shard *s);     /* after every setup: out[] */
+void rt_mesh_free(struct rt_shard *s);
+unsigned rt_mesh_drain(struct rt_shard *s);
+void rt_mesh_flush(struct rt_shard *s);
+bool rt_mesh_may_have_work(struct rt_shard *s); /* seq_cst doorbell check */
+void rt_mesh_final_drain(struct rt_shard *s);
+int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg);
+int rt_mesh_call_all(struct rt_shard *s, pc_call_fn fn, void **args, pc_reply_fn reply, void *ctx);
+void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b);
+unsigned rt_mesh_send_returns(struct rt_shard *s);
+void rt_mesh_drop_returns(struct rt_shard *s);
+
+/* idle.c */
+struct rt_idle {
+	uint32_t empty;      /* consecutive empty turns */
+	uint64_t t0;         /* when the idle streak was first timed; 0: not */
+};
+void rt_idle_busy(struct rt_shard *s, struct rt_idle *st);
+void rt_idle_step(struct rt_shard *s, struct rt_idle *st);
+
+/* signals.c */
+void rt_signals_release(struct pc_engine *e);
+
+/* shared_buf.c */
+void rt_shared_buf_free_list(struct pc_shared_buf *list);
+
+#endif
