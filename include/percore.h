@@ -13,5 +13,7 @@
 #include "percore/spsc.h"
 #include "percore/mpsc.h"
 #include "percore/counter.h"
+#include "percore/slab.h"
+#include "percore/arena.h"
 
 #endif

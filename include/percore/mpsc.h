@@ -213,7 +213,7 @@ PC_INLINE unsigned pc_mpsc_pop_burst(struct pc_mpsc *q, void *items, unsigned n)
 	{                                                                          \
 		pc_mpsc_destroy(q ? &q->ring : NULL);                              \
 	}                                                                          \
-	PC_INLINE int name##_push(struct name *q, const type *item)                \
+	PC_INLINE int name##_push(struct name *q, type const *item)                \
 	{                                                                          \
 		return pc_mpsc__push(&q->ring, item, sizeof(type));                \
 	}                                                                          \

@@ -420,7 +420,7 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 	{                                                                          \
 		pc_spsc_destroy(q ? &q->ring : NULL);                              \
 	}                                                                          \
-	PC_INLINE int name##_push(struct name *q, const type *item)                \
+	PC_INLINE int name##_push(struct name *q, type const *item)                \
 	{                                                                          \
 		return pc_spsc__push(&q->ring, item, sizeof(type));                \
 	}                                                                          \
@@ -428,7 +428,7 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 	{                                                                          \
 		return pc_spsc__pop(&q->ring, item, sizeof(type));                 \
 	}                                                                          \
-	PC_INLINE unsigned name##_push_burst(struct name *q, const type *items,     \
+	PC_INLINE unsigned name##_push_burst(struct name *q, type const *items,     \
 					     unsigned n)                           \
 	{                                                                          \
 		return pc_spsc__push_n(&q->ring, items, n, false, sizeof(type));   \
@@ -437,7 +437,7 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 	{                                                                          \
 		return pc_spsc__pop_n(&q->ring, items, n, false, sizeof(type));    \
 	}                                                                          \
-	PC_INLINE int name##_push_bulk(struct name *q, const type *items, unsigned n) \
+	PC_INLINE int name##_push_bulk(struct name *q, type const *items, unsigned n) \
 	{                                                                          \
 		return pc_spsc__bulk_result(&q->ring, n,                           \
 			pc_spsc__push_n(&q->ring, items, n, true, sizeof(type)));  \
