@@ -13,6 +13,9 @@
 #include "percore/spsc.h"
 #include "percore/mpsc.h"
 #include "percore/counter.h"
+#include "percore/listener.h"
+#include "percore/session.h"
+#include "percore/server.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
 
