@@ -16,6 +16,7 @@
 #include "percore/listener.h"
 #include "percore/session.h"
 #include "percore/server.h"
+#include "percore/load.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
 
