@@ -57,7 +57,7 @@ int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_stats *
 	return 0;
 }
 
-static cJSON *stats_json(const struct pc_server_stats *st)
+cJSON *pc_server_stats_json(const struct pc_server_stats *st)
 {
 	cJSON *o = cJSON_CreateObject();
 	char name[64];
@@ -77,7 +77,7 @@ static cJSON *stats_json(const struct pc_server_stats *st)
 int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out)
 {
 	if (json) {
-		cJSON *o = stats_json(st);
+		cJSON *o = pc_server_stats_json(st);
 		char *text = o ? cJSON_Print(o) : NULL;
 		int rc = text && fprintf(out, "%s\n", text) > 0 ? 0 : -EIO;
 
@@ -126,7 +126,7 @@ int net_stats_reply(struct pc_session *s)
 	int rc = -ENOMEM;
 
 	pc_server_stats(srv, -1, &st);
-	o = stats_json(&st);
+	o = pc_server_stats_json(&st);
 	if (!o)
 		return -ENOMEM;
 	cJSON_AddNumberToObject(o, "shards", s->sh->nshards);
