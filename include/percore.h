@@ -19,5 +19,11 @@
 #include "percore/load.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
+#include "percore/cgroup.h"
+#include "percore/audit.h"
+#include "percore/tune.h"
+#include "percore/topo.h"
+#include "percore/place.h"
+#include "percore/numa.h"
 
 #endif

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "percore/audit.h"
 #include "percore/bench.h"
+#include "percore/place.h"
+#include "percore/topo.h"
 #include "cmd.h"
 
 #define PM_QOS_DEVICE "/dev/cpu_dma_latency"
@@ -317,16 +320,38 @@ static int out_close(struct out_file *o, const char *text)
 	return rc;
 }
 
+/* percore.topology and percore.placement: the machine the threads were
+ * placed on, and its default placement (policy auto; a benchmark with k
+ * threads takes pc_place's auto answer for k). Left out when hwloc cannot
+ * read the machine: the results are still worth writing. */
+static void add_machine(cJSON *extra)
+{
+	struct pc_topo *t = NULL;
+	struct pc_placement *p = NULL;
+
+	if (pc_topo_load(NULL, &t, NULL, 0))
+		return;
+	cJSON_AddItemToObject(extra, "topology", pc_topo_to_json(t));
+	if (!pc_place(t, 0, PC_PLACE_AUTO, NULL, 0, &p, NULL, 0))
+		cJSON_AddItemToObject(extra, "placement", pc_placement_to_json(t, p));
+	pc_placement_free(p);
+	pc_topo_free(t);
+}
+
 /* Print the results and write the file. */
 static int report(const struct args *a, const struct pc_bench_session *s,
-		  const struct pm_qos *q, struct out_file *of)
+		  const struct pm_qos *q, const struct pc_audit *audit, struct out_file *of)
 {
 	cJSON *extra = cJSON_CreateObject(), *root;
 	char *text = NULL;
 	int rc = PC_EXIT_OK;
 
-	if (extra)
+	if (extra) {
 		cJSON_AddItemToObject(extra, "pm_qos", pm_qos_json(q));
+		add_machine(extra);
+	}
+	if (extra && audit)
+		cJSON_AddItemToObject(extra, "audit", pc_audit_to_json(audit));
 	root = pc_bench_session_json(s, extra);
 	text = root ? cJSON_Print(root) : NULL;
 	cJSON_Delete(root);
@@ -349,10 +374,18 @@ static int run(const struct args *a, struct pc_bench_session *s)
 {
 	struct pm_qos q = { .fd = -1 };
 	struct out_file of = { 0 };
-	int measured;
+	struct pc_audit *audit = NULL;
+	int measured, rc;
 
 	if (a->out && out_open(&of, a->out))
 		return PC_EXIT_FAIL;
+	/* The audit first, on the machine as the benchmarks will find it; its
+	 * warnings say why results may come out noisy. */
+	if (pc_audit_collect(NULL, &audit) == 0 && !a->quiet &&
+	    pc_audit_count_status(audit, PC_AUDIT_WARN)) {
+		fprintf(stderr, "percore bench: this machine adds noise (see percore env):\n");
+		pc_audit_print(audit, stderr, PC_AUDIT_PRINT_WARN_ONLY);
+	}
 	if (a->opt.pm_qos)
 		pm_qos_hold(&q);
 	measured = pc_bench_session_run(s);
@@ -361,9 +394,12 @@ static int run(const struct args *a, struct pc_bench_session *s)
 		fprintf(stderr, "percore bench: %s\n", measured == 0
 			? "every selected benchmark was skipped" : strerror(-measured));
 		out_close(&of, NULL);
+		pc_audit_free(audit);
 		return PC_EXIT_FAIL;
 	}
-	return report(a, s, &q, &of);
+	rc = report(a, s, &q, audit, &of);
+	pc_audit_free(audit);
+	return rc;
 }
 
 static int bench_main(int argc, char **argv)
