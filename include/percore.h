@@ -25,5 +25,7 @@
 #include "percore/topo.h"
 #include "percore/place.h"
 #include "percore/numa.h"
+#include "percore/map.h"
+#include "percore/dispatch.h"
 
 #endif

@@ -137,6 +137,7 @@ static inline int pc_frame_peek(struct pc_ringbuf *rb, uint32_t max_body, struct
 	if (PC_UNLIKELY(span < PC_FRAME_HEADER_LEN && span < used)) {
 		/* Plain ring, header split by the end of the buffer. */
 		span = used < PC_FRAME_HEADER_LEN ? used : PC_FRAME_HEADER_LEN;
+		memset(copy, 0, sizeof(copy));  /* the compiler cannot see peek fill it */
 		pc_ringbuf_peek(rb, copy, span);
 		h = copy;
 	}

@@ -91,34 +91,48 @@ static inline size_t pc_ringbuf_space(const struct pc_ringbuf *rb)
 	return pc_ringbuf_capacity(rb) - pc_ringbuf_used(rb);
 }
 
+/* The n bytes from position pos: how many are contiguous from there (all
+ * of them when mirrored), and where they start. */
+static inline uint8_t *pc__ringbuf_span(const struct pc_ringbuf *rb, uint64_t pos, size_t n,
+					size_t *len)
+{
+	size_t off = (size_t)pos & rb->_mask, to_end = pc_ringbuf_capacity(rb) - off;
+
+	*len = rb->_mirrored || n <= to_end ? n : to_end;
+	return rb->_buf + off;
+}
+
+/* The same region as up to two iovecs; returns how many (0 when n is 0). */
+static inline int pc__ringbuf_iov(const struct pc_ringbuf *rb, uint64_t pos, size_t n,
+				  struct iovec iov[2])
+{
+	size_t len;
+
+	if (!n)
+		return 0;
+	iov[0].iov_base = pc__ringbuf_span(rb, pos, n, &len);
+	iov[0].iov_len = len;
+	if (len == n)
+		return 1;
+	iov[1].iov_base = rb->_buf;
+	iov[1].iov_len = n - len;
+	return 2;
+}
+
 /* The contiguous free region at the tail: *len bytes (0 when full) a
  * recv() may fill before pc_ringbuf_commit(). Mirrored: all the free space.
  * Plain: up to the end of the buffer; pc_ringbuf_write_iov() gives both
  * parts. */
 static inline uint8_t *pc_ringbuf_write_span(struct pc_ringbuf *rb, size_t *len)
 {
-	size_t off = (size_t)rb->_tail & rb->_mask, space = pc_ringbuf_space(rb);
-	size_t to_end = pc_ringbuf_capacity(rb) - off;
-
-	*len = rb->_mirrored || space <= to_end ? space : to_end;
-	return rb->_buf + off;
+	return pc__ringbuf_span(rb, rb->_tail, pc_ringbuf_space(rb), len);
 }
 
 /* The free space as up to two iovecs for readv()/recvmsg(). Returns how
  * many iovecs it filled (0 when full). */
 static inline int pc_ringbuf_write_iov(struct pc_ringbuf *rb, struct iovec iov[2])
 {
-	size_t len, space = pc_ringbuf_space(rb);
-
-	if (!space)
-		return 0;
-	iov[0].iov_base = pc_ringbuf_write_span(rb, &len);
-	iov[0].iov_len = len;
-	if (len == space)
-		return 1;
-	iov[1].iov_base = rb->_buf;
-	iov[1].iov_len = space - len;
-	return 2;
+	return pc__ringbuf_iov(rb, rb->_tail, pc_ringbuf_space(rb), iov);
 }
 
 /* Make n bytes written into the free space readable. Returns 0, or -EINVAL
@@ -135,28 +149,14 @@ static inline int pc_ringbuf_commit(struct pc_ringbuf *rb, size_t n)
  * Mirrored: everything readable. Plain: up to the end of the buffer. */
 static inline const uint8_t *pc_ringbuf_read_span(const struct pc_ringbuf *rb, size_t *len)
 {
-	size_t off = (size_t)rb->_head & rb->_mask, used = pc_ringbuf_used(rb);
-	size_t to_end = pc_ringbuf_capacity(rb) - off;
-
-	*len = rb->_mirrored || used <= to_end ? used : to_end;
-	return rb->_buf + off;
+	return pc__ringbuf_span(rb, rb->_head, pc_ringbuf_used(rb), len);
 }
 
 /* The readable bytes as up to two iovecs for writev()/sendmsg(). Returns
  * how many iovecs it filled (0 when empty). */
 static inline int pc_ringbuf_read_iov(const struct pc_ringbuf *rb, struct iovec iov[2])
 {
-	size_t len, used = pc_ringbuf_used(rb);
-
-	if (!used)
-		return 0;
-	iov[0].iov_base = (void *)pc_ringbuf_read_span(rb, &len);
-	iov[0].iov_len = len;
-	if (len == used)
-		return 1;
-	iov[1].iov_base = rb->_buf;
-	iov[1].iov_len = used - len;
-	return 2;
+	return pc__ringbuf_iov(rb, rb->_head, pc_ringbuf_used(rb), iov);
 }
 
 /* Drop n bytes from the head. Returns 0, or -EINVAL when fewer than n
@@ -170,22 +170,21 @@ static inline int pc_ringbuf_consume(struct pc_ringbuf *rb, size_t n)
 }
 
 /* Copy n bytes in at the tail, all or nothing (src may be NULL when n is
- * 0). Returns 0; -EAGAIN when
- * they do not fit now (retry after the reader consumed); -EMSGSIZE when n
- * exceeds the capacity. Nothing is written on failure. */
+ * 0). Returns 0; -EAGAIN when they do not fit now (retry after the reader
+ * consumed); -EMSGSIZE when n exceeds the capacity. Nothing is written on
+ * failure. */
 static inline int pc_ringbuf_write(struct pc_ringbuf *rb, const void *src, size_t n)
 {
+	size_t len;
+
 	if (PC_UNLIKELY(n > pc_ringbuf_space(rb)))
 		return n > pc_ringbuf_capacity(rb) ? -EMSGSIZE : -EAGAIN;
-	size_t off = (size_t)rb->_tail & rb->_mask, to_end = pc_ringbuf_capacity(rb) - off;
-	if (PC_UNLIKELY(n == 0))  /* src may be NULL then */
+	if (PC_UNLIKELY(n == 0))
 		return 0;
-	if (rb->_mirrored || n <= to_end) {
-		memcpy(rb->_buf + off, src, n);
-	} else {
-		memcpy(rb->_buf + off, src, to_end);
-		memcpy(rb->_buf, (const uint8_t *)src + to_end, n - to_end);
-	}
+	uint8_t *p = pc__ringbuf_span(rb, rb->_tail, n, &len);
+	memcpy(p, src, len);
+	if (PC_UNLIKELY(len < n))
+		memcpy(rb->_buf, (const uint8_t *)src + len, n - len);
 	rb->_tail += n;
 	return 0;
 }
@@ -194,15 +193,14 @@ static inline int pc_ringbuf_write(struct pc_ringbuf *rb, const void *src, size_
  * or -EAGAIN when fewer than n are readable (dst untouched). */
 static inline int pc_ringbuf_peek(const struct pc_ringbuf *rb, void *dst, size_t n)
 {
+	size_t len;
+
 	if (PC_UNLIKELY(n > pc_ringbuf_used(rb)))
 		return -EAGAIN;
-	size_t off = (size_t)rb->_head & rb->_mask, to_end = pc_ringbuf_capacity(rb) - off;
-	if (rb->_mirrored || n <= to_end) {
-		memcpy(dst, rb->_buf + off, n);
-	} else {
-		memcpy(dst, rb->_buf + off, to_end);
-		memcpy((uint8_t *)dst + to_end, rb->_buf, n - to_end);
-	}
+	const uint8_t *p = pc__ringbuf_span(rb, rb->_head, n, &len);
+	memcpy(dst, p, len);
+	if (PC_UNLIKELY(len < n))
+		memcpy((uint8_t *)dst + len, rb->_buf, n - len);
 	return 0;
 }
 
@@ -228,12 +226,12 @@ const uint8_t *pc__ringbuf_unwrap(struct pc_ringbuf *rb, size_t n);
  * or destroy (writes and consumes of other bytes do not disturb it). */
 static inline const uint8_t *pc_ringbuf_linearize(struct pc_ringbuf *rb, size_t n)
 {
+	size_t len;
+
 	if (PC_UNLIKELY(n > pc_ringbuf_used(rb)))
 		return NULL;
-	size_t off = (size_t)rb->_head & rb->_mask;
-	if (rb->_mirrored || n <= pc_ringbuf_capacity(rb) - off)
-		return rb->_buf + off;
-	return pc__ringbuf_unwrap(rb, n);
+	const uint8_t *p = pc__ringbuf_span(rb, rb->_head, n, &len);
+	return PC_LIKELY(len == n) ? p : pc__ringbuf_unwrap(rb, n);
 }
 
 #endif

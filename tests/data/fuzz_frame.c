@@ -67,7 +67,7 @@ struct reference {
 static void decode_whole(const uint8_t *s, size_t len, uint32_t max, size_t cap,
 			 struct reference *ref)
 {
-	struct pc_frame f;
+	struct pc_frame f = { 0 };
 	size_t at = 0;
 
 	ref->n = 0;
@@ -107,7 +107,7 @@ static void round_trip(const struct pc_frame *x)
 {
 	struct pc_frame y;
 	uint8_t h[PC_FRAME_HEADER_LEN];
-	struct iovec iov[2];
+	struct iovec iov[2] = { { 0 } };
 
 	if (!scratch._buf)
 		CHECK(pc_ringbuf_init(&scratch, 1 << 17, 0) == 0);
@@ -131,7 +131,7 @@ static void round_trip(const struct pc_frame *x)
 /* Copy as much of the chunk as fits, the way recv() fills the spans. */
 static size_t feed(struct pc_ringbuf *rb, const uint8_t *p, size_t n)
 {
-	struct iovec iov[2];
+	struct iovec iov[2] = { { 0 } };
 	int k = pc_ringbuf_write_iov(rb, iov);
 	size_t done = 0;
 
@@ -168,7 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (chunk > len - fed)
 			chunk = len - fed;
 		fed += feed(rb, s + fed, chunk);
-		struct pc_frame f;
+		struct pc_frame f = { 0 };
 		while ((end = pc_frame_peek(rb, max, &f)) == 0) {
 			CHECK(next < ref.n);
 			same_frame(&f, s, ref.at[next++]);

@@ -12,16 +12,6 @@
 #include "percore/frame.h"
 #include "testutil.h"
 
-static bool mirrored_available(void)
-{
-	struct pc_ringbuf rb;
-
-	if (pc_ringbuf_init(&rb, 1, PC_RINGBUF_MIRRORED))
-		return false;
-	pc_ringbuf_destroy(&rb);
-	return true;
-}
-
 /* Head and tail at pos, so the next frame starts there. */
 static void move_to(struct pc_ringbuf *rb, size_t pos)
 {
@@ -41,7 +31,7 @@ static void fill_body(uint8_t *b, size_t len, uint32_t seed)
 static void expect_frame(struct pc_ringbuf *rb, uint32_t max, uint32_t id, uint8_t flags,
 			 const uint8_t *body, size_t len)
 {
-	struct pc_frame f;
+	struct pc_frame f = { 0 };
 
 	assert_int_equal(pc_frame_peek(rb, max, &f), 0);
 	assert_int_equal(f.msg_id, id);
@@ -81,7 +71,7 @@ static void round_trips_of_every_size_class(void **state)
 
 				/* The iovec encoding gives the same bytes. */
 				uint8_t h[PC_FRAME_HEADER_LEN];
-				struct iovec iov[2];
+				struct iovec iov[2] = { { 0 } };
 				assert_int_equal(pc_frame_encode_iov(h, iov, id, flags, body, len), 0);
 				assert_ptr_equal(iov[1].iov_base, body);
 				assert_int_equal(pc_ringbuf_write(&rb, iov[0].iov_base, iov[0].iov_len), 0);
@@ -99,7 +89,7 @@ static void header_is_big_endian(void **state)
 	uint8_t h[PC_FRAME_HEADER_LEN];
 	static const uint8_t want[PC_FRAME_HEADER_LEN] = { 1, 3, 0x12, 0x34, 0x56, 0x78,
 							   0, 0x01, 0x02, 0x03, 0, 0 };
-	struct pc_frame f;
+	struct pc_frame f = { 0 };
 	(void)state;
 	assert_int_equal(pc_frame_header_encode(h, 0x12345678, 3, 0x010203), 0);
 	assert_memory_equal(h, want, sizeof(want));
@@ -155,7 +145,7 @@ static void malformed_headers_refused_early_losing_nothing(void **state)
 			for (size_t start = 4096 - 13; start <= 4096; start++) {
 				uint8_t h[PC_FRAME_HEADER_LEN];
 				unsigned shows = bads[i].byte;
-				struct pc_frame f;
+				struct pc_frame f = { 0 };
 				make_bad(h, &bads[i]);
 				if (bads[i].err == -EMSGSIZE)
 					shows = 9;  /* the length's last byte */
@@ -182,7 +172,7 @@ static void body_limits(void **state)
 {
 	struct pc_ringbuf rb;
 	uint8_t h[PC_FRAME_HEADER_LEN];
-	struct pc_frame f;
+	struct pc_frame f = { 0 };
 	(void)state;
 	assert_int_equal(pc_ringbuf_init(&rb, 1 << 16, 0), 0);
 	/* The configured maximum, the default and the hard cap. */
@@ -213,8 +203,8 @@ static void body_limits(void **state)
 static void encode_refusals_write_nothing(void **state)
 {
 	struct pc_ringbuf rb;
-	uint8_t h[PC_FRAME_HEADER_LEN], body[200] = { 0 };
-	struct iovec iov[2];
+	uint8_t h[PC_FRAME_HEADER_LEN], body[256] = { 0 };
+	struct iovec iov[2] = { { 0 } };
 	(void)state;
 	assert_int_equal(pc_ringbuf_init(&rb, 256, 0), 0);
 	for (unsigned bit = 2; bit < 8; bit++) {
@@ -260,7 +250,7 @@ static size_t build_stream(uint8_t *out, size_t cap, uint32_t *ids, size_t *lens
 /* Decode every complete frame; returns how many were checked. */
 static size_t drain(struct pc_ringbuf *rb, const uint32_t *ids, const size_t *lens, size_t next)
 {
-	struct pc_frame f;
+	struct pc_frame f = { 0 };
 	uint8_t body[128];
 	int err;
 
@@ -325,7 +315,7 @@ static void parse_every_prefix(void **state)
 	size_t total = build_stream(stream, sizeof(stream), ids, lens, &n), at = 0;
 	(void)state;
 	for (size_t i = 0; i < n; i++) {
-		struct pc_frame f;
+		struct pc_frame f = { 0 };
 		size_t size = PC_FRAME_HEADER_LEN + lens[i];
 		for (size_t k = 0; k < size; k++)
 			assert_int_equal(pc_frame_parse(stream + at, k, 0, &f), -EAGAIN);

@@ -37,16 +37,6 @@ static void check(const uint8_t *src, uint64_t from, size_t n)
 		}
 }
 
-static bool mirrored_available(void)
-{
-	struct pc_ringbuf rb;
-
-	if (pc_ringbuf_init(&rb, 1, PC_RINGBUF_MIRRORED))
-		return false;
-	pc_ringbuf_destroy(&rb);
-	return true;
-}
-
 static void init_rounds_and_refuses(void **state)
 {
 	struct pc_ringbuf rb;
@@ -158,7 +148,7 @@ static void refusals_change_nothing(void **state)
 static void iov_cover_the_wrap(void **state)
 {
 	struct pc_ringbuf rb;
-	struct iovec iov[2];
+	struct iovec iov[2] = { { 0 } };
 	(void)state;
 	assert_int_equal(pc_ringbuf_init(&rb, 256, 0), 0);
 	move_to(&rb, 200);
@@ -187,7 +177,7 @@ static void random_op(struct pc_ringbuf *rb, struct rng *r, uint64_t *rd, uint64
 {
 	size_t cap = pc_ringbuf_capacity(rb), used = (size_t)(*wr - *rd);
 	size_t n = (size_t)rng_below(r, cap + cap / 8 + 2), len;
-	struct iovec iov[2];
+	struct iovec iov[2] = { { 0 } };
 	int err;
 
 	switch (rng_below(r, 8)) {
