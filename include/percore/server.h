@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "percore/dispatch.h"
 #include "percore/engine.h"
 #include "percore/session.h"
 
@@ -54,10 +55,16 @@ struct pc_server_cfg {
 	 * on_shard_stop below. */
 	struct pc_engine_cfg engine;
 
-	/* Protocol: framed (on_frame) or raw (on_data, every byte as it
-	 * comes). on_open and on_close may be NULL. user goes to every
-	 * handler. */
+	/* Protocol: framed or raw (on_data, every byte as it comes). A
+	 * framed server routes each frame by message id: on_dispatch
+	 * registers handlers on every shard's dispatcher (percore/dispatch.h;
+	 * a handler's arg is the struct pc_session *; nonzero fails the
+	 * start); ids without a handler go to on_frame, or, with on_frame
+	 * NULL, get an error reply and are counted (unknown_ids). Without
+	 * on_dispatch every frame goes straight to on_frame. on_open and
+	 * on_close may be NULL. user goes to every handler. */
 	bool raw;
+	int (*on_dispatch)(struct pc_dispatch *d, unsigned shard, void *user);
 	pc_frame_fn on_frame;
 	pc_data_fn on_data;
 	pc_open_fn on_open;
@@ -111,6 +118,7 @@ struct pc_server_stats {
 	uint64_t malformed;         /* frames with a bad header */
 	uint64_t oversize;          /* frames whose body exceeds max_body */
 	uint64_t error_replies;     /* error frames sent before closing */
+	uint64_t unknown_ids;       /* frames no handler was registered for */
 	/* traffic */
 	uint64_t frames_in, frames_out;
 	uint64_t bytes_in, bytes_out;

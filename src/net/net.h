@@ -86,6 +86,8 @@ struct net_shard {
 	struct pc_wheel *w;
 	struct pc_slab *slab;
 	struct net_bufpool pool;
+	struct pc_dispatch dispatch;  /* with on_dispatch only */
+	bool dispatching;
 	struct net_slot *slots;
 	uint32_t nslots, slot_cap, free_slot; /* free_slot: UINT32_MAX none */
 	struct pc_session *head;      /* every session of the shard */

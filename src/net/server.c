@@ -33,9 +33,9 @@ static int fail(char *err, size_t len, int rc, const char *why)
 /* Fill in the defaults and check the configuration. */
 static int cfg_resolve(struct pc_server_cfg *c, char *err, size_t len)
 {
-	if (c->raw ? !c->on_data : !c->on_frame)
+	if (c->raw ? !c->on_data : !c->on_frame && !c->on_dispatch)
 		return fail(err, len, -EINVAL, c->raw ? "a raw server needs on_data" :
-						       "a framed server needs on_frame");
+						       "a framed server needs on_frame or on_dispatch");
 	if (c->backlog < 0)
 		return fail(err, len, -EINVAL, "negative backlog");
 	c->rx_buffer = c->rx_buffer ? c->rx_buffer : PC_SERVER_RX_BUFFER;
@@ -175,6 +175,36 @@ static int open_listener(struct pc_server *srv, unsigned index)
 			 PC_LISTEN_REUSEPORT);
 }
 
+/* The dispatcher's ends: ids nobody registered go to on_frame when there
+ * is one; the built-in error reply goes out through the session. */
+static int frame_default(void *ctx, const struct pc_frame *f, void *arg)
+{
+	const struct net_shard *sh = ctx;
+
+	sh->cfg->on_frame(arg, f, sh->cfg->user);
+	return 0;
+}
+
+static int dispatch_reply(void *arg, uint32_t msg_id, uint8_t flags, const void *body, size_t len)
+{
+	return pc_session_send_flags(arg, msg_id, flags, body, len);
+}
+
+static int dispatch_setup(struct net_shard *sh)
+{
+	const struct pc_server_cfg *c = sh->cfg;
+	int rc = pc_dispatch_init(&sh->dispatch, 256);
+
+	if (rc)
+		return rc;
+	sh->dispatching = true;
+	pc_dispatch_set_reply(&sh->dispatch, dispatch_reply);
+	if (c->on_frame)
+		pc_dispatch_set_default(&sh->dispatch, frame_default, sh);
+	rc = c->on_dispatch(&sh->dispatch, sh->index, c->user);
+	return rc > 0 ? -EINVAL : rc;
+}
+
 static int shard_setup(struct net_shard *sh)
 {
 	struct pc_server *srv = sh->srv;
@@ -201,6 +231,8 @@ static int shard_setup(struct net_shard *sh)
 	if (!sh->slab || !sh->scratch)
 		return -ENOMEM;
 	rc = net_bufpool_init(&sh->pool, c->pool_keep, c->pool_bytes);
+	if (!rc && c->on_dispatch && !c->raw)
+		rc = dispatch_setup(sh);
 	if (rc)
 		return rc;
 	rc = open_listener(srv, sh->index);
@@ -271,6 +303,8 @@ static void shard_free(struct net_shard *sh)
 	if (sh->lfd >= 0)
 		close(sh->lfd);
 	net_bufpool_fini(&sh->pool);
+	if (sh->dispatching)
+		pc_dispatch_destroy(&sh->dispatch);
 	pc_slab_destroy(sh->slab);
 	free(sh->slots);
 	free(sh->scratch);

@@ -269,10 +269,15 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 		return;
 	}
 	NET_STAT_ADD(s->sh, frames_in, 1);
-	if (f->msg_id == PC_MSG_STATS && cfg->stats_frames)
+	if (f->msg_id == PC_MSG_STATS && cfg->stats_frames) {
 		net_stats_reply(s);
-	else
+	} else if (s->sh->dispatching) {
+		pc_dispatch_frame(&s->sh->dispatch, f, s);
+		__atomic_store_n(&s->sh->stats.unknown_ids, pc_dispatch_unknown(&s->sh->dispatch),
+				 __ATOMIC_RELAXED);
+	} else {
 		cfg->on_frame(s, f, cfg->user);
+	}
 }
 
 /* A frame refused with -EMSGSIZE is either over the body maximum (the

@@ -20,7 +20,7 @@ static const struct {
 } fields[] = {
 	FIELD(sessions), FIELD(accepted), FIELD(closed),
 	FIELD(rejected_shard_limit), FIELD(rejected_addr_limit), FIELD(accept_errors),
-	FIELD(malformed), FIELD(oversize), FIELD(error_replies),
+	FIELD(malformed), FIELD(oversize), FIELD(error_replies), FIELD(unknown_ids),
 	FIELD(frames_in), FIELD(frames_out), FIELD(bytes_in), FIELD(bytes_out),
 	FIELD(heartbeats_in), FIELD(heartbeats_out),
 	FIELD(read_pauses), FIELD(paused), FIELD(send_refused), FIELD(send_to_gone),

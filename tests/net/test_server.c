@@ -318,6 +318,86 @@ static void test_send_to(void **state)
 	tu_stop(srv);
 }
 
+/* ---- routing by message id (pc_dispatch) ---------------------------------- */
+
+static int say_ten(void *ctx, const struct pc_frame *f, void *arg)
+{
+	(void)f;
+	return pc_session_send(arg, 10, ctx, strlen(ctx));
+}
+
+static int routes(struct pc_dispatch *d, unsigned shard, void *user)
+{
+	(void)shard;
+	(void)user;
+	if (pc_dispatch_register(d, 10, say_ten, "ten"))
+		return -1;
+	return pc_dispatch_register(d, 70000, say_ten, "seventy thousand");
+}
+
+static int refuse_routes(struct pc_dispatch *d, unsigned shard, void *user)
+{
+	(void)d;
+	(void)user;
+	return shard == 1 ? -ENOSPC : 0;
+}
+
+static void expect_reply(int fd, uint32_t id, uint8_t flags, const char *body)
+{
+	struct pc_frame f = { 0 };
+	uint8_t *b = NULL;
+
+	assert_int_equal(tu_send_frame(fd, id, 0, "?", 1), 0);
+	assert_int_equal(tu_recv_frame(fd, &f, &b), 0);
+	assert_int_equal(f.msg_id, id == 70000 ? 10 : id);
+	assert_int_equal(f.flags, flags);
+	assert_int_equal(f.len, strlen(body));
+	assert_memory_equal(b, body, f.len);
+	free(b);
+}
+
+static void test_dispatch(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	char err[128];
+
+	(void)state;
+	/* Registered ids go to their handlers, dense and sparse; the rest to
+	 * on_frame (here the echo). */
+	tu_cfg(&c, 2);
+	c.on_dispatch = routes;
+	srv = tu_start(&c);
+	assert_non_null(srv);
+	int fd = tu_connect(pc_server_port(srv));
+	expect_reply(fd, 10, 0, "ten");
+	expect_reply(fd, 70000, 0, "seventy thousand");
+	expect_reply(fd, 11, 0, "?");
+	assert_true(tu_echo_ok(fd, 99999, 100));
+	assert_int_equal(tu_stats(srv).unknown_ids, 2);
+	close(fd);
+	tu_stop(srv);
+
+	/* Without on_frame, an unknown id gets an error reply and is counted;
+	 * the session stays open. */
+	tu_cfg(&c, 1);
+	c.on_dispatch = routes;
+	c.on_frame = NULL;
+	srv = tu_start(&c);
+	assert_non_null(srv);
+	fd = tu_connect(pc_server_port(srv));
+	expect_reply(fd, 12, PC_FRAME_ERROR, PC_DISPATCH_UNKNOWN_BODY);
+	expect_reply(fd, 10, 0, "ten");
+	assert_int_equal(tu_stats(srv).unknown_ids, 1);
+	close(fd);
+	tu_stop(srv);
+
+	/* A shard whose registration fails fails the start, cleanly. */
+	tu_cfg(&c, 2);
+	c.on_dispatch = refuse_routes;
+	assert_int_equal(pc_server_start(&c, &srv, err, sizeof(err)), -ENOSPC);
+}
+
 static void test_ipv6(void **state)
 {
 	struct pc_server_cfg c;
@@ -389,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_heartbeats),
 		cmocka_unit_test(test_stats_frame),
 		cmocka_unit_test(test_send_to),
+		cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_bad_config),
 	};
