@@ -30,6 +30,7 @@
 #include "percore/reactor.h"
 
 struct pc_engine;
+struct pc_placement;
 
 enum pc_idle {
 	PC_IDLE_ADAPTIVE = 0, /* poll for poll_budget_us, then sleep (default) */
@@ -45,11 +46,12 @@ struct pc_engine_cfg {
 	/* Shards to run; 0: one per usable physical core of the fastest
 	 * kind, capped by the CPU quota (the placement's default). */
 	unsigned shards;
-	/* Where shards run: a placement policy name ("auto", "compact",
+	/* Where shards run (pc_place): a policy name ("auto", "compact",
 	 * "spread", "pcore", "off" for no pinning) or a CPU list ("0,2-3").
 	 * NULL is "auto". */
 	const char *placement;
-	/* More shards than usable CPUs: share CPUs instead of failing. */
+	/* More shards than usable CPUs: share CPUs instead of failing (not
+	 * with a CPU list or "pcore", which always refuse). */
 	bool oversubscribe;
 	/* The thread calling pc_engine_start() becomes shard 0 (pinned
 	 * there) and runs it in pc_engine_run(). */
@@ -134,10 +136,16 @@ enum pc_backend pc_engine_backend(const struct pc_engine *e);
 /* The CPU shard i runs on, -1 when not pinned or i is out of range. */
 int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i);
 
-/* Copy shard i's statistics. Exact after pc_engine_join(); before that the
- * figures are a racy but harmless snapshot (use pc_engine_stats() from a
- * shard for a consistent one). Returns 0 or -EINVAL for a bad i. Any
- * thread. */
+/* Where the shards run: the placement pc_place() chose (with its
+ * warnings, e.g. oversubscribed CPUs), for programs to print or record.
+ * Valid until pc_engine_destroy(). */
+const struct pc_placement *pc_engine_placement(const struct pc_engine *e);
+
+/* Copy shard i's statistics. Exact after pc_engine_join(); while the
+ * shard runs, each figure is one the shard has recently stored, but the
+ * set is not taken at one instant and busy_ns stays 0 until the shard
+ * ends (pc_engine_stats() from a shard gives a consistent snapshot).
+ * Returns 0 or -EINVAL for a bad i. Any thread. */
 int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
 
 /* Run fn(arg) on shard `to` from a thread that is not a shard (the main

@@ -22,9 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct pc_arena;
 struct pc_engine;
 struct pc_reactor;
 struct pc_shard_stats;
+struct pc_slab;
 
 /* Bytes a message carries inline (pc_shard_submit_copy). */
 #define PC_MSG_INLINE 48
@@ -41,6 +43,23 @@ unsigned pc_shard_count(void);
 struct pc_reactor *pc_shard_reactor(void);
 /* This shard's engine, NULL when not a shard. */
 struct pc_engine *pc_shard_engine(void);
+
+/* This shard's arena (percore/arena.h) for request-lifetime scratch, on
+ * its NUMA node: take a mark when a request starts, rewind when it ends.
+ * NULL when not a shard. */
+struct pc_arena *pc_shard_arena(void);
+
+/* Largest object pc_shard_slab() serves. */
+#define PC_SHARD_SLAB_MAX 4096
+
+/* This shard's slab pool (percore/slab.h) for objects of up to size bytes:
+ * one pool per power-of-two class from 64 to PC_SHARD_SLAB_MAX bytes,
+ * 64-byte aligned, created on first use on the shard's node. Allocate and
+ * free on this shard with pc_slab_alloc/pc_slab_free; another shard frees
+ * with pc_slab_free_remote. The pools live until pc_engine_destroy().
+ * Returns NULL when not a shard, for size 0 or above the largest class,
+ * or when memory runs out. */
+struct pc_slab *pc_shard_slab(size_t size);
 
 /* Run fn(arg) on shard `to` (which may be this shard: it then runs on a
  * later turn, never inside this call). Returns 0, -EAGAIN when ring

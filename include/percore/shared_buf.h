@@ -6,8 +6,8 @@
  * messages (pc_shared_buf_get() once per reference sent). When the last
  * reference is dropped the memory goes back on its owner shard: a holder on
  * another shard collects such buffers and returns them to the owner over
- * the mesh, one message per owner and batch, so the owner's allocator is
- * only ever used by the owner's thread.
+ * the mesh, one message per owner and batch, so the owner's slab pool is
+ * only ever used by the owner's thread, without atomics.
  */
 #ifndef PERCORE_SHARED_BUF_H
 #define PERCORE_SHARED_BUF_H
@@ -23,18 +23,21 @@ struct pc_shared_buf {
 	 * writable word, alone on the header's line with the read-only
 	 * fields below. */
 	_Atomic uint32_t _refs;
-	uint32_t _owner;                 /* shard that allocated it */
+	void *_home;                     /* the shard that allocated it */
 	size_t _len;
 	struct pc_shared_buf *_next;     /* return list, after refs hit 0 */
+	struct pc_slab *_pool;           /* owner's slab, or NULL: malloc */
 	/* The bytes start on the next cache line: readers never touch the
 	 * line the count lives on while they read the data. */
 	unsigned char data[] __attribute__((aligned(PC_CACHE_LINE)));
 };
 
 /* A new buffer of len bytes (len may be 0) owned by this shard, with one
- * reference held by the caller. Fill data before sharing it; afterwards it
- * is read-only for everyone. Shard threads only. Returns NULL off a shard
- * or when memory runs out. */
+ * reference held by the caller: from the shard's slab pools when it fits
+ * one (pc_shard_slab), else from malloc. Fill data before sharing it;
+ * afterwards it is read-only for everyone. Every reference must be dropped
+ * before the engine is destroyed. Shard threads only. Returns NULL off a
+ * shard or when memory runs out. */
 struct pc_shared_buf *pc_shared_buf_new(size_t len);
 
 static inline const void *pc_shared_buf_data(const struct pc_shared_buf *b)

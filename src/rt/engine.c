@@ -1,6 +1,5 @@
 /* percore rt: the engine: placing, starting, running and stopping shards. */
 #include <errno.h>
-#include <numa.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,8 @@
 
 #include "percore/clock.h"
 #include "percore/cpulist.h"
+#include "percore/place.h"
+#include "percore/topo.h"
 #include "rt/reactor_impl.h"
 #include "rt/rt.h"
 
@@ -77,79 +78,44 @@ static int check_cfg(const struct pc_engine_cfg *c, char *err, size_t len)
 
 /* ---- placement ------------------------------------------------------- */
 
-/* One CPU per shard from the affinity mask (or the given list), in order;
- * "off" pins nothing. */
-static int place(struct pc_engine *e, const struct pc_engine_cfg *c, char *err, size_t len)
+/* Where each shard runs, from the machine's topology: a policy name or a
+ * CPU list. Stores the placement in *out (kept for pc_engine_placement). */
+static int place(const struct pc_engine_cfg *c, struct pc_placement **out, char *err, size_t len)
 {
 	const char *p = c->placement ? c->placement : "auto";
-	cpu_set_t set;
-	int cpus[CPU_SETSIZE], ncpus = 0;
+	enum pc_place_policy policy;
+	cpu_set_t list;
+	struct pc_topo *topo;
+	int rc;
 
-	if (!strcmp(p, "off")) {
-		for (unsigned i = 0; i < e->n; i++)
-			e->shards[i].cpu = e->shards[i].node = -1;
-		return 0;
-	}
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return fail(err, len, -errno, "cannot read the CPU affinity mask");
-	if (strcmp(p, "auto")) {
-		cpu_set_t want;
-
-		if (pc_cpulist_parse(p, &want))
+	if (pc_place_policy_parse(p, &policy)) {
+		if (pc_cpulist_parse(p, &list))
 			return fail(err, len, -EINVAL, "placement is neither a policy nor a CPU list");
-		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &want) && !CPU_ISSET(cpu, &set))
-				return fail(err, len, -EINVAL, "placement names a CPU this process may not use");
-		set = want;
+		policy = PC_PLACE_LIST;
 	}
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			cpus[ncpus++] = cpu;
-	if (!ncpus)
-		return fail(err, len, -EINVAL, "no usable CPU");
-	if (e->n > (unsigned)ncpus && !c->oversubscribe)
-		return fail(err, len, -EINVAL, "more shards than usable CPUs (oversubscribe not asked)");
-	for (unsigned i = 0; i < e->n; i++) {
-		struct rt_shard *s = &e->shards[i];
-
-		s->cpu = cpus[i % (unsigned)ncpus];
-		s->node = numa_available() >= 0 ? numa_node_of_cpu(s->cpu) : -1;
-	}
-	return 0;
-}
-
-static unsigned default_shards(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 1;
-	return (unsigned)CPU_COUNT(&set);
+	rc = pc_topo_load(NULL, &topo, err, len);
+	if (rc)
+		return rc;
+	rc = pc_place(topo, c->shards, policy, policy == PC_PLACE_LIST ? &list : NULL,
+		      c->oversubscribe ? PC_PLACE_OVERSUBSCRIBE : 0, out, err, len);
+	pc_topo_free(topo);
+	return rc;
 }
 
 /* ---- one shard --------------------------------------------------------- */
-
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 /* On the shard's own thread: pin first, so every allocation below is
  * first touched from the right CPU and node. */
 static int shard_setup(struct rt_shard *s)
 {
-	int rc = pin(s->cpu);
+	int rc = s->cpu >= 0 ? pc_pin_self(s->cpu) : 0;
 
 	if (!rc)
 		rc = pc_reactor_create(&s->reactor, s->e->cfg.backend, 0);
 	if (!rc)
 		rc = rt_mesh_setup(s);
+	if (!rc)
+		rc = rt_shard_mem_setup(s);
 	s->stats.shard = s->id;
 	s->stats.cpu = s->cpu;
 	s->stats.node = s->node;
@@ -171,7 +137,7 @@ static void shard_loop(struct rt_shard *s)
 				n += (unsigned)k;
 		}
 		rt_mesh_flush(s);
-		s->stats.turns++;
+		RT_STAT_ADD(s, turns, 1);
 		if (n)
 			rt_idle_busy(s, &idle);
 		else
@@ -199,7 +165,7 @@ static void shard_body(struct rt_shard *s)
 	pthread_barrier_wait(&e->done);
 	rt_mesh_final_drain(s);
 	rt_mesh_drop_returns(s);
-	s->stats.busy_ns = pc_now_ns() - s->start_ns - s->stats.idle_ns;
+	RT_STAT_SET(s, busy_ns, pc_now_ns() - s->start_ns - s->stats.idle_ns);
 	rt_self = NULL;
 }
 
@@ -238,8 +204,9 @@ static void open_gate(struct pc_engine *e, unsigned count)
 
 /* ---- the engine ------------------------------------------------------ */
 
-static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, unsigned n)
+static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, struct pc_placement *pl)
 {
+	unsigned n = pl->n;
 	struct pc_engine *e;
 
 	if (posix_memalign((void **)&e, PC_CACHE_PAD, sizeof(*e)))
@@ -258,9 +225,12 @@ static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, unsigned 
 	e->capacity = cfg->ring_capacity ? cfg->ring_capacity : auto_capacity(n);
 	e->reserve = e->capacity / 4;
 	e->budget_ns = (uint64_t)cfg->poll_budget_us * 1000;
+	e->placement = pl;
 	for (unsigned i = 0; i < n; i++) {
 		e->shards[i].id = i;
 		e->shards[i].e = e;
+		e->shards[i].cpu = pl->shards[i].cpu;
+		e->shards[i].node = pl->shards[i].node;
 		pthread_mutex_init(&e->shards[i].ext_lock, NULL);
 	}
 	pthread_mutex_init(&e->gate_lock, NULL);
@@ -273,12 +243,14 @@ static void engine_free(struct pc_engine *e)
 {
 	for (unsigned i = 0; i < e->n; i++) {
 		rt_mesh_free(&e->shards[i]);
+		rt_shard_mem_free(&e->shards[i]);
 		pc_reactor_destroy(e->shards[i].reactor);
 		pthread_mutex_destroy(&e->shards[i].ext_lock);
 	}
 	pthread_mutex_destroy(&e->gate_lock);
 	pthread_cond_destroy(&e->gate_cond);
 	pthread_barrier_destroy(&e->done);
+	pc_placement_free(e->placement);
 	free(e->shards);
 	free(e);
 }
@@ -311,25 +283,14 @@ static int first_setup_error(const struct pc_engine *e)
 	return -ENOMEM;
 }
 
-int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out, char *err, size_t errlen)
+/* Start the shard threads (and set shard 0 up on this thread when the
+ * caller is shard 0). Returns 0 once every shard is ready to run, or the
+ * first error after every started thread has ended. */
+static int launch(struct pc_engine *e)
 {
-	unsigned n, first, started;
-	struct pc_engine *e;
-	int rc = check_cfg(cfg, err, errlen);
+	unsigned first = e->cfg.caller_is_shard0 ? 1 : 0, started;
+	int rc = 0;
 
-	*out = NULL;
-	if (rc)
-		return rc;
-	n = cfg->shards ? cfg->shards : default_shards();
-	e = engine_alloc(cfg, n);
-	if (!e)
-		return fail(err, errlen, -ENOMEM, "out of memory");
-	rc = place(e, cfg, err, errlen);
-	if (rc) {
-		engine_free(e);
-		return rc;
-	}
-	first = cfg->caller_is_shard0 ? 1 : 0;
 	started = spawn(e, first, &rc);
 	if (rc)
 		atomic_store(&e->setup_failed, 1);
@@ -339,10 +300,32 @@ int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out, cha
 			atomic_store(&e->setup_failed, 1);
 	}
 	open_gate(e, started);
-	if (atomic_load(&e->setup_failed)) {
-		for (unsigned i = first; i < first + started; i++)
-			pthread_join(e->shards[i].thread, NULL);
-		rc = rc ? rc : first_setup_error(e);
+	if (!atomic_load(&e->setup_failed))
+		return 0;
+	for (unsigned i = first; i < first + started; i++)
+		pthread_join(e->shards[i].thread, NULL);
+	return rc ? rc : first_setup_error(e);
+}
+
+int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out, char *err, size_t errlen)
+{
+	struct pc_placement *placement;
+	struct pc_engine *e;
+	int rc = check_cfg(cfg, err, errlen);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	rc = place(cfg, &placement, err, errlen);
+	if (rc)
+		return rc;
+	e = engine_alloc(cfg, placement);
+	if (!e) {
+		pc_placement_free(placement);
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	rc = launch(e);
+	if (rc) {
 		engine_free(e);
 		return fail(err, errlen, rc, "a shard could not start, set up its reactor or its rings");
 	}
@@ -410,6 +393,11 @@ enum pc_backend pc_engine_backend(const struct pc_engine *e)
 int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i)
 {
 	return i < e->n ? e->shards[i].cpu : -1;
+}
+
+const struct pc_placement *pc_engine_placement(const struct pc_engine *e)
+{
+	return e->placement;
 }
 
 int pc_engine_submit(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg)

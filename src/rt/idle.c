@@ -37,7 +37,7 @@
 void rt_idle_busy(struct rt_shard *s, struct rt_idle *st)
 {
 	if (st->t0) {
-		s->stats.idle_ns += pc_now_ns() - st->t0;
+		RT_STAT_ADD(s, idle_ns, pc_now_ns() - st->t0);
 		st->t0 = 0;
 	}
 	st->empty = 0;
@@ -56,7 +56,7 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 		atomic_store_explicit(&ib->sleeping, 0, memory_order_relaxed);
 		return;
 	}
-	s->stats.sleeps++;
+	RT_STAT_ADD(s, sleeps, 1);
 	n = pc_reactor_poll(s->reactor, timeout);
 	/* relaxed: only this shard reads its own flag as a decision; a
 	 * producer that still sees 1 merely sends one spare wake-up. */

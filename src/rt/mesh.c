@@ -19,11 +19,10 @@
  * reply, so a reply always finds room and is never refused.
  */
 #include <errno.h>
-#include <numa.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "percore/numa.h"
 #include "percore/reactor.h"
 #include "rt/rt.h"
 
@@ -44,28 +43,6 @@ static unsigned bell_words(const struct pc_engine *e)
 
 /* ---- memory ---------------------------------------------------------- */
 
-/* Memory on node (or anywhere when node < 0 or NUMA is absent); zeroed by
- * the caller's touch. */
-static void *node_alloc(int node, size_t size)
-{
-	void *p;
-
-	if (node >= 0 && numa_available() >= 0)
-		return numa_alloc_onnode(size, node);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void node_free(void *p, size_t size, int node)
-{
-	if (!p)
-		return;
-	if (node >= 0 && numa_available() >= 0)
-		numa_free(p, size);
-	else
-		munmap(p, size);
-}
-
 int rt_mesh_setup(struct rt_shard *s)
 {
 	struct pc_engine *e = s->e;
@@ -77,7 +54,7 @@ int rt_mesh_setup(struct rt_shard *s)
 	char *mem;
 
 	s->mem_size = slots_off + nrings * slot_bytes;
-	mem = node_alloc(s->node, s->mem_size);
+	mem = pc_numa_alloc(s->node, s->mem_size);
 	if (!mem)
 		return -ENOMEM;
 	/* First touch from this (pinned) thread: page tables and any page
@@ -111,7 +88,7 @@ void rt_mesh_connect(struct rt_shard *s)
 
 void rt_mesh_free(struct rt_shard *s)
 {
-	node_free(s->mem, s->mem_size, s->node);
+	pc_numa_free(s->mem, s->mem_size);
 	free(s->in);
 	free(s->out);
 	free(s->dirty);
@@ -151,13 +128,13 @@ static void publish(struct rt_shard *s, unsigned to)
 
 	rt_ring_publish(o->ring);    /* release: slots before tail */
 	o->staged = 0;
-	s->stats.publishes++;
+	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
 		/* Our own ring: no atomics, we are the consumer. */
 		s->pending[to / 64] |= 1ull << (to % 64);
 		return;
 	}
-	s->stats.wakeups_sent += (uint64_t)ring_bell(s->e, to, s->id);
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(s->e, to, s->id));
 }
 
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
@@ -175,7 +152,7 @@ static void staged(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	s->stats.msgs_out++;
+	RT_STAT_ADD(s, msgs_out, 1);
 	if (!o->dirty) {
 		o->dirty = true;
 		s->dirty[s->ndirty++] = to;
@@ -214,7 +191,7 @@ static void send_reply(struct rt_shard *s, unsigned to, pc_reply_fn fn, void *ct
 
 static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 {
-	s->stats.msgs_in++;
+	RT_STAT_ADD(s, msgs_in, 1);
 	switch (m->kind) {
 	case RT_MSG_PTR:
 		((pc_msg_fn)m->fn)(m->u.arg);
@@ -310,7 +287,7 @@ void rt_mesh_final_drain(struct rt_shard *s)
 				run_msg(s, i, m);
 				continue;
 			}
-			s->stats.unrun_at_stop++;
+			RT_STAT_ADD(s, unrun_at_stop, 1);
 		}
 		rt_ring_release(s->in[i]);
 	}
@@ -329,7 +306,7 @@ static struct rt_shard *sender(unsigned to)
 
 static int refuse(struct rt_shard *s)
 {
-	s->stats.ring_full++;
+	RT_STAT_ADD(s, ring_full, 1);
 	return -EAGAIN; /* full: nothing staged, the caller retries later */
 }
 
@@ -365,7 +342,8 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
 	m->fn = (void (*)(void))fn;
 	m->kind = RT_MSG_COPY;
 	m->len = (uint32_t)len;
-	memcpy(m->u.bytes, data, len);
+	if (len)
+		memcpy(m->u.bytes, data, len);
 	staged(s, to);
 	return 0;
 }
@@ -474,7 +452,7 @@ int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), 
  * sent back to its owner at the end of this turn. */
 void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b)
 {
-	struct rt_out *o = &s->out[b->_owner];
+	struct rt_out *o = &s->out[((struct rt_shard *)b->_home)->id];
 
 	b->_next = o->frees;
 	if (!o->frees)

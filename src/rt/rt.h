@@ -51,6 +51,11 @@ _Static_assert(sizeof(struct rt_msg) == PC_CACHE_LINE, "a message is one cache l
 
 PC_SPSC_TYPED(rt_ring, struct rt_msg)
 
+/* Slab size classes: 64, 128, ... PC_SHARD_SLAB_MAX bytes. */
+#define RT_SLAB_MIN 64
+#define RT_SLAB_CLASSES 7
+_Static_assert(RT_SLAB_MIN << (RT_SLAB_CLASSES - 1) == PC_SHARD_SLAB_MAX, "size classes");
+
 #define RT_BELL_WORDS ((PC_ENGINE_MAX_SHARDS + 1 + 63) / 64)
 
 /* Written by others: each block starts its own padded line. */
@@ -85,6 +90,8 @@ struct rt_shard {
 	unsigned *dirty;             /* destinations with staged messages */
 	unsigned ndirty;
 	unsigned nfrees;             /* owners with buffers to return */
+	struct pc_arena *arena;      /* pc_shard_arena() */
+	struct pc_slab *slabs[RT_SLAB_CLASSES]; /* pc_shard_slab(), lazily */
 	void *mem;                   /* inbox + rings + slots, one mapping */
 	size_t mem_size;
 	uint64_t start_ns;
@@ -117,7 +124,15 @@ struct pc_engine {
 	bool ran0;                       /* pc_engine_run() was called */
 	bool signals;                    /* holds SIGINT/SIGTERM */
 	struct rt_shard *shards;         /* n entries, padded */
+	struct pc_placement *placement;
 };
+
+/* Count into a shard's statistics. Only the shard itself writes them; the
+ * store is atomic (relaxed, a plain store on x86-64) so that another
+ * thread may read them at any time (pc_engine_stats_read). */
+#define RT_STAT_ADD(s, field, n) \
+	__atomic_store_n(&(s)->stats.field, (s)->stats.field + (n), __ATOMIC_RELAXED)
+#define RT_STAT_SET(s, field, v) __atomic_store_n(&(s)->stats.field, (v), __ATOMIC_RELAXED)
 
 /* The shard running on this thread (NULL elsewhere). */
 extern __thread struct rt_shard *rt_self;
@@ -143,6 +158,10 @@ struct rt_idle {
 };
 void rt_idle_busy(struct rt_shard *s, struct rt_idle *st);
 void rt_idle_step(struct rt_shard *s, struct rt_idle *st);
+
+/* shard_mem.c */
+int rt_shard_mem_setup(struct rt_shard *s);
+void rt_shard_mem_free(struct rt_shard *s);
 
 /* signals.c */
 void rt_signals_release(struct pc_engine *e);

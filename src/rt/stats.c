@@ -11,9 +11,27 @@
 
 int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out)
 {
+	const struct pc_shard_stats *st;
+
 	if (i >= e->n)
 		return -EINVAL;
-	*out = e->shards[i].stats;
+	st = &e->shards[i].stats;
+	/* shard, cpu and node were written before the start-up gate. */
+	out->shard = st->shard;
+	out->cpu = st->cpu;
+	out->node = st->node;
+#define RT_READ(f) out->f = __atomic_load_n(&st->f, __ATOMIC_RELAXED)
+	RT_READ(turns);
+	RT_READ(busy_ns);
+	RT_READ(idle_ns);
+	RT_READ(msgs_in);
+	RT_READ(msgs_out);
+	RT_READ(publishes);
+	RT_READ(wakeups_sent);
+	RT_READ(sleeps);
+	RT_READ(ring_full);
+	RT_READ(unrun_at_stop);
+#undef RT_READ
 	return 0;
 }
 

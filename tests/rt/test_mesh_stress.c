@@ -6,7 +6,7 @@
  * refused submit (-EAGAIN) loses nothing, and the statistics add up.
  *
  * Sizing: PC_RT_SHARDS (default 8), PC_RT_STRESS_ITEMS per ordered pair
- * (default 200,000; 6,000 under ThreadSanitizer), PC_RT_RING (16..),
+ * (default 200,000; 25,000 under ThreadSanitizer), PC_RT_RING (16..),
  * PC_RT_IDLE (spin, adaptive, sleep; default adaptive). */
 #include <errno.h>
 #include <sched.h>
@@ -24,7 +24,7 @@
 #include "rt_util.h"
 
 #ifdef PC_TSAN
-#define DEFAULT_ITEMS 6000
+#define DEFAULT_ITEMS 25000
 #else
 #define DEFAULT_ITEMS 200000
 #endif
@@ -77,7 +77,7 @@ static void maybe_finish(void)
 			return;
 	p->done = 1;
 	if (atomic_fetch_add(&finished, 1) + 1 == nshards)
-		pc_engine_stop(engine);
+		pc_engine_stop(pc_shard_engine());
 }
 
 static void on_copy(void *data)

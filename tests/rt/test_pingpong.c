@@ -69,7 +69,7 @@ static void pong(void *arg)
 		 (unsigned long long)done);
 	atomic_store_explicit(&progress, done + 1, memory_order_relaxed);
 	if (done + 1 == trips) {
-		pc_engine_stop(engine);
+		pc_engine_stop(pc_shard_engine());
 		return;
 	}
 	rc = pc_shard_submit(1, ping, (void *)(uintptr_t)(seq + 1));
@@ -84,7 +84,7 @@ static void on_start(void *arg)
 }
 
 /* Run one round; returns 77 when the backend cannot be set up. */
-static int round_trip(enum pc_backend backend, const char *cpus, uint64_t n)
+static int round_trip(enum pc_backend backend, uint64_t n)
 {
 	struct pc_engine_cfg cfg;
 	char err[200];
@@ -93,7 +93,6 @@ static int round_trip(enum pc_backend backend, const char *cpus, uint64_t n)
 
 	pc_engine_cfg_init(&cfg);
 	cfg.shards = 2;
-	cfg.placement = cpus;
 	cfg.oversubscribe = true;
 	cfg.idle = PC_IDLE_SLEEP;
 	cfg.backend = backend;
@@ -117,8 +116,9 @@ static int round_trip(enum pc_backend backend, const char *cpus, uint64_t n)
 			last = p;
 			last_change = now;
 		} else if (now - last_change > STALL_NS) {
-			fprintf(stderr, "stalled at round trip %llu of %llu (%s, cpus %s): a wake-up was lost\n",
-				(unsigned long long)p, (unsigned long long)n, pc_backend_name(backend), cpus);
+			fprintf(stderr, "stalled at round trip %llu of %llu (%s, cpus %d,%d): a wake-up was lost\n",
+				(unsigned long long)p, (unsigned long long)n, pc_backend_name(backend),
+				pc_engine_shard_cpu(engine, 0), pc_engine_shard_cpu(engine, 1));
 			_exit(1); /* the shards cannot be joined */
 		}
 		usleep(20000);
@@ -130,57 +130,46 @@ static int round_trip(enum pc_backend backend, const char *cpus, uint64_t n)
 	assert_true(RT_SUM(engine, sleeps) > 0);
 	assert_true(RT_SUM(engine, wakeups_sent) > 0);
 	assert_int_equal(RT_SUM(engine, unrun_at_stop), 0);
-	printf("%s, cpus %s: %llu round trips in %.2f s (%.1f us each), %llu sleeps, %llu wake-ups\n",
-	       pc_backend_name(backend), cpus, (unsigned long long)n, (double)(pc_now_ns() - t0) / 1e9,
+	printf("%s, cpus %d,%d: %llu round trips in %.2f s (%.1f us each), %llu sleeps, %llu wake-ups\n",
+	       pc_backend_name(backend), pc_engine_shard_cpu(engine, 0), pc_engine_shard_cpu(engine, 1),
+	       (unsigned long long)n, (double)(pc_now_ns() - t0) / 1e9,
 	       (double)(pc_now_ns() - t0) / 1e3 / (double)n, (unsigned long long)RT_SUM(engine, sleeps),
 	       (unsigned long long)RT_SUM(engine, wakeups_sent));
 	pc_engine_destroy(engine);
 	return 0;
 }
 
-static const char *two_cpus(void)
+/* Confine this thread (and so the topology the engine sees) to its first
+ * usable CPU, or give back the old mask. */
+static void confine(bool on)
 {
-	static char buf[32];
-	cpu_set_t set;
-	int found = 0, first = -1;
+	static cpu_set_t saved;
+	cpu_set_t one;
 
-	sched_getaffinity(0, sizeof(set), &set);
-	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
-		if (CPU_ISSET(c, &set)) {
-			if (found++ == 0)
-				first = c;
-			else
-				snprintf(buf, sizeof(buf), "%d,%d", first, c);
-		}
-	if (found < 2)
-		snprintf(buf, sizeof(buf), "%d", first);
-	return buf;
-}
-
-static const char *one_cpu(void)
-{
-	static char buf[16];
-	cpu_set_t set;
-
-	sched_getaffinity(0, sizeof(set), &set);
+	if (!on) {
+		assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+		return;
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	CPU_ZERO(&one);
 	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set)) {
-			snprintf(buf, sizeof(buf), "%d", c);
+		if (CPU_ISSET(c, &saved)) {
+			CPU_SET(c, &one);
 			break;
 		}
-	return buf;
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
 }
 
 static void sleep_policy_epoll_two_cpus(void **state)
 {
 	(void)state;
-	round_trip(PC_BACKEND_EPOLL, two_cpus(), rt_env_u64("PC_RT_CROSS", DEFAULT_CROSS));
+	round_trip(PC_BACKEND_EPOLL, rt_env_u64("PC_RT_CROSS", DEFAULT_CROSS));
 }
 
 static void sleep_policy_uring_two_cpus(void **state)
 {
 	(void)state;
-	if (round_trip(PC_BACKEND_URING, two_cpus(), rt_env_u64("PC_RT_CROSS", DEFAULT_CROSS)) == 77) {
+	if (round_trip(PC_BACKEND_URING, rt_env_u64("PC_RT_CROSS", DEFAULT_CROSS)) == 77) {
 		printf("SKIP: io_uring cannot be set up here (see the line above)\n");
 		skip();
 	}
@@ -189,7 +178,9 @@ static void sleep_policy_uring_two_cpus(void **state)
 static void sleep_policy_one_cpu(void **state)
 {
 	(void)state;
-	round_trip(PC_BACKEND_EPOLL, one_cpu(), rt_env_u64("PC_RT_PINGPONGS", DEFAULT_TRIPS));
+	confine(true);
+	round_trip(PC_BACKEND_EPOLL, rt_env_u64("PC_RT_PINGPONGS", DEFAULT_TRIPS));
+	confine(false);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /* The reactor on one backend (argv[1]: epoll or uring): fd readiness,
  * level-triggered re-reporting, modify and delete (also from callbacks and
  * with fd numbers reused), deferred task order, wake-ups, wait timeouts,
- * timers, and every bad argument. io_uring is skipped (exit 77) with the
+ * timers bounding the wait, and every bad argument. io_uring is skipped (exit 77) with the
  * reason when the kernel refuses to set it up. */
 #include <errno.h>
 #include <fcntl.h>
@@ -328,6 +328,84 @@ static void wake_interrupts_wait(void **state)
 	assert_true(pc_now_ns() - t0 >= 5000000);
 }
 
+struct tick {
+	struct pc_timer t;
+	struct pc_reactor *r;
+	int id, fired, repeat, early;
+	uint64_t due_ns, fired_ns;
+};
+static int fire_order[8], nfired;
+
+static void on_tick(struct pc_wheel *w, struct pc_timer *t)
+{
+	struct tick *k = (struct tick *)((char *)t - offsetof(struct tick, t));
+	(void)w;
+
+	k->fired++;
+	k->fired_ns = pc_now_ns();
+	if (k->fired_ns < k->due_ns)
+		k->early++;
+	fire_order[nfired++] = k->id;
+	if (k->fired < k->repeat) {
+		k->due_ns = pc_now_ns() + 2000000;
+		pc_reactor_timer_after(k->r, &k->t, 2000000);
+	}
+}
+
+static void arm(struct tick *k, struct pc_reactor *r, int id, uint64_t delay_ns)
+{
+	*k = (struct tick){ .r = r, .id = id, .repeat = 1 };
+	pc_timer_init(&k->t, on_tick);
+	k->due_ns = pc_now_ns() + delay_ns;
+	pc_reactor_timer_after(r, &k->t, delay_ns);
+}
+
+/* Timers bound the wait, fire in time order and never early; cancelled
+ * ones never fire; a callback may reschedule itself. */
+static void timers_drive_the_wait(void **state)
+{
+	struct pc_reactor *r = *state;
+	struct pc_wheel *w = pc_reactor_wheel(r);
+	struct tick a, b, c, d;
+
+	nfired = 0;
+	arm(&c, r, 3, 9000000);
+	arm(&a, r, 1, 3000000);
+	arm(&b, r, 2, 6000000);
+	arm(&d, r, 4, 4000000);
+	assert_true(pc_wheel_cancel(w, &d.t));
+	assert_int_equal(pc_wheel_count(w), 3);
+	/* A wait shorter than any timer times out with nothing fired. */
+	assert_int_equal(pc_reactor_poll(r, 1000), 0);
+	assert_int_equal(nfired, 0);
+	/* Infinite waits end at each timer in turn. */
+	while (nfired < 3)
+		assert_true(pc_reactor_poll(r, -1) >= 0);
+	assert_int_equal(fire_order[0], 1);
+	assert_int_equal(fire_order[1], 2);
+	assert_int_equal(fire_order[2], 3);
+	assert_int_equal(a.early + b.early + c.early, 0);
+	assert_int_equal(d.fired, 0);
+	assert_int_equal(pc_wheel_count(w), 0);
+	assert_int_equal(pc_wheel_validate(w), 0);
+
+	/* Periodic: three firings, each at least 2 ms after the last. */
+	nfired = 0;
+	arm(&a, r, 5, 1000000);
+	a.repeat = 3;
+	while (a.fired < 3)
+		assert_true(pc_reactor_poll(r, -1) >= 0);
+	assert_int_equal(a.early, 0);
+	assert_int_equal(pc_wheel_count(w), 0);
+	/* With a queued task, a due timer still fires in the same turn. */
+	arm(&b, r, 6, 0);
+	assert_int_equal(pc_reactor_defer(r, task_seq, (void *)0), 0);
+	nseq = 0;
+	usleep(1000);
+	assert_int_equal(pc_reactor_poll(r, -1), 2);
+	assert_int_equal(b.fired, 1);
+}
+
 static void bad_arguments(void **state)
 {
 	struct pc_reactor *r = *state, *x;
@@ -392,6 +470,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(deferred_tasks_run_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(task_queue_grows_while_wrapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(wake_interrupts_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(timers_drive_the_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
 	};
 	return cmocka_run_group_tests_name(argv[1], tests, NULL, NULL);
