@@ -94,7 +94,8 @@ struct pc_server_cfg {
 	/* Timers in milliseconds; 0: off. idle_timeout closes a session
 	 * that sent nothing for that long; heartbeat sends a heartbeat
 	 * request (flags bit 0, id 1) to a session quiet that long, which a
-	 * client answers with a heartbeat of id 0. linger 0: the default. */
+	 * client answers with a heartbeat of id 0. linger 0: the default.
+	 * Each at most 2^31 - 1 ms. */
 	uint32_t idle_timeout_ms;
 	uint32_t heartbeat_ms;
 	uint32_t linger_ms;

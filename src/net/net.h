@@ -41,17 +41,20 @@ enum {
 
 struct net_shard;
 
+/* Two cache lines (128 bytes): an idle session costs this, its id slot
+ * and the reactor's entry for its fd; no buffer. */
 struct pc_session {
 	struct net_shard *sh;
 	struct pc_ringbuf *rx;        /* NULL while nothing is buffered */
 	struct pc_ringbuf *tx;        /* NULL while nothing is queued */
 	void *data;                   /* the application's */
-	uint64_t id;
-	uint64_t last_rx;             /* tick of the last byte received */
-	uint64_t last_ping;           /* tick of the last heartbeat sent */
 	struct pc_timer timer;        /* idle, heartbeat, linger */
-	struct pc_session *prev, *next; /* the shard's sessions */
 	struct pc_session *dirty_next;  /* the shard's flush list */
+	/* Ticks as 32 bits: only differences are used, and they stay below
+	 * 2^31 ms because the timer checks at least that often. */
+	uint32_t last_rx;             /* tick of the last byte received */
+	uint32_t last_ping;           /* tick of the last heartbeat sent */
+	uint32_t slot;                /* in the shard's id table */
 	int fd;
 	uint16_t flags;
 	uint8_t events;               /* interest registered with the reactor */
@@ -90,7 +93,6 @@ struct net_shard {
 	bool dispatching;
 	struct net_slot *slots;
 	uint32_t nslots, slot_cap, free_slot; /* free_slot: UINT32_MAX none */
-	struct pc_session *head;      /* every session of the shard */
 	struct pc_session *dirty;     /* sessions with output to write */
 	bool flush_queued;            /* the flush task is deferred */
 	uint32_t nsessions;
@@ -158,6 +160,8 @@ void net_shard_drained(struct net_shard *sh);
 
 /* slots (session.c) */
 struct pc_session *net_slot_find(struct net_shard *sh, uint64_t id);
+/* Run fn on every session of the shard (fn may free the one it is given). */
+void net_each_session(struct net_shard *sh, void (*fn)(struct pc_session *s));
 
 /* stats.c */
 int net_stats_reply(struct pc_session *s);

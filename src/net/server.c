@@ -45,6 +45,8 @@ static int cfg_resolve(struct pc_server_cfg *c, char *err, size_t len)
 	c->linger_ms = c->linger_ms ? c->linger_ms : PC_SERVER_LINGER_MS;
 	c->pool_keep = c->pool_keep ? c->pool_keep : PC_SERVER_POOL_KEEP;
 	c->pool_bytes = c->pool_bytes ? c->pool_bytes : PC_SERVER_POOL_BYTES;
+	if (c->idle_timeout_ms > INT32_MAX || c->heartbeat_ms > INT32_MAX || c->linger_ms > INT32_MAX)
+		return fail(err, len, -EINVAL, "timers are at most 2^31 ms (24 days)");
 	if (c->low_water > c->high_water)
 		return fail(err, len, -EINVAL, "low water above high water");
 	if (!net_buf_class_size(c->rx_buffer) || !net_buf_class_size(c->tx_buffer) ||
@@ -278,6 +280,11 @@ static void shard_start(void *arg)
 	shard_report(srv, rc);
 }
 
+static void stop_session(struct pc_session *s)
+{
+	net_session_abort(s, PC_CLOSE_SHUTDOWN);
+}
+
 static void shard_stop(void *arg)
 {
 	struct pc_server *srv = arg;
@@ -287,8 +294,7 @@ static void shard_stop(void *arg)
 	if (!sh)
 		return; /* its set-up failed: nothing to undo but that */
 	close_listener(sh);
-	while (sh->head)
-		net_session_abort(sh->head, PC_CLOSE_SHUTDOWN);
+	net_each_session(sh, stop_session);
 	pc_wheel_cancel(sh->w, &sh->drain_timer);
 	if (srv->cfg.on_shard_stop)
 		srv->cfg.on_shard_stop(sh->index, srv->cfg.user);
@@ -326,16 +332,18 @@ void net_shard_drained(struct net_shard *sh)
 		pc_engine_stop(srv->engine);
 }
 
+static void cut_session(struct pc_session *s)
+{
+	NET_STAT_ADD(s->sh, drain_aborted, 1);
+	net_session_abort(s, PC_CLOSE_SHUTDOWN);
+}
+
 static void drain_deadline(struct pc_wheel *w, struct pc_timer *t)
 {
 	struct net_shard *sh = (struct net_shard *)((char *)t - offsetof(struct net_shard, drain_timer));
 
 	(void)w;
-	for (struct pc_session *s = sh->head, *next; s; s = next) {
-		next = s->next;
-		NET_STAT_ADD(sh, drain_aborted, 1);
-		net_session_abort(s, PC_CLOSE_SHUTDOWN);
-	}
+	net_each_session(sh, cut_session);
 	net_shard_drained(sh);
 }
 
@@ -349,10 +357,7 @@ static void shard_drain(void *arg)
 	sh->draining = true;
 	close_listener(sh);
 	pc_reactor_timer_after(sh->r, &sh->drain_timer, (uint64_t)srv->drain_ms * 1000000);
-	for (struct pc_session *s = sh->head, *next; s; s = next) {
-		next = s->next;
-		net_session_drain(s);
-	}
+	net_each_session(sh, net_session_drain);
 	if (!sh->nsessions)
 		net_shard_drained(sh);
 }

@@ -16,6 +16,8 @@
 #define SLOT_MASK ((1u << SLOT_BITS) - 1)
 #define NO_SLOT UINT32_MAX
 
+_Static_assert(sizeof(struct pc_session) <= 128, "an idle session fits two cache lines");
+
 static const char *const reason_names[PC_CLOSE_REASONS] = {
 	[PC_CLOSE_PEER] = "peer",           [PC_CLOSE_LOCAL] = "local",
 	[PC_CLOSE_RESET] = "reset",         [PC_CLOSE_IDLE] = "idle",
@@ -57,17 +59,22 @@ static int slot_alloc(struct net_shard *sh, struct pc_session *s)
 	uint32_t gen = (sh->slots[i].gen + 1) & SLOT_MASK;
 	sh->slots[i].gen = gen ? gen : 1;
 	sh->slots[i].s = s;
-	s->id = (uint64_t)sh->index << 48 | (uint64_t)sh->slots[i].gen << SLOT_BITS | i;
+	s->slot = i;
 	return 0;
 }
 
-static void slot_free(struct net_shard *sh, uint64_t id)
+static void slot_free(struct net_shard *sh, uint32_t i)
 {
-	uint32_t i = (uint32_t)id & SLOT_MASK;
-
 	sh->slots[i].s = NULL;
 	sh->slots[i].next_free = sh->free_slot;
 	sh->free_slot = i;
+}
+
+void net_each_session(struct net_shard *sh, void (*fn)(struct pc_session *s))
+{
+	for (uint32_t i = 0; i < sh->nslots; i++)
+		if (sh->slots[i].s)
+			fn(sh->slots[i].s);
 }
 
 struct pc_session *net_slot_find(struct net_shard *sh, uint64_t id)
@@ -98,18 +105,24 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* The 64-bit tick a 32-bit one stands for: the latest at or before now. */
+static uint64_t tick64(uint64_t now, uint32_t t)
+{
+	return now - (uint32_t)((uint32_t)now - t);
+}
+
 /* The next tick the idle or heartbeat check is due. */
-static uint64_t next_check(const struct pc_session *s)
+static uint64_t next_check(const struct pc_session *s, uint64_t now)
 {
 	const struct net_shard *sh = s->sh;
-	uint64_t at = UINT64_MAX;
+	uint64_t rx = tick64(now, s->last_rx), at = UINT64_MAX;
 
 	if (sh->idle_ticks)
-		at = s->last_rx + sh->idle_ticks;
+		at = rx + sh->idle_ticks;
 	if (sh->hb_ticks) {
-		uint64_t quiet = s->last_rx > s->last_ping ? s->last_rx : s->last_ping;
+		uint64_t ping = tick64(now, s->last_ping);
 
-		at = min_u64(at, quiet + sh->hb_ticks);
+		at = min_u64(at, (rx > ping ? rx : ping) + sh->hb_ticks);
 	}
 	return at;
 }
@@ -126,14 +139,14 @@ static void session_timer(struct pc_wheel *w, struct pc_timer *t)
 	s->busy++;
 	if (s->flags & NS_FIN) {
 		net_session_abort(s, (enum pc_close_reason)s->why); /* linger over */
-	} else if (sh->idle_ticks && now - s->last_rx >= sh->idle_ticks) {
+	} else if (sh->idle_ticks && now - tick64(now, s->last_rx) >= sh->idle_ticks) {
 		net_session_abort(s, PC_CLOSE_IDLE);
 	} else {
-		if (sh->hb_ticks && now >= next_check(s) && !(s->flags & NS_CLOSING)) {
-			s->last_ping = now;
+		if (sh->hb_ticks && now >= next_check(s, now) && !(s->flags & NS_CLOSING)) {
+			s->last_ping = (uint32_t)now;
 			net_session_ping(s);
 		}
-		pc_wheel_schedule(w, t, next_check(s));
+		pc_wheel_schedule(w, t, next_check(s, now));
 	}
 	net_session_unwind(s);
 }
@@ -165,22 +178,20 @@ struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct so
 		return NULL;
 	}
 	if (pc_reactor_add(sh->r, fd, PC_EV_IN, net_session_io, s)) {
-		slot_free(sh, s->id);
+		slot_free(sh, s->slot);
 		pc_slab_free(sh->slab, s);
 		return NULL;
 	}
 	s->events = PC_EV_IN;
-	s->next = sh->head;
-	if (sh->head)
-		sh->head->prev = s;
-	sh->head = s;
 	sh->nsessions++;
 	session_mem_update(sh);
 	NET_STAT_ADD(sh, sessions, 1);
 	NET_STAT_ADD(sh, accepted, 1);
 	if (sh->idle_ticks || sh->hb_ticks) {
-		s->last_rx = s->last_ping = pc_now_ns() / PC_REACTOR_TICK_NS;
-		pc_wheel_schedule(sh->w, &s->timer, next_check(s));
+		uint64_t now = pc_now_ns() / PC_REACTOR_TICK_NS;
+
+		s->last_rx = s->last_ping = (uint32_t)now;
+		pc_wheel_schedule(sh->w, &s->timer, next_check(s, now));
 	}
 	return s;
 }
@@ -215,15 +226,9 @@ static void session_free(struct pc_session *s)
 		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
 		net_buf_put(&sh->pool, s->rx);
 	}
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		sh->head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
 	if (sh->srv->addrs)
 		net_addrtab_release(sh->srv->addrs, s->addr);
-	slot_free(sh, s->id);
+	slot_free(sh, s->slot);
 	pc_slab_free(sh->slab, s);
 	sh->nsessions--;
 	session_mem_update(sh);
@@ -286,7 +291,9 @@ void net_session_drain(struct pc_session *s)
 
 uint64_t pc_session_id(const struct pc_session *s)
 {
-	return s->id;
+	const struct net_shard *sh = s->sh;
+
+	return (uint64_t)sh->index << 48 | (uint64_t)sh->slots[s->slot].gen << SLOT_BITS | s->slot;
 }
 
 void *pc_session_data(const struct pc_session *s)

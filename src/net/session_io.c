@@ -391,7 +391,7 @@ static void read_in(struct pc_session *s)
 		NET_STAT_ADD(sh, bytes_in, n);
 		NET_STAT_ADD(sh, buffered_bytes, n);
 		if (sh->idle_ticks || sh->hb_ticks)
-			s->last_rx = pc_now_ns() / PC_REACTOR_TICK_NS;
+			s->last_rx = (uint32_t)(pc_now_ns() / PC_REACTOR_TICK_NS);
 		net_session_input(s);
 		if (!(s->flags & NS_DEAD) && rx_stuck(s))
 			net_session_abort(s, PC_CLOSE_NOMEM);

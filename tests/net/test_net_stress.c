@@ -195,7 +195,7 @@ static void test_send_to_stress(void **state)
 #ifdef PC_TSAN
 	st.frames = 15000;
 #else
-	st.frames = 40000;
+	st.frames = 200000;
 #endif
 	if (env && *env)
 		st.frames = (unsigned)strtoul(env, NULL, 10);
