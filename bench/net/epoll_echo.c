@@ -2,7 +2,6 @@
  * framework. Level-triggered, one 64 KiB buffer per connection, reads until
  * the buffer is full, writes back what it can and waits for EPOLLOUT for the
  * rest. Everything runs on one thread. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -63,7 +63,8 @@ struct pc_load_cfg {
 struct pc_load_result {
 	uint64_t messages;       /* round trips completed and verified */
 	uint64_t bytes;          /* payload bytes verified (each way) */
-	uint64_t elapsed_ns;     /* from every connection up to the last reply */
+	uint64_t elapsed_ns;     /* from every connection up to the last reply
+	                          * (idle mode: opening them all) */
 	uint64_t connects;       /* connect mode: cycles completed */
 	/* errors */
 	uint64_t errors;         /* the sum of the four below */

@@ -421,6 +421,7 @@ static int run_idle(struct lg_run *run, struct pc_load_result *res, char *err, s
 		goto out;
 	}
 	int64_t kmem0 = tcp_mem();
+	uint64_t t0 = pc_now_ns();
 	for (; opened < n; opened++) {
 		fds[opened] = blocking_connect(run);
 		if (fds[opened] < 0) {
@@ -435,6 +436,7 @@ static int run_idle(struct lg_run *run, struct pc_load_result *res, char *err, s
 		rc = fail(err, len, -EPROTO, "the server stopped answering statistics requests");
 		goto out;
 	}
+	res->elapsed_ns = pc_now_ns() - t0; /* opened and counted by the server */
 	int64_t kmem1 = tcp_mem();
 	res->idle_open = num(after, "sessions") - num(before, "sessions");
 	res->server_rss_before = num(before, "rss_bytes");

@@ -37,6 +37,7 @@ enum {
 	NS_DRAIN = 1u << 5,    /* server draining: no more reads */
 	NS_DEAD = 1u << 6,     /* freed as soon as its callbacks unwind */
 	NS_OPEN = 1u << 7,     /* on_open ran: on_close is owed */
+	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
 };
 
 struct net_shard;
@@ -53,8 +54,11 @@ struct pc_session {
 	/* Ticks as 32 bits: only differences are used, and they stay below
 	 * 2^31 ms because the timer checks at least that often. */
 	uint32_t last_rx;             /* tick of the last byte received */
-	uint32_t last_ping;           /* tick of the last heartbeat sent */
 	uint32_t slot;                /* in the shard's id table */
+	/* Output still in the input ring (see struct net_ref): the first and
+	 * last of this session's references (index + 1; 0: none) and their
+	 * bytes. */
+	uint32_t ref_head, ref_tail, ref_bytes;
 	int fd;
 	uint16_t flags;
 	uint8_t events;               /* interest registered with the reactor */
@@ -63,6 +67,23 @@ struct pc_session {
 	uint8_t family;               /* AF_INET or AF_INET6 */
 	uint16_t port;                /* the client's, network order */
 	uint8_t addr[NET_ADDR_LEN];   /* the client's, v4-mapped for IPv4 */
+};
+
+/* A reply whose body is still in the session's own (mirrored) input
+ * ring: the echo of a frame, a forward of its body. Instead of copying the
+ * body into the output ring, the session notes where it lies, and the
+ * flush at the end of the turn hands it to writev from there. The bytes
+ * stay put until then: nothing reads into that ring while it is
+ * referenced (the read waits for the next turn), and a ring about to be
+ * replaced or given back first has its references copied ("materialized")
+ * into the output ring. A short write materializes what is left. Valid
+ * within one turn: the shard's list empties at the end of every flush. */
+struct net_ref {
+	const uint8_t *p;
+	uint32_t len;
+	uint32_t at;                  /* owned output bytes queued before it */
+	uint32_t next;                /* the session's next (index + 1), 0 none */
+	uint32_t count;               /* in a session's first: how many it has */
 };
 
 /* id -> session: index (low 24 bits) and generation (next 24 bits). */
@@ -94,6 +115,12 @@ struct net_shard {
 	struct net_slot *slots;
 	uint32_t nslots, slot_cap, free_slot; /* free_slot: UINT32_MAX none */
 	struct pc_session *dirty;     /* sessions with output to write */
+	struct net_ref *refs;         /* this turn's references, all sessions */
+	uint32_t nrefs, refs_cap;
+	/* Where references may point now: the body a handler of session
+	 * ref_owner is looking at (NULL outside input handling). */
+	struct pc_session *ref_owner;
+	const uint8_t *ref_lo, *ref_hi;
 	bool flush_queued;            /* the flush task is deferred */
 	uint32_t nsessions;
 	int lfd;                      /* -1 once closed */
@@ -144,16 +171,34 @@ void net_session_drain(struct pc_session *s);
 void net_shard_flush(struct net_shard *sh);
 size_t net_session_bytes(void);
 
+/* Output bytes not yet written: owned ones and references. */
+static inline size_t net_session_queued(const struct pc_session *s)
+{
+	return (s->tx ? pc_ringbuf_used(s->tx) : 0) + s->ref_bytes;
+}
+
 /* session_io.c */
 void net_session_io(struct pc_reactor *r, int fd, unsigned events, void *arg);
 void net_session_input(struct pc_session *s);
 void net_session_read_once(struct pc_session *s);
 int net_session_ping(struct pc_session *s);
-int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len);
 void net_session_unwind(struct pc_session *s);
 void net_session_settle(struct pc_session *s);
-void net_session_mark_dirty(struct pc_session *s);
+void net_session_set_interest(struct pc_session *s);
+void net_session_pause(struct pc_session *s);
 void net_session_opened(struct pc_session *s);
+
+/* session_out.c */
+void net_mem_update(struct net_shard *sh);
+struct pc_ringbuf *net_session_buf_get(struct net_shard *sh, size_t bytes);
+/* Give back a ring once it holds nothing: idle sessions hold no memory. */
+void net_session_buf_release(struct net_shard *sh, struct pc_ringbuf **rb);
+int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len);
+void net_session_mark_dirty(struct pc_session *s);
+/* Copy referenced output into the output ring (before the input ring
+ * changes). Returns 0 or -ENOMEM. */
+int net_session_materialize(struct pc_session *s);
+void net_session_flush(struct pc_session *s);
 
 /* server.c */
 void net_shard_drained(struct net_shard *sh);

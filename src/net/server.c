@@ -313,6 +313,7 @@ static void shard_free(struct net_shard *sh)
 		pc_dispatch_destroy(&sh->dispatch);
 	pc_slab_destroy(sh->slab);
 	free(sh->slots);
+	free(sh->refs);
 	free(sh->scratch);
 	free(sh);
 }

@@ -111,7 +111,9 @@ static uint64_t tick64(uint64_t now, uint32_t t)
 	return now - (uint32_t)((uint32_t)now - t);
 }
 
-/* The next tick the idle or heartbeat check is due. */
+/* The next tick the idle or heartbeat check is due. A session quiet for a
+ * heartbeat interval or more is probed every interval (from now: the
+ * probe due now has just been sent), so no "last probe" is kept. */
 static uint64_t next_check(const struct pc_session *s, uint64_t now)
 {
 	const struct net_shard *sh = s->sh;
@@ -120,9 +122,9 @@ static uint64_t next_check(const struct pc_session *s, uint64_t now)
 	if (sh->idle_ticks)
 		at = rx + sh->idle_ticks;
 	if (sh->hb_ticks) {
-		uint64_t ping = tick64(now, s->last_ping);
+		uint64_t hb = rx + sh->hb_ticks;
 
-		at = min_u64(at, (rx > ping ? rx : ping) + sh->hb_ticks);
+		at = min_u64(at, hb > now ? hb : now + sh->hb_ticks);
 	}
 	return at;
 }
@@ -142,10 +144,9 @@ static void session_timer(struct pc_wheel *w, struct pc_timer *t)
 	} else if (sh->idle_ticks && now - tick64(now, s->last_rx) >= sh->idle_ticks) {
 		net_session_abort(s, PC_CLOSE_IDLE);
 	} else {
-		if (sh->hb_ticks && now >= next_check(s, now) && !(s->flags & NS_CLOSING)) {
-			s->last_ping = (uint32_t)now;
+		if (sh->hb_ticks && now - tick64(now, s->last_rx) >= sh->hb_ticks &&
+		    !(s->flags & NS_CLOSING))
 			net_session_ping(s);
-		}
 		pc_wheel_schedule(w, t, next_check(s, now));
 	}
 	net_session_unwind(s);
@@ -190,7 +191,7 @@ struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct so
 	if (sh->idle_ticks || sh->hb_ticks) {
 		uint64_t now = pc_now_ns() / PC_REACTOR_TICK_NS;
 
-		s->last_rx = s->last_ping = (uint32_t)now;
+		s->last_rx = (uint32_t)now;
 		pc_wheel_schedule(sh->w, &s->timer, next_check(s, now));
 	}
 	return s;
@@ -218,10 +219,11 @@ static void session_free(struct pc_session *s)
 		unlink_dirty(sh, s);
 	if (s->flags & NS_PAUSED)
 		NET_STAT_SUB(sh, paused, 1);
-	if (s->tx) {
-		NET_STAT_SUB(sh, queued_bytes, pc_ringbuf_used(s->tx));
+	/* References die with it (the shard's list forgets them at the end
+	 * of the flush); their bytes were queued all the same. */
+	NET_STAT_SUB(sh, queued_bytes, net_session_queued(s));
+	if (s->tx)
 		net_buf_put(&sh->pool, s->tx);
-	}
 	if (s->rx) {
 		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
 		net_buf_put(&sh->pool, s->rx);
@@ -329,7 +331,7 @@ int pc_session_peer(const struct pc_session *s, struct sockaddr_storage *ss, soc
 
 size_t pc_session_queued(const struct pc_session *s)
 {
-	return s->tx ? pc_ringbuf_used(s->tx) : 0;
+	return net_session_queued(s);
 }
 
 int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,

@@ -1,4 +1,5 @@
-/* percore net: a session's bytes: read, decode, dispatch, queue, write.
+/* percore net: a session's input: read, decode, dispatch; its interest
+ * in readiness and what it waits for next. Output: session_out.c.
  *
  * Everything here runs on the session's shard. A session's own callbacks
  * (I/O, timer, flush) hold it "busy", so a handler that closes it, or an
@@ -12,41 +13,12 @@
 #include "net/net.h"
 #include "percore/clock.h"
 
-/* ---- buffers ------------------------------------------------------------ */
-
-static void mem_update(struct net_shard *sh)
-{
-	__atomic_store_n(&sh->stats.buffer_bytes, sh->pool.busy_bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&sh->stats.pool_bytes, sh->pool.idle_bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&sh->stats.buffers_mapped, sh->pool.maps, __ATOMIC_RELAXED);
-}
-
-static struct pc_ringbuf *buf_get(struct net_shard *sh, size_t bytes)
-{
-	struct pc_ringbuf *rb = net_buf_get(&sh->pool, bytes);
-
-	mem_update(sh);
-	return rb;
-}
-
-/* Give back a ring once it holds nothing: idle sessions hold no memory. */
-static void buf_release_empty(struct net_shard *sh, struct pc_ringbuf **rb)
-{
-	if (*rb && !pc_ringbuf_used(*rb)) {
-		net_buf_put(&sh->pool, *rb);
-		*rb = NULL;
-		mem_update(sh);
-	}
-}
-
-static size_t queued(const struct pc_session *s)
-{
-	return s->tx ? pc_ringbuf_used(s->tx) : 0;
-}
-
 /* ---- interest and state --------------------------------------------------- */
 
-static void set_interest(struct pc_session *s)
+/* Output waits for writability only once a write came back short: the
+ * usual turn (read, queue, flush at its end) writes everything and must
+ * not pay two epoll_ctl calls to add and remove OUT around it. */
+void net_session_set_interest(struct pc_session *s)
 {
 	unsigned want = 0;
 
@@ -54,7 +26,7 @@ static void set_interest(struct pc_session *s)
 		want = PC_EV_IN; /* only to see the client's EOF; input discarded */
 	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN)))
 		want = PC_EV_IN;
-	if (queued(s))
+	if (net_session_queued(s) && ((s->flags & NS_WBLOCKED) || !want))
 		want |= PC_EV_OUT;
 	/* Nothing wanted happens only on the way to being freed. */
 	if (!want || want == s->events)
@@ -77,7 +49,7 @@ static void send_fin(struct pc_session *s)
 	if (s->rx) {
 		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
 		pc_ringbuf_reset(s->rx);
-		buf_release_empty(sh, &s->rx);
+		net_session_buf_release(sh, &s->rx);
 	}
 	if (shutdown(s->fd, SHUT_WR)) {
 		net_session_abort(s, (enum pc_close_reason)s->why);
@@ -91,10 +63,10 @@ void net_session_settle(struct pc_session *s)
 {
 	if (s->flags & (NS_DEAD | NS_FIN)) {
 		if (!(s->flags & NS_DEAD))
-			set_interest(s);
+			net_session_set_interest(s);
 		return;
 	}
-	if (!queued(s)) {
+	if (!net_session_queued(s)) {
 		if (s->flags & NS_EOF) {
 			/* Every reply written and the client gone: done. */
 			net_session_abort(s, (enum pc_close_reason)s->why);
@@ -106,119 +78,16 @@ void net_session_settle(struct pc_session *s)
 				return;
 		}
 	}
-	set_interest(s);
+	net_session_set_interest(s);
 }
 
-static void pause_reading(struct pc_session *s)
+void net_session_pause(struct pc_session *s)
 {
 	if (s->flags & NS_PAUSED)
 		return;
 	s->flags |= NS_PAUSED;
 	NET_STAT_ADD(s->sh, read_pauses, 1);
 	NET_STAT_ADD(s->sh, paused, 1);
-}
-
-/* ---- output --------------------------------------------------------------- */
-
-void net_session_mark_dirty(struct pc_session *s)
-{
-	struct net_shard *sh = s->sh;
-
-	if (s->flags & NS_DIRTY)
-		return;
-	s->flags |= NS_DIRTY;
-	s->dirty_next = sh->dirty;
-	sh->dirty = s;
-	if (!sh->flush_queued && !pc_reactor_defer(sh->r, (pc_task_fn)net_shard_flush, sh))
-		sh->flush_queued = true;
-}
-
-int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len)
-{
-	struct net_shard *sh = s->sh;
-	size_t used = queued(s);
-
-	if (s->flags & (NS_CLOSING | NS_FIN | NS_DEAD | NS_EOF))
-		return -EPIPE;
-	if (used + len > sh->tx_max) {
-		NET_STAT_ADD(sh, send_refused, 1);
-		return -ENOBUFS;
-	}
-	if (!s->tx) {
-		s->tx = buf_get(sh, len > sh->cfg->tx_buffer ? len : sh->cfg->tx_buffer);
-		if (!s->tx)
-			return -ENOMEM;
-	} else if (pc_ringbuf_space(s->tx) < len) {
-		struct pc_ringbuf *n = net_buf_grow(&sh->pool, s->tx, used + len);
-
-		mem_update(sh);
-		if (!n)
-			return -ENOMEM;
-		s->tx = n;
-	}
-	for (int i = 0; i < iovcnt; i++)
-		pc_ringbuf_write(s->tx, iov[i].iov_base, iov[i].iov_len);
-	NET_STAT_ADD(sh, queued_bytes, len);
-	net_session_mark_dirty(s);
-	return 0;
-}
-
-/* Write what the output ring holds: one sendmsg of its (at most two)
- * readable regions. MSG_NOSIGNAL: a client gone is an error, not SIGPIPE. */
-static void write_out(struct pc_session *s)
-{
-	struct net_shard *sh = s->sh;
-	struct iovec iov[2];
-	struct msghdr m = { .msg_iov = iov };
-	ssize_t n;
-
-	m.msg_iovlen = (size_t)pc_ringbuf_read_iov(s->tx, iov);
-	if (!m.msg_iovlen)
-		return;
-	n = sendmsg(s->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			net_session_abort(s, PC_CLOSE_RESET);
-		return;
-	}
-	pc_ringbuf_consume(s->tx, (size_t)n);
-	NET_STAT_ADD(sh, bytes_out, n);
-	NET_STAT_SUB(sh, queued_bytes, n);
-}
-
-static void flush(struct pc_session *s)
-{
-	struct net_shard *sh = s->sh;
-
-	if (s->tx)
-		write_out(s);
-	if (s->flags & NS_DEAD)
-		return;
-	buf_release_empty(sh, &s->tx);
-	if ((s->flags & NS_PAUSED) && queued(s) <= sh->cfg->low_water) {
-		s->flags &= (uint16_t)~NS_PAUSED;
-		NET_STAT_SUB(sh, paused, 1);
-		/* Frames may be waiting in the input ring with no more bytes
-		 * coming to announce them: decode them now. */
-		net_session_input(s);
-	}
-	net_session_settle(s);
-}
-
-void net_shard_flush(struct net_shard *sh)
-{
-	struct pc_session *s;
-
-	sh->flush_queued = false;
-	/* Pop one at a time: a session freed meanwhile unlinks itself from
-	 * this same list, and one that queues more goes back on it. */
-	while ((s = sh->dirty)) {
-		sh->dirty = s->dirty_next;
-		s->flags &= (uint16_t)~NS_DIRTY;
-		s->busy++;
-		flush(s);
-		net_session_unwind(s);
-	}
 }
 
 /* ---- input ---------------------------------------------------------------- */
@@ -257,6 +126,21 @@ int net_session_ping(struct pc_session *s)
 	return send_heartbeat(s, 1);
 }
 
+/* While a handler looks at bytes of this session's mirrored input ring,
+ * what it sends from them may stay there until the flush (struct
+ * net_ref). A plain ring may move a wrapped frame's bytes on the next
+ * decode, so it never lends them. */
+static void refs_open(struct pc_session *s, const uint8_t *p, size_t len)
+{
+	struct net_shard *sh = s->sh;
+
+	if (!pc_ringbuf_mirrored(s->rx))
+		return;
+	sh->ref_owner = s;
+	sh->ref_lo = p;
+	sh->ref_hi = p + len;
+}
+
 static void dispatch(struct pc_session *s, const struct pc_frame *f)
 {
 	const struct pc_server_cfg *cfg = s->sh->cfg;
@@ -271,13 +155,17 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 	NET_STAT_ADD(s->sh, frames_in, 1);
 	if (f->msg_id == PC_MSG_STATS && cfg->stats_frames) {
 		net_stats_reply(s);
-	} else if (s->sh->dispatching) {
+		return;
+	}
+	refs_open(s, f->body, f->len);
+	if (s->sh->dispatching) {
 		pc_dispatch_frame(&s->sh->dispatch, f, s);
 		__atomic_store_n(&s->sh->stats.unknown_ids, pc_dispatch_unknown(&s->sh->dispatch),
 				 __ATOMIC_RELAXED);
 	} else {
 		cfg->on_frame(s, f, cfg->user);
 	}
+	s->sh->ref_owner = NULL;
 }
 
 /* A frame refused with -EMSGSIZE is either over the body maximum (the
@@ -293,8 +181,11 @@ static int grow_for_frame(struct pc_session *s)
 	if (pc_ringbuf_peek(s->rx, h, sizeof(h)) ||
 	    pc_frame_header_check(h, sizeof(h), sh->max_body, &f))
 		return -EMSGSIZE;
+	/* The old ring goes back to the pool: nothing may point into it. */
+	if (net_session_materialize(s))
+		return -ENOMEM;
 	n = net_buf_grow(&sh->pool, s->rx, pc_frame_size(&f));
-	mem_update(sh);
+	net_mem_update(sh);
 	if (!n)
 		return -ENOMEM;
 	s->rx = n;
@@ -308,13 +199,15 @@ static void input_frames(struct pc_session *s)
 
 	while (s->rx && pc_ringbuf_used(s->rx) &&
 	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN))) {
-		if (queued(s) >= sh->cfg->high_water) {
-			pause_reading(s);
+		if (net_session_queued(s) >= sh->cfg->high_water) {
+			net_session_pause(s);
 			return;
 		}
 		int rc = pc_frame_peek(s->rx, sh->max_body, &f);
-		if (rc == -EMSGSIZE)
-			rc = grow_for_frame(s) ? -EMSGSIZE : -EINTR;
+		if (rc == -EMSGSIZE) {
+			int g = grow_for_frame(s);
+			rc = g ? g : -EINTR;
+		}
 		if (rc == -EINTR)
 			continue;
 		if (rc == -EAGAIN)
@@ -340,12 +233,14 @@ static void input_raw(struct pc_session *s)
 
 	while (s->rx && pc_ringbuf_used(s->rx) &&
 	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN))) {
-		if (queued(s) >= sh->cfg->high_water) {
-			pause_reading(s);
+		if (net_session_queued(s) >= sh->cfg->high_water) {
+			net_session_pause(s);
 			return;
 		}
 		const uint8_t *p = pc_ringbuf_read_span(s->rx, &len);
+		refs_open(s, p, len);
 		used = sh->cfg->on_data(s, p, len, sh->cfg->user);
+		sh->ref_owner = NULL;
 		if (used > len)
 			used = len;
 		if (!used)
@@ -361,8 +256,9 @@ void net_session_input(struct pc_session *s)
 		input_raw(s);
 	else
 		input_frames(s);
-	if (!(s->flags & NS_DEAD))
-		buf_release_empty(s->sh, &s->rx);
+	/* Kept while replies still point into it (until the flush). */
+	if (!(s->flags & NS_DEAD) && !s->ref_head)
+		net_session_buf_release(s->sh, &s->rx);
 }
 
 /* A raw handler that leaves a full ring unconsumed can never progress. */
@@ -378,7 +274,7 @@ static void read_in(struct pc_session *s)
 	uint8_t *p;
 	ssize_t n;
 
-	if (!s->rx && !(s->rx = buf_get(sh, sh->cfg->rx_buffer))) {
+	if (!s->rx && !(s->rx = net_session_buf_get(sh, sh->cfg->rx_buffer))) {
 		net_session_abort(s, PC_CLOSE_NOMEM);
 		return;
 	}
@@ -409,7 +305,7 @@ static void read_in(struct pc_session *s)
 		net_session_abort(s, PC_CLOSE_RESET);
 		return;
 	}
-	buf_release_empty(sh, &s->rx);
+	net_session_buf_release(sh, &s->rx);
 }
 
 /* After FIN: read and drop until the client's EOF. */
@@ -423,7 +319,10 @@ static void discard_in(struct pc_session *s)
 
 void net_session_read_once(struct pc_session *s)
 {
-	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD)))
+	/* Replies still in the input ring: reading now could overwrite them;
+	 * the flush at the end of this turn frees them, and the readiness,
+	 * level-triggered, comes back next turn. */
+	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD)) && !s->ref_head)
 		read_in(s);
 }
 
@@ -435,13 +334,13 @@ void net_session_io(struct pc_reactor *r, int fd, unsigned events, void *arg)
 	(void)fd;
 	s->busy++;
 	if (events & PC_EV_OUT)
-		flush(s);
+		net_session_flush(s);
 	if (!(s->flags & NS_DEAD) && (events & (PC_EV_IN | PC_EV_ERR | PC_EV_HUP))) {
 		if (s->flags & NS_FIN)
 			discard_in(s);
 		else if (events & PC_EV_IN)
 			net_session_read_once(s);
-		else if (!(events & PC_EV_OUT) || !queued(s))
+		else if (!(events & PC_EV_OUT) || !net_session_queued(s))
 			/* Error or hang-up with nothing to write that would
 			 * reveal it: level-triggered, it would fire forever. */
 			net_session_abort(s, PC_CLOSE_RESET);
