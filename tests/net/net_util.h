@@ -75,6 +75,14 @@ static inline struct pc_server *tu_start(const struct pc_server_cfg *c)
 	return srv;
 }
 
+/* Start a server from c, or fail the test (use after cmocka.h). */
+#define TU_SERVE(c)                                                             \
+	({                                                                      \
+		struct pc_server *s_ = tu_start(c);                             \
+		assert_non_null(s_);                                            \
+		s_;                                                             \
+	})
+
 static inline void tu_stop(struct pc_server *srv)
 {
 	pc_server_stop(srv);
@@ -115,6 +123,14 @@ static inline int tu_connect(uint16_t port)
 {
 	return tu_connect_from(port, NULL);
 }
+
+/* A client of srv, or fail the test (use after cmocka.h). */
+#define TU_CLIENT(srv)                                                          \
+	({                                                                      \
+		int fd_ = tu_connect(pc_server_port(srv));                      \
+		assert_true(fd_ >= 0);                                          \
+		fd_;                                                            \
+	})
 
 static inline int tu_send_all(int fd, const void *p, size_t n)
 {

@@ -75,8 +75,7 @@ static void test_malformed_headers(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.max_body = 1024;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	good_open(&g, srv);
 	for (size_t i = 0; i < PC_ARRAY_LEN(bad); i++) {
 		int fd = tu_connect(pc_server_port(srv));
@@ -118,9 +117,8 @@ static void test_refused_early(void **state)
 	(void)state;
 	tu_cfg(&c, 1);
 	c.max_body = 4096;
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	int fd = tu_connect(pc_server_port(srv));
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
 	assert_int_equal(tu_send_all(fd, version_only, sizeof(version_only)), 0);
 	expect_error_then_close(fd, "malformed");
 	close(fd);
@@ -151,8 +149,7 @@ static void test_random_garbage(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.max_body = 64 << 10;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	good_open(&g, srv);
 	for (int i = 0; i < CLIENTS; i++) {
 		int fd = tu_connect(pc_server_port(srv));
@@ -192,8 +189,7 @@ static void test_half_frame_stall(void **state)
 	(void)state;
 	tu_cfg(&c, 1);
 	c.idle_timeout_ms = 300 * TU_SLOW;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	good_open(&g, srv);
 	int half_header = tu_connect(pc_server_port(srv));
 	int half_body = tu_connect(pc_server_port(srv));
@@ -259,8 +255,7 @@ static void test_never_reads(void **state)
 	(void)state;
 	tu_cfg(&c, 1);
 	c.high_water = 64 << 10;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	good_open(&g, srv);
 	int bad = tu_connect(pc_server_port(srv));
 	assert_true(bad >= 0);
@@ -329,8 +324,7 @@ static void test_session_limit(void **state)
 	(void)state;
 	tu_cfg(&c, 1);
 	c.max_sessions = 4;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	good_open(&g, srv);
 	for (int i = 0; i < 10; i++) {
 		fds[i] = tu_connect(pc_server_port(srv));
@@ -365,8 +359,7 @@ static void test_addr_limit(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.max_per_addr = 3;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	good_open(&g, srv); /* from 127.0.0.1 */
 	int probe_fd = tu_connect_from(pc_server_port(srv), "127.0.0.2");
 	if (probe_fd < 0) {
@@ -419,8 +412,7 @@ static void test_resets(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.high_water = 32 << 10;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	good_open(&g, srv);
 	memset(h, 0x33, sizeof(h));
 	for (int i = 0; i < N; i++) {

@@ -27,6 +27,15 @@ static void load_cfg(struct pc_load_cfg *l, struct pc_server *srv)
 	l->engine.idle = PC_IDLE_SLEEP;
 }
 
+/* A server from c, and a load configuration aimed at it. */
+static struct pc_server *serve(struct pc_server_cfg *c, struct pc_load_cfg *l)
+{
+	struct pc_server *srv = TU_SERVE(c);
+
+	load_cfg(l, srv);
+	return srv;
+}
+
 static void run_ok(const struct pc_load_cfg *l, struct pc_load_result *r)
 {
 	char err[200];
@@ -48,9 +57,7 @@ static void test_soak(void **state)
 
 	(void)state;
 	tu_cfg(&c, 2);
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	load_cfg(&l, srv);
+	srv = serve(&c, &l);
 	l.conns = 64;
 	l.depth = 4;
 	l.size_min = 1;
@@ -88,9 +95,7 @@ static void test_count_raw(void **state)
 	(void)state;
 	tu_cfg(&c, 1);
 	c.raw = true;
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	load_cfg(&l, srv);
+	srv = serve(&c, &l);
 	l.raw = true;
 	l.conns = 5;
 	l.depth = 16;
@@ -116,9 +121,7 @@ static void test_connect_mode(void **state)
 
 	(void)state;
 	tu_cfg(&c, 2);
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	load_cfg(&l, srv);
+	srv = serve(&c, &l);
 	l.mode = PC_LOAD_CONNECT;
 	l.conns = 4;
 	l.messages = 400;
@@ -141,9 +144,7 @@ static void test_idle(void **state)
 
 	(void)state;
 	tu_cfg(&c, 2);
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	load_cfg(&l, srv);
+	srv = serve(&c, &l);
 	l.mode = PC_LOAD_IDLE;
 	l.idle = 500;
 	run_ok(&l, &r);
@@ -162,8 +163,7 @@ static void test_idle(void **state)
 	tu_stop(srv);
 	tu_cfg(&c, 1);
 	c.raw = true;
-	srv = tu_start(&c);
-	load_cfg(&l, srv);
+	srv = serve(&c, &l);
 	l.mode = PC_LOAD_IDLE;
 	l.idle = 3;
 	l.drain_ns = 200000000;
@@ -207,8 +207,7 @@ static void test_detects_errors(void **state)
 	(void)state;
 	tu_cfg(&c, 1);
 	c.on_frame = corrupt_frame;
-	srv = tu_start(&c);
-	load_cfg(&l, srv);
+	srv = serve(&c, &l);
 	l.conns = 3;
 	l.size_min = l.size_max = 200;
 	l.messages = 600;
@@ -221,8 +220,7 @@ static void test_detects_errors(void **state)
 
 	tu_cfg(&c, 1);
 	c.on_frame = swallow_frame;
-	srv = tu_start(&c);
-	load_cfg(&l, srv);
+	srv = serve(&c, &l);
 	l.conns = 2;
 	l.depth = 3;
 	l.messages = 10;

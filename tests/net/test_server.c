@@ -20,8 +20,7 @@ static void test_framed_echo(void **state)
 
 	(void)state;
 	tu_cfg(&c, 2);
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	for (int i = 0; i < 8; i++) {
 		fds[i] = tu_connect(pc_server_port(srv));
 		assert_true(fds[i] >= 0);
@@ -60,10 +59,8 @@ static void test_pipelined(void **state)
 
 	(void)state;
 	tu_cfg(&c, 1);
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	int fd = tu_connect(pc_server_port(srv));
-	assert_true(fd >= 0);
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
 	for (uint32_t i = 0; i < N; i++) {
 		uint8_t body[100];
 		memset(body, (int)i, sizeof(body));
@@ -96,10 +93,8 @@ static void test_raw_echo(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.raw = true;
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	int fd = tu_connect(pc_server_port(srv));
-	assert_true(fd >= 0);
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
 	for (size_t i = 0; i < sizeof(out); i++)
 		out[i] = (uint8_t)(i * 131 + (i >> 9));
 	/* Not a frame at all: a raw server echoes it byte for byte. */
@@ -118,10 +113,8 @@ static void test_heartbeats(void **state)
 
 	(void)state;
 	tu_cfg(&c, 1);
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	int fd = tu_connect(pc_server_port(srv));
-	assert_true(fd >= 0);
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
 	/* A request (id != 0) is answered with a heartbeat of id 0. */
 	assert_int_equal(tu_send_frame(fd, 5, PC_FRAME_HEARTBEAT, NULL, 0), 0);
 	assert_int_equal(tu_recv_frame(fd, &f, NULL), 0);
@@ -141,10 +134,8 @@ static void test_heartbeats(void **state)
 	tu_cfg(&c, 1);
 	c.heartbeat_ms = 40;
 	c.idle_timeout_ms = 300 * TU_SLOW;
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	fd = tu_connect(pc_server_port(srv));
-	assert_true(fd >= 0);
+	srv = TU_SERVE(&c);
+	fd = TU_CLIENT(srv);
 	uint64_t end = pc_now_ns() + 3ull * c.idle_timeout_ms * 1000000;
 	int pings = 0;
 	while (pc_now_ns() < end) {
@@ -176,10 +167,8 @@ static void test_stats_frame(void **state)
 
 	(void)state;
 	tu_cfg(&c, 2);
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	int fd = tu_connect(pc_server_port(srv));
-	assert_true(fd >= 0);
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
 	assert_true(tu_echo_ok(fd, 1, 10));
 	assert_int_equal(tu_send_frame(fd, PC_MSG_STATS, 0, NULL, 0), 0);
 	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
@@ -199,9 +188,8 @@ static void test_stats_frame(void **state)
 	/* Off: the frame is an ordinary frame and is echoed. */
 	tu_cfg(&c, 1);
 	c.stats_frames = false;
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	fd = tu_connect(pc_server_port(srv));
+	srv = TU_SERVE(&c);
+	fd = TU_CLIENT(srv);
 	assert_true(tu_echo_ok(fd, PC_MSG_STATS, 4));
 	close(fd);
 	tu_stop(srv);
@@ -267,8 +255,7 @@ static void test_send_to(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.on_frame = forward_frame;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	/* Connect until the kernel has put two clients on different shards. */
 	while (n < 32 && (a < 0 || b < 0)) {
 		fds[n] = tu_connect(pc_server_port(srv));
@@ -367,9 +354,8 @@ static void test_dispatch(void **state)
 	 * on_frame (here the echo). */
 	tu_cfg(&c, 2);
 	c.on_dispatch = routes;
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	int fd = tu_connect(pc_server_port(srv));
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
 	expect_reply(fd, 10, 0, "ten");
 	expect_reply(fd, 70000, 0, "seventy thousand");
 	expect_reply(fd, 11, 0, "?");
@@ -383,9 +369,8 @@ static void test_dispatch(void **state)
 	tu_cfg(&c, 1);
 	c.on_dispatch = routes;
 	c.on_frame = NULL;
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	fd = tu_connect(pc_server_port(srv));
+	srv = TU_SERVE(&c);
+	fd = TU_CLIENT(srv);
 	expect_reply(fd, 12, PC_FRAME_ERROR, PC_DISPATCH_UNKNOWN_BODY);
 	expect_reply(fd, 10, 0, "ten");
 	assert_int_equal(tu_stats(srv).unknown_ids, 1);
@@ -446,8 +431,7 @@ static void test_bad_config(void **state)
 	/* A port another server holds (without SO_REUSEPORT from the same
 	 * user it would be shared: so hold it with a plain socket). */
 	tu_cfg(&c, 1);
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	struct sockaddr_storage ss;
 	socklen_t len;
 	assert_int_equal(pc_sockaddr_parse("127.0.0.1", 0, &ss, &len), 0);

@@ -57,8 +57,7 @@ static void test_drain_delivers(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.high_water = 32 << 10;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	uint16_t port = pc_server_port(srv);
 	for (int i = 0; i < CLIENTS; i++) {
 		fds[i] = tu_connect(port);
@@ -125,9 +124,8 @@ static void test_drain_idle(void **state)
 
 	(void)state;
 	tu_cfg(&c, 2);
-	srv = tu_start(&c);
-	assert_non_null(srv);
-	int fd = tu_connect(pc_server_port(srv));
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
 	assert_true(tu_echo_ok(fd, 1, 10));
 	uint64_t t0 = pc_now_ns();
 	assert_int_equal(pc_server_shutdown(srv, 60000), 0);
@@ -158,8 +156,7 @@ static void test_stop_now(void **state)
 	(void)state;
 	tu_cfg(&c, 2);
 	c.on_close = count_close;
-	srv = tu_start(&c);
-	assert_non_null(srv);
+	srv = TU_SERVE(&c);
 	for (int i = 0; i < 5; i++) {
 		fds[i] = tu_connect(pc_server_port(srv));
 		assert_true(tu_echo_ok(fds[i], 1, 10));

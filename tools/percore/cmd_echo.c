@@ -105,12 +105,15 @@ static int ms_of(const char *v, uint32_t *ms)
 	return 0;
 }
 
-static int take_value(struct args *a, int c, const char *v)
+static int take_value(void *arg, int c, const char *v)
 {
+	struct args *a = arg;
 	struct pc_server_cfg *cfg = &a->cfg;
 	uint64_t u;
 
 	switch (c) {
+	case OPT_RAW: cfg->raw = true; return 0;
+	case OPT_JSON: a->json = true; return 0;
 	case OPT_HOST: cfg->host = v; return 0;
 	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
 	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
@@ -143,8 +146,6 @@ static int take_value(struct args *a, int c, const char *v)
 /* Returns -1 to go on, or the exit status (help, usage error). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	int c, li = 0;
-
 	memset(a, 0, sizeof(*a));
 	pc_server_cfg_init(&a->cfg);
 	a->cfg.port = DEFAULT_PORT;
@@ -153,28 +154,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->cfg.on_frame = echo_frame;
 	a->cfg.on_data = echo_raw;
 	a->drain_ns = 5000000000ull;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, &li)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return PC_EXIT_OK;
-		case OPT_RAW: a->cfg.raw = true; break;
-		case OPT_JSON: a->json = true; break;
-		case ':':
-			return pc_cmd_usage_error("echo", "%s needs a value", argv[optind - 1]);
-		case '?':
-			return pc_cmd_usage_error("echo", "unknown option '%s'", argv[optind - 1]);
-		default:
-			if (take_value(a, c, optarg))
-				return pc_cmd_usage_error("echo", "bad value '%s' for --%s", optarg,
-							  long_opts[li].name);
-		}
-	}
-	if (optind < argc)
-		return pc_cmd_usage_error("echo", "unexpected argument '%s'", argv[optind]);
-	return -1;
+	return net_args_parse("echo", argc, argv, long_opts, usage, take_value, a);
 }
 
 static int print_stats(const struct pc_server *srv, bool json, FILE *out)

@@ -96,12 +96,16 @@ static int parse_size(const char *v, struct pc_load_cfg *c)
 	return 0;
 }
 
-static int take_value(struct args *a, int c, const char *v)
+static int take_value(void *arg, int c, const char *v)
 {
+	struct args *a = arg;
 	struct pc_load_cfg *cfg = &a->cfg;
 	uint64_t u;
 
 	switch (c) {
+	case OPT_RAW: cfg->raw = true; return 0;
+	case OPT_CONNECT: cfg->mode = PC_LOAD_CONNECT; return 0;
+	case OPT_JSON: a->json = true; return 0;
 	case OPT_HOST: cfg->host = v; return 0;
 	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
 	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
@@ -128,7 +132,7 @@ static int take_value(struct args *a, int c, const char *v)
 /* Returns -1 to go on, or the exit status (help, usage error). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	int c, li = 0;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	pc_load_cfg_init(&a->cfg);
@@ -136,28 +140,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->cfg.conns = 16;
 	a->cfg.depth = 16;
 	a->cfg.duration_ns = 10000000000ull;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, &li)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return PC_EXIT_OK;
-		case OPT_RAW: a->cfg.raw = true; break;
-		case OPT_CONNECT: a->cfg.mode = PC_LOAD_CONNECT; break;
-		case OPT_JSON: a->json = true; break;
-		case ':':
-			return pc_cmd_usage_error("load", "%s needs a value", argv[optind - 1]);
-		case '?':
-			return pc_cmd_usage_error("load", "unknown option '%s'", argv[optind - 1]);
-		default:
-			if (take_value(a, c, optarg))
-				return pc_cmd_usage_error("load", "bad value '%s' for --%s", optarg,
-							  long_opts[li].name);
-		}
-	}
-	if (optind < argc)
-		return pc_cmd_usage_error("load", "unexpected argument '%s'", argv[optind]);
+	rc = net_args_parse("load", argc, argv, long_opts, usage, take_value, a);
+	if (rc >= 0)
+		return rc;
 	if (a->cfg.mode == PC_LOAD_IDLE && a->cfg.raw)
 		return pc_cmd_usage_error("load", "--idle needs a framed server (no --raw)");
 	if (a->cfg.raw && !a->cfg.size_min)

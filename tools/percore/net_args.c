@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "net_args.h"
 
 /* Split a number from its unit: the number must be all digits (and one
@@ -72,4 +73,30 @@ int net_arg_time(const char *s, double max_s, uint64_t *ns)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int net_args_parse(const char *cmd, int argc, char **argv, const struct option *opts,
+		   void (*usage)(FILE *f), int (*take)(void *a, int opt, const char *v), void *a)
+{
+	int c, li = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", opts, &li)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return PC_EXIT_OK;
+		}
+		if (c == ':')
+			return pc_cmd_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+		if (c == '?')
+			return pc_cmd_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		if (take(a, c, optarg))
+			return optarg ? pc_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg,
+							   opts[li].name) :
+					pc_cmd_usage_error(cmd, "bad option --%s", opts[li].name);
+	}
+	if (optind < argc)
+		return pc_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;
 }
