@@ -21,9 +21,15 @@
 
 #include "percore/compiler.h"
 
-/* glibc's sched_getcpu (a read of the rseq area on glibc >= 2.35, no system
- * call); declared here so including this header needs no _GNU_SOURCE. */
-extern int sched_getcpu(void);
+#if defined(__x86_64__) && defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define PC_COUNTER_HAVE_RSEQ 1
+#endif
+#endif
+#ifndef PC_COUNTER_HAVE_RSEQ
+#define PC_COUNTER_HAVE_RSEQ 0
+#endif
 
 /* One cell: written by whichever threads run on its CPU (or own its shard). */
 struct pc_counter_cell {
@@ -58,14 +64,36 @@ PC_INLINE void pc_counter_add_at(struct pc_counter *c, size_t index, int64_t v)
 				  memory_order_relaxed);
 }
 
+/* sched_getcpu(), for when there is no rseq area. Internal. */
+unsigned pc_counter__cpu_slow(void);
+
+/* The CPU the caller runs on. With glibc's restartable-sequences area
+ * (glibc >= 2.35 registers one per thread, __rseq_size says so) it is one
+ * load: the kernel keeps cpu_id current across migrations. Otherwise
+ * sched_getcpu(), a vDSO call of several nanoseconds. Any thread. */
+PC_INLINE unsigned pc_counter__cpu(void)
+{
+#if PC_COUNTER_HAVE_RSEQ
+	if (PC_LIKELY(__rseq_size != 0)) {
+		unsigned cpu;
+
+		/* one load relative to the thread pointer; volatile because
+		 * the kernel rewrites it when the thread migrates */
+		__asm__ volatile("movl %%fs:(%1), %0"
+				 : "=r"(cpu)
+				 : "r"(__rseq_offset + offsetof(struct rseq, cpu_id)));
+		return cpu;
+	}
+#endif
+	return pc_counter__cpu_slow();
+}
+
 /* Add v to the cell of the CPU the caller runs on. A thread that migrates
  * between reading its CPU and adding lands on another CPU's cell: still
  * counted exactly (cells are atomic), only briefly shared. Any thread. */
 PC_INLINE void pc_counter_add(struct pc_counter *c, int64_t v)
 {
-	int cpu = sched_getcpu();
-
-	pc_counter_add_at(c, cpu < 0 ? 0 : (size_t)cpu, v);
+	pc_counter_add_at(c, pc_counter__cpu(), v);
 }
 
 /* Add v to cell index without a locked instruction: a relaxed load and

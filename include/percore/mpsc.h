@@ -201,35 +201,35 @@ PC_INLINE unsigned pc_mpsc_pop_burst(struct pc_mpsc *q, void *items, unsigned n)
 	struct name {                                                              \
 		struct pc_mpsc ring;                                               \
 	};                                                                         \
-	static inline int name##_init(struct name *q, void *buf, size_t cap)       \
+	PC_UNUSED static inline int name##_init(struct name *q, void *buf, size_t cap)       \
 	{                                                                          \
 		return pc_mpsc_init(&q->ring, buf, cap, sizeof(type));             \
 	}                                                                          \
-	static inline struct name *name##_create(size_t cap)                       \
+	PC_UNUSED static inline struct name *name##_create(size_t cap)                       \
 	{                                                                          \
 		return (struct name *)pc_mpsc_create(cap, sizeof(type));           \
 	}                                                                          \
-	static inline void name##_destroy(struct name *q)                          \
+	PC_UNUSED static inline void name##_destroy(struct name *q)                          \
 	{                                                                          \
 		pc_mpsc_destroy(q ? &q->ring : NULL);                              \
 	}                                                                          \
-	PC_INLINE int name##_push(struct name *q, type const *item)                \
+	PC_UNUSED PC_INLINE int name##_push(struct name *q, type const *item)                \
 	{                                                                          \
 		return pc_mpsc__push(&q->ring, item, sizeof(type));                \
 	}                                                                          \
-	PC_INLINE int name##_pop(struct name *q, type *item)                       \
+	PC_UNUSED PC_INLINE int name##_pop(struct name *q, type *item)                       \
 	{                                                                          \
 		return pc_mpsc__pop_n(&q->ring, item, 1, sizeof(type)) ? 0 : -EAGAIN; \
 	}                                                                          \
-	PC_INLINE unsigned name##_pop_burst(struct name *q, type *items, unsigned n) \
+	PC_UNUSED PC_INLINE unsigned name##_pop_burst(struct name *q, type *items, unsigned n) \
 	{                                                                          \
 		return pc_mpsc__pop_n(&q->ring, items, n, sizeof(type));           \
 	}                                                                          \
-	static inline size_t name##_size(const struct name *q)                     \
+	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
 	{                                                                          \
 		return pc_mpsc_size(&q->ring);                                     \
 	}                                                                          \
-	static inline int name##_validate(const struct name *q)                    \
+	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
 	{                                                                          \
 		return q->ring._pesz == sizeof(type) ? pc_mpsc_validate(&q->ring)  \
 						     : -EINVAL;                    \

@@ -357,6 +357,16 @@ PC_INLINE void *pc_spsc_stage(struct pc_spsc *r)
 	return pc_spsc__stage(r, r->_p._esz);
 }
 
+/* Free slots the producer may still stage or push. The consumer's index is
+ * re-read only when fewer than want slots are known free, so the answer is
+ * at least want whenever want slots are free, and may be less than the
+ * true count otherwise (the consumer may have freed more since). Use it to
+ * keep room in reserve, e.g. for replies. Producer only. */
+PC_INLINE size_t pc_spsc_room(struct pc_spsc *r, size_t want)
+{
+	return pc_spsc__room(r, want);
+}
+
 /* Make every staged slot visible with one release store. Returns how many
  * slots became visible (0: nothing was staged). Producer only. */
 PC_INLINE size_t pc_spsc_publish(struct pc_spsc *r)
@@ -406,72 +416,72 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 	struct name {                                                              \
 		struct pc_spsc ring;                                               \
 	};                                                                         \
-	static inline int name##_init(struct name *q, type *buf, size_t cap)       \
+	PC_UNUSED static inline int name##_init(struct name *q, type *buf, size_t cap)       \
 	{                                                                          \
 		if ((uintptr_t)buf % _Alignof(type))                               \
 			return -EINVAL;                                            \
 		return pc_spsc_init(&q->ring, buf, cap, sizeof(type));             \
 	}                                                                          \
-	static inline struct name *name##_create(size_t cap)                       \
+	PC_UNUSED static inline struct name *name##_create(size_t cap)                       \
 	{                                                                          \
 		return (struct name *)pc_spsc_create(cap, sizeof(type));           \
 	}                                                                          \
-	static inline void name##_destroy(struct name *q)                          \
+	PC_UNUSED static inline void name##_destroy(struct name *q)                          \
 	{                                                                          \
 		pc_spsc_destroy(q ? &q->ring : NULL);                              \
 	}                                                                          \
-	PC_INLINE int name##_push(struct name *q, type const *item)                \
+	PC_UNUSED PC_INLINE int name##_push(struct name *q, type const *item)                \
 	{                                                                          \
 		return pc_spsc__push(&q->ring, item, sizeof(type));                \
 	}                                                                          \
-	PC_INLINE int name##_pop(struct name *q, type *item)                       \
+	PC_UNUSED PC_INLINE int name##_pop(struct name *q, type *item)                       \
 	{                                                                          \
 		return pc_spsc__pop(&q->ring, item, sizeof(type));                 \
 	}                                                                          \
-	PC_INLINE unsigned name##_push_burst(struct name *q, type const *items,     \
+	PC_UNUSED PC_INLINE unsigned name##_push_burst(struct name *q, type const *items,     \
 					     unsigned n)                           \
 	{                                                                          \
 		return pc_spsc__push_n(&q->ring, items, n, false, sizeof(type));   \
 	}                                                                          \
-	PC_INLINE unsigned name##_pop_burst(struct name *q, type *items, unsigned n) \
+	PC_UNUSED PC_INLINE unsigned name##_pop_burst(struct name *q, type *items, unsigned n) \
 	{                                                                          \
 		return pc_spsc__pop_n(&q->ring, items, n, false, sizeof(type));    \
 	}                                                                          \
-	PC_INLINE int name##_push_bulk(struct name *q, type const *items, unsigned n) \
+	PC_UNUSED PC_INLINE int name##_push_bulk(struct name *q, type const *items, unsigned n) \
 	{                                                                          \
 		return pc_spsc__bulk_result(&q->ring, n,                           \
 			pc_spsc__push_n(&q->ring, items, n, true, sizeof(type)));  \
 	}                                                                          \
-	PC_INLINE int name##_pop_bulk(struct name *q, type *items, unsigned n)     \
+	PC_UNUSED PC_INLINE int name##_pop_bulk(struct name *q, type *items, unsigned n)     \
 	{                                                                          \
 		return pc_spsc__bulk_result(&q->ring, n,                           \
 			pc_spsc__pop_n(&q->ring, items, n, true, sizeof(type)));   \
 	}                                                                          \
-	PC_INLINE type *name##_stage(struct name *q)                               \
+	PC_UNUSED PC_INLINE type *name##_stage(struct name *q)                               \
 	{                                                                          \
 		return (type *)pc_spsc__stage(&q->ring, sizeof(type));             \
 	}                                                                          \
-	PC_INLINE size_t name##_publish(struct name *q)                            \
+	PC_UNUSED PC_INLINE size_t name##_publish(struct name *q)                            \
 	{                                                                          \
 		return pc_spsc_publish(&q->ring);                                  \
 	}                                                                          \
-	PC_INLINE type *name##_take(struct name *q)                                \
+	PC_UNUSED PC_INLINE type *name##_take(struct name *q)                                \
 	{                                                                          \
 		return (type *)pc_spsc__take(&q->ring, sizeof(type));              \
 	}                                                                          \
-	PC_INLINE size_t name##_release(struct name *q)                            \
+	PC_UNUSED PC_INLINE size_t name##_release(struct name *q)                            \
 	{                                                                          \
 		return pc_spsc_release(&q->ring);                                  \
 	}                                                                          \
-	PC_INLINE type *name##_peek(struct name *q)                                \
+	PC_UNUSED PC_INLINE type *name##_peek(struct name *q)                                \
 	{                                                                          \
 		return (type *)pc_spsc__peek(&q->ring, sizeof(type));              \
 	}                                                                          \
-	static inline size_t name##_size(const struct name *q)                     \
+	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
 	{                                                                          \
 		return pc_spsc_size(&q->ring);                                     \
 	}                                                                          \
-	static inline int name##_validate(const struct name *q)                    \
+	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
 	{                                                                          \
 		return q->ring._p._esz == sizeof(type) ? pc_spsc_validate(&q->ring) \
 						       : -EINVAL;                  \

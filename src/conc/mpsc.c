@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "percore/mpsc.h"
+#include "conc/block.h"
 
 static struct pc_mpsc_slot *slot_at(const struct pc_mpsc *q, size_t pos)
 {
@@ -29,21 +30,15 @@ int pc_mpsc_init(struct pc_mpsc *q, void *buf, size_t cap, size_t esz)
 
 struct pc_mpsc *pc_mpsc_create(size_t cap, size_t esz)
 {
-	size_t head = sizeof(struct pc_mpsc), bytes, total;
 	struct pc_mpsc *q;
 
 	if (cap == 0 || esz == 0 || cap > ((size_t)1 << 62))
 		return NULL;
 	cap = pc_next_pow2(cap);
-	bytes = pc_mpsc_buf_size(cap, esz);
-	if (bytes == 0 || __builtin_add_overflow(head, bytes, &total) ||
-	    total > SIZE_MAX - PC_CACHE_PAD)
-		return NULL;
-	total = (total + PC_CACHE_PAD - 1) & ~(size_t)(PC_CACHE_PAD - 1);
-	q = aligned_alloc(PC_CACHE_PAD, total);
+	q = pc_conc_block_alloc(sizeof(*q), pc_mpsc_buf_size(cap, esz));
 	if (!q)
 		return NULL;
-	pc_mpsc_init(q, (char *)q + head, cap, esz);
+	pc_mpsc_init(q, (char *)q + sizeof(*q), cap, esz);
 	q->_owned = true;
 	return q;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "percore/spsc.h"
+#include "conc/block.h"
 
 static void side_init(struct pc_spsc_side *s, void *buf, size_t cap, size_t esz)
 {
@@ -26,24 +27,16 @@ int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz)
 
 struct pc_spsc *pc_spsc_create(size_t cap, size_t esz)
 {
-	size_t bytes, head = sizeof(struct pc_spsc), total;
 	struct pc_spsc *r;
 
 	if (cap == 0 || esz == 0 || cap > ((size_t)1 << 62))
 		return NULL;
 	cap = pc_next_pow2(cap);
-	bytes = pc_spsc_buf_size(cap, esz);
 	/* one block: the ring, then its buffer on the next padded line */
-	if (bytes == 0 || __builtin_add_overflow(head, bytes, &total))
-		return NULL;
-	total = (total + PC_CACHE_PAD - 1) & ~(size_t)(PC_CACHE_PAD - 1);
-	if (total < head)
-		return NULL;
-	r = aligned_alloc(PC_CACHE_PAD, total);
+	r = pc_conc_block_alloc(sizeof(*r), pc_spsc_buf_size(cap, esz));
 	if (!r)
 		return NULL;
-	memset(r, 0, total);
-	pc_spsc_init(r, (char *)r + head, cap, esz);
+	pc_spsc_init(r, (char *)r + sizeof(*r), cap, esz);
 	r->_owned = true;
 	return r;
 }

@@ -10,8 +10,9 @@
 /* bytes rounded up to whole pages; 0 when that overflows. */
 size_t pc_pages_round(size_t bytes);
 
-/* bytes (a multiple of the page size) of zeroed memory, page-aligned, for
- * a shard on NUMA node node (-1: the caller's node). NULL when none. */
+/* bytes (a multiple of the page size) of zeroed memory, page-aligned, on
+ * NUMA node node (-1: the node of the thread that first touches it). NULL
+ * when the node does not exist or memory runs out. */
 void *pc_pages_alloc(size_t bytes, int node);
 
 /* Give back memory from pc_pages_alloc, with the same size. */

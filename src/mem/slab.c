@@ -1,6 +1,6 @@
 /* percore: slab pool, everything but the owner's alloc/free fast path
- * (inline in include/percore/slab.h): chunks, carving, the return list,
- * statistics and the validator. */
+ * (inline in include/percore/slab.h): chunks, carving, the free stack's
+ * growth, the return list, statistics and the validator. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,7 +48,7 @@ static int opts_check(const struct pc_slab_opts *o, size_t *align, size_t *strid
 {
 	size_t size;
 
-	if (!o || o->size == 0 || o->size > ((size_t)1 << 40))
+	if (!o || o->size == 0 || o->size > ((size_t)1 << 40) || o->node < -1)
 		return -EINVAL;
 	*align = o->align ? o->align : SLAB_DEFAULT_ALIGN;
 	if (!PC_IS_POW2(*align) || *align > SLAB_MAX_ALIGN)
@@ -96,7 +96,29 @@ void pc_slab_destroy(struct pc_slab *s)
 		PC_ASAN_UNPOISON(c, c->bytes);
 		pc_pages_free(c, c->bytes);
 	}
+	free(s->_stack);
 	free(s);
+}
+
+/* Make the free stack hold n objects (grown geometrically, or to the bound
+ * at once). 0 or -ENOMEM. */
+static int stack_reserve(struct pc_slab *s, size_t n)
+{
+	size_t cap = s->_cap ? s->_cap : 64;
+	void **stack;
+
+	if (n <= s->_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	if (s->_max && cap > s->_max)
+		cap = s->_max;
+	stack = realloc(s->_stack, cap * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	s->_stack = stack;
+	s->_cap = cap;
+	return 0;
 }
 
 /* Add a chunk sized for what the bound still allows. 0, -ENOSPC at the
@@ -114,6 +136,9 @@ static int add_chunk(struct pc_slab *s)
 	nobj = (bytes - head) / s->_stride;
 	if (s->_max && nobj > s->_max - s->_reserved)
 		nobj = s->_max - s->_reserved;
+	/* room on the stack first: every object may come back at once */
+	if (stack_reserve(s, s->_reserved + nobj))
+		return -ENOMEM;
 	bytes = pc_pages_round(head + nobj * s->_stride);
 	c = bytes ? pc_pages_alloc(bytes, s->_node) : NULL;
 	if (!c)
@@ -141,7 +166,6 @@ void *pc_slab__alloc_slow(struct pc_slab *s)
 	o = s->_bump;
 	s->_bump += s->_stride;
 	s->_carved++;
-	s->_live++;
 	PC_ASAN_UNPOISON(o, s->_size);
 	return o;
 }
@@ -168,21 +192,21 @@ void pc_slab_free_remote(struct pc_slab *s, void *p)
 
 size_t pc_slab_drain(struct pc_slab *s)
 {
-	struct pc_slab_obj *list, *last, *next;
-	size_t n = 1;
+	struct pc_slab_obj *o;
+	size_t n = 0;
 
 	if (!atomic_load_explicit(&s->_remote, memory_order_relaxed))
 		return 0; /* nothing to take: leave the shared line alone */
 	/* acquire: pairs with each remote free's release, so every link and
 	 * every write made to these objects before their free is visible */
-	list = atomic_exchange_explicit(&s->_remote, NULL, memory_order_acquire);
-	if (!list)
-		return 0;
-	for (last = list; (next = link_get(last)); last = next)
-		n++;
-	link_set(last, s->_free);
-	s->_free = list;
-	s->_live -= n;
+	o = atomic_exchange_explicit(&s->_remote, NULL, memory_order_acquire);
+	for (; o; o = link_get(o), n++) {
+		if (s->_nfree == s->_cap) { /* only after double frees */
+			s->_bad_frees++;
+			break;
+		}
+		s->_stack[s->_nfree++] = o;
+	}
 	return n;
 }
 
@@ -206,13 +230,14 @@ void pc_slab_stats(const struct pc_slab *s, struct pc_slab_stats *st)
 	*st = (struct pc_slab_stats){
 		.size = s->_size,
 		.stride = s->_stride,
-		.live = s->_live - remote,
-		.free = list_len(s->_free, s->_carved),
+		.live = s->_carved - s->_nfree - remote,
+		.free = s->_nfree,
 		.remote = remote,
 		.carved = s->_carved,
 		.reserved = s->_reserved,
 		.chunks = chunks,
 		.max_objects = s->_max,
+		.bad_frees = s->_bad_frees,
 	};
 }
 
@@ -233,18 +258,14 @@ static size_t obj_index(const struct pc_slab *s, const void *o)
 	return SIZE_MAX;
 }
 
-/* Mark each object of a list in seen; -EINVAL on a stranger or a repeat. */
-static int mark_list(const struct pc_slab *s, const struct pc_slab_obj *o,
-		     unsigned char *seen, size_t *count)
+/* Mark o in seen; -EINVAL when it is a stranger or seen before. */
+static int mark(const struct pc_slab *s, const void *o, unsigned char *seen)
 {
-	for (; o; o = link_get(o)) {
-		size_t i = obj_index(s, o);
+	size_t i = obj_index(s, o);
 
-		if (i == SIZE_MAX || seen[i / 8] & (1u << (i % 8)))
-			return -EINVAL;
-		seen[i / 8] |= (unsigned char)(1u << (i % 8));
-		(*count)++;
-	}
+	if (i == SIZE_MAX || seen[i / 8] & (1u << (i % 8)))
+		return -EINVAL;
+	seen[i / 8] |= (unsigned char)(1u << (i % 8));
 	return 0;
 }
 
@@ -269,21 +290,22 @@ static int chunks_check(const struct pc_slab *s)
 
 int pc_slab_validate(const struct pc_slab *s)
 {
+	const struct pc_slab_obj *o;
 	unsigned char *seen;
-	size_t count = 0, remote = 0;
-	int rc;
+	int rc = 0;
 
-	if (!s || s->_stride < s->_size || s->_stride % s->_align || chunks_check(s))
+	if (!s || s->_stride < s->_size || s->_stride % s->_align || s->_bad_frees ||
+	    s->_nfree > s->_cap || s->_cap < s->_reserved || chunks_check(s))
 		return -EINVAL;
 	seen = calloc(s->_carved / 8 + 1, 1);
 	if (!seen)
 		return -ENOMEM;
-	rc = mark_list(s, s->_free, seen, &count);
-	if (rc == 0)
-		rc = mark_list(s, atomic_load_explicit(&s->_remote, memory_order_acquire),
-			       seen, &remote);
+	for (size_t i = 0; rc == 0 && i < s->_nfree; i++)
+		rc = mark(s, s->_stack[i], seen);
+	/* the return list: a stranger is refused before its link is read */
+	o = atomic_load_explicit(&s->_remote, memory_order_acquire);
+	for (; rc == 0 && o; o = link_get(o))
+		rc = mark(s, o, seen);
 	free(seen);
-	if (rc == 0 && (s->_live < remote || s->_live + count != s->_carved))
-		rc = -EINVAL;
 	return rc;
 }

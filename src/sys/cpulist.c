@@ -1,5 +1,4 @@
 /* percore: CPU list parsing and formatting. */
-#define _GNU_SOURCE 1 /* cpu_set_t macros; before any system header */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>

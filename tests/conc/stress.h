@@ -1,17 +1,16 @@
 /* Helpers shared by the concurrency stress tests: how many items to move
- * (an environment override, smaller under ThreadSanitizer) and a polite wait
- * for a full or empty queue on a machine with fewer cores than threads. */
+ * (an environment override, smaller under ThreadSanitizer) and a cheap
+ * random mix of operations. Waiting uses percore/backoff.h. */
 #ifndef PERCORE_TESTS_STRESS_H
 #define PERCORE_TESTS_STRESS_H
 
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "percore/compiler.h"
+#include "percore/backoff.h"
 
 /* Items for one stress run: PC_STRESS_ITEMS when set (a positive integer),
  * else tsan_default under ThreadSanitizer and normal otherwise. */
@@ -35,18 +34,6 @@ static inline uint64_t stress_items(uint64_t normal, uint64_t tsan_default)
 #else
 	return normal;
 #endif
-}
-
-/* Spin briefly, then give the CPU away: with more threads than cores a pure
- * spin would burn the time slice the other side needs to make progress. */
-static inline void stress_wait(unsigned *spins)
-{
-	if (++*spins < 64) {
-		pc_cpu_relax();
-	} else {
-		*spins = 0;
-		sched_yield();
-	}
 }
 
 /* A cheap, reproducible mix of choices per thread (xorshift64). */

@@ -47,7 +47,7 @@ static void *producer(void *arg)
 {
 	struct producer_arg *pa = arg;
 	struct run *run = pa->run;
-	unsigned spins = 0;
+	struct pc_backoff spins = {0};
 
 	for (uint64_t seq = 0; seq < run->per_producer;) {
 		struct item it = {.producer = pa->id, .seq = seq,
@@ -56,7 +56,7 @@ static void *producer(void *arg)
 		if (itemq_push(run->q, &it) == 0)
 			seq++;
 		else
-			stress_wait(&spins);
+			pc_backoff_wait(&spins);
 	}
 	return NULL;
 }
@@ -75,7 +75,7 @@ static void consume(struct run *run)
 {
 	uint64_t total = run->per_producer * run->producers, seen = 0, rnd = 99;
 	struct item batch[32];
-	unsigned spins = 0;
+	struct pc_backoff spins = {0};
 
 	while (seen < total) {
 		unsigned got;
@@ -88,7 +88,7 @@ static void consume(struct run *run)
 			take(run, &batch[i]);
 		seen += got;
 		if (!got)
-			stress_wait(&spins);
+			pc_backoff_wait(&spins);
 	}
 }
 

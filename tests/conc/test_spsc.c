@@ -195,6 +195,26 @@ static void burst_moves_what_fits_bulk_all_or_nothing(void **state)
 	pc_spsc_destroy(r);
 }
 
+/* room re-reads the consumer only when fewer than asked are known free. */
+static void room_counts_free_slots(void **state)
+{
+	struct pc_spsc *r = ring_u64(8);
+	uint64_t v = 0, got[8];
+
+	(void)state;
+	assert_int_equal(pc_spsc_room(r, 1), 8);
+	for (unsigned i = 0; i < 6; i++)
+		assert_int_equal(pc_spsc_push(r, &v), 0);
+	assert_int_equal(pc_spsc_room(r, 1), 2);
+	assert_int_equal(pc_spsc_pop_bulk(r, got, 4), 0);
+	assert_int_equal(pc_spsc_room(r, 2), 2);       /* enough known: no re-read */
+	assert_int_equal(pc_spsc_room(r, 3), 6);       /* re-read: 4 more free */
+	assert_non_null(pc_spsc_stage(r));             /* staged slots count */
+	assert_int_equal(pc_spsc_room(r, 1), 5);
+	pc_spsc_publish(r);
+	pc_spsc_destroy(r);
+}
+
 static void staged_slots_are_invisible_until_published(void **state)
 {
 	struct pc_spsc *r = ring_u64(4);
@@ -394,6 +414,7 @@ int main(void)
 		cmocka_unit_test(wraps_around_in_order),
 		cmocka_unit_test(bursts_cross_the_end_in_every_split),
 		cmocka_unit_test(burst_moves_what_fits_bulk_all_or_nothing),
+		cmocka_unit_test(room_counts_free_slots),
 		cmocka_unit_test(staged_slots_are_invisible_until_published),
 		cmocka_unit_test(taken_slots_stay_busy_until_released),
 		cmocka_unit_test(indices_cross_size_max),

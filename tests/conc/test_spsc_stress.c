@@ -40,7 +40,7 @@ static void *producer(void *arg)
 	struct run *run = arg;
 	struct msg batch[40];
 	uint64_t next = 0, rnd = 0x1234567;
-	unsigned spins = 0;
+	struct pc_backoff spins = {0};
 
 	while (next < run->items) {
 		unsigned want = (unsigned)(stress_rand(&rnd) % 40) + 1, moved = 0;
@@ -70,7 +70,7 @@ static void *producer(void *arg)
 		}
 		next += moved;
 		if (moved == 0)
-			stress_wait(&spins);
+			pc_backoff_wait(&spins);
 	}
 	return NULL;
 }
@@ -98,7 +98,7 @@ static void *consumer(void *arg)
 	struct run *run = arg;
 	struct msg batch[40], *m;
 	uint64_t rnd = 0x7654321;
-	unsigned spins = 0;
+	struct pc_backoff spins = {0};
 
 	while (run->received < run->items) {
 		unsigned want = (unsigned)(stress_rand(&rnd) % 40) + 1, got = 0;
@@ -129,7 +129,7 @@ static void *consumer(void *arg)
 		for (unsigned i = 0; i < got; i++)
 			check(run, &batch[i]);
 		if (got == 0)
-			stress_wait(&spins);
+			pc_backoff_wait(&spins);
 	}
 	return NULL;
 }

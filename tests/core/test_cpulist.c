@@ -1,5 +1,4 @@
 /* CPU list text round-trips and rejects malformed input. */
-#define _GNU_SOURCE 1 /* cpu_set_t macros; before any system header */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "percore/arena.h"
+#include "percore/numa.h"
 
 static struct pc_arena *arena(size_t block)
 {
@@ -172,6 +173,25 @@ static void reset_keeps_first_block(void **state)
 	assert_null(pc_arena_create((size_t)1 << 50, -1));
 }
 
+/* Blocks come from the asked node (node 0, which every machine has). */
+static void blocks_come_from_the_asked_node(void **state)
+{
+	struct pc_arena *a = pc_arena_create(4096, 0);
+	char *p;
+	int node;
+
+	(void)state;
+	assert_non_null(a);
+	p = pc_arena_alloc(a, 64, 64);
+	assert_non_null(p);
+	p[0] = 1;
+	node = pc_numa_node_of(p);
+	if (node != -ENOSYS)
+		assert_int_equal(node, 0);
+	pc_arena_destroy(a);
+	assert_null(pc_arena_create(4096, -2));
+}
+
 #ifdef PC_ASAN
 static void read_after_rewind(void)
 {
@@ -229,6 +249,7 @@ int main(void)
 		cmocka_unit_test(rewind_releases_what_came_after),
 		cmocka_unit_test(bad_marks_change_nothing),
 		cmocka_unit_test(reset_keeps_first_block),
+		cmocka_unit_test(blocks_come_from_the_asked_node),
 		cmocka_unit_test(asan_reports_use_after_rewind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

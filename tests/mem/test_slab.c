@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "percore/numa.h"
 #include "percore/slab.h"
 
 static struct pc_slab *slab(size_t size, size_t align, size_t max, size_t chunk)
@@ -41,6 +42,9 @@ static void rejects_bad_options(void **state)
 	o.align = 8192;
 	assert_null(pc_slab_create(&o));
 	o.align = 4096;
+	o.node = -2;
+	assert_null(pc_slab_create(&o));
+	o.node = -1;
 	struct pc_slab *s = pc_slab_create(&o);
 	assert_non_null(s);
 	void *p = pc_slab_alloc(s);
@@ -189,8 +193,29 @@ static void remote_frees_wait_until_drained(void **state)
 	pc_slab_destroy(s);
 }
 
-/* A corrupt free list, as a double free leaves it, fails validation. The
- * second free is let through ASan by opening the object first. */
+/* Chunks come from the asked node (node 0, which every machine has). */
+static void objects_come_from_the_asked_node(void **state)
+{
+	struct pc_slab_opts o = {.size = 256, .node = 0};
+	struct pc_slab *s = pc_slab_create(&o);
+	char *p;
+	int node;
+
+	(void)state;
+	assert_non_null(s);
+	p = pc_slab_alloc(s);
+	assert_non_null(p);
+	p[0] = 1; /* touch: the page exists only now */
+	node = pc_numa_node_of(p);
+	if (node != -ENOSYS)
+		assert_int_equal(node, 0);
+	pc_slab_free(s, p);
+	pc_slab_destroy(s);
+}
+
+/* A stack holding one object twice, as a double free leaves it, fails
+ * validation. The second free is let through ASan by opening the object
+ * first. */
 static void validator_finds_double_free(void **state)
 {
 	struct pc_slab *s = slab(48, 0, 0, 0);
@@ -206,6 +231,27 @@ static void validator_finds_double_free(void **state)
 	pc_slab_destroy(s);
 }
 
+/* Freeing one object again and again (each time let through ASan) would
+ * push more objects than exist: the extra frees are refused and counted,
+ * never written past the stack. */
+static void overfull_stack_is_refused(void **state)
+{
+	struct pc_slab *s = slab(64, 0, 4, 0);
+	struct pc_slab_stats st;
+	void *p = pc_slab_alloc(s);
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		PC_ASAN_UNPOISON(p, 64);
+		pc_slab_free(s, p);
+	}
+	pc_slab_stats(s, &st);
+	assert_int_equal(st.free, 4);
+	assert_int_equal(st.bad_frees, 6);
+	assert_int_equal(pc_slab_validate(s), -EINVAL);
+	pc_slab_destroy(s);
+}
+
 static void validator_finds_stranger(void **state)
 {
 	struct pc_slab *s = slab(64, 0, 0, 0);
@@ -216,8 +262,8 @@ static void validator_finds_stranger(void **state)
 	pc_slab_free(s, outside);
 	assert_int_equal(pc_slab_validate(s), -EINVAL);
 	PC_ASAN_UNPOISON(outside, sizeof(outside));
-	s->_free = NULL;
-	s->_live++;
+	s->_nfree--; /* take the stranger back off the stack */
+	assert_int_equal(pc_slab_validate(s), 0);
 	pc_slab_free(s, (char *)p + 8); /* not on an object boundary */
 	assert_int_equal(pc_slab_validate(s), -EINVAL);
 	pc_slab_destroy(s);
@@ -252,11 +298,22 @@ static char *run_child(void (*fn)(void), int *status)
 	return out;
 }
 
+/* The misuses below run in the child: a pool and one object from it. */
+static struct pc_slab *child_pool(size_t size, size_t align, void **p)
+{
+	struct pc_slab_opts o = {.size = size, .align = align, .node = -1};
+	struct pc_slab *s = pc_slab_create(&o);
+
+	*p = s ? pc_slab_alloc(s) : NULL;
+	if (!*p)
+		_exit(3);
+	return s;
+}
+
 static void double_free_local(void)
 {
-	struct pc_slab_opts o = {.size = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	void *p = pc_slab_alloc(s);
+	void *p;
+	struct pc_slab *s = child_pool(64, 0, &p);
 
 	pc_slab_free(s, p);
 	pc_slab_free(s, p);
@@ -264,9 +321,8 @@ static void double_free_local(void)
 
 static void double_free_remote(void)
 {
-	struct pc_slab_opts o = {.size = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	void *p = pc_slab_alloc(s);
+	void *p;
+	struct pc_slab *s = child_pool(64, 0, &p);
 
 	pc_slab_free(s, p);
 	pc_slab_free_remote(s, p);
@@ -274,9 +330,8 @@ static void double_free_remote(void)
 
 static void use_after_free(void)
 {
-	struct pc_slab_opts o = {.size = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	char *p = pc_slab_alloc(s);
+	void *p;
+	struct pc_slab *s = child_pool(64, 0, &p);
 
 	pc_slab_free(s, p);
 	((volatile char *)p)[40] = 1;
@@ -284,10 +339,9 @@ static void use_after_free(void)
 
 static void overrun_into_padding(void)
 {
-	struct pc_slab_opts o = {.size = 40, .align = 64, .node = -1};
-	struct pc_slab *s = pc_slab_create(&o);
-	char *p = pc_slab_alloc(s);
+	void *p;
 
+	child_pool(40, 64, &p);
 	((volatile char *)p)[44] = 1; /* within the 64-byte stride, past the 40-byte object */
 }
 
@@ -328,7 +382,9 @@ int main(void)
 		cmocka_unit_test(random_pattern_matches_model),
 		cmocka_unit_test(bound_is_reached_and_released),
 		cmocka_unit_test(remote_frees_wait_until_drained),
+		cmocka_unit_test(objects_come_from_the_asked_node),
 		cmocka_unit_test(validator_finds_double_free),
+		cmocka_unit_test(overfull_stack_is_refused),
 		cmocka_unit_test(validator_finds_stranger),
 		cmocka_unit_test(asan_reports_misuse),
 	};

@@ -40,11 +40,11 @@ static void *freer(void *arg)
 {
 	struct freer *f = arg;
 	struct obj *o;
-	unsigned spins = 0;
+	struct pc_backoff spins = {0};
 
 	for (uint64_t seen = 0; seen < f->expect;) {
 		if (ptrq_pop(f->q, &o) != 0) {
-			stress_wait(&spins);
+			pc_backoff_wait(&spins);
 			continue;
 		}
 		/* freer i gets every FREERS-th object, in order */
@@ -60,12 +60,12 @@ static void *freer(void *arg)
 static void remote_frees_come_back(void **state)
 {
 	struct pc_slab_opts opts = {.size = sizeof(struct obj), .max_objects = BOUND, .node = -1};
-	uint64_t items = stress_items(4000000, 200000);
+	uint64_t items = stress_items(2000000, 200000);
 	struct freer f[FREERS];
 	pthread_t t[FREERS];
 	struct pc_slab_stats st;
 	uint64_t stale = 0;
-	unsigned spins = 0;
+	struct pc_backoff spins = {0};
 
 	(void)state;
 	items -= items % FREERS;
@@ -82,7 +82,7 @@ static void remote_frees_come_back(void **state)
 		struct obj *o = pc_slab_alloc(s);
 
 		if (!o) { /* at the bound: wait for remote frees */
-			stress_wait(&spins);
+			pc_backoff_wait(&spins);
 			continue;
 		}
 		/* a reused object shows the freer's last write (fresh ones
@@ -92,7 +92,7 @@ static void remote_frees_come_back(void **state)
 		o->tag = n;
 		o->written_by_freer = 0;
 		while (ptrq_push(f[n % FREERS].q, &o) != 0)
-			stress_wait(&spins);
+			pc_backoff_wait(&spins);
 		n++;
 	}
 	for (int i = 0; i < FREERS; i++) {
