@@ -211,7 +211,6 @@ static int shard_setup(struct net_shard *sh)
 {
 	struct pc_server *srv = sh->srv;
 	const struct pc_server_cfg *c = &srv->cfg;
-	struct pc_slab_opts so = { .size = net_session_bytes(), .align = 64, .node = -1 };
 	int rc;
 
 	sh->cfg = c;
@@ -228,7 +227,9 @@ static int shard_setup(struct net_shard *sh)
 	sh->linger_ticks = (uint64_t)c->linger_ms * 1000000 / PC_REACTOR_TICK_NS;
 	pc_timer_init(&sh->accept_timer, accept_retry);
 	pc_timer_init(&sh->drain_timer, drain_deadline);
-	sh->slab = pc_slab_create(&so);
+	/* The shard's own pool for objects of this size (on its node, kept
+	 * by the engine): sessions are exactly two cache lines. */
+	sh->slab = pc_shard_slab(net_session_bytes());
 	sh->scratch = malloc(PC_SERVER_RX_BUFFER);
 	if (!sh->slab || !sh->scratch)
 		return -ENOMEM;
@@ -311,7 +312,6 @@ static void shard_free(struct net_shard *sh)
 	net_bufpool_fini(&sh->pool);
 	if (sh->dispatching)
 		pc_dispatch_destroy(&sh->dispatch);
-	pc_slab_destroy(sh->slab);
 	free(sh->slots);
 	free(sh->refs);
 	free(sh->scratch);
