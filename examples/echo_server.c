@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 	pc_server_wait(srv);
 
 	pc_server_stats(srv, -1, &st);
-	printf("sessions %llu, frames %llu in / %llu out, refused %llu malformed %llu oversize\n",
+	printf("sessions %llu, frames %llu in / %llu out, refused: %llu malformed, %llu oversize\n",
 	       (unsigned long long)st.accepted, (unsigned long long)st.frames_in,
 	       (unsigned long long)st.frames_out, (unsigned long long)st.malformed,
 	       (unsigned long long)st.oversize);
