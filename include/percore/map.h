@@ -2,9 +2,10 @@
  *
  * SwissTable layout: one control byte per slot (empty, deleted, or 7 bits
  * of the key's hash) kept apart from the slots, probed 16 at a time with
- * SSE2. A lookup compares a whole group of control bytes in two
- * instructions and touches a slot only on a 7-bit match (a false match is
- * 1 in 128), so a miss usually costs one cache line. Groups are aligned and
+ * SSE2 (a plain loop on machines without it). A lookup compares a whole
+ * group of control bytes in two instructions and touches a slot only on a
+ * 7-bit match (a false match is 1 in 128), so a miss usually costs one
+ * cache line. Groups are aligned and
  * probed quadratically (group g, g+1, g+3, g+6, ...); the load stays below
  * 7/8.
  *
@@ -31,7 +32,9 @@
 #ifndef PERCORE_MAP_H
 #define PERCORE_MAP_H
 
+#if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,11 +100,39 @@ static inline uint64_t pc_map_hash_u64(uint64_t key)
 	return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 
+/* Group operations: bit i of the result stands for control byte i of
+ * group g. SSE2 compares all 16 at once; elsewhere a loop the compiler may
+ * vectorise. */
+#if defined(__SSE2__)
 static inline unsigned pc__map_match(const int8_t *ctrl, size_t g, int8_t byte)
 {
 	__m128i c = _mm_load_si128((const __m128i *)(const void *)(ctrl + g * PC__MAP_GROUP));
 	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, _mm_set1_epi8(byte)));
 }
+
+/* Empty and deleted slots: the control bytes with the top bit set. */
+static inline unsigned pc__map_free(const int8_t *ctrl, size_t g)
+{
+	__m128i c = _mm_load_si128((const __m128i *)(const void *)(ctrl + g * PC__MAP_GROUP));
+	return (unsigned)_mm_movemask_epi8(c);
+}
+#else
+static inline unsigned pc__map_match(const int8_t *ctrl, size_t g, int8_t byte)
+{
+	unsigned m = 0;
+	for (unsigned i = 0; i < PC__MAP_GROUP; i++)
+		m |= (unsigned)(ctrl[g * PC__MAP_GROUP + i] == byte) << i;
+	return m;
+}
+
+static inline unsigned pc__map_free(const int8_t *ctrl, size_t g)
+{
+	unsigned m = 0;
+	for (unsigned i = 0; i < PC__MAP_GROUP; i++)
+		m |= (unsigned)(ctrl[g * PC__MAP_GROUP + i] < 0) << i;
+	return m;
+}
+#endif
 
 /* Probe for the slot with this key (u64 mode). */
 static inline struct pc_map_slot *pc__map_find(const struct pc_map *m, uint64_t key, uint64_t hash)
@@ -110,8 +141,7 @@ static inline struct pc_map_slot *pc__map_find(const struct pc_map *m, uint64_t 
 	int8_t tag = (int8_t)(hash & 0x7f);
 
 	for (size_t step = 1;; step++) {
-		__m128i c = _mm_load_si128((const __m128i *)(const void *)(m->_ctrl + g * PC__MAP_GROUP));
-		unsigned hit = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, _mm_set1_epi8(tag)));
+		unsigned hit = pc__map_match(m->_ctrl, g, tag);
 		while (hit) {
 			struct pc_map_slot *s = &m->_slots[g * PC__MAP_GROUP + (unsigned)__builtin_ctz(hit)];
 			if (PC_LIKELY(s->key == key))
@@ -119,7 +149,7 @@ static inline struct pc_map_slot *pc__map_find(const struct pc_map *m, uint64_t 
 			hit &= hit - 1;
 		}
 		/* A group with an empty slot ends every probe that reaches it. */
-		if (PC_LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi8(c, _mm_set1_epi8(PC__MAP_EMPTY)))))
+		if (PC_LIKELY(pc__map_match(m->_ctrl, g, PC__MAP_EMPTY)))
 			return NULL;
 		g = (g + step) & m->_gmask;
 	}
@@ -223,9 +253,8 @@ static inline struct pc_map_slot *pc_map_next(const struct pc_map *m, struct pc_
 	while (!it->_full) {
 		if (++it->_group >= pc_map_capacity(m) / PC__MAP_GROUP)
 			return NULL;
-		__m128i c = _mm_load_si128((const __m128i *)(const void *)(m->_ctrl + it->_group * PC__MAP_GROUP));
 		/* Full slots have the top bit clear. */
-		it->_full = ~(unsigned)_mm_movemask_epi8(c) & 0xffffu;
+		it->_full = ~pc__map_free(m->_ctrl, it->_group) & 0xffffu;
 	}
 	unsigned b = (unsigned)__builtin_ctz(it->_full);
 	it->_full &= it->_full - 1;

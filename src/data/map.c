@@ -3,15 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "percore/map.h"
-
-/* Tables from this size up are mapped on 2 MiB pages where the kernel
- * allows (transparent huge pages on request): a lookup in a large table
- * otherwise pays a TLB miss for the control byte and another for the slot,
- * on top of the cache misses. */
-#define HUGE_PAGE ((size_t)2 << 20)
 
 /* What an empty map probes: one group of empty bytes, so a lookup needs no
  * "is there a table" test. Never written: the first insert allocates. */
@@ -33,48 +26,6 @@ static uint64_t slot_hash(const struct pc_map *m, const struct pc_map_slot *s)
 	return m->_hashed ? s->key : pc_map_hash_u64(s->key);
 }
 
-/* Bytes of a table of cap slots: control bytes, then the slots. */
-static size_t table_bytes(size_t cap)
-{
-	return (cap + cap * sizeof(struct pc_map_slot) + 63) & ~(size_t)63;
-}
-
-/* Map a huge-page-aligned range (over-map, then trim both ends). */
-static void *map_huge(size_t bytes)
-{
-	uint8_t *p = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	size_t head = (HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1);
-	if (head)
-		munmap(p, head);
-	munmap(p + head + bytes, HUGE_PAGE - head);
-	/* Advice only: without huge pages the table still works. */
-	madvise(p + head, bytes, MADV_HUGEPAGE);
-	return p + head;
-}
-
-static int8_t *table_alloc(size_t cap)
-{
-	size_t bytes = table_bytes(cap);
-
-	if (bytes >= HUGE_PAGE)
-		return map_huge((bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
-	return aligned_alloc(64, bytes);
-}
-
-static void table_free(int8_t *ctrl, size_t cap)
-{
-	size_t bytes = table_bytes(cap);
-
-	if (bytes >= HUGE_PAGE)
-		munmap(ctrl, (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
-	else
-		free(ctrl);
-}
-
 int pc_map_init(struct pc_map *m, unsigned flags)
 {
 	if (flags & ~PC_MAP_HASHED)
@@ -89,7 +40,7 @@ void pc_map_destroy(struct pc_map *m)
 {
 	/* ctrl and slots are one allocation, ctrl first. */
 	if (m->_slots)
-		table_free(m->_ctrl, pc_map_capacity(m));
+		free(m->_ctrl);
 	m->_slots = NULL;
 	m->_ctrl = (int8_t *)empty_group;
 	m->_gmask = m->_size = m->_growth_left = m->_tombstones = 0;
@@ -102,9 +53,7 @@ static size_t first_free(const int8_t *ctrl, size_t gmask, uint64_t hash)
 	size_t g = (size_t)(hash >> 7) & gmask;
 
 	for (size_t step = 1;; step++) {
-		__m128i c = _mm_load_si128((const __m128i *)(const void *)(ctrl + g * PC__MAP_GROUP));
-		/* Empty and deleted both have the top bit set. */
-		unsigned free_mask = (unsigned)_mm_movemask_epi8(c);
+		unsigned free_mask = pc__map_free(ctrl, g);
 		if (free_mask)
 			return g * PC__MAP_GROUP + (unsigned)__builtin_ctz(free_mask);
 		g = (g + step) & gmask;
@@ -115,7 +64,8 @@ static size_t first_free(const int8_t *ctrl, size_t gmask, uint64_t hash)
  * dropping the tombstones. On failure the map is unchanged. */
 static int rebuild(struct pc_map *m, size_t cap)
 {
-	int8_t *ctrl = table_alloc(cap);
+	size_t bytes = cap + cap * sizeof(struct pc_map_slot);
+	int8_t *ctrl = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 
 	if (!ctrl)
 		return -ENOMEM;
@@ -130,7 +80,7 @@ static int rebuild(struct pc_map *m, size_t cap)
 		slots[to] = *s;
 	}
 	if (m->_slots)
-		table_free(m->_ctrl, pc_map_capacity(m));
+		free(m->_ctrl);
 	m->_ctrl = ctrl;
 	m->_slots = slots;
 	m->_gmask = gmask;
