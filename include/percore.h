@@ -7,6 +7,7 @@
 #include "percore/clock.h"
 #include "percore/bench.h"
 #include "percore/spsc.h"
+#include "percore/spsc_seq.h"
 #include "percore/mpsc.h"
 #include "percore/counter.h"
 #include "percore/backoff.h"

@@ -61,7 +61,12 @@ struct pc_spsc_side {
 	char *_buf;
 	size_t _mask;           /* capacity - 1 */
 	size_t _esz;            /* element size in bytes */
+	size_t _seq;            /* slot-sequence mode (spsc_seq.h): offset of
+	                         * the sequence word in a slot; PC_SPSC_NO_SEQ
+	                         * for an ordinary ring */
 };
+
+#define PC_SPSC_NO_SEQ ((size_t)-1)
 
 struct pc_spsc {
 	/* Producer block: written by the producer thread only; the consumer

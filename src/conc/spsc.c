@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "percore/spsc.h"
+#include "percore/spsc_seq.h"
 #include "conc/block.h"
 
 static void side_init(struct pc_spsc_side *s, void *buf, size_t cap, size_t esz)
@@ -13,6 +14,7 @@ static void side_init(struct pc_spsc_side *s, void *buf, size_t cap, size_t esz)
 	s->_buf = buf;
 	s->_mask = cap - 1;
 	s->_esz = esz;
+	s->_seq = PC_SPSC_NO_SEQ;
 }
 
 int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz)
@@ -22,6 +24,25 @@ int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz)
 	side_init(&r->_p, buf, cap, esz);
 	side_init(&r->_c, buf, cap, esz);
 	r->_owned = false;
+	return 0;
+}
+
+int pc_spsc_seq_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz, size_t seq_off)
+{
+	int rc;
+
+	if (cap > ((size_t)1 << 31) || seq_off % _Alignof(pc_spsc_seq_t) ||
+	    seq_off >= esz || esz - seq_off < sizeof(pc_spsc_seq_t))
+		return -EINVAL;
+	rc = pc_spsc_init(r, buf, cap, esz);
+	if (rc)
+		return rc;
+	if ((uintptr_t)buf % _Alignof(pc_spsc_seq_t) || esz % _Alignof(pc_spsc_seq_t))
+		return -EINVAL;
+	r->_p._seq = r->_c._seq = seq_off;
+	/* Slot i as if position i - cap had been published: not filled. */
+	for (size_t i = 0; i < cap; i++)
+		atomic_init(pc_spsc__seq_word(&r->_p, i, esz, seq_off), (uint32_t)(i + 1 - cap));
 	return 0;
 }
 
@@ -49,7 +70,26 @@ void pc_spsc_destroy(struct pc_spsc *r)
 
 static bool side_same(const struct pc_spsc_side *a, const struct pc_spsc_side *b)
 {
-	return a->_buf == b->_buf && a->_mask == b->_mask && a->_esz == b->_esz;
+	return a->_buf == b->_buf && a->_mask == b->_mask && a->_esz == b->_esz &&
+	       a->_seq == b->_seq;
+}
+
+/* Slot-sequence mode: the cap positions below the tail carry their
+ * published word, the cap from the tail on (staged or free) do not. */
+static int seq_words_ok(const struct pc_spsc *r, size_t tail)
+{
+	size_t cap = r->_p._mask + 1, esz = r->_p._esz, off = r->_p._seq;
+
+	if (off % _Alignof(pc_spsc_seq_t) || off >= esz || esz - off < sizeof(pc_spsc_seq_t))
+		return -EINVAL;
+	for (size_t p = tail - cap; p != tail; p++) {
+		uint32_t w = atomic_load_explicit(pc_spsc__seq_word(&r->_p, p, esz, off),
+						  memory_order_relaxed);
+
+		if (w != (uint32_t)(p + 1))
+			return -EINVAL;
+	}
+	return 0;
 }
 
 int pc_spsc_validate(const struct pc_spsc *r)
@@ -74,6 +114,8 @@ int pc_spsc_validate(const struct pc_spsc *r)
 	if (head - r->_p._other > r->_p._next - r->_p._other ||
 	    r->_p._next - r->_p._other > cap)
 		return -EINVAL;
+	if (r->_p._seq != PC_SPSC_NO_SEQ)
+		return seq_words_ok(r, tail); /* the consumer caches no tail */
 	if (r->_c._other - r->_c._next > tail - r->_c._next)
 		return -EINVAL;
 	return 0;

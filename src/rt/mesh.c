@@ -413,7 +413,7 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
 		return refuse(s);
 	m->fn = (void (*)(void))fn;
 	m->kind = RT_MSG_COPY;
-	m->len = (uint32_t)len;
+	m->len = (uint16_t)len;
 	if (len)
 		memcpy(m->u.bytes, data, len);
 	staged(s, to);

@@ -23,7 +23,7 @@
 #include "percore/engine.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"
-#include "percore/spsc.h"
+#include "percore/spsc_seq.h"
 
 enum rt_kind {
 	RT_MSG_PTR = 1,  /* fn(arg) */
@@ -33,11 +33,14 @@ enum rt_kind {
 	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
 };
 
-/* One ring slot: exactly one cache line. */
+/* One ring slot: exactly one cache line, its sequence word included, so
+ * the consumer's poll for the next message and its read of it touch one
+ * line (spsc_seq.h). */
 struct rt_msg {
 	void (*fn)(void);        /* cast to the kind's function type */
-	uint32_t kind;
-	uint32_t len;            /* RT_MSG_COPY: bytes used */
+	pc_spsc_seq_t seq;       /* the ring's; never written by the mesh */
+	uint16_t kind;
+	uint16_t len;            /* RT_MSG_COPY: bytes used */
 	union {
 		void *arg;
 		unsigned char bytes[PC_MSG_INLINE];
@@ -49,7 +52,8 @@ struct rt_msg {
 
 _Static_assert(sizeof(struct rt_msg) == PC_CACHE_LINE, "a message is one cache line");
 
-PC_SPSC_TYPED(rt_ring, struct rt_msg)
+PC_SPSC_SEQ_TYPED(rt_ring, struct rt_msg, seq)
+_Static_assert(PC_MSG_INLINE < 1u << 16, "len fits its field");
 
 /* Slab size classes: 64, 128, ... PC_SHARD_SLAB_MAX bytes. */
 #define RT_SLAB_MIN 64

@@ -1,0 +1,173 @@
+/* percore: the SPSC ring in slot-sequence mode.
+ *
+ * The same ring as spsc.h (same layout, capacity, producer side and head),
+ * but the consumer learns that a slot is filled from a sequence word inside
+ * the slot instead of from the producer's published tail. Why: an ordinary
+ * index ring moves two cache lines from producer to consumer per message
+ * when the consumer waits for it (the tail, then the slot the tail points
+ * at, one dependent miss after the other); here the consumer polls the slot
+ * it will read next and one line moves, as when two threads bounce a single
+ * line. The runtime's mesh uses it: its latency is one message at a time.
+ *
+ * The sequence word of the slot for position p holds (uint32_t)(p + 1) once
+ * p is published. Init writes (uint32_t)(i + 1 - cap) into slot i, the value
+ * "published one lap ago", so no slot reads as filled before it is.
+ *
+ * Memory ordering (the whole argument; see also docs/ARCHITECTURE.md):
+ *  - Publish: the producer has written the slots' contents (plain stores),
+ *    then stores each staged slot's sequence word with release, in order.
+ *    Take: the consumer loads the next slot's word with acquire and uses
+ *    the slot only when it reads p + 1, so it sees the contents.
+ *  - Reuse: exactly as in spsc.h. The consumer stores head with release
+ *    after it is done with the slots below it; the producer loads head with
+ *    acquire before it stages (and so overwrites, sequence word included)
+ *    a slot below head + capacity. The consumer never writes a slot.
+ *  - No slot can show a later lap's word too early: the producer cannot
+ *    write position p + cap before the consumer released p. An earlier
+ *    lap's word differs from p + 1 modulo 2^32 because cap <= 2^31.
+ *  - The consumer may load a word while the producer writes that slot's
+ *    other bytes: the word is atomic, and the contents are read only after
+ *    the word matched.
+ *  - The producer still stores its tail (release) at each publish, on its
+ *    own line: only pc_spsc_size() and the validator read it, so it costs
+ *    the producer an L1 store and moves nothing.
+ *
+ * Use only the functions here plus pc_spsc_room(), pc_spsc_release(),
+ * pc_spsc_size() and the geometry getters on such a ring: pc_spsc_push()
+ * and the other copying forms do not write sequence words. Callers fill a
+ * staged slot in place and never write its sequence word.
+ */
+#ifndef PERCORE_SPSC_SEQ_H
+#define PERCORE_SPSC_SEQ_H
+
+#include "percore/spsc.h"
+
+/* The sequence word each element reserves for the ring. */
+typedef _Atomic uint32_t pc_spsc_seq_t;
+
+/* Prepare r in slot-sequence mode over a caller-owned buffer of cap * esz
+ * bytes; seq_off is the offset in each element of its pc_spsc_seq_t.
+ * Writes every slot's sequence word (call it on the thread whose node
+ * should hold the buffer: it is the first touch). Returns 0, or -EINVAL for
+ * anything pc_spsc_init() refuses, cap above 2^31, or a seq_off that is
+ * misaligned or does not fit in the element. Before either thread uses it. */
+int pc_spsc_seq_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz, size_t seq_off);
+
+/* pc_spsc_validate() checks a ring in this mode too, sequence words
+ * included: the cap positions below the tail read as published, the cap
+ * from the tail on as not yet. */
+
+PC_INLINE pc_spsc_seq_t *pc_spsc__seq_word(const struct pc_spsc_side *s, size_t pos,
+					   size_t esz, size_t off)
+{
+	return (pc_spsc_seq_t *)(s->_buf + (pos & s->_mask) * esz + off);
+}
+
+PC_INLINE size_t pc_spsc__seq_publish(struct pc_spsc *r, size_t esz, size_t off)
+{
+	/* the producer is the only writer of its tail: relaxed is exact */
+	size_t t = atomic_load_explicit(&r->_p._pos, memory_order_relaxed);
+	size_t end = r->_p._next;
+
+	/* release: the slot's contents, written before, are visible to a
+	 * consumer whose acquire load reads this value */
+	for (size_t p = t; p != end; p++)
+		atomic_store_explicit(pc_spsc__seq_word(&r->_p, p, esz, off), (uint32_t)(p + 1),
+				      memory_order_release);
+	atomic_store_explicit(&r->_p._pos, end, memory_order_release);
+	return end - t;
+}
+
+PC_INLINE void *pc_spsc__seq_peek(struct pc_spsc *r, size_t esz, size_t off)
+{
+	size_t h = r->_c._next;
+	pc_spsc_seq_t *w = pc_spsc__seq_word(&r->_c, h, esz, off);
+
+	/* acquire: pairs with the release in publish; the slot's contents
+	 * are visible once its word reads h + 1 */
+	if (atomic_load_explicit(w, memory_order_acquire) != (uint32_t)(h + 1))
+		return NULL;
+	return (char *)w - off;
+}
+
+PC_INLINE void *pc_spsc__seq_take(struct pc_spsc *r, size_t esz, size_t off)
+{
+	void *slot = pc_spsc__seq_peek(r, esz, off);
+
+	if (slot)
+		r->_c._next++; /* private: the producer cannot reuse it yet */
+	return slot;
+}
+
+/* Make every staged slot visible: one release store of each staged slot's
+ * sequence word. Returns how many (0: nothing was staged). Producer only;
+ * stage slots with pc_spsc_stage(). */
+PC_INLINE size_t pc_spsc_seq_publish(struct pc_spsc *r)
+{
+	return pc_spsc__seq_publish(r, r->_p._esz, r->_p._seq);
+}
+
+/* The oldest published slot not yet taken, in place, or NULL: valid until
+ * pc_spsc_release() frees it. Consumer only. */
+PC_INLINE void *pc_spsc_seq_take(struct pc_spsc *r)
+{
+	return pc_spsc__seq_take(r, r->_c._esz, r->_c._seq);
+}
+
+/* As pc_spsc_seq_take() without taking it. Consumer only. */
+PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc *r)
+{
+	return pc_spsc__seq_peek(r, r->_c._esz, r->_c._seq);
+}
+
+/* PC_SPSC_SEQ_TYPED(name, type, field) declares struct name, a ring of type
+ * in slot-sequence mode whose sequence word is type's member field (a
+ * pc_spsc_seq_t), and name_init/stage/publish/take/peek/release/size/
+ * validate with the contracts above and the element size and offset as
+ * constants. name_init also refuses a buffer misaligned for type. The ring
+ * inside is q->ring. */
+#define PC_SPSC_SEQ_TYPED(name, type, field)                                       \
+	struct name {                                                              \
+		struct pc_spsc ring;                                               \
+	};                                                                         \
+	PC_UNUSED static inline int name##_init(struct name *q, type *buf, size_t cap)       \
+	{                                                                          \
+		if ((uintptr_t)buf % _Alignof(type))                               \
+			return -EINVAL;                                            \
+		return pc_spsc_seq_init(&q->ring, buf, cap, sizeof(type),          \
+					offsetof(type, field));                    \
+	}                                                                          \
+	PC_UNUSED PC_INLINE type *name##_stage(struct name *q)                               \
+	{                                                                          \
+		return (type *)pc_spsc__stage(&q->ring, sizeof(type));             \
+	}                                                                          \
+	PC_UNUSED PC_INLINE size_t name##_publish(struct name *q)                            \
+	{                                                                          \
+		return pc_spsc__seq_publish(&q->ring, sizeof(type), offsetof(type, field)); \
+	}                                                                          \
+	PC_UNUSED PC_INLINE type *name##_take(struct name *q)                                \
+	{                                                                          \
+		return (type *)pc_spsc__seq_take(&q->ring, sizeof(type),          \
+						 offsetof(type, field));           \
+	}                                                                          \
+	PC_UNUSED PC_INLINE type *name##_peek(struct name *q)                                \
+	{                                                                          \
+		return (type *)pc_spsc__seq_peek(&q->ring, sizeof(type),          \
+						 offsetof(type, field));           \
+	}                                                                          \
+	PC_UNUSED PC_INLINE size_t name##_release(struct name *q)                            \
+	{                                                                          \
+		return pc_spsc_release(&q->ring);                                  \
+	}                                                                          \
+	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
+	{                                                                          \
+		return pc_spsc_size(&q->ring);                                     \
+	}                                                                          \
+	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
+	{                                                                          \
+		return q->ring._p._esz == sizeof(type) &&                          \
+		       q->ring._p._seq == offsetof(type, field)                    \
+			       ? pc_spsc_validate(&q->ring) : -EINVAL;             \
+	}
+
+#endif
