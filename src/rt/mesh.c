@@ -1,7 +1,9 @@
 /* percore rt: the mesh, N x N SPSC rings with doorbells.
  *
  * Producer side (shard i towards j): stage the message in ring (i, j),
- * publish the tail once per turn or every publish_batch messages, and on
+ * publish it once per turn or every publish_batch messages (the ring is in
+ * slot-sequence mode: publishing stores each staged slot's sequence word,
+ * which is what the consumer polls; spsc_seq.h), and on
  * every publish set bit i of j's doorbell and look whether j sleeps.
  * Consumer side (shard j): exchange each non-zero doorbell word with 0,
  * add its bits to the rings it knows are non-empty, and drain those rings;
@@ -11,7 +13,7 @@
  * Why no message is stranded (the argument in full: docs/ARCHITECTURE.md):
  * every publish is followed by a fetch_or of the doorbell, and the
  * consumer's exchange that clears the bit acquires that fetch_or, so the
- * consumer sees the tail it announces. A publish whose bit was cleared
+ * consumer sees the slots it announces. A publish whose bit was cleared
  * before it was set leaves the bit set for the next turn.
  *
  * Replies: ring (j, i) keeps `reserve` slots free of everything but
@@ -117,16 +119,16 @@ void rt_mesh_free(struct rt_shard *s)
  * wake it if it sleeps. Returns 1 when an eventfd was written. */
 static int ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
 {
-	/* Full fence between the tail just stored and the load of `hot`:
-	 * against the consumer's "hot = 0; fence; load tail" when it stops
-	 * polling this ring, either it sees our tail or we see hot == 0 and
-	 * ring the doorbell (store-buffering, forbidden across seq_cst
-	 * fences). A hot ring is polled every turn: no doorbell, no RMW on
+	/* Full fence between the slot words just stored and the load of
+	 * `hot`: against the consumer's "hot = 0; fence; load the next slot's
+	 * word" when it stops polling this ring, either it sees our words or
+	 * we see hot == 0 and ring the doorbell (store-buffering, forbidden
+	 * across seq_cst fences). A hot ring is polled every turn: no doorbell, no RMW on
 	 * the line the consumer reads. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&ib->hot[bit], memory_order_relaxed))
 		return 0;
-	/* seq_cst read-modify-write: the release half makes the tail just
+	/* seq_cst read-modify-write: the release half makes the slots just
 	 * published visible to the consumer's exchange that takes this bit;
 	 * being seq_cst, it and the load of `sleeping` below, against the
 	 * consumer's seq_cst store of `sleeping` and load of the doorbell,
@@ -145,7 +147,7 @@ static void publish(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	rt_ring_publish(o->ring);    /* release: slots before tail */
+	rt_ring_publish(o->ring);    /* release: contents before words */
 	o->staged = 0;
 	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
@@ -158,21 +160,22 @@ static void publish(struct rt_shard *s, unsigned to)
 
 /* True when ring (s, to) can take a non-reply message now. Only s
  * stages into it, so the answer holds until s itself sends. */
-static bool has_room(struct rt_shard *s, unsigned to)
+PC_INLINE bool has_room(struct rt_shard *s, unsigned to)
 {
 	return pc_spsc_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
- * leave e->reserve slots free for the replies s may owe `to`. */
-static struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
+ * leave e->reserve slots free for the replies s may owe `to`. Inline, as
+ * staged() below: they are the sending path, a few instructions each. */
+PC_INLINE struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
 {
 	if (!reply && !has_room(s, to))
 		return NULL;
 	return rt_ring_stage(s->out[to].ring);
 }
 
-static void staged(struct rt_shard *s, unsigned to)
+PC_INLINE void staged(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
@@ -272,7 +275,7 @@ static void heat(struct rt_shard *s, unsigned i)
 }
 
 /* Stop polling ring i every turn. It stays pending: the next drain's look
- * at its tail comes after the fence, so a producer that read hot == 1
+ * at its next slot comes after the fence, so a producer that read hot == 1
  * (and rang no doorbell) before the fence has its message found then. */
 static void cool(struct rt_shard *s, unsigned i)
 {
