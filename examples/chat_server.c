@@ -38,7 +38,12 @@ struct room {
 	uint64_t delivered;
 	struct room *next;
 };
-struct member { struct pc_session *s; struct room *room; struct member *next; char user[NAME_LEN]; };
+struct member {
+	struct pc_session *s;
+	struct room *room;
+	struct member *next;
+	char user[NAME_LEN];
+};
 /* What travels: a Say to the home shard, then a Message frame to every shard. */
 struct said { char room[NAME_LEN], user[NAME_LEN]; uint32_t len; char text[]; };
 struct fanout { uint32_t off, len; char room[NAME_LEN]; }; /* the frame: data + off */
@@ -79,11 +84,12 @@ static unsigned home_of(const char *name) /* FNV-1a of the name */
 	return (unsigned)(h % pc_shard_count());
 }
 
-/* The session's membership of room (a name received), or NULL. */
-static struct member *member_of(struct pc_session *s, const char *room, uint32_t len)
+/* The session's membership of the room named p (len bytes), or NULL. */
+static struct member *member_of(struct pc_session *s, const char *p, uint32_t len)
 {
 	struct member *m = pc_session_data(s);
-	return m && len < NAME_LEN && !memcmp(m->room->name, room, len) && !m->room->name[len] ? m : NULL;
+	char room[NAME_LEN];
+	return m && name_get(room, p, len) && !strcmp(m->room->name, room) ? m : NULL;
 }
 
 static void leave(struct pc_session *s)

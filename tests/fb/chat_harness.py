@@ -94,3 +94,10 @@ def chat_server(shards=2):
                 fail("the server did not stop on SIGTERM")
         if srv.returncode != 0 or err.strip():
             fail("the server exited with %d: %s" % (srv.returncode, err.strip()))
+
+
+def main(run, shards=2):
+    """A test's main: run(chat) against a server of this many shards."""
+    with chat_server(shards) as chat:
+        run(chat)
+    print("ok")

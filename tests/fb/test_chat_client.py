@@ -73,8 +73,9 @@ def run(chat):
     if chat_client.read_leave(expect(bob, "bob leaves", ids, "LEAVE")) != {"room": ROOM}:
         fail("the Leave answered is not bob's")
     cat.say(ROOM, "bye, bob")
+    second = dict(room=ROOM, user="cat", text="bye, bob", seq=2)
     for c, who in ((ann, "ann"), (cat, "cat")):
-        message(c, who + " hears cat", room=ROOM, user="cat", text="bye, bob", seq=2)
+        message(c, who + " hears cat", **second)
     if not bob.quiet(0.3):
         fail("bob still hears the room after leaving")
 
@@ -102,8 +103,9 @@ def run(chat):
 
     # Everyone well-behaved is still served, bob included.
     bob.join(ROOM, "bob")
-    if len(chat_client.read_history(expect(bob, "bob joins again", ids, "HISTORY"))["messages"]) != 2:
-        fail("bob's second History does not hold the two messages")
+    history = chat_client.read_history(expect(bob, "bob joins again", ids, "HISTORY"))
+    if history != {"room": ROOM, "messages": [first, second]}:
+        fail("History after two messages, oldest first: %r" % history)
     ann.say(ROOM, "still here")
     for c, who in ((ann, "ann"), (bob, "bob"), (cat, "cat")):
         message(c, who + " after the garbage", room=ROOM, user="ann", text="still here", seq=3)
@@ -115,11 +117,5 @@ def run(chat):
         c.close()
 
 
-def main():
-    with chat_harness.chat_server(shards=2) as chat:
-        run(chat)
-    print("ok")
-
-
 if __name__ == "__main__":
-    main()
+    chat_harness.main(run, shards=2)

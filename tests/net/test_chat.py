@@ -74,11 +74,5 @@ def run(chat):
         fail("a member that left still hears the room")
 
 
-def main():
-    with chat_harness.chat_server(shards=2) as chat:
-        run(chat)
-    print("ok")
-
-
 if __name__ == "__main__":
-    main()
+    chat_harness.main(run, shards=2)
