@@ -8,7 +8,11 @@
  *                               sender and read by the receiver
  *                               (CLOCK_MONOTONIC is one clock on all CPUs)
  *   CrossCore/Throughput        a one-way stream of pointer messages,
- *                               msgs/s, beside SpscQueue/Concurrent
+ *                               msgs/s, beside SpscQueue/Concurrent and
+ *   Peer/spsc64/Concurrent      the raw ring the mesh is made of: 64-byte
+ *                               messages between two pinned threads,
+ *                               staged and taken in place, published and
+ *                               released every 32, as the mesh does
  *
  * With the sleep policy every hop wakes a sleeping shard: those rows show
  * what the machine's idle states and wake-up path cost (percore env lists
@@ -17,11 +21,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "percore/clock.h"
 #include "percore/compiler.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"
+#include "percore/spsc.h"
 #include "rt_bench.h"
 
 /* ---- Peer/core2core/RTT ------------------------------------------------ */
@@ -259,3 +265,90 @@ static const struct pc_bench throughput = {
 	.setup = tp_setup, .run = tp_run, .teardown = rtb_teardown,
 };
 PC_BENCH_REGISTER(throughput)
+
+/* ---- Peer/spsc64/Concurrent -------------------------------------------- */
+
+struct msg64 {
+	void (*fn)(void *);
+	uint64_t w[7];
+} __attribute__((aligned(PC_CACHE_LINE)));
+
+PC_SPSC_TYPED(ring64, struct msg64)
+
+#define RAW_CAP 1024
+#define RAW_BATCH 32
+
+struct raw64 {
+	struct ring64 q;
+	struct msg64 *buf;
+};
+
+static int raw64_setup(struct pc_bench_state *st)
+{
+	struct raw64 *r = aligned_alloc(PC_CACHE_PAD, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->buf = aligned_alloc(PC_CACHE_LINE, RAW_CAP * sizeof(struct msg64));
+	if (!r->buf || ring64_init(&r->q, r->buf, RAW_CAP)) {
+		free(r->buf);
+		free(r);
+		return -ENOMEM;
+	}
+	memset(r->buf, 0, RAW_CAP * sizeof(struct msg64));
+	st->ctx = r;
+	return 0;
+}
+
+static void raw64_run(struct pc_bench_state *st)
+{
+	struct raw64 *r = st->ctx;
+	uint64_t n = st->iterations, sum = 0;
+
+	if (st->thread_index == 0) {
+		for (uint64_t i = 0; i < n;) {
+			struct msg64 *m = ring64_stage(&r->q);
+
+			if (!m) {
+				ring64_publish(&r->q);
+				pc_cpu_relax();
+				continue;
+			}
+			m->fn = NULL;
+			m->w[0] = i++;
+			if (i % RAW_BATCH == 0)
+				ring64_publish(&r->q);
+		}
+		ring64_publish(&r->q);
+		st->items = n;
+		return;
+	}
+	for (uint64_t i = 0; i < n;) {
+		struct msg64 *m = ring64_take(&r->q);
+
+		if (!m) {
+			ring64_release(&r->q);
+			pc_cpu_relax();
+			continue;
+		}
+		sum += m->w[0];
+		if (++i % RAW_BATCH == 0)
+			ring64_release(&r->q);
+	}
+	ring64_release(&r->q);
+	PC_DO_NOT_OPTIMIZE(sum);
+}
+
+static void raw64_teardown(struct pc_bench_state *st)
+{
+	struct raw64 *r = st->ctx;
+
+	free(r->buf);
+	free(r);
+}
+
+static const struct pc_bench raw64 = {
+	.name = "Peer/spsc64/Concurrent", .threads = 2,
+	.setup = raw64_setup, .run = raw64_run, .teardown = raw64_teardown,
+};
+PC_BENCH_REGISTER(raw64)

@@ -122,11 +122,12 @@ void pc_engine_stop(struct pc_engine *e);
 bool pc_engine_stopping(const struct pc_engine *e);
 
 /* Wait until every shard thread the engine started has ended (with
- * caller_is_shard0, shard 0 ends when pc_engine_run() returns). Returns 0.
- * Not from a shard. */
+ * caller_is_shard0 and pc_engine_run() not called yet, runs shard 0 here
+ * first). Calling it again returns at once. Returns 0. Not from a shard. */
 int pc_engine_join(struct pc_engine *e);
 
-/* Free the engine after pc_engine_join(). NULL is ignored. */
+/* Free the engine; one still running is stopped and joined first. NULL is
+ * ignored. Not from a shard. */
 void pc_engine_destroy(struct pc_engine *e);
 
 unsigned pc_engine_shards(const struct pc_engine *e);

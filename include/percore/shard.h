@@ -32,8 +32,8 @@ struct pc_slab;
 #define PC_MSG_INLINE 48
 
 typedef void (*pc_msg_fn)(void *arg);
-typedef intptr_t (*pc_call_fn)(void *arg);
-typedef void (*pc_reply_fn)(void *ctx, intptr_t result);
+typedef intptr_t (*pc_shard_call_fn)(void *arg);
+typedef void (*pc_shard_reply_fn)(void *ctx, intptr_t result);
 
 /* This thread's shard index, or -1 when it is not a shard. */
 int pc_shard_id(void);
@@ -79,7 +79,7 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
  * pc_shard_call_limit() calls to one shard awaiting their replies.
  * Returns 0, -EAGAIN (ring full, or that many calls outstanding), -EINVAL,
  * -EPERM. */
-int pc_shard_call(unsigned to, pc_call_fn fn, void *arg, pc_reply_fn reply, void *ctx);
+int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply, void *ctx);
 
 /* Calls to one shard that may await their replies at once. */
 unsigned pc_shard_call_limit(void);

@@ -360,10 +360,13 @@ int pc_engine_join(struct pc_engine *e)
 {
 	unsigned first = e->cfg.caller_is_shard0 ? 1 : 0;
 
+	if (e->joined)
+		return 0;
 	if (first && !e->ran0)
 		pc_engine_run(e);
 	for (unsigned i = first; i < e->n; i++)
 		pthread_join(e->shards[i].thread, NULL);
+	e->joined = true;
 	return 0;
 }
 
@@ -371,6 +374,10 @@ void pc_engine_destroy(struct pc_engine *e)
 {
 	if (!e)
 		return;
+	if (!e->joined) {
+		pc_engine_stop(e);
+		pc_engine_join(e);
+	}
 	rt_signals_release(e);
 	engine_free(e);
 }

@@ -50,6 +50,11 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 	int64_t timeout = s->nfrees ? RT_RETRY_NS : -1;
 	int n;
 
+	/* A sleeper polls nothing: hot rings go back to doorbells first. They
+	 * stay pending, so this turn does not sleep; the next one looks at
+	 * them once more (after the fence in cooling) and then may. */
+	if (rt_mesh_cool_all(s))
+		return;
 	atomic_store_explicit(&ib->sleeping, 1, memory_order_seq_cst);
 	if (rt_mesh_may_have_work(s) || atomic_load_explicit(&e->stop, memory_order_seq_cst) ||
 	    pc_reactor_has_tasks(s->reactor)) {

@@ -30,6 +30,10 @@
  * the reactor) get their go: fairness between senders. */
 #define RT_DRAIN_BUDGET 64
 
+/* A ring that delivered messages is "hot": polled every turn with no
+ * doorbell needed, until this many polls in a row found it empty. */
+#define RT_HOT_TURNS 1024
+
 /* Align x up to a multiple of a (a power of two). */
 static size_t align_up(size_t x, size_t a)
 {
@@ -65,7 +69,9 @@ int rt_mesh_setup(struct rt_shard *s)
 	s->in = calloc(nrings, sizeof(*s->in));
 	s->out = calloc(e->n, sizeof(*s->out));
 	s->dirty = calloc(e->n, sizeof(*s->dirty));
-	if (!s->in || !s->out || !s->dirty)
+	s->is_hot = calloc(nrings, sizeof(*s->is_hot));
+	s->cold_turns = calloc(nrings, sizeof(*s->cold_turns));
+	if (!s->in || !s->out || !s->dirty || !s->is_hot || !s->cold_turns)
 		return -ENOMEM;
 	for (unsigned i = 0; i < nrings; i++) {
 		struct rt_ring *r = (struct rt_ring *)(mem + rings_off + i * ring_sz);
@@ -82,8 +88,11 @@ void rt_mesh_connect(struct rt_shard *s)
 {
 	struct pc_engine *e = s->e;
 
-	for (unsigned k = 0; k < e->n; k++)
+	for (unsigned k = 0; k < e->n; k++) {
 		s->out[k].ring = e->shards[k].in[s->id];
+		s->out[k].inbox = e->shards[k].inbox;
+		s->out[k].reactor = e->shards[k].reactor;
+	}
 }
 
 void rt_mesh_free(struct rt_shard *s)
@@ -92,6 +101,10 @@ void rt_mesh_free(struct rt_shard *s)
 	free(s->in);
 	free(s->out);
 	free(s->dirty);
+	free(s->is_hot);
+	free(s->cold_turns);
+	s->is_hot = NULL;
+	s->cold_turns = NULL;
 	s->mem = NULL;
 	s->in = NULL;
 	s->out = NULL;
@@ -100,25 +113,31 @@ void rt_mesh_free(struct rt_shard *s)
 
 /* ---- producer ---------------------------------------------------------- */
 
-/* Announce a publish on ring (bit, to) and wake `to` if it sleeps.
- * Returns 1 when an eventfd was written. */
-static int ring_bell(struct pc_engine *e, unsigned to, unsigned bit)
+/* Announce a publish on ring `bit` into the shard whose inbox is ib and
+ * wake it if it sleeps. Returns 1 when an eventfd was written. */
+static int ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
 {
-	struct rt_inbox *ib = e->shards[to].inbox;
-
+	/* Full fence between the tail just stored and the load of `hot`:
+	 * against the consumer's "hot = 0; fence; load tail" when it stops
+	 * polling this ring, either it sees our tail or we see hot == 0 and
+	 * ring the doorbell (store-buffering, forbidden across seq_cst
+	 * fences). A hot ring is polled every turn: no doorbell, no RMW on
+	 * the line the consumer reads. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ib->hot[bit], memory_order_relaxed))
+		return 0;
 	/* seq_cst read-modify-write: the release half makes the tail just
 	 * published visible to the consumer's exchange that takes this bit;
 	 * being seq_cst, it and the load of `sleeping` below, against the
 	 * consumer's seq_cst store of `sleeping` and load of the doorbell,
-	 * cannot both miss each other (store-buffering is forbidden among
-	 * seq_cst operations). */
+	 * cannot both miss each other. */
 	atomic_fetch_or_explicit(&ib->bell[bit / 64], 1ull << (bit % 64), memory_order_seq_cst);
 	if (!atomic_load_explicit(&ib->sleeping, memory_order_seq_cst))
 		return 0;
 	/* Several producers may see the flag; one eventfd write is enough. */
 	if (!atomic_exchange_explicit(&ib->sleeping, 0, memory_order_relaxed))
 		return 0;
-	pc_reactor_wake(e->shards[to].reactor);
+	pc_reactor_wake(r);
 	return 1;
 }
 
@@ -134,18 +153,23 @@ static void publish(struct rt_shard *s, unsigned to)
 		s->pending[to / 64] |= 1ull << (to % 64);
 		return;
 	}
-	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(s->e, to, s->id));
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(o->inbox, o->reactor, s->id));
+}
+
+/* True when ring (s, to) can take a non-reply message now. Only s
+ * stages into it, so the answer holds until s itself sends. */
+static bool has_room(struct rt_shard *s, unsigned to)
+{
+	return pc_spsc_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
  * leave e->reserve slots free for the replies s may owe `to`. */
 static struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
 {
-	struct rt_out *o = &s->out[to];
-
-	if (!reply && pc_spsc__room(&o->ring->ring, s->e->reserve + 1) <= s->e->reserve)
+	if (!reply && !has_room(s, to))
 		return NULL;
-	return rt_ring_stage(o->ring);
+	return rt_ring_stage(s->out[to].ring);
 }
 
 static void staged(struct rt_shard *s, unsigned to)
@@ -177,7 +201,7 @@ void rt_mesh_flush(struct rt_shard *s)
 
 /* ---- consumer ---------------------------------------------------------- */
 
-static void send_reply(struct rt_shard *s, unsigned to, pc_reply_fn fn, void *ctx, intptr_t result)
+static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
 {
 	/* Never NULL: the reservation argued above keeps room for it. */
 	struct rt_msg *m = stage(s, to, true);
@@ -200,14 +224,14 @@ static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 		((pc_msg_fn)m->fn)(m->u.bytes);
 		break;
 	case RT_MSG_CALL: {
-		intptr_t r = ((pc_call_fn)m->fn)(m->u.call.arg);
+		intptr_t r = ((pc_shard_call_fn)m->fn)(m->u.call.arg);
 
 		send_reply(s, from, m->u.call.reply, m->u.call.ctx, r);
 		break;
 	}
 	case RT_MSG_REPLY:
 		s->out[from].calls--;
-		((pc_reply_fn)m->fn)(m->u.reply.ctx, m->u.reply.result);
+		((pc_shard_reply_fn)m->fn)(m->u.reply.ctx, m->u.reply.result);
 		break;
 	case RT_MSG_FREE:
 		rt_shared_buf_free_list(m->u.free_list);
@@ -238,6 +262,53 @@ static unsigned drain_ring(struct rt_shard *s, unsigned i, bool *empty)
 	return k;
 }
 
+/* Ring i delivered: poll it every turn from now on, no doorbell needed.
+ * relaxed: a producer that still reads 0 merely rings the doorbell. */
+static void heat(struct rt_shard *s, unsigned i)
+{
+	s->is_hot[i] = 1;
+	s->nhot++;
+	atomic_store_explicit(&s->inbox->hot[i], 1, memory_order_relaxed);
+}
+
+/* Stop polling ring i every turn. It stays pending: the next drain's look
+ * at its tail comes after the fence, so a producer that read hot == 1
+ * (and rang no doorbell) before the fence has its message found then. */
+static void cool(struct rt_shard *s, unsigned i)
+{
+	s->is_hot[i] = 0;
+	s->nhot--;
+	s->cold_turns[i] = 0;
+	atomic_store_explicit(&s->inbox->hot[i], 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+bool rt_mesh_cool_all(struct rt_shard *s)
+{
+	if (!s->nhot)
+		return false;
+	for (unsigned i = 0; i <= s->e->n; i++)
+		if (s->is_hot[i])
+			cool(s, i);
+	return true;
+}
+
+/* After a look at ring i: ran messages, and whether it ran dry. */
+static void after_drain(struct rt_shard *s, unsigned i, unsigned ran, bool empty)
+{
+	if (ran) {
+		s->cold_turns[i] = 0;
+		if (!s->is_hot[i] && i != s->id)
+			heat(s, i);
+	}
+	if (!empty)
+		return;
+	if (!s->is_hot[i])
+		s->pending[i / 64] &= ~(1ull << (i % 64));
+	else if (++s->cold_turns[i] >= RT_HOT_TURNS)
+		cool(s, i);
+}
+
 unsigned rt_mesh_drain(struct rt_shard *s)
 {
 	struct rt_inbox *ib = s->inbox;
@@ -254,13 +325,14 @@ unsigned rt_mesh_drain(struct rt_shard *s)
 		uint64_t bits = s->pending[w];
 
 		while (bits) {
-			unsigned b = (unsigned)__builtin_ctzll(bits);
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
 			bool empty;
+			unsigned k;
 
 			bits &= bits - 1;
-			ran += drain_ring(s, w * 64 + b, &empty);
-			if (empty)
-				s->pending[w] &= ~(1ull << b);
+			k = drain_ring(s, i, &empty);
+			after_drain(s, i, k, empty);
+			ran += k;
 		}
 	}
 	return ran;
@@ -348,7 +420,7 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
 	return 0;
 }
 
-int pc_shard_call(unsigned to, pc_call_fn fn, void *arg, pc_reply_fn reply, void *ctx)
+int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply, void *ctx)
 {
 	struct rt_shard *s = sender(to);
 	struct rt_msg *m;
@@ -373,13 +445,6 @@ int pc_shard_call(unsigned to, pc_call_fn fn, void *arg, pc_reply_fn reply, void
 unsigned pc_shard_call_limit(void)
 {
 	return rt_self ? rt_self->e->reserve : 0;
-}
-
-/* True when ring (s, to) can take a non-reply message now. Only s
- * stages into it, so the answer holds until s itself sends. */
-static bool has_room(struct rt_shard *s, unsigned to)
-{
-	return pc_spsc__room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
 int pc_shard_broadcast(pc_msg_fn fn, void *arg)
@@ -411,7 +476,7 @@ int pc_shard_flush(void)
 }
 
 /* Calls to every shard, all or none (pc_engine_stats uses it). */
-int rt_mesh_call_all(struct rt_shard *s, pc_call_fn fn, void **args, pc_reply_fn reply, void *ctx)
+int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
 {
 	for (unsigned k = 0; k < s->e->n; k++)
 		if (!has_room(s, k) || s->out[k].calls >= s->e->reserve)
@@ -442,7 +507,7 @@ int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), 
 	m->u.arg = arg;
 	rt_ring_publish(r);
 	pthread_mutex_unlock(&d->ext_lock);
-	ring_bell(e, to, e->n);
+	ring_bell(d->inbox, d->reactor, e->n);
 	return 0;
 }
 

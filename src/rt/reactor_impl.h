@@ -7,6 +7,7 @@
 #ifndef PERCORE_SRC_RT_REACTOR_IMPL_H
 #define PERCORE_SRC_RT_REACTOR_IMPL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "percore/reactor.h"
@@ -46,6 +47,7 @@ struct pc_reactor {
 	const struct rt_backend_ops *ops;
 	enum pc_backend backend;
 	int wake_fd;                 /* eventfd; written by pc_reactor_wake() */
+	bool wake_armed;             /* uring: a poll on wake_fd is in flight */
 
 	struct rt_fd *fds;           /* indexed by fd */
 	unsigned fds_cap;

@@ -14,12 +14,21 @@
 #include <errno.h>
 #include <liburing.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "rt/reactor_impl.h"
 
 #define UR_ENTRIES 256
 #define UR_IGNORE UINT64_MAX
+
+struct ur_state {
+	struct io_uring ring;
+	/* A re-arm found no submission entry (the queue full and the kernel
+	 * not taking more): retried before the next wait, so no fd, and not
+	 * the wake-up eventfd, is left unwatched. */
+	bool rearm;
+};
 
 static inline uint64_t ur_tag(int fd, uint32_t gen)
 {
@@ -74,12 +83,18 @@ static void ur_cancel(struct io_uring *ring, uint64_t tag)
 	io_uring_sqe_set_data64(sqe, UR_IGNORE);
 }
 
+static struct io_uring *ur_ring(struct pc_reactor *r)
+{
+	return &((struct ur_state *)r->backend_state)->ring;
+}
+
 static int ur_init(struct pc_reactor *r)
 {
-	struct io_uring *ring = calloc(1, sizeof(*ring));
+	struct ur_state *st = calloc(1, sizeof(*st));
+	struct io_uring *ring = &st->ring;
 	int rc;
 
-	if (!ring)
+	if (!st)
 		return -ENOMEM;
 	/* COOP_TASKRUN (5.19) spares us inter-processor interrupts; older
 	 * kernels reject the flag, so retry without it. */
@@ -87,14 +102,15 @@ static int ur_init(struct pc_reactor *r)
 	if (rc == -EINVAL)
 		rc = io_uring_queue_init(UR_ENTRIES, ring, 0);
 	if (rc) {
-		free(ring);
+		free(st);
 		return rc;
 	}
-	r->backend_state = ring;
+	r->backend_state = st;
 	rc = ur_poll(ring, r->wake_fd, POLLIN, ur_tag(r->wake_fd, 0));
+	r->wake_armed = rc == 0;
 	if (rc) {
 		io_uring_queue_exit(ring);
-		free(ring);
+		free(st);
 		r->backend_state = NULL;
 	}
 	return rc;
@@ -102,23 +118,40 @@ static int ur_init(struct pc_reactor *r)
 
 static void ur_fini(struct pc_reactor *r)
 {
-	io_uring_queue_exit(r->backend_state);
+	io_uring_queue_exit(ur_ring(r));
 	free(r->backend_state);
 }
 
 static int ur_add(struct pc_reactor *r, int fd, struct rt_fd *f)
 {
-	int rc = ur_poll(r->backend_state, fd, poll_mask(f->events), ur_tag(fd, f->gen));
+	int rc = ur_poll(ur_ring(r), fd, poll_mask(f->events), ur_tag(fd, f->gen));
 
 	f->armed = rc == 0;
 	return rc;
+}
+
+/* Arm again what a full submission queue left unarmed. */
+static void ur_rearm_all(struct pc_reactor *r)
+{
+	struct ur_state *st = r->backend_state;
+
+	st->rearm = false;
+	if (!r->wake_armed && ur_poll(&st->ring, r->wake_fd, POLLIN, ur_tag(r->wake_fd, 0)) == 0)
+		r->wake_armed = true;
+	st->rearm = !r->wake_armed;
+	for (unsigned fd = 0; fd < r->fds_cap; fd++) {
+		struct rt_fd *f = &r->fds[fd];
+
+		if (f->events && !f->armed && ur_add(r, (int)fd, f))
+			st->rearm = true;
+	}
 }
 
 static int ur_mod(struct pc_reactor *r, int fd, struct rt_fd *f)
 {
 	if (!f->armed)
 		return 0; /* inside its callback: the re-arm uses the new events */
-	ur_cancel(r->backend_state, ur_tag(fd, f->gen));
+	ur_cancel(ur_ring(r), ur_tag(fd, f->gen));
 	f->gen++;
 	return ur_add(r, fd, f);
 }
@@ -126,7 +159,7 @@ static int ur_mod(struct pc_reactor *r, int fd, struct rt_fd *f)
 static void ur_del(struct pc_reactor *r, int fd, struct rt_fd *f)
 {
 	if (f->armed)
-		ur_cancel(r->backend_state, ur_tag(fd, f->gen));
+		ur_cancel(ur_ring(r), ur_tag(fd, f->gen));
 }
 
 static int ur_enter(struct io_uring *ring, int64_t timeout_ns)
@@ -156,7 +189,9 @@ static int ur_complete(struct pc_reactor *r, uint64_t tag, int res)
 		return 0;
 	if (fd == r->wake_fd) {
 		rt_reactor_drain_wake(r);
-		ur_poll(r->backend_state, fd, POLLIN, tag);
+		r->wake_armed = ur_poll(ur_ring(r), fd, POLLIN, tag) == 0;
+		if (!r->wake_armed)
+			((struct ur_state *)r->backend_state)->rearm = true;
 		return 0;
 	}
 	f = rt_reactor_slot(r, fd);
@@ -166,23 +201,32 @@ static int ur_complete(struct pc_reactor *r, uint64_t tag, int res)
 	ran = rt_reactor_ready(r, fd, gen, pc_mask(res));
 	/* The callback may have deleted or modified the registration. */
 	f = rt_reactor_slot(r, fd);
-	if (f && f->gen == gen && !f->armed)
-		ur_add(r, fd, f);
+	if (f && f->gen == gen && !f->armed && ur_add(r, fd, f))
+		((struct ur_state *)r->backend_state)->rearm = true;
 	return ran;
 }
 
 static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 {
-	struct io_uring *ring = r->backend_state;
+	struct io_uring *ring = ur_ring(r);
 	struct io_uring_cqe *cqe;
 	int rc, ran = 0;
 
+	if (((struct ur_state *)r->backend_state)->rearm) {
+		ur_rearm_all(r);
+		/* Still short of entries: do not sleep on what is unwatched. */
+		if (((struct ur_state *)r->backend_state)->rearm && timeout_ns != 0)
+			timeout_ns = 1000000;
+	}
 	rc = ur_enter(ring, timeout_ns);
 	if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
 		return rc;
-	/* Consume each entry before its callback runs: callbacks queue new
-	 * requests, and a full completion ring must not stall them. */
-	while (io_uring_peek_cqe(ring, &cqe) == 0) {
+	/* Only what completed before this point: a re-arm that overflows the
+	 * submission queue is submitted at once, and a still-ready fd would
+	 * then complete again within this loop, forever. Each entry is
+	 * consumed before its callback runs, so callbacks never find the
+	 * completion ring full. */
+	for (unsigned n = io_uring_cq_ready(ring); n && io_uring_peek_cqe(ring, &cqe) == 0; n--) {
 		uint64_t tag = io_uring_cqe_get_data64(cqe);
 		int res = cqe->res;
 

@@ -41,7 +41,7 @@ struct rt_msg {
 	union {
 		void *arg;
 		unsigned char bytes[PC_MSG_INLINE];
-		struct { void *arg; pc_reply_fn reply; void *ctx; } call;
+		struct { void *arg; pc_shard_reply_fn reply; void *ctx; } call;
 		struct { void *ctx; intptr_t result; } reply;
 		struct pc_shared_buf *free_list;
 	} u;
@@ -66,11 +66,20 @@ struct rt_inbox {
 	/* Writers: producers set bit i (ring (i, owner) has news), the owner
 	 * clears words by exchange. Bit N stands for the external ring. */
 	PC_CACHE_ALIGNED _Atomic uint64_t bell[RT_BELL_WORDS];
+	/* Writer: the owner, when ring i starts or stops being polled every
+	 * turn ("hot"). Readers: producers, after each publish: a hot ring
+	 * needs no doorbell. Read-mostly: changes only when traffic starts
+	 * or stops. */
+	PC_CACHE_ALIGNED _Atomic uint8_t hot[PC_ENGINE_MAX_SHARDS + 1];
 };
 
 /* Shard i's producer state towards one destination: private to i. */
 struct rt_out {
 	struct rt_ring *ring;    /* ring (i, dest), in dest's memory */
+	/* Copies of dest's pointers: reading them from dest's struct would
+	 * pull in a line dest writes every turn. */
+	struct rt_inbox *inbox;
+	struct pc_reactor *reactor;
 	uint32_t staged;         /* staged since the last publish */
 	uint32_t calls;          /* calls to dest awaiting their reply */
 	bool dirty;              /* on the dirty list */
@@ -85,7 +94,10 @@ struct rt_shard {
 	struct pc_reactor *reactor;
 	struct rt_inbox *inbox;      /* in this shard's memory */
 	struct rt_ring **in;         /* in[i]: ring (i, me); in[n]: external */
-	uint64_t pending[RT_BELL_WORDS]; /* rings known non-empty, not drained */
+	uint64_t pending[RT_BELL_WORDS]; /* rings to look at: may be non-empty */
+	uint8_t *is_hot;             /* is_hot[i]: private copy of inbox->hot */
+	uint32_t *cold_turns;        /* empty polls of hot ring i in a row */
+	unsigned nhot;
 	struct rt_out *out;          /* out[k]: towards shard k */
 	unsigned *dirty;             /* destinations with staged messages */
 	unsigned ndirty;
@@ -122,6 +134,7 @@ struct pc_engine {
 	pthread_barrier_t done;
 	_Atomic int setup_failed;
 	bool ran0;                       /* pc_engine_run() was called */
+	bool joined;                     /* pc_engine_join() returned */
 	bool signals;                    /* holds SIGINT/SIGTERM */
 	struct rt_shard *shards;         /* n entries, padded */
 	struct pc_placement *placement;
@@ -144,9 +157,10 @@ void rt_mesh_free(struct rt_shard *s);
 unsigned rt_mesh_drain(struct rt_shard *s);
 void rt_mesh_flush(struct rt_shard *s);
 bool rt_mesh_may_have_work(struct rt_shard *s); /* seq_cst doorbell check */
+bool rt_mesh_cool_all(struct rt_shard *s);    /* stop polling hot rings */
 void rt_mesh_final_drain(struct rt_shard *s);
 int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg);
-int rt_mesh_call_all(struct rt_shard *s, pc_call_fn fn, void **args, pc_reply_fn reply, void *ctx);
+int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx);
 void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b);
 unsigned rt_mesh_send_returns(struct rt_shard *s);
 void rt_mesh_drop_returns(struct rt_shard *s);

@@ -201,10 +201,11 @@ static void delete_from_callback(void **state)
 	}
 }
 
-/* More ready fds than one backend batch: each reported once per turn. */
+/* More ready fds than one epoll batch and than the io_uring submission
+ * queue: each reported once. */
 static void many_ready_fds(void **state)
 {
-	enum { N = 200 };
+	enum { N = 300 }; /* more than the io_uring submission queue holds */
 	struct pc_reactor *r = *state;
 	static int p[N][2];
 	static struct hits h[N];
