@@ -73,7 +73,7 @@ static void a_frame_header_goes_in_the_headroom(void **state)
 {
 	struct pc_fb_builder b;
 	const struct pc_fb_message *m;
-	struct pc_frame f;
+	struct pc_frame f = { 0 };
 	const void *body;
 	uint8_t *frame, head[PC_FRAME_HEADER_LEN];
 	size_t len, size = 0;

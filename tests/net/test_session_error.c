@@ -68,8 +68,8 @@ static void on_frame(struct pc_session *s, const struct pc_frame *f, void *user)
 
 static void expect_rc(int fd, int32_t want0, int32_t want1)
 {
-	struct pc_frame f;
-	uint8_t *body;
+	struct pc_frame f = { 0 };
+	uint8_t *body = NULL;
 	int32_t rc[2];
 
 	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
@@ -85,8 +85,8 @@ static void expect_rc(int fd, int32_t want0, int32_t want1)
 static void expect_error(int fd, int32_t code, const char *message)
 {
 	const struct pc_fb_error *e;
-	struct pc_frame f;
-	uint8_t *body;
+	struct pc_frame f = { 0 };
+	uint8_t *body = NULL;
 	uint32_t n;
 
 	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
@@ -107,8 +107,8 @@ static void expect_error(int fd, int32_t code, const char *message)
 
 static void expect_raw_error(int fd, uint32_t id, const char *body_text)
 {
-	struct pc_frame f;
-	uint8_t *body;
+	struct pc_frame f = { 0 };
+	uint8_t *body = NULL;
 
 	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
 	assert_int_equal(f.flags, PC_FRAME_ERROR);
