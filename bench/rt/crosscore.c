@@ -9,10 +9,13 @@
  *                               (CLOCK_MONOTONIC is one clock on all CPUs)
  *   CrossCore/Throughput        a one-way stream of pointer messages,
  *                               msgs/s, beside SpscQueue/Concurrent and
- *   Peer/spsc64/Concurrent      the raw ring the mesh is made of: 64-byte
+ *   Peer/spsc64/Concurrent      the raw ring under the mesh: 64-byte
  *                               messages between two pinned threads,
  *                               staged and taken in place, published and
- *                               released every 32, as the mesh does
+ *                               released every 32, as the mesh does (the
+ *                               ordinary index ring; the mesh uses its
+ *                               slot-sequence mode, which moves the same
+ *                               lines in a stream)
  *
  * With the sleep policy every hop wakes a sleeping shard: those rows show
  * what the machine's idle states and wake-up path cost (percore env lists
