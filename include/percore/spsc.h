@@ -410,6 +410,25 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 	return pc_spsc__peek(r, r->_c._esz);
 }
 
+/* What a typed ring of either mode (this one and spsc_seq.h's) declares
+ * alike: struct name, name_stage, name_release and name_size. */
+#define PC_SPSC__TYPED_COMMON(name, type)                                          \
+	struct name {                                                              \
+		struct pc_spsc ring;                                               \
+	};                                                                         \
+	PC_UNUSED PC_INLINE type *name##_stage(struct name *q)                               \
+	{                                                                          \
+		return (type *)pc_spsc__stage(&q->ring, sizeof(type));             \
+	}                                                                          \
+	PC_UNUSED PC_INLINE size_t name##_release(struct name *q)                            \
+	{                                                                          \
+		return pc_spsc_release(&q->ring);                                  \
+	}                                                                          \
+	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
+	{                                                                          \
+		return pc_spsc_size(&q->ring);                                     \
+	}
+
 /* ---- typed rings --------------------------------------------------------
  * PC_SPSC_TYPED(name, type) declares struct name (a ring of type) and
  * name_init/create/destroy/push/pop/push_burst/pop_burst/push_bulk/
@@ -418,9 +437,7 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
  * name_init also refuses a buffer misaligned for type (-EINVAL). The ring
  * inside is q->ring, usable with every generic function. */
 #define PC_SPSC_TYPED(name, type)                                                  \
-	struct name {                                                              \
-		struct pc_spsc ring;                                               \
-	};                                                                         \
+	PC_SPSC__TYPED_COMMON(name, type)                                          \
 	PC_UNUSED static inline int name##_init(struct name *q, type *buf, size_t cap)       \
 	{                                                                          \
 		if ((uintptr_t)buf % _Alignof(type))                               \
@@ -462,10 +479,6 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 		return pc_spsc__bulk_result(&q->ring, n,                           \
 			pc_spsc__pop_n(&q->ring, items, n, true, sizeof(type)));   \
 	}                                                                          \
-	PC_UNUSED PC_INLINE type *name##_stage(struct name *q)                               \
-	{                                                                          \
-		return (type *)pc_spsc__stage(&q->ring, sizeof(type));             \
-	}                                                                          \
 	PC_UNUSED PC_INLINE size_t name##_publish(struct name *q)                            \
 	{                                                                          \
 		return pc_spsc_publish(&q->ring);                                  \
@@ -474,17 +487,9 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 	{                                                                          \
 		return (type *)pc_spsc__take(&q->ring, sizeof(type));              \
 	}                                                                          \
-	PC_UNUSED PC_INLINE size_t name##_release(struct name *q)                            \
-	{                                                                          \
-		return pc_spsc_release(&q->ring);                                  \
-	}                                                                          \
 	PC_UNUSED PC_INLINE type *name##_peek(struct name *q)                                \
 	{                                                                          \
 		return (type *)pc_spsc__peek(&q->ring, sizeof(type));              \
-	}                                                                          \
-	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
-	{                                                                          \
-		return pc_spsc_size(&q->ring);                                     \
 	}                                                                          \
 	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
 	{                                                                          \

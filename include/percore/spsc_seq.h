@@ -127,19 +127,13 @@ PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc *r)
  * constants. name_init also refuses a buffer misaligned for type. The ring
  * inside is q->ring. */
 #define PC_SPSC_SEQ_TYPED(name, type, field)                                       \
-	struct name {                                                              \
-		struct pc_spsc ring;                                               \
-	};                                                                         \
+	PC_SPSC__TYPED_COMMON(name, type)                                          \
 	PC_UNUSED static inline int name##_init(struct name *q, type *buf, size_t cap)       \
 	{                                                                          \
 		if ((uintptr_t)buf % _Alignof(type))                               \
 			return -EINVAL;                                            \
 		return pc_spsc_seq_init(&q->ring, buf, cap, sizeof(type),          \
 					offsetof(type, field));                    \
-	}                                                                          \
-	PC_UNUSED PC_INLINE type *name##_stage(struct name *q)                               \
-	{                                                                          \
-		return (type *)pc_spsc__stage(&q->ring, sizeof(type));             \
 	}                                                                          \
 	PC_UNUSED PC_INLINE size_t name##_publish(struct name *q)                            \
 	{                                                                          \
@@ -154,14 +148,6 @@ PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc *r)
 	{                                                                          \
 		return (type *)pc_spsc__seq_peek(&q->ring, sizeof(type),          \
 						 offsetof(type, field));           \
-	}                                                                          \
-	PC_UNUSED PC_INLINE size_t name##_release(struct name *q)                            \
-	{                                                                          \
-		return pc_spsc_release(&q->ring);                                  \
-	}                                                                          \
-	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
-	{                                                                          \
-		return pc_spsc_size(&q->ring);                                     \
 	}                                                                          \
 	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
 	{                                                                          \

@@ -8,6 +8,7 @@
  * the very slot the producer writes next: the runtime's latency path.
  * PC_STRESS_ITEMS overrides how many messages move. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,22 +72,30 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+static bool payload_ok(const struct msg *m, uint64_t n)
+{
+	if (m->check != (uint32_t)~n)
+		return false;
+	for (unsigned i = 0; i < 6; i++)
+		if (m->word[i] != word_of(n, i))
+			return false;
+	return true;
+}
+
+/* The next message must be number `received`, its payload intact. */
 static void check(struct run *run, const struct msg *m)
 {
 	uint64_t want = run->received++;
+	bool in_order = m->n == want;
 
-	if (m->n != want) {
-		if (run->bad_seq++ == 0)
-			run->first_bad = want;
+	if (in_order && payload_ok(m, want))
 		return;
-	}
-	for (unsigned i = 0; i < 6; i++) {
-		if (m->word[i] != word_of(want, i) || m->check != (uint32_t)~want) {
-			if (run->bad_payload++ == 0)
-				run->first_bad = want;
-			return;
-		}
-	}
+	if (run->bad_seq + run->bad_payload == 0)
+		run->first_bad = want;
+	if (in_order)
+		run->bad_payload++;
+	else
+		run->bad_seq++;
 }
 
 static void *consumer(void *arg)
