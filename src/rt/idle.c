@@ -30,9 +30,6 @@
 #include "rt/rt.h"
 
 #define RT_IDLE_TIMED 64
-/* Pauses a polling shard waits on its rings' next slots per empty turn
- * (about a microsecond): short next to any timer tick or fd wait. */
-#define RT_IDLE_SPINS 16
 /* A shard holding shared buffers it could not send home yet sleeps at
  * most this long before it tries again. */
 #define RT_RETRY_NS 1000000
@@ -73,16 +70,6 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 		rt_idle_busy(s, st);
 }
 
-/* An empty turn under the spin policy: a deferred task runs at once, else
- * wait briefly on the rings rather than go round the whole turn. Only for
- * spin: adaptive counts its polling budget in turns. */
-static void poll_wait(struct rt_shard *s)
-{
-	if (pc_reactor_has_tasks(s->reactor))
-		return;
-	rt_mesh_idle_poll(s, RT_IDLE_SPINS);
-}
-
 void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 {
 	struct pc_engine *e = s->e;
@@ -90,11 +77,9 @@ void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 
 	switch (e->cfg.idle) {
 	case PC_IDLE_SPIN:
-		/* each empty turn waits RT_IDLE_SPINS pauses: time the streak
-		 * after as many pauses as the other policies' RT_IDLE_TIMED */
-		if (k == RT_IDLE_TIMED / RT_IDLE_SPINS)
+		if (k == RT_IDLE_TIMED)
 			st->t0 = pc_now_ns();
-		poll_wait(s);
+		pc_cpu_relax();
 		return;
 	case PC_IDLE_ADAPTIVE:
 		if (k < RT_IDLE_TIMED || k % RT_IDLE_TIMED) {

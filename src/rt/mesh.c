@@ -351,37 +351,6 @@ bool rt_mesh_may_have_work(struct rt_shard *s)
 	return false;
 }
 
-/* Whether a hot ring's next slot is published or a doorbell rang: a
- * read-only look, lines stay shared. */
-static bool news(struct rt_shard *s)
-{
-	unsigned words = bell_words(s->e);
-
-	for (unsigned w = 0; w < words; w++) {
-		uint64_t bits = s->pending[w];
-
-		if (atomic_load_explicit(&s->inbox->bell[w], memory_order_relaxed))
-			return true;
-		while (bits) {
-			unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
-
-			bits &= bits - 1;
-			if (rt_ring_peek(s->in[i]))
-				return true;
-		}
-	}
-	return false;
-}
-
-void rt_mesh_idle_poll(struct rt_shard *s, unsigned spins)
-{
-	for (unsigned k = 0; k < spins; k++) {
-		pc_cpu_relax();
-		if (news(s))
-			return;
-	}
-}
-
 void rt_mesh_final_drain(struct rt_shard *s)
 {
 	struct rt_msg *m;

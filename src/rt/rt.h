@@ -162,11 +162,6 @@ unsigned rt_mesh_drain(struct rt_shard *s);
 void rt_mesh_flush(struct rt_shard *s);
 bool rt_mesh_may_have_work(struct rt_shard *s); /* seq_cst doorbell check */
 bool rt_mesh_cool_all(struct rt_shard *s);    /* stop polling hot rings */
-/* An empty turn of a polling shard: wait up to `spins` pauses for a
- * message on a ring it polls (or a doorbell), looking only at those
- * rings' next slots, so a message is seen within a pause of its arrival
- * instead of a whole turn later. Bounded: fds and timers keep their turn. */
-void rt_mesh_idle_poll(struct rt_shard *s, unsigned spins);
 void rt_mesh_final_drain(struct rt_shard *s);
 int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg);
 int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx);
