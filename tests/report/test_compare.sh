@@ -3,13 +3,7 @@
 # with a low CV is significant in the right direction, a shift inside the
 # noise is not, too few repetitions are inconclusive; and the exit status
 # follows --fail-on-regression.
-set -u
-pc="$PC_BUILD_DIR/tools/percore/percore"
-fx="$PC_SOURCE_DIR/tests/fixtures/report"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$PC_SOURCE_DIR/tests/report/lib.sh"
 command -v jq >/dev/null || { echo "jq is not installed: cannot read the JSON output"; exit 77; }
 
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --json >"$tmp/c.json" \

@@ -6,15 +6,9 @@
 # a resource it tried to fetch).
 #
 # The screenshot is kept at $PC_BUILD_DIR/tests/report/report.png to look at.
-set -u
-pc="$PC_BUILD_DIR/tools/percore/percore"
-fx="$PC_SOURCE_DIR/tests/fixtures/report"
+. "$PC_SOURCE_DIR/tests/report/lib.sh"
 chromium=${CHROMIUM:-/usr/bin/chromium}
 keep="$PC_BUILD_DIR/tests/report"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 [ -x "$chromium" ] || { echo "no chromium at $chromium (Debian package chromium)"; exit 77; }
 

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # percore report and compare on bad input: a clear one-line reason, the
 # documented exit status, and nothing already written is lost.
-set -u
-pc="$PC_BUILD_DIR/tools/percore/percore"
-fx="$PC_SOURCE_DIR/tests/fixtures/report"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$PC_SOURCE_DIR/tests/report/lib.sh"
 
 # expect STATUS MESSAGE-SUBSTRING command...
 expect() {

@@ -2,13 +2,7 @@
 # percore report on the fixture results: the Markdown matches the expected
 # file byte for byte, twice in a row (nothing in it depends on when or
 # where it runs), and the HTML is self-contained.
-set -u
-pc="$PC_BUILD_DIR/tools/percore/percore"
-fx="$PC_SOURCE_DIR/tests/fixtures/report"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$PC_SOURCE_DIR/tests/report/lib.sh"
 
 "$pc" report "$fx/results.json" "$fx/noise-pmqos.json" -o "$tmp/a" >"$tmp/out" \
   || { echo "FAIL: percore report exited $?"; exit 1; }

@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "compare.h"
+#include "options.h"
 #include "stats.h"
 
 #define NAME "compare"
@@ -50,9 +51,8 @@ static int parse(int argc, char **argv, struct args *a)
 	static const struct option opts[] = {
 		{ "md", no_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "alpha", required_argument, NULL, 'a' },
-		{ "max-cv", required_argument, NULL, 'c' },
 		{ "fail-on-regression", no_argument, NULL, 'f' },
+		PC_STAT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -60,30 +60,15 @@ static int parse(int argc, char **argv, struct args *a)
 	opterr = 0;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (o) {
-		case 'm':
-		case 'j':
+		int rc = pc_stat_option(NAME, o, argv, &a->alpha, &a->max_cv);
+		if (rc > 0)
+			return rc;
+		if (o == 'f') {
+			a->fail_on_regression = true;
+		} else if (o == 'm' || o == 'j') {
 			if (a->fmt != FMT_TEXT)
 				return pc_cmd_usage_error(NAME, "--md and --json exclude each other");
 			a->fmt = o == 'm' ? FMT_MD : FMT_JSON;
-			break;
-		case 'a':
-			if (pc_cmp_parse_level(optarg, 0.5, &a->alpha) < 0)
-				return pc_cmd_usage_error(NAME, "--alpha wants a number in (0, 0.5], "
-							  "got '%s'", optarg);
-			break;
-		case 'c':
-			if (pc_cmp_parse_level(optarg, 100, &a->max_cv) < 0)
-				return pc_cmd_usage_error(NAME, "--max-cv wants a positive number, "
-							  "got '%s'", optarg);
-			break;
-		case 'f':
-			a->fail_on_regression = true;
-			break;
-		case ':':
-			return pc_cmd_usage_error(NAME, "%s needs a value", argv[optind - 1]);
-		default:
-			return pc_cmd_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)

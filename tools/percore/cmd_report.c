@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "compare.h"
+#include "options.h"
 #include "report.h"
 
 #define NAME "report"
@@ -87,8 +88,7 @@ static int parse(int argc, char **argv, struct args *a)
 	static const struct option opts[] = {
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "out-dir", required_argument, NULL, 'o' },
-		{ "max-cv", required_argument, NULL, 'c' },
-		{ "alpha", required_argument, NULL, 'a' },
+		PC_STAT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -96,24 +96,13 @@ static int parse(int argc, char **argv, struct args *a)
 	opterr = 0;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
-		switch (o) {
-		case 'b': a->baseline = optarg; break;
-		case 'o': a->outdir = optarg; break;
-		case 'c':
-			if (pc_cmp_parse_level(optarg, 100, &a->max_cv) < 0)
-				return pc_cmd_usage_error(NAME, "--max-cv wants a positive number, "
-							  "got '%s'", optarg);
-			break;
-		case 'a':
-			if (pc_cmp_parse_level(optarg, 0.5, &a->alpha) < 0)
-				return pc_cmd_usage_error(NAME, "--alpha wants a number in (0, 0.5], "
-							  "got '%s'", optarg);
-			break;
-		case ':':
-			return pc_cmd_usage_error(NAME, "%s needs a value", argv[optind - 1]);
-		default:
-			return pc_cmd_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
-		}
+		int rc = pc_stat_option(NAME, o, argv, &a->alpha, &a->max_cv);
+		if (rc > 0)
+			return rc;
+		if (o == 'b')
+			a->baseline = optarg;
+		else if (o == 'o')
+			a->outdir = optarg;
 	}
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind;

@@ -235,15 +235,3 @@ out:
 	return rc;
 }
 
-int pc_cmp_parse_level(const char *s, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || !(v <= max))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}

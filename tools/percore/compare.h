@@ -68,7 +68,4 @@ void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d);
  * Returns 0, -ENOMEM or -EIO. */
 int pc_cmp_write_json(const struct pc_cmp *c, FILE *out);
 
-/* Parse a command-line number in (0, max]: "0.05". Returns 0 or -EINVAL. */
-int pc_cmp_parse_level(const char *s, double max, double *out);
-
 #endif

@@ -9,6 +9,7 @@
 #include "compare.h"
 #include "fmt.h"
 #include "report.h"
+#include "svg.h"
 
 #define DEFAULT_MAX_CV 0.05
 
@@ -27,6 +28,16 @@ void pc_report_finding(struct pc_report_ctx *c, const char *fmt, ...)
 	}
 	pc_doc_item(c->head, c->findings, "%s", s);
 	free(s);
+}
+
+struct pc_chart *pc_report_chart(struct pc_report_ctx *c, int kind, const char *title,
+				 const char *xlabel, const char *ylabel)
+{
+	struct pc_chart *ch = pc_chart_new((enum pc_chart_kind)kind, title, xlabel, ylabel);
+
+	if (!ch)
+		c->doc->failed = true;
+	return ch;
 }
 
 bool pc_report_noisy(const struct pc_report_ctx *c, const struct pc_rbench *b)

@@ -58,6 +58,11 @@ struct pc_report_ctx {
 void pc_report_finding(struct pc_report_ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A new chart (svg.h); NULL, with the document marked failed, when memory
+ * runs out. */
+struct pc_chart *pc_report_chart(struct pc_report_ctx *c, int kind, const char *title,
+				 const char *xlabel, const char *ylabel);
+
 /* Shared figures of one benchmark. */
 bool pc_report_noisy(const struct pc_report_ctx *c, const struct pc_rbench *b);
 /* Items per second (ops/s): the median rate, or derived from time/item. */

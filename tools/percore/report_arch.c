@@ -146,14 +146,12 @@ static void table(struct pc_report_ctx *c, const struct arch *a)
 
 static void chart(struct pc_report_ctx *c, const struct arch *a)
 {
-	struct pc_chart *ch = pc_chart_new(PC_CHART_LINE, "Throughput against cores",
-					   "cores", "ops/s");
+	struct pc_chart *ch = pc_report_chart(c, PC_CHART_LINE, "Throughput against cores",
+					      "cores", "ops/s");
 	char name[96];
 
-	if (!ch) {
-		c->doc->failed = true;
+	if (!ch)
 		return;
-	}
 	for (size_t d = 0; d < a->ndesigns; d++)
 		for (int aff = AFF_ON; aff < NAFF; aff++) {
 			int s = -1;

@@ -44,35 +44,6 @@ static void md_table(FILE *out, const struct pc_table *t)
 	fputc('\n', out);
 }
 
-int pc_doc_write_md(const struct pc_doc *d, FILE *out)
-{
-	if (d->failed)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->n; i++) {
-		const struct pc_block *b = d->b[i];
-		switch (b->kind) {
-		case PC_BLOCK_HEADING:
-			fprintf(out, "%.*s %s\n\n", b->level, "###", b->text);
-			break;
-		case PC_BLOCK_PARA:
-			fprintf(out, "%s\n\n", b->text);
-			break;
-		case PC_BLOCK_LIST:
-			for (size_t k = 0; k < b->nitems; k++)
-				fprintf(out, "- %s\n", b->items[k]);
-			if (b->nitems)
-				fputc('\n', out);
-			break;
-		case PC_BLOCK_TABLE:
-			md_table(out, b->table);
-			break;
-		case PC_BLOCK_CHART:
-			break;
-		}
-	}
-	return ferror(out) ? -EIO : 0;
-}
-
 /* Inline marks dropped: `code` and **strong** read fine without them. */
 static void text_plain(FILE *out, const char *s)
 {
@@ -147,7 +118,9 @@ static void text_table(FILE *out, const struct pc_table *t)
 	free(w);
 }
 
-int pc_doc_write_text(const struct pc_doc *d, FILE *out)
+/* Markdown and plain text differ only in how each kind of block is
+ * written; the walk over the document is the same. */
+static int walk(const struct pc_doc *d, FILE *out, bool md)
 {
 	if (d->failed)
 		return -ENOMEM;
@@ -155,24 +128,47 @@ int pc_doc_write_text(const struct pc_doc *d, FILE *out)
 		const struct pc_block *b = d->b[i];
 		switch (b->kind) {
 		case PC_BLOCK_HEADING:
+			if (md)
+				fprintf(out, "%.*s ", b->level, "###");
+			/* fall through */
 		case PC_BLOCK_PARA:
-			text_plain(out, b->text);
+			if (md)
+				fputs(b->text, out);
+			else
+				text_plain(out, b->text);
 			fputs("\n\n", out);
 			break;
 		case PC_BLOCK_LIST:
 			for (size_t k = 0; k < b->nitems; k++) {
-				fputs("  - ", out);
-				text_plain(out, b->items[k]);
+				fputs(md ? "- " : "  - ", out);
+				if (md)
+					fputs(b->items[k], out);
+				else
+					text_plain(out, b->items[k]);
 				fputc('\n', out);
 			}
-			fputc('\n', out);
+			if (b->nitems)
+				fputc('\n', out);
 			break;
 		case PC_BLOCK_TABLE:
-			text_table(out, b->table);
+			if (md)
+				md_table(out, b->table);
+			else
+				text_table(out, b->table);
 			break;
 		case PC_BLOCK_CHART:
 			break;
 		}
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+int pc_doc_write_md(const struct pc_doc *d, FILE *out)
+{
+	return walk(d, out, true);
+}
+
+int pc_doc_write_text(const struct pc_doc *d, FILE *out)
+{
+	return walk(d, out, false);
 }

@@ -156,14 +156,12 @@ static void findings(struct pc_report_ctx *c, const struct noise *n)
 
 static void cv_chart(struct pc_report_ctx *c, const struct noise *n, size_t nn)
 {
-	struct pc_chart *ch = pc_chart_new(PC_CHART_BARS, "Run-to-run spread per configuration",
-					   "CV of time per iteration", "");
+	struct pc_chart *ch = pc_report_chart(c, PC_CHART_BARS, "Run-to-run spread per configuration",
+					      "CV of time per iteration", "");
 	char label[320];
 
-	if (!ch) {
-		c->doc->failed = true;
+	if (!ch)
 		return;
-	}
 	ch->barfmt = PC_BARFMT_PCT;
 	snprintf(label, sizeof(label), "noisy above %s", pc_fmt_pct(c->max_cv).s);
 	pc_chart_ref(ch, c->max_cv, label);

@@ -253,9 +253,9 @@ static struct pc_chart *pair_table(struct pc_report_ctx *c, enum pc_section sec,
 					    "Peer time/item", "Peer CV", "Speedup", "Counters",
 					    "Peer counters" };
 	struct pc_table *t = pc_doc_table(c->doc, counters ? 10 : 8, head, "lrrrlrrrll");
-	struct pc_chart *ch = pc_chart_new(PC_CHART_BARS, "Speedup against the fastest peer",
-					   "peer time / our time (log scale; right of 1x: ours faster)",
-					   "");
+	struct pc_chart *ch = pc_report_chart(c, PC_CHART_BARS, "Speedup against the fastest peer",
+					      "peer time / our time (log scale; right of 1x: ours faster)",
+					      "");
 
 	if (ch) {
 		ch->barfmt = PC_BARFMT_RATIO;
