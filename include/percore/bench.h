@@ -18,7 +18,9 @@
 #define PERCORE_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define PC_BENCH_MAX_COUNTERS 8
 
@@ -35,6 +37,12 @@ enum {
 	PC_BENCH_MANUAL_TIME = 1u << 2,
 };
 
+/* A named figure attached to a result row (see pc_bench_counter()). */
+struct pc_bench_metric {
+	const char *name;
+	double value;
+};
+
 struct pc_bench_state {
 	/* Set by the harness. */
 	uint64_t iterations;    /* how many iterations run() must perform */
@@ -46,8 +54,10 @@ struct pc_bench_state {
 	const struct pc_bench *bench;
 	void *ctx;              /* whatever setup() stored; shared by threads */
 
-	/* Set by run() (per thread; the harness sums them). Left at 0, items
-	 * defaults to iterations. */
+	/* Set by run() (per thread; the harness sums them). When every thread
+	 * leaves items at 0, each thread counts its iterations as items (so a
+	 * producer/consumer pair where only the producer sets items counts
+	 * each item once). */
 	uint64_t items;
 	uint64_t bytes;
 	uint64_t manual_ns;     /* PC_BENCH_MANUAL_TIME: measured time */
@@ -55,10 +65,12 @@ struct pc_bench_state {
 	/* Extra figures for the JSON row (e.g. "p99_us"), set with
 	 * pc_bench_counter(). Thread 0's counters are reported. */
 	unsigned ncounters;
-	struct { const char *name; double value; } counters[PC_BENCH_MAX_COUNTERS];
+	struct pc_bench_metric counters[PC_BENCH_MAX_COUNTERS];
 
 	/* Harness bookkeeping: do not touch. */
 	uint64_t _paused_ns, _pause_start;
+	uint64_t _paused_cpu_ns, _pause_cpu_start;
+	void *_group;           /* the threads of this repetition, or NULL */
 };
 
 struct pc_bench {
@@ -73,7 +85,9 @@ struct pc_bench {
 	void (*teardown)(struct pc_bench_state *st);
 };
 
-/* Register a benchmark; called before main() by PC_BENCH_REGISTER. */
+/* Register a benchmark; called before main() by PC_BENCH_REGISTER. One
+ * without a name or run function, or with the name of one already
+ * registered, is dropped with a message on stderr. */
 void pc_bench_register(const struct pc_bench *b);
 
 #define PC_BENCH_CONCAT2(a, b) a##b
@@ -87,16 +101,95 @@ void pc_bench_register(const struct pc_bench *b);
 	}
 
 /* Stop and restart the clock inside run() (single-threaded benchmarks):
- * work between pause and resume is not timed. */
+ * work between pause and resume is not timed. In a benchmark that runs on
+ * several threads the wall clock belongs to all of them, so pauses there
+ * are not subtracted. A pause still open when run() returns ends there. */
 void pc_bench_pause(struct pc_bench_state *st);
 void pc_bench_resume(struct pc_bench_state *st);
 
-/* Attach a named figure to this repetition's JSON row. name must be a
- * string literal or otherwise outlive the run. */
+/* Attach a named figure to this repetition's JSON row (setting the same
+ * name again replaces its value). name must be a string literal or
+ * otherwise outlive the run. Beyond PC_BENCH_MAX_COUNTERS names the extra
+ * ones are dropped. */
 void pc_bench_counter(struct pc_bench_state *st, const char *name, double value);
 
 /* Wait until every thread of this benchmark has reached the same point
- * (for benchmarks whose threads hand work to each other). */
+ * (for benchmarks whose threads hand work to each other). Every thread
+ * must call it the same number of times. Returns at once when the
+ * benchmark runs on the calling thread alone. */
 void pc_bench_barrier(struct pc_bench_state *st);
+
+/* ---- Running benchmarks ----------------------------------------------------
+ * The runner behind `percore bench`, usable from any program that links
+ * benchmarks in: select with pc_bench_session_create(), run, then read the
+ * results as a table or as Google Benchmark JSON. Everything below runs on
+ * one controlling thread; a session is not shared between threads. */
+
+struct cJSON;
+struct pc_bench_session;
+
+/* Where threaded benchmarks run (--affinity). */
+enum pc_bench_affinity_mode {
+	PC_BENCH_AFFINITY_MODE_ON,      /* each thread pinned to its own CPU */
+	PC_BENCH_AFFINITY_MODE_OFF,     /* threads left to the scheduler */
+	PC_BENCH_AFFINITY_MODE_BOTH,    /* one result row for each */
+};
+
+struct pc_bench_options {
+	const char *filter;     /* POSIX extended regex searched in each
+	                         * result name; NULL or "" selects all */
+	unsigned repetitions;   /* timed repetitions, >= 1 (default 5) */
+	double min_time;        /* seconds one repetition lasts at least
+	                         * (default 0.2) */
+	uint64_t seed;          /* fixes the shuffled order of each round */
+	bool interleave;        /* round r runs every benchmark once (default
+	                         * true); false: repetitions back to back */
+	enum pc_bench_affinity_mode affinity;
+	double max_cv;          /* CV of time per iteration above which a
+	                         * result is noisy (default 0.05) */
+	bool full;              /* include PC_BENCH_FULL benchmarks */
+	bool pm_qos;            /* recorded in the JSON options only: the
+	                         * caller holds the request */
+	FILE *progress;         /* progress lines; NULL for none */
+};
+
+/* Fill o with the defaults listed above (progress: stderr). */
+void pc_bench_options_init(struct pc_bench_options *o);
+
+/* Select the registered benchmarks that o asks for (a threaded benchmark
+ * gives one entry per affinity setting). o->filter is copied. Returns 0 and
+ * *out, or -EINVAL for bad options or a bad regex (why says which; why may
+ * be NULL), -ENOMEM. A selection may be empty. */
+int pc_bench_session_create(const struct pc_bench_options *o,
+			    struct pc_bench_session **out, char *why, size_t whylen);
+
+/* Selected entries, their names and thread counts, in run order. */
+size_t pc_bench_session_count(const struct pc_bench_session *s);
+const char *pc_bench_session_name(const struct pc_bench_session *s, size_t i);
+unsigned pc_bench_session_threads(const struct pc_bench_session *s, size_t i);
+
+/* Entries the filter matched that only the full suite runs. */
+size_t pc_bench_session_full_only(const struct pc_bench_session *s);
+
+/* Calibrate and run every selected benchmark (once per session). A
+ * benchmark whose setup fails is skipped with its reason on stderr.
+ * Returns how many benchmarks produced results (0 when all were skipped),
+ * or -EALREADY when the session already ran, -ENOMEM. */
+int pc_bench_session_run(struct pc_bench_session *s);
+
+/* The results as Google Benchmark JSON plus the "percore" section (see
+ * docs/ARCHITECTURE.md). The members of extra, when not NULL, are moved
+ * into the "percore" object and extra is freed: the caller adds the audit,
+ * topology or anything else this way. Returns a new cJSON tree the caller
+ * frees with cJSON_Delete, or NULL (no memory, or the session did not run). */
+struct cJSON *pc_bench_session_json(const struct pc_bench_session *s,
+				    struct cJSON *extra);
+
+/* Print the results table (medians, CV, noisy marks, skipped benchmarks).
+ * Returns 0, or -EIO when writing failed. */
+int pc_bench_session_print(const struct pc_bench_session *s, FILE *out);
+
+/* Free a session (NULL is fine). */
+void pc_bench_session_destroy(struct pc_bench_session *s);
 
 #endif
