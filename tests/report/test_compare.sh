@@ -4,7 +4,6 @@
 # noise is not, too few repetitions are inconclusive; and the exit status
 # follows --fail-on-regression.
 . "$PC_SOURCE_DIR/tests/report/lib.sh"
-command -v jq >/dev/null || { echo "jq is not installed: cannot read the JSON output"; exit 77; }
 
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --json >"$tmp/c.json" \
   || bad "compare exited $?"

@@ -46,6 +46,17 @@ grep -q 'PM QoS was not measured both ways' "$tmp/c/report.md" \
   || bad "a single file does not say PM QoS was not compared"
 grep -q 'pm_qos:on' "$tmp/c/report.md" && bad "pm_qos rows without the second file"
 
+# a PM QoS run that could not hold its request measured without it
+jq '.percore.pm_qos.held = false | .percore.pm_qos.reason = "Permission denied"' \
+  "$fx/noise-pmqos.json" >"$tmp/unheld.json"
+"$pc" report "$fx/results.json" "$tmp/unheld.json" -o "$tmp/e" >/dev/null 2>"$tmp/e.err" \
+  || bad "report with an unheld PM QoS file failed"
+grep -qF '**PM QoS was requested but not held** in input 2 (Permission denied)' "$tmp/e/report.md" \
+  || bad "an unheld PM QoS request went unmentioned"
+grep -q 'pm_qos:on\|+ PM QoS' "$tmp/e/report.md" && bad "rows labelled PM QoS without the request held"
+grep -q 'already loaded from an earlier file, skipped' "$tmp/e.err" \
+  || bad "the duplicate rows of the unheld run were not reported"
+
 # with a baseline the comparison appears
 "$pc" report "$fx/compare-new.json" --baseline "$fx/compare-base.json" -o "$tmp/d" >/dev/null \
   || bad "report with --baseline failed"

@@ -154,6 +154,10 @@ static void pm_qos_rows_are_tagged_and_duplicates_skipped(void **state)
 				  "\"benchmarks\":[" ROW("N/affinity:on", 4, "ns") "]}");
 	char *dup_path = tmp_json("{\"benchmarks\":[" ROW("N/affinity:on", 9, "ns") ","
 				  ROW("M", 1, "ns") "]}");
+	/* asked for, not held: measured without it, so not labelled */
+	char *failed_path = tmp_json("{\"percore\":{\"options\":{\"pm_qos\":true},"
+				     "\"pm_qos\":{\"requested\":true,\"held\":false}},"
+				     "\"benchmarks\":[" ROW("F", 4, "ns") "]}");
 	struct pc_results *r = pc_results_load(main_path, PC_RESULTS_TAG_PMQOS, err, sizeof(err));
 
 	(void)state;
@@ -164,12 +168,17 @@ static void pm_qos_rows_are_tagged_and_duplicates_skipped(void **state)
 	assert_float_equal(pc_results_find(r, "N/affinity:on")->st.real_ns, 5, EPS);
 	assert_float_equal(pc_results_find(r, "N/affinity:on/pm_qos:on")->st.real_ns, 4, EPS);
 	assert_int_equal(pc_results_find(r, "M")->source, 2);
+	assert_int_equal(pc_results_append(r, failed_path, PC_RESULTS_TAG_PMQOS, err, sizeof(err)), 0);
+	assert_non_null(pc_results_find(r, "F"));
+	assert_null(pc_results_find(r, "F/pm_qos:on"));
 	/* a bad file leaves the set as it was */
 	assert_int_equal(pc_results_append(r, "/nonexistent.json", 0, err, sizeof(err)), -EINVAL);
-	assert_int_equal(r->n, 3);
+	assert_int_equal(r->n, 4);
 	unlink(main_path);
 	unlink(qos_path);
 	unlink(dup_path);
+	unlink(failed_path);
+	free(failed_path);
 	free(main_path);
 	free(qos_path);
 	free(dup_path);

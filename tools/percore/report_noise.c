@@ -249,6 +249,21 @@ static void tune_table(struct pc_report_ctx *c)
 	}
 }
 
+/* A run that asked for PM QoS and could not hold it measured without it:
+ * say so, since its rows then carry no /pm_qos:on. */
+static void pm_qos_failures(struct pc_report_ctx *c)
+{
+	for (unsigned f = 0; f < c->res->nfiles; f++) {
+		const cJSON *req = pc_results_get(c->res, f, "percore.pm_qos.requested");
+		const cJSON *held = pc_results_get(c->res, f, "percore.pm_qos.held");
+		const cJSON *why = pc_results_get(c->res, f, "percore.pm_qos.reason");
+		if (cJSON_IsTrue(req) && cJSON_IsFalse(held))
+			pc_doc_para(c->doc, "**PM QoS was requested but not held** in input %u (%s): "
+				    "its rows measured without it.", f + 1,
+				    cJSON_IsString(why) ? why->valuestring : "no reason given");
+	}
+}
+
 void pc_report_noise(struct pc_report_ctx *c)
 {
 	struct noise n[MAX_NOISE];
@@ -264,6 +279,7 @@ void pc_report_noise(struct pc_report_ctx *c)
 		    "between iterations: a core that idles loses its clock and its cache. The "
 		    "spread across repetitions of each configuration shows which setting keeps "
 		    "measurements steady on this machine.");
+	pm_qos_failures(c);
 	table(c, n, nn);
 	cv_chart(c, n, nn);
 	for (size_t k = 0; k < nn; k++)

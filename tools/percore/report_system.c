@@ -60,8 +60,10 @@ static void scalar(FILE *f, const cJSON *v)
 		fputs(v->valuestring, f);
 	else if (cJSON_IsBool(v))
 		fputs(cJSON_IsTrue(v) ? "yes" : "no", f);
-	else if (cJSON_IsNumber(v))
-		fprintf(f, "%.10g", v->valuedouble);
+	else if (cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble)
+		fprintf(f, "%lld", (long long)v->valuedouble);
+	else if (cJSON_IsNumber(v)) /* a load average, a duration: 4 digits say it */
+		fprintf(f, "%.4g", v->valuedouble);
 	else if (cJSON_IsNull(v))
 		fputs(PC_FMT_NONE, f);
 }
@@ -80,6 +82,8 @@ static void value(FILE *f, const cJSON *v)
 		}
 	} else if (cJSON_IsObject(v)) {
 		cJSON_ArrayForEach(e, v) {
+			if (cJSON_IsString(e) && !*e->valuestring)
+				continue; /* an empty option says nothing */
 			fprintf(f, "%s%s ", sep, e->string);
 			if (cJSON_IsObject(e) || cJSON_IsArray(e))
 				fputc('(', f);

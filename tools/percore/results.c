@@ -334,6 +334,18 @@ static void bench_stat(struct pc_rbench *b)
 	free(tpi);
 }
 
+/* Whether the run held its PM QoS request: percore.pm_qos.held where the
+ * harness says (a request it could not make must not label rows), else
+ * what the options asked for. */
+static bool pm_qos_held(const struct pc_results *r)
+{
+	const cJSON *held = pc_results_get(r, 0, "percore.pm_qos.held");
+
+	if (cJSON_IsBool(held))
+		return cJSON_IsTrue(held);
+	return truthy(pc_results_get(r, 0, "percore.options.pm_qos"));
+}
+
 static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
 				char *err, size_t errlen)
 {
@@ -379,8 +391,7 @@ static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
 	}
 	r->context = cJSON_GetObjectItemCaseSensitive(root, "context");
 	r->percore = cJSON_GetObjectItemCaseSensitive(root, "percore");
-	const char *suffix = (flags & PC_RESULTS_TAG_PMQOS) &&
-		truthy(pc_results_get(r, 0, "percore.options.pm_qos")) ? "/pm_qos:on" : "";
+	const char *suffix = (flags & PC_RESULTS_TAG_PMQOS) && pm_qos_held(r) ? "/pm_qos:on" : "";
 	cJSON_ArrayForEach(row, rows) {
 		if (load_row(r, row, i++, src, suffix, path, err, errlen) < 0) {
 			pc_results_free(r);

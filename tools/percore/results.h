@@ -64,7 +64,8 @@ struct pc_results {
 /* Load flags. */
 enum {
 	/* Append "/pm_qos:on" to the names of rows from a file recorded with
-	 * `percore bench --pm-qos` (percore.options.pm_qos true), so that the
+	 * `percore bench --pm-qos` that held the request (percore.pm_qos.held,
+	 * or in files without it percore.options.pm_qos), so that the
 	 * same benchmark measured with and without the request can stand side
 	 * by side, as /affinity:on and /affinity:off already do. */
 	PC_RESULTS_TAG_PMQOS = 1u << 0,
