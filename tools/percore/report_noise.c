@@ -98,9 +98,10 @@ static void table(struct pc_report_ctx *c, const struct noise *n, size_t nn)
 
 /* Whether changing one setting (pinning, or PM QoS) moved the CV, over
  * every pair of configurations that differ only in that setting. Appends
- * "A% -> B% (context)" for each pair to the list and returns a verdict. */
+ * "A% -> B% (context)" for each pair to the list and writes a verdict into
+ * buf; returns buf, or NULL when no pair was measured. */
 static const char *effect(const struct pc_report_ctx *c, const struct noise *n, bool qos_axis,
-			  struct pc_block *l, const char *what)
+			  struct pc_block *l, const char *what, char *buf, size_t len)
 {
 	int lower = 0, higher = 0, pairs = 0;
 
@@ -118,15 +119,23 @@ static const char *effect(const struct pc_report_ctx *c, const struct noise *n, 
 	}
 	if (!pairs)
 		return NULL;
-	return lower == pairs ? "reduced the noise" : higher == pairs ? "increased the noise"
-	       : "made no clear difference";
+	if (lower && higher)
+		snprintf(buf, len, "gave contradictory results");
+	else if (lower || higher)
+		snprintf(buf, len, "%s the noise%s", lower ? "reduced" : "increased",
+			 lower + higher == pairs ? "" : pairs == 2 ? " in one of two comparisons"
+			 : " in some comparisons");
+	else
+		snprintf(buf, len, "made no clear difference");
+	return buf;
 }
 
 static void findings(struct pc_report_ctx *c, const struct noise *n)
 {
 	struct pc_block *l = pc_doc_list(c->doc, PC_MARK_NONE);
-	const char *pin = effect(c, n, false, l, "Pinning");
-	const char *qos = effect(c, n, true, l, "PM QoS");
+	char pbuf[80], qbuf[80];
+	const char *pin = effect(c, n, false, l, "Pinning", pbuf, sizeof(pbuf));
+	const char *qos = effect(c, n, true, l, "PM QoS", qbuf, sizeof(qbuf));
 	const struct pc_rbench *q = NULL;
 	int qp = 0, qq = 0;
 
