@@ -6,5 +6,8 @@
 #include "percore/compiler.h"
 #include "percore/clock.h"
 #include "percore/bench.h"
+#include "percore/cgroup.h"
+#include "percore/audit.h"
+#include "percore/tune.h"
 
 #endif

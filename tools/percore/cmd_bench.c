@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "percore/audit.h"
 #include "percore/bench.h"
 #include "cmd.h"
 
@@ -319,7 +320,7 @@ static int out_close(struct out_file *o, const char *text)
 
 /* Print the results and write the file. */
 static int report(const struct args *a, const struct pc_bench_session *s,
-		  const struct pm_qos *q, struct out_file *of)
+		  const struct pm_qos *q, const struct pc_audit *audit, struct out_file *of)
 {
 	cJSON *extra = cJSON_CreateObject(), *root;
 	char *text = NULL;
@@ -327,6 +328,8 @@ static int report(const struct args *a, const struct pc_bench_session *s,
 
 	if (extra)
 		cJSON_AddItemToObject(extra, "pm_qos", pm_qos_json(q));
+	if (extra && audit)
+		cJSON_AddItemToObject(extra, "audit", pc_audit_to_json(audit));
 	root = pc_bench_session_json(s, extra);
 	text = root ? cJSON_Print(root) : NULL;
 	cJSON_Delete(root);
@@ -349,10 +352,18 @@ static int run(const struct args *a, struct pc_bench_session *s)
 {
 	struct pm_qos q = { .fd = -1 };
 	struct out_file of = { 0 };
-	int measured;
+	struct pc_audit *audit = NULL;
+	int measured, rc;
 
 	if (a->out && out_open(&of, a->out))
 		return PC_EXIT_FAIL;
+	/* The audit first, on the machine as the benchmarks will find it; its
+	 * warnings say why results may come out noisy. */
+	if (pc_audit_collect(NULL, &audit) == 0 && !a->quiet &&
+	    pc_audit_count_status(audit, PC_AUDIT_WARN)) {
+		fprintf(stderr, "percore bench: this machine adds noise (see percore env):\n");
+		pc_audit_print(audit, stderr, PC_AUDIT_PRINT_WARN_ONLY);
+	}
 	if (a->opt.pm_qos)
 		pm_qos_hold(&q);
 	measured = pc_bench_session_run(s);
@@ -361,9 +372,12 @@ static int run(const struct args *a, struct pc_bench_session *s)
 		fprintf(stderr, "percore bench: %s\n", measured == 0
 			? "every selected benchmark was skipped" : strerror(-measured));
 		out_close(&of, NULL);
+		pc_audit_free(audit);
 		return PC_EXIT_FAIL;
 	}
-	return report(a, s, &q, &of);
+	rc = report(a, s, &q, audit, &of);
+	pc_audit_free(audit);
+	return rc;
 }
 
 static int bench_main(int argc, char **argv)
