@@ -10,14 +10,16 @@
 #   3. the noise experiment again with the PM QoS request held (--pm-qos)
 #      -> build/bench/noise-pmqos.json; percore report names those rows
 #      .../pm_qos:on and sets them beside the ones from step 2
-#   4. percore report -> build/bench/report.md and build/bench/report.html
+#   4. percore tune --dry-run: which tune steps apply on this machine
+#      -> build/bench/tune.json (changes nothing)
+#   5. percore report -> build/bench/report.md and build/bench/report.html
 set -euo pipefail
 build=$1 suite=${2:-default}
 pc="$build/tools/percore/percore"
 out=build/bench
 mkdir -p "$out"
-# a PM QoS file left by an earlier run must not pass for this run's
-rm -f "$out/noise-pmqos.json"
+# files left by an earlier run must not pass for this run's
+rm -f "$out/noise-pmqos.json" "$out/tune.json"
 
 # Whether this build's percore has a subcommand, or bench an option: the
 # commands land one by one, and the script works before and after each.
@@ -53,7 +55,14 @@ else
   fi
 fi
 
-"$pc" report "${inputs[@]}" -o "$out" >/dev/null
+report=(-o "$out")
+if has_cmd tune && "$pc" tune --dry-run --json >"$out/tune.json" 2>/dev/null \
+   && grep -q '"steps"' "$out/tune.json"; then
+  report+=(--tune "$out/tune.json")
+else
+  rm -f "$out/tune.json" # the report judges the tune steps from the audit
+fi
+"$pc" report "${inputs[@]}" "${report[@]}" >/dev/null
 echo
 echo "Results: ${inputs[*]}"
 echo "Report:  $out/report.md"

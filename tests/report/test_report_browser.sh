@@ -40,6 +40,7 @@ grep -q 'CONSOLE' "$tmp/probe.log" \
   || bad "an SVG error produced no CONSOLE line: console errors cannot be detected this way"
 
 "$pc" report "$fx/results.json" "$fx/noise-pmqos.json" --baseline "$fx/results.json" \
+  --tune "$fx/tune.json" \
   -o "$tmp/r" >/dev/null || { echo "FAIL: percore report failed"; exit 1; }
 page="file://$tmp/r/report.html"
 

@@ -47,6 +47,10 @@ for cmd in "report" "compare $fx/results.json"; do
 done
 expect 1 "malformed JSON" "$pc" report "$fx/results.json" --baseline "$tmp/malformed.json"
 expect 1 "malformed JSON" "$pc" report "$fx/results.json" "$tmp/malformed.json"
+expect 1 "malformed.json:2: malformed JSON" "$pc" report "$fx/results.json" --tune "$tmp/malformed.json"
+expect 1 'not a `percore tune --json` report' "$pc" report "$fx/results.json" --tune "$fx/results.json"
+printf '{"steps": [1]}\n' >"$tmp/badsteps.json"
+expect 1 'not a `percore tune --json` report' "$pc" report "$fx/results.json" --tune "$tmp/badsteps.json"
 
 # a report that fails keeps the one already there
 mkdir -p "$tmp/out-dir"

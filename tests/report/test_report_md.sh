@@ -4,7 +4,7 @@
 # where it runs), and the HTML is self-contained.
 . "$PC_SOURCE_DIR/tests/report/lib.sh"
 
-"$pc" report "$fx/results.json" "$fx/noise-pmqos.json" -o "$tmp/a" >"$tmp/out" \
+"$pc" report "$fx/results.json" "$fx/noise-pmqos.json" --tune "$fx/tune.json" -o "$tmp/a" >"$tmp/out" \
   || { echo "FAIL: percore report exited $?"; exit 1; }
 printf '%s\n' "$tmp/a/report.md" "$tmp/a/report.html" | diff - "$tmp/out" >/dev/null \
   || bad "stdout does not list the two files written: $(cat "$tmp/out")"
@@ -17,8 +17,8 @@ fi
 # the same inputs from another folder and file name give the same bytes
 mkdir -p "$tmp/b"
 cp "$fx/results.json" "$tmp/b/results.json"
-cp "$fx/noise-pmqos.json" "$tmp/b/noise-pmqos.json"
-(cd "$tmp/b" && "$pc" report results.json noise-pmqos.json >/dev/null) \
+cp "$fx/noise-pmqos.json" "$fx/tune.json" "$tmp/b/"
+(cd "$tmp/b" && "$pc" report results.json noise-pmqos.json --tune tune.json >/dev/null) \
   || bad "report without -o failed"
 cmp -s "$tmp/a/report.md" "$tmp/b/report.md" || bad "report.md differs between two runs"
 cmp -s "$tmp/a/report.html" "$tmp/b/report.html" || bad "report.html differs between two runs"
@@ -45,6 +45,10 @@ grep -qF -- 'quietest **pinned + PM QoS**' "$tmp/a/report.md" || bad "noise verd
 grep -q 'PM QoS was not measured both ways' "$tmp/c/report.md" \
   || bad "a single file does not say PM QoS was not compared"
 grep -q 'pm_qos:on' "$tmp/c/report.md" && bad "pm_qos rows without the second file"
+# without --tune the tune steps are judged from the audit, and a step the
+# audit could not see is listed as not applicable, not left out
+grep -qF '| Performance CPU governor | `cpu.governor` | unknown | not applicable here (not exposed) |' \
+  "$tmp/c/report.md" || bad "tune steps from the audit"
 
 # a PM QoS run that could not hold its request measured without it
 jq '.percore.pm_qos.held = false | .percore.pm_qos.reason = "Permission denied"' \

@@ -19,7 +19,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: percore report RESULTS.json [MORE.json ...] [--baseline BASE.json]\n"
-		"                      [-o DIR] [--max-cv X] [--alpha A]\n\n"
+		"                      [--tune TUNE.json] [-o DIR] [--max-cv X] [--alpha A]\n\n"
 		"Writes DIR/report.md and DIR/report.html (self-contained: inline CSS and SVG\n"
 		"charts, no scripts or external files) from benchmark results written by\n"
 		"`percore bench --out`. Sections: key findings, system and environment audit,\n"
@@ -29,6 +29,9 @@ static void usage(FILE *out)
 		"                        machine. Rows of a file recorded with --pm-qos are\n"
 		"                        named with /pm_qos:on, so they stand beside the others\n"
 		"  --baseline BASE.json  compare against an earlier run (as percore compare)\n"
+		"  --tune TUNE.json      what `percore tune --dry-run --json` printed on the\n"
+		"                        measured machine: which tune steps apply there\n"
+		"                        (default: judged from the results' audit)\n"
 		"  -o, --out-dir DIR     where to write (default: the first file's folder)\n"
 		"  --max-cv X            CV above which a row is noisy (default: the run's\n"
 		"                        --max-cv, else 0.05)\n"
@@ -77,7 +80,7 @@ static int ensure_dir(const char *dir)
 }
 
 struct args {
-	const char *baseline, *outdir;
+	const char *baseline, *outdir, *tune;
 	double max_cv, alpha;
 	char **inputs;
 	int ninputs;
@@ -87,6 +90,7 @@ static int parse(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "baseline", required_argument, NULL, 'b' },
+		{ "tune", required_argument, NULL, 't' },
 		{ "out-dir", required_argument, NULL, 'o' },
 		PC_STAT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -103,6 +107,8 @@ static int parse(int argc, char **argv, struct args *a)
 			a->baseline = optarg;
 		else if (o == 'o')
 			a->outdir = optarg;
+		else if (o == 't')
+			a->tune = optarg;
 	}
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind;
@@ -111,9 +117,11 @@ static int parse(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-static int run(const struct args *a, struct pc_results *res, struct pc_results *base)
+static int run(const struct args *a, struct pc_results *res, struct pc_results *base,
+	       const cJSON *tune)
 {
 	struct pc_report_opts o = {
+		.tune = tune,
 		.max_cv = a->max_cv, .alpha = a->alpha, .baseline = base,
 		.inputs = (const char *const *)a->inputs, .ninputs = (size_t)a->ninputs,
 		.baseline_name = a->baseline,
@@ -133,10 +141,32 @@ static int run(const struct args *a, struct pc_results *res, struct pc_results *
 	return rc;
 }
 
+/* A tune report: an object with a "steps" array of objects. */
+static cJSON *load_tune(const char *path, char *err, size_t len)
+{
+	cJSON *t = pc_json_load(path, err, len);
+	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(t, "steps"), *e;
+
+	bool ok = cJSON_IsArray(steps);
+
+	if (!t)
+		return NULL;
+	for (e = ok ? steps->child : NULL; e; e = e->next)
+		ok &= cJSON_IsObject(e);
+	if (!ok) {
+		snprintf(err, len, "%s: not a `percore tune --json` report (no \"steps\" array "
+			 "of objects)", path);
+		cJSON_Delete(t);
+		return NULL;
+	}
+	return t;
+}
+
 static int report_main(int argc, char **argv)
 {
 	struct args a = { .alpha = 0.05 };
 	struct pc_results *res = NULL, *base = NULL;
+	cJSON *tune = NULL;
 	char err[512];
 	int rc;
 
@@ -154,14 +184,16 @@ static int report_main(int argc, char **argv)
 			goto fail;
 	if (a.baseline && !(base = pc_results_load(a.baseline, PC_RESULTS_TAG_PMQOS, err, sizeof(err))))
 		goto fail;
-	rc = run(&a, res, base);
-	pc_results_free(res);
-	pc_results_free(base);
-	return rc;
+	if (a.tune && !(tune = load_tune(a.tune, err, sizeof(err))))
+		goto fail;
+	rc = run(&a, res, base, tune);
+	goto out;
 fail:
 	fprintf(stderr, "percore report: %s\n", err);
+out:
 	pc_results_free(res);
 	pc_results_free(base);
+	cJSON_Delete(tune);
 	return rc;
 }
 

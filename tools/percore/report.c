@@ -231,7 +231,7 @@ struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_rep
 	struct pc_report_ctx c = {
 		.res = res, .pairs = &pairs,
 		.max_cv = o->max_cv > 0 ? o->max_cv : pc_results_max_cv(res, DEFAULT_MAX_CV),
-		.doc = pc_doc_new(), .head = pc_doc_new(),
+		.doc = pc_doc_new(), .head = pc_doc_new(), .tune = o->tune,
 	};
 
 	if (!c.doc || !c.head || pc_pairing_build(res, &pairs) < 0) {

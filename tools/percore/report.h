@@ -52,6 +52,7 @@ struct pc_report_ctx {
 	struct pc_doc *doc;     /* the sections */
 	struct pc_doc *head;    /* title and key findings, placed first */
 	struct pc_block *findings;
+	const cJSON *tune;      /* `percore tune --dry-run --json`, or NULL */
 };
 
 /* Add a line to the key findings at the top of the report. */
@@ -93,6 +94,10 @@ struct pc_report_opts {
 	const char *const *inputs;      /* file names shown in the header */
 	size_t ninputs;
 	const char *baseline_name;
+	/* what `percore tune --dry-run --json` printed on the measured
+	 * machine (an object with a "steps" array), or NULL: the tune steps
+	 * are then judged from the audit */
+	const cJSON *tune;
 };
 
 /* Build the whole report. Returns NULL when memory runs out. */

@@ -225,17 +225,91 @@ static const struct { const char *step, *check; } tune_steps[] = {
 	{ "NMI watchdog off", "kernel.nmi_watchdog" },
 };
 
+/* The tune steps that cannot apply here and those that would change
+ * something, named in the key findings. */
+struct tune_tally {
+	char na[256], apply[256];
+	int nna, napply;
+};
+
+static void tally_step(struct tune_tally *t, const char *setting, enum pc_mark m)
+{
+	char *list = m == PC_MARK_MUTED ? t->na : m == PC_MARK_WARN ? t->apply : NULL;
+	int *n = m == PC_MARK_MUTED ? &t->nna : &t->napply;
+	size_t l;
+
+	if (!list)
+		return;
+	l = strlen(list);
+	snprintf(list + l, 256 - l, "%s`%s`", (*n)++ ? ", " : "", setting);
+}
+
+static void tally_finding(struct pc_report_ctx *c, const struct tune_tally *t)
+{
+	if (t->nna || t->napply)
+		pc_report_finding(c, "Tune steps: %d not applicable here%s%s%s, %d would change "
+				     "something%s%s%s.", t->nna, t->nna ? " (" : "", t->na,
+				  t->nna ? ")" : "", t->napply, t->napply ? " (" : "", t->apply,
+				  t->napply ? ")" : "");
+}
+
+static enum pc_mark tune_mark(const char *result)
+{
+	if (!strcmp(result, "already set"))
+		return PC_MARK_GOOD;
+	if (!strcmp(result, "would apply") || !strcmp(result, "applied"))
+		return PC_MARK_WARN;
+	if (!strcmp(result, "failed"))
+		return PC_MARK_BAD;
+	return PC_MARK_MUTED; /* not applicable, not requested */
+}
+
+/* The steps as `percore tune --dry-run` judged them on this machine. */
+static void tune_from_dry_run(struct pc_report_ctx *c)
+{
+	static const char *const head[] = { "Setting", "Result", "Now", "Profile", "Reason" };
+	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(c->tune, "steps"), *e;
+	struct tune_tally ty = { .na = "" };
+	struct pc_table *t;
+
+	pc_doc_para(c->doc, "As `percore tune --dry-run` judged them on the measured machine:");
+	if (!(t = pc_doc_table(c->doc, 5, head, "lllll")))
+		return;
+	cJSON_ArrayForEach(e, steps) {
+		const char *res = pc_report_audit_str(e, "result");
+		const char *old = pc_report_audit_str(e, "old"), *new = pc_report_audit_str(e, "new");
+
+		pc_table_add(t, PC_MARK_CODE, "%s", pc_report_audit_str(e, "setting"));
+		pc_table_add(t, tune_mark(res), "%s", res);
+		/* "not requested" (SMT, turbo without their flag) is a choice, not
+		 * a limit of the machine */
+		if (strcmp(res, "not requested"))
+			tally_step(&ty, pc_report_audit_str(e, "setting"), tune_mark(res));
+		pc_table_add(t, PC_MARK_NONE, "%s", *old ? old : PC_FMT_NONE);
+		pc_table_add(t, PC_MARK_NONE, "%s", *new ? new : PC_FMT_NONE);
+		pc_table_add(t, PC_MARK_NONE, "%s", pc_report_audit_str(e, "reason"));
+	}
+	tally_finding(c, &ty);
+}
+
 static void tune_table(struct pc_report_ctx *c)
 {
 	static const char *const head[] = { "Tune step", "Check", "Status", "Here" };
+	struct tune_tally ty = { .na = "" };
 	struct pc_table *t;
 
 	pc_doc_heading(c->doc, 3, "Tune steps on this machine");
+	if (c->tune) {
+		tune_from_dry_run(c);
+		return;
+	}
 	if (!cJSON_IsArray(pc_results_get(c->res, 0, "percore.audit"))) {
 		pc_doc_para(c->doc, "No audit in these results: whether each tune step applies "
 			    "here is unknown.");
 		return;
 	}
+	pc_doc_para(c->doc, "Judged from the audit (`percore report --tune` takes what "
+		    "`percore tune --dry-run --json` says instead):");
 	if (!(t = pc_doc_table(c->doc, 4, head, "llll")))
 		return;
 	for (size_t i = 0; i < sizeof(tune_steps) / sizeof(tune_steps[0]); i++) {
@@ -246,16 +320,20 @@ static void tune_table(struct pc_report_ctx *c)
 		pc_table_add(t, PC_MARK_NONE, "%s", tune_steps[i].step);
 		pc_table_add(t, PC_MARK_CODE, "%s", tune_steps[i].check);
 		pc_table_add(t, PC_MARK_NONE, "%s", e ? st : "not audited");
-		if (!e)
+		if (!e) {
 			pc_table_add(t, PC_MARK_MUTED, "unknown: not audited");
-		else if (!strcmp(st, "ok"))
+		} else if (!strcmp(st, "ok")) {
 			pc_table_add(t, PC_MARK_GOOD, "no change needed");
-		else if (!strcmp(st, "warn"))
+		} else if (!strcmp(st, "warn")) {
 			pc_table_add(t, PC_MARK_WARN, "applicable: percore tune changes it");
-		else
+			tally_step(&ty, tune_steps[i].check, PC_MARK_WARN);
+		} else {
 			pc_table_add(t, PC_MARK_MUTED, "not applicable here (%s)",
 				     cJSON_IsString(v) && *v->valuestring ? v->valuestring : "not exposed");
+			tally_step(&ty, tune_steps[i].check, PC_MARK_MUTED);
+		}
 	}
+	tally_finding(c, &ty);
 }
 
 /* A run that asked for PM QoS and could not hold it measured without it:

@@ -346,22 +346,14 @@ static bool pm_qos_held(const struct pc_results *r)
 	return truthy(pc_results_get(r, 0, "percore.options.pm_qos"));
 }
 
-static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
-				char *err, size_t errlen)
+cJSON *pc_json_load(const char *path, char *err, size_t errlen)
 {
-	struct pc_results *r = calloc(1, sizeof(*r));
-	size_t len, i = 0;
+	size_t len;
 	char *text = read_file(path, &len, err, errlen);
-	const cJSON *rows, *row;
 	cJSON *root;
 
-	if (!text || !r) {
-		if (text)
-			fail(err, errlen, "%s: out of memory", path);
-		free(text);
-		free(r);
+	if (!text)
 		return NULL;
-	}
 	root = cJSON_ParseWithLength(text, len);
 	if (!root) {
 		const char *at = cJSON_GetErrorPtr();
@@ -369,11 +361,25 @@ static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
 		for (const char *p = text; at && p < at && p < text + len; p++)
 			line += *p == '\n';
 		fail(err, errlen, "%s:%zu: malformed JSON", path, line);
-		free(text);
+	}
+	free(text);
+	return root;
+}
+
+static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
+				char *err, size_t errlen)
+{
+	struct pc_results *r = calloc(1, sizeof(*r));
+	size_t i = 0;
+	const cJSON *rows, *row;
+	cJSON *root = r ? pc_json_load(path, err, errlen) : NULL;
+
+	if (!root) {
+		if (!r)
+			fail(err, errlen, "%s: out of memory", path);
 		free(r);
 		return NULL;
 	}
-	free(text);
 	r->roots = malloc(sizeof(*r->roots));
 	if (!r->roots) {
 		cJSON_Delete(root);

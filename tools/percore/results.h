@@ -71,6 +71,10 @@ enum {
 	PC_RESULTS_TAG_PMQOS = 1u << 0,
 };
 
+/* Parse any JSON file. Returns the document (free with cJSON_Delete), or
+ * NULL with a one-line reason in err ("FILE:LINE: malformed JSON"). */
+cJSON *pc_json_load(const char *path, char *err, size_t errlen);
+
 /* Load one results file into a new set. Returns NULL on failure with a
  * one-line reason (naming the file and what is wrong with it) in err. */
 struct pc_results *pc_results_load(const char *path, unsigned flags,
