@@ -44,6 +44,16 @@ jq -e '[.rows[].name] | index("Only/Base") == null and index("Only/New") == null
 [ "$(jq -c '[.rows[] | select(.noisy | not) | .name]' "$tmp/c3.json")" = '["Few/One"]' ] \
   || bad "--max-cv 0.001 should make every row but Few/One noisy"
 
+# runs set up differently say so, beside the verdicts
+jq '.context.host_name = "other-host" | .context.num_cpus = 64' "$fx/compare-new.json" >"$tmp/other.json"
+"$pc" compare "$fx/compare-base.json" "$tmp/other.json" --json >"$tmp/c4.json"
+[ "$(jq -r '.summary.setup_differs' "$tmp/c4.json")" = 'host_name fixture-host → other-host; num_cpus 2 → 64' ] \
+  || bad "setup difference: $(jq -r '.summary.setup_differs' "$tmp/c4.json")"
+jq -e '.summary.setup_differs == null' "$tmp/c.json" >/dev/null || bad "same setup reported as different"
+"$pc" compare "$fx/compare-base.json" "$tmp/other.json" | grep -qF \
+  'The runs were set up differently: host_name fixture-host → other-host; num_cpus 2 → 64.' \
+  || bad "the text output does not say the setups differ"
+
 # exit status
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" >/dev/null; st=$?
 [ $st -eq 0 ] || bad "exit $st without --fail-on-regression"

@@ -65,6 +65,54 @@ static int judge(const struct pc_rbench *a, const struct pc_rbench *b, double al
 	return 0;
 }
 
+/* Settings that change what a benchmark measures: if they differ between
+ * the runs, the reader should know before trusting a verdict. */
+static const char *const setup_keys[] = {
+	"context.host_name", "context.num_cpus", "percore.build_type", "percore.compiler",
+	"percore.flags", "percore.options.repetitions", "percore.options.min_time",
+	"percore.options.interleave", "percore.options.affinity", "percore.options.pm_qos",
+	"percore.pm_qos.held", "percore.options.suite",
+};
+
+static char *json_text(const cJSON *v)
+{
+	return cJSON_IsString(v) ? strdup(v->valuestring) : cJSON_PrintUnformatted(v);
+}
+
+static int setup_diff(const struct pc_results *a, const struct pc_results *b, struct pc_cmp *out)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(&out->setup_diff, &len);
+	const char *sep = "";
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(setup_keys) / sizeof(setup_keys[0]); i++) {
+		const cJSON *x = pc_results_get(a, 0, setup_keys[i]);
+		const cJSON *y = pc_results_get(b, 0, setup_keys[i]);
+		char *tx, *ty;
+		if (!x || !y || cJSON_Compare(x, y, true))
+			continue; /* absent on a side: nothing to compare */
+		tx = json_text(x);
+		ty = json_text(y);
+		fprintf(f, "%s%s %s \xe2\x86\x92 %s", sep, strrchr(setup_keys[i], '.') + 1,
+			tx ? tx : "?", ty ? ty : "?");
+		sep = "; ";
+		free(tx);
+		free(ty);
+	}
+	if (fclose(f) != 0) {
+		free(out->setup_diff);
+		out->setup_diff = NULL;
+		return -ENOMEM;
+	}
+	if (!len) {
+		free(out->setup_diff);
+		out->setup_diff = NULL;
+	}
+	return 0;
+}
+
 int pc_compare(const struct pc_results *base, const struct pc_results *cur,
 	       double alpha, double max_cv, struct pc_cmp *out)
 {
@@ -99,14 +147,16 @@ int pc_compare(const struct pc_results *base, const struct pc_results *cur,
 		out->noisy += r->noisy;
 		out->n++;
 	}
-	out->only_base = base->n - (cur->n - out->only_new);
-	return 0;
+	out->only_base = base->n - out->n;
+	return setup_diff(base, cur, out);
 }
 
 void pc_cmp_free(struct pc_cmp *c)
 {
 	free(c->rows);
+	free(c->setup_diff);
 	c->rows = NULL;
+	c->setup_diff = NULL;
 	c->n = 0;
 }
 
@@ -136,6 +186,8 @@ void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d)
 		       "from a two-sided Mann-Whitney U test on the per-repetition real times "
 		       "at alpha %g; noisy means a CV above %s in either run.",
 		    c->alpha, pc_fmt_pct(c->max_cv).s);
+	if (c->setup_diff)
+		pc_doc_para(d, "**The runs were set up differently:** %s.", c->setup_diff);
 	if (!c->n)
 		return;
 	if (!(t = pc_doc_table(d, 8, head, "lrrrrrll")))
@@ -199,7 +251,9 @@ static cJSON *summary_json(const struct pc_cmp *c)
 	cJSON_AddNumberToObject(s, "alpha", c->alpha);
 	cJSON_AddNumberToObject(s, "max_cv", c->max_cv);
 	cJSON_AddNumberToObject(s, "min_repetitions", PC_MWU_MIN_REPS);
-	if (cJSON_GetArraySize(s) != 11) {
+	cJSON_AddItemToObject(s, "setup_differs", c->setup_diff ? cJSON_CreateString(c->setup_diff)
+								 : cJSON_CreateNull());
+	if (cJSON_GetArraySize(s) != 12) {
 		cJSON_Delete(s);
 		return NULL;
 	}

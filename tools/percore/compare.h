@@ -48,6 +48,9 @@ struct pc_cmp {
 	size_t count[PC_VERDICT_COUNT];
 	size_t noisy, only_base, only_new;
 	double alpha, max_cv;
+	/* how the two runs were set up differently ("min_time 0.2 -> 0.1; ..."),
+	 * or NULL: a difference there can explain a change */
+	char *setup_diff;
 };
 
 /* Compare every benchmark present in both sets. Returns 0 or -ENOMEM;
