@@ -9,5 +9,8 @@
 #include "percore/cgroup.h"
 #include "percore/audit.h"
 #include "percore/tune.h"
+#include "percore/topo.h"
+#include "percore/place.h"
+#include "percore/numa.h"
 
 #endif

@@ -16,6 +16,8 @@
 
 #include "percore/clock.h"
 #include "percore/compiler.h"
+#include "percore/place.h"
+#include "percore/topo.h"
 #include "bench/measure.h"
 
 /* One thread of a repetition. Each slot is written by its own thread while
@@ -82,24 +84,46 @@ void pc_bench_barrier(struct pc_bench_state *st)
 		pthread_barrier_wait(&g->user);
 }
 
+/* The machine, read once: placement is asked before every repetition and
+ * hwloc discovery takes milliseconds. Its limits (affinity mask, cgroup)
+ * are those at the first call, made from the runner's unpinned thread. */
+static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
+static struct pc_topo *topo;
+static int topo_rc;
+
+static void load_topo(void)
+{
+	char err[256];
+
+	topo_rc = pc_topo_load(NULL, &topo, err, sizeof(err));
+	if (topo_rc)
+		fprintf(stderr, "percore bench: %s\n", err);
+}
+
 int pc_bench_place_threads(unsigned n, bool affinity, int cpus[])
 {
-	cpu_set_t mask;
-	int allowed[CPU_SETSIZE], count = 0;
+	struct pc_placement *p = NULL;
+	char err[256];
+	int rc;
 
 	for (unsigned i = 0; i < n; i++)
 		cpus[i] = -1;
-	if (!affinity)
+	if (!affinity || n == 0)
 		return 0;
-	if (sched_getaffinity(0, sizeof(mask), &mask))
-		return -errno;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &mask))
-			allowed[count++] = c;
-	if (count == 0)
-		return -ENODEV;
+	pthread_once(&topo_once, load_topo);
+	if (topo_rc)
+		return topo_rc;
+	/* Shards and benchmark threads are placed alike: one per physical
+	 * core, fastest kind first, spread over nodes; more threads than CPUs
+	 * share them rather than fail (the row is still worth having). */
+	rc = pc_place(topo, n, PC_PLACE_AUTO, NULL, PC_PLACE_OVERSUBSCRIBE, &p, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "percore bench: %s\n", err);
+		return rc;
+	}
 	for (unsigned i = 0; i < n; i++)
-		cpus[i] = allowed[i % (unsigned)count];
+		cpus[i] = p->shards[i].cpu;
+	pc_placement_free(p);
 	return 0;
 }
 

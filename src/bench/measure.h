@@ -37,11 +37,13 @@ struct pc_bench_sample {
 int pc_bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out,
 		     char *why, size_t whylen);
 
-/* Choose the CPU of each of n threads: with affinity, the CPUs of the
- * calling thread's affinity mask in increasing order, wrapping around when
- * there are more threads than CPUs; without, -1 for each. The one place
- * that decides placement, so the topology-aware policy replaces only this.
- * Returns 0, or a negative errno when the mask cannot be read or is empty. */
+/* Choose the CPU of each of n threads: with affinity, pc_place's auto
+ * policy on this machine (one thread per physical core, fastest kind first,
+ * spread over NUMA nodes; SMT siblings only when cores run out), sharing
+ * CPUs in the same order when there are more threads than usable CPUs;
+ * without, -1 for each. The one place that decides placement. The topology
+ * is loaded at the first call and kept. Returns 0, or a negative errno when
+ * the topology cannot be read or nothing is usable (reason on stderr). */
 int pc_bench_place_threads(unsigned n, bool affinity, int cpus[]);
 
 #endif

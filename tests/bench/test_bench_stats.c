@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "percore/place.h"
+#include "percore/topo.h"
 #include "bench/measure.h"
 #include "bench/runner.h"
 #include "bench/shuffle.h"
@@ -173,21 +175,32 @@ static void calibration_growth(void **state)
 		    PC_BENCH_MAX_ITERATIONS);
 }
 
-static void placement_wraps_over_the_mask(void **state)
+/* Benchmark threads go where pc_place's auto policy puts shards, and
+ * share CPUs in the same order when they outnumber them. */
+static void placement_follows_pc_place(void **state)
 {
-	cpu_set_t mask;
-	int n, cpus[64];
+	struct pc_topo *t;
+	struct pc_placement *p;
+	char err[256];
+	int n, cpus[65];
 	(void)state;
-	assert_int_equal(sched_getaffinity(0, sizeof(mask), &mask), 0);
-	n = CPU_COUNT(&mask);
-	if (n + 1 > 64)
-		n = 63;
-	assert_int_equal(pc_bench_place_threads((unsigned)n + 1, true, cpus), 0);
-	for (int i = 0; i <= n; i++)
-		assert_true(CPU_ISSET(cpus[i], &mask));
-	for (int i = 1; i < n; i++)
-		assert_true(cpus[i] > cpus[i - 1]);
-	assert_int_equal(cpus[n], cpus[0]);
+	assert_int_equal(pc_topo_load(NULL, &t, err, sizeof(err)), 0);
+	n = (int)pc_topo_limits(t)->nusable;
+	if (n > 64)
+		n = 64;
+	assert_int_equal(pc_place(t, (unsigned)n, PC_PLACE_AUTO, NULL, 0, &p, err, sizeof(err)), 0);
+	assert_int_equal(pc_bench_place_threads((unsigned)n, true, cpus), 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(cpus[i], p->shards[i].cpu);
+		assert_true(pc_topo_cpu_by_os(t, cpus[i])->usable);
+	}
+	/* one thread more than usable CPUs: the first CPU again */
+	if (n == (int)pc_topo_limits(t)->nusable) {
+		assert_int_equal(pc_bench_place_threads((unsigned)n + 1, true, cpus), 0);
+		assert_int_equal(cpus[n], cpus[0]);
+	}
+	pc_placement_free(p);
+	pc_topo_free(t);
 	assert_int_equal(pc_bench_place_threads(3, false, cpus), 0);
 	assert_int_equal(cpus[0], -1);
 	assert_int_equal(cpus[2], -1);
@@ -206,7 +219,7 @@ int main(void)
 		cmocka_unit_test(shuffle_is_deterministic_per_seed),
 		cmocka_unit_test(shuffle_reaches_every_order),
 		cmocka_unit_test(calibration_growth),
-		cmocka_unit_test(placement_wraps_over_the_mask),
+		cmocka_unit_test(placement_follows_pc_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 
 #include "percore/audit.h"
 #include "percore/bench.h"
+#include "percore/place.h"
+#include "percore/topo.h"
 #include "cmd.h"
 
 #define PM_QOS_DEVICE "/dev/cpu_dma_latency"
@@ -318,6 +320,24 @@ static int out_close(struct out_file *o, const char *text)
 	return rc;
 }
 
+/* percore.topology and percore.placement: the machine the threads were
+ * placed on, and its default placement (policy auto; a benchmark with k
+ * threads takes pc_place's auto answer for k). Left out when hwloc cannot
+ * read the machine: the results are still worth writing. */
+static void add_machine(cJSON *extra)
+{
+	struct pc_topo *t = NULL;
+	struct pc_placement *p = NULL;
+
+	if (pc_topo_load(NULL, &t, NULL, 0))
+		return;
+	cJSON_AddItemToObject(extra, "topology", pc_topo_to_json(t));
+	if (!pc_place(t, 0, PC_PLACE_AUTO, NULL, 0, &p, NULL, 0))
+		cJSON_AddItemToObject(extra, "placement", pc_placement_to_json(t, p));
+	pc_placement_free(p);
+	pc_topo_free(t);
+}
+
 /* Print the results and write the file. */
 static int report(const struct args *a, const struct pc_bench_session *s,
 		  const struct pm_qos *q, const struct pc_audit *audit, struct out_file *of)
@@ -326,8 +346,10 @@ static int report(const struct args *a, const struct pc_bench_session *s,
 	char *text = NULL;
 	int rc = PC_EXIT_OK;
 
-	if (extra)
+	if (extra) {
 		cJSON_AddItemToObject(extra, "pm_qos", pm_qos_json(q));
+		add_machine(extra);
+	}
 	if (extra && audit)
 		cJSON_AddItemToObject(extra, "audit", pc_audit_to_json(audit));
 	root = pc_bench_session_json(s, extra);
