@@ -22,34 +22,41 @@ struct sys_field {
 	/* dotted paths into the first results file; "audit:ID" is the value
 	 * of that audit entry */
 	const char *paths[4];
+	/* how to write the value found at paths[0]; NULL (or a value found
+	 * elsewhere): generically */
+	void (*render)(FILE *f, const cJSON *v);
 };
 
+static void kinds(FILE *f, const cJSON *v);
+static void nodes(FILE *f, const cJSON *v);
+static void placement(FILE *f, const cJSON *v);
+static void quota(FILE *f, const cJSON *v);
+
 static const struct sys_field fields[] = {
-	{ "CPU model", 0, { "percore.topology.cpu_model", "percore.topology.model",
-			    "audit:cpu.model" } },
-	{ "Logical CPUs", F_COUNT, { "percore.topology.cpus", "percore.topology.pus",
-				     "context.num_cpus" } },
-	{ "Physical cores", F_COUNT, { "percore.topology.cores" } },
-	{ "Packages", F_COUNT, { "percore.topology.packages" } },
-	{ "Core kinds", 0, { "percore.topology.kinds", "percore.topology.cpukinds" } },
-	{ "SMT", 0, { "percore.topology.smt", "audit:cpu.smt" } },
-	{ "NUMA nodes", F_COUNT, { "percore.topology.numa_nodes", "percore.topology.numa" } },
-	{ "Usable CPUs", 0, { "percore.topology.usable_cpus", "percore.topology.usable" } },
-	{ "cgroup cpuset", 0, { "percore.topology.cpuset", "audit:cgroup.cpuset" } },
-	{ "cgroup CPU quota", 0, { "percore.topology.cpu_quota", "audit:cgroup.cpu_quota" } },
-	{ "cgroup memory limit", 0, { "audit:cgroup.memory_limit" } },
-	{ "Hypervisor", 0, { "audit:vm.hypervisor" } },
-	{ "Placement", 0, { "percore.placement" } },
-	{ "Clock (MHz)", 0, { "context.mhz_per_cpu" } },
-	{ "CPU scaling enabled", 0, { "context.cpu_scaling_enabled" } },
-	{ "Load average", 0, { "context.load_avg" } },
-	{ "Compiler", 0, { "percore.compiler" } },
-	{ "Flags", 0, { "percore.flags" } },
-	{ "Build type", 0, { "percore.build_type", "context.library_build_type" } },
-	{ "percore version", 0, { "percore.version" } },
-	{ "Git revision", 0, { "percore.git_revision" } },
-	{ "Run options", 0, { "percore.options" } },
-	{ "Run duration (s)", 0, { "percore.duration_s" } },
+	{ "CPU model", 0, { "audit:cpu.model" }, NULL },
+	{ "Logical CPUs", F_COUNT, { "percore.topology.cpus", "context.num_cpus" }, NULL },
+	{ "Physical cores", F_COUNT, { "percore.topology.cores" }, NULL },
+	{ "Packages", 0, { "percore.topology.packages" }, NULL },
+	{ "Core kinds", 0, { "percore.topology.kinds" }, kinds },
+	{ "SMT", 0, { "audit:cpu.smt" }, NULL },
+	{ "NUMA nodes", 0, { "percore.topology.nodes" }, nodes },
+	{ "Affinity mask", 0, { "percore.topology.limits.affinity" }, NULL },
+	{ "Usable CPUs", 0, { "percore.topology.limits.usable_cpus" }, NULL },
+	{ "cgroup cpuset", 0, { "percore.topology.limits.cpuset", "audit:cgroup.cpuset" }, NULL },
+	{ "cgroup CPU quota", 0, { "percore.topology.limits", "audit:cgroup.cpu_quota" }, quota },
+	{ "cgroup memory limit", 0, { "audit:cgroup.memory_limit" }, NULL },
+	{ "Hypervisor", 0, { "audit:vm.hypervisor" }, NULL },
+	{ "Placement", 0, { "percore.placement" }, placement },
+	{ "Clock (MHz)", 0, { "context.mhz_per_cpu" }, NULL },
+	{ "CPU scaling enabled", 0, { "context.cpu_scaling_enabled" }, NULL },
+	{ "Load average", 0, { "context.load_avg" }, NULL },
+	{ "Compiler", 0, { "percore.compiler" }, NULL },
+	{ "Flags", 0, { "percore.flags" }, NULL },
+	{ "Build type", 0, { "percore.build_type", "context.library_build_type" }, NULL },
+	{ "percore version", 0, { "percore.version" }, NULL },
+	{ "Git revision", 0, { "percore.git_revision" }, NULL },
+	{ "Run options", 0, { "percore.options" }, NULL },
+	{ "Run duration (s)", 0, { "percore.duration_s" }, NULL },
 };
 
 static void value(FILE *f, const cJSON *v);
@@ -97,8 +104,82 @@ static void value(FILE *f, const cJSON *v)
 	}
 }
 
+static const char *str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "?";
+}
+
+static double number(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* "IntelCore up to 5200 MHz: CPUs 0-15; IntelAtom: CPUs 16-27" */
+static void kinds(FILE *f, const cJSON *v)
+{
+	const cJSON *k;
+	const char *sep = "";
+
+	cJSON_ArrayForEach(k, v) {
+		fprintf(f, "%s%s", sep, str(k, "name"));
+		if (number(k, "max_mhz") > 0)
+			fprintf(f, " up to %.0f MHz", number(k, "max_mhz"));
+		fprintf(f, ": CPUs %s", str(k, "cpus"));
+		sep = "; ";
+	}
+}
+
+/* "1: node 0 with CPUs 0-1, 5.84 GiB" */
+static void nodes(FILE *f, const cJSON *v)
+{
+	const cJSON *n;
+	const char *sep = ": ";
+
+	fprintf(f, "%d", cJSON_GetArraySize(v));
+	cJSON_ArrayForEach(n, v) {
+		fprintf(f, "%snode %.0f with CPUs %s", sep, number(n, "node"), str(n, "cpus"));
+		if (number(n, "memory_bytes") > 0)
+			fprintf(f, ", %s", pc_fmt_size(number(n, "memory_bytes")).s);
+		sep = "; ";
+	}
+}
+
+/* "1.5 CPUs (1 shard)"; nothing when there is no quota */
+static void quota(FILE *f, const cJSON *v)
+{
+	double q = number(v, "quota_cpus"), shards = number(v, "quota_shards");
+
+	if (!(q > 0))
+		return;
+	fprintf(f, "%.4g CPUs", q);
+	if (shards > 0)
+		fprintf(f, " (%.0f shard%s)", shards, shards == 1 ? "" : "s");
+}
+
+/* "auto, 2 shards pinned: 0 on CPU 0 (node 0), 1 on CPU 1 (node 0)" */
+static void placement(FILE *f, const cJSON *v)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(v, "placement"), *s;
+	const cJSON *warn = cJSON_GetObjectItemCaseSensitive(v, "warnings");
+	const char *sep = ": ";
+
+	fprintf(f, "%s, %.0f shards %s", str(v, "policy"), number(v, "shards"),
+		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "pinned")) ? "pinned" : "not pinned");
+	cJSON_ArrayForEach(s, p) {
+		fprintf(f, "%sshard %.0f on CPU %.0f (node %.0f)", sep, number(s, "shard"),
+			number(s, "cpu"), number(s, "node"));
+		sep = ", ";
+	}
+	if (cJSON_GetArraySize(warn))
+		fputs("; warnings: ", f), value(f, warn);
+}
+
 /* The value as one line of text, cut at VALUE_MAX; NULL when absent. */
-static char *render(const cJSON *v, unsigned flags)
+static char *render(const cJSON *v, unsigned flags, void (*custom)(FILE *, const cJSON *))
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -106,11 +187,13 @@ static char *render(const cJSON *v, unsigned flags)
 
 	if (!v || cJSON_IsNull(v) || !(f = open_memstream(&text, &len)))
 		return NULL;
-	if ((flags & F_COUNT) && cJSON_IsArray(v))
+	if (custom)
+		custom(f, v);
+	else if ((flags & F_COUNT) && cJSON_IsArray(v))
 		fprintf(f, "%d", cJSON_GetArraySize(v));
 	else
 		value(f, v);
-	if (fclose(f) != 0) {
+	if (fclose(f) != 0 || !len) { /* nothing written: treat as absent */
 		free(text);
 		return NULL;
 	}
@@ -141,7 +224,7 @@ static void machine_table(struct pc_report_ctx *c)
 		const struct sys_field *fl = &fields[i];
 		char *v = NULL;
 		for (size_t k = 0; k < 4 && fl->paths[k] && !v; k++)
-			v = render(lookup(c, fl->paths[k]), fl->flags);
+			v = render(lookup(c, fl->paths[k]), fl->flags, k ? NULL : fl->render);
 		if (!v)
 			continue;
 		if (!t)
@@ -228,7 +311,7 @@ static void audit_table(struct pc_report_ctx *c)
 			char *v;
 			if (status_rank(st) != rank)
 				continue;
-			v = render(cJSON_GetObjectItemCaseSensitive(e, "value"), 0);
+			v = render(cJSON_GetObjectItemCaseSensitive(e, "value"), 0, NULL);
 			pc_table_add(t, PC_MARK_CODE, "%s", pc_report_audit_str(e, "id"));
 			pc_table_add(t, status_mark(st), "%s", st);
 			pc_table_add(t, PC_MARK_NONE, "%s", v ? v : "");
