@@ -55,6 +55,7 @@ static const struct pair_rule rules[] = {
 	{ PC_SEC_MICRO, "^Counter/Striped/(.+)", "^Counter/Atomic/\\1$" },
 	{ PC_SEC_MICRO, "^FalseSharing/Padded(.*)", "^FalseSharing/SameLine\\1$" },
 	{ PC_SEC_MICRO, "^RingBuffer/WriteRead/([0-9]+)", "^Peer/memcpy/\\1$" },
+	{ PC_SEC_MICRO, "^RingBuffer/Linearize/([0-9]+)/mirrored", "^RingBuffer/Linearize/\\1/plain$" },
 	{ PC_SEC_MICRO, "^FlatMap/(.+)", "^Peer/(absl|glib)/\\1$" },
 	{ PC_SEC_MICRO, "^TimingWheel/(.+)", "^Peer/libuv/\\1$" },
 };
