@@ -51,8 +51,9 @@ static int write_one(const char *dir, const char *file, const struct pc_doc *d, 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
 	if (!(f = fopen(tmp, "w"))) {
-		fprintf(stderr, "percore report: %s: %s\n", tmp, strerror(errno));
-		return -errno;
+		rc = -errno;
+		fprintf(stderr, "percore report: %s: %s\n", tmp, strerror(-rc));
+		return rc;
 	}
 	rc = html ? pc_doc_write_html(d, "percore benchmark report", f) : pc_doc_write_md(d, f);
 	if (fclose(f) != 0 && rc == 0)
