@@ -26,7 +26,7 @@ cmp -s "$tmp/a/report.html" "$tmp/b/report.html" || bad "report.html differs bet
 
 h="$tmp/a/report.html"
 for want in '<!DOCTYPE html>' '<style>' '<svg class="chart"' '<polyline' '<circle' \
-            '<table>' '<table class="wide">' 'Micro benchmarks' 'Architecture scaling' 'Noise experiment'; do
+            '<table>' 'Micro benchmarks' 'Architecture scaling' 'Noise experiment'; do
   grep -qF -- "$want" "$h" || bad "report.html lacks $want"
 done
 # nothing is fetched: no scripts, no links, no sources, only in-page anchors

@@ -38,8 +38,7 @@ static const char css[] =
 	"td{padding:4px 9px;border-bottom:1px solid var(--line);vertical-align:top;white-space:nowrap}\n"
 	"td.wrap{white-space:normal;min-width:260px;max-width:520px}\n"
 	"th.r,td.r{text-align:right;white-space:nowrap}\n"
-	"table.wide{font-size:12px}\n"
-	"table.wide th,table.wide td{padding:4px 6px}\n"
+
 	"td.code{white-space:nowrap}\n"
 	"tbody tr:hover{background:#f7f9fb}\n"
 	"tr.cont td{border-top:0}\n"
@@ -109,7 +108,6 @@ static const char *mark_class(enum pc_mark m)
 
 /* Long prose in a cell may wrap; figures and names never do. */
 #define WRAP_AT 60
-#define WIDE_COLS 10
 
 static void html_head(FILE *out, const struct pc_table *t)
 {
@@ -130,9 +128,7 @@ static void html_head(FILE *out, const struct pc_table *t)
 
 static void html_table(FILE *out, const struct pc_table *t)
 {
-	/* many columns: a little tighter, so they fit beside long names */
-	fputs(t->ncols >= WIDE_COLS ? "<div class=\"tablewrap\"><table class=\"wide\">\n"
-				    : "<div class=\"tablewrap\"><table>\n", out);
+	fputs("<div class=\"tablewrap\"><table>\n", out);
 	html_head(out, t);
 	fputs("<tbody>\n", out);
 	for (size_t r = 0; r < pc_table_rows(t); r++) {

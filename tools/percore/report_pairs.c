@@ -187,6 +187,15 @@ static enum pc_mark speedup_mark(double r)
 	return r >= 1.05 ? PC_MARK_GOOD : r <= 0.95 ? PC_MARK_BAD : PC_MARK_NONE;
 }
 
+/* A counter's median as people read it: 12.3, 4020, 1.23 M. */
+static void counter_value(FILE *f, double v)
+{
+	if (fabs(v) >= 1e4)
+		fputs(pc_fmt_si(v).s, f);
+	else
+		fprintf(f, "%.4g", v);
+}
+
 /* Counters of a row as "name value, ..." ("" when none). */
 static void counters_cell(struct pc_table *t, const struct pc_rbench *b)
 {
@@ -198,13 +207,52 @@ static void counters_cell(struct pc_table *t, const struct pc_rbench *b)
 		pc_table_add(t, PC_MARK_NONE, "%s", "");
 		return;
 	}
-	for (size_t k = 0; k < b->ncounters; k++)
-		fprintf(f, "%s%s %.3g", k ? ", " : "", b->c[k].name, pc_rcounter_median(b, &b->c[k]));
+	for (size_t k = 0; k < b->ncounters; k++) {
+		fprintf(f, "%s%s ", k ? ", " : "", b->c[k].name);
+		counter_value(f, pc_rcounter_median(b, &b->c[k]));
+	}
 	if (fclose(f) == 0 && text)
 		pc_table_add(t, PC_MARK_NONE, "%s", text);
 	else
 		pc_table_add(t, PC_MARK_NONE, "%s", "");
 	free(text);
+}
+
+static void counters_row(struct pc_table **t, struct pc_report_ctx *c, size_t i, bool *done)
+{
+	static const char *const head[] = { "Benchmark", "Counters (median)" };
+	const struct pc_rbench *b = &c->res->b[i];
+
+	if (done[i] || !b->ncounters)
+		return;
+	done[i] = true;
+	if (!*t) {
+		pc_doc_para(c->doc, "Figures the benchmarks report beside their times:");
+		*t = pc_doc_table(c->doc, 2, head, "ll");
+	}
+	pc_table_add(*t, PC_MARK_CODE, "%s", b->name);
+	counters_cell(*t, b);
+}
+
+/* One table of every counter in the section, ours and our peers', so the
+ * main table stays narrow. */
+static void counters_table(struct pc_report_ctx *c, enum pc_section sec)
+{
+	bool *done = calloc(c->res->n ? c->res->n : 1, sizeof(*done));
+	struct pc_table *t = NULL;
+
+	if (!done) {
+		c->doc->failed = true;
+		return;
+	}
+	for (size_t i = 0; i < c->res->n; i++) {
+		if (!shown(c, i, sec))
+			continue;
+		counters_row(&t, c, i, done);
+		for (size_t k = 0; k < c->pairs->p[i].npeers; k++)
+			counters_row(&t, c, c->pairs->p[i].peers[k], done);
+	}
+	free(done);
 }
 
 struct tally {
@@ -213,7 +261,7 @@ struct tally {
 };
 
 static void peer_row(struct pc_report_ctx *c, struct pc_table *t, const struct pc_rbench *b,
-		     const struct pc_rbench *peer, bool first, bool counters)
+		     const struct pc_rbench *peer, bool first)
 {
 	double r = peer ? peer->st.tpi_ns / b->st.tpi_ns : NAN;
 
@@ -233,27 +281,16 @@ static void peer_row(struct pc_report_ctx *c, struct pc_table *t, const struct p
 		for (int k = 0; k < 4; k++)
 			pc_table_add(t, PC_MARK_MUTED, "%s", k == 0 ? "no peer" : "");
 	}
-	if (!counters)
-		return;
-	if (first)
-		counters_cell(t, b);
-	else
-		pc_table_add(t, PC_MARK_NONE, "%s", "");
-	if (peer)
-		counters_cell(t, peer);
-	else
-		pc_table_add(t, PC_MARK_NONE, "%s", "");
 }
 
 /* Rows of one section, each with its peers; returns the chart of speedups
  * against the fastest peer, or NULL when no row has a peer. */
 static struct pc_chart *pair_table(struct pc_report_ctx *c, enum pc_section sec,
-				   bool counters, struct tally *ty)
+				   struct tally *ty)
 {
 	static const char *const head[] = { "Benchmark", "Time/item", "Rate", "CV", "Peer",
-					    "Peer time/item", "Peer CV", "Speedup", "Counters",
-					    "Peer counters" };
-	struct pc_table *t = pc_doc_table(c->doc, counters ? 10 : 8, head, "lrrrlrrrll");
+					    "Peer time/item", "Peer CV", "Speedup" };
+	struct pc_table *t = pc_doc_table(c->doc, 8, head, "lrrrlrrr");
 	struct pc_chart *ch = pc_report_chart(c, PC_CHART_BARS, "Speedup against the fastest peer",
 					      "peer time / our time (log scale; right of 1x: ours faster)",
 					      "");
@@ -268,9 +305,9 @@ static struct pc_chart *pair_table(struct pc_report_ctx *c, enum pc_section sec,
 		double fastest = INFINITY;
 		if (!shown(c, i, sec))
 			continue;
-		peer_row(c, t, b, p->npeers ? &c->res->b[p->peers[0]] : NULL, true, counters);
+		peer_row(c, t, b, p->npeers ? &c->res->b[p->peers[0]] : NULL, true);
 		for (size_t k = 1; k < p->npeers; k++)
-			peer_row(c, t, b, &c->res->b[p->peers[k]], false, counters);
+			peer_row(c, t, b, &c->res->b[p->peers[k]], false);
 		for (size_t k = 0; k < p->npeers; k++)
 			fastest = fmin(fastest, c->res->b[p->peers[k]].st.tpi_ns);
 		if (!p->npeers || !isfinite(fastest / b->st.tpi_ns))
@@ -326,19 +363,12 @@ static void unpaired_peers(struct pc_report_ctx *c)
 	}
 }
 
-static size_t count_shown(const struct pc_report_ctx *c, enum pc_section sec, bool *counters)
+static size_t count_shown(const struct pc_report_ctx *c, enum pc_section sec)
 {
 	size_t n = 0;
 
-	*counters = false;
-	for (size_t i = 0; i < c->res->n; i++) {
-		if (!shown(c, i, sec))
-			continue;
-		n++;
-		*counters |= c->res->b[i].ncounters > 0;
-		for (size_t k = 0; k < c->pairs->p[i].npeers; k++)
-			*counters |= c->res->b[c->pairs->p[i].peers[k]].ncounters > 0;
-	}
+	for (size_t i = 0; i < c->res->n; i++)
+		n += shown(c, i, sec);
 	return n;
 }
 
@@ -347,14 +377,14 @@ static void section(struct pc_report_ctx *c, enum pc_section sec, const char *ti
 {
 	struct tally ty = { 0 };
 	struct pc_chart *ch;
-	bool counters;
 
 	pc_doc_heading(c->doc, 2, "%s", title);
-	if (!count_shown(c, sec, &counters)) {
+	if (!count_shown(c, sec)) {
 		pc_doc_para(c->doc, "No rows of this kind in these results.");
 	} else {
 		pc_doc_para(c->doc, "%s", intro);
-		ch = pair_table(c, sec, counters, &ty);
+		ch = pair_table(c, sec, &ty);
+		counters_table(c, sec);
 		if (ch)
 			pc_doc_chart(c->doc, ch);
 		tally_finding(c, finding, beats, &ty);
