@@ -12,5 +12,11 @@
 #include "percore/topo.h"
 #include "percore/place.h"
 #include "percore/numa.h"
+#include "percore/spsc.h"
+#include "percore/mpsc.h"
+#include "percore/counter.h"
+#include "percore/backoff.h"
+#include "percore/slab.h"
+#include "percore/arena.h"
 
 #endif

@@ -7,6 +7,7 @@
  * narrowed by the caller's options in both cases. */
 #define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -129,6 +130,9 @@ static int build_nodes(struct build *b)
 		hwloc_obj_t o = hwloc_get_obj_by_type(b->h, HWLOC_OBJ_NUMANODE, (unsigned)i);
 		struct pc_topo_node *d = &t->nodes[i];
 
+		if (o->os_index > (unsigned)INT_MAX)
+			return pc_errmsg(b->err, b->errlen, -EPROTO,
+					 "NUMA node with an invalid OS index %u", o->os_index);
 		d->os_index = (int)o->os_index;
 		d->memory = o->attr ? o->attr->numanode.local_memory : 0;
 		if (pc_topo_bitmap_to_set(o->cpuset, &d->cpus))
@@ -136,6 +140,12 @@ static int build_nodes(struct build *b)
 					 "NUMA node %d names a CPU >= %d", d->os_index, CPU_SETSIZE);
 	}
 	qsort(t->nodes, (size_t)n, sizeof(*t->nodes), by_node_os);
+	/* A damaged file can name one node twice; everything after this
+	 * relies on node OS indices being distinct. */
+	for (int i = 1; i < n; i++)
+		if (t->nodes[i].os_index == t->nodes[i - 1].os_index)
+			return pc_errmsg(b->err, b->errlen, -EPROTO,
+					 "NUMA node %d appears twice", t->nodes[i].os_index);
 	t->nnodes = (unsigned)n;
 	return 0;
 }

@@ -70,7 +70,7 @@ expect "$tmp/err" "cannot write" "unwritable --out says why"
 if grep -q "round" "$tmp/err"; then echo "FAIL: ran before checking --out"; fail=1; fi
 
 # --json: the results on stdout, nothing else; --quiet: no progress.
-check 0 "--json --quiet" --json --quiet --filter malloc "${quick[@]}"
+check 0 "--json --quiet" --json --quiet --filter '^Peer/malloc/' "${quick[@]}"
 cp "$tmp/out" "$tmp/j"
 pycheck "--json output parses with every row" "
 rows = d['benchmarks']
