@@ -6,6 +6,12 @@
 #include "percore/compiler.h"
 #include "percore/clock.h"
 #include "percore/bench.h"
+#include "percore/wheel.h"
+#include "percore/hist.h"
+#include "percore/ringbuf.h"
+#include "percore/frame.h"
+#include "percore/map.h"
+#include "percore/dispatch.h"
 #include "percore/cgroup.h"
 #include "percore/audit.h"
 #include "percore/tune.h"
@@ -18,5 +24,10 @@
 #include "percore/backoff.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
+#include "percore/fb.h"
+#include "percore/fb_chat.h"
+#include "percore/fb_echo.h"
+#include "percore/fb_error.h"
+#include "percore/fb_heartbeat.h"
 
 #endif

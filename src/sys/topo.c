@@ -255,8 +255,16 @@ static int build_caches(struct build *b)
 	struct pc_topo *t = b->t;
 	unsigned total = 0;
 
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		total += (unsigned)hwloc_get_nbobjs_by_type(b->h, types[i]);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int n = hwloc_get_nbobjs_by_type(b->h, types[i]);
+
+		/* -1: hwloc found this cache type at several depths, which only
+		 * a damaged file produces; counting it would undersize the table. */
+		if (n < 0)
+			return pc_errmsg(b->err, b->errlen, -EPROTO,
+					 "L%zu caches at several depths of the topology", i + 1);
+		total += (unsigned)n;
+	}
 	t->caches = calloc(total ? total : 1, sizeof(*t->caches));
 	if (!t->caches)
 		return pc_errmsg(b->err, b->errlen, -ENOMEM, "out of memory");

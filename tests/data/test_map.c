@@ -1,0 +1,350 @@
+/* Flat hash map: millions of random operations against a sorted array,
+ * checking every find and every iteration; tombstones stay bounded;
+ * caller-hashed keys; erase during iteration; misuse refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+
+#include "percore/map.h"
+#include "testutil.h"
+
+/* ---- the model: a sorted array of (key, value) ------------------------ */
+
+struct model {
+	struct pc_map_slot *v;
+	size_t len, cap;
+};
+
+static size_t model_lower(const struct model *md, uint64_t key)
+{
+	size_t lo = 0, hi = md->len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (md->v[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Shift v[from, len) by one slot up or down. A plain loop: the sanitizer's
+ * memmove is byte-wise and would make the model the slowest part. */
+__attribute__((no_sanitize("address")))
+static void model_shift(struct pc_map_slot *v, size_t from, size_t len, bool up)
+{
+	if (up)
+		for (size_t i = len; i > from; i--)
+			v[i] = v[i - 1];
+	else
+		for (size_t i = from; i + 1 < len; i++)
+			v[i] = v[i + 1];
+}
+
+static struct pc_map_slot *model_find(struct model *md, uint64_t key)
+{
+	size_t i = model_lower(md, key);
+	return i < md->len && md->v[i].key == key ? &md->v[i] : NULL;
+}
+
+static void model_set(struct model *md, uint64_t key, uint64_t value)
+{
+	size_t i = model_lower(md, key);
+	if (i < md->len && md->v[i].key == key) {
+		md->v[i].value = value;
+		return;
+	}
+	if (md->len == md->cap) {
+		md->cap = md->cap ? 2 * md->cap : 256;
+		md->v = realloc(md->v, md->cap * sizeof(*md->v));
+		assert_non_null(md->v);
+	}
+	model_shift(md->v, i, md->len, true);
+	md->v[i] = (struct pc_map_slot){ key, value };
+	md->len++;
+}
+
+static void model_erase(struct model *md, uint64_t key)
+{
+	size_t i = model_lower(md, key);
+	model_shift(md->v, i, md->len, false);
+	md->len--;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+	uint64_t x = ((const struct pc_map_slot *)a)->key, y = ((const struct pc_map_slot *)b)->key;
+	return x < y ? -1 : x > y;
+}
+
+/* Iterating the map gives exactly the model's entries. */
+static void same_contents(const struct pc_map *m, const struct model *md)
+{
+	struct pc_map_slot *all = malloc((pc_map_size(m) + 1) * sizeof(*all)), *s;
+	size_t n = 0;
+
+	assert_non_null(all);
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(m, &it));) {
+		assert_true(n < pc_map_size(m));
+		all[n++] = *s;
+	}
+	assert_int_equal(n, md->len);
+	qsort(all, n, sizeof(*all), cmp_slot);
+	if (n)
+		assert_memory_equal(all, md->v, n * sizeof(*all));
+	free(all);
+}
+
+/* A key from one of several shapes: small dense range (many hits and
+ * collisions), sequential ids, random 64-bit (mostly misses), and keys
+ * differing only in high bits (a weak mixer would cluster them). */
+static uint64_t random_key(struct rng *r, unsigned shape)
+{
+	switch (shape) {
+	case 0:  return rng_below(r, 64);
+	case 1:  return rng_below(r, 3000);
+	case 2:  return rng_below(r, 20) ? rng_below(r, 3000) : rng_next(r);
+	default: return rng_below(r, 2000) << 48;
+	}
+}
+
+static void random_operations_match_the_model(void **state)
+{
+	struct rng r = test_rng("test_map");
+	uint64_t ops = test_ops(3000000);
+	(void)state;
+	for (unsigned shape = 0; shape < 4; shape++) {
+		struct pc_map m;
+		struct model md = { 0 };
+		assert_int_equal(pc_map_init(&m, 0), 0);
+		for (uint64_t op = 0; op < ops / 4; op++) {
+			uint64_t key = random_key(&r, shape), value = rng_next(&r);
+			struct pc_map_slot *want = model_find(&md, key), *got;
+			uint64_t k = rng_below(&r, 100);
+			/* Phases that grow and shrink the map. */
+			bool shrinking = (op / 50000) % 2;
+			if (k < (shrinking ? 15 : 35)) {
+				int err = pc_map_insert(&m, key, value);
+				assert_int_equal(err, want ? -EEXIST : 0);
+				if (!want)
+					model_set(&md, key, value);
+			} else if (k < 45) {
+				assert_int_equal(pc_map_put(&m, key, value), 0);
+				model_set(&md, key, value);
+			} else if (k < (shrinking ? 80 : 60)) {
+				assert_int_equal(pc_map_erase(&m, key), want ? 0 : -ENOENT);
+				if (want)
+					model_erase(&md, key);
+			} else {
+				got = pc_map_find(&m, key);
+				assert_int_equal(got != NULL, want != NULL);
+				if (got) {
+					assert_int_equal(got->key, key);
+					assert_int_equal(got->value, want->value);
+				}
+			}
+			assert_int_equal(pc_map_size(&m), md.len);
+			if (op % 16384 == 0) {
+				assert_int_equal(pc_map_validate(&m), 0);
+				same_contents(&m, &md);
+			}
+			if (op % 200000 == 199999) {
+				/* Reserve ahead, or start over. */
+				if (rng_below(&r, 2)) {
+					assert_int_equal(pc_map_reserve(&m, md.len + 5000), 0);
+				} else {
+					pc_map_clear(&m);
+					md.len = 0;
+				}
+				assert_int_equal(pc_map_validate(&m), 0);
+			}
+		}
+		same_contents(&m, &md);
+		pc_map_destroy(&m);
+		free(md.v);
+	}
+}
+
+/* Insert-erase churn at a steady size: tombstones are recycled, the table
+ * does not keep growing. */
+static void churn_keeps_tombstones_bounded(void **state)
+{
+	struct pc_map m;
+	struct rng r = { 7 };
+	uint64_t live[1000];
+	size_t max_cap = 0;
+	(void)state;
+	assert_int_equal(pc_map_init(&m, 0), 0);
+	for (size_t i = 0; i < PC_ARRAY_LEN(live); i++) {
+		live[i] = rng_next(&r);
+		assert_int_equal(pc_map_insert(&m, live[i], i), 0);
+	}
+	for (int op = 0; op < 1000000; op++) {
+		size_t i = (size_t)rng_below(&r, PC_ARRAY_LEN(live));
+		assert_int_equal(pc_map_erase(&m, live[i]), 0);
+		live[i] = rng_next(&r);
+		assert_int_equal(pc_map_insert(&m, live[i], i), 0);
+		if (pc_map_capacity(&m) > max_cap)
+			max_cap = pc_map_capacity(&m);
+		assert_true(m._tombstones <= pc_map_capacity(&m) - pc_map_capacity(&m) / 8);
+	}
+	/* 1000 entries never need more than 16/7 * 1000 -> 4096 slots. */
+	assert_true(max_cap <= 4096);
+	assert_int_equal(pc_map_validate(&m), 0);
+	for (size_t i = 0; i < PC_ARRAY_LEN(live); i++)
+		assert_int_equal(pc_map_find(&m, live[i])->value, i);
+	pc_map_destroy(&m);
+}
+
+static void erase_during_iteration_and_stable_slots(void **state)
+{
+	struct pc_map m;
+	struct pc_map_slot *s, *keep;
+	size_t seen = 0;
+	(void)state;
+	assert_int_equal(pc_map_init(&m, 0), 0);
+	for (uint64_t k = 0; k < 5000; k++)
+		assert_int_equal(pc_map_insert(&m, k, k * 3), 0);
+	keep = pc_map_find(&m, 4999);
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&m, &it));) {
+		assert_int_equal(s->value, s->key * 3);
+		seen++;
+		if (s->key % 2 == 0)
+			pc_map_erase_slot(&m, s);
+	}
+	assert_int_equal(seen, 5000);
+	assert_int_equal(pc_map_size(&m), 2500);
+	/* Erasing others did not move it. */
+	assert_ptr_equal(pc_map_find(&m, 4999), keep);
+	assert_int_equal(keep->value, 4999 * 3);
+	assert_null(pc_map_find(&m, 4998));
+	assert_int_equal(pc_map_validate(&m), 0);
+	pc_map_destroy(&m);
+	/* An empty map: nothing found, nothing iterated, no memory. */
+	assert_int_equal(pc_map_init(&m, 0), 0);
+	assert_null(pc_map_find(&m, 0));
+	struct pc_map_iter it = PC_MAP_ITER_INIT;
+	assert_null(pc_map_next(&m, &it));
+	assert_null(pc_map_next(&m, &it));
+	assert_int_equal(pc_map_capacity(&m), 0);
+	assert_int_equal(pc_map_erase(&m, 1), -ENOENT);
+	assert_int_equal(pc_map_validate(&m), 0);
+	pc_map_destroy(&m);
+}
+
+static void reserve_avoids_rebuilds(void **state)
+{
+	struct pc_map m;
+	(void)state;
+	assert_int_equal(pc_map_init(&m, 0), 0);
+	assert_int_equal(pc_map_reserve(&m, 100000), 0);
+	size_t cap = pc_map_capacity(&m);
+	assert_true(cap >= 100000 + 100000 / 7);
+	struct pc_map_slot *first = NULL;
+	for (uint64_t k = 0; k < 100000; k++) {
+		assert_int_equal(pc_map_insert(&m, k, k), 0);
+		if (!k)
+			first = pc_map_find(&m, 0);
+	}
+	assert_int_equal(pc_map_capacity(&m), cap);
+	assert_ptr_equal(pc_map_find(&m, 0), first);   /* never rebuilt */
+	assert_int_equal(pc_map_reserve(&m, 10), 0);   /* never shrinks */
+	assert_int_equal(pc_map_capacity(&m), cap);
+	assert_int_equal(pc_map_reserve(&m, (size_t)1 << 59), -EINVAL);
+	/* Out of memory: refused, nothing lost. */
+	assert_int_equal(pc_map_reserve(&m, (size_t)1 << 50), -ENOMEM);
+	assert_int_equal(pc_map_size(&m), 100000);
+	assert_int_equal(pc_map_find(&m, 777)->value, 777);
+	assert_int_equal(pc_map_validate(&m), 0);
+	pc_map_destroy(&m);
+}
+
+/* ---- caller-hashed keys ------------------------------------------------ */
+
+static const char *names[] = { "lobby", "rust", "c", "go", "zig", "ada", "ml", "lisp",
+			       "forth", "perl", "tcl", "awk", "sed", "ksh", "" };
+
+static bool name_eq(uint64_t value, const void *key)
+{
+	return strcmp(names[value], key) == 0;
+}
+
+/* Deliberately poor: equal lengths collide completely. */
+static uint64_t weak_hash(const char *s)
+{
+	return strlen(s) * 0x1000001ull;
+}
+
+static void caller_hashed_keys(void **state)
+{
+	struct pc_map m;
+	(void)state;
+	assert_int_equal(pc_map_init(&m, PC_MAP_HASHED), 0);
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < PC_ARRAY_LEN(names); i++) {
+			if (pc_map_find_hashed(&m, weak_hash(names[i]), name_eq, names[i]))
+				continue;
+			assert_int_equal(pc_map_insert_hashed(&m, weak_hash(names[i]), i), 0);
+		}
+		assert_int_equal(pc_map_size(&m), PC_ARRAY_LEN(names));
+		for (size_t i = 0; i < PC_ARRAY_LEN(names); i++) {
+			struct pc_map_slot *s = pc_map_find_hashed(&m, weak_hash(names[i]), name_eq, names[i]);
+			assert_non_null(s);
+			assert_int_equal(s->value, i);
+		}
+		assert_null(pc_map_find_hashed(&m, weak_hash("cobol"), name_eq, "cobol"));
+		assert_int_equal(pc_map_validate(&m), 0);
+		/* Erase a few, round-dependent. */
+		for (size_t i = round % 3; i < PC_ARRAY_LEN(names); i += 3)
+			pc_map_erase_slot(&m, pc_map_find_hashed(&m, weak_hash(names[i]), name_eq, names[i]));
+		assert_int_equal(pc_map_validate(&m), 0);
+	}
+	/* The u64 functions refuse a hashed map, and the other way round. */
+	assert_null(pc_map_find(&m, 1));
+	assert_int_equal(pc_map_insert(&m, 1, 1), -EINVAL);
+	assert_int_equal(pc_map_put(&m, 1, 1), -EINVAL);
+	assert_int_equal(pc_map_erase(&m, 1), -EINVAL);
+	pc_map_destroy(&m);
+	assert_int_equal(pc_map_init(&m, 0), 0);
+	assert_int_equal(pc_map_insert_hashed(&m, 1, 1), -EINVAL);
+	assert_null(pc_map_find_hashed(&m, 1, name_eq, "c"));
+	pc_map_destroy(&m);
+	assert_int_equal(pc_map_init(&m, 0x8), -EINVAL);
+}
+
+static void validate_catches_corruption(void **state)
+{
+	struct pc_map m;
+	(void)state;
+	assert_int_equal(pc_map_init(&m, 0), 0);
+	for (uint64_t k = 0; k < 100; k++)
+		assert_int_equal(pc_map_insert(&m, k, k), 0);
+	assert_int_equal(pc_map_validate(&m), 0);
+	struct pc_map_slot *s = pc_map_find(&m, 42);
+	s->key = 4242;      /* tag no longer matches its hash */
+	assert_int_equal(pc_map_validate(&m), -EINVAL);
+	s->key = 42;
+	m._size++;
+	assert_int_equal(pc_map_validate(&m), -EINVAL);
+	m._size--;
+	m._ctrl[s - m._slots] = PC__MAP_DELETED;
+	assert_int_equal(pc_map_validate(&m), -EINVAL);
+	pc_map_destroy(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(random_operations_match_the_model),
+		cmocka_unit_test(churn_keeps_tombstones_bounded),
+		cmocka_unit_test(erase_during_iteration_and_stable_slots),
+		cmocka_unit_test(reserve_avoids_rebuilds),
+		cmocka_unit_test(caller_hashed_keys),
+		cmocka_unit_test(validate_catches_corruption),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
