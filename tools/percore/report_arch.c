@@ -1,6 +1,7 @@
 /* percore report: the Architecture scaling section.
  *
- * Rows named Arch/<design>/cores:<N>/affinity:<on|off> measure the same
+ * Rows named Arch/<design>/cores:<N>/affinity:<on|off> (the design may
+ * carry a variant: PerCore/anycore) measure the same
  * work under different designs (PerCore, Shared, LockFree, Striped, or any
  * other name: the designs come from the data). For each design and
  * affinity setting: ops/s per core count, linear efficiency (ops/s at N
@@ -68,7 +69,8 @@ static void collect(const struct pc_report_ctx *c, struct arch *a)
 	regmatch_t m[5];
 
 	memset(a, 0, sizeof(*a));
-	if (regcomp(&re, "^Arch/([^/]+)/cores:([0-9]+)(/affinity:(on|off))?$", REG_EXTENDED))
+	/* the design may have variants of its own: Arch/PerCore/anycore/... */
+	if (regcomp(&re, "^Arch/(.+)/cores:([0-9]+)(/affinity:(on|off))?$", REG_EXTENDED))
 		return;
 	for (size_t i = 0; i < c->res->n; i++) {
 		const char *name = c->res->b[i].name;
