@@ -196,6 +196,10 @@ static const char *const pair_names[] = {
 	"Noise/ArraySum/affinity:on", "Counter/Striped/threads:2", "Counter/Atomic/threads:2",
 	"RingBuffer/Linearize/4096/mirrored", "RingBuffer/Linearize/4096/plain",
 	"RingBuffer/WriteRead/4096/mirrored",
+	/* tagged on one side only: paired all the same */
+	"SessionEcho/512/affinity:on", "Peer/epoll_echo/512",
+	"CrossCore/RTT/idle:spin", "Peer/core2core/RTT/affinity:on",
+	"Peer/core2core/RTT/affinity:off",
 };
 #define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
 
@@ -235,6 +239,9 @@ static void rows_meet_their_peers(void **state)
 	static const char *const striped[] = { "Counter/Atomic/threads:2" };
 	static const char *const linearize[] = { "RingBuffer/Linearize/4096/plain" };
 	static const char *const memcpy_peer[] = { "Peer/memcpy/4096" };
+	static const char *const echo512[] = { "Peer/epoll_echo/512" };
+	static const char *const c2c[] = { "Peer/core2core/RTT/affinity:on",
+					   "Peer/core2core/RTT/affinity:off" };
 
 	(void)state;
 	assert_non_null(r);
@@ -248,6 +255,8 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "Counter/Striped/threads:2", striped, 1);
 	assert_peers(r, &pp, "RingBuffer/Linearize/4096/mirrored", linearize, 1);
 	assert_peers(r, &pp, "RingBuffer/WriteRead/4096/mirrored", memcpy_peer, 1);
+	assert_peers(r, &pp, "SessionEcho/512/affinity:on", echo512, 1);
+	assert_peers(r, &pp, "CrossCore/RTT/idle:spin", c2c, 2);
 	assert_peers(r, &pp, "Foo/Bar", NULL, 0);
 	assert_int_equal(pp.p[pc_results_index(r, "Foo/Bar")].sec, PC_SEC_MICRO);
 	assert_int_equal(pp.p[pc_results_index(r, "SessionEcho/64")].sec, PC_SEC_INTEGRATION);

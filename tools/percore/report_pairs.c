@@ -5,8 +5,9 @@
  * Each rule matches our row's name with a POSIX extended regular
  * expression; its peers are the rows whose names match the peer pattern
  * after \1..\9 are replaced by what our pattern captured (quoted, so a
- * captured "64" matches only "64"). The first rule that matches decides the
- * section. A name no rule knows lands in Micro benchmarks without peers, so
+ * captured "64" matches only "64"). Pinned rows meet pinned peers; where
+ * only one side carries a configuration tag, the peers are matched again
+ * without it. The first rule that matches decides the section. A name no rule knows lands in Micro benchmarks without peers, so
  * a new benchmark shows up without any change here; a new peer needs a rule
  * (or an existing rule's alternatives) to stand beside its counterpart. */
 #include <errno.h>
@@ -29,6 +30,8 @@ struct pair_rule {
 /* Configuration tags the harness appends; every rule lets them through and
  * passes them on, so pinned rows meet pinned peers. */
 #define TAGS "((/affinity:o[nf]+)?(/pm_qos:on)?)$"
+/* Any configuration tags, for the second try of a peer pattern. */
+#define ANY_TAGS "(/affinity:o[nf]+)?(/pm_qos:on)?$"
 
 static const struct pair_rule rules[] = {
 	/* peers and whole-section families first */
@@ -116,25 +119,54 @@ static int find_peers(const struct pc_results *res, size_t self, const char *pat
 	return 0;
 }
 
+/* The peers of row i under rule r. First the strict pattern: a pinned row
+ * meets pinned peers. When that finds none (one side was measured with an
+ * affinity or PM QoS tag, the other without), the rule is applied again to
+ * the name without its tags and the peers may carry any tags. */
+static int rule_peers(const struct pc_results *res, size_t i, const regex_t *ours, size_t r,
+		      struct pc_pairing *pp)
+{
+	regmatch_t m[MAX_GROUPS];
+	char base[512], *pat;
+	size_t len;
+	int rc;
+
+	if (regexec(ours, res->b[i].name, MAX_GROUPS, m, 0) != 0)
+		return 0;
+	if (!(pat = peer_pattern(rules[r].peers, res->b[i].name, m)))
+		return -ENOMEM;
+	rc = find_peers(res, i, pat, pp);
+	free(pat);
+	if (rc < 0 || pp->p[i].npeers)
+		return rc;
+	pc_report_base_name(res->b[i].name, base, sizeof(base));
+	if (regexec(ours, base, MAX_GROUPS, m, 0) != 0)
+		return 0; /* the rule wants the tags */
+	if (!(pat = peer_pattern(rules[r].peers, base, m)))
+		return -ENOMEM;
+	len = strlen(pat);
+	if (len && pat[len - 1] == '$') {
+		char *loose = NULL;
+		if (asprintf(&loose, "%.*s" ANY_TAGS, (int)(len - 1), pat) < 0)
+			loose = NULL;
+		free(pat);
+		if (!(pat = loose))
+			return -ENOMEM;
+	}
+	rc = find_peers(res, i, pat, pp);
+	free(pat);
+	return rc;
+}
+
 static int classify(const struct pc_results *res, size_t i, regex_t *compiled,
 		    struct pc_pairing *pp)
 {
-	regmatch_t m[MAX_GROUPS];
-
 	pp->p[i].sec = PC_SEC_MICRO;
 	for (size_t r = 0; r < NRULES; r++) {
-		char *pat;
-		int rc;
-		if (regexec(&compiled[r], res->b[i].name, MAX_GROUPS, m, 0) != 0)
+		if (regexec(&compiled[r], res->b[i].name, 0, NULL, 0) != 0)
 			continue;
 		pp->p[i].sec = rules[r].sec;
-		if (!rules[r].peers)
-			return 0;
-		if (!(pat = peer_pattern(rules[r].peers, res->b[i].name, m)))
-			return -ENOMEM;
-		rc = find_peers(res, i, pat, pp);
-		free(pat);
-		return rc;
+		return rules[r].peers ? rule_peers(res, i, &compiled[r], r, pp) : 0;
 	}
 	return 0;
 }
