@@ -198,7 +198,7 @@ static const char *const pair_names[] = {
 	"RingBuffer/WriteRead/4096/mirrored",
 	/* tagged on one side only: paired all the same */
 	"SessionEcho/512/affinity:on", "Peer/epoll_echo/512",
-	"CrossCore/RTT/idle:spin", "Peer/core2core/RTT/affinity:on",
+	"CrossCore/RTT/idle:spin", "CrossCore/OneWay/idle:spin", "Peer/core2core/RTT/affinity:on",
 	"Peer/core2core/RTT/affinity:off",
 };
 #define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
@@ -257,6 +257,10 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "RingBuffer/WriteRead/4096/mirrored", memcpy_peer, 1);
 	assert_peers(r, &pp, "SessionEcho/512/affinity:on", echo512, 1);
 	assert_peers(r, &pp, "CrossCore/RTT/idle:spin", c2c, 2);
+	assert_peers(r, &pp, "CrossCore/OneWay/idle:spin", c2c, 2);
+	/* one way stands against half the round trip */
+	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/OneWay/idle:spin")].scale, 0.5, EPS);
+	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/RTT/idle:spin")].scale, 1, EPS);
 	assert_peers(r, &pp, "Foo/Bar", NULL, 0);
 	assert_int_equal(pp.p[pc_results_index(r, "Foo/Bar")].sec, PC_SEC_MICRO);
 	assert_int_equal(pp.p[pc_results_index(r, "SessionEcho/64")].sec, PC_SEC_INTEGRATION);

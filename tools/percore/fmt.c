@@ -105,7 +105,9 @@ struct pc_str pc_fmt_ratio(double x)
 
 	if (!isfinite(x))
 		return none();
-	snprintf(r.s, sizeof(r.s), x < 9.995 ? "%.2fx" : x < 99.95 ? "%.1fx" : "%.0fx", x);
+	/* two significant digits below 0.1: 0.0042x, never 0.00x */
+	snprintf(r.s, sizeof(r.s), x < 0.0995 ? "%.2gx" : x < 9.995 ? "%.2fx" : x < 99.95 ? "%.1fx"
+		 : "%.0fx", x);
 	return r;
 }
 

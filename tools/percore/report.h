@@ -34,6 +34,7 @@ struct pc_pair {
 	size_t npeers;
 	size_t *peers;          /* indices into the results, file order */
 	bool claimed;           /* some other row lists this one as its peer */
+	double scale;           /* speedup = scale * peer time / our time */
 };
 
 struct pc_pairing {
