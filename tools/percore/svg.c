@@ -201,7 +201,7 @@ static void line_axes(FILE *out, const struct pc_chart *c, const struct frame *f
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			f->px0, y, f->px1, y, i ? GRID : AXIS);
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-			f->px0 - 8, y + 4, pc_fmt_si(v).s);
+			f->px0 - 8, y + 4, i ? pc_fmt_si(v).s : "0");
 	}
 	/* whole-number ticks (core counts), at most about 12 of them */
 	double step = span <= 12 ? 1 : ceil(span / 12);
