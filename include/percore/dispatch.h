@@ -33,7 +33,7 @@ typedef int pc_handler_fn(void *ctx, const struct pc_frame *f, void *arg);
 
 /* How the built-in default handler sends its error reply: arg is the
  * pc_dispatch_frame() argument. Returns 0 or a negative errno. */
-typedef int pc_reply_fn(void *arg, uint32_t msg_id, uint8_t flags, const void *body, size_t len);
+typedef int pc_dispatch_reply_fn(void *arg, uint32_t msg_id, uint8_t flags, const void *body, size_t len);
 
 struct pc_handler {
 	pc_handler_fn *fn;       /* NULL: no handler */
@@ -46,7 +46,7 @@ struct pc_dispatch {
 	uint32_t _dense_n;
 	struct pc_map _sparse;       /* id -> struct pc_handler * */
 	struct pc_handler _default;
-	pc_reply_fn *_reply;
+	pc_dispatch_reply_fn *_reply;
 	uint64_t _unknown;           /* frames that went to the default */
 };
 
@@ -68,7 +68,7 @@ void pc_dispatch_set_default(struct pc_dispatch *d, pc_handler_fn *fn, void *ctx
 
 /* How the built-in default sends its error reply. Without one it returns
  * -ENOENT and sends nothing. */
-void pc_dispatch_set_reply(struct pc_dispatch *d, pc_reply_fn *reply);
+void pc_dispatch_set_reply(struct pc_dispatch *d, pc_dispatch_reply_fn *reply);
 
 /* How many frames went to the default handler. */
 static inline uint64_t pc_dispatch_unknown(const struct pc_dispatch *d)

@@ -90,7 +90,7 @@ void pc_dispatch_set_default(struct pc_dispatch *d, pc_handler_fn *fn, void *ctx
 		d->_default = (struct pc_handler){ error_reply, d };
 }
 
-void pc_dispatch_set_reply(struct pc_dispatch *d, pc_reply_fn *reply)
+void pc_dispatch_set_reply(struct pc_dispatch *d, pc_dispatch_reply_fn *reply)
 {
 	d->_reply = reply;
 }

@@ -73,8 +73,10 @@ static int gather(struct plan *pl)
 
 			if (!cpu->usable)
 				continue;
+			/* The CPU's own node: a damaged file can put one core's
+			 * threads under two nodes, and validation checks each CPU. */
 			pl->c[pl->nc++] = (struct cand){
-				.tier = slot * (int)nkinds + k->kind, .node = k->node,
+				.tier = slot * (int)nkinds + k->kind, .node = cpu->node,
 				.core = k->index, .cpu = cpu->os_index, .kind = k->kind };
 			slot++;
 		}

@@ -192,8 +192,15 @@ static void assign_ranks(struct pc_topo *t)
 				break;
 			}
 	}
-	for (unsigned i = 0; i < t->ncores; i++)
-		t->cores[i].kind = t->cpus[t->by_os[t->cores[i].threads[0]]].kind;
+	/* A core is of one kind: its first thread decides, and the others
+	 * follow (only a damaged saved file lists them under two kinds). */
+	for (unsigned i = 0; i < t->ncores; i++) {
+		struct pc_topo_core *k = &t->cores[i];
+
+		k->kind = t->cpus[t->by_os[k->threads[0]]].kind;
+		for (unsigned j = 1; j < k->nthreads; j++)
+			t->cpus[t->by_os[k->threads[j]]].kind = k->kind;
+	}
 }
 
 int pc_topo_build_kinds(struct pc_topo *t, hwloc_topology_t h, bool read_cpufreq,

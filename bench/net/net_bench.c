@@ -1,0 +1,300 @@
+/* Sessions beside a plain epoll echo server, both driven by the same load
+ * generator (percore/load.h) on its own core:
+ *
+ *   SessionEcho/{64,512,4096}          payload bytes/s, 16 connections x 16
+ *   Peer/epoll_echo/{64,512,4096}      in flight; percore's server framed,
+ *                                      the peer raw (it has no framing)
+ *   Session/Create                     connect, accept, one round trip,
+ *   Peer/epoll_echo/Create             close (a reset): per second
+ *   SessionEcho/Latency/64/idle:P      one connection, one 64-byte message in
+ *   Peer/epoll_echo/Latency/64         flight: round trip p50 and p99 (us)
+ *                                      as counters, the server idling
+ *                                      under policy P (the peer sleeps in
+ *                                      epoll_wait); the generator spins so
+ *                                      the rows differ by the server only
+ *   Session/IdleMemory/10000           a percore echo process holding 10,000
+ *                                      idle sessions: its resident memory
+ *                                      and its own accounting per session
+ *
+ * With affinity on, the server (one shard, or the peer's thread) runs on
+ * one physical core and the generator on another, as the placement picks
+ * them; with it off, neither is pinned. Every byte echoed is checked; a
+ * row with errors says so in its "errors" counter. Time is the generator's
+ * own (every connection up to the last reply): server and engine start-up
+ * are not in the figures. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "epoll_echo.h"
+#include "percore/bench.h"
+#include "percore/load.h"
+#include "percore/place.h"
+#include "percore/server.h"
+#include "percore/topo.h"
+
+#define CONNS 16
+#define DEPTH 16
+#define IDLE_SESSIONS 10000
+
+enum target { SESSION, PEER };
+
+struct nb {
+	struct pc_server *srv;
+	struct epoll_echo *peer;
+	uint16_t port;
+	int server_cpu, load_cpu;    /* -1: not pinned */
+	char load_place[16];
+};
+
+/* Two CPUs on different physical cores, as the placement picks them for
+ * two shards; found once (the topology is loaded from hwloc). */
+static int pick_cpus(int *a, int *b)
+{
+	static int cpus[2] = { -2, -2 };
+	struct pc_topo *t = NULL;
+	struct pc_placement *p = NULL;
+	char err[200];
+
+	if (cpus[0] == -2) {
+		cpus[0] = cpus[1] = -1;
+		if (!pc_topo_load(NULL, &t, err, sizeof(err)) &&
+		    !pc_place(t, 2, PC_PLACE_AUTO, NULL, 0, &p, err, sizeof(err))) {
+			cpus[0] = p->shards[0].cpu;
+			cpus[1] = p->shards[1].cpu;
+		}
+		if (cpus[0] < 0)
+			fprintf(stderr, "net benchmarks: no two cores to pin to: %s\n", err);
+		pc_placement_free(p);
+		pc_topo_free(t);
+	}
+	*a = cpus[0];
+	*b = cpus[1];
+	return cpus[0] >= 0 ? 0 : -ENOTSUP;
+}
+
+static struct nb *nb_new(struct pc_bench_state *st)
+{
+	struct nb *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->server_cpu = n->load_cpu = -1;
+	if (st->affinity && pick_cpus(&n->server_cpu, &n->load_cpu)) {
+		free(n);
+		return NULL;
+	}
+	if (n->load_cpu >= 0)
+		snprintf(n->load_place, sizeof(n->load_place), "%d", n->load_cpu);
+	else
+		snprintf(n->load_place, sizeof(n->load_place), "off");
+	return n;
+}
+
+static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *user)
+{
+	(void)user;
+	pc_session_send_flags(s, f->msg_id, f->flags, f->body, f->len);
+}
+
+/* One shard of percore's server, or the plain peer, on the server CPU. */
+static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle idle)
+{
+	struct nb *n = nb_new(st);
+	struct pc_server_cfg c;
+	char place[16], err[200];
+	int rc;
+
+	if (!n)
+		return st->affinity ? -ENOTSUP : -ENOMEM;
+	if (t == PEER) {
+		rc = epoll_echo_start(&n->peer, &n->port, n->server_cpu);
+	} else {
+		pc_server_cfg_init(&c);
+		snprintf(place, sizeof(place), "%d", n->server_cpu);
+		c.host = "127.0.0.1";
+		c.engine.shards = 1;
+		c.engine.placement = n->server_cpu >= 0 ? place : "off";
+		c.engine.idle = idle;
+		c.on_frame = echo_frame;
+		rc = pc_server_start(&c, &n->srv, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "%s: %s\n", st->bench->name, err);
+		else
+			n->port = pc_server_port(n->srv);
+	}
+	if (rc) {
+		free(n);
+		return rc;
+	}
+	st->ctx = n;
+	return 0;
+}
+
+static void target_teardown(struct pc_bench_state *st)
+{
+	struct nb *n = st->ctx;
+
+	if (n->srv) {
+		pc_server_stop(n->srv);
+		pc_server_wait(n->srv);
+		pc_server_destroy(n->srv);
+	}
+	if (n->peer)
+		epoll_echo_stop(n->peer);
+	free(n);
+}
+
+struct load_job {
+	const struct pc_load_cfg *cfg;
+	struct pc_load_result *res;
+	char err[200];
+	int rc;
+};
+
+static void *load_thread(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->rc = pc_load_run(j->cfg, j->res, j->err, sizeof(j->err));
+	return NULL;
+}
+
+/* The harness runs run() on a thread pinned to one CPU, and an engine may
+ * only place its shards inside its starter's mask: start the generator
+ * from a thread with the process's whole mask. */
+static int load_run_unpinned(const struct pc_load_cfg *cfg, struct pc_load_result *res,
+			     char *err, size_t len)
+{
+	struct load_job j = { .cfg = cfg, .res = res, .rc = -ENOMEM };
+	pthread_attr_t attr;
+	pthread_t t;
+	cpu_set_t all;
+
+	pthread_attr_init(&attr);
+	if (!sched_getaffinity(getpid(), sizeof(all), &all))
+		pthread_attr_setaffinity_np(&attr, sizeof(all), &all);
+	if (pthread_create(&t, &attr, load_thread, &j)) {
+		pthread_attr_destroy(&attr);
+		memset(res, 0, sizeof(*res));
+		snprintf(err, len, "cannot start a thread");
+		return -EAGAIN;
+	}
+	pthread_join(t, NULL);
+	pthread_attr_destroy(&attr);
+	snprintf(err, len, "%s", j.err);
+	return j.rc;
+}
+
+/* Drive the target: iterations messages (or connect cycles) in all. */
+static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned conns,
+		  unsigned depth, enum pc_idle load_idle)
+{
+	struct nb *n = st->ctx;
+	struct pc_load_cfg l;
+	struct pc_load_result r;
+	char err[200];
+
+	pc_load_cfg_init(&l);
+	l.port = n->port;
+	l.mode = mode;
+	l.conns = conns;
+	l.depth = depth;
+	l.size_min = l.size_max = (uint32_t)st->bench->arg;
+	l.raw = n->peer != NULL;
+	l.messages = st->iterations;
+	l.engine.placement = n->load_place;
+	l.engine.idle = load_idle;
+	if (load_run_unpinned(&l, &r, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", st->bench->name, err);
+		pc_bench_counter(st, "errors", 1);
+	} else {
+		st->manual_ns = r.elapsed_ns ? r.elapsed_ns : 1;
+		st->items = mode == PC_LOAD_CONNECT ? r.connects : r.messages;
+		st->bytes = mode == PC_LOAD_CONNECT ? 0 : r.bytes;
+		pc_bench_counter(st, "errors", (double)r.errors);
+		if (r.errors)
+			fprintf(stderr, "%s: %s\n", st->bench->name, r.first_error);
+		if (depth == 1 && conns == 1) {
+			pc_bench_counter(st, "p50_us", (double)pc_hist_percentile(r.latency, 50) / 1e3);
+			pc_bench_counter(st, "p99_us", (double)pc_hist_percentile(r.latency, 99) / 1e3);
+		}
+	}
+	pc_load_result_fini(&r);
+}
+
+/* ---- throughput ----------------------------------------------------------- */
+
+static int session_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, SESSION, PC_IDLE_ADAPTIVE);
+}
+
+static int peer_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, PEER, PC_IDLE_ADAPTIVE);
+}
+
+static void echo_run(struct pc_bench_state *st)
+{
+	drive(st, PC_LOAD_ECHO, CONNS, DEPTH, PC_IDLE_ADAPTIVE);
+}
+
+#define NET_BENCH(var, title, setup_fn, run_fn, size)                            \
+	static const struct pc_bench var = {                                      \
+		.name = title, .arg = size,                                        \
+		.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,                 \
+		.setup = setup_fn, .run = run_fn, .teardown = target_teardown,     \
+	};                                                                        \
+	PC_BENCH_REGISTER(var)
+
+NET_BENCH(session_64, "SessionEcho/64", session_setup, echo_run, 64)
+NET_BENCH(session_512, "SessionEcho/512", session_setup, echo_run, 512)
+NET_BENCH(session_4096, "SessionEcho/4096", session_setup, echo_run, 4096)
+NET_BENCH(peer_64, "Peer/epoll_echo/64", peer_setup, echo_run, 64)
+NET_BENCH(peer_512, "Peer/epoll_echo/512", peer_setup, echo_run, 512)
+NET_BENCH(peer_4096, "Peer/epoll_echo/4096", peer_setup, echo_run, 4096)
+
+/* ---- connection rate ------------------------------------------------------ */
+
+static void create_run(struct pc_bench_state *st)
+{
+	drive(st, PC_LOAD_CONNECT, CONNS, 1, PC_IDLE_ADAPTIVE);
+}
+
+NET_BENCH(session_create, "Session/Create", session_setup, create_run, 64)
+NET_BENCH(peer_create, "Peer/epoll_echo/Create", peer_setup, create_run, 64)
+
+/* ---- latency -------------------------------------------------------------- */
+
+static int latency_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, st->bench->arg2 < 0 ? PEER : SESSION, (enum pc_idle)st->bench->arg2);
+}
+
+static void latency_run(struct pc_bench_state *st)
+{
+	drive(st, PC_LOAD_ECHO, 1, 1, PC_IDLE_SPIN);
+}
+
+#define LATENCY_BENCH(var, title, idle)                                           \
+	static const struct pc_bench var = {                                      \
+		.name = title, .arg = 64, .arg2 = idle,                            \
+		.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,                 \
+		.setup = latency_setup, .run = latency_run,                        \
+		.teardown = target_teardown,                                       \
+	};                                                                        \
+	PC_BENCH_REGISTER(var)
+
+LATENCY_BENCH(lat_spin, "SessionEcho/Latency/64/idle:spin", PC_IDLE_SPIN)
+LATENCY_BENCH(lat_adaptive, "SessionEcho/Latency/64/idle:adaptive", PC_IDLE_ADAPTIVE)
+LATENCY_BENCH(lat_sleep, "SessionEcho/Latency/64/idle:sleep", PC_IDLE_SLEEP)
+LATENCY_BENCH(lat_peer, "Peer/epoll_echo/Latency/64", -1)

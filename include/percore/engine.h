@@ -1,0 +1,170 @@
+/* percore: the engine, N shards each running one event loop on its own CPU.
+ *
+ * A shard is a thread pinned to the CPU its placement chose, with its own
+ * reactor (fds, timers, deferred tasks) and its incoming mesh rings. Shards
+ * share nothing writable: they talk through messages (percore/shard.h).
+ *
+ * Life of an engine:
+ *   pc_engine_start(cfg)   place the shards, start their threads, wait until
+ *                          every shard has built its reactor and rings;
+ *                          then each runs cfg.on_start and loops
+ *   pc_engine_run()        only with cfg.caller_is_shard0: the calling
+ *                          thread runs shard 0 until the engine stops
+ *   pc_engine_stop()       any thread, or a signal handler
+ *   pc_engine_join()       wait until every shard thread has ended
+ *   pc_engine_destroy()    free everything
+ *
+ * Idle policy, per engine: spin (never sleep), adaptive (poll for a budget,
+ * then sleep), sleep (sleep as soon as a turn finds nothing). A shard
+ * sleeps in its reactor's wait (epoll_wait or io_uring_enter) with an
+ * eventfd registered; producers write that eventfd only when the shard has
+ * announced it is going to sleep, so a busy shard costs them no system
+ * call. docs/ARCHITECTURE.md gives the argument that no wake-up is lost.
+ */
+#ifndef PERCORE_ENGINE_H
+#define PERCORE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "percore/reactor.h"
+
+struct pc_engine;
+struct pc_placement;
+
+enum pc_idle {
+	PC_IDLE_ADAPTIVE = 0, /* poll for poll_budget_us, then sleep (default) */
+	PC_IDLE_SPIN = 1,     /* never sleep: lowest latency, one core busy */
+	PC_IDLE_SLEEP = 2,    /* sleep at the first empty turn */
+};
+
+#define PC_ENGINE_MAX_SHARDS     1024
+#define PC_ENGINE_DEFAULT_BUDGET_US 50
+#define PC_ENGINE_DEFAULT_BATCH  32
+
+struct pc_engine_cfg {
+	/* Shards to run; 0: one per usable physical core of the fastest
+	 * kind, capped by the CPU quota (the placement's default). */
+	unsigned shards;
+	/* Where shards run (pc_place): a policy name ("auto", "compact",
+	 * "spread", "pcore", "off" for no pinning) or a CPU list ("0,2-3").
+	 * NULL is "auto". */
+	const char *placement;
+	/* More shards than usable CPUs: share CPUs instead of failing (not
+	 * with a CPU list or "pcore", which always refuse). */
+	bool oversubscribe;
+	/* The thread calling pc_engine_start() becomes shard 0 (pinned
+	 * there) and runs it in pc_engine_run(). */
+	bool caller_is_shard0;
+
+	enum pc_idle idle;
+	uint32_t poll_budget_us;  /* adaptive: empty polling before sleeping */
+	/* Messages each mesh ring holds (power of two, at least 16); 0: 256
+	 * up to 64 shards, fewer beyond so the N x N mesh stays small. */
+	uint32_t ring_capacity;
+	/* Publish a ring's tail after this many staged messages even inside
+	 * a turn (every turn ends with a publish anyway); 0: 32. */
+	uint32_t publish_batch;
+	enum pc_backend backend;
+
+	/* Run on each shard before its first turn and after its last (find
+	 * which with pc_shard_id()). May submit messages. NULL: nothing. */
+	void (*on_start)(void *arg);
+	void (*on_stop)(void *arg);
+	void *arg;
+};
+
+/* Per-shard figures. Each is counted by its shard alone, without atomics. */
+struct pc_shard_stats {
+	unsigned shard;
+	int cpu;                 /* -1 when not pinned */
+	int node;                /* NUMA node, -1 when unknown */
+	uint64_t turns;          /* loop iterations */
+	uint64_t busy_ns;        /* wall time not idle */
+	uint64_t idle_ns;        /* spinning empty (from the 64th empty turn
+	                          * on) or sleeping in the kernel */
+	uint64_t msgs_in;        /* messages run here (replies included) */
+	uint64_t msgs_out;       /* messages this shard staged (replies too) */
+	uint64_t publishes;      /* ring tails published: msgs_out/publishes
+	                          * is the batching factor */
+	uint64_t wakeups_sent;   /* eventfd writes to sleeping shards */
+	uint64_t sleeps;         /* waits in the kernel */
+	uint64_t ring_full;      /* submits refused with -EAGAIN */
+	uint64_t unrun_at_stop;  /* messages still queued to this shard when
+	                          * the engine stopped (never run) */
+};
+
+/* Defaults: 0 shards (placement's default), "auto", adaptive idle with a
+ * 50 microsecond budget, automatic ring capacity, batches of 32, epoll. */
+void pc_engine_cfg_init(struct pc_engine_cfg *cfg);
+
+/* Start an engine. Returns 0 and stores it in *out, or: -EINVAL for a bad
+ * configuration (shards over PC_ENGINE_MAX_SHARDS, a capacity that is not
+ * a power of two, an unknown idle policy or backend, a placement the
+ * machine cannot satisfy: err gets a one-line reason), -ENOMEM, or the
+ * -errno of thread creation or reactor set-up. err may be NULL. Any thread
+ * that is not a shard. */
+int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out,
+		    char *err, size_t errlen);
+
+/* With cfg.caller_is_shard0: run shard 0 on the calling thread (the one
+ * that started the engine) until the engine stops. Returns 0, or -EINVAL
+ * when the engine was not started that way or run was already called. */
+int pc_engine_run(struct pc_engine *e);
+
+/* Ask every shard to stop after its current turn. Any thread, any shard,
+ * and async-signal-safe (an atomic store and one eventfd write per
+ * shard). Calling it again does nothing. Messages still queued are not
+ * run: each shard counts them in unrun_at_stop. */
+void pc_engine_stop(struct pc_engine *e);
+
+/* True once pc_engine_stop() was called. Any thread. */
+bool pc_engine_stopping(const struct pc_engine *e);
+
+/* Wait until every shard thread the engine started has ended (with
+ * caller_is_shard0 and pc_engine_run() not called yet, runs shard 0 here
+ * first). Calling it again returns at once. Returns 0. Not from a shard. */
+int pc_engine_join(struct pc_engine *e);
+
+/* Free the engine; one still running is stopped and joined first. NULL is
+ * ignored. Not from a shard. */
+void pc_engine_destroy(struct pc_engine *e);
+
+unsigned pc_engine_shards(const struct pc_engine *e);
+enum pc_idle pc_engine_idle(const struct pc_engine *e);
+/* The backend the shards use after any fallback. */
+enum pc_backend pc_engine_backend(const struct pc_engine *e);
+/* The CPU shard i runs on, -1 when not pinned or i is out of range. */
+int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i);
+
+/* Where the shards run: the placement pc_place() chose (with its
+ * warnings, e.g. oversubscribed CPUs), for programs to print or record.
+ * Valid until pc_engine_destroy(). */
+const struct pc_placement *pc_engine_placement(const struct pc_engine *e);
+
+/* Copy shard i's statistics. Exact after pc_engine_join(); while the
+ * shard runs, each figure is one the shard has recently stored, but the
+ * set is not taken at one instant and busy_ns stays 0 until the shard
+ * ends (pc_engine_stats() from a shard gives a consistent snapshot).
+ * Returns 0 or -EINVAL for a bad i. Any thread. */
+int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
+
+/* Run fn(arg) on shard `to` from a thread that is not a shard (the main
+ * thread, a test, a benchmark driver). Serialised by a lock per target
+ * shard, so any number of threads may call it; not async-signal-safe.
+ * Returns 0, -EAGAIN when that shard's external ring is full (nothing
+ * queued), -EINVAL for a bad shard or NULL fn, -ESHUTDOWN once stopping. */
+int pc_engine_submit(struct pc_engine *e, unsigned to, void (*fn)(void *arg), void *arg);
+
+/* Make SIGINT and SIGTERM stop e (a second signal while stopping ends the
+ * process the default way). Shard threads block both signals, so the
+ * handler runs on another thread. The previous handlers come back in
+ * pc_engine_destroy(). One engine at a time. Returns 0, -EBUSY when
+ * another engine holds the signals, or sigaction's -errno. */
+int pc_engine_stop_on_signals(struct pc_engine *e);
+
+const char *pc_idle_name(enum pc_idle idle);
+/* "spin", "adaptive", "sleep". Returns 0 or -EINVAL. */
+int pc_idle_parse(const char *name, enum pc_idle *out);
+
+#endif

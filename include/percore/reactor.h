@@ -1,0 +1,125 @@
+/* percore: the reactor, one event loop per shard.
+ *
+ * A reactor watches file descriptors for readiness, runs deferred tasks and
+ * drives a timing wheel (percore/wheel.h) whose next expiry bounds the wait. It is owned by one thread (its shard): every
+ * function here except pc_reactor_wake() must be called on that thread.
+ *
+ * Two backends implement the same small interface: epoll, and io_uring
+ * (liburing, one-shot poll requests re-armed after each event, so both give
+ * level-triggered readiness). The backend is chosen once, at creation.
+ *
+ * One turn of pc_reactor_poll():
+ *   1. wait for readiness, at most until the next timer is due (no wait
+ *      when deferred tasks are queued), and run the fd callbacks;
+ *   2. fire the timers that are due;
+ *   3. run the deferred tasks queued before this step began (a task that
+ *      defers another leaves it for the next turn, so a task chain cannot
+ *      starve fds and timers).
+ */
+#ifndef PERCORE_REACTOR_H
+#define PERCORE_REACTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "percore/wheel.h"
+
+struct pc_reactor;
+
+/* One tick of the reactor's timing wheel: timers fire on tick boundaries,
+ * never before their time and at most about a tick after it. */
+#define PC_REACTOR_TICK_NS 1000000ull
+
+enum pc_backend {
+	PC_BACKEND_EPOLL = 0,
+	PC_BACKEND_URING = 1,
+};
+
+/* Readiness bits, for pc_reactor_add() interest and callback results. */
+enum {
+	PC_EV_IN = 1u << 0,   /* readable (or a peer closed: read sees 0) */
+	PC_EV_OUT = 1u << 1,  /* writable */
+	PC_EV_ERR = 1u << 2,  /* error pending; always reported */
+	PC_EV_HUP = 1u << 3,  /* hang-up; always reported */
+};
+
+/* Flags of pc_reactor_create(). */
+enum {
+	/* With PC_BACKEND_URING: fail with the io_uring error instead of
+	 * falling back to epoll (tests use it to skip visibly). */
+	PC_REACTOR_NO_FALLBACK = 1u << 0,
+};
+
+typedef void (*pc_io_fn)(struct pc_reactor *r, int fd, unsigned events, void *arg);
+typedef void (*pc_task_fn)(void *arg);
+
+/* Create a reactor with the asked backend. When io_uring cannot be set up
+ * (kernel.io_uring_disabled, seccomp, an old kernel) it falls back to epoll
+ * and prints one line to stderr, once per process, unless
+ * PC_REACTOR_NO_FALLBACK is given. Any thread; the reactor then belongs to
+ * the thread that polls it. Returns 0, -ENOMEM, or the backend's -errno. */
+int pc_reactor_create(struct pc_reactor **out, enum pc_backend backend, unsigned flags);
+
+/* Free the reactor. Registered fds are forgotten, not closed; queued tasks
+ * are dropped without running. Owner thread (or any thread once the owner
+ * has finished). NULL is ignored. */
+void pc_reactor_destroy(struct pc_reactor *r);
+
+/* The backend in use after any fallback. */
+enum pc_backend pc_reactor_backend(const struct pc_reactor *r);
+const char *pc_backend_name(enum pc_backend b);
+
+/* Watch fd for events (PC_EV_IN and/or PC_EV_OUT; ERR and HUP are always
+ * reported). fn(r, fd, ready, arg) runs on the owner thread while the
+ * condition holds (level-triggered). Returns 0, -EINVAL (bad fd or no
+ * interest bits), -EEXIST (fd already registered), -ENOMEM, or the
+ * backend's -errno (e.g. -EPERM for a regular file under epoll). */
+int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg);
+
+/* Change the events watched on a registered fd. Returns 0, -ENOENT (not
+ * registered), -EINVAL, or the backend's -errno. */
+int pc_reactor_mod(struct pc_reactor *r, int fd, unsigned events);
+
+/* Stop watching fd; its callback never runs again, even for an event
+ * already collected in this turn. May be called from a callback. Close the
+ * fd after this, not before. Returns 0 or -ENOENT. */
+int pc_reactor_del(struct pc_reactor *r, int fd);
+
+/* Run fn(arg) on the owner thread at the next turn. Tasks run in the order
+ * they were deferred. Returns 0 or -ENOMEM. */
+int pc_reactor_defer(struct pc_reactor *r, pc_task_fn fn, void *arg);
+
+/* One turn (see above). timeout_ns < 0 waits until an fd is ready, a timer
+ * is due or pc_reactor_wake() is called; 0 never blocks; otherwise waits at
+ * most that long. Returns the number of callbacks run (fd, timer, task;
+ * a wake-up alone counts 0), or -errno when the backend's wait fails
+ * (EINTR is not a failure: it returns what ran). Owner thread. */
+int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns);
+
+/* Interrupt a blocking pc_reactor_poll() (or make the next one return at
+ * once). Any thread, and async-signal-safe: one eventfd write. */
+void pc_reactor_wake(struct pc_reactor *r);
+
+/* The reactor's timing wheel, ticking every PC_REACTOR_TICK_NS of
+ * CLOCK_MONOTONIC. Schedule on it with pc_reactor_timer_after() or with
+ * pc_wheel_schedule(w, t, pc_reactor_tick_after(r, ns)); cancel with
+ * pc_wheel_cancel(). Callbacks run inside pc_reactor_poll(). Owner
+ * thread. */
+struct pc_wheel *pc_reactor_wheel(struct pc_reactor *r);
+
+/* The first tick at or after now + delay_ns (so a timer never fires
+ * early). */
+uint64_t pc_reactor_tick_after(const struct pc_reactor *r, uint64_t delay_ns);
+
+/* Schedule (or reschedule) t to fire delay_ns from now. t must have been
+ * prepared with pc_timer_init(). Owner thread. */
+void pc_reactor_timer_after(struct pc_reactor *r, struct pc_timer *t, uint64_t delay_ns);
+
+/* True when the next poll has something to do without waiting for the
+ * kernel: deferred tasks are queued. Owner thread. */
+bool pc_reactor_has_tasks(const struct pc_reactor *r);
+
+/* Number of fds registered by users (the wake-up eventfd not counted). */
+unsigned pc_reactor_nfds(const struct pc_reactor *r);
+
+#endif

@@ -1,0 +1,200 @@
+/* percore: a TCP server in one call.
+ *
+ * pc_server_start() opens one listening socket per shard on the same
+ * address (SO_REUSEPORT), starts an engine (percore/engine.h) and has each
+ * shard accept, read, decode, dispatch and write its own sessions
+ * (percore/session.h). Limits refuse connections at once and count them;
+ * idle timeouts and heartbeats run on each shard's timing wheel; shutdown
+ * drains.
+ *
+ * Life of a server:
+ *   pc_server_start(cfg)      listen, start the shards; returns once every
+ *                             shard is accepting
+ *   pc_server_shutdown(ms)    stop accepting, let sessions finish what they
+ *                             received and flush it, close them at the
+ *                             deadline at the latest; then the engine stops
+ *   pc_server_stop()          stop now (sessions are closed unflushed)
+ *   pc_server_wait()          wait until the shards have ended
+ *   pc_server_destroy()       free everything (statistics stay readable
+ *                             until then)
+ * pc_server_start, pc_server_shutdown, pc_server_wait and pc_server_destroy
+ * are for a thread that is not one of the server's shards.
+ */
+#ifndef PERCORE_SERVER_H
+#define PERCORE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "percore/dispatch.h"
+#include "percore/engine.h"
+#include "percore/session.h"
+
+struct pc_server;
+
+/* Defaults for the fields left 0. */
+#define PC_SERVER_RX_BUFFER   (64u << 10)  /* first input ring of a session */
+#define PC_SERVER_TX_BUFFER   (64u << 10)  /* first output ring */
+#define PC_SERVER_HIGH_WATER  (256u << 10) /* stop reading above this much unsent */
+#define PC_SERVER_LINGER_MS   1000u        /* after FIN, wait this long for the client */
+#define PC_SERVER_POOL_KEEP   64u          /* idle rings a shard keeps per size */
+#define PC_SERVER_POOL_BYTES  (16u << 20)  /* and in all */
+
+struct pc_server_cfg {
+	/* Where: a numeric address (percore/listener.h; NULL: every
+	 * address) and a port (0: the kernel picks one, pc_server_port()
+	 * says which). backlog 0: PC_LISTEN_BACKLOG_DEFAULT. */
+	const char *host;
+	uint16_t port;
+	int backlog;
+
+	/* The shards: count, placement, idle policy, backend. on_start,
+	 * on_stop and arg are the server's own: use on_shard_start and
+	 * on_shard_stop below. */
+	struct pc_engine_cfg engine;
+
+	/* Protocol: framed or raw (on_data, every byte as it comes). A
+	 * framed server routes each frame by message id: on_dispatch
+	 * registers handlers on every shard's dispatcher (percore/dispatch.h;
+	 * a handler's arg is the struct pc_session *; nonzero fails the
+	 * start); ids without a handler go to on_frame, or, with on_frame
+	 * NULL, get an error reply and are counted (unknown_ids). Without
+	 * on_dispatch every frame goes straight to on_frame. on_open and
+	 * on_close may be NULL. user goes to every handler. */
+	bool raw;
+	int (*on_dispatch)(struct pc_dispatch *d, unsigned shard, void *user);
+	pc_frame_fn on_frame;
+	pc_data_fn on_data;
+	pc_open_fn on_open;
+	pc_close_fn on_close;
+	void *user;
+	/* On each shard after its sessions machinery is ready and before it
+	 * accepts (shard state of the application), and after its last
+	 * session closed. NULL: nothing. */
+	void (*on_shard_start)(unsigned shard, void *user);
+	void (*on_shard_stop)(unsigned shard, void *user);
+
+	/* Limits; 0: none (max_body 0: PC_FRAME_MAX_BODY_DEFAULT, capped
+	 * at PC_FRAME_MAX_BODY_CAP). A refused connection is reset at once
+	 * and counted. */
+	uint32_t max_sessions;      /* per shard */
+	uint32_t max_per_addr;      /* per client address, over all shards */
+	uint32_t max_body;
+
+	/* Buffers (0: the defaults above). low_water 0: high_water / 4.
+	 * A session holds at most an input ring for the largest frame and
+	 * an output ring of high_water plus the largest frame. */
+	uint32_t rx_buffer, tx_buffer;
+	uint32_t high_water, low_water;
+	uint32_t pool_keep;
+	size_t pool_bytes;
+
+	/* Timers in milliseconds; 0: off. idle_timeout closes a session
+	 * that sent nothing for that long; heartbeat sends a heartbeat
+	 * request (flags bit 0, id 1) to a session quiet that long, which a
+	 * client answers with a heartbeat of id 0. linger 0: the default.
+	 * Each at most 2^31 - 1 ms. */
+	uint32_t idle_timeout_ms;
+	uint32_t heartbeat_ms;
+	uint32_t linger_ms;
+
+	/* Answer PC_MSG_STATS frames with the server's statistics. */
+	bool stats_frames;
+};
+
+/* What a server counts: per shard, or summed over shards. Every figure is
+ * written by its shard alone; readers see a recent value. */
+struct pc_server_stats {
+	/* sessions */
+	uint64_t sessions;          /* open now */
+	uint64_t accepted;
+	uint64_t closed;
+	uint64_t closed_reason[PC_CLOSE_REASONS];
+	/* refusals: each closed the connection at once */
+	uint64_t rejected_shard_limit;
+	uint64_t rejected_addr_limit;
+	uint64_t accept_errors;     /* out of fds or memory while accepting */
+	uint64_t malformed;         /* frames with a bad header */
+	uint64_t oversize;          /* frames whose body exceeds max_body */
+	uint64_t error_replies;     /* error frames sent before closing */
+	uint64_t unknown_ids;       /* frames no handler was registered for */
+	/* traffic */
+	uint64_t frames_in, frames_out;
+	uint64_t bytes_in, bytes_out;
+	uint64_t heartbeats_in, heartbeats_out;
+	/* backpressure */
+	uint64_t read_pauses;       /* sessions stopped at high water */
+	uint64_t paused;            /* sessions stopped now */
+	uint64_t send_refused;      /* sends over a session's output bound */
+	uint64_t send_to_gone;      /* pc_session_send_to() for a closed id */
+	/* memory now: see docs/ARCHITECTURE.md for what each counts */
+	uint64_t queued_bytes;      /* unsent output */
+	uint64_t buffered_bytes;    /* received, not yet consumed */
+	uint64_t session_bytes;     /* sessions' own state (slab objects, id slots) */
+	uint64_t buffer_bytes;      /* ring capacity attached to sessions */
+	uint64_t pool_bytes;        /* ring capacity idle in the pools */
+	uint64_t buffers_mapped;    /* rings created, all time */
+	uint64_t drain_aborted;     /* sessions cut at the drain deadline */
+};
+
+/* Zero everything, then the engine defaults (pc_engine_cfg_init). */
+void pc_server_cfg_init(struct pc_server_cfg *cfg);
+
+/* Start a server. Returns 0 and *out; -EINVAL for a bad configuration
+ * (err says why: no handler, a bad address, water marks out of order, a
+ * bad engine setting); the -errno of listening (-EADDRINUSE, ...), of the
+ * engine or of a shard's set-up (-ENOMEM). err may be NULL. */
+int pc_server_start(const struct pc_server_cfg *cfg, struct pc_server **out,
+		    char *err, size_t errlen);
+
+/* The port the server listens on (the kernel's choice for port 0). */
+uint16_t pc_server_port(const struct pc_server *srv);
+
+/* The engine the shards run on (for pc_engine_submit, statistics). */
+struct pc_engine *pc_server_engine(struct pc_server *srv);
+
+/* Shut down gracefully: every shard closes its listener (new connections
+ * are refused by the kernel), reads what its clients have already sent,
+ * finishes the frames received, flushes the output, ends each connection
+ * (FIN) and waits for the client to close. Sessions still open drain_ms
+ * after the call are closed (counted in drain_aborted). Then the engine
+ * stops. Returns at once; pc_server_wait() waits. Returns 0, -EALREADY
+ * when shutting down or stopped already, -EAGAIN when a shard's ring for
+ * outside threads stayed full for a second. Not from a shard. */
+int pc_server_shutdown(struct pc_server *srv, uint32_t drain_ms);
+
+/* Stop now: every shard ends after its current turn, closing its sessions
+ * without flushing. Any thread, and async-signal-safe. */
+void pc_server_stop(struct pc_server *srv);
+
+/* True once the engine has stopped or been asked to. Any thread. */
+bool pc_server_stopping(const struct pc_server *srv);
+
+/* Wait until every shard has ended. Returns 0. Not from a shard. */
+int pc_server_wait(struct pc_server *srv);
+
+/* Free the server after pc_server_wait(). NULL is ignored. */
+void pc_server_destroy(struct pc_server *srv);
+
+/* Shards the server runs on. */
+unsigned pc_server_shards(const struct pc_server *srv);
+
+/* Statistics of shard i, or the sum over shards (i = -1). Any thread.
+ * Returns 0, or -EINVAL for a bad i. */
+int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_stats *out);
+
+/* st as a JSON object (cJSON, the caller deletes it), one member per
+ * figure, closed_reason[] as closed_peer, closed_local, ... NULL when out
+ * of memory. */
+struct cJSON *pc_server_stats_json(const struct pc_server_stats *st);
+
+/* Write st as a JSON object, or as "name value" lines when json is
+ * false. Returns 0 or -EIO. */
+int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out);
+
+/* Resident memory of this process (VmRSS) in bytes, 0 when unknown. */
+uint64_t pc_process_rss(void);
+
+#endif

@@ -1,0 +1,136 @@
+/* percore: TCP sessions.
+ *
+ * A session is one accepted connection. It belongs to the shard that
+ * accepted it, lives in that shard's slab and is touched only by that
+ * shard's thread: every function taking a struct pc_session * must be
+ * called there (inside a handler, a timer, a task or a mesh message running
+ * on that shard). Other shards reach a session by its id through
+ * pc_session_send_to().
+ *
+ * Input is read into a ring buffer, framed sessions decode frames in place
+ * (percore/frame.h) and hand each to the server's handler; output is queued
+ * in a second ring and written with one writev per session at the end of
+ * the shard's turn, whatever number of frames were queued. Both rings come
+ * from the shard's pool when bytes arrive and go back when drained: an
+ * idle session holds neither.
+ *
+ * Backpressure: once a session's unsent output reaches the high-water mark
+ * it is no longer read (its buffered frames wait too) until the output
+ * drains below the low-water mark. A client that does not read therefore
+ * holds at most high water plus one reply of the server's memory, and the
+ * kernel's buffers absorb the rest until its own sends block.
+ */
+#ifndef PERCORE_SESSION_H
+#define PERCORE_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "percore/frame.h"
+
+struct pc_session;
+
+/* Message ids from here up belong to percore (PC_MSG_STATS, ...). */
+#define PC_MSG_RESERVED 0xffffff00u
+/* A frame with this id asks for the server's statistics when the server
+ * has stats_frames on: the reply carries the same id and a JSON object
+ * (docs/ARCHITECTURE.md, "Networking"). */
+#define PC_MSG_STATS 0xffffff01u
+
+/* Why a session ended, as on_close reports it. */
+enum pc_close_reason {
+	PC_CLOSE_PEER = 0,    /* the client closed its side */
+	PC_CLOSE_LOCAL,       /* pc_session_close() */
+	PC_CLOSE_RESET,       /* connection reset or other socket error */
+	PC_CLOSE_IDLE,        /* nothing received for the idle timeout */
+	PC_CLOSE_MALFORMED,   /* bad version, flag or reserved field */
+	PC_CLOSE_OVERSIZE,    /* a frame body over the maximum */
+	PC_CLOSE_NOMEM,       /* no buffer or no memory for its state */
+	PC_CLOSE_SHUTDOWN,    /* the server stopped, or the drain deadline passed */
+	PC_CLOSE_REASONS
+};
+
+/* "peer", "local", "reset", "idle", "malformed", "oversize", "nomem",
+ * "shutdown". */
+const char *pc_close_reason_name(enum pc_close_reason why);
+
+/* Handlers (the server's configuration names them). user is the server's
+ * user pointer. They run on the session's shard.
+ *
+ * on_frame: one well-formed frame; f->body is valid until the handler
+ * returns. Heartbeats and PC_MSG_STATS requests are answered by the
+ * session layer and never reach it.
+ * on_data (raw sessions): bytes as they arrive; return how many were used
+ * (the rest stays buffered and is offered again with what comes next). */
+typedef void (*pc_frame_fn)(struct pc_session *s, const struct pc_frame *f, void *user);
+typedef size_t (*pc_data_fn)(struct pc_session *s, const uint8_t *data, size_t len, void *user);
+typedef void (*pc_open_fn)(struct pc_session *s, void *user);
+typedef void (*pc_close_fn)(struct pc_session *s, enum pc_close_reason why, void *user);
+
+/* The session's id: unique across the server's shards for its lifetime
+ * (the shard index sits in the top 16 bits, then a generation and a slot,
+ * so an id is not reused until its slot has been recycled 16 million
+ * times). Never 0. */
+uint64_t pc_session_id(const struct pc_session *s);
+
+/* The shard an id belongs to. */
+static inline unsigned pc_session_id_shard(uint64_t id)
+{
+	return (unsigned)(id >> 48);
+}
+
+/* A pointer of the application's own, NULL until set. */
+void *pc_session_data(const struct pc_session *s);
+void pc_session_set_data(struct pc_session *s, void *data);
+
+/* The client's address. Returns 0 and fills *ss and *len. */
+int pc_session_peer(const struct pc_session *s, struct sockaddr_storage *ss, socklen_t *len);
+
+/* Output bytes queued and not yet written to the socket. */
+size_t pc_session_queued(const struct pc_session *s);
+
+/* Queue a frame: header (version 1, flags, msg_id, len) and body. The body
+ * is copied, so it may be freed on return. Written at the end of this
+ * turn. Returns 0; -EINVAL for a flag other than heartbeat and error;
+ * -EMSGSIZE for a body over the hard cap (16 MiB); -ENOBUFS when the queue
+ * would exceed the session's output bound (high water plus the largest
+ * frame: a client that stopped reading; the caller may close it);
+ * -EPIPE once the session is closing; -ENOMEM when no buffer is left. */
+int pc_session_send_flags(struct pc_session *s, uint32_t msg_id, uint8_t flags,
+			  const void *body, size_t len);
+
+/* pc_session_send_flags() with flags 0. */
+int pc_session_send(struct pc_session *s, uint32_t msg_id, const void *body, size_t len);
+
+/* A frame whose body is the concatenation of iovcnt pieces (at most 16).
+ * Returns as pc_session_send_flags(), or -EINVAL for a bad iovcnt. */
+int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
+		     const struct iovec *iov, int iovcnt);
+
+/* Queue bytes as they are: the output of a raw session, or frames the
+ * caller encoded (one buffer fanned out to many sessions). Returns as
+ * pc_session_send_flags(). */
+int pc_session_write(struct pc_session *s, const void *data, size_t len);
+
+/* Close gracefully: stop reading, write what is queued, then end the
+ * connection (FIN) and wait briefly for the client to close its side (so
+ * the last replies are not destroyed by a reset). on_close runs when the
+ * session is gone. Calling it again does nothing. The session stays valid
+ * until the current handler returns. */
+void pc_session_close(struct pc_session *s);
+
+/* Queue a frame on the session with this id, which may live on any shard
+ * of the same server: directly when it is on the calling shard, else
+ * through the mesh (the body is copied into the message). Delivery is
+ * asynchronous: a session that closed meanwhile drops the frame and the
+ * receiving shard counts it (send_to_gone). Call from a shard of the
+ * server. Returns 0; -EAGAIN when the mesh ring to that shard is full
+ * (retry on a later turn); -ENOENT when the id is not a live session of
+ * the calling shard; -EINVAL for an id of no shard; -EPERM off a server
+ * shard; -ENOMEM; or the errors of pc_session_send_flags() (local
+ * delivery). */
+int pc_session_send_to(uint64_t id, uint32_t msg_id, uint8_t flags, const void *body, size_t len);
+
+#endif

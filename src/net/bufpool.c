@@ -1,0 +1,163 @@
+/* percore net: the per-shard ring buffer pool (see bufpool.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/bufpool.h"
+
+int net_bufpool_init(struct net_bufpool *p, unsigned keep, size_t keep_bytes)
+{
+	memset(p, 0, sizeof(*p));
+	p->keep = keep;
+	p->keep_bytes = keep_bytes;
+	if (!keep)
+		return 0;
+	for (unsigned c = 0; c < NET_BUF_CLASSES; c++) {
+		p->free[c] = calloc(keep, sizeof(*p->free[c]));
+		if (!p->free[c]) {
+			net_bufpool_fini(p);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void ring_free(struct pc_ringbuf *rb)
+{
+	pc_ringbuf_destroy(rb);
+	free(rb);
+}
+
+void net_bufpool_fini(struct net_bufpool *p)
+{
+	for (unsigned c = 0; c < NET_BUF_CLASSES; c++) {
+		for (unsigned i = 0; i < p->nfree[c]; i++)
+			ring_free(p->free[c][i]);
+		free(p->free[c]);
+		p->free[c] = NULL;
+		p->nfree[c] = 0;
+	}
+	p->idle_bytes = 0;
+}
+
+static int class_of(size_t bytes)
+{
+	unsigned shift = NET_BUF_MIN_SHIFT;
+
+	while (shift <= NET_BUF_MAX_SHIFT && ((size_t)1 << shift) < bytes)
+		shift++;
+	return shift > NET_BUF_MAX_SHIFT ? -1 : (int)(shift - NET_BUF_MIN_SHIFT);
+}
+
+size_t net_buf_class_size(size_t bytes)
+{
+	int c = class_of(bytes);
+
+	return c < 0 ? 0 : (size_t)1 << (NET_BUF_MIN_SHIFT + (unsigned)c);
+}
+
+static struct pc_ringbuf *ring_new(struct net_bufpool *p, size_t cap)
+{
+	struct pc_ringbuf *rb = malloc(sizeof(*rb));
+	int rc = -ENOSYS;
+
+	if (!rb)
+		return NULL;
+	if (!p->plain) {
+		rc = pc_ringbuf_init(rb, cap, PC_RINGBUF_MIRRORED);
+		/* Out of memory is not a reason to give up mirroring; a refused
+		 * memfd or mapping (sandbox, no memfd) is. */
+		if (rc && rc != -ENOMEM)
+			p->plain = true;
+	}
+	if (rc && p->plain)
+		rc = pc_ringbuf_init(rb, cap, 0);
+	if (rc) {
+		free(rb);
+		return NULL;
+	}
+	p->maps++;
+	return rb;
+}
+
+struct pc_ringbuf *net_buf_get(struct net_bufpool *p, size_t bytes)
+{
+	int c = class_of(bytes ? bytes : 1);
+	struct pc_ringbuf *rb;
+	size_t cap;
+
+	if (c < 0)
+		return NULL;
+	cap = (size_t)1 << (NET_BUF_MIN_SHIFT + (unsigned)c);
+	if (p->nfree[c]) {
+		rb = p->free[c][--p->nfree[c]];
+		p->idle_bytes -= cap;
+	} else {
+		rb = ring_new(p, cap);
+		if (!rb)
+			return NULL;
+	}
+	p->busy++;
+	p->busy_bytes += cap;
+	return rb;
+}
+
+void net_buf_put(struct net_bufpool *p, struct pc_ringbuf *rb)
+{
+	size_t cap;
+	int c;
+
+	if (!rb)
+		return;
+	cap = pc_ringbuf_capacity(rb);
+	c = class_of(cap);
+	p->busy--;
+	p->busy_bytes -= cap;
+	/* A ring whose capacity is not exactly its class (cannot happen for
+	 * rings made here) is freed rather than filed under the wrong class. */
+	if (c >= 0 && cap == net_buf_class_size(cap) && p->nfree[c] < p->keep &&
+	    p->idle_bytes + cap <= p->keep_bytes) {
+		pc_ringbuf_reset(rb);
+		p->free[c][p->nfree[c]++] = rb;
+		p->idle_bytes += cap;
+		return;
+	}
+	ring_free(rb);
+}
+
+struct pc_ringbuf *net_buf_grow(struct net_bufpool *p, struct pc_ringbuf *rb, size_t bytes)
+{
+	struct pc_ringbuf *n;
+	struct iovec iov[2];
+	int k;
+
+	if (bytes < pc_ringbuf_used(rb))
+		return NULL;
+	n = net_buf_get(p, bytes);
+	if (!n)
+		return NULL;
+	k = pc_ringbuf_read_iov(rb, iov);
+	for (int i = 0; i < k; i++)
+		pc_ringbuf_write(n, iov[i].iov_base, iov[i].iov_len);
+	net_buf_put(p, rb);
+	return n;
+}
+
+int net_bufpool_validate(const struct net_bufpool *p)
+{
+	size_t idle = 0;
+
+	for (unsigned c = 0; c < NET_BUF_CLASSES; c++) {
+		if (p->nfree[c] > p->keep)
+			return -EINVAL;
+		for (unsigned i = 0; i < p->nfree[c]; i++) {
+			const struct pc_ringbuf *rb = p->free[c][i];
+
+			if (pc_ringbuf_capacity(rb) != (size_t)1 << (NET_BUF_MIN_SHIFT + c) ||
+			    pc_ringbuf_used(rb))
+				return -EINVAL;
+			idle += pc_ringbuf_capacity(rb);
+		}
+	}
+	return idle == p->idle_bytes && idle <= p->keep_bytes ? 0 : -EINVAL;
+}

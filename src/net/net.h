@@ -1,0 +1,214 @@
+/* percore net: what the listener, sessions and server share inside.
+ *
+ * Memory of one shard (allocated by its own thread, so on its node):
+ *   struct net_shard   the shard's sessions machinery and statistics;
+ *   slab               struct pc_session objects;
+ *   slots              id -> session (index and generation);
+ *   pool               input and output rings, attached only while bytes
+ *                      are buffered.
+ * The only state shared between shards is the per-address table
+ * (addrtab.h) and the statistics, which each shard writes alone and any
+ * thread may read (relaxed atomics).
+ */
+#ifndef PERCORE_SRC_NET_NET_H
+#define PERCORE_SRC_NET_NET_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/addrtab.h"
+#include "net/bufpool.h"
+#include "percore/compiler.h"
+#include "percore/reactor.h"
+#include "percore/server.h"
+#include "percore/session.h"
+#include "percore/slab.h"
+#include "percore/wheel.h"
+
+/* Session flags. */
+enum {
+	NS_PAUSED = 1u << 0,   /* not read: output above high water */
+	NS_EOF = 1u << 1,      /* the client closed its side */
+	NS_CLOSING = 1u << 2,  /* close asked: flush, then FIN */
+	NS_FIN = 1u << 3,      /* FIN sent: discarding input until EOF or linger */
+	NS_DIRTY = 1u << 4,    /* on the shard's flush list */
+	NS_DRAIN = 1u << 5,    /* server draining: no more reads */
+	NS_DEAD = 1u << 6,     /* freed as soon as its callbacks unwind */
+	NS_OPEN = 1u << 7,     /* on_open ran: on_close is owed */
+	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
+};
+
+struct net_shard;
+
+/* Two cache lines (128 bytes): an idle session costs this, its id slot
+ * and the reactor's entry for its fd; no buffer. */
+struct pc_session {
+	struct net_shard *sh;
+	struct pc_ringbuf *rx;        /* NULL while nothing is buffered */
+	struct pc_ringbuf *tx;        /* NULL while nothing is queued */
+	void *data;                   /* the application's */
+	struct pc_timer timer;        /* idle, heartbeat, linger */
+	struct pc_session *dirty_next;  /* the shard's flush list */
+	/* Ticks as 32 bits: only differences are used, and they stay below
+	 * 2^31 ms because the timer checks at least that often. */
+	uint32_t last_rx;             /* tick of the last byte received */
+	uint32_t slot;                /* in the shard's id table */
+	/* Output still in the input ring (see struct net_ref): the first and
+	 * last of this session's references (index + 1; 0: none) and their
+	 * bytes. */
+	uint32_t ref_head, ref_tail, ref_bytes;
+	int fd;
+	uint16_t flags;
+	uint8_t events;               /* interest registered with the reactor */
+	uint8_t busy;                 /* nesting of this session's callbacks */
+	uint8_t why;                  /* enum pc_close_reason, once known */
+	uint8_t family;               /* AF_INET or AF_INET6 */
+	uint16_t port;                /* the client's, network order */
+	uint8_t addr[NET_ADDR_LEN];   /* the client's, v4-mapped for IPv4 */
+};
+
+/* A reply whose body is still in the session's own (mirrored) input
+ * ring: the echo of a frame, a forward of its body. Instead of copying the
+ * body into the output ring, the session notes where it lies, and the
+ * flush at the end of the turn hands it to writev from there. The bytes
+ * stay put until then: nothing reads into that ring while it is
+ * referenced (the read waits for the next turn), and a ring about to be
+ * replaced or given back first has its references copied ("materialized")
+ * into the output ring. A short write materializes what is left. Valid
+ * within one turn: the shard's list empties at the end of every flush. */
+struct net_ref {
+	const uint8_t *p;
+	uint32_t len;
+	uint32_t at;                  /* owned output bytes queued before it */
+	uint32_t next;                /* the session's next (index + 1), 0 none */
+	uint32_t count;               /* in a session's first: how many it has */
+};
+
+/* id -> session: index (low 24 bits) and generation (next 24 bits). */
+struct net_slot {
+	struct pc_session *s;         /* NULL: free */
+	uint32_t gen;
+	uint32_t next_free;
+};
+
+/* Writable by the owning shard only; other threads read them with
+ * relaxed loads (pc_server_stats). */
+#define NET_STAT_ADD(sh, f, n) \
+	__atomic_store_n(&(sh)->stats.f, (sh)->stats.f + (uint64_t)(n), __ATOMIC_RELAXED)
+#define NET_STAT_SUB(sh, f, n) \
+	__atomic_store_n(&(sh)->stats.f, (sh)->stats.f - (uint64_t)(n), __ATOMIC_RELAXED)
+
+struct net_shard {
+	/* ---- owner shard only ------------------------------------------ */
+	struct pc_server *srv;
+	const struct pc_server_cfg *cfg;
+	unsigned index;
+	unsigned nshards;
+	struct pc_reactor *r;
+	struct pc_wheel *w;
+	struct pc_slab *slab;
+	struct net_bufpool pool;
+	struct pc_dispatch dispatch;  /* with on_dispatch only */
+	bool dispatching;
+	struct net_slot *slots;
+	uint32_t nslots, slot_cap, free_slot; /* free_slot: UINT32_MAX none */
+	struct pc_session *dirty;     /* sessions with output to write */
+	struct net_ref *refs;         /* this turn's references, all sessions */
+	uint32_t nrefs, refs_cap;
+	/* Where references may point now: the body a handler of session
+	 * ref_owner is looking at (NULL outside input handling). */
+	struct pc_session *ref_owner;
+	const uint8_t *ref_lo, *ref_hi;
+	bool flush_queued;            /* the flush task is deferred */
+	uint32_t nsessions;
+	int lfd;                      /* -1 once closed */
+	bool accept_paused;           /* out of fds: retrying on a timer */
+	bool draining;
+	bool drained;                 /* reported to the server */
+	struct pc_timer accept_timer;
+	struct pc_timer drain_timer;
+	uint8_t *scratch;             /* discarded input after FIN */
+	/* Limits and sizes, derived once from the configuration. */
+	uint32_t max_body;            /* effective (pc_frame_max_body) */
+	size_t rx_max, tx_max;        /* ring capacities a session may reach */
+	uint64_t idle_ticks, hb_ticks, linger_ticks;
+
+	/* ---- written by the owner, read by any thread -------------------- */
+	PC_CACHE_ALIGNED struct pc_server_stats stats;
+};
+
+struct pc_server {
+	struct pc_server_cfg cfg;     /* copy; host dropped */
+	struct pc_engine *engine;
+	struct net_addrtab *addrs;    /* NULL when max_per_addr is 0 */
+	unsigned n;
+	uint16_t port;
+	int lfd0;                     /* shard 0's listener, opened up front to
+	                               * fix the port; the others open theirs */
+	struct sockaddr_storage addr; /* the address it is bound to */
+	socklen_t addr_len;
+	struct net_shard **shards;    /* set by each shard at start */
+	/* Start-up rendezvous: shards report set-up done (or failed). */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned started;
+	int start_err;
+	/* Shards still draining; the last one stops the engine. */
+	_Atomic unsigned draining;
+	_Atomic bool shutdown;
+	uint32_t drain_ms;
+};
+
+/* The net shard running on this thread (NULL elsewhere). */
+extern __thread struct net_shard *net_self;
+
+/* session.c */
+struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct sockaddr *peer);
+void net_session_abort(struct pc_session *s, enum pc_close_reason why);
+void net_session_drain(struct pc_session *s);
+void net_shard_flush(struct net_shard *sh);
+size_t net_session_bytes(void);
+
+/* Output bytes not yet written: owned ones and references. */
+static inline size_t net_session_queued(const struct pc_session *s)
+{
+	return (s->tx ? pc_ringbuf_used(s->tx) : 0) + s->ref_bytes;
+}
+
+/* session_io.c */
+void net_session_io(struct pc_reactor *r, int fd, unsigned events, void *arg);
+void net_session_input(struct pc_session *s);
+void net_session_read_once(struct pc_session *s);
+int net_session_ping(struct pc_session *s);
+void net_session_unwind(struct pc_session *s);
+void net_session_settle(struct pc_session *s);
+void net_session_set_interest(struct pc_session *s);
+void net_session_pause(struct pc_session *s);
+void net_session_opened(struct pc_session *s);
+
+/* session_out.c */
+void net_mem_update(struct net_shard *sh);
+struct pc_ringbuf *net_session_buf_get(struct net_shard *sh, size_t bytes);
+/* Give back a ring once it holds nothing: idle sessions hold no memory. */
+void net_session_buf_release(struct net_shard *sh, struct pc_ringbuf **rb);
+int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len);
+void net_session_mark_dirty(struct pc_session *s);
+/* Copy referenced output into the output ring (before the input ring
+ * changes). Returns 0 or -ENOMEM. */
+int net_session_materialize(struct pc_session *s);
+void net_session_flush(struct pc_session *s);
+
+/* server.c */
+void net_shard_drained(struct net_shard *sh);
+
+/* slots (session.c) */
+struct pc_session *net_slot_find(struct net_shard *sh, uint64_t id);
+/* Run fn on every session of the shard (fn may free the one it is given). */
+void net_each_session(struct net_shard *sh, void (*fn)(struct pc_session *s));
+
+/* stats.c */
+int net_stats_reply(struct pc_session *s);
+
+#endif

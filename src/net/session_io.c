@@ -1,0 +1,351 @@
+/* percore net: a session's input: read, decode, dispatch; its interest
+ * in readiness and what it waits for next. Output: session_out.c.
+ *
+ * Everything here runs on the session's shard. A session's own callbacks
+ * (I/O, timer, flush) hold it "busy", so a handler that closes it, or an
+ * error found deep in a call, only marks it dead: it is freed when the
+ * outermost callback returns (net_session_unwind). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "net/net.h"
+#include "percore/clock.h"
+
+/* ---- interest and state --------------------------------------------------- */
+
+/* Output waits for writability only once a write came back short: the
+ * usual turn (read, queue, flush at its end) writes everything and must
+ * not pay two epoll_ctl calls to add and remove OUT around it. */
+void net_session_set_interest(struct pc_session *s)
+{
+	unsigned want = 0;
+
+	if (s->flags & NS_FIN)
+		want = PC_EV_IN; /* only to see the client's EOF; input discarded */
+	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN)))
+		want = PC_EV_IN;
+	if (net_session_queued(s) && ((s->flags & NS_WBLOCKED) || !want))
+		want |= PC_EV_OUT;
+	/* Nothing wanted happens only on the way to being freed. */
+	if (!want || want == s->events)
+		return;
+	if (pc_reactor_mod(s->sh->r, s->fd, want))
+		net_session_abort(s, PC_CLOSE_NOMEM);
+	else
+		s->events = (uint8_t)want;
+}
+
+/* End the connection after the last queued byte: FIN, then wait (at most
+ * the linger time) for the client's EOF, discarding its input. Closing at
+ * once with unread input would make the kernel send a reset, which can
+ * destroy replies the client has not read yet. */
+static void send_fin(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+
+	s->flags |= NS_FIN;
+	if (s->rx) {
+		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
+		pc_ringbuf_reset(s->rx);
+		net_session_buf_release(sh, &s->rx);
+	}
+	if (shutdown(s->fd, SHUT_WR)) {
+		net_session_abort(s, (enum pc_close_reason)s->why);
+		return;
+	}
+	pc_wheel_schedule(sh->w, &s->timer, pc_wheel_now(sh->w) + sh->linger_ticks);
+}
+
+/* Decide what the session waits for next, after anything happened. */
+void net_session_settle(struct pc_session *s)
+{
+	if (s->flags & (NS_DEAD | NS_FIN)) {
+		if (!(s->flags & NS_DEAD))
+			net_session_set_interest(s);
+		return;
+	}
+	if (!net_session_queued(s)) {
+		if (s->flags & NS_EOF) {
+			/* Every reply written and the client gone: done. */
+			net_session_abort(s, (enum pc_close_reason)s->why);
+			return;
+		}
+		if (s->flags & (NS_CLOSING | NS_DRAIN)) {
+			send_fin(s);
+			if (s->flags & NS_DEAD)
+				return;
+		}
+	}
+	net_session_set_interest(s);
+}
+
+void net_session_pause(struct pc_session *s)
+{
+	if (s->flags & NS_PAUSED)
+		return;
+	s->flags |= NS_PAUSED;
+	NET_STAT_ADD(s->sh, read_pauses, 1);
+	NET_STAT_ADD(s->sh, paused, 1);
+}
+
+/* ---- input ---------------------------------------------------------------- */
+
+/* Error reply (flags bit 1) naming what was wrong, then a graceful close:
+ * the client learns why before the FIN. */
+static void refuse_frame(struct pc_session *s, int err)
+{
+	struct net_shard *sh = s->sh;
+	const char *why = err == -EMSGSIZE ? "frame body over the maximum" : "malformed frame header";
+	struct iovec iov[2];
+	uint8_t h[PC_FRAME_HEADER_LEN];
+
+	if (err == -EMSGSIZE)
+		NET_STAT_ADD(sh, oversize, 1);
+	else
+		NET_STAT_ADD(sh, malformed, 1);
+	s->why = err == -EMSGSIZE ? PC_CLOSE_OVERSIZE : PC_CLOSE_MALFORMED;
+	pc_frame_encode_iov(h, iov, 0, PC_FRAME_ERROR, why, strlen(why));
+	if (!net_session_queue(s, iov, 2, PC_FRAME_HEADER_LEN + strlen(why)))
+		NET_STAT_ADD(sh, error_replies, 1);
+	pc_session_close(s);
+}
+
+static int send_heartbeat(struct pc_session *s, uint32_t id)
+{
+	int rc = pc_session_send_flags(s, id, PC_FRAME_HEARTBEAT, NULL, 0);
+
+	if (!rc)
+		NET_STAT_ADD(s->sh, heartbeats_out, 1);
+	return rc;
+}
+
+int net_session_ping(struct pc_session *s)
+{
+	return send_heartbeat(s, 1);
+}
+
+/* While a handler looks at bytes of this session's mirrored input ring,
+ * what it sends from them may stay there until the flush (struct
+ * net_ref). A plain ring may move a wrapped frame's bytes on the next
+ * decode, so it never lends them. */
+static void refs_open(struct pc_session *s, const uint8_t *p, size_t len)
+{
+	struct net_shard *sh = s->sh;
+
+	if (!pc_ringbuf_mirrored(s->rx))
+		return;
+	sh->ref_owner = s;
+	sh->ref_lo = p;
+	sh->ref_hi = p + len;
+}
+
+static void dispatch(struct pc_session *s, const struct pc_frame *f)
+{
+	const struct pc_server_cfg *cfg = s->sh->cfg;
+
+	if (f->flags & PC_FRAME_HEARTBEAT) {
+		NET_STAT_ADD(s->sh, heartbeats_in, 1);
+		/* id 0 is an answer: answering it would ping-pong forever. */
+		if (f->msg_id)
+			send_heartbeat(s, 0);
+		return;
+	}
+	NET_STAT_ADD(s->sh, frames_in, 1);
+	if (f->msg_id == PC_MSG_STATS && cfg->stats_frames) {
+		net_stats_reply(s);
+		return;
+	}
+	refs_open(s, f->body, f->len);
+	if (s->sh->dispatching) {
+		pc_dispatch_frame(&s->sh->dispatch, f, s);
+		__atomic_store_n(&s->sh->stats.unknown_ids, pc_dispatch_unknown(&s->sh->dispatch),
+				 __ATOMIC_RELAXED);
+	} else {
+		cfg->on_frame(s, f, cfg->user);
+	}
+	s->sh->ref_owner = NULL;
+}
+
+/* A frame refused with -EMSGSIZE is either over the body maximum (the
+ * client's fault) or merely larger than the ring it sits in: then move it
+ * to a larger ring. Returns 0 when grown, else the error to report. */
+static int grow_for_frame(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+	uint8_t h[PC_FRAME_HEADER_LEN];
+	struct pc_frame f;
+	struct pc_ringbuf *n;
+
+	if (pc_ringbuf_peek(s->rx, h, sizeof(h)) ||
+	    pc_frame_header_check(h, sizeof(h), sh->max_body, &f))
+		return -EMSGSIZE;
+	/* The old ring goes back to the pool: nothing may point into it. */
+	if (net_session_materialize(s))
+		return -ENOMEM;
+	n = net_buf_grow(&sh->pool, s->rx, pc_frame_size(&f));
+	net_mem_update(sh);
+	if (!n)
+		return -ENOMEM;
+	s->rx = n;
+	return 0;
+}
+
+static void input_frames(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+	struct pc_frame f;
+
+	while (s->rx && pc_ringbuf_used(s->rx) &&
+	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN))) {
+		if (net_session_queued(s) >= sh->cfg->high_water) {
+			net_session_pause(s);
+			return;
+		}
+		int rc = pc_frame_peek(s->rx, sh->max_body, &f);
+		if (rc == -EMSGSIZE) {
+			int g = grow_for_frame(s);
+			rc = g ? g : -EINTR;
+		}
+		if (rc == -EINTR)
+			continue;
+		if (rc == -EAGAIN)
+			return;
+		if (rc == -ENOMEM) {
+			net_session_abort(s, PC_CLOSE_NOMEM);
+			return;
+		}
+		if (rc) {
+			refuse_frame(s, rc);
+			return;
+		}
+		dispatch(s, &f);
+		pc_frame_consume(s->rx, &f);
+		NET_STAT_SUB(sh, buffered_bytes, pc_frame_size(&f));
+	}
+}
+
+static void input_raw(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+	size_t len, used;
+
+	while (s->rx && pc_ringbuf_used(s->rx) &&
+	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN))) {
+		if (net_session_queued(s) >= sh->cfg->high_water) {
+			net_session_pause(s);
+			return;
+		}
+		const uint8_t *p = pc_ringbuf_read_span(s->rx, &len);
+		refs_open(s, p, len);
+		used = sh->cfg->on_data(s, p, len, sh->cfg->user);
+		sh->ref_owner = NULL;
+		if (used > len)
+			used = len;
+		if (!used)
+			return;
+		pc_ringbuf_consume(s->rx, used);
+		NET_STAT_SUB(sh, buffered_bytes, used);
+	}
+}
+
+void net_session_input(struct pc_session *s)
+{
+	if (s->sh->cfg->raw)
+		input_raw(s);
+	else
+		input_frames(s);
+	/* Kept while replies still point into it (until the flush). */
+	if (!(s->flags & NS_DEAD) && !s->ref_head)
+		net_session_buf_release(s->sh, &s->rx);
+}
+
+/* A raw handler that leaves a full ring unconsumed can never progress. */
+static bool rx_stuck(const struct pc_session *s)
+{
+	return s->rx && !pc_ringbuf_space(s->rx) && !(s->flags & NS_PAUSED);
+}
+
+static void read_in(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+	size_t len;
+	uint8_t *p;
+	ssize_t n;
+
+	if (!s->rx && !(s->rx = net_session_buf_get(sh, sh->cfg->rx_buffer))) {
+		net_session_abort(s, PC_CLOSE_NOMEM);
+		return;
+	}
+	p = pc_ringbuf_write_span(s->rx, &len);
+	if (!len)
+		return; /* full: frames wait for the output to drain */
+	n = recv(s->fd, p, len, MSG_DONTWAIT);
+	if (n > 0) {
+		pc_ringbuf_commit(s->rx, (size_t)n);
+		NET_STAT_ADD(sh, bytes_in, n);
+		NET_STAT_ADD(sh, buffered_bytes, n);
+		if (sh->idle_ticks || sh->hb_ticks)
+			s->last_rx = (uint32_t)(pc_now_ns() / PC_REACTOR_TICK_NS);
+		net_session_input(s);
+		if (!(s->flags & NS_DEAD) && rx_stuck(s))
+			net_session_abort(s, PC_CLOSE_NOMEM);
+		return;
+	}
+	if (n == 0) {
+		/* The client is done sending; what it sent is answered, a
+		 * partial frame is dropped. */
+		s->flags |= NS_EOF;
+		if (s->why == PC_CLOSE_REASONS)
+			s->why = PC_CLOSE_PEER;
+		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
+		pc_ringbuf_reset(s->rx);
+	} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		net_session_abort(s, PC_CLOSE_RESET);
+		return;
+	}
+	net_session_buf_release(sh, &s->rx);
+}
+
+/* After FIN: read and drop until the client's EOF. */
+static void discard_in(struct pc_session *s)
+{
+	ssize_t n = recv(s->fd, s->sh->scratch, PC_SERVER_RX_BUFFER, MSG_DONTWAIT);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		net_session_abort(s, (enum pc_close_reason)s->why);
+}
+
+void net_session_read_once(struct pc_session *s)
+{
+	/* Replies still in the input ring: reading now could overwrite them;
+	 * the flush at the end of this turn frees them, and the readiness,
+	 * level-triggered, comes back next turn. */
+	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD)) && !s->ref_head)
+		read_in(s);
+}
+
+void net_session_io(struct pc_reactor *r, int fd, unsigned events, void *arg)
+{
+	struct pc_session *s = arg;
+
+	(void)r;
+	(void)fd;
+	s->busy++;
+	if (events & PC_EV_OUT)
+		net_session_flush(s);
+	if (!(s->flags & NS_DEAD) && (events & (PC_EV_IN | PC_EV_ERR | PC_EV_HUP))) {
+		if (s->flags & NS_FIN)
+			discard_in(s);
+		else if (events & PC_EV_IN)
+			net_session_read_once(s);
+		else if (!(events & PC_EV_OUT) || !net_session_queued(s))
+			/* Error or hang-up with nothing to write that would
+			 * reveal it: level-triggered, it would fire forever. */
+			net_session_abort(s, PC_CLOSE_RESET);
+	}
+	if (!(s->flags & NS_DEAD))
+		net_session_settle(s);
+	net_session_unwind(s);
+}

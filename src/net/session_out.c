@@ -1,0 +1,317 @@
+/* percore net: a session's output: queueing frames and bytes, replies
+ * that stay in the input ring until written (struct net_ref), and the
+ * flush at the end of the turn: one sendmsg per session.
+ *
+ * Shard thread only, like everything of a session. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "net/net.h"
+
+/* Bytes worth referencing rather than copying: below this, copying into
+ * the output ring is cheaper than one more iovec for the kernel to walk. */
+#define NET_REF_MIN 1024
+/* References per session and turn: keeps one flush within one sendmsg
+ * (IOV_MAX is 1024; each reference adds at most three iovecs). */
+#define NET_REF_MAX 256
+#define NET_OUT_IOV (3 * NET_REF_MAX + 2)
+
+/* ---- buffers ------------------------------------------------------------ */
+
+void net_mem_update(struct net_shard *sh)
+{
+	__atomic_store_n(&sh->stats.buffer_bytes, sh->pool.busy_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->stats.pool_bytes, sh->pool.idle_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->stats.buffers_mapped, sh->pool.maps, __ATOMIC_RELAXED);
+}
+
+struct pc_ringbuf *net_session_buf_get(struct net_shard *sh, size_t bytes)
+{
+	struct pc_ringbuf *rb = net_buf_get(&sh->pool, bytes);
+
+	net_mem_update(sh);
+	return rb;
+}
+
+void net_session_buf_release(struct net_shard *sh, struct pc_ringbuf **rb)
+{
+	if (*rb && !pc_ringbuf_used(*rb)) {
+		net_buf_put(&sh->pool, *rb);
+		*rb = NULL;
+		net_mem_update(sh);
+	}
+}
+
+/* ---- the output as a sequence of pieces ------------------------------------ */
+
+/* Add bytes [a, b) of the output ring's readable region (t, nt iovecs). */
+static int add_range(struct iovec *out, int k, const struct iovec *t, int nt, size_t a, size_t b)
+{
+	size_t len0 = nt ? t[0].iov_len : 0;
+
+	if (a < b && a < len0) {
+		size_t end = b < len0 ? b : len0;
+		out[k++] = (struct iovec){ (char *)t[0].iov_base + a, end - a };
+	}
+	if (a < b && b > len0 && nt == 2) {
+		size_t start = a > len0 ? a - len0 : 0;
+		out[k++] = (struct iovec){ (char *)t[1].iov_base + start, b - len0 - start };
+	}
+	return k;
+}
+
+/* Everything queued, in order: owned bytes of the output ring with the
+ * references at the places they were queued. Returns the iovec count. */
+static int out_pieces(const struct pc_session *s, struct iovec *out)
+{
+	const struct net_shard *sh = s->sh;
+	struct iovec t[2] = { { 0 } };
+	int nt = s->tx ? pc_ringbuf_read_iov(s->tx, t) : 0, k = 0;
+	size_t pos = 0;
+
+	for (uint32_t i = s->ref_head; i; i = sh->refs[i - 1].next) {
+		const struct net_ref *r = &sh->refs[i - 1];
+
+		k = add_range(out, k, t, nt, pos, r->at);
+		out[k++] = (struct iovec){ (void *)r->p, r->len };
+		pos = r->at;
+	}
+	return add_range(out, k, t, nt, pos, s->tx ? pc_ringbuf_used(s->tx) : 0);
+}
+
+static void refs_forget(struct pc_session *s)
+{
+	s->ref_head = s->ref_tail = s->ref_bytes = 0;
+}
+
+/* Drop the first `skip` bytes of the output and copy the rest, references
+ * included, into an output ring of its own, so nothing points into the
+ * input ring any more. Returns 0 or -ENOMEM. */
+static int materialize(struct pc_session *s, size_t skip)
+{
+	struct net_shard *sh = s->sh;
+	struct iovec iov[NET_OUT_IOV];
+	size_t left = net_session_queued(s) - skip;
+	int k = out_pieces(s, iov);
+	struct pc_ringbuf *n = NULL;
+
+	if (left) {
+		n = net_session_buf_get(sh, left > sh->cfg->tx_buffer ? left : sh->cfg->tx_buffer);
+		if (!n)
+			return -ENOMEM;
+	}
+	for (int i = 0; i < k; i++) {
+		size_t len = iov[i].iov_len, off = skip < len ? skip : len;
+
+		skip -= off;
+		if (len > off)
+			pc_ringbuf_write(n, (char *)iov[i].iov_base + off, len - off);
+	}
+	if (s->tx)
+		net_buf_put(&sh->pool, s->tx);
+	s->tx = n;
+	refs_forget(s);
+	net_mem_update(sh);
+	return 0;
+}
+
+int net_session_materialize(struct pc_session *s)
+{
+	return s->ref_head ? materialize(s, 0) : 0;
+}
+
+/* ---- queueing ------------------------------------------------------------ */
+
+void net_session_mark_dirty(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+
+	if (s->flags & NS_DIRTY)
+		return;
+	s->flags |= NS_DIRTY;
+	s->dirty_next = sh->dirty;
+	sh->dirty = s;
+	if (!sh->flush_queued && !pc_reactor_defer(sh->r, (pc_task_fn)net_shard_flush, sh))
+		sh->flush_queued = true;
+}
+
+/* Whether this piece may stay where it is: it lies in the body the
+ * session's own handler is looking at (in its mirrored input ring), is
+ * worth it, and the session has room for one more reference. */
+static bool can_refer(const struct pc_session *s, const struct iovec *v)
+{
+	const struct net_shard *sh = s->sh;
+	const uint8_t *p = v->iov_base;
+
+	return sh->ref_owner == s && v->iov_len >= NET_REF_MIN && p >= sh->ref_lo &&
+	       p + v->iov_len <= sh->ref_hi &&
+	       (!s->ref_head || sh->refs[s->ref_head - 1].count < NET_REF_MAX);
+}
+
+/* Room in the shard's list for n more references. */
+static int refs_reserve(struct net_shard *sh, uint32_t n)
+{
+	uint32_t cap = sh->refs_cap ? sh->refs_cap : 256;
+	struct net_ref *r;
+
+	if (sh->nrefs + n <= sh->refs_cap)
+		return 0;
+	while (cap < sh->nrefs + n)
+		cap *= 2;
+	r = realloc(sh->refs, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	sh->refs = r;
+	sh->refs_cap = cap;
+	return 0;
+}
+
+static void add_ref(struct pc_session *s, const struct iovec *v)
+{
+	struct net_shard *sh = s->sh;
+
+	sh->refs[sh->nrefs] = (struct net_ref){
+		.p = v->iov_base, .len = (uint32_t)v->iov_len,
+		.at = s->tx ? (uint32_t)pc_ringbuf_used(s->tx) : 0,
+	};
+	if (s->ref_tail)
+		sh->refs[s->ref_tail - 1].next = sh->nrefs + 1;
+	else
+		s->ref_head = sh->nrefs + 1;
+	s->ref_tail = sh->nrefs + 1;
+	sh->refs[s->ref_head - 1].count++;
+	s->ref_bytes += (uint32_t)v->iov_len;
+	sh->nrefs++;
+}
+
+/* Room in the output ring for `owned` more bytes. */
+static int tx_room(struct pc_session *s, size_t owned)
+{
+	struct net_shard *sh = s->sh;
+
+	if (!s->tx) {
+		s->tx = net_session_buf_get(sh, owned > sh->cfg->tx_buffer ? owned : sh->cfg->tx_buffer);
+		return s->tx ? 0 : -ENOMEM;
+	}
+	if (pc_ringbuf_space(s->tx) >= owned)
+		return 0;
+	struct pc_ringbuf *n = net_buf_grow(&sh->pool, s->tx, pc_ringbuf_used(s->tx) + owned);
+	net_mem_update(sh);
+	if (!n)
+		return -ENOMEM;
+	s->tx = n; /* byte offsets from the head, so references' places, hold */
+	return 0;
+}
+
+int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len)
+{
+	struct net_shard *sh = s->sh;
+	size_t owned = 0;
+	bool refer[17];
+	int rc;
+
+	if (s->flags & (NS_CLOSING | NS_FIN | NS_DEAD | NS_EOF))
+		return -EPIPE;
+	if (net_session_queued(s) + len > sh->tx_max) {
+		NET_STAT_ADD(sh, send_refused, 1);
+		return -ENOBUFS;
+	}
+	if (iovcnt > 17)
+		return -EINVAL;
+	/* All or nothing: every allocation happens before the first byte. */
+	bool refs_ok = sh->ref_owner == s && !refs_reserve(sh, (uint32_t)iovcnt);
+	for (int i = 0; i < iovcnt; i++) {
+		refer[i] = refs_ok && can_refer(s, &iov[i]);
+		owned += refer[i] ? 0 : iov[i].iov_len;
+	}
+	rc = tx_room(s, owned);
+	if (rc)
+		return rc;
+	for (int i = 0; i < iovcnt; i++) {
+		if (refer[i])
+			add_ref(s, &iov[i]);
+		else
+			pc_ringbuf_write(s->tx, iov[i].iov_base, iov[i].iov_len);
+	}
+	NET_STAT_ADD(sh, queued_bytes, len);
+	net_session_mark_dirty(s);
+	return 0;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* One sendmsg of everything queued. MSG_NOSIGNAL: a client gone is an
+ * error, not SIGPIPE. Whatever is left afterwards no longer refers to the
+ * input ring. */
+static void write_out(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+	struct iovec iov[NET_OUT_IOV];
+	struct msghdr m = { .msg_iov = iov };
+	size_t total = net_session_queued(s);
+	ssize_t n;
+
+	m.msg_iovlen = (size_t)out_pieces(s, iov);
+	if (!m.msg_iovlen)
+		return;
+	n = sendmsg(s->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		net_session_abort(s, PC_CLOSE_RESET);
+		return;
+	}
+	n = n < 0 ? 0 : n;
+	NET_STAT_ADD(sh, bytes_out, n);
+	NET_STAT_SUB(sh, queued_bytes, n);
+	if ((size_t)n == total) {
+		if (s->tx)
+			pc_ringbuf_consume(s->tx, pc_ringbuf_used(s->tx));
+		refs_forget(s);
+		s->flags &= (uint16_t)~NS_WBLOCKED;
+		return;
+	}
+	/* Short: the socket buffer is full; wait for OUT. */
+	s->flags |= NS_WBLOCKED;
+	if (!s->ref_head)
+		pc_ringbuf_consume(s->tx, (size_t)n);
+	else if (materialize(s, (size_t)n))
+		net_session_abort(s, PC_CLOSE_NOMEM);
+}
+
+void net_session_flush(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+
+	if (s->tx || s->ref_head)
+		write_out(s);
+	if (s->flags & NS_DEAD)
+		return;
+	net_session_buf_release(sh, &s->tx);
+	if ((s->flags & NS_PAUSED) && net_session_queued(s) <= sh->cfg->low_water) {
+		s->flags &= (uint16_t)~NS_PAUSED;
+		NET_STAT_SUB(sh, paused, 1);
+		/* Frames may be waiting in the input ring with no more bytes
+		 * coming to announce them: decode them now. */
+		net_session_input(s);
+	}
+	net_session_settle(s);
+}
+
+void net_shard_flush(struct net_shard *sh)
+{
+	struct pc_session *s;
+
+	sh->flush_queued = false;
+	/* Pop one at a time: a session freed meanwhile unlinks itself from
+	 * this same list, and one that queues more goes back on it. */
+	while ((s = sh->dirty)) {
+		sh->dirty = s->dirty_next;
+		s->flags &= (uint16_t)~NS_DIRTY;
+		s->busy++;
+		net_session_flush(s);
+		net_session_unwind(s);
+	}
+	/* Every session's references were written or copied: none left. */
+	sh->nrefs = 0;
+}

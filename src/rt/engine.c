@@ -1,0 +1,439 @@
+/* percore rt: the engine: placing, starting, running and stopping shards. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "percore/clock.h"
+#include "percore/cpulist.h"
+#include "percore/place.h"
+#include "percore/topo.h"
+#include "rt/reactor_impl.h"
+#include "rt/rt.h"
+
+__thread struct rt_shard *rt_self;
+
+static const char *const idle_names[] = {
+	[PC_IDLE_ADAPTIVE] = "adaptive",
+	[PC_IDLE_SPIN] = "spin",
+	[PC_IDLE_SLEEP] = "sleep",
+};
+
+const char *pc_idle_name(enum pc_idle idle)
+{
+	return (unsigned)idle < PC_ARRAY_LEN(idle_names) ? idle_names[idle] : "?";
+}
+
+int pc_idle_parse(const char *name, enum pc_idle *out)
+{
+	for (unsigned i = 0; name && i < PC_ARRAY_LEN(idle_names); i++)
+		if (!strcmp(name, idle_names[i])) {
+			*out = (enum pc_idle)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void pc_engine_cfg_init(struct pc_engine_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->placement = "auto";
+	cfg->idle = PC_IDLE_ADAPTIVE;
+	cfg->poll_budget_us = PC_ENGINE_DEFAULT_BUDGET_US;
+	cfg->publish_batch = PC_ENGINE_DEFAULT_BATCH;
+	cfg->backend = PC_BACKEND_EPOLL;
+}
+
+static int fail(char *err, size_t len, int rc, const char *why)
+{
+	if (err && len)
+		snprintf(err, len, "%s", why);
+	return rc;
+}
+
+/* Ring capacity when the configuration leaves it to us: 256 messages up
+ * to 64 shards; beyond, shrink so the N x N mesh stays near 1 GiB. */
+static uint32_t auto_capacity(unsigned n)
+{
+	uint32_t c = 256;
+
+	while (c > 16 && (uint64_t)n * n * c * sizeof(struct rt_msg) > (1ull << 30))
+		c /= 2;
+	return c;
+}
+
+static int check_cfg(const struct pc_engine_cfg *c, char *err, size_t len)
+{
+	if (c->shards > PC_ENGINE_MAX_SHARDS)
+		return fail(err, len, -EINVAL, "more shards than PC_ENGINE_MAX_SHARDS");
+	if (c->ring_capacity && (!PC_IS_POW2(c->ring_capacity) || c->ring_capacity < 16))
+		return fail(err, len, -EINVAL, "ring capacity must be a power of two >= 16");
+	if ((unsigned)c->idle > PC_IDLE_SLEEP)
+		return fail(err, len, -EINVAL, "unknown idle policy");
+	if (c->backend != PC_BACKEND_EPOLL && c->backend != PC_BACKEND_URING)
+		return fail(err, len, -EINVAL, "unknown reactor backend");
+	return 0;
+}
+
+/* ---- placement ------------------------------------------------------- */
+
+/* Where each shard runs, from the machine's topology: a policy name or a
+ * CPU list. Stores the placement in *out (kept for pc_engine_placement). */
+static int place(const struct pc_engine_cfg *c, struct pc_placement **out, char *err, size_t len)
+{
+	const char *p = c->placement ? c->placement : "auto";
+	enum pc_place_policy policy;
+	cpu_set_t list;
+	struct pc_topo *topo;
+	int rc;
+
+	if (pc_place_policy_parse(p, &policy)) {
+		if (pc_cpulist_parse(p, &list))
+			return fail(err, len, -EINVAL, "placement is neither a policy nor a CPU list");
+		policy = PC_PLACE_LIST;
+	}
+	rc = pc_topo_load(NULL, &topo, err, len);
+	if (rc)
+		return rc;
+	rc = pc_place(topo, c->shards, policy, policy == PC_PLACE_LIST ? &list : NULL,
+		      c->oversubscribe ? PC_PLACE_OVERSUBSCRIBE : 0, out, err, len);
+	pc_topo_free(topo);
+	return rc;
+}
+
+/* ---- one shard --------------------------------------------------------- */
+
+/* On the shard's own thread: pin first, so every allocation below is
+ * first touched from the right CPU and node. */
+static int shard_setup(struct rt_shard *s)
+{
+	int rc = s->cpu >= 0 ? pc_pin_self(s->cpu) : 0;
+
+	if (!rc)
+		rc = pc_reactor_create(&s->reactor, s->e->cfg.backend, 0);
+	if (!rc)
+		rc = rt_mesh_setup(s);
+	if (!rc)
+		rc = rt_shard_mem_setup(s);
+	s->stats.shard = s->id;
+	s->stats.cpu = s->cpu;
+	s->stats.node = s->node;
+	return rc;
+}
+
+static void shard_loop(struct rt_shard *s)
+{
+	struct pc_engine *e = s->e;
+	struct rt_idle idle = { 0 };
+
+	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
+		unsigned n = rt_mesh_drain(s);
+
+		if (rt_reactor_wants_poll(s->reactor)) {
+			int k = pc_reactor_poll(s->reactor, 0);
+
+			if (k > 0)
+				n += (unsigned)k;
+		}
+		rt_mesh_flush(s);
+		RT_STAT_ADD(s, turns, 1);
+		if (n)
+			rt_idle_busy(s, &idle);
+		else
+			rt_idle_step(s, &idle);
+	}
+	rt_idle_busy(s, &idle);
+}
+
+/* After the ready rendezvous: run until stopped, then leave in step with
+ * the other shards so that nothing is sent to a shard that has gone. */
+static void shard_body(struct rt_shard *s)
+{
+	struct pc_engine *e = s->e;
+
+	rt_self = s;
+	rt_mesh_connect(s);
+	s->start_ns = pc_now_ns();
+	if (e->cfg.on_start)
+		e->cfg.on_start(e->cfg.arg);
+	shard_loop(s);
+	if (e->cfg.on_stop)
+		e->cfg.on_stop(e->cfg.arg);
+	rt_mesh_flush(s);
+	/* Every shard has published its last message past this point. */
+	pthread_barrier_wait(&e->done);
+	rt_mesh_final_drain(s);
+	rt_mesh_drop_returns(s);
+	RT_STAT_SET(s, busy_ns, pc_now_ns() - s->start_ns - s->stats.idle_ns);
+	rt_self = NULL;
+}
+
+static void *shard_main(void *arg)
+{
+	struct rt_shard *s = arg;
+	struct pc_engine *e = s->e;
+
+	s->setup_err = shard_setup(s);
+	if (s->setup_err)
+		atomic_store(&e->setup_failed, 1);
+	/* Wait for the starter's verdict: every shard's rings exist (or
+	 * some shard failed and nobody runs). */
+	pthread_mutex_lock(&e->gate_lock);
+	e->arrived++;
+	pthread_cond_broadcast(&e->gate_cond);
+	while (!e->gate_open)
+		pthread_cond_wait(&e->gate_cond, &e->gate_lock);
+	pthread_mutex_unlock(&e->gate_lock);
+	if (!atomic_load(&e->setup_failed))
+		shard_body(s);
+	return NULL;
+}
+
+/* Starter: wait until `count` shard threads have set up, then let them
+ * go. The mutex orders every shard's set-up before every shard's run. */
+static void open_gate(struct pc_engine *e, unsigned count)
+{
+	pthread_mutex_lock(&e->gate_lock);
+	while (e->arrived < count)
+		pthread_cond_wait(&e->gate_cond, &e->gate_lock);
+	e->gate_open = true;
+	pthread_cond_broadcast(&e->gate_cond);
+	pthread_mutex_unlock(&e->gate_lock);
+}
+
+/* ---- the engine ------------------------------------------------------ */
+
+static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, struct pc_placement *pl)
+{
+	unsigned n = pl->n;
+	struct pc_engine *e;
+
+	if (posix_memalign((void **)&e, PC_CACHE_PAD, sizeof(*e)))
+		return NULL;
+	memset(e, 0, sizeof(*e));
+	if (posix_memalign((void **)&e->shards, PC_CACHE_PAD, n * sizeof(*e->shards))) {
+		free(e);
+		return NULL;
+	}
+	memset(e->shards, 0, n * sizeof(*e->shards));
+	e->n = n;
+	e->cfg = *cfg;
+	e->cfg.placement = NULL; /* the caller's string may not outlive us */
+	if (!e->cfg.publish_batch)
+		e->cfg.publish_batch = PC_ENGINE_DEFAULT_BATCH;
+	e->capacity = cfg->ring_capacity ? cfg->ring_capacity : auto_capacity(n);
+	e->reserve = e->capacity / 4;
+	e->budget_ns = (uint64_t)cfg->poll_budget_us * 1000;
+	e->placement = pl;
+	for (unsigned i = 0; i < n; i++) {
+		e->shards[i].id = i;
+		e->shards[i].e = e;
+		e->shards[i].cpu = pl->shards[i].cpu;
+		e->shards[i].node = pl->shards[i].node;
+		pthread_mutex_init(&e->shards[i].ext_lock, NULL);
+	}
+	pthread_mutex_init(&e->gate_lock, NULL);
+	pthread_cond_init(&e->gate_cond, NULL);
+	pthread_barrier_init(&e->done, NULL, n);
+	return e;
+}
+
+static void engine_free(struct pc_engine *e)
+{
+	for (unsigned i = 0; i < e->n; i++) {
+		rt_mesh_free(&e->shards[i]);
+		rt_shard_mem_free(&e->shards[i]);
+		pc_reactor_destroy(e->shards[i].reactor);
+		pthread_mutex_destroy(&e->shards[i].ext_lock);
+	}
+	pthread_mutex_destroy(&e->gate_lock);
+	pthread_cond_destroy(&e->gate_cond);
+	pthread_barrier_destroy(&e->done);
+	pc_placement_free(e->placement);
+	free(e->shards);
+	free(e);
+}
+
+/* Start the shard threads with SIGINT and SIGTERM blocked, so those
+ * signals go to a thread that is not a shard. Returns how many started. */
+static unsigned spawn(struct pc_engine *e, unsigned first, int *rc)
+{
+	sigset_t block, old;
+	unsigned i;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (i = first; i < e->n; i++) {
+		*rc = -pthread_create(&e->shards[i].thread, NULL, shard_main, &e->shards[i]);
+		if (*rc)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return i - first;
+}
+
+static int first_setup_error(const struct pc_engine *e)
+{
+	for (unsigned i = 0; i < e->n; i++)
+		if (e->shards[i].setup_err)
+			return e->shards[i].setup_err;
+	return -ENOMEM;
+}
+
+/* Start the shard threads (and set shard 0 up on this thread when the
+ * caller is shard 0). Returns 0 once every shard is ready to run, or the
+ * first error after every started thread has ended. */
+static int launch(struct pc_engine *e)
+{
+	unsigned first = e->cfg.caller_is_shard0 ? 1 : 0, started;
+	int rc = 0;
+
+	started = spawn(e, first, &rc);
+	if (rc)
+		atomic_store(&e->setup_failed, 1);
+	if (first) {
+		e->shards[0].setup_err = shard_setup(&e->shards[0]);
+		if (e->shards[0].setup_err)
+			atomic_store(&e->setup_failed, 1);
+	}
+	open_gate(e, started);
+	if (!atomic_load(&e->setup_failed))
+		return 0;
+	for (unsigned i = first; i < first + started; i++)
+		pthread_join(e->shards[i].thread, NULL);
+	return rc ? rc : first_setup_error(e);
+}
+
+int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out, char *err, size_t errlen)
+{
+	struct pc_placement *placement;
+	struct pc_engine *e;
+	int rc = check_cfg(cfg, err, errlen);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	rc = place(cfg, &placement, err, errlen);
+	if (rc)
+		return rc;
+	e = engine_alloc(cfg, placement);
+	if (!e) {
+		pc_placement_free(placement);
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	rc = launch(e);
+	if (rc) {
+		engine_free(e);
+		return fail(err, errlen, rc, "a shard could not start, set up its reactor or its rings");
+	}
+	*out = e;
+	return 0;
+}
+
+int pc_engine_run(struct pc_engine *e)
+{
+	if (!e->cfg.caller_is_shard0 || e->ran0)
+		return -EINVAL;
+	e->ran0 = true;
+	shard_body(&e->shards[0]);
+	return 0;
+}
+
+void pc_engine_stop(struct pc_engine *e)
+{
+	/* Only async-signal-safe steps: an atomic store and write(2). */
+	if (atomic_exchange(&e->stop, 1))
+		return;
+	for (unsigned i = 0; i < e->n; i++)
+		pc_reactor_wake(e->shards[i].reactor);
+}
+
+bool pc_engine_stopping(const struct pc_engine *e)
+{
+	return atomic_load(&e->stop) != 0;
+}
+
+int pc_engine_join(struct pc_engine *e)
+{
+	unsigned first = e->cfg.caller_is_shard0 ? 1 : 0;
+
+	if (e->joined)
+		return 0;
+	if (first && !e->ran0)
+		pc_engine_run(e);
+	for (unsigned i = first; i < e->n; i++)
+		pthread_join(e->shards[i].thread, NULL);
+	e->joined = true;
+	return 0;
+}
+
+void pc_engine_destroy(struct pc_engine *e)
+{
+	if (!e)
+		return;
+	if (!e->joined) {
+		pc_engine_stop(e);
+		pc_engine_join(e);
+	}
+	rt_signals_release(e);
+	engine_free(e);
+}
+
+unsigned pc_engine_shards(const struct pc_engine *e)
+{
+	return e->n;
+}
+
+enum pc_idle pc_engine_idle(const struct pc_engine *e)
+{
+	return e->cfg.idle;
+}
+
+enum pc_backend pc_engine_backend(const struct pc_engine *e)
+{
+	return pc_reactor_backend(e->shards[0].reactor);
+}
+
+int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i)
+{
+	return i < e->n ? e->shards[i].cpu : -1;
+}
+
+const struct pc_placement *pc_engine_placement(const struct pc_engine *e)
+{
+	return e->placement;
+}
+
+int pc_engine_submit(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg)
+{
+	if (to >= e->n || !fn)
+		return -EINVAL;
+	if (pc_engine_stopping(e))
+		return -ESHUTDOWN;
+	return rt_mesh_push_external(e, to, fn, arg);
+}
+
+/* ---- who am I ------------------------------------------------------- */
+
+int pc_shard_id(void)
+{
+	return rt_self ? (int)rt_self->id : -1;
+}
+
+unsigned pc_shard_count(void)
+{
+	return rt_self ? rt_self->e->n : 0;
+}
+
+struct pc_reactor *pc_shard_reactor(void)
+{
+	return rt_self ? rt_self->reactor : NULL;
+}
+
+struct pc_engine *pc_shard_engine(void)
+{
+	return rt_self ? rt_self->e : NULL;
+}

@@ -1,0 +1,100 @@
+/* percore rt: what a shard does with a turn that found nothing to do.
+ *
+ * spin      keep polling (pause between turns);
+ * adaptive  keep polling for the budget, then sleep;
+ * sleep     sleep at once.
+ *
+ * Sleeping is announce-then-recheck (the argument: docs/ARCHITECTURE.md,
+ * "No lost wake-up"):
+ *   1. store sleeping = 1                          (seq_cst)
+ *   2. load every doorbell word, the stop flag     (seq_cst)
+ *      and look at local work; any news: sleeping = 0, go back to work
+ *   3. wait in the reactor (fds, timers, the eventfd)
+ *   4. sleeping = 0
+ * A producer publishes, sets its doorbell bit (seq_cst RMW), then loads
+ * sleeping (seq_cst) and writes the eventfd only when it reads 1. Among
+ * seq_cst operations the store-buffering outcome is impossible: either the
+ * sleeper's step 2 sees the doorbell bit, or the producer sees sleeping = 1
+ * and its eventfd write makes step 3 return (an eventfd stays readable
+ * until read, so a write before the wait is not lost).
+ *
+ * Idle time is measured from the RT_IDLE_TIMED-th empty turn on (or from
+ * the first with the sleep policy), so short gaps between messages cost no
+ * clock read and count as busy.
+ */
+#include <stdatomic.h>
+
+#include "percore/clock.h"
+#include "percore/reactor.h"
+#include "rt/reactor_impl.h"
+#include "rt/rt.h"
+
+#define RT_IDLE_TIMED 64
+/* A shard holding shared buffers it could not send home yet sleeps at
+ * most this long before it tries again. */
+#define RT_RETRY_NS 1000000
+
+void rt_idle_busy(struct rt_shard *s, struct rt_idle *st)
+{
+	if (st->t0) {
+		RT_STAT_ADD(s, idle_ns, pc_now_ns() - st->t0);
+		st->t0 = 0;
+	}
+	st->empty = 0;
+}
+
+static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
+{
+	struct rt_inbox *ib = s->inbox;
+	struct pc_engine *e = s->e;
+	int64_t timeout = s->nfrees ? RT_RETRY_NS : -1;
+	int n;
+
+	/* A sleeper polls nothing: hot rings go back to doorbells first. They
+	 * stay pending, so this turn does not sleep; the next one looks at
+	 * them once more (after the fence in cooling) and then may. */
+	if (rt_mesh_cool_all(s))
+		return;
+	atomic_store_explicit(&ib->sleeping, 1, memory_order_seq_cst);
+	if (rt_mesh_may_have_work(s) || atomic_load_explicit(&e->stop, memory_order_seq_cst) ||
+	    pc_reactor_has_tasks(s->reactor)) {
+		atomic_store_explicit(&ib->sleeping, 0, memory_order_relaxed);
+		return;
+	}
+	RT_STAT_ADD(s, sleeps, 1);
+	n = pc_reactor_poll(s->reactor, timeout);
+	/* relaxed: only this shard reads its own flag as a decision; a
+	 * producer that still sees 1 merely sends one spare wake-up. */
+	atomic_store_explicit(&ib->sleeping, 0, memory_order_relaxed);
+	if (n > 0)
+		rt_idle_busy(s, st);
+}
+
+void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
+{
+	struct pc_engine *e = s->e;
+	uint32_t k = ++st->empty;
+
+	switch (e->cfg.idle) {
+	case PC_IDLE_SPIN:
+		if (k == RT_IDLE_TIMED)
+			st->t0 = pc_now_ns();
+		pc_cpu_relax();
+		return;
+	case PC_IDLE_ADAPTIVE:
+		if (k < RT_IDLE_TIMED || k % RT_IDLE_TIMED) {
+			pc_cpu_relax();
+			return;
+		}
+		if (k == RT_IDLE_TIMED)
+			st->t0 = pc_now_ns();
+		if (pc_now_ns() - st->t0 >= e->budget_ns)
+			idle_sleep(s, st);
+		return;
+	case PC_IDLE_SLEEP:
+		if (!st->t0)
+			st->t0 = pc_now_ns();
+		idle_sleep(s, st);
+		return;
+	}
+}

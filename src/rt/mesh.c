@@ -1,0 +1,561 @@
+/* percore rt: the mesh, N x N SPSC rings with doorbells.
+ *
+ * Producer side (shard i towards j): stage the message in ring (i, j),
+ * publish the tail once per turn or every publish_batch messages, and on
+ * every publish set bit i of j's doorbell and look whether j sleeps.
+ * Consumer side (shard j): exchange each non-zero doorbell word with 0,
+ * add its bits to the rings it knows are non-empty, and drain those rings;
+ * a ring leaves that set only when a take finds it empty. A turn therefore
+ * costs O(active senders), not O(N).
+ *
+ * Why no message is stranded (the argument in full: docs/ARCHITECTURE.md):
+ * every publish is followed by a fetch_or of the doorbell, and the
+ * consumer's exchange that clears the bit acquires that fetch_or, so the
+ * consumer sees the tail it announces. A publish whose bit was cleared
+ * before it was set leaves the bit set for the next turn.
+ *
+ * Replies: ring (j, i) keeps `reserve` slots free of everything but
+ * replies, and i allows itself at most `reserve` calls to j awaiting a
+ * reply, so a reply always finds room and is never refused.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "percore/numa.h"
+#include "percore/reactor.h"
+#include "rt/rt.h"
+
+/* Messages one ring may hand over in one turn before the next ring (and
+ * the reactor) get their go: fairness between senders. */
+#define RT_DRAIN_BUDGET 64
+
+/* A ring that delivered messages is "hot": polled every turn with no
+ * doorbell needed, until this many polls in a row found it empty. */
+#define RT_HOT_TURNS 1024
+
+/* Align x up to a multiple of a (a power of two). */
+static size_t align_up(size_t x, size_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+static unsigned bell_words(const struct pc_engine *e)
+{
+	return (e->n + 1 + 63) / 64;   /* n shards + the external ring */
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+int rt_mesh_setup(struct rt_shard *s)
+{
+	struct pc_engine *e = s->e;
+	unsigned nrings = e->n + 1;
+	size_t rings_off = align_up(sizeof(struct rt_inbox), PC_CACHE_PAD);
+	size_t ring_sz = align_up(sizeof(struct rt_ring), PC_CACHE_PAD);
+	size_t slots_off = align_up(rings_off + nrings * ring_sz, PC_CACHE_PAD);
+	size_t slot_bytes = (size_t)e->capacity * sizeof(struct rt_msg);
+	char *mem;
+
+	s->mem_size = slots_off + nrings * slot_bytes;
+	mem = pc_numa_alloc(s->node, s->mem_size);
+	if (!mem)
+		return -ENOMEM;
+	/* First touch from this (pinned) thread: page tables and any page
+	 * the node policy could not place come from the consumer's node. */
+	memset(mem, 0, s->mem_size);
+	s->mem = mem;
+	s->inbox = (struct rt_inbox *)mem;
+	s->in = calloc(nrings, sizeof(*s->in));
+	s->out = calloc(e->n, sizeof(*s->out));
+	s->dirty = calloc(e->n, sizeof(*s->dirty));
+	s->is_hot = calloc(nrings, sizeof(*s->is_hot));
+	s->cold_turns = calloc(nrings, sizeof(*s->cold_turns));
+	if (!s->in || !s->out || !s->dirty || !s->is_hot || !s->cold_turns)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nrings; i++) {
+		struct rt_ring *r = (struct rt_ring *)(mem + rings_off + i * ring_sz);
+		struct rt_msg *buf = (struct rt_msg *)(mem + slots_off + i * slot_bytes);
+
+		if (rt_ring_init(r, buf, e->capacity))
+			return -EINVAL;
+		s->in[i] = r;
+	}
+	return 0;
+}
+
+void rt_mesh_connect(struct rt_shard *s)
+{
+	struct pc_engine *e = s->e;
+
+	for (unsigned k = 0; k < e->n; k++) {
+		s->out[k].ring = e->shards[k].in[s->id];
+		s->out[k].inbox = e->shards[k].inbox;
+		s->out[k].reactor = e->shards[k].reactor;
+	}
+}
+
+void rt_mesh_free(struct rt_shard *s)
+{
+	pc_numa_free(s->mem, s->mem_size);
+	free(s->in);
+	free(s->out);
+	free(s->dirty);
+	free(s->is_hot);
+	free(s->cold_turns);
+	s->is_hot = NULL;
+	s->cold_turns = NULL;
+	s->mem = NULL;
+	s->in = NULL;
+	s->out = NULL;
+	s->dirty = NULL;
+}
+
+/* ---- producer ---------------------------------------------------------- */
+
+/* Announce a publish on ring `bit` into the shard whose inbox is ib and
+ * wake it if it sleeps. Returns 1 when an eventfd was written. */
+static int ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+{
+	/* Full fence between the tail just stored and the load of `hot`:
+	 * against the consumer's "hot = 0; fence; load tail" when it stops
+	 * polling this ring, either it sees our tail or we see hot == 0 and
+	 * ring the doorbell (store-buffering, forbidden across seq_cst
+	 * fences). A hot ring is polled every turn: no doorbell, no RMW on
+	 * the line the consumer reads. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ib->hot[bit], memory_order_relaxed))
+		return 0;
+	/* seq_cst read-modify-write: the release half makes the tail just
+	 * published visible to the consumer's exchange that takes this bit;
+	 * being seq_cst, it and the load of `sleeping` below, against the
+	 * consumer's seq_cst store of `sleeping` and load of the doorbell,
+	 * cannot both miss each other. */
+	atomic_fetch_or_explicit(&ib->bell[bit / 64], 1ull << (bit % 64), memory_order_seq_cst);
+	if (!atomic_load_explicit(&ib->sleeping, memory_order_seq_cst))
+		return 0;
+	/* Several producers may see the flag; one eventfd write is enough. */
+	if (!atomic_exchange_explicit(&ib->sleeping, 0, memory_order_relaxed))
+		return 0;
+	pc_reactor_wake(r);
+	return 1;
+}
+
+static void publish(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	rt_ring_publish(o->ring);    /* release: slots before tail */
+	o->staged = 0;
+	RT_STAT_ADD(s, publishes, 1);
+	if (to == s->id) {
+		/* Our own ring: no atomics, we are the consumer. */
+		s->pending[to / 64] |= 1ull << (to % 64);
+		return;
+	}
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(o->inbox, o->reactor, s->id));
+}
+
+/* True when ring (s, to) can take a non-reply message now. Only s
+ * stages into it, so the answer holds until s itself sends. */
+static bool has_room(struct rt_shard *s, unsigned to)
+{
+	return pc_spsc_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
+}
+
+/* A slot in ring (s, to), or NULL when full. Anything but a reply must
+ * leave e->reserve slots free for the replies s may owe `to`. */
+static struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
+{
+	if (!reply && !has_room(s, to))
+		return NULL;
+	return rt_ring_stage(s->out[to].ring);
+}
+
+static void staged(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	RT_STAT_ADD(s, msgs_out, 1);
+	if (!o->dirty) {
+		o->dirty = true;
+		s->dirty[s->ndirty++] = to;
+	}
+	if (++o->staged >= s->e->cfg.publish_batch)
+		publish(s, to);
+}
+
+void rt_mesh_flush(struct rt_shard *s)
+{
+	if (s->nfrees)
+		rt_mesh_send_returns(s);
+	for (unsigned i = 0; i < s->ndirty; i++) {
+		unsigned to = s->dirty[i];
+
+		s->out[to].dirty = false;
+		if (s->out[to].staged)
+			publish(s, to);
+	}
+	s->ndirty = 0;
+}
+
+/* ---- consumer ---------------------------------------------------------- */
+
+static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
+{
+	/* Never NULL: the reservation argued above keeps room for it. */
+	struct rt_msg *m = stage(s, to, true);
+
+	m->fn = (void (*)(void))fn;
+	m->kind = RT_MSG_REPLY;
+	m->u.reply.ctx = ctx;
+	m->u.reply.result = result;
+	staged(s, to);
+}
+
+static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
+{
+	RT_STAT_ADD(s, msgs_in, 1);
+	switch (m->kind) {
+	case RT_MSG_PTR:
+		((pc_msg_fn)m->fn)(m->u.arg);
+		break;
+	case RT_MSG_COPY:
+		((pc_msg_fn)m->fn)(m->u.bytes);
+		break;
+	case RT_MSG_CALL: {
+		intptr_t r = ((pc_shard_call_fn)m->fn)(m->u.call.arg);
+
+		send_reply(s, from, m->u.call.reply, m->u.call.ctx, r);
+		break;
+	}
+	case RT_MSG_REPLY:
+		s->out[from].calls--;
+		((pc_shard_reply_fn)m->fn)(m->u.reply.ctx, m->u.reply.result);
+		break;
+	case RT_MSG_FREE:
+		rt_shared_buf_free_list(m->u.free_list);
+		break;
+	}
+}
+
+/* Run up to RT_DRAIN_BUDGET messages of ring i; *empty tells whether the
+ * ring ran dry. Slots are freed for the producer once, after the batch. */
+static unsigned drain_ring(struct rt_shard *s, unsigned i, bool *empty)
+{
+	struct rt_ring *r = s->in[i];
+	unsigned k = 0;
+	struct rt_msg *m;
+
+	*empty = false;
+	while (k < RT_DRAIN_BUDGET) {
+		m = rt_ring_take(r);
+		if (!m) {
+			*empty = true;
+			break;
+		}
+		k++;
+		run_msg(s, i, m);
+	}
+	if (k)
+		rt_ring_release(r);
+	return k;
+}
+
+/* Ring i delivered: poll it every turn from now on, no doorbell needed.
+ * relaxed: a producer that still reads 0 merely rings the doorbell. */
+static void heat(struct rt_shard *s, unsigned i)
+{
+	s->is_hot[i] = 1;
+	s->nhot++;
+	atomic_store_explicit(&s->inbox->hot[i], 1, memory_order_relaxed);
+}
+
+/* Stop polling ring i every turn. It stays pending: the next drain's look
+ * at its tail comes after the fence, so a producer that read hot == 1
+ * (and rang no doorbell) before the fence has its message found then. */
+static void cool(struct rt_shard *s, unsigned i)
+{
+	s->is_hot[i] = 0;
+	s->nhot--;
+	s->cold_turns[i] = 0;
+	atomic_store_explicit(&s->inbox->hot[i], 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+bool rt_mesh_cool_all(struct rt_shard *s)
+{
+	if (!s->nhot)
+		return false;
+	for (unsigned i = 0; i <= s->e->n; i++)
+		if (s->is_hot[i])
+			cool(s, i);
+	return true;
+}
+
+/* After a look at ring i: ran messages, and whether it ran dry. */
+static void after_drain(struct rt_shard *s, unsigned i, unsigned ran, bool empty)
+{
+	if (ran) {
+		s->cold_turns[i] = 0;
+		if (!s->is_hot[i] && i != s->id)
+			heat(s, i);
+	}
+	if (!empty)
+		return;
+	if (!s->is_hot[i])
+		s->pending[i / 64] &= ~(1ull << (i % 64));
+	else if (++s->cold_turns[i] >= RT_HOT_TURNS)
+		cool(s, i);
+}
+
+unsigned rt_mesh_drain(struct rt_shard *s)
+{
+	struct rt_inbox *ib = s->inbox;
+	unsigned words = bell_words(s->e), ran = 0;
+
+	for (unsigned w = 0; w < words; w++) {
+		/* Read first: a word with no news costs no write to the line
+		 * the producers write. acquire on the exchange pairs with the
+		 * producers' fetch_or (see ring_bell). */
+		if (atomic_load_explicit(&ib->bell[w], memory_order_relaxed))
+			s->pending[w] |= atomic_exchange_explicit(&ib->bell[w], 0, memory_order_acquire);
+	}
+	for (unsigned w = 0; w < words; w++) {
+		uint64_t bits = s->pending[w];
+
+		while (bits) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+			bool empty;
+			unsigned k;
+
+			bits &= bits - 1;
+			k = drain_ring(s, i, &empty);
+			after_drain(s, i, k, empty);
+			ran += k;
+		}
+	}
+	return ran;
+}
+
+bool rt_mesh_may_have_work(struct rt_shard *s)
+{
+	unsigned words = bell_words(s->e);
+
+	for (unsigned w = 0; w < words; w++)
+		if (s->pending[w] || atomic_load_explicit(&s->inbox->bell[w], memory_order_seq_cst))
+			return true;
+	return false;
+}
+
+void rt_mesh_final_drain(struct rt_shard *s)
+{
+	struct rt_msg *m;
+
+	for (unsigned i = 0; i <= s->e->n; i++) {
+		while ((m = rt_ring_take(s->in[i]))) {
+			/* Returned buffers are memory, not work: free them. */
+			if (m->kind == RT_MSG_FREE) {
+				run_msg(s, i, m);
+				continue;
+			}
+			RT_STAT_ADD(s, unrun_at_stop, 1);
+		}
+		rt_ring_release(s->in[i]);
+	}
+}
+
+/* ---- the public sending functions ------------------------------------ */
+
+static struct rt_shard *sender(unsigned to)
+{
+	struct rt_shard *s = rt_self;
+
+	if (!s || to >= s->e->n)
+		return NULL;
+	return s;
+}
+
+static int refuse(struct rt_shard *s)
+{
+	RT_STAT_ADD(s, ring_full, 1);
+	return -EAGAIN; /* full: nothing staged, the caller retries later */
+}
+
+int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
+{
+	struct rt_shard *s = sender(to);
+	struct rt_msg *m;
+
+	if (!s || !fn)
+		return rt_self ? -EINVAL : -EPERM;
+	m = stage(s, to, false);
+	if (!m)
+		return refuse(s);
+	m->fn = (void (*)(void))fn;
+	m->kind = RT_MSG_PTR;
+	m->u.arg = arg;
+	staged(s, to);
+	return 0;
+}
+
+int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len)
+{
+	struct rt_shard *s = sender(to);
+	struct rt_msg *m;
+
+	if (!s || !fn || (len && !data))
+		return rt_self ? -EINVAL : -EPERM;
+	if (len > PC_MSG_INLINE)
+		return -EMSGSIZE;
+	m = stage(s, to, false);
+	if (!m)
+		return refuse(s);
+	m->fn = (void (*)(void))fn;
+	m->kind = RT_MSG_COPY;
+	m->len = (uint32_t)len;
+	if (len)
+		memcpy(m->u.bytes, data, len);
+	staged(s, to);
+	return 0;
+}
+
+int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply, void *ctx)
+{
+	struct rt_shard *s = sender(to);
+	struct rt_msg *m;
+
+	if (!s || !fn || !reply)
+		return rt_self ? -EINVAL : -EPERM;
+	if (s->out[to].calls >= s->e->reserve)
+		return refuse(s);
+	m = stage(s, to, false);
+	if (!m)
+		return refuse(s);
+	m->fn = (void (*)(void))fn;
+	m->kind = RT_MSG_CALL;
+	m->u.call.arg = arg;
+	m->u.call.reply = reply;
+	m->u.call.ctx = ctx;
+	s->out[to].calls++;
+	staged(s, to);
+	return 0;
+}
+
+unsigned pc_shard_call_limit(void)
+{
+	return rt_self ? rt_self->e->reserve : 0;
+}
+
+int pc_shard_broadcast(pc_msg_fn fn, void *arg)
+{
+	struct rt_shard *s = rt_self;
+
+	if (!s)
+		return -EPERM;
+	if (!fn)
+		return -EINVAL;
+	for (unsigned k = 0; k < s->e->n; k++)
+		if (!has_room(s, k))
+			return refuse(s);
+	for (unsigned k = 0; k < s->e->n; k++)
+		pc_shard_submit(k, fn, arg);
+	return 0;
+}
+
+int pc_shard_flush(void)
+{
+	struct rt_shard *s = rt_self;
+	int n;
+
+	if (!s)
+		return -EPERM;
+	n = (int)s->ndirty;
+	rt_mesh_flush(s);
+	return n;
+}
+
+/* Calls to every shard, all or none (pc_engine_stats uses it). */
+int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
+{
+	for (unsigned k = 0; k < s->e->n; k++)
+		if (!has_room(s, k) || s->out[k].calls >= s->e->reserve)
+			return refuse(s);
+	for (unsigned k = 0; k < s->e->n; k++)
+		pc_shard_call(k, fn, args[k], reply, ctx);
+	return 0;
+}
+
+/* ---- from outside the engine --------------------------------------- */
+
+int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg)
+{
+	struct rt_shard *d = &e->shards[to];
+	struct rt_ring *r = d->in[e->n];
+	struct rt_msg *m;
+
+	/* The lock makes the callers one producer after another; each
+	 * unlock/lock pair orders one producer's writes before the next's. */
+	pthread_mutex_lock(&d->ext_lock);
+	m = rt_ring_stage(r);
+	if (!m) {
+		pthread_mutex_unlock(&d->ext_lock);
+		return -EAGAIN;
+	}
+	m->fn = (void (*)(void))fn;
+	m->kind = RT_MSG_PTR;
+	m->u.arg = arg;
+	rt_ring_publish(r);
+	pthread_mutex_unlock(&d->ext_lock);
+	ring_bell(d->inbox, d->reactor, e->n);
+	return 0;
+}
+
+/* ---- shared buffers going home -------------------------------------- */
+
+/* Queue b (refs reached 0 here, on a shard that does not own it) to be
+ * sent back to its owner at the end of this turn. */
+void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b)
+{
+	struct rt_out *o = &s->out[((struct rt_shard *)b->_home)->id];
+
+	b->_next = o->frees;
+	if (!o->frees)
+		s->nfrees++;
+	o->frees = b;
+}
+
+/* Send the queued returns, one message per owner; those whose ring is
+ * full wait for a later turn. Returns how many owners still wait. */
+unsigned rt_mesh_send_returns(struct rt_shard *s)
+{
+	if (!s->nfrees)
+		return 0;
+	for (unsigned k = 0; k < s->e->n; k++) {
+		struct rt_out *o = &s->out[k];
+		struct rt_msg *m;
+
+		if (!o->frees || !(m = stage(s, k, false)))
+			continue;
+		m->fn = NULL;
+		m->kind = RT_MSG_FREE;
+		m->u.free_list = o->frees;
+		o->frees = NULL;
+		s->nfrees--;
+		staged(s, k);
+	}
+	return s->nfrees;
+}
+
+/* At exit: the engine is stopping and every shard is past its last turn;
+ * free what could not be sent home (the allocator is thread-safe). */
+void rt_mesh_drop_returns(struct rt_shard *s)
+{
+	for (unsigned k = 0; k < s->e->n && s->nfrees; k++) {
+		if (s->out[k].frees) {
+			rt_shared_buf_free_list(s->out[k].frees);
+			s->out[k].frees = NULL;
+			s->nfrees--;
+		}
+	}
+}

@@ -1,0 +1,307 @@
+/* percore rt: the reactor's common part (fd table, tasks, turn order).
+ * Backends: reactor_epoll.c, reactor_uring.c. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "percore/clock.h"
+#include "rt/reactor_impl.h"
+
+const char *pc_backend_name(enum pc_backend b)
+{
+	return b == PC_BACKEND_URING ? "io_uring" : "epoll";
+}
+
+/* Say once per process that io_uring was asked for and not available. */
+static void report_fallback(int err)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	if (atomic_flag_test_and_set(&said))
+		return;
+	fprintf(stderr, "percore: io_uring unavailable (%s%s), using epoll\n", strerror(-err),
+		err == -EPERM ? ": kernel.io_uring_disabled or seccomp" :
+		err == -ENOSYS ? ": kernel without io_uring" : "");
+}
+
+static int backend_init(struct pc_reactor *r, enum pc_backend backend, unsigned flags)
+{
+	int rc;
+
+	if (backend == PC_BACKEND_URING) {
+		r->ops = &rt_backend_uring;
+		r->backend = PC_BACKEND_URING;
+		rc = r->ops->init(r);
+		if (rc == 0 || (flags & PC_REACTOR_NO_FALLBACK) || rc == -ENOMEM)
+			return rc;
+		report_fallback(rc);
+	}
+	r->ops = &rt_backend_epoll;
+	r->backend = PC_BACKEND_EPOLL;
+	return r->ops->init(r);
+}
+
+int pc_reactor_create(struct pc_reactor **out, enum pc_backend backend, unsigned flags)
+{
+	struct pc_reactor *r;
+	int rc;
+
+	*out = NULL;
+	if (backend != PC_BACKEND_EPOLL && backend != PC_BACKEND_URING)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->wake_fd < 0) {
+		rc = -errno;
+		free(r);
+		return rc;
+	}
+	pc_wheel_init(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
+	rc = backend_init(r, backend, flags);
+	if (rc) {
+		close(r->wake_fd);
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void pc_reactor_destroy(struct pc_reactor *r)
+{
+	if (!r)
+		return;
+	r->ops->fini(r);
+	close(r->wake_fd);
+	free(r->fds);
+	free(r->tasks);
+	free(r);
+}
+
+enum pc_backend pc_reactor_backend(const struct pc_reactor *r)
+{
+	return r->backend;
+}
+
+unsigned pc_reactor_nfds(const struct pc_reactor *r)
+{
+	return r->nfds;
+}
+
+bool pc_reactor_has_tasks(const struct pc_reactor *r)
+{
+	return r->task_count != 0;
+}
+
+static int fds_reserve(struct pc_reactor *r, int fd)
+{
+	unsigned cap = r->fds_cap ? r->fds_cap : 64;
+	struct rt_fd *n;
+
+	if ((unsigned)fd < r->fds_cap)
+		return 0;
+	while (cap <= (unsigned)fd)
+		cap *= 2;
+	n = realloc(r->fds, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	memset(n + r->fds_cap, 0, (cap - r->fds_cap) * sizeof(*n));
+	r->fds = n;
+	r->fds_cap = cap;
+	return 0;
+}
+
+static bool events_valid(unsigned events)
+{
+	return events && !(events & ~(unsigned)(PC_EV_IN | PC_EV_OUT | PC_EV_ERR | PC_EV_HUP)) &&
+	       (events & (PC_EV_IN | PC_EV_OUT));
+}
+
+int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg)
+{
+	struct rt_fd *f;
+	int rc;
+
+	if (fd < 0 || fd == r->wake_fd || !fn || !events_valid(events))
+		return -EINVAL;
+	if (rt_reactor_slot(r, fd))
+		return -EEXIST;
+	rc = fds_reserve(r, fd);
+	if (rc)
+		return rc;
+	f = &r->fds[fd];
+	f->fn = fn;
+	f->arg = arg;
+	f->events = events & (PC_EV_IN | PC_EV_OUT);
+	f->gen++;
+	f->armed = 0;
+	rc = r->ops->add(r, fd, f);
+	if (rc) {
+		f->events = 0;
+		return rc;
+	}
+	r->nfds++;
+	return 0;
+}
+
+int pc_reactor_mod(struct pc_reactor *r, int fd, unsigned events)
+{
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+	unsigned old;
+	int rc;
+
+	if (!f)
+		return -ENOENT;
+	if (!events_valid(events))
+		return -EINVAL;
+	old = f->events;
+	f->events = events & (PC_EV_IN | PC_EV_OUT);
+	if (f->events == old)
+		return 0;
+	rc = r->ops->mod(r, fd, f);
+	if (rc)
+		f->events = old;
+	return rc;
+}
+
+int pc_reactor_del(struct pc_reactor *r, int fd)
+{
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+
+	if (!f)
+		return -ENOENT;
+	r->ops->del(r, fd, f);
+	f->events = 0;
+	f->gen++;        /* anything already collected for fd is now stale */
+	f->armed = 0;
+	r->nfds--;
+	return 0;
+}
+
+int rt_reactor_ready(struct pc_reactor *r, int fd, uint32_t gen, unsigned ready)
+{
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+
+	if (!f || gen != f->gen)
+		return 0;
+	ready &= f->events | PC_EV_ERR | PC_EV_HUP;
+	if (!ready)
+		return 0;
+	f->fn(r, fd, ready, f->arg);
+	return 1;
+}
+
+void rt_reactor_drain_wake(struct pc_reactor *r)
+{
+	uint64_t v;
+
+	/* Non-blocking: EAGAIN just means another drain got there first. */
+	if (read(r->wake_fd, &v, sizeof(v)) < 0)
+		return;
+}
+
+void pc_reactor_wake(struct pc_reactor *r)
+{
+	uint64_t one = 1;
+	int saved = errno; /* signal handlers must leave errno as they found it */
+
+	/* EAGAIN (counter saturated) still leaves it readable: nothing lost. */
+	ssize_t n = write(r->wake_fd, &one, sizeof(one));
+
+	(void)n;
+	errno = saved;
+}
+
+int pc_reactor_defer(struct pc_reactor *r, pc_task_fn fn, void *arg)
+{
+	if (!fn)
+		return -EINVAL;
+	if (r->task_count == r->tasks_cap) {
+		unsigned cap = r->tasks_cap ? r->tasks_cap * 2 : 64;
+		struct rt_task *n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		/* Unroll the old ring into the front of the new one. */
+		for (unsigned i = 0; i < r->task_count; i++)
+			n[i] = r->tasks[(r->task_head + i) & (r->tasks_cap - 1)];
+		free(r->tasks);
+		r->tasks = n;
+		r->tasks_cap = cap;
+		r->task_head = 0;
+	}
+	r->tasks[(r->task_head + r->task_count) & (r->tasks_cap - 1)] = (struct rt_task){ fn, arg };
+	r->task_count++;
+	return 0;
+}
+
+/* Run the tasks queued before this call; later ones wait for the next turn. */
+static int run_tasks(struct pc_reactor *r)
+{
+	unsigned n = r->task_count;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rt_task t = r->tasks[r->task_head];
+
+		r->task_head = (r->task_head + 1) & (r->tasks_cap - 1);
+		r->task_count--;
+		t.fn(t.arg);
+	}
+	return (int)n;
+}
+
+struct pc_wheel *pc_reactor_wheel(struct pc_reactor *r)
+{
+	return &r->wheel;
+}
+
+uint64_t pc_reactor_tick_after(const struct pc_reactor *r, uint64_t delay_ns)
+{
+	(void)r;
+	return (pc_now_ns() + delay_ns + PC_REACTOR_TICK_NS - 1) / PC_REACTOR_TICK_NS;
+}
+
+void pc_reactor_timer_after(struct pc_reactor *r, struct pc_timer *t, uint64_t delay_ns)
+{
+	pc_wheel_schedule(&r->wheel, t, pc_reactor_tick_after(r, delay_ns));
+}
+
+/* Shorten the wait so it ends when the wheel has work. */
+static int64_t timer_timeout(struct pc_reactor *r, int64_t timeout_ns)
+{
+	uint64_t next = pc_wheel_next(&r->wheel), now, at;
+	int64_t left;
+
+	if (next == UINT64_MAX || timeout_ns == 0)
+		return timeout_ns;
+	now = pc_now_ns();
+	at = next * PC_REACTOR_TICK_NS;
+	left = at > now ? (int64_t)(at - now) : 0;
+	return timeout_ns < 0 || left < timeout_ns ? left : timeout_ns;
+}
+
+int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
+{
+	int ran = 0, n;
+
+	if (r->task_count)
+		timeout_ns = 0;
+	if (pc_wheel_count(&r->wheel))
+		timeout_ns = timer_timeout(r, timeout_ns);
+	/* Nothing to wait for and nothing watched: skip the system call. */
+	if (timeout_ns != 0 || r->nfds) {
+		ran = r->ops->wait(r, timeout_ns);
+		if (ran < 0)
+			return ran;
+	}
+	if (pc_wheel_count(&r->wheel))
+		ran += (int)pc_wheel_advance(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
+	n = run_tasks(r);
+	return ran + n;
+}

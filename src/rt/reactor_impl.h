@@ -1,0 +1,91 @@
+/* percore rt: what the reactor's common part and its backends share.
+ *
+ * The common part (reactor.c) keeps the fd table, the task queue and the
+ * timers; a backend only arms, disarms and waits, calling
+ * rt_reactor_ready() for each ready fd. A backend is a const struct of
+ * these few functions, chosen once in pc_reactor_create(). */
+#ifndef PERCORE_SRC_RT_REACTOR_IMPL_H
+#define PERCORE_SRC_RT_REACTOR_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "percore/reactor.h"
+
+/* One registered fd, indexed by the fd number. */
+struct rt_fd {
+	pc_io_fn fn;
+	void *arg;
+	unsigned events;     /* interest: PC_EV_IN | PC_EV_OUT; 0 = free slot */
+	uint32_t gen;        /* bumped on every (re)registration; stale
+	                      * completions carry an older one */
+	uint8_t armed;       /* uring: a poll request is in flight */
+};
+
+struct rt_task {
+	pc_task_fn fn;
+	void *arg;
+};
+
+struct rt_backend_ops {
+	const char *name;
+	int (*init)(struct pc_reactor *r);
+	void (*fini)(struct pc_reactor *r);
+	/* Start watching f (new registration). */
+	int (*add)(struct pc_reactor *r, int fd, struct rt_fd *f);
+	/* f->events changed. */
+	int (*mod)(struct pc_reactor *r, int fd, struct rt_fd *f);
+	/* f is being removed (f still holds its last events and gen). */
+	void (*del)(struct pc_reactor *r, int fd, struct rt_fd *f);
+	/* Wait up to timeout_ns (<0: forever; 0: not at all) and report ready
+	 * fds through rt_reactor_ready(). Returns how many fd callbacks ran,
+	 * or -errno. */
+	int (*wait)(struct pc_reactor *r, int64_t timeout_ns);
+};
+
+struct pc_reactor {
+	const struct rt_backend_ops *ops;
+	enum pc_backend backend;
+	int wake_fd;                 /* eventfd; written by pc_reactor_wake() */
+	bool wake_armed;             /* uring: a poll on wake_fd is in flight */
+
+	struct rt_fd *fds;           /* indexed by fd */
+	unsigned fds_cap;
+	unsigned nfds;
+
+	struct rt_task *tasks;       /* FIFO ring, power-of-two capacity */
+	unsigned tasks_cap, task_head, task_count;
+
+	void *backend_state;         /* epoll fd or struct io_uring, etc. */
+	struct pc_wheel wheel;       /* ticks of PC_REACTOR_TICK_NS */
+};
+
+extern const struct rt_backend_ops rt_backend_epoll;
+extern const struct rt_backend_ops rt_backend_uring;
+
+/* Backend -> common: fd is ready with ready (PC_EV_* bits). gen must match
+ * the slot's, else the report is stale (fd deleted or re-registered since
+ * the backend collected it) and is ignored.
+ * Returns 1 when a callback ran, 0 otherwise. */
+int rt_reactor_ready(struct pc_reactor *r, int fd, uint32_t gen, unsigned ready);
+
+/* Backend -> common: the wake-up eventfd fired; empty its counter. */
+void rt_reactor_drain_wake(struct pc_reactor *r);
+
+/* The slot for fd, or NULL when fd is not registered. */
+static inline struct rt_fd *rt_reactor_slot(struct pc_reactor *r, int fd)
+{
+	if (fd < 0 || (unsigned)fd >= r->fds_cap || !r->fds[fd].events)
+		return NULL;
+	return &r->fds[fd];
+}
+
+/* True when a non-blocking poll may find work: fds are watched, tasks are
+ * queued or timers are scheduled. The engine skips the poll (and its
+ * system call) otherwise. */
+static inline bool rt_reactor_wants_poll(const struct pc_reactor *r)
+{
+	return r->nfds || r->task_count || pc_wheel_count(&r->wheel);
+}
+
+#endif

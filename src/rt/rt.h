@@ -1,0 +1,186 @@
+/* percore rt: the engine's and the mesh's internal layout.
+ *
+ * Memory map of one shard j (allocated on j's NUMA node, first touched by
+ * j's thread):
+ *   rt_inbox   the "sleeping" flag (written by j) and the doorbell words
+ *              (written by producers, cleared by j), each on its own line;
+ *   in[i]      ring (i, j) for every shard i, plus ring (ext, j) for
+ *              threads outside the engine: the producer's block of each
+ *              ring is written by i, the consumer's by j;
+ *   slots      the rings' 64-byte message slots.
+ * Shard j's producer state towards every k (rt_out) is private to j and
+ * lives in j's own struct.
+ */
+#ifndef PERCORE_SRC_RT_RT_H
+#define PERCORE_SRC_RT_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "percore/compiler.h"
+#include "percore/engine.h"
+#include "percore/shard.h"
+#include "percore/shared_buf.h"
+#include "percore/spsc.h"
+
+enum rt_kind {
+	RT_MSG_PTR = 1,  /* fn(arg) */
+	RT_MSG_COPY,     /* fn(bytes) */
+	RT_MSG_CALL,     /* result = fn(arg); reply to the sender */
+	RT_MSG_REPLY,    /* reply(ctx, result) */
+	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
+};
+
+/* One ring slot: exactly one cache line. */
+struct rt_msg {
+	void (*fn)(void);        /* cast to the kind's function type */
+	uint32_t kind;
+	uint32_t len;            /* RT_MSG_COPY: bytes used */
+	union {
+		void *arg;
+		unsigned char bytes[PC_MSG_INLINE];
+		struct { void *arg; pc_shard_reply_fn reply; void *ctx; } call;
+		struct { void *ctx; intptr_t result; } reply;
+		struct pc_shared_buf *free_list;
+	} u;
+} __attribute__((aligned(PC_CACHE_LINE)));
+
+_Static_assert(sizeof(struct rt_msg) == PC_CACHE_LINE, "a message is one cache line");
+
+PC_SPSC_TYPED(rt_ring, struct rt_msg)
+
+/* Slab size classes: 64, 128, ... PC_SHARD_SLAB_MAX bytes. */
+#define RT_SLAB_MIN 64
+#define RT_SLAB_CLASSES 7
+_Static_assert(RT_SLAB_MIN << (RT_SLAB_CLASSES - 1) == PC_SHARD_SLAB_MAX, "size classes");
+
+#define RT_BELL_WORDS ((PC_ENGINE_MAX_SHARDS + 1 + 63) / 64)
+
+/* Written by others: each block starts its own padded line. */
+struct rt_inbox {
+	/* Writer: the owner shard, when it announces it will sleep and when
+	 * it wakes. Readers: producers, after each publish. */
+	PC_CACHE_ALIGNED _Atomic uint32_t sleeping;
+	/* Writers: producers set bit i (ring (i, owner) has news), the owner
+	 * clears words by exchange. Bit N stands for the external ring. */
+	PC_CACHE_ALIGNED _Atomic uint64_t bell[RT_BELL_WORDS];
+	/* Writer: the owner, when ring i starts or stops being polled every
+	 * turn ("hot"). Readers: producers, after each publish: a hot ring
+	 * needs no doorbell. Read-mostly: changes only when traffic starts
+	 * or stops. */
+	PC_CACHE_ALIGNED _Atomic uint8_t hot[PC_ENGINE_MAX_SHARDS + 1];
+};
+
+/* Shard i's producer state towards one destination: private to i. */
+struct rt_out {
+	struct rt_ring *ring;    /* ring (i, dest), in dest's memory */
+	/* Copies of dest's pointers: reading them from dest's struct would
+	 * pull in a line dest writes every turn. */
+	struct rt_inbox *inbox;
+	struct pc_reactor *reactor;
+	uint32_t staged;         /* staged since the last publish */
+	uint32_t calls;          /* calls to dest awaiting their reply */
+	bool dirty;              /* on the dirty list */
+	struct pc_shared_buf *frees; /* dest's buffers to send back */
+};
+
+struct rt_shard {
+	/* ---- written by the owner shard only ---------------------------- */
+	unsigned id;
+	int cpu, node;
+	struct pc_engine *e;
+	struct pc_reactor *reactor;
+	struct rt_inbox *inbox;      /* in this shard's memory */
+	struct rt_ring **in;         /* in[i]: ring (i, me); in[n]: external */
+	uint64_t pending[RT_BELL_WORDS]; /* rings to look at: may be non-empty */
+	uint8_t *is_hot;             /* is_hot[i]: private copy of inbox->hot */
+	uint32_t *cold_turns;        /* empty polls of hot ring i in a row */
+	unsigned nhot;
+	struct rt_out *out;          /* out[k]: towards shard k */
+	unsigned *dirty;             /* destinations with staged messages */
+	unsigned ndirty;
+	unsigned nfrees;             /* owners with buffers to return */
+	struct pc_arena *arena;      /* pc_shard_arena() */
+	struct pc_slab *slabs[RT_SLAB_CLASSES]; /* pc_shard_slab(), lazily */
+	void *mem;                   /* inbox + rings + slots, one mapping */
+	size_t mem_size;
+	uint64_t start_ns;
+	struct pc_shard_stats stats;
+	pthread_t thread;
+	int setup_err;
+
+	/* ---- written by external submitters, under the lock ------------- */
+	PC_CACHE_ALIGNED pthread_mutex_t ext_lock;
+};
+
+struct pc_engine {
+	/* Written once by pc_engine_stop(); read by every shard each turn. */
+	PC_CACHE_ALIGNED _Atomic int stop;
+
+	PC_CACHE_ALIGNED unsigned n;
+	struct pc_engine_cfg cfg;        /* copy; placement string dropped */
+	uint32_t capacity;               /* messages per ring */
+	uint32_t reserve;                /* slots kept free for replies */
+	uint64_t budget_ns;
+	/* Start-up: shards wait at the gate until the starter has seen them
+	 * all set up; shut-down: every shard publishes its last message
+	 * before any drains what is left (the barrier). */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	unsigned arrived;
+	bool gate_open;
+	pthread_barrier_t done;
+	_Atomic int setup_failed;
+	bool ran0;                       /* pc_engine_run() was called */
+	bool joined;                     /* pc_engine_join() returned */
+	bool signals;                    /* holds SIGINT/SIGTERM */
+	struct rt_shard *shards;         /* n entries, padded */
+	struct pc_placement *placement;
+};
+
+/* Count into a shard's statistics. Only the shard itself writes them; the
+ * store is atomic (relaxed, a plain store on x86-64) so that another
+ * thread may read them at any time (pc_engine_stats_read). */
+#define RT_STAT_ADD(s, field, n) \
+	__atomic_store_n(&(s)->stats.field, (s)->stats.field + (n), __ATOMIC_RELAXED)
+#define RT_STAT_SET(s, field, v) __atomic_store_n(&(s)->stats.field, (v), __ATOMIC_RELAXED)
+
+/* The shard running on this thread (NULL elsewhere). */
+extern __thread struct rt_shard *rt_self;
+
+/* mesh.c */
+int rt_mesh_setup(struct rt_shard *s);        /* on s's thread: its inbox */
+void rt_mesh_connect(struct rt_shard *s);     /* after every setup: out[] */
+void rt_mesh_free(struct rt_shard *s);
+unsigned rt_mesh_drain(struct rt_shard *s);
+void rt_mesh_flush(struct rt_shard *s);
+bool rt_mesh_may_have_work(struct rt_shard *s); /* seq_cst doorbell check */
+bool rt_mesh_cool_all(struct rt_shard *s);    /* stop polling hot rings */
+void rt_mesh_final_drain(struct rt_shard *s);
+int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg);
+int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx);
+void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b);
+unsigned rt_mesh_send_returns(struct rt_shard *s);
+void rt_mesh_drop_returns(struct rt_shard *s);
+
+/* idle.c */
+struct rt_idle {
+	uint32_t empty;      /* consecutive empty turns */
+	uint64_t t0;         /* when the idle streak was first timed; 0: not */
+};
+void rt_idle_busy(struct rt_shard *s, struct rt_idle *st);
+void rt_idle_step(struct rt_shard *s, struct rt_idle *st);
+
+/* shard_mem.c */
+int rt_shard_mem_setup(struct rt_shard *s);
+void rt_shard_mem_free(struct rt_shard *s);
+
+/* signals.c */
+void rt_signals_release(struct pc_engine *e);
+
+/* shared_buf.c */
+void rt_shared_buf_free_list(struct pc_shared_buf *list);
+
+#endif

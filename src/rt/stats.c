@@ -1,0 +1,101 @@
+/* percore rt: per-shard statistics, read after the run or collected live
+ * through the mesh. Each shard writes its own figures with plain stores;
+ * a live collection asks every shard to copy them itself, so no figure is
+ * ever read while its writer runs. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "percore/clock.h"
+#include "rt/rt.h"
+
+int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out)
+{
+	const struct pc_shard_stats *st;
+
+	if (i >= e->n)
+		return -EINVAL;
+	st = &e->shards[i].stats;
+	/* shard, cpu and node were written before the start-up gate. */
+	out->shard = st->shard;
+	out->cpu = st->cpu;
+	out->node = st->node;
+#define RT_READ(f) out->f = __atomic_load_n(&st->f, __ATOMIC_RELAXED)
+	RT_READ(turns);
+	RT_READ(busy_ns);
+	RT_READ(idle_ns);
+	RT_READ(msgs_in);
+	RT_READ(msgs_out);
+	RT_READ(publishes);
+	RT_READ(wakeups_sent);
+	RT_READ(sleeps);
+	RT_READ(ring_full);
+	RT_READ(unrun_at_stop);
+#undef RT_READ
+	return 0;
+}
+
+struct collect {
+	void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg);
+	void *arg;
+	unsigned n, left;
+	void **slots;                 /* slots[k] = &stats[k], the call args */
+	struct pc_shard_stats stats[];
+};
+
+/* On shard k: copy this shard's figures into the collector's slot. The
+ * reply's publish (release) orders the copy before the collector reads. */
+static intptr_t snapshot(void *slot)
+{
+	struct rt_shard *s = rt_self;
+	struct pc_shard_stats *out = slot;
+
+	*out = s->stats;
+	out->busy_ns = pc_now_ns() - s->start_ns - s->stats.idle_ns;
+	return 0;
+}
+
+static void collected(void *ctx, intptr_t result)
+{
+	struct collect *c = ctx;
+
+	(void)result;
+	if (--c->left)
+		return;
+	c->done(c->stats, c->n, c->arg);
+	free(c->slots);
+	free(c);
+}
+
+int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg), void *arg)
+{
+	struct rt_shard *s = rt_self;
+	struct collect *c;
+	unsigned n;
+	int rc;
+
+	if (!s)
+		return -EPERM;
+	if (!done)
+		return -EINVAL;
+	n = s->e->n;
+	c = calloc(1, sizeof(*c) + n * sizeof(c->stats[0]));
+	if (!c)
+		return -ENOMEM;
+	c->slots = calloc(n, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->done = done;
+	c->arg = arg;
+	c->n = c->left = n;
+	for (unsigned k = 0; k < n; k++)
+		c->slots[k] = &c->stats[k];
+	rc = rt_mesh_call_all(s, snapshot, c->slots, collected, c);
+	if (rc) {
+		free(c->slots);
+		free(c);
+	}
+	return rc;
+}

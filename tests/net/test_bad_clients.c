@@ -1,0 +1,467 @@
+/* What bad clients get, and that well-behaved clients keep being served
+ * during and after each: malformed headers, random garbage, a half frame
+ * then silence, a client that never reads, more connections than the
+ * limits, abrupt resets mid-frame. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "net_util.h"
+
+/* A well-behaved client, checked before, during and after each abuse. */
+struct good {
+	int fd;
+	uint32_t seq;
+};
+
+static void good_open(struct good *g, struct pc_server *srv)
+{
+	g->fd = tu_connect(pc_server_port(srv));
+	assert_true(g->fd >= 0);
+	g->seq = 0;
+	assert_true(tu_echo_ok(g->fd, g->seq++, 100));
+}
+
+static void good_check(struct good *g)
+{
+	uint32_t id = g->seq++;
+
+	assert_true(tu_echo_ok(g->fd, id, 1 + id % 3000));
+}
+
+static void good_close(struct good *g)
+{
+	good_check(g);
+	close(g->fd);
+}
+
+static void expect_error_then_close(int fd, const char *why)
+{
+	struct pc_frame f = { 0 };
+	uint8_t *body = NULL;
+
+	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
+	assert_int_equal(f.flags, PC_FRAME_ERROR);
+	assert_int_equal(f.msg_id, 0);
+	assert_non_null(strstr((const char *)body, why));
+	free(body);
+	assert_true(tu_closed(fd));
+}
+
+static void test_malformed_headers(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	static const struct {
+		uint8_t h[PC_FRAME_HEADER_LEN];
+		const char *why;
+	} bad[] = {
+		{ { 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, "malformed" },       /* version */
+		{ { 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, "malformed" },       /* version 0 */
+		{ { 1, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, "malformed" },       /* flag bit 2 */
+		{ { 1, 0x80, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, "malformed" },    /* flag bit 7 */
+		{ { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 }, "malformed" },       /* reserved */
+		{ { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0x80, 0 }, "malformed" },    /* reserved */
+		{ { 1, 0, 0, 0, 0, 1, 0, 0, 0x04, 0x01, 0, 0 }, "maximum" },   /* 1025 > 1024 */
+		{ { 1, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0, 0 }, "maximum" },
+	};
+	uint64_t malformed = 0, oversize = 0;
+
+	(void)state;
+	tu_cfg(&c, 2);
+	c.max_body = 1024;
+	srv = TU_SERVE(&c);
+	good_open(&g, srv);
+	for (size_t i = 0; i < PC_ARRAY_LEN(bad); i++) {
+		int fd = tu_connect(pc_server_port(srv));
+
+		assert_true(fd >= 0);
+		/* A good frame first: answered before the bad one is refused. */
+		assert_true(tu_echo_ok(fd, 1, 10));
+		assert_int_equal(tu_send_all(fd, bad[i].h, sizeof(bad[i].h)), 0);
+		expect_error_then_close(fd, bad[i].why);
+		close(fd);
+		if (strstr(bad[i].why, "maximum"))
+			oversize++;
+		else
+			malformed++;
+		good_check(&g);
+	}
+	/* The largest body allowed still works. */
+	assert_true(tu_echo_ok(g.fd, 1000, 1024));
+	assert_true(TU_WAIT_STAT(srv, closed, PC_ARRAY_LEN(bad)));
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.malformed, malformed);
+	assert_int_equal(st.oversize, oversize);
+	assert_int_equal(st.error_replies, PC_ARRAY_LEN(bad));
+	assert_int_equal(st.closed_reason[PC_CLOSE_MALFORMED], malformed);
+	assert_int_equal(st.closed_reason[PC_CLOSE_OVERSIZE], oversize);
+	assert_int_equal(st.sessions, 1);
+	good_close(&g);
+	tu_stop(srv);
+}
+
+/* A header refused on its first bytes, without waiting for the rest. */
+static void test_refused_early(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	static const uint8_t version_only[1] = { 9 };
+	static const uint8_t len_only[10] = { 1, 0, 0, 0, 0, 0, 0x7f, 0, 0, 0 };
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.max_body = 4096;
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
+	assert_int_equal(tu_send_all(fd, version_only, sizeof(version_only)), 0);
+	expect_error_then_close(fd, "malformed");
+	close(fd);
+	fd = tu_connect(pc_server_port(srv));
+	assert_int_equal(tu_send_all(fd, len_only, sizeof(len_only)), 0);
+	expect_error_then_close(fd, "maximum");
+	close(fd);
+	tu_stop(srv);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void test_random_garbage(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	enum { CLIENTS = 24, BYTES = 32768 };
+	static uint8_t junk[BYTES];
+	uint64_t seed = 0x5eed;
+
+	(void)state;
+	tu_cfg(&c, 2);
+	c.max_body = 64 << 10;
+	srv = TU_SERVE(&c);
+	good_open(&g, srv);
+	for (int i = 0; i < CLIENTS; i++) {
+		int fd = tu_connect(pc_server_port(srv));
+
+		assert_true(fd >= 0);
+		for (size_t k = 0; k < BYTES; k += 8) {
+			uint64_t v = rng_next(&seed);
+			memcpy(junk + k, &v, 8);
+		}
+		/* Half the streams start with a valid version byte, so the
+		 * refusal comes from a later field. */
+		if (i % 2)
+			junk[0] = PC_FRAME_VERSION;
+		/* The server may refuse and close before all of it is sent. */
+		tu_send_all(fd, junk, BYTES);
+		assert_true(tu_closed(fd));
+		close(fd);
+		if (i % 6 == 0)
+			good_check(&g);
+	}
+	assert_true(TU_WAIT_STAT(srv, closed, CLIENTS));
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.malformed + st.oversize, CLIENTS);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.buffered_bytes, 0);
+	good_close(&g);
+	tu_stop(srv);
+}
+
+static void test_half_frame_stall(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	uint8_t h[PC_FRAME_HEADER_LEN + 50];
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.idle_timeout_ms = 300 * TU_SLOW;
+	srv = TU_SERVE(&c);
+	good_open(&g, srv);
+	int half_header = tu_connect(pc_server_port(srv));
+	int half_body = tu_connect(pc_server_port(srv));
+	assert_int_equal(pc_frame_header_encode(h, 1, 0, 100), 0);
+	uint64_t t0 = pc_now_ns();
+	assert_int_equal(tu_send_all(half_header, h, 6), 0);
+	assert_int_equal(tu_send_all(half_body, h, sizeof(h)), 0);
+	/* The good client keeps talking, so it is never idle. */
+	while (pc_now_ns() - t0 < 2ull * c.idle_timeout_ms * 1000000) {
+		good_check(&g);
+		tu_sleep_ms(c.idle_timeout_ms / 6);
+	}
+	assert_true(tu_closed(half_header));
+	assert_true(tu_closed(half_body));
+	assert_true(TU_WAIT_STAT(srv, closed, 2));
+	/* Not before its time (the timer never fires early). */
+	assert_true(pc_now_ns() - t0 >= (uint64_t)c.idle_timeout_ms * 1000000);
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.closed_reason[PC_CLOSE_IDLE], 2);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.buffered_bytes, 0);
+	close(half_header);
+	close(half_body);
+	good_close(&g);
+	tu_stop(srv);
+}
+
+/* Sends frames without ever reading until the kernel has refused more for
+ * a while (the server, reading and answering, makes room for a time). */
+static size_t flood(int fd, size_t body, size_t max_bytes)
+{
+	uint8_t *buf = malloc(PC_FRAME_HEADER_LEN + body);
+	size_t sent = 0;
+	int fl = fcntl(fd, F_GETFL);
+
+	memset(buf + PC_FRAME_HEADER_LEN, 0xab, body);
+	pc_frame_header_encode(buf, 1, 0, body);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	for (size_t off = 0; sent < max_bytes;) {
+		ssize_t k = send(fd, buf + off, PC_FRAME_HEADER_LEN + body - off, MSG_NOSIGNAL);
+		if (k < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			if (poll(&p, 1, 100 * TU_SLOW) == 1)
+				continue;
+		}
+		if (k <= 0)
+			break;
+		sent += (size_t)k;
+		off = (off + (size_t)k) % (PC_FRAME_HEADER_LEN + body);
+	}
+	fcntl(fd, F_SETFL, fl);
+	free(buf);
+	return sent;
+}
+
+static void test_never_reads(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	enum { BODY = 16 << 10 };
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.high_water = 64 << 10;
+	srv = TU_SERVE(&c);
+	good_open(&g, srv);
+	int bad = tu_connect(pc_server_port(srv));
+	assert_true(bad >= 0);
+	size_t sent = flood(bad, BODY, 64u << 20);
+	assert_true(sent > c.high_water);
+	assert_true(TU_WAIT_STAT(srv, paused, 1));
+	/* Held at the high-water mark (plus at most one reply), however
+	 * long it lasts, while the good client is served. */
+	const uint64_t bound = c.high_water + PC_FRAME_HEADER_LEN + BODY;
+	for (int i = 0; i < 20; i++) {
+		struct pc_server_stats st = tu_stats(srv);
+		assert_true(st.queued_bytes <= bound);
+		assert_true(st.queued_bytes >= c.high_water);
+		assert_int_equal(st.paused, 1);
+		good_check(&g);
+		tu_sleep_ms(10);
+	}
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.read_pauses, 1);
+	/* Once it reads, everything it sent comes back and it is read again. */
+	size_t frame = PC_FRAME_HEADER_LEN + BODY, whole = sent / frame * frame;
+	uint8_t *buf = malloc(frame);
+	int fl = fcntl(bad, F_GETFL);
+	fcntl(bad, F_SETFL, fl | O_NONBLOCK);
+	size_t got = 0;
+	uint64_t end = pc_now_ns() + (uint64_t)TU_WAIT_MS * 1000000;
+	while (got < whole && pc_now_ns() < end) {
+		ssize_t k = recv(bad, buf, frame, 0);
+		if (k > 0)
+			got += (size_t)k;
+		else
+			tu_sleep_ms(1);
+	}
+	free(buf);
+	assert_int_equal(got, whole);
+	assert_true(TU_WAIT_STAT(srv, frames_out, sent / frame + g.seq));
+	assert_int_equal(tu_stats(srv).paused, 0);
+	close(bad);
+	assert_true(TU_WAIT_STAT(srv, closed, 1));
+	st = tu_stats(srv);
+	assert_int_equal(st.queued_bytes, 0);
+	assert_int_equal(st.buffer_bytes, 0);
+	good_close(&g);
+	tu_stop(srv);
+}
+
+/* Counts the clients served (an echo works) and refused (closed). */
+static void probe(int *fds, int n, int *served, int *refused)
+{
+	*served = *refused = 0;
+	for (int i = 0; i < n; i++) {
+		if (tu_echo_ok(fds[i], (uint32_t)i, 8))
+			(*served)++;
+		else if (tu_closed(fds[i]))
+			(*refused)++;
+	}
+}
+
+static void test_session_limit(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	int fds[10], served, refused;
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.max_sessions = 4;
+	srv = TU_SERVE(&c);
+	good_open(&g, srv);
+	for (int i = 0; i < 10; i++) {
+		fds[i] = tu_connect(pc_server_port(srv));
+		assert_true(fds[i] >= 0); /* the kernel completes the handshake */
+	}
+	assert_true(TU_WAIT_STAT(srv, rejected_shard_limit, 7));
+	probe(fds, 10, &served, &refused);
+	assert_int_equal(served, 3);
+	assert_int_equal(refused, 7);
+	good_check(&g);
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.rejected_shard_limit, 7);
+	assert_int_equal(st.sessions, 4);
+	for (int i = 0; i < 10; i++)
+		close(fds[i]);
+	assert_true(TU_WAIT_STAT(srv, closed, 3));
+	/* Room again once they have gone. */
+	int again = tu_connect(pc_server_port(srv));
+	assert_true(tu_echo_ok(again, 1, 10));
+	close(again);
+	good_close(&g);
+	tu_stop(srv);
+}
+
+static void test_addr_limit(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	int fds[8], served, refused;
+
+	(void)state;
+	tu_cfg(&c, 2);
+	c.max_per_addr = 3;
+	srv = TU_SERVE(&c);
+	good_open(&g, srv); /* from 127.0.0.1 */
+	int probe_fd = tu_connect_from(pc_server_port(srv), "127.0.0.2");
+	if (probe_fd < 0) {
+		good_close(&g);
+		tu_stop(srv);
+		skip(); /* no second loopback address here */
+		return;
+	}
+	close(probe_fd);
+	assert_true(TU_WAIT_STAT(srv, closed, 1));
+	/* Over both shards, 127.0.0.2 gets three sessions in all. */
+	for (int i = 0; i < 8; i++) {
+		fds[i] = tu_connect_from(pc_server_port(srv), "127.0.0.2");
+		assert_true(fds[i] >= 0);
+	}
+	assert_true(TU_WAIT_STAT(srv, rejected_addr_limit, 5));
+	probe(fds, 8, &served, &refused);
+	assert_int_equal(served, 3);
+	assert_int_equal(refused, 5);
+	/* Other addresses are not affected. */
+	good_check(&g);
+	int other = tu_connect(pc_server_port(srv));
+	assert_true(tu_echo_ok(other, 1, 10));
+	close(other);
+	assert_int_equal(tu_stats(srv).rejected_addr_limit, 5);
+	for (int i = 0; i < 8; i++)
+		close(fds[i]);
+	assert_true(TU_WAIT_STAT(srv, closed, 1 + 3 + 1)); /* refused ones never were sessions */
+	int again = tu_connect_from(pc_server_port(srv), "127.0.0.2");
+	assert_true(tu_echo_ok(again, 1, 10));
+	close(again);
+	good_close(&g);
+	tu_stop(srv);
+}
+
+static void reset_close(int fd)
+{
+	pc_socket_reset_on_close(fd);
+	close(fd);
+}
+
+static void test_resets(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	enum { N = 30 };
+	uint8_t h[PC_FRAME_HEADER_LEN + 2000];
+
+	(void)state;
+	tu_cfg(&c, 2);
+	c.high_water = 32 << 10;
+	srv = TU_SERVE(&c);
+	good_open(&g, srv);
+	memset(h, 0x33, sizeof(h));
+	for (int i = 0; i < N; i++) {
+		int fd = tu_connect(pc_server_port(srv));
+
+		assert_true(fd >= 0);
+		switch (i % 3) {
+		case 0: /* mid-header */
+			pc_frame_header_encode(h, 1, 0, 5000);
+			tu_send_all(fd, h, 7);
+			break;
+		case 1: /* mid-body */
+			pc_frame_header_encode(h, 1, 0, 5000);
+			tu_send_all(fd, h, sizeof(h));
+			break;
+		case 2: /* replies queued and unread */
+			flood(fd, 4000, 4u << 20);
+			break;
+		}
+		/* Let the server take the bytes in before the reset. */
+		tu_sleep_ms(2);
+		reset_close(fd);
+		if (i % 5 == 0)
+			good_check(&g);
+	}
+	assert_true(TU_WAIT_STAT(srv, closed, N));
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.queued_bytes, 0);
+	assert_int_equal(st.buffered_bytes, 0);
+	assert_int_equal(st.buffer_bytes, 0);
+	assert_int_equal(st.paused, 0);
+	assert_int_equal(st.closed_reason[PC_CLOSE_RESET] + st.closed_reason[PC_CLOSE_PEER], N);
+	good_close(&g);
+	tu_stop(srv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_malformed_headers),
+		cmocka_unit_test(test_refused_early),
+		cmocka_unit_test(test_random_garbage),
+		cmocka_unit_test(test_half_frame_stall),
+		cmocka_unit_test(test_never_reads),
+		cmocka_unit_test(test_session_limit),
+		cmocka_unit_test(test_addr_limit),
+		cmocka_unit_test(test_resets),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# percore echo and percore load: their contract (help, usage errors with a
+# reason, exit codes) and a run of each against the other: framed and raw,
+# a count, idle sessions priced by the server, the statistics on SIGUSR1
+# and on exit after a graceful SIGTERM. Loopback only; every wait bounded.
+set -u
+pc="$PC_BUILD_DIR/tools/percore/percore"
+tmp=$(mktemp -d)
+fail=0
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+slow=1; [ -n "${PC_SANITIZE:-}" ] && slow=4
+
+check() { # expected-status description command...
+  local want=$1 what=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $what: exit $got, want $want"; cat "$tmp/out" "$tmp/err"; fail=1
+  else
+    echo "ok: $what"
+  fi
+}
+expect() { # description jq-expression (true on the last output)
+  if jq -e "$2" "$tmp/out" >/dev/null; then echo "ok: $1"
+  else echo "FAIL: $1: $2"; cat "$tmp/out"; fail=1; fi
+}
+
+# Start an echo server; sets port and the server's pid.
+start_echo() { # name options...
+  local name=$1; shift
+  "$pc" echo --host 127.0.0.1 --port 0 --placement off --policy sleep "$@" \
+    >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  pid=$!; pids+=("$pid")
+  for _ in $(seq 1 $((100 * slow))); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/$name.err")
+    [ -n "$port" ] && return 0
+    sleep 0.05
+  done
+  echo "FAIL: $name did not start"; cat "$tmp/$name.err"; fail=1; return 1
+}
+stop_echo() { # name
+  kill -TERM "$pid"
+  for _ in $(seq 1 $((200 * slow))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  if kill -0 "$pid" 2>/dev/null; then echo "FAIL: $1 ignored SIGTERM"; fail=1; kill -9 "$pid"; fi
+  wait "$pid"; local rc=$?
+  [ "$rc" -eq 0 ] && echo "ok: $1 exits 0 after draining" || { echo "FAIL: $1 exit $rc"; fail=1; }
+}
+
+# ---- contract ---------------------------------------------------------------
+check 0 "echo --help" "$pc" echo --help
+check 0 "load --help" "$pc" load --help
+for bad in "--port x" "--port 70000" "--max-body 0" "--max-body 17M" "--policy nope" \
+           "--shards 0" "--idle-timeout -1" "--backend kqueue" "--nope" "extra"; do
+  # shellcheck disable=SC2086
+  check 2 "echo $bad" "$pc" echo $bad
+  grep -q "percore echo: " "$tmp/err" || { echo "FAIL: echo $bad: no reason"; fail=1; }
+done
+for bad in "--size 5-1" "--size 1-" "--conns 0" "--depth 5000" "--duration 0" \
+           "--duration 3x" "--raw --idle 5" "--raw --size 0" "--port"; do
+  # shellcheck disable=SC2086
+  check 2 "load $bad" "$pc" load $bad
+  grep -q "percore load: " "$tmp/err" || { echo "FAIL: load $bad: no reason"; fail=1; }
+done
+
+# ---- framed -------------------------------------------------------------------
+if start_echo framed --shards 2 --max-sessions 5000 --idle-timeout 30 --json; then
+  check 0 "load, framed, 1 s" "$pc" load --port "$port" --conns 8 --depth 4 --size 1-3000 \
+    --duration 1 --placement off --policy sleep --json
+  expect "messages counted" '.messages > 0 and .msgs_per_s > 0 and .mb_per_s > 0'
+  expect "no errors" '.errors.total == 0'
+  expect "latency percentiles in order" \
+    '.latency_us.p50 <= .latency_us.p99 and .latency_us.p99 <= .latency_us.max'
+  check 0 "load, a count" "$pc" load --port "$port" --conns 3 --messages 1000 --placement off --json
+  expect "exactly that many" '.messages == 1000'
+  check 0 "load --connect" "$pc" load --port "$port" --connect --conns 2 --messages 200 \
+    --placement off --json
+  expect "a connection per message" '.connects == 200 and .errors.total == 0'
+  check 0 "load --idle" "$pc" load --port "$port" --idle 300 --json
+  expect "idle sessions counted by the server" '.idle.sessions == 300'
+  expect "memory per idle session reported" '.idle.accounted_bytes_per_session > 0'
+  check 0 "table output" "$pc" load --port "$port" --messages 100 --placement off
+  grep -q "^latency us" "$tmp/out" || { echo "FAIL: no latency line"; fail=1; }
+  # Raw bytes at a framed server: refused frames, so errors and exit 1.
+  check 1 "raw load at a framed server fails" "$pc" load --port "$port" --raw --messages 10 \
+    --placement off
+  kill -USR1 "$pid"; sleep $((slow)).2
+  grep -q "^accepted" "$tmp/framed.err" && echo "ok: SIGUSR1 statistics" \
+    || { echo "FAIL: no statistics on SIGUSR1"; fail=1; }
+  stop_echo framed
+  cp "$tmp/framed.out" "$tmp/out"
+  expect "statistics on exit: totals and shards" '.total.accepted > 300 and (.shards | length) == 2'
+  expect "the malformed frames were counted" '.total.malformed + .total.oversize >= 1'
+  expect "every session closed" '.total.sessions == 0'
+fi
+
+# ---- raw ----------------------------------------------------------------------
+if start_echo raw --raw --shards 1; then
+  check 0 "load --raw at a raw server" "$pc" load --port "$port" --raw --size 1-5000 \
+    --messages 2000 --depth 8 --placement off --json
+  expect "raw: every message verified" '.messages == 2000 and .errors.total == 0'
+  stop_echo raw
+fi
+
+# ---- nobody there -------------------------------------------------------------
+check 1 "load at a closed port" "$pc" load --port "$port" --messages 5 --placement off
+grep -q "no connection" "$tmp/err" || { echo "FAIL: no reason for refusal"; fail=1; }
+exit $fail

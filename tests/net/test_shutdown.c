@@ -1,0 +1,185 @@
+/* Graceful shutdown: replies to everything the server received are
+ * delivered, then each client sees an orderly close; a client that never
+ * reads is cut at the drain deadline; new connections are refused; the
+ * server stops by itself once drained. And the immediate stop. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "net_util.h"
+
+enum { CLIENTS = 12, FRAMES = 40, BODY = 700 };
+
+static void send_batch(int fd, uint32_t base)
+{
+	static uint8_t buf[FRAMES * (PC_FRAME_HEADER_LEN + BODY)];
+	uint8_t *p = buf;
+
+	for (uint32_t i = 0; i < FRAMES; i++) {
+		pc_frame_header_encode(p, base + i, 0, BODY);
+		memset(p + PC_FRAME_HEADER_LEN, (int)(base + i), BODY);
+		p += PC_FRAME_HEADER_LEN + BODY;
+	}
+	assert_int_equal(tu_send_all(fd, buf, sizeof(buf)), 0);
+}
+
+static void read_batch(int fd, uint32_t base)
+{
+	for (uint32_t i = 0; i < FRAMES; i++) {
+		struct pc_frame f = { 0 };
+		uint8_t *b = NULL;
+
+		assert_int_equal(tu_recv_frame(fd, &f, &b), 0);
+		assert_int_equal(f.msg_id, base + i);
+		assert_int_equal(f.len, BODY);
+		for (uint32_t k = 0; k < BODY; k++)
+			assert_int_equal(b[k], (uint8_t)(base + i));
+		free(b);
+	}
+}
+
+/* EOF, not a reset: the server's FIN came after the last reply. */
+static void expect_eof(int fd)
+{
+	uint8_t b;
+
+	assert_int_equal(recv(fd, &b, 1, 0), 0);
+}
+
+static void test_drain_delivers(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	int fds[CLIENTS], stuck;
+
+	(void)state;
+	tu_cfg(&c, 2);
+	c.high_water = 32 << 10;
+	srv = TU_SERVE(&c);
+	uint16_t port = pc_server_port(srv);
+	for (int i = 0; i < CLIENTS; i++) {
+		fds[i] = tu_connect(port);
+		assert_true(fds[i] >= 0);
+		assert_true(tu_echo_ok(fds[i], 1, 10)); /* accepted and served */
+	}
+	/* A client that will never read: its output cannot drain. */
+	stuck = tu_connect(port);
+	assert_true(stuck >= 0);
+	assert_true(tu_echo_ok(stuck, 1, 10));
+	{
+		static uint8_t big[PC_FRAME_HEADER_LEN + 60000];
+		pc_frame_header_encode(big, 9, 0, 60000);
+		for (int k = 0; k < 200; k++) {
+			struct timeval tv = { .tv_usec = 20000 };
+			setsockopt(stuck, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			if (send(stuck, big, sizeof(big), MSG_NOSIGNAL) <= 0)
+				break;
+		}
+	}
+	assert_true(TU_WAIT_STAT(srv, paused, 1));
+	/* Requests sent and not read back: in flight when shutdown begins
+	 * (loopback delivers a send to the server's socket before it
+	 * returns, so the server has them to read). */
+	for (int i = 0; i < CLIENTS; i++)
+		send_batch(fds[i], 1000 + (uint32_t)i * FRAMES);
+	uint64_t t0 = pc_now_ns();
+	const uint32_t drain_ms = 800 * TU_SLOW;
+	assert_int_equal(pc_server_shutdown(srv, drain_ms), 0);
+	assert_int_equal(pc_server_shutdown(srv, drain_ms), -EALREADY);
+	for (int i = 0; i < CLIENTS; i++) {
+		read_batch(fds[i], 1000 + (uint32_t)i * FRAMES);
+		expect_eof(fds[i]);
+		/* The server waits for our close (no reset to race the
+		 * replies); ours ends it. */
+		close(fds[i]);
+	}
+	/* The listeners are gone: a new client is refused or reset. */
+	int late = tu_connect(port);
+	if (late >= 0) {
+		assert_true(tu_closed(late));
+		close(late);
+	}
+	/* The stuck client holds the server until the deadline, no longer. */
+	assert_int_equal(pc_server_wait(srv), 0);
+	uint64_t took_ms = (pc_now_ns() - t0) / 1000000;
+	assert_true(took_ms >= drain_ms - 1);
+	assert_true(took_ms < drain_ms + 2000 * TU_SLOW);
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.sessions, 0);
+	assert_int_equal(st.drain_aborted, 1);
+	assert_int_equal(st.closed_reason[PC_CLOSE_SHUTDOWN], CLIENTS + 1);
+	assert_int_equal(st.queued_bytes, 0);
+	assert_int_equal(st.buffer_bytes, 0);
+	close(stuck);
+	pc_server_destroy(srv);
+}
+
+/* With nothing in flight the server stops at once, not at the deadline. */
+static void test_drain_idle(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+
+	(void)state;
+	tu_cfg(&c, 2);
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
+	assert_true(tu_echo_ok(fd, 1, 10));
+	uint64_t t0 = pc_now_ns();
+	assert_int_equal(pc_server_shutdown(srv, 60000), 0);
+	expect_eof(fd);
+	close(fd);
+	assert_int_equal(pc_server_wait(srv), 0);
+	assert_true(pc_now_ns() - t0 < 5000000000ull * TU_SLOW);
+	assert_int_equal(tu_stats(srv).drain_aborted, 0);
+	pc_server_destroy(srv);
+}
+
+/* Stop now: sessions closed without flushing, on_close still told. */
+static unsigned closes[PC_CLOSE_REASONS];
+
+static void count_close(struct pc_session *s, enum pc_close_reason why, void *user)
+{
+	(void)s;
+	(void)user;
+	__atomic_add_fetch(&closes[why], 1, __ATOMIC_RELAXED);
+}
+
+static void test_stop_now(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	int fds[5];
+
+	(void)state;
+	tu_cfg(&c, 2);
+	c.on_close = count_close;
+	srv = TU_SERVE(&c);
+	for (int i = 0; i < 5; i++) {
+		fds[i] = tu_connect(pc_server_port(srv));
+		assert_true(tu_echo_ok(fds[i], 1, 10));
+	}
+	pc_server_stop(srv);
+	assert_int_equal(pc_server_wait(srv), 0);
+	for (int i = 0; i < 5; i++) {
+		assert_true(tu_closed(fds[i]));
+		close(fds[i]);
+	}
+	assert_int_equal(closes[PC_CLOSE_SHUTDOWN], 5);
+	assert_int_equal(tu_stats(srv).sessions, 0);
+	assert_int_equal(pc_server_shutdown(srv, 10), -EALREADY);
+	pc_server_destroy(srv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_drain_delivers),
+		cmocka_unit_test(test_drain_idle),
+		cmocka_unit_test(test_stop_now),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,250 @@
+/* percore echo: the echo server, framed or raw, with every limit and
+ * timer the library has, and its statistics on exit or on SIGUSR1. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "net_args.h"
+#include "percore/listener.h"
+#include "percore/load.h"
+#include "percore/server.h"
+
+#define DEFAULT_PORT 7000
+
+struct args {
+	struct pc_server_cfg cfg;
+	uint64_t drain_ns;
+	bool json;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: percore echo [OPTIONS]\n\n"
+		"Serve the echo protocol: every frame is answered with a frame carrying the\n"
+		"same message id, flags and body; a heartbeat request (id not 0) is answered\n"
+		"with a heartbeat of id 0. With --raw, bytes are echoed as they come, so the\n"
+		"load generator can drive it like a plain server. Frames with message id\n"
+		"0xffffff01 get the server's statistics as JSON (percore load --idle uses it).\n\n"
+		"options:\n"
+		"  --host H            numeric address to listen on (default: every address)\n"
+		"  --port P            port (default %d; 0: the kernel chooses)\n"
+		"  --shards N          shards (default: one per usable CPU)\n"
+		"  --placement P       auto, off, or a CPU list such as 0,2-3 (default auto)\n"
+		"  --policy P          idle policy: spin, adaptive (default), sleep\n"
+		"  --backend B         epoll (default) or uring\n"
+		"  --raw               echo bytes without framing\n"
+		"  --idle-timeout S    close sessions silent for S seconds (default 60; 0: never)\n"
+		"  --heartbeat S       send a heartbeat to sessions silent for S seconds\n"
+		"  --max-sessions N    sessions per shard (default: no limit)\n"
+		"  --max-per-addr N    sessions per client address (default: no limit)\n"
+		"  --max-body BYTES    largest frame body (default 1M, at most 16M)\n"
+		"  --backlog N         listen backlog (default %d)\n"
+		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
+		"                      (default 5)\n"
+		"  --json              print the statistics on exit as JSON\n"
+		"  -h, --help          this text\n\n"
+		"It says \"percore echo: listening on ADDRESS\" on stderr once it accepts.\n"
+		"SIGINT or SIGTERM: stop accepting, answer what was received, flush, exit\n"
+		"(a second one exits at once). SIGUSR1: statistics to stderr. On exit the\n"
+		"statistics (totals, then each shard) go to stdout.\n"
+		"Exit status: 0 success, 1 the server could not start, 2 usage error.\n",
+		DEFAULT_PORT, PC_LISTEN_BACKLOG_DEFAULT);
+}
+
+static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *user)
+{
+	(void)user;
+	/* A client over its output bound is closed: it stopped reading. */
+	if (pc_session_send_flags(s, f->msg_id, f->flags, f->body, f->len) == -ENOBUFS)
+		pc_session_close(s);
+}
+
+static size_t echo_raw(struct pc_session *s, const uint8_t *data, size_t len, void *user)
+{
+	(void)user;
+	return pc_session_write(s, data, len) ? 0 : len;
+}
+
+enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_BACKEND, OPT_RAW,
+       OPT_IDLE, OPT_HB, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_BACKLOG, OPT_DRAIN,
+       OPT_JSON };
+
+static const struct option long_opts[] = {
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "placement", required_argument, NULL, OPT_PLACEMENT },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+	{ "heartbeat", required_argument, NULL, OPT_HB },
+	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "max-per-addr", required_argument, NULL, OPT_MAX_ADDR },
+	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
+	{ "backlog", required_argument, NULL, OPT_BACKLOG },
+	{ "drain", required_argument, NULL, OPT_DRAIN },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int ms_of(const char *v, uint32_t *ms)
+{
+	uint64_t ns;
+
+	if (net_arg_time(v, 86400 * 30, &ns))
+		return -EINVAL;
+	*ms = (uint32_t)((ns + 999999) / 1000000);
+	return 0;
+}
+
+static int take_value(void *arg, int c, const char *v)
+{
+	struct args *a = arg;
+	struct pc_server_cfg *cfg = &a->cfg;
+	uint64_t u;
+
+	switch (c) {
+	case OPT_RAW: cfg->raw = true; return 0;
+	case OPT_JSON: a->json = true; return 0;
+	case OPT_HOST: cfg->host = v; return 0;
+	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
+	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
+	case OPT_BACKEND:
+		if (strcmp(v, "epoll") && strcmp(v, "uring"))
+			return -EINVAL;
+		cfg->engine.backend = !strcmp(v, "uring") ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
+		return 0;
+	case OPT_IDLE: return ms_of(v, &cfg->idle_timeout_ms);
+	case OPT_HB: return ms_of(v, &cfg->heartbeat_ms);
+	case OPT_DRAIN: return net_arg_time(v, 86400, &a->drain_ns);
+	case OPT_MAX_BODY:
+		if (net_arg_bytes(v, PC_FRAME_MAX_BODY_CAP, &u) || !u)
+			return -EINVAL;
+		cfg->max_body = (uint32_t)u;
+		return 0;
+	}
+	if (net_arg_count(v, c == OPT_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
+			      INT32_MAX, &u))
+		return -EINVAL;
+	switch (c) {
+	case OPT_PORT: cfg->port = (uint16_t)u; return 0;
+	case OPT_SHARDS: cfg->engine.shards = (unsigned)u; return u ? 0 : -EINVAL;
+	case OPT_MAX_SESSIONS: cfg->max_sessions = (uint32_t)u; return 0;
+	case OPT_MAX_ADDR: cfg->max_per_addr = (uint32_t)u; return 0;
+	default: cfg->backlog = (int)u; return 0; /* OPT_BACKLOG */
+	}
+}
+
+/* Returns -1 to go on, or the exit status (help, usage error). */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	memset(a, 0, sizeof(*a));
+	pc_server_cfg_init(&a->cfg);
+	a->cfg.port = DEFAULT_PORT;
+	a->cfg.idle_timeout_ms = 60000;
+	a->cfg.stats_frames = true;
+	a->cfg.on_frame = echo_frame;
+	a->cfg.on_data = echo_raw;
+	a->drain_ns = 5000000000ull;
+	return net_args_parse("echo", argc, argv, long_opts, usage, take_value, a);
+}
+
+static int print_stats(const struct pc_server *srv, bool json, FILE *out)
+{
+	struct pc_server_stats st;
+	unsigned n = pc_server_shards(srv);
+
+	pc_server_stats(srv, -1, &st);
+	if (!json) {
+		pc_server_stats_print(&st, false, out);
+		return 0;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "total", pc_server_stats_json(&st));
+	cJSON *shards = cJSON_AddArrayToObject(o, "shards");
+	for (unsigned i = 0; i < n; i++) {
+		pc_server_stats(srv, (int)i, &st);
+		cJSON_AddItemToArray(shards, pc_server_stats_json(&st));
+	}
+	char *text = cJSON_Print(o);
+	int rc = text && fprintf(out, "%s\n", text) > 0 ? 0 : -EIO;
+	cJSON_free(text);
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* Signals are taken synchronously on this thread (the shards block them
+ * too): nothing runs in a handler. */
+static void serve(struct pc_server *srv, const struct args *a, const sigset_t *set)
+{
+	struct timespec tick = { .tv_nsec = 100000000 };
+	bool draining = false;
+
+	while (!pc_server_stopping(srv)) {
+		int sig = sigtimedwait(set, NULL, &tick);
+
+		if (sig == SIGUSR1) {
+			print_stats(srv, false, stderr);
+		} else if ((sig == SIGINT || sig == SIGTERM) && !draining) {
+			fprintf(stderr, "percore echo: draining (at most %.1f s)\n",
+				(double)a->drain_ns / 1e9);
+			draining = true;
+			if (pc_server_shutdown(srv, (uint32_t)(a->drain_ns / 1000000)))
+				pc_server_stop(srv);
+		} else if (sig == SIGINT || sig == SIGTERM) {
+			pc_server_stop(srv);
+		}
+	}
+}
+
+static int echo_main(int argc, char **argv)
+{
+	struct args a;
+	struct pc_server *srv;
+	char err[200], addr[80];
+	sigset_t set;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	pc_raise_nofile(UINT64_MAX >> 1); /* as many sessions as allowed */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	rc = pc_server_start(&a.cfg, &srv, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "percore echo: %s\n", err);
+		return PC_EXIT_FAIL;
+	}
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pc_sockaddr_parse(a.cfg.host, pc_server_port(srv), &ss, &len);
+	pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
+	fprintf(stderr, "percore echo: listening on %s (%u shards, %s, %s, policy %s)\n", addr,
+		pc_server_shards(srv), a.cfg.raw ? "raw" : "framed",
+		pc_backend_name(pc_engine_backend(pc_server_engine(srv))),
+		pc_idle_name(a.cfg.engine.idle));
+	serve(srv, &a, &set);
+	pc_server_wait(srv);
+	rc = print_stats(srv, a.json, stdout) ? PC_EXIT_FAIL : PC_EXIT_OK;
+	pc_server_destroy(srv);
+	return rc;
+}
+
+static const struct pc_cmd echo_cmd = {
+	.name = "echo",
+	.summary = "serve the echo protocol (framed or raw) with limits and statistics",
+	.order = 60,
+	.main = echo_main,
+};
+PC_CMD_REGISTER(echo_cmd)
