@@ -199,7 +199,7 @@ static const char *const pair_names[] = {
 	/* tagged on one side only: paired all the same */
 	"SessionEcho/512/affinity:on", "Peer/epoll_echo/512",
 	"CrossCore/RTT/idle:spin", "CrossCore/OneWay/idle:spin", "Peer/core2core/RTT/affinity:on",
-	"Peer/core2core/RTT/affinity:off",
+	"Peer/core2core/RTT/affinity:off", "Peer/spsc64/Concurrent/affinity:on",
 };
 #define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
 
@@ -235,7 +235,8 @@ static void rows_meet_their_peers(void **state)
 	static const char *const slab[] = { "Peer/glibc/64", "Peer/jemalloc/64" };
 	static const char *const spsc_on[] = { "Peer/ck_ring/Concurrent/affinity:on" };
 	static const char *const echo[] = { "Peer/epoll_echo/64" };
-	static const char *const cross[] = { "SpscQueue/Concurrent/affinity:on" };
+	static const char *const cross[] = { "SpscQueue/Concurrent/affinity:on",
+					     "Peer/spsc64/Concurrent/affinity:on" };
 	static const char *const striped[] = { "Counter/Atomic/threads:2" };
 	static const char *const linearize[] = { "RingBuffer/Linearize/4096/plain" };
 	static const char *const memcpy_peer[] = { "Peer/memcpy/4096" };
@@ -251,7 +252,7 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "SpscQueue/Concurrent/affinity:on", spsc_on, 1);
 	/* SessionEcho/64 is not an allocator: no Peer/glibc/64 beside it */
 	assert_peers(r, &pp, "SessionEcho/64", echo, 1);
-	assert_peers(r, &pp, "CrossCore/Throughput/affinity:on", cross, 1);
+	assert_peers(r, &pp, "CrossCore/Throughput/affinity:on", cross, 2);
 	assert_peers(r, &pp, "Counter/Striped/threads:2", striped, 1);
 	assert_peers(r, &pp, "RingBuffer/Linearize/4096/mirrored", linearize, 1);
 	assert_peers(r, &pp, "RingBuffer/WriteRead/4096/mirrored", memcpy_peer, 1);
