@@ -29,8 +29,8 @@ jq -e '.rows[] | select(.name == "Clear/Faster") | (.change_pct == -20) and (.ba
        and (.new_median == 80) and ((.p_value - 2/252) | fabs < 1e-12)' "$tmp/c.json" >/dev/null \
   || bad "Clear/Faster figures"
 sum=$(jq -c '.summary | [.improved, .regressed, .unchanged, .inconclusive, .noisy, .total,
-                         .only_in_base, .only_in_new, .min_repetitions]' "$tmp/c.json")
-[ "$sum" = "[1,1,2,2,2,6,1,1,2]" ] && echo "ok: summary $sum" || bad "summary $sum"
+                         .only_in_base, .only_in_new, .min_repetitions, .significant_noisy]' "$tmp/c.json")
+[ "$sum" = "[1,1,2,2,2,6,1,1,2,0]" ] && echo "ok: summary $sum" || bad "summary $sum"
 jq -e '[.rows[].name] | index("Only/Base") == null and index("Only/New") == null' "$tmp/c.json" \
   >/dev/null || bad "a benchmark in one run only was compared"
 
@@ -43,6 +43,10 @@ jq -e '[.rows[].name] | index("Only/Base") == null and index("Only/New") == null
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --json --max-cv 0.001 >"$tmp/c3.json"
 [ "$(jq -c '[.rows[] | select(.noisy | not) | .name]' "$tmp/c3.json")" = '["Few/One"]' ] \
   || bad "--max-cv 0.001 should make every row but Few/One noisy"
+# and then both significant changes stand on noisy rows, which the text says
+[ "$(jq '.summary.significant_noisy' "$tmp/c3.json")" -eq 2 ] || bad "significant_noisy"
+"$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --max-cv 0.001 \
+  | grep -qF '2 of the 2 significant changes are on noisy rows.' || bad "no caution on noisy changes"
 
 # runs set up differently say so, beside the verdicts
 jq '.context.host_name = "other-host" | .context.num_cpus = 64' "$fx/compare-new.json" >"$tmp/other.json"

@@ -145,6 +145,8 @@ int pc_compare(const struct pc_results *base, const struct pc_results *cur,
 		}
 		out->count[r->verdict]++;
 		out->noisy += r->noisy;
+		out->significant_noisy += r->noisy && (r->verdict == PC_VERDICT_IMPROVED ||
+						       r->verdict == PC_VERDICT_REGRESSED);
 		out->n++;
 	}
 	out->only_base = base->n - out->n;
@@ -188,6 +190,13 @@ void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d)
 		    c->alpha, pc_fmt_pct(c->max_cv).s);
 	if (c->setup_diff)
 		pc_doc_para(d, "**The runs were set up differently:** %s.", c->setup_diff);
+	if (c->significant_noisy)
+		pc_doc_para(d, "**%zu of the %zu significant changes are on noisy rows.** The test "
+			       "assumes both runs sampled the same machine; when its load or clock "
+			       "drifts between runs, repetitions differ as a block and the test calls "
+			       "that a change. Confirm these on a quiet machine.",
+			    c->significant_noisy,
+			    c->count[PC_VERDICT_IMPROVED] + c->count[PC_VERDICT_REGRESSED]);
 	if (!c->n)
 		return;
 	if (!(t = pc_doc_table(d, 8, head, "lrrrrrll")))
@@ -245,6 +254,7 @@ static cJSON *summary_json(const struct pc_cmp *c)
 	if (!s)
 		return NULL;
 	cJSON_AddNumberToObject(s, "noisy", (double)c->noisy);
+	cJSON_AddNumberToObject(s, "significant_noisy", (double)c->significant_noisy);
 	cJSON_AddNumberToObject(s, "total", (double)c->n);
 	cJSON_AddNumberToObject(s, "only_in_base", (double)c->only_base);
 	cJSON_AddNumberToObject(s, "only_in_new", (double)c->only_new);
@@ -253,7 +263,7 @@ static cJSON *summary_json(const struct pc_cmp *c)
 	cJSON_AddNumberToObject(s, "min_repetitions", PC_MWU_MIN_REPS);
 	cJSON_AddItemToObject(s, "setup_differs", c->setup_diff ? cJSON_CreateString(c->setup_diff)
 								 : cJSON_CreateNull());
-	if (cJSON_GetArraySize(s) != 12) {
+	if (cJSON_GetArraySize(s) != 13) {
 		cJSON_Delete(s);
 		return NULL;
 	}

@@ -47,6 +47,7 @@ struct pc_cmp {
 	struct pc_cmp_row *rows;        /* in the NEW file's order */
 	size_t count[PC_VERDICT_COUNT];
 	size_t noisy, only_base, only_new;
+	size_t significant_noisy;       /* improved or regressed, and noisy */
 	double alpha, max_cv;
 	/* how the two runs were set up differently ("min_time 0.2 -> 0.1; ..."),
 	 * or NULL: a difference there can explain a change */
