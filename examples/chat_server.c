@@ -1,12 +1,20 @@
-/* chat_server: rooms across shards.
+/* chat_server: rooms across shards, spoken in FlatBuffers.
  *
- * A client joins one room (JOIN, body: the room's name), says things (SAY,
- * body: text) and leaves (LEAVE). Each room has a home shard chosen by
- * hashing its name: every SAY goes there, gets the room's next sequence
- * number, and the home shard sends the resulting MESSAGE once to every
- * shard through the mesh (one shared buffer, no copy per shard); each shard
- * writes it to its own members. So all members see a room's messages in
- * the same order, wherever their connection landed.
+ * Bodies are the tables of schemas/chat.fbs under the message ids of
+ * percore/fb_chat.h. A client joins a room (Join {room, user}: answered
+ * with a History of the room's latest messages; joining another moves it),
+ * says things (Say {room, text}: every member gets a Message {room, user,
+ * text, seq}) and leaves (Leave {room}: answered with the same Leave).
+ * Refusals are Errors (pc_session_error). Every body is verified by
+ * pc_fb_<table>_read() before it is read; one that fails closes the
+ * session, counted as malformed.
+ *
+ * Each room has a home shard, chosen by hashing its name: every Say goes
+ * there, gets the room's next sequence number and becomes a Message frame,
+ * built once straight into a shared buffer (header in front, no copy),
+ * which goes to every shard through the mesh; each writes it to its own
+ * members and keeps it for the History of later joiners. So all members
+ * see a room's messages in one order, wherever their connection landed.
  *
  *   chat_server [PORT [SHARDS]]
  */
@@ -16,46 +24,43 @@
 #include <string.h>
 
 #include <percore.h>
-#include <percore/shard.h>
-#include <percore/shared_buf.h>
 
-enum { JOIN = 1, SAY = 2, LEAVE = 3, MESSAGE = 4 }; /* message ids */
-#define ROOM_MAX 32
-#define TEXT_MAX 1024
-
-/* ---- bodies: the only code that knows how they are encoded ---------------- */
-
-/* JOIN: the room's name, 1 to 31 bytes. SAY: the text (max_body caps it). */
-static int decode_join(const struct pc_frame *f, char room[ROOM_MAX])
-{
-	if (f->len == 0 || f->len >= ROOM_MAX || memchr(f->body, 0, f->len))
-		return -1;
-	memcpy(room, f->body, f->len);
-	room[f->len] = '\0';
-	return 0;
-}
-
-/* MESSAGE: "room #seq from id: text". Returns the length written. */
-static size_t encode_message(char *out, size_t cap, const char *room, uint64_t seq,
-			     uint64_t from, const uint8_t *text, size_t len)
-{
-	int n = snprintf(out, cap, "%s #%llu from %llx: %.*s", room, (unsigned long long)seq,
-			 (unsigned long long)from, (int)len, (const char *)text);
-	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
-}
-
-/* ---- rooms: each shard keeps its own members and, as home, sequences ------- */
+#define NAME_LEN 32   /* room and user names: 1 to 31 bytes, no NUL */
+#define TEXT_MAX 1024 /* bytes of a Say's text */
+#define HISTORY 8     /* latest Messages a joiner gets */
+#define HISTORY_SPACE (HISTORY * pc_fb_message_space(NAME_LEN, NAME_LEN, TEXT_MAX) + 256)
 
 struct room {
-	char name[ROOM_MAX];
-	uint64_t seq;                 /* messages sequenced (home shard only) */
-	struct member *members;       /* members connected to this shard */
+	char name[NAME_LEN];
+	uint64_t seq;                          /* Messages numbered (home shard) */
+	struct member *members;                /* this shard's sessions in it */
+	struct pc_shared_buf *recent[HISTORY]; /* Messages delivered here, a ring */
+	uint64_t delivered;
 	struct room *next;
 };
-struct member { struct pc_session *s; struct room *room; struct member *next; };
+struct member {
+	struct pc_session *s;
+	struct room *room;
+	struct member *next;
+	char user[NAME_LEN];
+};
+/* What travels: a Say to the home shard, then a Message frame to every shard. */
+struct said { char room[NAME_LEN], user[NAME_LEN]; uint32_t len; char text[]; };
+struct fanout { uint32_t off, len; char room[NAME_LEN]; }; /* the frame: data + off */
 
-/* A shard is one thread: its rooms are simply thread-local. */
-static __thread struct room *rooms;
+static __thread struct room *rooms; /* a shard is one thread */
+
+/* ---- rooms: each shard keeps its own members and, as home, numbers ------ */
+
+/* A received name into out: 1 to NAME_LEN - 1 bytes, no NUL. */
+static bool name_get(char out[NAME_LEN], const char *p, uint32_t len)
+{
+	if (!len || len >= NAME_LEN || memchr(p, 0, len))
+		return false;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return true;
+}
 
 static struct room *room_get(const char *name)
 {
@@ -79,6 +84,14 @@ static unsigned home_of(const char *name) /* FNV-1a of the name */
 	return (unsigned)(h % pc_shard_count());
 }
 
+/* The session's membership of the room named p (len bytes), or NULL. */
+static struct member *member_of(struct pc_session *s, const char *p, uint32_t len)
+{
+	struct member *m = pc_session_data(s);
+	char room[NAME_LEN];
+	return m && name_get(room, p, len) && !strcmp(m->room->name, room) ? m : NULL;
+}
+
 static void leave(struct pc_session *s)
 {
 	struct member *m = pc_session_data(s), **p;
@@ -91,99 +104,181 @@ static void leave(struct pc_session *s)
 	pc_session_set_data(s, NULL);
 }
 
-static int join(struct pc_session *s, const char *name)
+/* A Message kept from a fan-out, written again into a History. */
+static pc_fb_ref message_copy(struct pc_fb_builder *b, const struct pc_shared_buf *kept)
 {
-	struct room *r = room_get(name);
-	struct member *m = r ? malloc(sizeof(*m)) : NULL;
-	if (!m)
-		return -1;
-	*m = (struct member){ s, r, r->members };
-	r->members = m;
-	pc_session_set_data(s, m);
-	return 0;
+	const struct fanout *o = pc_shared_buf_data(kept);
+	const struct pc_fb_message *m;
+	uint32_t rl, ul, tl;
+
+	if (pc_fb_message_read((const uint8_t *)o + o->off + PC_FRAME_HEADER_LEN,
+			       o->len - PC_FRAME_HEADER_LEN, &m))
+		return 0;
+	const char *room = pc_fb_message_room(m, &rl), *user = pc_fb_message_user(m, &ul);
+	const char *text = pc_fb_message_text(m, &tl);
+	return pc_fb_message_create(b, room, rl, user, ul, text, tl, pc_fb_message_seq(m));
 }
 
-/* ---- a message's way: sender's shard -> home shard -> every shard ---------- */
+/* The room's latest Messages delivered here, oldest first, built in the
+ * shard's arena. */
+static int send_history(struct pc_session *s, const struct room *r)
+{
+	struct pc_arena_mark mark = pc_arena_mark(pc_shard_arena());
+	void *space = pc_arena_alloc(pc_shard_arena(), HISTORY_SPACE, 8);
+	pc_fb_ref msgs[HISTORY];
+	struct pc_fb_builder b;
+	const void *body = NULL;
+	size_t n = 0, len;
+	uint64_t i = r->delivered > HISTORY ? r->delivered - HISTORY : 0;
 
-struct said { char room[ROOM_MAX]; uint64_t from; size_t len; uint8_t text[]; };
+	if (space && !pc_fb_builder_init(&b, space, HISTORY_SPACE)) {
+		while (i < r->delivered)
+			msgs[n++] = message_copy(&b, r->recent[i++ % HISTORY]);
+		if (!pc_fb_history_build(&b, r->name, strlen(r->name), msgs, n))
+			body = pc_fb_builder_data(&b, &len);
+	}
+	int rc = body ? pc_session_send(s, PC_MSG_CHAT_HISTORY, body, len) : -ENOMEM;
+	pc_arena_rewind(pc_shard_arena(), mark);
+	return rc;
+}
 
-/* On every shard: write the frame to the room's local members. */
+/* ---- a Message's way: sender's shard -> home shard -> every shard ------- */
+
+/* On every shard: write the frame to the room's members here; keep it. */
 static void deliver(void *arg)
 {
-	struct pc_shared_buf *b = arg;
-	const uint8_t *frame = pc_shared_buf_data(b);
-	struct room *r = room_get((const char *)frame + pc_shared_buf_len(b) - ROOM_MAX);
+	const struct fanout *o = pc_shared_buf_data(arg);
+	struct room *r = room_get(o->room);
 
 	for (struct member *m = r ? r->members : NULL; m; m = m->next)
-		if (pc_session_write(m->s, frame, pc_shared_buf_len(b) - ROOM_MAX))
+		if (pc_session_write(m->s, (const uint8_t *)o + o->off, o->len))
 			pc_session_close(m->s); /* stopped reading; on_close runs later */
-	pc_shared_buf_put(b);
+	if (r) {
+		pc_shared_buf_put(r->recent[r->delivered % HISTORY]);
+		r->recent[r->delivered++ % HISTORY] = arg;
+	} else {
+		pc_shared_buf_put(arg);
+	}
 }
 
 /* Send to every shard; a full mesh ring: try again on the next turn. */
 static void fan_out(void *arg)
 {
-	struct pc_shared_buf *b = arg;
 	for (unsigned i = 1; i < pc_shard_count(); i++)
-		pc_shared_buf_get(b);
-	if (pc_shard_broadcast(deliver, b)) {
+		pc_shared_buf_get(arg);
+	if (pc_shard_broadcast(deliver, arg)) {
 		for (unsigned i = 1; i < pc_shard_count(); i++)
-			pc_shared_buf_put(b);
-		pc_reactor_defer(pc_shard_reactor(), fan_out, b);
+			pc_shared_buf_put(arg);
+		pc_reactor_defer(pc_shard_reactor(), fan_out, arg);
 	}
 }
 
-/* On the home shard: sequence, encode once, fan out. */
+/* On the home shard: number the Say, build its Message frame in place. */
 static void at_home(void *arg)
 {
-	struct pc_shared_buf *in = arg;
-	const struct said *m = pc_shared_buf_data(in);
-	struct room *r = room_get(m->room);
-	char body[ROOM_MAX + TEXT_MAX + 64];
-	size_t len = r ? encode_message(body, sizeof(body), m->room, ++r->seq, m->from, m->text, m->len) : 0;
-	/* The frame, then the room's name for deliver() to find the members. */
-	struct pc_shared_buf *out = len ? pc_shared_buf_new(PC_FRAME_HEADER_LEN + len + ROOM_MAX) : NULL;
-	if (out) {
-		pc_frame_header_encode(out->data, MESSAGE, 0, len);
-		memcpy(out->data + PC_FRAME_HEADER_LEN, body, len);
-		memcpy(out->data + PC_FRAME_HEADER_LEN + len, m->room, ROOM_MAX);
+	const struct said *d = pc_shared_buf_data(arg);
+	struct room *r = room_get(d->room);
+	size_t cap = (PC_FRAME_HEADER_LEN + pc_fb_message_space(NAME_LEN, NAME_LEN, d->len) + 7) & ~7ul;
+	struct pc_shared_buf *out = r ? pc_shared_buf_new(sizeof(struct fanout) + cap) : NULL;
+	struct fanout *o = out ? (struct fanout *)(void *)out->data : NULL;
+	struct pc_fb_builder b;
+	uint8_t *frame = NULL;
+	size_t len;
+
+	if (o && !pc_fb_builder_init(&b, o + 1, cap) &&
+	    !pc_fb_message_build(&b, d->room, strlen(d->room), d->user, strlen(d->user), d->text,
+				 d->len, r->seq + 1))
+		frame = pc_fb_builder_frame(&b, PC_MSG_CHAT_MESSAGE, 0, &len);
+	if (frame) {
+		*o = (struct fanout){ (uint32_t)(frame - out->data), (uint32_t)len, { 0 } };
+		strcpy(o->room, d->room);
+		r->seq++;
 		fan_out(out);
-	}
-	pc_shared_buf_put(in);
-}
-
-static void say(struct pc_session *s, const uint8_t *text, size_t len)
-{
-	const char *room = ((struct member *)pc_session_data(s))->room->name;
-	struct pc_shared_buf *b = pc_shared_buf_new(sizeof(struct said) + len);
-	struct said *m = b ? (struct said *)(void *)b->data : NULL;
-	if (!m)
-		return;
-	strcpy(m->room, room);
-	m->from = pc_session_id(s), m->len = len;
-	memcpy(m->text, text, len);
-	if (pc_shard_submit(home_of(room), at_home, b)) {
-		pc_shared_buf_put(b);
-		pc_session_send_flags(s, SAY, PC_FRAME_ERROR, "busy, say it again", 18);
-	}
-}
-
-static void on_frame(struct pc_session *s, const struct pc_frame *f, void *user)
-{
-	char room[ROOM_MAX];
-	(void)user;
-	if (f->msg_id == JOIN && !decode_join(f, room)) {
-		leave(s);
-		if (!join(s, room))
-			pc_session_send(s, JOIN, room, strlen(room)); /* joined */
-	} else if (f->msg_id == SAY && pc_session_data(s)) {
-		say(s, f->body, f->len);
-	} else if (f->msg_id == LEAVE) {
-		leave(s);
-		pc_session_send(s, LEAVE, NULL, 0);
 	} else {
-		pc_session_send_flags(s, f->msg_id, PC_FRAME_ERROR, "bad request", 11);
+		pc_shared_buf_put(out); /* out of memory: this Say is lost */
 	}
+	pc_shared_buf_put(arg);
+}
+
+/* ---- handlers: every body verified before it is read ------------------ */
+
+static int on_join(void *ctx, const struct pc_frame *f, void *s)
+{
+	const struct pc_fb_join *j;
+	char room[NAME_LEN], user[NAME_LEN];
+	uint32_t rl, ul;
+	(void)ctx;
+	if (pc_fb_join_read(f->body, f->len, &j))
+		return pc_session_error(s, EPROTO, "malformed Join", true);
+	const char *rp = pc_fb_join_room(j, &rl), *up = pc_fb_join_user(j, &ul);
+	if (!name_get(room, rp, rl) || !name_get(user, up, ul))
+		return pc_session_error(s, EINVAL, "names are 1 to 31 bytes, no NUL", false);
+	leave(s);
+	struct room *r = room_get(room);
+	struct member *m = r ? malloc(sizeof(*m)) : NULL;
+	if (!m)
+		return pc_session_error(s, ENOMEM, "out of memory", false);
+	*m = (struct member){ s, r, r->members, { 0 } };
+	strcpy(m->user, user);
+	r->members = m;
+	pc_session_set_data(s, m);
+	return send_history(s, r);
+}
+
+static int on_say(void *ctx, const struct pc_frame *f, void *s)
+{
+	const struct pc_fb_say *say;
+	struct member *m;
+	uint32_t rl, len;
+	(void)ctx;
+	if (pc_fb_say_read(f->body, f->len, &say))
+		return pc_session_error(s, EPROTO, "malformed Say", true);
+	const char *room = pc_fb_say_room(say, &rl), *text = pc_fb_say_text(say, &len);
+	if (!(m = member_of(s, room, rl)))
+		return pc_session_error(s, ENOTCONN, "not in that room", false);
+	if (len > TEXT_MAX)
+		return pc_session_error(s, EMSGSIZE, "text over 1024 bytes", false);
+	struct pc_shared_buf *b = pc_shared_buf_new(sizeof(struct said) + len);
+	struct said *d = b ? (struct said *)(void *)b->data : NULL;
+	if (!d)
+		return pc_session_error(s, ENOMEM, "out of memory", false);
+	memcpy(d->room, m->room->name, NAME_LEN);
+	memcpy(d->user, m->user, NAME_LEN);
+	d->len = len;
+	memcpy(d->text, text, len);
+	if (pc_shard_submit(home_of(d->room), at_home, b)) {
+		pc_shared_buf_put(b);
+		return pc_session_error(s, EAGAIN, "busy, say it again", false);
+	}
+	return 0;
+}
+
+static int on_leave(void *ctx, const struct pc_frame *f, void *s)
+{
+	const struct pc_fb_leave *l;
+	uint32_t len;
+	(void)ctx;
+	if (pc_fb_leave_read(f->body, f->len, &l))
+		return pc_session_error(s, EPROTO, "malformed Leave", true);
+	const char *room = pc_fb_leave_room(l, &len);
+	if (!member_of(s, room, len))
+		return pc_session_error(s, ENOTCONN, "not in that room", false);
+	leave(s);
+	return pc_session_send(s, PC_MSG_CHAT_LEAVE, f->body, f->len); /* its own Leave: done */
+}
+
+static int on_dispatch(struct pc_dispatch *d, unsigned shard, void *user)
+{
+	(void)shard, (void)user;
+	return pc_dispatch_register(d, PC_MSG_CHAT_JOIN, on_join, NULL) ||
+	       pc_dispatch_register(d, PC_MSG_CHAT_SAY, on_say, NULL) ||
+	       pc_dispatch_register(d, PC_MSG_CHAT_LEAVE, on_leave, NULL);
+}
+
+static void on_other(struct pc_session *s, const struct pc_frame *f, void *user)
+{
+	(void)f, (void)user;
+	pc_session_error(s, ENOSYS, "unknown message id", false);
 }
 
 static void on_close(struct pc_session *s, enum pc_close_reason why, void *user)
@@ -195,8 +290,11 @@ static void on_close(struct pc_session *s, enum pc_close_reason why, void *user)
 static void shard_stop(unsigned shard, void *user) /* after its last session left */
 {
 	(void)shard, (void)user;
-	for (struct room *r; (r = rooms); free(r))
+	for (struct room *r; (r = rooms); free(r)) {
 		rooms = r->next;
+		for (unsigned i = 0; i < HISTORY; i++)
+			pc_shared_buf_put(r->recent[i]);
+	}
 }
 
 int main(int argc, char **argv)
@@ -211,9 +309,10 @@ int main(int argc, char **argv)
 	cfg.host = "127.0.0.1";
 	cfg.port = (uint16_t)(argc > 1 ? atoi(argv[1]) : 7001);
 	cfg.engine.shards = argc > 2 ? (unsigned)atoi(argv[2]) : 0; /* 0: one per core */
-	cfg.on_frame = on_frame, cfg.on_close = on_close;
+	cfg.on_dispatch = on_dispatch, cfg.on_frame = on_other, cfg.on_close = on_close;
 	cfg.on_shard_stop = shard_stop;
-	cfg.max_body = TEXT_MAX;
+	cfg.max_body = 4096;     /* a Say of TEXT_MAX bytes fits */
+	cfg.stats_frames = true; /* answer PC_MSG_STATS with the server's figures */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT), sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL); /* taken by sigwait below; shards inherit */

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "percore/compiler.h"
+#include "percore/frame.h"
 
 /* Field ids a table built here may use: 0 .. PC_FB_MAX_FIELDS - 1. */
 #define PC_FB_MAX_FIELDS 64
@@ -79,6 +80,27 @@ const void *pc_fb_builder_data(const struct pc_fb_builder *b, size_t *len);
  * no copy. Returns them, or NULL when the buffer is not finished or the
  * space lacks n more bytes (the buffer stays valid either way). */
 void *pc_fb_builder_headroom(const struct pc_fb_builder *b, size_t n);
+
+/* After pc_fb_finish: write a frame header (percore/frame.h: version 1,
+ * flags, msg_id, the buffer's length) into the headroom, making header and
+ * body one contiguous frame to write as it is: into a buffer shared by
+ * many sessions (pc_session_write), through the mesh, to a socket. Returns
+ * the frame's first byte and *len, its size (header included); NULL when
+ * the buffer is not finished, the space lacks PC_FRAME_HEADER_LEN bytes in
+ * front of it, or pc_frame_header_encode() refuses flags or length. The
+ * builder's thread only. */
+static inline void *pc_fb_builder_frame(const struct pc_fb_builder *b, uint32_t msg_id,
+					uint8_t flags, size_t *len)
+{
+	uint8_t *h = pc_fb_builder_headroom(b, PC_FRAME_HEADER_LEN);
+	size_t body;
+
+	if (!h || !pc_fb_builder_data(b, &body) ||
+	    pc_frame_header_encode(h, msg_id, flags, body))
+		return NULL;
+	*len = PC_FRAME_HEADER_LEN + body;
+	return h;
+}
 
 /* Check the builder's invariants (bookkeeping within the space, alignment a
  * power of two, vtables and fields inside what was written). Returns 0, or

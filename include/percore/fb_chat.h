@@ -14,12 +14,15 @@
 
 #include "percore/fb.h"
 
-/* Message ids of chat bodies in the frame header. */
+/* Message ids of chat bodies in the frame header: the one list of them
+ * (examples/chat_server.c uses these, and tests/fb/chat_client.py reads
+ * them from this file). A refusal is an Error (percore/fb_error.h,
+ * PC_MSG_ERROR) with the frame's error flag set. */
 #define PC_MSG_CHAT_JOIN    16u  /* client -> server: Join */
 #define PC_MSG_CHAT_SAY     17u  /* client -> server: Say */
-#define PC_MSG_CHAT_LEAVE   18u  /* client -> server: Leave */
+#define PC_MSG_CHAT_LEAVE   18u  /* client -> server: Leave; and back: left */
 #define PC_MSG_CHAT_MESSAGE 19u  /* server -> members: Message */
-#define PC_MSG_CHAT_HISTORY 20u  /* server -> joiner: History */
+#define PC_MSG_CHAT_HISTORY 20u  /* server -> joiner: History (joined) */
 
 /* Field ids, in schema order. */
 enum { PC_FB_JOIN_ROOM, PC_FB_JOIN_USER };
@@ -123,6 +126,16 @@ static inline pc_fb_ref pc_fb_message_create(struct pc_fb_builder *b,
 	pc_fb_add_ref(b, PC_FB_MESSAGE_USER, u);
 	pc_fb_add_ref(b, PC_FB_MESSAGE_TEXT, t);
 	return pc_fb_table_end(b);
+}
+
+/* Bytes of space pc_fb_message_build needs at most for strings of these
+ * lengths: theirs plus a fixed part (length words, NULs, the table, its
+ * vtable, the root offset and the padding between them) under 128 bytes.
+ * For sizing a buffer before the message is built into it, so it can be
+ * built in its final place; add PC_FRAME_HEADER_LEN for a frame header. */
+static inline size_t pc_fb_message_space(size_t room_len, size_t user_len, size_t text_len)
+{
+	return room_len + user_len + text_len + 128;
 }
 
 /* Build a whole Message buffer. Returns 0, -ENOSPC or -EINVAL. */

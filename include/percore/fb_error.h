@@ -9,7 +9,8 @@
 
 #include "percore/fb.h"
 
-/* Message id of an Error body (the frame also sets its error flag). */
+/* Message id of an Error body: a refusal, so the frame also sets its error
+ * flag. pc_session_error() (percore/session.h) builds and sends one. */
 #define PC_MSG_ERROR 3u
 
 enum { PC_FB_ERROR_CODE, PC_FB_ERROR_MESSAGE };

@@ -116,8 +116,10 @@ struct pc_server_stats {
 	uint64_t rejected_shard_limit;
 	uint64_t rejected_addr_limit;
 	uint64_t accept_errors;     /* out of fds or memory while accepting */
-	uint64_t malformed;         /* frames with a bad header */
-	uint64_t oversize;          /* frames whose body exceeds max_body */
+	uint64_t malformed;         /* frames with a bad header, bodies refused
+	                             * as malformed (pc_session_refuse) */
+	uint64_t oversize;          /* frames whose body exceeds max_body, or
+	                             * refused as oversize by the application */
 	uint64_t error_replies;     /* error frames sent before closing */
 	uint64_t unknown_ids;       /* frames no handler was registered for */
 	/* traffic */

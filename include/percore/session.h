@@ -23,6 +23,7 @@
 #ifndef PERCORE_SESSION_H
 #define PERCORE_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -120,6 +121,34 @@ int pc_session_write(struct pc_session *s, const void *data, size_t len);
  * session is gone. Calling it again does nothing. The session stays valid
  * until the current handler returns. */
 void pc_session_close(struct pc_session *s);
+
+/* Refuse what the client sent, as the session layer refuses a malformed
+ * header: queue an error reply (flags PC_FRAME_ERROR, msg_id, body), then
+ * close gracefully (pc_session_close) with why as on_close's reason. For
+ * a frame whose header was fine but whose body the application finds
+ * malformed, one pc_fb_<table>_read() refused say (PC_CLOSE_MALFORMED),
+ * or too large for what it asks (PC_CLOSE_OVERSIZE). Counted as the
+ * session layer counts its own refusals: malformed or oversize, and
+ * error_replies when the reply was queued. Returns 0; -EINVAL for another
+ * why (nothing done); -EPIPE when the session is closing already (nothing
+ * done); or the errors of pc_session_send_flags() (the reply was not
+ * queued, the session is closed all the same). */
+int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
+		      const void *body, size_t len);
+
+/* Longest message pc_session_error() sends. */
+#define PC_SESSION_ERROR_MAX 1024
+
+/* percore's error reply for FlatBuffers protocols: an Error {code,
+ * message} (schemas/error.fbs, percore/fb_error.h) under PC_MSG_ERROR,
+ * with the error flag. refuse false: one request is refused and the
+ * session goes on. refuse true: what the client sent is malformed (a body
+ * pc_fb_<table>_read() refused): the reply goes out and the session is
+ * closed and counted as pc_session_refuse(PC_CLOSE_MALFORMED) does.
+ * code: a positive errno value; message may be NULL (left out). Returns
+ * as pc_session_send_flags() or pc_session_refuse(); -EMSGSIZE for a
+ * message over PC_SESSION_ERROR_MAX bytes (nothing done). */
+int pc_session_error(struct pc_session *s, int32_t code, const char *message, bool refuse);
 
 /* Queue a frame on the session with this id, which may live on any shard
  * of the same server: directly when it is on the calling shard, else

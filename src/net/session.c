@@ -9,6 +9,7 @@
 
 #include "net/net.h"
 #include "percore/clock.h"
+#include "percore/fb_error.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"
 
@@ -391,6 +392,49 @@ void pc_session_close(struct pc_session *s)
 	/* Settle (FIN, interest) once this turn's output is written: the
 	 * flush task visits every dirty session. */
 	net_session_mark_dirty(s);
+}
+
+int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
+		      const void *body, size_t len)
+{
+	struct net_shard *sh = s->sh;
+	int rc;
+
+	if (why != PC_CLOSE_MALFORMED && why != PC_CLOSE_OVERSIZE)
+		return -EINVAL;
+	if (s->flags & (NS_CLOSING | NS_FIN | NS_DEAD))
+		return -EPIPE;
+	if (why == PC_CLOSE_OVERSIZE)
+		NET_STAT_ADD(sh, oversize, 1);
+	else
+		NET_STAT_ADD(sh, malformed, 1);
+	/* The refusal is why it ends, even after the client's EOF. */
+	s->why = (uint8_t)why;
+	rc = pc_session_send_flags(s, msg_id, PC_FRAME_ERROR, body, len);
+	if (!rc)
+		NET_STAT_ADD(sh, error_replies, 1);
+	pc_session_close(s);
+	return rc;
+}
+
+int pc_session_error(struct pc_session *s, int32_t code, const char *message, bool refuse)
+{
+	/* The Error's fixed part (offsets, vtable, padding) is under 64 bytes. */
+	uint64_t space[(PC_SESSION_ERROR_MAX + 64) / 8];
+	size_t n = message ? strlen(message) : 0, len = 0;
+	struct pc_fb_builder b;
+	const void *body;
+
+	if (n > PC_SESSION_ERROR_MAX)
+		return -EMSGSIZE;
+	pc_fb_builder_init(&b, space, sizeof(space));
+	pc_fb_error_build(&b, code, message, n);
+	body = pc_fb_builder_data(&b, &len);
+	if (!body)
+		return -EMSGSIZE;
+	if (refuse)
+		return pc_session_refuse(s, PC_CLOSE_MALFORMED, PC_MSG_ERROR, body, len);
+	return pc_session_send_flags(s, PC_MSG_ERROR, PC_FRAME_ERROR, body, len);
 }
 
 /* ---- across shards ---------------------------------------------------------- */

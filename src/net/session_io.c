@@ -92,24 +92,15 @@ void net_session_pause(struct pc_session *s)
 
 /* ---- input ---------------------------------------------------------------- */
 
-/* Error reply (flags bit 1) naming what was wrong, then a graceful close:
- * the client learns why before the FIN. */
+/* Error reply (flags bit 1, id 0: the header cannot be trusted) naming
+ * what was wrong, then a graceful close: the client learns why before the
+ * FIN. */
 static void refuse_frame(struct pc_session *s, int err)
 {
-	struct net_shard *sh = s->sh;
 	const char *why = err == -EMSGSIZE ? "frame body over the maximum" : "malformed frame header";
-	struct iovec iov[2];
-	uint8_t h[PC_FRAME_HEADER_LEN];
 
-	if (err == -EMSGSIZE)
-		NET_STAT_ADD(sh, oversize, 1);
-	else
-		NET_STAT_ADD(sh, malformed, 1);
-	s->why = err == -EMSGSIZE ? PC_CLOSE_OVERSIZE : PC_CLOSE_MALFORMED;
-	pc_frame_encode_iov(h, iov, 0, PC_FRAME_ERROR, why, strlen(why));
-	if (!net_session_queue(s, iov, 2, PC_FRAME_HEADER_LEN + strlen(why)))
-		NET_STAT_ADD(sh, error_replies, 1);
-	pc_session_close(s);
+	pc_session_refuse(s, err == -EMSGSIZE ? PC_CLOSE_OVERSIZE : PC_CLOSE_MALFORMED, 0, why,
+			  strlen(why));
 }
 
 static int send_heartbeat(struct pc_session *s, uint32_t id)

@@ -116,7 +116,9 @@ uint64_t pc_process_rss(void)
 }
 
 /* The reply to PC_MSG_STATS: the whole server's figures, the process's
- * resident memory and the size of one session's state, as JSON. */
+ * resident memory, the size of one session's state and the shard that
+ * answered (the one serving this connection: clients can see how
+ * SO_REUSEPORT spread them), as JSON. */
 int net_stats_reply(struct pc_session *s)
 {
 	struct pc_server *srv = s->sh->srv;
@@ -130,6 +132,7 @@ int net_stats_reply(struct pc_session *s)
 	if (!o)
 		return -ENOMEM;
 	cJSON_AddNumberToObject(o, "shards", s->sh->nshards);
+	cJSON_AddNumberToObject(o, "shard", s->sh->index);
 	cJSON_AddNumberToObject(o, "rss_bytes", (double)pc_process_rss());
 	cJSON_AddNumberToObject(o, "session_struct_bytes", (double)s->sh->slab->_stride);
 	text = cJSON_PrintUnformatted(o);

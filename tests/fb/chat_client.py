@@ -7,12 +7,15 @@ read with python3-flatbuffers and the code `flatc --python` generates, which
 generate_code() writes into a folder the caller owns (generated code is
 never kept in the repository).
 
-Used by test_fb_interop.py today (over a socket pair, against percore's C
-reader and builder) and meant for the chat server's integration test.
+Used by test_fb_interop.py (over a socket pair, against percore's C
+reader and builder), and over TCP against examples/chat_server by
+test_chat_client.py and tests/net/test_chat.py.
 """
 import importlib
 import os
 import re
+import select
+import socket
 import struct
 import subprocess
 import sys
@@ -27,14 +30,17 @@ MAX_BODY = 16 << 20
 
 
 def message_ids(src):
-    """{"JOIN": 16, ...} from include/percore/fb_chat.h, so the client and
-    the server cannot disagree."""
-    with open(os.path.join(src, "include/percore/fb_chat.h")) as f:
-        return {m.group(1): int(m.group(2))
-                for m in re.finditer(r"#define PC_MSG_CHAT_(\w+)\s+(\d+)u", f.read())}
+    """{"JOIN": 16, ..., "ERROR": 3} from include/percore/fb_chat.h and
+    fb_error.h, so the client and the server cannot disagree."""
+    ids = {}
+    for header in ("fb_chat.h", "fb_error.h"):
+        with open(os.path.join(src, "include/percore", header)) as f:
+            ids.update((m.group(1), int(m.group(2))) for m in
+                       re.finditer(r"#define PC_MSG_(?:CHAT_)?(\w+)\s+(\d+)u", f.read()))
+    return ids
 
 
-def generate_code(src, folder, schemas=("schemas/chat.fbs",)):
+def generate_code(src, folder, schemas=("schemas/chat.fbs", "schemas/error.fbs")):
     """Generate the Python code of schemas (paths below src) into folder
     and make it importable."""
     subprocess.run(["flatc", "--python", "-o", folder]
@@ -43,8 +49,8 @@ def generate_code(src, folder, schemas=("schemas/chat.fbs",)):
         sys.path.insert(0, folder)
 
 
-def _table(name):
-    return importlib.import_module("percore.chat." + name)
+def _table(name, space="chat"):
+    return importlib.import_module("percore.%s.%s" % (space, name))
 
 
 def encode_frame(msg_id, body, flags=0):
@@ -97,6 +103,17 @@ def read_message(body):
             "text": _text(m.Text()), "seq": m.Seq()}
 
 
+def read_leave(body):
+    """{"room"} of a Leave body (the server's answer to one)."""
+    return {"room": _text(_table("Leave").Leave.GetRootAs(body, 0).Room())}
+
+
+def read_error(body):
+    """{"code", "message"} of an Error body (schemas/error.fbs)."""
+    e = _table("Error", "error").Error.GetRootAs(body, 0)
+    return {"code": e.Code(), "message": _text(e.Message())}
+
+
 def read_history(body):
     """{"room", "messages": [message, ...]} of a History body; "messages" is left out when the body has no vector."""
     h = _table("History").History.GetRootAs(body, 0)
@@ -111,23 +128,32 @@ def read_history(body):
 
 
 class ChatClient:
-    """One connection: send Join, Say and Leave; receive frames."""
+    """One connection: send Join, Say and Leave; receive frames. Over a
+    socket with a timeout every receive is bounded (socket.timeout)."""
 
     def __init__(self, sock, ids):
         self.sock = sock
         self.ids = ids
 
-    def _send(self, name, body):
-        self.sock.sendall(encode_frame(self.ids[name], body))
+    @classmethod
+    def connect(cls, port, ids, timeout):
+        """A client of a server on 127.0.0.1:port."""
+        return cls(socket.create_connection(("127.0.0.1", port), timeout=timeout), ids)
+
+    def send_frame(self, msg_id, body, flags=0):
+        self.sock.sendall(encode_frame(msg_id, body, flags))
 
     def join(self, room, user):
-        self._send("JOIN", join_body(room, user))
+        self.send_frame(self.ids["JOIN"], join_body(room, user))
 
     def say(self, room, text):
-        self._send("SAY", say_body(room, text))
+        self.send_frame(self.ids["SAY"], say_body(room, text))
 
     def leave(self, room):
-        self._send("LEAVE", leave_body(room))
+        self.send_frame(self.ids["LEAVE"], leave_body(room))
+
+    def close(self):
+        self.sock.close()
 
     def _read_exactly(self, n):
         data = b""
@@ -150,6 +176,12 @@ class ChatClient:
             flags, msg_id, body = self.receive()
             if flags & FLAG_HEARTBEAT:
                 continue
+            if flags & FLAG_ERROR and msg_id == self.ids["ERROR"]:
+                raise ValueError("expected a Message, got the error %r" % read_error(body))
             if flags & FLAG_ERROR or msg_id != self.ids["MESSAGE"]:
                 raise ValueError("expected a Message, got id %d flags %d" % (msg_id, flags))
             return read_message(body)
+
+    def quiet(self, seconds):
+        """True when nothing arrives for that long (nothing is consumed)."""
+        return not select.select([self.sock], [], [], seconds)[0]

@@ -67,6 +67,76 @@ static void builds_a_message_that_reads_back(void **state)
 	assert_null(pc_fb_builder_headroom(&b, 0));
 }
 
+/* A finished buffer becomes a frame where it lies: the header in the
+ * headroom, the body untouched, one contiguous block. */
+static void a_frame_header_goes_in_the_headroom(void **state)
+{
+	struct pc_fb_builder b;
+	const struct pc_fb_message *m;
+	struct pc_frame f = { 0 };
+	const void *body;
+	uint8_t *frame, head[PC_FRAME_HEADER_LEN];
+	size_t len, size = 0;
+	(void)state;
+
+	init(&b);
+	assert_null(pc_fb_builder_frame(&b, PC_MSG_CHAT_MESSAGE, 0, &size));
+	assert_int_equal(pc_fb_message_build(&b, "lobby", 5, "ann", 3, "hi", 2, 7), 0);
+	body = data(&b, &len);
+	frame = pc_fb_builder_frame(&b, PC_MSG_CHAT_MESSAGE, PC_FRAME_ERROR, &size);
+	assert_non_null(frame);
+	assert_ptr_equal(frame + PC_FRAME_HEADER_LEN, body);
+	assert_int_equal(size, PC_FRAME_HEADER_LEN + len);
+	assert_int_equal(pc_frame_parse(frame, size, 0, &f), 0);
+	assert_int_equal(f.msg_id, PC_MSG_CHAT_MESSAGE);
+	assert_int_equal(f.flags, PC_FRAME_ERROR);
+	assert_int_equal(f.len, len);
+	assert_ptr_equal(f.body, body);
+	assert_int_equal(pc_fb_message_read(f.body, f.len, &m), 0);
+	assert_int_equal(pc_fb_message_seq(m), 7);
+	/* A flag the wire format does not know: refused, nothing written. */
+	memcpy(head, frame, sizeof(head));
+	assert_null(pc_fb_builder_frame(&b, 1, 0x04, &size));
+	assert_memory_equal(frame, head, sizeof(head));
+	/* Without 12 bytes in front of the buffer there is no frame. */
+	uint8_t *end = (uint8_t *)space + sizeof(space);
+	for (size_t cap = len; cap < len + PC_FRAME_HEADER_LEN; cap++) {
+		assert_int_equal(pc_fb_builder_init(&b, end - cap, cap), 0);
+		assert_int_equal(pc_fb_message_build(&b, "lobby", 5, "ann", 3, "hi", 2, 7), 0);
+		assert_null(pc_fb_builder_frame(&b, PC_MSG_CHAT_MESSAGE, 0, &size));
+	}
+	assert_int_equal(pc_fb_builder_init(&b, end - len - PC_FRAME_HEADER_LEN,
+					    len + PC_FRAME_HEADER_LEN), 0);
+	assert_int_equal(pc_fb_message_build(&b, "lobby", 5, "ann", 3, "hi", 2, 7), 0);
+	assert_ptr_equal(pc_fb_builder_frame(&b, PC_MSG_CHAT_MESSAGE, 0, &size),
+			 end - len - PC_FRAME_HEADER_LEN);
+}
+
+/* pc_fb_message_space is enough for strings of every length and
+ * alignment remainder (the Message is built into exactly that much). */
+static void message_space_bounds_every_message(void **state)
+{
+	static const size_t texts[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 1023, 1024, 1025, 3000 };
+	static char bytes[3000];
+	uint8_t *end = (uint8_t *)space + sizeof(space);
+	struct pc_fb_builder b;
+	size_t len;
+	(void)state;
+
+	memset(bytes, 'x', sizeof(bytes));
+	for (size_t r = 0; r < 20; r++)
+		for (size_t u = 0; u < 20; u++)
+			for (size_t t = 0; t < PC_ARRAY_LEN(texts); t++) {
+				size_t cap = pc_fb_message_space(r, u, texts[t]);
+
+				assert_int_equal(pc_fb_builder_init(&b, end - cap, cap), 0);
+				assert_int_equal(pc_fb_message_build(&b, bytes, r, bytes, u, bytes,
+								     texts[t], UINT64_MAX), 0);
+				assert_non_null(pc_fb_builder_data(&b, &len));
+				assert_true(len >= r + u + texts[t]);
+			}
+}
+
 static void every_schema_builds_and_reads(void **state)
 {
 	struct pc_fb_builder b;
@@ -407,6 +477,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(builds_a_message_that_reads_back),
+		cmocka_unit_test(a_frame_header_goes_in_the_headroom),
+		cmocka_unit_test(message_space_bounds_every_message),
 		cmocka_unit_test(every_schema_builds_and_reads),
 		cmocka_unit_test(tables_of_one_shape_share_a_vtable),
 		cmocka_unit_test(fields_are_aligned_and_defaults_left_out),

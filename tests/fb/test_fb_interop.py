@@ -14,7 +14,7 @@ identifier are rejected by percore's verifier, never read. Last, the
 Python chat client (chat_client.py) sends frames whose bodies percore reads
 and reads the frames percore builds, over a socket pair.
 
-usage: test_fb_interop.py FB_INTEROP_BINARY  (run through run_interop.sh)
+usage: with_flatbuffers.sh test_fb_interop.py FB_INTEROP_BINARY
 """
 import importlib
 import json
@@ -442,8 +442,8 @@ def client_frames(tmp, rng):
     reads the bodies percore builds, through a socket pair standing in for
     the server (the chat server itself is tested elsewhere)."""
     ids = chat_client.message_ids(SRC)
-    check(sorted(ids) == ["HISTORY", "JOIN", "LEAVE", "MESSAGE", "SAY"],
-          "message ids from fb_chat.h: %r" % ids)
+    check(sorted(ids) == ["ERROR", "HISTORY", "JOIN", "LEAVE", "MESSAGE", "SAY"],
+          "message ids from fb_chat.h and fb_error.h: %r" % ids)
     ours, theirs = socket.socketpair()
     client = chat_client.ChatClient(ours, ids)
     sent = [("JOIN", "chat.Join", rand_table(rng, "chat.Join")),

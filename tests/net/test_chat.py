@@ -1,152 +1,78 @@
 #!/usr/bin/env python3
-"""The chat example across shards: every member of a room, whichever shard
+"""The chat example across shards, with FlatBuffers bodies (the Python
+client of tests/fb/chat_client.py): every member of a room, whichever shard
 its connection landed on, gets every message of that room exactly once and
-in the same order (the room's home shard numbers them); other rooms' members
-get none; LEAVE stops delivery; a bad request gets an error reply."""
+in the same order (the room's home shard numbers them 1, 2, ...); other
+rooms' members get none; a member that leaves gets nothing more.
+
+usage: tests/fb/with_flatbuffers.sh test_chat.py
+"""
 import os
-import re
-import select
-import socket
-import struct
-import subprocess
 import sys
-import time
 
-JOIN, SAY, LEAVE, MESSAGE = 1, 2, 3, 4
-ERROR = 0x02
-WAIT = 20.0 if os.environ.get("PC_SANITIZE") else 5.0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fb"))
+import chat_harness  # noqa: E402
+from chat_harness import fail  # noqa: E402
 
-
-def frame(msg_id, body=b"", flags=0):
-    return struct.pack(">BBIIH", 1, flags, msg_id, len(body), 0) + body
+ROUNDS = 5
 
 
-class Client:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
-        self.buf = b""
-
-    def send(self, msg_id, body=b"", flags=0):
-        self.s.sendall(frame(msg_id, body, flags))
-
-    def recv(self):
-        """One frame (flags, id, body), or None at the deadline."""
-        end = time.monotonic() + WAIT
-        while True:
-            if len(self.buf) >= 12:
-                _, flags, msg_id, n, _ = struct.unpack(">BBIIH", self.buf[:12])
-                if len(self.buf) >= 12 + n:
-                    body = self.buf[12:12 + n]
-                    self.buf = self.buf[12 + n:]
-                    return flags, msg_id, body
-            left = end - time.monotonic()
-            if left <= 0 or not select.select([self.s], [], [], left)[0]:
-                return None
-            chunk = self.s.recv(65536)
-            if not chunk:
-                return None
-            self.buf += chunk
-
-    def quiet(self, seconds=0.3):
-        """True when nothing arrives for a while."""
-        return not select.select([self.s], [], [], seconds)[0] and not self.buf
+def joined(chat, room, user):
+    c = chat.client()
+    c.join(room, user)
+    flags, msg_id, _ = c.receive()
+    if (flags, msg_id) != (0, chat.ids["HISTORY"]):
+        fail("join %s answered flags %d id %d" % (room, flags, msg_id))
+    return c
 
 
-def fail(why):
-    print("FAIL:", why)
-    sys.exit(1)
-
-
-def main():
-    binary = os.path.join(os.environ.get("PC_BUILD_DIR", "build/release"), "examples", "chat_server")
-    if not os.access(binary, os.X_OK):
-        print("skip: %s is not built" % binary)
-        sys.exit(77)
-    srv = subprocess.Popen([binary, "0", "2"], stderr=subprocess.PIPE, text=True)
-    try:
-        line = srv.stderr.readline()
-        m = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if not m:
-            fail("no listening line: %r" % line)
-        run(int(m.group(1)))
-    finally:
-        srv.terminate()
-        try:
-            rc = srv.wait(timeout=WAIT)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            fail("the server did not stop on SIGTERM")
-    if rc != 0:
-        fail("the server exited with %d" % rc)
-    print("ok")
-
-
-def joined(c, room):
-    c.send(JOIN, room)
-    r = c.recv()
-    if r != (0, JOIN, room):
-        fail("join %r answered %r" % (room, r))
-
-
-def run(port):
-    alpha = [Client(port) for _ in range(16)]
-    beta = [Client(port) for _ in range(3)]
-    for c in alpha:
-        joined(c, b"alpha")
-    for c in beta:
-        joined(c, b"beta")
+def run(chat):
+    alpha = [joined(chat, "alpha", "a%d" % i) for i in range(16)]
+    beta = [joined(chat, "beta", "b%d" % i) for i in range(3)]
+    shards = {chat.stats(c)["shard"] for c in alpha}
+    if shards != {0, 1}:
+        fail("alpha's members were not spread over both shards: %r" % shards)
     # Every alpha member speaks; everyone in alpha hears all, in one order.
-    rounds = 5
-    for r in range(rounds):
+    for r in range(ROUNDS):
         for i, c in enumerate(alpha):
-            c.send(SAY, b"hello %d from %d" % (r, i))
-    total = rounds * len(alpha)
+            c.say("alpha", "hello %d from %d" % (r, i))
+    total = ROUNDS * len(alpha)
     seen = None
-    senders = set()
     for c in alpha:
-        got = []
-        for _ in range(total):
-            f = c.recv()
-            if f is None or f[1] != MESSAGE:
-                fail("alpha member got %r after %d messages" % (f, len(got)))
-            got.append(f[2])
-        nums = [int(re.match(rb"alpha #(\d+) from ([0-9a-f]+): ", b).group(1)) for b in got]
-        if nums != list(range(1, total + 1)):
-            fail("sequence numbers out of order: %r" % nums[:20])
+        got = [c.receive_message() for _ in range(total)]
+        if [m["seq"] for m in got] != list(range(1, total + 1)):
+            fail("sequence numbers out of order: %r" % [m["seq"] for m in got][:20])
         if seen is None:
             seen = got
         elif got != seen:
             fail("two members saw different orders")
-        senders |= {int(re.match(rb"alpha #\d+ from ([0-9a-f]+)", b).group(1), 16) >> 48 for b in got}
         if not c.quiet(0.05):
             fail("an alpha member got more than was said")
-    if senders != {0, 1}:
-        fail("members were not spread over both shards: %r" % senders)
+    said = sorted((m["user"], m["text"]) for m in seen)
+    want = sorted(("a%d" % i, "hello %d from %d" % (r, i)) for r in range(ROUNDS) for i in range(16))
+    if said != want or any(m["room"] != "alpha" for m in seen):
+        fail("the messages heard are not the ones said")
+    for i in range(16):  # one speaker's messages keep the order it said them in
+        mine = [m["text"] for m in seen if m["user"] == "a%d" % i]
+        if mine != ["hello %d from %d" % (r, i) for r in range(ROUNDS)]:
+            fail("a%d's messages out of order: %r" % (i, mine))
     for b in beta:
-        if not b.quiet():
+        if not b.quiet(0.3):
             fail("a beta member heard alpha")
     # Leave: no more delivery to that member; the others still hear.
     gone = alpha.pop()
-    gone.send(LEAVE)
-    if gone.recv() != (0, LEAVE, b""):
-        fail("leave not acknowledged")
-    alpha[0].send(SAY, b"after")
+    gone.leave("alpha")
+    flags, msg_id, _ = gone.receive()
+    if (flags, msg_id) != (0, chat.ids["LEAVE"]):
+        fail("leave answered flags %d id %d" % (flags, msg_id))
+    alpha[0].say("alpha", "after")
     for c in alpha:
-        f = c.recv()
-        if f is None or not f[2].endswith(b": after"):
-            fail("a remaining member missed a message: %r" % (f,))
-    if not gone.quiet():
+        m = c.receive_message()
+        if (m["text"], m["seq"]) != ("after", total + 1):
+            fail("a remaining member missed a message: %r" % m)
+    if not gone.quiet(0.3):
         fail("a member that left still hears the room")
-    # A request the server does not know, and SAY outside a room.
-    beta[0].send(99, b"?")
-    f = beta[0].recv()
-    if f is None or f[0] != ERROR or f[1] != 99:
-        fail("unknown request answered %r" % (f,))
-    gone.send(SAY, b"nobody hears")
-    f = gone.recv()
-    if f is None or f[0] != ERROR:
-        fail("SAY outside a room answered %r" % (f,))
 
 
 if __name__ == "__main__":
-    main()
+    chat_harness.main(run, shards=2)
