@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/stats.h"
 #include "results.h"
 #include "stats.h"
 
@@ -321,12 +322,15 @@ static void bench_stat(struct pc_rbench *b)
 			real[i] = b->s[i].real_ns;
 			tpi[i] = b->s[i].items_ps > 0 ? 1e9 / b->s[i].items_ps : b->s[i].real_ns;
 		}
-		st->real_ns = pc_stat_median(real, n);
+		struct pc_bench_stats rs;
+		if (pc_bench_stats_compute(real, n, &rs) == 0) {
+			st->real_ns = rs.median;
+			st->mean_ns = rs.mean;
+			st->stddev_ns = rs.stddev;
+			if (n >= 2) /* one repetition has no spread to speak of */
+				st->cv = rs.cv;
+		}
 		st->tpi_ns = pc_stat_median(tpi, n);
-		st->mean_ns = pc_stat_mean(real, n);
-		st->stddev_ns = pc_stat_stddev(real, n);
-		if (n >= 2)
-			st->cv = pc_stat_cv(real, n);
 		st->items_ps = finite_median(&b->s[0].items_ps, n, sz);
 		st->bytes_ps = finite_median(&b->s[0].bytes_ps, n, sz);
 	}

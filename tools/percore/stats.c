@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/stats.h"
 #include "stats.h"
 
 /* scipy switches to the normal approximation when both samples are larger
@@ -20,46 +21,9 @@ static int cmp_double(const void *a, const void *b)
 
 double pc_stat_median(const double *v, size_t n)
 {
-	double *c, m;
+	struct pc_bench_stats st;
 
-	if (n == 0 || !(c = malloc(n * sizeof(*c))))
-		return NAN;
-	memcpy(c, v, n * sizeof(*c));
-	qsort(c, n, sizeof(*c), cmp_double);
-	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-	free(c);
-	return m;
-}
-
-double pc_stat_mean(const double *v, size_t n)
-{
-	double s = 0;
-
-	if (n == 0)
-		return NAN;
-	for (size_t i = 0; i < n; i++)
-		s += v[i];
-	return s / (double)n;
-}
-
-double pc_stat_stddev(const double *v, size_t n)
-{
-	double m = pc_stat_mean(v, n), ss = 0;
-
-	if (n < 2)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		ss += (v[i] - m) * (v[i] - m);
-	return sqrt(ss / (double)(n - 1));
-}
-
-double pc_stat_cv(const double *v, size_t n)
-{
-	double m = pc_stat_mean(v, n);
-
-	if (n < 2 || m == 0)
-		return NAN;
-	return pc_stat_stddev(v, n) / m;
+	return pc_bench_stats_compute(v, n, &st) == 0 ? st.median : NAN;
 }
 
 struct tagged {

@@ -19,16 +19,10 @@
  * unreliable. */
 #define PC_MWU_GOOD_REPS 9
 
-/* Median of n values (n >= 1); the values are copied, not reordered.
- * Returns NAN when n is 0 or memory runs out. */
+/* Median of n values (the library's summary statistics, src/bench/stats.h,
+ * computed for one figure); the values are not reordered. Returns NAN when
+ * n is 0 or memory runs out. */
 double pc_stat_median(const double *v, size_t n);
-double pc_stat_mean(const double *v, size_t n);
-/* Sample standard deviation (n - 1 in the denominator, as Google Benchmark
- * computes it); 0 for n < 2. */
-double pc_stat_stddev(const double *v, size_t n);
-/* Coefficient of variation, stddev / mean, as a fraction; NAN when n < 2
- * or the mean is 0. */
-double pc_stat_cv(const double *v, size_t n);
 
 struct pc_mwu {
 	double u1;      /* U statistic of the first sample (scipy's statistic) */
