@@ -1,12 +1,69 @@
 #!/usr/bin/env bash
-# make bench: run the benchmark suite on a Release build and write results.
+# make bench: run the benchmark suite on a Release build and write the report.
 #   bench.sh BUILD_DIR [default|full]
+#
+# Builds nothing (make already did). Steps:
+#   1. percore env: the environment audit, warnings shown (skipped when this
+#      build has no env command yet)
+#   2. the suite, threaded benchmarks pinned and unpinned (--affinity both)
+#      -> build/bench/results.json
+#   3. the noise experiment again with the PM QoS request held (--pm-qos)
+#      -> build/bench/noise-pmqos.json; percore report names those rows
+#      .../pm_qos:on and sets them beside the ones from step 2
+#   4. percore tune --dry-run: which tune steps apply on this machine
+#      -> build/bench/tune.json (changes nothing)
+#   5. percore report -> build/bench/report.md and build/bench/report.html
 set -euo pipefail
 build=$1 suite=${2:-default}
 pc="$build/tools/percore/percore"
 out=build/bench
 mkdir -p "$out"
-args=(--out "$out/results.json")
-[ "$suite" = full ] && args+=(--full)
-"$pc" bench "${args[@]}"
-echo "bench: results in $out/results.json" >&2
+# files left by an earlier run must not pass for this run's
+rm -f "$out/noise-pmqos.json" "$out/tune.json"
+
+# Whether this build's percore has a subcommand, or bench an option: the
+# commands land one by one, and the script works before and after each.
+has_cmd() { "$pc" "$1" --help >/dev/null 2>&1; }
+bench_has() { "$pc" bench --help 2>/dev/null | grep -q -- "$1"; }
+
+common=()
+[ "$suite" = full ] && common+=(--full)
+bench_has --affinity && common+=(--affinity both)
+
+if has_cmd env; then
+  echo "== percore env" >&2
+  # warnings are for the reader of the results, not a reason to stop
+  "$pc" env || echo "bench: percore env reported a problem (see above)" >&2
+else
+  echo "bench: this build has no 'percore env'; the results carry no audit" >&2
+fi
+
+echo "== percore bench (${suite} suite)" >&2
+"$pc" bench "${common[@]}" --out "$out/results.json"
+
+inputs=("$out/results.json")
+if ! bench_has --pm-qos; then
+  echo "bench: percore bench has no --pm-qos; the noise experiment runs once" >&2
+elif ! "$pc" bench --list --filter '^Noise/' >/dev/null 2>&1; then
+  echo "bench: no Noise/ benchmark in this build; no PM QoS run" >&2
+else
+  echo "== percore bench --pm-qos (noise experiment)" >&2
+  if "$pc" bench "${common[@]}" --filter '^Noise/' --pm-qos --out "$out/noise-pmqos.json"; then
+    inputs+=("$out/noise-pmqos.json")
+  else
+    echo "bench: the PM QoS run failed; the report compares pinning only" >&2
+  fi
+fi
+
+report=(-o "$out")
+if has_cmd tune && "$pc" tune --dry-run --json >"$out/tune.json" 2>/dev/null \
+   && grep -q '"steps"' "$out/tune.json"; then
+  report+=(--tune "$out/tune.json")
+else
+  rm -f "$out/tune.json" # the report judges the tune steps from the audit
+fi
+"$pc" report "${inputs[@]}" "${report[@]}" >/dev/null
+echo
+echo "Results: ${inputs[*]}"
+echo "Report:  $out/report.md"
+echo "         $out/report.html"

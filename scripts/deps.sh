@@ -10,7 +10,7 @@ packages=(
   # libraries percore uses
   libhwloc-dev hwloc libnuma-dev numactl liburing-dev libcjson-dev
   # tests
-  libcmocka-dev python3 libbenchmark-tools python3-scipy chromium
+  libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq
   flatbuffers-compiler python3-flatbuffers
   # benchmark peers
   libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4

@@ -84,7 +84,7 @@ static int idle_setup(struct pc_bench_state *st)
 	struct idle_ctx *c;
 	int fds[2], rc;
 	char *argv[] = { "percore", "echo", "--host", "127.0.0.1", "--port", "0", "--shards", "1",
-			 "--placement", st->affinity ? "auto" : "off", "--policy", "sleep",
+			 "--policy", st->affinity ? "auto" : "off", "--idle-policy", "sleep",
 			 "--idle-timeout", "0", NULL };
 
 	if (pc_raise_nofile(IDLE_SESSIONS + 100)) {

@@ -9,7 +9,9 @@
 
 #include "percore/fb.h"
 
-/* Message id of a Heartbeat body (the frame also sets its heartbeat flag). */
+/* Message id of a heartbeat request with a Heartbeat body (the frame also
+ * sets its heartbeat flag); the session layer answers with id 0 and the same
+ * body, so the sender learns the round trip from its own clock. */
 #define PC_MSG_HEARTBEAT 2u
 
 enum { PC_FB_HEARTBEAT_SEQ, PC_FB_HEARTBEAT_TIME_NS };

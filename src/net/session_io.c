@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "net/net.h"
+#include "percore/fb_heartbeat.h"
 #include "percore/clock.h"
 
 /* ---- interest and state --------------------------------------------------- */
@@ -103,9 +104,9 @@ static void refuse_frame(struct pc_session *s, int err)
 			  strlen(why));
 }
 
-static int send_heartbeat(struct pc_session *s, uint32_t id)
+static int send_heartbeat(struct pc_session *s, uint32_t id, const void *body, uint32_t len)
 {
-	int rc = pc_session_send_flags(s, id, PC_FRAME_HEARTBEAT, NULL, 0);
+	int rc = pc_session_send_flags(s, id, PC_FRAME_HEARTBEAT, body, len);
 
 	if (!rc)
 		NET_STAT_ADD(s->sh, heartbeats_out, 1);
@@ -114,7 +115,7 @@ static int send_heartbeat(struct pc_session *s, uint32_t id)
 
 int net_session_ping(struct pc_session *s)
 {
-	return send_heartbeat(s, 1);
+	return send_heartbeat(s, PC_MSG_HEARTBEAT, NULL, 0);
 }
 
 /* While a handler looks at bytes of this session's mirrored input ring,
@@ -138,9 +139,11 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 
 	if (f->flags & PC_FRAME_HEARTBEAT) {
 		NET_STAT_ADD(s->sh, heartbeats_in, 1);
-		/* id 0 is an answer: answering it would ping-pong forever. */
+		/* id 0 is an answer: answering it would ping-pong forever. The
+		 * answer carries the request's body back (a Heartbeat table holds
+		 * the sender's clock, so the sender learns the round trip). */
 		if (f->msg_id)
-			send_heartbeat(s, 0);
+			send_heartbeat(s, 0, f->body, f->len);
 		return;
 	}
 	NET_STAT_ADD(s->sh, frames_in, 1);

@@ -29,7 +29,7 @@ expect() { # description jq-expression (true on the last output)
 # Start an echo server; sets port and the server's pid.
 start_echo() { # name options...
   local name=$1; shift
-  "$pc" echo --host 127.0.0.1 --port 0 --placement off --policy sleep "$@" \
+  "$pc" echo --host 127.0.0.1 --port 0 --policy off --idle-policy sleep "$@" \
     >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pid=$!; pids+=("$pid")
   for _ in $(seq 1 $((100 * slow))); do
@@ -50,7 +50,7 @@ stop_echo() { # name
 # ---- contract ---------------------------------------------------------------
 check 0 "echo --help" "$pc" echo --help
 check 0 "load --help" "$pc" load --help
-for bad in "--port x" "--port 70000" "--max-body 0" "--max-body 17M" "--policy nope" \
+for bad in "--port x" "--port 70000" "--max-body 0" "--max-body 17M" "--idle-policy nope" \
            "--shards 0" "--idle-timeout -1" "--backend kqueue" "--nope" "extra"; do
   # shellcheck disable=SC2086
   check 2 "echo $bad" "$pc" echo $bad
@@ -66,24 +66,24 @@ done
 # ---- framed -------------------------------------------------------------------
 if start_echo framed --shards 2 --max-sessions 5000 --idle-timeout 30 --json; then
   check 0 "load, framed, 1 s" "$pc" load --port "$port" --conns 8 --depth 4 --size 1-3000 \
-    --duration 1 --placement off --policy sleep --json
+    --duration 1 --policy off --idle-policy sleep --json
   expect "messages counted" '.messages > 0 and .msgs_per_s > 0 and .mb_per_s > 0'
   expect "no errors" '.errors.total == 0'
   expect "latency percentiles in order" \
     '.latency_us.p50 <= .latency_us.p99 and .latency_us.p99 <= .latency_us.max'
-  check 0 "load, a count" "$pc" load --port "$port" --conns 3 --messages 1000 --placement off --json
+  check 0 "load, a count" "$pc" load --port "$port" --conns 3 --messages 1000 --policy off --json
   expect "exactly that many" '.messages == 1000'
   check 0 "load --connect" "$pc" load --port "$port" --connect --conns 2 --messages 200 \
-    --placement off --json
+    --policy off --json
   expect "a connection per message" '.connects == 200 and .errors.total == 0'
   check 0 "load --idle" "$pc" load --port "$port" --idle 300 --json
   expect "idle sessions counted by the server" '.idle.sessions == 300'
   expect "memory per idle session reported" '.idle.accounted_bytes_per_session > 0'
-  check 0 "table output" "$pc" load --port "$port" --messages 100 --placement off
+  check 0 "table output" "$pc" load --port "$port" --messages 100 --policy off
   grep -q "^latency us" "$tmp/out" || { echo "FAIL: no latency line"; fail=1; }
   # Raw bytes at a framed server: refused frames, so errors and exit 1.
   check 1 "raw load at a framed server fails" "$pc" load --port "$port" --raw --messages 10 \
-    --placement off
+    --policy off
   kill -USR1 "$pid"; sleep $((slow)).2
   grep -q "^accepted" "$tmp/framed.err" && echo "ok: SIGUSR1 statistics" \
     || { echo "FAIL: no statistics on SIGUSR1"; fail=1; }
@@ -97,12 +97,12 @@ fi
 # ---- raw ----------------------------------------------------------------------
 if start_echo raw --raw --shards 1; then
   check 0 "load --raw at a raw server" "$pc" load --port "$port" --raw --size 1-5000 \
-    --messages 2000 --depth 8 --placement off --json
+    --messages 2000 --depth 8 --policy off --json
   expect "raw: every message verified" '.messages == 2000 and .errors.total == 0'
   stop_echo raw
 fi
 
 # ---- nobody there -------------------------------------------------------------
-check 1 "load at a closed port" "$pc" load --port "$port" --messages 5 --placement off
+check 1 "load at a closed port" "$pc" load --port "$port" --messages 5 --policy off
 grep -q "no connection" "$tmp/err" || { echo "FAIL: no reason for refusal"; fail=1; }
 exit $fail

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "net_util.h"
+#include "percore/fb_heartbeat.h"
 #include "percore/session.h"
 
 static void test_framed_echo(void **state)
@@ -115,11 +116,16 @@ static void test_heartbeats(void **state)
 	tu_cfg(&c, 1);
 	srv = TU_SERVE(&c);
 	int fd = TU_CLIENT(srv);
-	/* A request (id != 0) is answered with a heartbeat of id 0. */
-	assert_int_equal(tu_send_frame(fd, 5, PC_FRAME_HEARTBEAT, NULL, 0), 0);
-	assert_int_equal(tu_recv_frame(fd, &f, NULL), 0);
+	/* A request (id != 0) is answered with a heartbeat of id 0 that
+	 * carries the request's body back. */
+	uint8_t *hb = NULL;
+	assert_int_equal(tu_send_frame(fd, PC_MSG_HEARTBEAT, PC_FRAME_HEARTBEAT, "clock", 5), 0);
+	assert_int_equal(tu_recv_frame(fd, &f, &hb), 0);
 	assert_int_equal(f.flags, PC_FRAME_HEARTBEAT);
 	assert_int_equal(f.msg_id, 0);
+	assert_int_equal(f.len, 5);
+	assert_memory_equal(hb, "clock", 5);
+	free(hb);
 	/* An answer (id 0) is not answered: the next frame back is the echo. */
 	assert_int_equal(tu_send_frame(fd, 0, PC_FRAME_HEARTBEAT, NULL, 0), 0);
 	assert_true(tu_echo_ok(fd, 9, 3));
@@ -141,7 +147,7 @@ static void test_heartbeats(void **state)
 	while (pc_now_ns() < end) {
 		assert_int_equal(tu_recv_frame(fd, &f, NULL), 0);
 		assert_int_equal(f.flags, PC_FRAME_HEARTBEAT);
-		assert_int_equal(f.msg_id, 1);
+		assert_int_equal(f.msg_id, PC_MSG_HEARTBEAT);
 		pings++;
 		assert_int_equal(tu_send_frame(fd, 0, PC_FRAME_HEARTBEAT, NULL, 0), 0);
 	}

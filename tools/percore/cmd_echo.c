@@ -28,15 +28,17 @@ static void usage(FILE *f)
 		"usage: percore echo [OPTIONS]\n\n"
 		"Serve the echo protocol: every frame is answered with a frame carrying the\n"
 		"same message id, flags and body; a heartbeat request (id not 0) is answered\n"
-		"with a heartbeat of id 0. With --raw, bytes are echoed as they come, so the\n"
-		"load generator can drive it like a plain server. Frames with message id\n"
+		"with a heartbeat of id 0 carrying the same body. With --raw, bytes are\n"
+		"echoed as they come, so the load generator can drive it like a plain\n"
+		"server. Frames with message id\n"
 		"0xffffff01 get the server's statistics as JSON (percore load --idle uses it).\n\n"
 		"options:\n"
 		"  --host H            numeric address to listen on (default: every address)\n"
 		"  --port P            port (default %d; 0: the kernel chooses)\n"
 		"  --shards N          shards (default: one per usable CPU)\n"
-		"  --placement P       auto, off, or a CPU list such as 0,2-3 (default auto)\n"
-		"  --policy P          idle policy: spin, adaptive (default), sleep\n"
+		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
+		"                      list such as 0,2-3 (default auto; see percore topo)\n"
+		"  --idle-policy P     spin, adaptive (default), sleep\n"
 		"  --backend B         epoll (default) or uring\n"
 		"  --raw               echo bytes without framing\n"
 		"  --idle-timeout S    close sessions silent for S seconds (default 60; 0: never)\n"
@@ -79,8 +81,8 @@ static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
-	{ "placement", required_argument, NULL, OPT_PLACEMENT },
-	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "policy", required_argument, NULL, OPT_PLACEMENT },
+	{ "idle-policy", required_argument, NULL, OPT_POLICY },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
@@ -230,7 +232,7 @@ static int echo_main(int argc, char **argv)
 	socklen_t len;
 	pc_sockaddr_parse(a.cfg.host, pc_server_port(srv), &ss, &len);
 	pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
-	fprintf(stderr, "percore echo: listening on %s (%u shards, %s, %s, policy %s)\n", addr,
+	fprintf(stderr, "percore echo: listening on %s (%u shards, %s, %s, idle %s)\n", addr,
 		pc_server_shards(srv), a.cfg.raw ? "raw" : "framed",
 		pc_backend_name(pc_engine_backend(pc_server_engine(srv))),
 		pc_idle_name(a.cfg.engine.idle));

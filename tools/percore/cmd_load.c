@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"Drive an echo server: --conns connections each keeping --depth messages in\n"
 		"flight, every echoed byte checked. Reports messages/s, payload MB/s (each\n"
 		"way), round-trip latency p50/p99/p99.9/max and errors. The generator runs\n"
-		"on percore's own runtime (--shards, --placement, --policy).\n\n"
+		"on percore's own runtime (--shards, --policy, --idle-policy).\n\n"
 		"options:\n"
 		"  --host H            server address, numeric (default 127.0.0.1)\n"
 		"  --port P            server port (default 7000)\n"
@@ -41,8 +41,9 @@ static void usage(FILE *f)
 		"  --idle N            open N idle sessions and report the server's memory\n"
 		"                      per session (needs percore echo, framed)\n"
 		"  --shards N          load generator shards (default 1)\n"
-		"  --placement P       auto, off or a CPU list (default auto)\n"
-		"  --policy P          idle policy: spin, adaptive (default), sleep\n"
+		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
+		"                      list (default auto; see percore topo)\n"
+		"  --idle-policy P     spin, adaptive (default), sleep\n"
 		"  --seed N            seed of sizes and payloads (default 1)\n"
 		"  --json              print the results as JSON\n"
 		"  -h, --help          this text\n\n"
@@ -66,8 +67,8 @@ static const struct option long_opts[] = {
 	{ "connect", no_argument, NULL, OPT_CONNECT },
 	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
-	{ "placement", required_argument, NULL, OPT_PLACEMENT },
-	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "policy", required_argument, NULL, OPT_PLACEMENT },
+	{ "idle-policy", required_argument, NULL, OPT_POLICY },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },

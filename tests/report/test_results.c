@@ -1,0 +1,353 @@
+/* Loading results files, pairing rows with their peers, and rendering: the
+ * parts of percore report below the command line. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "compare.h"
+#include "doc.h"
+#include "report.h"
+#include "results.h"
+
+#define EPS 1e-9
+
+/* A results file with this text; the caller unlinks it. */
+static char *tmp_json(const char *text)
+{
+	char *path = strdup("/tmp/pc_test_results_XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static struct pc_results *load_text(const char *text, unsigned flags, char *err, size_t len)
+{
+	char *path = tmp_json(text);
+	struct pc_results *r = pc_results_load(path, flags, err, len);
+
+	unlink(path);
+	free(path);
+	return r;
+}
+
+#define ROW(name, t, unit) \
+	"{\"name\":\"" name "\",\"run_type\":\"iteration\",\"real_time\":" #t \
+	",\"cpu_time\":" #t ",\"time_unit\":\"" unit "\",\"items_per_second\":" \
+	"1e6,\"threads\":2}"
+
+static void rows_group_by_benchmark(void **state)
+{
+	char err[256];
+	struct pc_results *r = load_text(
+		"{\"benchmarks\":[" ROW("A/1", 2, "ms") "," ROW("B/1", 5, "ns") ","
+		ROW("A/1", 4, "ms") "," ROW("A/1", 3, "ms") ","
+		"{\"name\":\"A/1_cv\",\"run_type\":\"aggregate\",\"aggregate_name\":\"cv\","
+		"\"real_time\":0.25,\"time_unit\":\"ms\"}]}", 0, err, sizeof(err));
+	const struct pc_rbench *a;
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(r->n, 2);
+	a = pc_results_find(r, "A/1");
+	assert_non_null(a);
+	assert_int_equal(a->nsamples, 3);
+	assert_int_equal(a->threads, 2);
+	/* ms scaled to ns; the median of 2, 4, 3 ms */
+	assert_float_equal(a->st.real_ns, 3e6, EPS);
+	/* time per item from items/s, not per iteration */
+	assert_float_equal(a->st.tpi_ns, 1e3, EPS);
+	/* the cv aggregate is a fraction whatever the time unit */
+	assert_float_equal(a->agg_cv, 0.25, EPS);
+	assert_float_equal(a->st.cv, pc_results_find(r, "A/1")->st.stddev_ns / 3e6, EPS);
+	assert_null(pc_results_find(r, "A/1_cv"));
+	pc_results_free(r);
+}
+
+static void counters_and_failed_rows(void **state)
+{
+	char err[256];
+	struct pc_results *r = load_text(
+		"{\"benchmarks\":["
+		"{\"name\":\"L\",\"real_time\":10,\"p50_us\":3,\"iterations\":7},"
+		"{\"name\":\"L\",\"real_time\":12,\"p50_us\":5},"
+		"{\"name\":\"L\",\"real_time\":11},"
+		"{\"name\":\"L\",\"real_time\":99,\"error_occurred\":true,\"p50_us\":100}]}",
+		0, err, sizeof(err));
+	const struct pc_rbench *b;
+
+	(void)state;
+	assert_non_null(r);
+	b = pc_results_find(r, "L");
+	assert_int_equal(b->nsamples, 3); /* the failed row brings nothing */
+	assert_int_equal(b->ncounters, 1); /* iterations is not a counter */
+	assert_string_equal(b->c[0].name, "p50_us");
+	assert_true(isnan(b->c[0].v[2]));
+	assert_float_equal(pc_rcounter_median(b, &b->c[0]), 4, EPS);
+	/* no items/s: time per item is the time per iteration */
+	assert_float_equal(b->st.tpi_ns, 11, EPS);
+	pc_results_free(r);
+}
+
+static void aggregates_alone_are_enough(void **state)
+{
+	char err[256];
+	struct pc_results *r = load_text(
+		"{\"benchmarks\":["
+		"{\"name\":\"G_median\",\"run_type\":\"aggregate\",\"aggregate_name\":\"median\","
+		"\"real_time\":2,\"time_unit\":\"us\",\"items_per_second\":4e5},"
+		"{\"name\":\"G_cv\",\"run_type\":\"aggregate\",\"aggregate_name\":\"cv\","
+		"\"real_time\":0.08}]}", 0, err, sizeof(err));
+	const struct pc_rbench *g;
+
+	(void)state;
+	assert_non_null(r);
+	g = pc_results_find(r, "G"); /* run_name derived from the name */
+	assert_non_null(g);
+	assert_int_equal(g->st.n, 0);
+	assert_float_equal(g->st.real_ns, 2000, EPS);
+	assert_float_equal(g->st.tpi_ns, 2500, EPS);
+	assert_float_equal(g->st.cv, 0.08, EPS);
+	pc_results_free(r);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+	char err[256] = "";
+
+	assert_null(load_text(text, 0, err, sizeof(err)));
+	if (!strstr(err, needle))
+		fail_msg("error '%s' does not say '%s'", err, needle);
+}
+
+static void bad_files_are_refused_with_a_reason(void **state)
+{
+	char err[256] = "";
+
+	(void)state;
+	assert_null(pc_results_load("/nonexistent/r.json", 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "/nonexistent/r.json"));
+	expect_error("{\"benchmarks\": [\n{\"name\": }", ":2: malformed JSON");
+	expect_error("[1, 2]", "no \"benchmarks\" array");
+	expect_error("{\"context\": {}}", "no \"benchmarks\" array");
+	expect_error("{\"benchmarks\": [42]}", "benchmarks[0] is not an object with a name");
+	expect_error("{\"benchmarks\": [{\"real_time\": 1}]}", "not an object with a name");
+	expect_error("{\"benchmarks\": [{\"name\": \"X\", \"real_time\": \"fast\"}]}",
+		     "benchmarks[0] (X): real_time is not a number");
+}
+
+static void pm_qos_rows_are_tagged_and_duplicates_skipped(void **state)
+{
+	char err[256];
+	char *main_path = tmp_json("{\"benchmarks\":[" ROW("N/affinity:on", 5, "ns") "]}");
+	char *qos_path = tmp_json("{\"percore\":{\"options\":{\"pm_qos\":true}},"
+				  "\"benchmarks\":[" ROW("N/affinity:on", 4, "ns") "]}");
+	char *dup_path = tmp_json("{\"benchmarks\":[" ROW("N/affinity:on", 9, "ns") ","
+				  ROW("M", 1, "ns") "]}");
+	/* asked for, not held: measured without it, so not labelled */
+	char *failed_path = tmp_json("{\"percore\":{\"options\":{\"pm_qos\":true},"
+				     "\"pm_qos\":{\"requested\":true,\"held\":false}},"
+				     "\"benchmarks\":[" ROW("F", 4, "ns") "]}");
+	struct pc_results *r = pc_results_load(main_path, PC_RESULTS_TAG_PMQOS, err, sizeof(err));
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(pc_results_append(r, qos_path, PC_RESULTS_TAG_PMQOS, err, sizeof(err)), 0);
+	assert_int_equal(pc_results_append(r, dup_path, PC_RESULTS_TAG_PMQOS, err, sizeof(err)), 0);
+	assert_int_equal(r->n, 3);
+	assert_float_equal(pc_results_find(r, "N/affinity:on")->st.real_ns, 5, EPS);
+	assert_float_equal(pc_results_find(r, "N/affinity:on/pm_qos:on")->st.real_ns, 4, EPS);
+	assert_int_equal(pc_results_find(r, "M")->source, 2);
+	assert_int_equal(pc_results_append(r, failed_path, PC_RESULTS_TAG_PMQOS, err, sizeof(err)), 0);
+	assert_non_null(pc_results_find(r, "F"));
+	assert_null(pc_results_find(r, "F/pm_qos:on"));
+	/* a bad file leaves the set as it was */
+	assert_int_equal(pc_results_append(r, "/nonexistent.json", 0, err, sizeof(err)), -EINVAL);
+	assert_int_equal(r->n, 4);
+	unlink(main_path);
+	unlink(qos_path);
+	unlink(dup_path);
+	unlink(failed_path);
+	free(failed_path);
+	free(main_path);
+	free(qos_path);
+	free(dup_path);
+	pc_results_free(r);
+}
+
+/* ---- pairing ---------------------------------------------------------- */
+
+static const char *const pair_names[] = {
+	"SlabAlloc/64", "Peer/glibc/64", "Peer/jemalloc/64", "Peer/glibc/256",
+	"SpscQueue/Concurrent/affinity:on", "SpscQueue/Concurrent/affinity:off",
+	"Peer/ck_ring/Concurrent/affinity:on", "Peer/ck_ring/Concurrent/affinity:off",
+	"SessionEcho/64", "Peer/epoll_echo/64", "CrossCore/Throughput/affinity:on",
+	"Foo/Bar", "Peer/memcpy/4096", "Arch/PerCore/cores:1/affinity:on",
+	"Noise/ArraySum/affinity:on", "Counter/Striped/threads:2", "Counter/Atomic/threads:2",
+	"RingBuffer/Linearize/4096/mirrored", "RingBuffer/Linearize/4096/plain",
+	"RingBuffer/WriteRead/4096/mirrored",
+	/* tagged on one side only: paired all the same */
+	"SessionEcho/512/affinity:on", "Peer/epoll_echo/512",
+	"CrossCore/RTT/idle:spin", "CrossCore/OneWay/idle:spin", "Peer/core2core/RTT/affinity:on",
+	"Peer/core2core/RTT/affinity:off", "Peer/spsc64/Concurrent/affinity:on",
+};
+#define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
+
+static struct pc_results *pair_fixture(void)
+{
+	char text[8192] = "{\"benchmarks\":[", err[256];
+	size_t l;
+
+	for (size_t i = 0; i < NPAIR; i++) {
+		l = strlen(text);
+		snprintf(text + l, sizeof(text) - l, "%s{\"name\":\"%s\",\"real_time\":%zu}",
+			 i ? "," : "", pair_names[i], i + 1);
+	}
+	strcat(text, "]}");
+	return load_text(text, 0, err, sizeof(err));
+}
+
+static void assert_peers(const struct pc_results *r, const struct pc_pairing *pp,
+			 const char *ours, const char *const *want, size_t nwant)
+{
+	long i = pc_results_index(r, ours);
+
+	assert_true(i >= 0);
+	assert_int_equal(pp->p[i].npeers, nwant);
+	for (size_t k = 0; k < nwant; k++)
+		assert_string_equal(r->b[pp->p[i].peers[k]].name, want[k]);
+}
+
+static void rows_meet_their_peers(void **state)
+{
+	struct pc_results *r = pair_fixture();
+	struct pc_pairing pp;
+	static const char *const slab[] = { "Peer/glibc/64", "Peer/jemalloc/64" };
+	static const char *const spsc_on[] = { "Peer/ck_ring/Concurrent/affinity:on" };
+	static const char *const echo[] = { "Peer/epoll_echo/64" };
+	static const char *const cross[] = { "SpscQueue/Concurrent/affinity:on",
+					     "Peer/spsc64/Concurrent/affinity:on" };
+	static const char *const striped[] = { "Counter/Atomic/threads:2" };
+	static const char *const linearize[] = { "RingBuffer/Linearize/4096/plain" };
+	static const char *const memcpy_peer[] = { "Peer/memcpy/4096" };
+	static const char *const echo512[] = { "Peer/epoll_echo/512" };
+	static const char *const c2c[] = { "Peer/core2core/RTT/affinity:on",
+					   "Peer/core2core/RTT/affinity:off" };
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(pc_pairing_build(r, &pp), 0);
+	assert_peers(r, &pp, "SlabAlloc/64", slab, 2);
+	/* pinned meets pinned, and a size meets only its own size */
+	assert_peers(r, &pp, "SpscQueue/Concurrent/affinity:on", spsc_on, 1);
+	/* SessionEcho/64 is not an allocator: no Peer/glibc/64 beside it */
+	assert_peers(r, &pp, "SessionEcho/64", echo, 1);
+	assert_peers(r, &pp, "CrossCore/Throughput/affinity:on", cross, 2);
+	assert_peers(r, &pp, "Counter/Striped/threads:2", striped, 1);
+	assert_peers(r, &pp, "RingBuffer/Linearize/4096/mirrored", linearize, 1);
+	assert_peers(r, &pp, "RingBuffer/WriteRead/4096/mirrored", memcpy_peer, 1);
+	assert_peers(r, &pp, "SessionEcho/512/affinity:on", echo512, 1);
+	assert_peers(r, &pp, "CrossCore/RTT/idle:spin", c2c, 2);
+	assert_peers(r, &pp, "CrossCore/OneWay/idle:spin", c2c, 2);
+	/* one way stands against half the round trip */
+	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/OneWay/idle:spin")].scale, 0.5, EPS);
+	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/RTT/idle:spin")].scale, 1, EPS);
+	assert_peers(r, &pp, "Foo/Bar", NULL, 0);
+	assert_int_equal(pp.p[pc_results_index(r, "Foo/Bar")].sec, PC_SEC_MICRO);
+	assert_int_equal(pp.p[pc_results_index(r, "SessionEcho/64")].sec, PC_SEC_INTEGRATION);
+	assert_int_equal(pp.p[pc_results_index(r, "Arch/PerCore/cores:1/affinity:on")].sec,
+			 PC_SEC_ARCH);
+	assert_int_equal(pp.p[pc_results_index(r, "Noise/ArraySum/affinity:on")].sec, PC_SEC_NOISE);
+	assert_int_equal(pp.p[pc_results_index(r, "Peer/memcpy/4096")].sec, PC_SEC_PEER);
+	assert_false(pp.p[pc_results_index(r, "Peer/glibc/256")].claimed);
+	assert_true(pp.p[pc_results_index(r, "Counter/Atomic/threads:2")].claimed);
+	pc_pairing_free(&pp);
+	pc_results_free(r);
+}
+
+/* ---- rendering -------------------------------------------------------- */
+
+static char *render(const struct pc_doc *d, bool html)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(html ? pc_doc_write_html(d, "t", f) : pc_doc_write_md(d, f), 0);
+	fclose(f);
+	return text;
+}
+
+static void names_are_escaped(void **state)
+{
+	char err[256];
+	struct pc_results *r = load_text("{\"benchmarks\":[{\"name\":\"X/<b>|&\","
+					 "\"real_time\":1},{\"name\":\"X/<b>|&\",\"real_time\":2}]}",
+					 0, err, sizeof(err));
+	struct pc_report_opts o = { .alpha = 0.05 };
+	struct pc_doc *d;
+	char *html, *md;
+
+	(void)state;
+	assert_non_null(r);
+	d = pc_report_build(r, &o);
+	assert_non_null(d);
+	html = render(d, true);
+	md = render(d, false);
+	assert_non_null(strstr(html, "X/&lt;b&gt;|&amp;"));
+	assert_null(strstr(html, "<b>"));
+	assert_null(strstr(html, "<script"));
+	assert_non_null(strstr(md, "`X/<b>\\|&`"));
+	free(html);
+	free(md);
+	pc_doc_free(d);
+	pc_results_free(r);
+}
+
+static void comparison_reads_the_same_either_way(void **state)
+{
+	char err[256];
+	struct pc_results *a = load_text("{\"benchmarks\":[" ROW("C", 10, "ns") "," ROW("C", 11, "ns")
+					 "," ROW("C", 12, "ns") "]}", 0, err, sizeof(err));
+	struct pc_cmp cmp;
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(pc_compare(a, a, 0.05, 0.05, &cmp), 0);
+	assert_int_equal(cmp.n, 1);
+	/* 3 vs 3 can never reach 0.05: inconclusive, not unchanged */
+	assert_int_equal(cmp.rows[0].verdict, PC_VERDICT_INCONCLUSIVE);
+	assert_float_equal(cmp.rows[0].change_pct, 0, EPS);
+	pc_cmp_free(&cmp);
+	assert_int_equal(pc_compare(a, a, 0.2, 0.05, &cmp), 0);
+	assert_int_equal(cmp.rows[0].verdict, PC_VERDICT_UNCHANGED);
+	assert_float_equal(cmp.rows[0].p_value, 1, EPS);
+	pc_cmp_free(&cmp);
+	pc_results_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rows_group_by_benchmark),
+		cmocka_unit_test(counters_and_failed_rows),
+		cmocka_unit_test(aggregates_alone_are_enough),
+		cmocka_unit_test(bad_files_are_refused_with_a_reason),
+		cmocka_unit_test(pm_qos_rows_are_tagged_and_duplicates_skipped),
+		cmocka_unit_test(rows_meet_their_peers),
+		cmocka_unit_test(names_are_escaped),
+		cmocka_unit_test(comparison_reads_the_same_either_way),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

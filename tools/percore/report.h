@@ -1,0 +1,107 @@
+/* percore report: building the report from one or more results files.
+ *
+ * report.c         the whole document: title, key findings, sections, and
+ *                  the comparison against a baseline
+ * report_system.c  System: machine, limits, build, run options, audit
+ * report_pairs.c   which rows stand beside which (the pairing table), and
+ *                  the Micro benchmarks and Integration sections
+ * report_arch.c    Architecture scaling: ops/s per core count, efficiency,
+ *                  the chart, pinning's effect
+ * report_noise.c   the noise experiment and the tune steps
+ * report_md.c, report_html.c render the document (doc.h). */
+#ifndef PERCORE_TOOL_REPORT_H
+#define PERCORE_TOOL_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "doc.h"
+#include "results.h"
+
+/* Where a benchmark's row goes in the report. */
+enum pc_section {
+	PC_SEC_MICRO,
+	PC_SEC_INTEGRATION,
+	PC_SEC_ARCH,
+	PC_SEC_NOISE,
+	PC_SEC_PEER,    /* a peer: shown beside the rows that claim it */
+};
+
+/* For each benchmark of a results set: its section and the rows it is
+ * compared with. */
+struct pc_pair {
+	enum pc_section sec;
+	size_t npeers;
+	size_t *peers;          /* indices into the results, file order */
+	bool claimed;           /* some other row lists this one as its peer */
+	double scale;           /* speedup = scale * peer time / our time */
+};
+
+struct pc_pairing {
+	size_t n;
+	struct pc_pair *p;      /* one per benchmark, same index */
+};
+
+/* Apply the pairing table to every benchmark. Returns 0 or -ENOMEM. */
+int pc_pairing_build(const struct pc_results *res, struct pc_pairing *out);
+void pc_pairing_free(struct pc_pairing *pp);
+
+struct pc_report_ctx {
+	const struct pc_results *res;
+	const struct pc_pairing *pairs;
+	double max_cv;          /* CV above this is noisy */
+	struct pc_doc *doc;     /* the sections */
+	struct pc_doc *head;    /* title and key findings, placed first */
+	struct pc_block *findings;
+	const cJSON *tune;      /* `percore tune --dry-run --json`, or NULL */
+};
+
+/* Add a line to the key findings at the top of the report. */
+void pc_report_finding(struct pc_report_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A new chart (svg.h); NULL, with the document marked failed, when memory
+ * runs out. */
+struct pc_chart *pc_report_chart(struct pc_report_ctx *c, int kind, const char *title,
+				 const char *xlabel, const char *ylabel);
+
+/* Shared figures of one benchmark. */
+bool pc_report_noisy(const struct pc_report_ctx *c, const struct pc_rbench *b);
+/* Items per second (ops/s): the median rate, or derived from time/item. */
+double pc_report_ops(const struct pc_rbench *b);
+/* Append three cells: time per item, rate (bytes/s when the benchmark
+ * reports bytes, else items/s), CV with the noisy mark. */
+void pc_report_cells(const struct pc_report_ctx *c, struct pc_table *t,
+		     const struct pc_rbench *b);
+/* The CV cell alone. */
+void pc_report_cv_cell(const struct pc_report_ctx *c, struct pc_table *t,
+		       const struct pc_rbench *b);
+/* Name without its configuration suffixes (/affinity:..., /pm_qos:on). */
+void pc_report_base_name(const char *name, char *buf, size_t len);
+/* The audit entry with this id, or NULL. */
+const cJSON *pc_report_audit(const struct pc_report_ctx *c, const char *id);
+/* A string field of a JSON object (an audit entry, say): "" when absent. */
+const char *pc_report_audit_str(const cJSON *entry, const char *field);
+
+void pc_report_system(struct pc_report_ctx *c);
+void pc_report_benches(struct pc_report_ctx *c);
+void pc_report_arch(struct pc_report_ctx *c);
+void pc_report_noise(struct pc_report_ctx *c);
+
+struct pc_report_opts {
+	double max_cv;                  /* <= 0: from the results, else 5% */
+	double alpha;                   /* for the comparison */
+	const struct pc_results *baseline;      /* may be NULL */
+	const char *const *inputs;      /* file names shown in the header */
+	size_t ninputs;
+	const char *baseline_name;
+	/* what `percore tune --dry-run --json` printed on the measured
+	 * machine (an object with a "steps" array), or NULL: the tune steps
+	 * are then judged from the audit */
+	const cJSON *tune;
+};
+
+/* Build the whole report. Returns NULL when memory runs out. */
+struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_report_opts *o);
+
+#endif
