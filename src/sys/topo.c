@@ -428,6 +428,14 @@ int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out, char *er
 		return r;
 	}
 	mark_usable(b.t);
+	/* hwloc accepts some damaged files that still leave no consistent
+	 * machine (no CPU, a CPU outside every core...); placement relies on
+	 * every invariant pc_topo_validate checks, so refuse those here. */
+	if (pc_topo_validate(b.t)) {
+		pc_topo_free(b.t);
+		return pc_errmsg(err, errlen, -EPROTO,
+				 "the topology is inconsistent (a damaged saved file?)");
+	}
 	*out = b.t;
 	return 0;
 }
