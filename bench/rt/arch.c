@@ -214,7 +214,7 @@ static inline void percore_apply(struct arch *a, unsigned w, uint64_t id, uint64
 
 /* Shard w's request generator and tally: touched by shard w only. */
 struct worker {
-	uint64_t rng, todo;
+	uint64_t rng, requests_left;
 	uint64_t applied;        /* since the last turn: own and forwarded */
 	bool have_pending;       /* a request the mesh refused, to retry */
 	uint64_t pend_id, pend_x;
@@ -239,7 +239,7 @@ static unsigned percore_chunk(struct arch *a, struct worker *wk, unsigned w)
 {
 	unsigned done = 0;
 
-	while (wk->todo && done < CHUNK) {
+	while (wk->requests_left && done < CHUNK) {
 		uint64_t x, id;
 
 		if (wk->have_pending) {
@@ -262,7 +262,7 @@ static unsigned percore_chunk(struct arch *a, struct worker *wk, unsigned w)
 			wk->applied++;
 		}
 		wk->have_pending = false;
-		wk->todo--;
+		wk->requests_left--;
 		done++;
 	}
 	return done;
@@ -295,7 +295,7 @@ static void percore_start(void *arg)
 	struct rtb *b = arg;
 	unsigned w = (unsigned)pc_shard_id();
 
-	workers[w].todo = b->iterations;
+	workers[w].requests_left = b->iterations;
 	workers[w].rng = 0x9e3779b97f4a7c15ull * (w + 1);
 	workers[w].applied = 0;
 	workers[w].have_pending = false;

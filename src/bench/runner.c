@@ -303,14 +303,14 @@ static double seconds_left(const struct pc_bench_session *s)
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct pc_bench_entry *e = &s->e[i];
-		unsigned todo = e->skip ? 0 : s->opt.repetitions - e->nsamples;
+		unsigned reps_left = e->skip ? 0 : s->opt.repetitions - e->nsamples;
 
 		if (e->est_ns > 0) {
 			known += e->est_ns;
 			nknown++;
-			left += todo * e->est_ns;
+			left += reps_left * e->est_ns;
 		} else if (!e->skip) {
-			unknown += todo;
+			unknown += reps_left;
 		}
 	}
 	if (nknown)
