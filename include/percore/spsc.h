@@ -124,6 +124,20 @@ static inline size_t pc_spsc_elem_size(const struct pc_spsc *r)
 	return r->_p._esz;
 }
 
+/* Items the producer has staged or pushed so far, published or not
+ * (modulo 2^64): the position the next one takes. Producer only. */
+static inline size_t pc_spsc_produced(const struct pc_spsc *r)
+{
+	return r->_p._next;
+}
+
+/* Items the consumer has taken or popped so far, released or not (modulo
+ * 2^64): the position of the next one. Consumer only. */
+static inline size_t pc_spsc_consumed(const struct pc_spsc *r)
+{
+	return r->_c._next;
+}
+
 /* How many published items are waiting: exact when neither side moves,
  * otherwise an estimate between what was true at the start and at the end
  * of the call. Any thread. */

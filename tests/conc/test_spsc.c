@@ -227,6 +227,8 @@ static void staged_slots_are_invisible_until_published(void **state)
 		*slot = 10 + i;
 	}
 	assert_int_equal(pc_spsc_size(r), 0);
+	assert_int_equal(pc_spsc_produced(r), 3);  /* staged count, unpublished */
+	assert_int_equal(pc_spsc_consumed(r), 0);
 	assert_int_equal(pc_spsc_pop(r, &v), -EAGAIN);
 	assert_null(pc_spsc_peek(r));
 	assert_int_equal(pc_spsc_validate(r), 0);
@@ -248,10 +250,13 @@ static void staged_slots_are_invisible_until_published(void **state)
 	v = 15;
 	assert_int_equal(pc_spsc_push(r, &v), 0); /* publishes 14 and 15 */
 	assert_int_equal(pc_spsc_size(r), 4);
+	assert_int_equal(pc_spsc_produced(r), 6);
+	assert_int_equal(pc_spsc_consumed(r), 2);
 	for (uint64_t want = 12; want <= 15; want++) {
 		assert_int_equal(pc_spsc_pop(r, &v), 0);
 		assert_int_equal(v, want);
 	}
+	assert_int_equal(pc_spsc_consumed(r), 6);
 	pc_spsc_destroy(r);
 }
 
@@ -271,7 +276,9 @@ static void taken_slots_stay_busy_until_released(void **state)
 	assert_non_null(p = pc_spsc_take(r));
 	assert_int_equal(*p, 1);
 	assert_int_equal(*(uint64_t *)pc_spsc_peek(r), 2);
-	/* taken but not released: the producer still sees a full ring */
+	/* taken but not released: the producer still sees a full ring,
+	 * the consumer's count moved */
+	assert_int_equal(pc_spsc_consumed(r), 2);
 	assert_int_equal(pc_spsc_push(r, &v), -EAGAIN);
 	assert_int_equal(pc_spsc_size(r), 4);
 	assert_int_equal(pc_spsc_validate(r), 0);
