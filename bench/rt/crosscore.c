@@ -84,9 +84,11 @@ PC_BENCH_REGISTER(c2c)
 
 /* ---- CrossCore/RTT ----------------------------------------------------- */
 
+/* Each shard's counter on its own line: a shared one would move between
+ * the cores on every message, beside the message itself. */
 struct pingpong {
-	uint64_t left;       /* shard 0: round trips still to make */
-	uint64_t lat_sum;    /* shard 1: one-way latencies (OneWay) */
+	PC_CACHE_ALIGNED uint64_t left;    /* shard 0: round trips still to make */
+	PC_CACHE_ALIGNED uint64_t lat_sum; /* shard 1: one-way latencies (OneWay) */
 };
 
 static void rtt_pong(void *arg);
