@@ -59,7 +59,7 @@ struct pc_engine_cfg {
 
 	enum pc_idle idle;
 	uint32_t poll_budget_us;  /* adaptive: empty polling before sleeping */
-	/* Messages each mesh ring holds (power of two, at least 16); 0: 256
+	/* Messages each mesh ring holds (power of two, 16 to 2^30); 0: 256
 	 * up to 64 shards, fewer beyond so the N x N mesh stays small. */
 	uint32_t ring_capacity;
 	/* Publish a ring's tail after this many staged messages even inside
@@ -84,9 +84,12 @@ struct pc_shard_stats {
 	uint64_t idle_ns;        /* spinning empty (from the 64th empty turn
 	                          * on) or sleeping in the kernel */
 	uint64_t msgs_in;        /* messages run here (replies included) */
-	uint64_t msgs_out;       /* messages this shard staged (replies too) */
-	uint64_t publishes;      /* ring tails published: msgs_out/publishes
-	                          * is the batching factor */
+	uint64_t msgs_out;       /* messages this shard sent (replies too) */
+	uint64_t mail_out;       /* of those, sent one at a time through the
+	                          * pair's mailbox line (the ring was empty) */
+	uint64_t publishes;      /* ring tails published: (msgs_out -
+	                          * mail_out) / publishes is the batching
+	                          * factor */
 	uint64_t wakeups_sent;   /* eventfd writes to sleeping shards */
 	uint64_t sleeps;         /* waits in the kernel */
 	uint64_t ring_full;      /* submits refused with -EAGAIN */

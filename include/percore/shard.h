@@ -7,8 +7,12 @@
  * argument or up to PC_MSG_INLINE bytes copied in. Submitting stages the
  * message in the ring; the ring's tail is published (made visible to the
  * receiver) when the shard's turn ends, or sooner after publish_batch
- * staged messages, or on pc_shard_flush(). A full ring refuses with
- * -EAGAIN: nothing is dropped and nothing blocks, the caller decides
+ * staged messages, or on pc_shard_flush(). A message that finds the ring
+ * to its shard empty and fits in 16 bytes (a pointer, a reply, a short
+ * copy) goes at once through the line the two shards share instead (the
+ * pair's mailbox: the one-at-a-time path, no batching to wait for); the
+ * order stays the order of submission either way. A full ring refuses
+ * with -EAGAIN: nothing is dropped and nothing blocks, the caller decides
  * (retry on a later turn, shed load, ...).
  *
  * Every function here must be called from a shard thread (inside a

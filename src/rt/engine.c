@@ -67,8 +67,10 @@ static int check_cfg(const struct pc_engine_cfg *c, char *err, size_t len)
 {
 	if (c->shards > PC_ENGINE_MAX_SHARDS)
 		return fail(err, len, -EINVAL, "more shards than PC_ENGINE_MAX_SHARDS");
-	if (c->ring_capacity && (!PC_IS_POW2(c->ring_capacity) || c->ring_capacity < 16))
-		return fail(err, len, -EINVAL, "ring capacity must be a power of two >= 16");
+	/* At most 2^30: mailbox tags carry ring positions modulo 2^31. */
+	if (c->ring_capacity && (!PC_IS_POW2(c->ring_capacity) || c->ring_capacity < 16 ||
+				 c->ring_capacity > 1u << 30))
+		return fail(err, len, -EINVAL, "ring capacity must be a power of two from 16 to 2^30");
 	if ((unsigned)c->idle > PC_IDLE_SLEEP)
 		return fail(err, len, -EINVAL, "unknown idle policy");
 	if (c->backend != PC_BACKEND_EPOLL && c->backend != PC_BACKEND_URING)

@@ -26,6 +26,7 @@
 
 #include "percore/numa.h"
 #include "percore/reactor.h"
+#include "rt/mailbox.h"
 #include "rt/rt.h"
 
 /* Messages one ring may hand over in one turn before the next ring (and
@@ -49,6 +50,22 @@ static unsigned bell_words(const struct pc_engine *e)
 
 /* ---- memory ---------------------------------------------------------- */
 
+/* The mailboxes of pairs (id, j) for j > id, on this shard's node: each
+ * pair's line is allocated once, by its lower shard. */
+static int mailboxes_setup(struct rt_shard *s)
+{
+	unsigned count = s->e->n - 1 - s->id;
+
+	if (!count)
+		return 0;
+	s->mailboxes_size = count * sizeof(struct rt_mailbox);
+	s->mailboxes = pc_numa_alloc(s->node, s->mailboxes_size);
+	if (!s->mailboxes)
+		return -ENOMEM;
+	memset(s->mailboxes, 0, s->mailboxes_size); /* every half free */
+	return 0;
+}
+
 int rt_mesh_setup(struct rt_shard *s)
 {
 	struct pc_engine *e = s->e;
@@ -69,11 +86,12 @@ int rt_mesh_setup(struct rt_shard *s)
 	s->mem = mem;
 	s->inbox = (struct rt_inbox *)mem;
 	s->in = calloc(nrings, sizeof(*s->in));
+	s->mail_in = calloc(nrings, sizeof(*s->mail_in));
 	s->out = calloc(e->n, sizeof(*s->out));
 	s->dirty = calloc(e->n, sizeof(*s->dirty));
 	s->is_hot = calloc(nrings, sizeof(*s->is_hot));
 	s->cold_turns = calloc(nrings, sizeof(*s->cold_turns));
-	if (!s->in || !s->out || !s->dirty || !s->is_hot || !s->cold_turns)
+	if (!s->in || !s->mail_in || !s->out || !s->dirty || !s->is_hot || !s->cold_turns)
 		return -ENOMEM;
 	for (unsigned i = 0; i < nrings; i++) {
 		struct rt_ring *r = (struct rt_ring *)(mem + rings_off + i * ring_sz);
@@ -83,7 +101,7 @@ int rt_mesh_setup(struct rt_shard *s)
 			return -EINVAL;
 		s->in[i] = r;
 	}
-	return 0;
+	return mailboxes_setup(s);
 }
 
 void rt_mesh_connect(struct rt_shard *s)
@@ -91,16 +109,29 @@ void rt_mesh_connect(struct rt_shard *s)
 	struct pc_engine *e = s->e;
 
 	for (unsigned k = 0; k < e->n; k++) {
+		unsigned lo = k < s->id ? k : s->id, hi = k ^ s->id ^ lo;
+
 		s->out[k].ring = e->shards[k].in[s->id];
 		s->out[k].inbox = e->shards[k].inbox;
 		s->out[k].reactor = e->shards[k].reactor;
+		s->out[k].skip_turn = UINT64_MAX;
+		if (k == s->id)
+			continue;
+		/* half[0] carries lo's messages to hi, half[1] hi's to lo */
+		struct rt_mailbox *box = &e->shards[lo].mailboxes[hi - lo - 1];
+
+		s->out[k].mail = &box->half[s->id != lo];
+		s->mail_in[k] = &box->half[s->id == lo];
 	}
 }
 
 void rt_mesh_free(struct rt_shard *s)
 {
 	pc_numa_free(s->mem, s->mem_size);
+	if (s->mailboxes)
+		pc_numa_free(s->mailboxes, s->mailboxes_size);
 	free(s->in);
+	free(s->mail_in);
 	free(s->out);
 	free(s->dirty);
 	free(s->is_hot);
@@ -108,6 +139,8 @@ void rt_mesh_free(struct rt_shard *s)
 	s->is_hot = NULL;
 	s->cold_turns = NULL;
 	s->mem = NULL;
+	s->mailboxes = NULL;
+	s->mail_in = NULL;
 	s->in = NULL;
 	s->out = NULL;
 	s->dirty = NULL;
@@ -175,6 +208,50 @@ PC_INLINE struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
 	return rt_ring_stage(s->out[to].ring);
 }
 
+/* The sender's mailbox half towards `to` when this message may go there:
+ * the half is free and ring (s, to) is empty, staged and published
+ * messages alike (a look at the ring's head; after a busy answer, no
+ * second look until the next turn, so a stream pays one per turn). */
+PC_INLINE struct rt_head *mail_slot(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+	uint32_t cap = s->e->capacity;
+
+	if (o->staged || o->skip_turn == s->stats.turns || !rt_mail_free(o->mail))
+		return NULL;
+	if (pc_spsc_room(&o->ring->ring, cap) != cap) {
+		o->skip_turn = s->stats.turns;
+		return NULL;
+	}
+	return o->mail;
+}
+
+/* Where the next message to `to` goes: the mailbox when `small` (it fits
+ * in a head) and mail_slot() allows, else a ring slot; NULL when the ring
+ * is full. *mail tells which, for done(). */
+PC_INLINE struct rt_head *open_msg(struct rt_shard *s, unsigned to, bool small, bool reply,
+				   bool *mail)
+{
+	struct rt_head *h = small ? mail_slot(s, to) : NULL;
+	struct rt_msg *m;
+
+	*mail = h != NULL;
+	if (h)
+		return h;
+	m = stage(s, to, reply);
+	return m ? &m->h : NULL;
+}
+
+static void mail_sent(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	rt_mail_post(o->mail, pc_spsc_produced(&o->ring->ring));
+	RT_STAT_ADD(s, msgs_out, 1);
+	RT_STAT_ADD(s, mail_out, 1);
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(o->inbox, o->reactor, s->id));
+}
+
 PC_INLINE void staged(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
@@ -186,6 +263,15 @@ PC_INLINE void staged(struct rt_shard *s, unsigned to)
 	}
 	if (++o->staged >= s->e->cfg.publish_batch)
 		publish(s, to);
+}
+
+/* The message open_msg() gave is written: send it. */
+PC_INLINE void done(struct rt_shard *s, unsigned to, bool mail)
+{
+	if (mail)
+		mail_sent(s, to);
+	else
+		staged(s, to);
 }
 
 void rt_mesh_flush(struct rt_shard *s)
@@ -206,53 +292,74 @@ void rt_mesh_flush(struct rt_shard *s)
 
 static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
 {
+	bool mail;
 	/* Never NULL: the reservation argued above keeps room for it. */
-	struct rt_msg *m = stage(s, to, true);
+	struct rt_head *h = open_msg(s, to, true, true, &mail);
 
-	m->fn = (void (*)(void))fn;
-	m->kind = RT_MSG_REPLY;
-	m->u.reply.ctx = ctx;
-	m->u.reply.result = result;
-	staged(s, to);
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_REPLY;
+	h->u.reply.ctx = ctx;
+	h->u.reply.result = result;
+	done(s, to, mail);
 }
 
 static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 {
+	struct rt_head *h = &m->h;
+
 	RT_STAT_ADD(s, msgs_in, 1);
-	switch (m->kind) {
+	switch (h->kind) {
 	case RT_MSG_PTR:
-		((pc_msg_fn)m->fn)(m->u.arg);
+		((pc_msg_fn)h->fn)(h->u.arg);
 		break;
 	case RT_MSG_COPY:
-		((pc_msg_fn)m->fn)(m->u.bytes);
+		((pc_msg_fn)h->fn)(h->u.bytes);
 		break;
 	case RT_MSG_CALL: {
-		intptr_t r = ((pc_shard_call_fn)m->fn)(m->u.call.arg);
+		intptr_t r = ((pc_shard_call_fn)h->fn)(h->u.arg);
 
-		send_reply(s, from, m->u.call.reply, m->u.call.ctx, r);
+		send_reply(s, from, m->x.call.reply, m->x.call.ctx, r);
 		break;
 	}
 	case RT_MSG_REPLY:
 		s->out[from].calls--;
-		((pc_shard_reply_fn)m->fn)(m->u.reply.ctx, m->u.reply.result);
+		((pc_shard_reply_fn)h->fn)(h->u.reply.ctx, h->u.reply.result);
 		break;
 	case RT_MSG_FREE:
-		rt_shared_buf_free_list(m->u.free_list);
+		rt_shared_buf_free_list(h->u.free_list);
 		break;
 	}
 }
 
-/* Run up to RT_DRAIN_BUDGET messages of ring i; *empty tells whether the
- * ring ran dry. Slots are freed for the producer once, after the batch. */
-static unsigned drain_ring(struct rt_shard *s, unsigned i, bool *empty)
+/* The next message from source i in the order it was sent, or NULL: a
+ * ring slot (taken; free it with rt_ring_release) or the mail due before
+ * it, copied into *mail and its half handed back (mailbox.h: the slot's
+ * word first, then the tag). */
+PC_INLINE struct rt_msg *next_msg(struct rt_shard *s, unsigned i, struct rt_msg *mail)
 {
 	struct rt_ring *r = s->in[i];
+	struct rt_msg *m = rt_ring_peek(r);
+	struct rt_head *half = rt_mail_due(s->mail_in[i], r);
+
+	if (half) {
+		rt_mail_take(half, mail);
+		return mail;
+	}
+	if (m)
+		rt_ring_take(r);
+	return m;
+}
+
+/* Run up to RT_DRAIN_BUDGET messages from source i; *empty tells whether
+ * it ran dry. Ring slots are freed for the producer once, after the batch. */
+static unsigned drain_source(struct rt_shard *s, unsigned i, bool *empty)
+{
+	struct rt_msg mail, *m;
 	unsigned k = 0;
-	struct rt_msg *m;
 
 	*empty = false;
 	while (k < RT_DRAIN_BUDGET) {
-		m = rt_ring_take(r);
+		m = next_msg(s, i, &mail);
 		if (!m) {
 			*empty = true;
 			break;
@@ -261,7 +368,7 @@ static unsigned drain_ring(struct rt_shard *s, unsigned i, bool *empty)
 		run_msg(s, i, m);
 	}
 	if (k)
-		rt_ring_release(r);
+		rt_ring_release(s->in[i]);
 	return k;
 }
 
@@ -333,7 +440,7 @@ unsigned rt_mesh_drain(struct rt_shard *s)
 			unsigned k;
 
 			bits &= bits - 1;
-			k = drain_ring(s, i, &empty);
+			k = drain_source(s, i, &empty);
 			after_drain(s, i, k, empty);
 			ran += k;
 		}
@@ -353,12 +460,12 @@ bool rt_mesh_may_have_work(struct rt_shard *s)
 
 void rt_mesh_final_drain(struct rt_shard *s)
 {
-	struct rt_msg *m;
+	struct rt_msg mail, *m;
 
 	for (unsigned i = 0; i <= s->e->n; i++) {
-		while ((m = rt_ring_take(s->in[i]))) {
+		while ((m = next_msg(s, i, &mail))) {
 			/* Returned buffers are memory, not work: free them. */
-			if (m->kind == RT_MSG_FREE) {
+			if (m->h.kind == RT_MSG_FREE) {
 				run_msg(s, i, m);
 				continue;
 			}
@@ -388,38 +495,41 @@ static int refuse(struct rt_shard *s)
 int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_shard *s = sender(to);
-	struct rt_msg *m;
+	struct rt_head *h;
+	bool mail;
 
 	if (!s || !fn)
 		return rt_self ? -EINVAL : -EPERM;
-	m = stage(s, to, false);
-	if (!m)
+	h = open_msg(s, to, true, false, &mail);
+	if (!h)
 		return refuse(s);
-	m->fn = (void (*)(void))fn;
-	m->kind = RT_MSG_PTR;
-	m->u.arg = arg;
-	staged(s, to);
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_PTR;
+	h->u.arg = arg;
+	done(s, to, mail);
 	return 0;
 }
 
 int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len)
 {
 	struct rt_shard *s = sender(to);
-	struct rt_msg *m;
+	struct rt_head *h;
+	bool mail;
 
 	if (!s || !fn || (len && !data))
 		return rt_self ? -EINVAL : -EPERM;
 	if (len > PC_MSG_INLINE)
 		return -EMSGSIZE;
-	m = stage(s, to, false);
-	if (!m)
+	h = open_msg(s, to, len <= RT_HEAD_INLINE, false, &mail);
+	if (!h)
 		return refuse(s);
-	m->fn = (void (*)(void))fn;
-	m->kind = RT_MSG_COPY;
-	m->len = (uint16_t)len;
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_COPY;
+	h->len = (uint16_t)len;
+	/* a ring slot's bytes run on past the head (rt_msg) */
 	if (len)
-		memcpy(m->u.bytes, data, len);
-	staged(s, to);
+		memcpy((unsigned char *)h + offsetof(struct rt_head, u), data, len);
+	done(s, to, mail);
 	return 0;
 }
 
@@ -435,11 +545,11 @@ int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn
 	m = stage(s, to, false);
 	if (!m)
 		return refuse(s);
-	m->fn = (void (*)(void))fn;
-	m->kind = RT_MSG_CALL;
-	m->u.call.arg = arg;
-	m->u.call.reply = reply;
-	m->u.call.ctx = ctx;
+	m->h.fn = (void (*)(void))fn;
+	m->h.kind = RT_MSG_CALL;
+	m->h.u.arg = arg;
+	m->x.call.reply = reply;
+	m->x.call.ctx = ctx;
 	s->out[to].calls++;
 	staged(s, to);
 	return 0;
@@ -505,9 +615,9 @@ int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), 
 		pthread_mutex_unlock(&d->ext_lock);
 		return -EAGAIN;
 	}
-	m->fn = (void (*)(void))fn;
-	m->kind = RT_MSG_PTR;
-	m->u.arg = arg;
+	m->h.fn = (void (*)(void))fn;
+	m->h.kind = RT_MSG_PTR;
+	m->h.u.arg = arg;
 	rt_ring_publish(r);
 	pthread_mutex_unlock(&d->ext_lock);
 	ring_bell(d->inbox, d->reactor, e->n);
@@ -536,16 +646,17 @@ unsigned rt_mesh_send_returns(struct rt_shard *s)
 		return 0;
 	for (unsigned k = 0; k < s->e->n; k++) {
 		struct rt_out *o = &s->out[k];
-		struct rt_msg *m;
+		struct rt_head *h;
+		bool mail;
 
-		if (!o->frees || !(m = stage(s, k, false)))
+		if (!o->frees || !(h = open_msg(s, k, true, false, &mail)))
 			continue;
-		m->fn = NULL;
-		m->kind = RT_MSG_FREE;
-		m->u.free_list = o->frees;
+		h->fn = NULL;
+		h->kind = RT_MSG_FREE;
+		h->u.free_list = o->frees;
 		o->frees = NULL;
 		s->nfrees--;
-		staged(s, k);
+		done(s, k, mail);
 	}
 	return s->nfrees;
 }

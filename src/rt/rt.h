@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "percore/compiler.h"
@@ -33,26 +34,52 @@ enum rt_kind {
 	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
 };
 
-/* One ring slot: exactly one cache line, its sequence word included, so
- * the consumer's poll for the next message and its read of it touch one
- * line (spsc_seq.h). */
-struct rt_msg {
+/* A message's first 32 bytes: everything but a call's reply address and
+ * an inline copy's bytes past the 16th. A pair mailbox half (below) is
+ * exactly this; a ring slot starts with it. */
+struct rt_head {
 	void (*fn)(void);        /* cast to the kind's function type */
-	pc_spsc_seq_t seq;       /* the ring's; never written by the mesh */
+	_Atomic uint32_t word;   /* ring slot: the ring's sequence word, never
+	                          * written by the mesh; mailbox: the tag */
 	uint16_t kind;
 	uint16_t len;            /* RT_MSG_COPY: bytes used */
 	union {
 		void *arg;
-		unsigned char bytes[PC_MSG_INLINE];
-		struct { void *arg; pc_shard_reply_fn reply; void *ctx; } call;
+		unsigned char bytes[16]; /* a copy's first 16 bytes */
 		struct { void *ctx; intptr_t result; } reply;
 		struct pc_shared_buf *free_list;
 	} u;
+};
+
+_Static_assert(sizeof(struct rt_head) == 32, "a mailbox half is half a line");
+
+/* Bytes a message fits in its first 32 (rt_head): the mailbox's limit. */
+#define RT_HEAD_INLINE 16
+
+/* One ring slot: exactly one cache line, its sequence word included, so
+ * the consumer's poll for the next message and its read of it touch one
+ * line (spsc_seq.h). An inline copy runs on from h.u.bytes into x. */
+struct rt_msg {
+	struct rt_head h;
+	union {
+		unsigned char more[PC_MSG_INLINE - RT_HEAD_INLINE];
+		struct { pc_shard_reply_fn reply; void *ctx; } call; /* h.u.arg */
+	} x;
 } __attribute__((aligned(PC_CACHE_LINE)));
 
 _Static_assert(sizeof(struct rt_msg) == PC_CACHE_LINE, "a message is one cache line");
+_Static_assert(offsetof(struct rt_msg, x) == offsetof(struct rt_msg, h.u) + RT_HEAD_INLINE,
+	       "an inline copy is contiguous");
 
-PC_SPSC_SEQ_TYPED(rt_ring, struct rt_msg, seq)
+PC_SPSC_SEQ_TYPED(rt_ring, struct rt_msg, h.word)
+
+/* The line shards i < j share: half[0] carries i's messages to j, half[1]
+ * j's to i, one at a time each (mailbox.h says when and why). Padded to
+ * its own line pair. */
+struct rt_mailbox {
+	struct rt_head half[2];
+} __attribute__((aligned(PC_CACHE_PAD)));
+
 _Static_assert(PC_MSG_INLINE < 1u << 16, "len fits its field");
 
 /* Slab size classes: 64, 128, ... PC_SHARD_SLAB_MAX bytes. */
@@ -84,6 +111,10 @@ struct rt_out {
 	 * pull in a line dest writes every turn. */
 	struct rt_inbox *inbox;
 	struct pc_reactor *reactor;
+	struct rt_head *mail;    /* this shard's half of the pair's mailbox;
+	                          * NULL towards itself */
+	uint64_t skip_turn;      /* the turn the ring to dest was found busy:
+	                          * no mailbox until the next */
 	uint32_t staged;         /* staged since the last publish */
 	uint32_t calls;          /* calls to dest awaiting their reply */
 	bool dirty;              /* on the dirty list */
@@ -99,6 +130,9 @@ struct rt_shard {
 	struct rt_inbox *inbox;      /* in this shard's memory */
 	struct rt_ring **in;         /* in[i]: ring (i, me); in[n]: external */
 	uint64_t pending[RT_BELL_WORDS]; /* rings to look at: may be non-empty */
+	struct rt_head **mail_in;    /* mail_in[i]: the half i sends in, or NULL */
+	struct rt_mailbox *mailboxes; /* pairs (id, j > id): allocated here */
+	size_t mailboxes_size;
 	uint8_t *is_hot;             /* is_hot[i]: private copy of inbox->hot */
 	uint32_t *cold_turns;        /* empty polls of hot ring i in a row */
 	unsigned nhot;

@@ -26,6 +26,7 @@ int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_
 	RT_READ(idle_ns);
 	RT_READ(msgs_in);
 	RT_READ(msgs_out);
+	RT_READ(mail_out);
 	RT_READ(publishes);
 	RT_READ(wakeups_sent);
 	RT_READ(sleeps);

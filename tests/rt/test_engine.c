@@ -27,6 +27,7 @@
 static void too_many_shards(struct pc_engine_cfg *c) { c->shards = PC_ENGINE_MAX_SHARDS + 1; }
 static void odd_capacity(struct pc_engine_cfg *c) { c->ring_capacity = 100; }
 static void tiny_capacity(struct pc_engine_cfg *c) { c->ring_capacity = 8; }
+static void huge_capacity(struct pc_engine_cfg *c) { c->ring_capacity = 1u << 31; }
 static void bad_idle(struct pc_engine_cfg *c) { c->idle = (enum pc_idle)7; }
 static void bad_backend(struct pc_engine_cfg *c) { c->backend = (enum pc_backend)9; }
 static void bad_policy(struct pc_engine_cfg *c) { c->placement = "bogus"; }
@@ -42,7 +43,7 @@ static void crowded(struct pc_engine_cfg *c)
 static void bad_configurations_are_refused(void **state)
 {
 	void (*edits[])(struct pc_engine_cfg *) = {
-		too_many_shards, odd_capacity, tiny_capacity, bad_idle,
+		too_many_shards, odd_capacity, tiny_capacity, huge_capacity, bad_idle,
 		bad_backend, bad_policy, missing_cpu, crowded,
 	};
 	struct pc_engine_cfg c;
