@@ -16,6 +16,10 @@
  * consumer sees the slots it announces. A publish whose bit was cleared
  * before it was set leaves the bit set for the next turn.
  *
+ * Pair mailboxes (mailbox.h): a small message that finds its ring empty
+ * goes through the line the two shards share instead, at once; it carries
+ * its ring position so that the receiver runs it in order with the ring.
+ *
  * Replies: ring (j, i) keeps `reserve` slots free of everything but
  * replies, and i allows itself at most `reserve` calls to j awaiting a
  * reply, so a reply always finds room and is never refused.
@@ -104,24 +108,31 @@ int rt_mesh_setup(struct rt_shard *s)
 	return mailboxes_setup(s);
 }
 
+/* The mailbox line of shards a != b (allocated by the lower one). */
+static struct rt_mailbox *pair_box(struct pc_engine *e, unsigned a, unsigned b)
+{
+	unsigned lo = a < b ? a : b, hi = a < b ? b : a;
+
+	return &e->shards[lo].mailboxes[hi - lo - 1];
+}
+
 void rt_mesh_connect(struct rt_shard *s)
 {
 	struct pc_engine *e = s->e;
+	struct rt_mailbox *box;
 
 	for (unsigned k = 0; k < e->n; k++) {
-		unsigned lo = k < s->id ? k : s->id, hi = k ^ s->id ^ lo;
-
 		s->out[k].ring = e->shards[k].in[s->id];
 		s->out[k].inbox = e->shards[k].inbox;
 		s->out[k].reactor = e->shards[k].reactor;
 		s->out[k].skip_turn = UINT64_MAX;
 		if (k == s->id)
 			continue;
-		/* half[0] carries lo's messages to hi, half[1] hi's to lo */
-		struct rt_mailbox *box = &e->shards[lo].mailboxes[hi - lo - 1];
-
-		s->out[k].mail = &box->half[s->id != lo];
-		s->mail_in[k] = &box->half[s->id == lo];
+		/* half[0] carries the lower shard's messages, half[1] the
+		 * higher's */
+		box = pair_box(e, s->id, k);
+		s->out[k].mail = &box->half[s->id > k];
+		s->mail_in[k] = &box->half[k > s->id];
 	}
 }
 
@@ -290,6 +301,13 @@ void rt_mesh_flush(struct rt_shard *s)
 
 /* ---- consumer ---------------------------------------------------------- */
 
+/* A copy's bytes: from the head's payload on, through the rest of a ring
+ * slot for copies over RT_HEAD_INLINE (rt_msg). */
+PC_INLINE unsigned char *inline_bytes(struct rt_head *h)
+{
+	return (unsigned char *)h + offsetof(struct rt_head, u);
+}
+
 static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
 {
 	bool mail;
@@ -313,7 +331,7 @@ static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 		((pc_msg_fn)h->fn)(h->u.arg);
 		break;
 	case RT_MSG_COPY:
-		((pc_msg_fn)h->fn)(h->u.bytes);
+		((pc_msg_fn)h->fn)(inline_bytes(h));
 		break;
 	case RT_MSG_CALL: {
 		intptr_t r = ((pc_shard_call_fn)h->fn)(h->u.arg);
@@ -526,9 +544,8 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
 	h->fn = (void (*)(void))fn;
 	h->kind = RT_MSG_COPY;
 	h->len = (uint16_t)len;
-	/* a ring slot's bytes run on past the head (rt_msg) */
 	if (len)
-		memcpy((unsigned char *)h + offsetof(struct rt_head, u), data, len);
+		memcpy(inline_bytes(h), data, len);
 	done(s, to, mail);
 	return 0;
 }
