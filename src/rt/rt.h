@@ -34,6 +34,9 @@ enum rt_kind {
 	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
 };
 
+/* Bytes a message fits in its first 32 (rt_head): the mailbox's limit. */
+#define RT_HEAD_INLINE 16
+
 /* A message's first 32 bytes: everything but a call's reply address and
  * an inline copy's bytes past the 16th. A pair mailbox half (below) is
  * exactly this; a ring slot starts with it. */
@@ -45,16 +48,13 @@ struct rt_head {
 	uint16_t len;            /* RT_MSG_COPY: bytes used */
 	union {
 		void *arg;
-		unsigned char bytes[16]; /* a copy's first 16 bytes */
+		unsigned char bytes[RT_HEAD_INLINE]; /* a copy's first bytes */
 		struct { void *ctx; intptr_t result; } reply;
 		struct pc_shared_buf *free_list;
 	} u;
 };
 
 _Static_assert(sizeof(struct rt_head) == 32, "a mailbox half is half a line");
-
-/* Bytes a message fits in its first 32 (rt_head): the mailbox's limit. */
-#define RT_HEAD_INLINE 16
 
 /* One ring slot: exactly one cache line, its sequence word included, so
  * the consumer's poll for the next message and its read of it touch one
