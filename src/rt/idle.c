@@ -46,12 +46,11 @@
  * one / two: CrossCore/RTT/idle:spin 212 / 192 / 189 ns and
  * CrossCore/OneWay/idle:spin 248 / 218 / 186 ns, beside a 122 ns line
  * bounce; three cost the round trip (about 211 ns). */
-static void spin_pause(struct rt_shard *s)
+static void spin_pause(bool mailed)
 {
 	pc_cpu_relax();
 	pc_cpu_relax();
-	if (s->mailed) {
-		s->mailed = false;
+	if (mailed) {
 		pc_cpu_relax();
 		pc_cpu_relax();
 	}
@@ -97,16 +96,18 @@ void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 {
 	struct pc_engine *e = s->e;
 	uint32_t k = ++st->empty;
+	bool mailed = s->mailed;
 
+	s->mailed = false;
 	switch (e->cfg.idle) {
 	case PC_IDLE_SPIN:
 		if (k == RT_IDLE_TIMED)
 			st->t0 = pc_now_ns();
-		spin_pause(s);
+		spin_pause(mailed);
 		return;
 	case PC_IDLE_ADAPTIVE:
 		if (k < RT_IDLE_TIMED || k % RT_IDLE_TIMED) {
-			spin_pause(s);
+			spin_pause(mailed);
 			return;
 		}
 		if (k == RT_IDLE_TIMED)
