@@ -6,7 +6,8 @@
  *  - A ping-pong whose answers leave from a deferred task (so the
  *    receiver has freed its ring slots by then) goes by mail every time,
  *    both ways, with no ring publish at all.
- *  - Calls and copies over 16 bytes take the ring even when it is empty. */
+ *  - Calls and copies over 16 bytes take the ring even when it is empty
+ *    and the half is free. */
 #include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -128,6 +129,65 @@ static void mail_runs_before_later_ring_messages(void **state)
 	pc_engine_destroy(engine);
 }
 
+/* ---- what never goes by mail ---------------------------------------------- */
+
+static _Atomic int ring_only_seen;
+
+static void ring_only_done(void)
+{
+	if (atomic_fetch_add(&ring_only_seen, 1) + 1 == 2)
+		pc_engine_stop(pc_shard_engine());
+}
+
+static void on_big(void *data)
+{
+	RT_CHECK(((unsigned char *)data)[39] == 39, "copy's last byte lost");
+	ring_only_done();
+}
+
+static intptr_t on_ring_call(void *arg)
+{
+	return (intptr_t)arg + 1;
+}
+
+static void on_ring_reply(void *ctx, intptr_t result)
+{
+	(void)ctx;
+	RT_CHECK(result == 42, "reply %ld", (long)result);
+	ring_only_done();
+}
+
+/* Shard 0 sends each as the first message towards its shard: the ring
+ * is empty and the half free, yet neither fits a half. */
+static void ring_only_start(void *arg)
+{
+	unsigned char big[40];
+	(void)arg;
+
+	if (pc_shard_id() != 0)
+		return;
+	for (unsigned i = 0; i < sizeof(big); i++)
+		big[i] = (unsigned char)i;
+	RT_CHECK(pc_shard_submit_copy(1, on_big, big, sizeof(big)) == 0, "copy refused");
+	RT_CHECK(pc_shard_call(2, on_ring_call, (void *)41, on_ring_reply, NULL) == 0,
+		 "call refused");
+	RT_CHECK(my_mail_out() == 0, "a call or a 40-byte copy went by mail");
+}
+
+static void calls_and_big_copies_take_the_ring(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(3, PC_IDLE_ADAPTIVE);
+	(void)state;
+
+	c.on_start = ring_only_start;
+	start(&c);
+	finish();
+	assert_int_equal(atomic_load(&ring_only_seen), 2);
+	assert_int_equal(stats_of(0).mail_out, 0);
+	assert_int_equal(stats_of(0).publishes, 2);
+	pc_engine_destroy(engine);
+}
+
 /* ---- one at a time: mail every time ------------------------------------ */
 
 enum { ROUNDS = 1000 };
@@ -201,6 +261,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(mail_runs_before_later_ring_messages),
+		cmocka_unit_test(calls_and_big_copies_take_the_ring),
 		cmocka_unit_test(one_at_a_time_spin),
 		cmocka_unit_test(one_at_a_time_sleep),
 	};
