@@ -1,7 +1,20 @@
-/* The plain epoll echo server: what a careful C programmer writes without a
- * framework. Level-triggered, one 64 KiB buffer per connection, reads until
- * the buffer is full, writes back what it can and waits for EPOLLOUT for the
- * rest. Everything runs on one thread. */
+/* The plain epoll echo servers: what a careful C programmer writes without
+ * a framework, on one thread.
+ *
+ * Level-triggered. Each connection is registered once for EPOLLIN and stays
+ * so while its writes complete: a readable connection is read into one
+ * 64 KiB buffer the thread shares with every connection, and what was read
+ * is written straight back. Only a short write changes the registration:
+ * the unsent rest is copied into the connection's own pending buffer (grown
+ * on demand, kept for the next time), the connection switches to EPOLLOUT
+ * and stops being read until that buffer has drained, then switches back.
+ * A closed descriptor leaves the epoll set by itself, so closing is one
+ * close(). The epoll_ctl calls are the ones the traffic needs: one ADD per
+ * connection, two MODs per stall.
+ *
+ * The sleeping server waits in epoll_wait(-1) like most servers; the busy
+ * one calls epoll_wait with a zero timeout in a loop and never sleeps, as a
+ * server that spins on its core does (percore's idle:spin). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,20 +29,22 @@
 
 #include "epoll_echo.h"
 
-#define ECHO_BUF (64 * 1024)
+#define ECHO_READ_BUF (64 * 1024)
 #define ECHO_EVENTS 256
 
 struct echo_conn {
 	struct echo_conn *prev, *next; /* all open connections, for stop */
 	int fd;
-	uint32_t head, tail; /* unsent bytes are buf[head, tail) */
-	char buf[ECHO_BUF];
+	uint32_t head, tail, cap;      /* unsent bytes are pend[head, tail) */
+	char *pend;                    /* NULL until a write is first short */
 };
 
 struct epoll_echo {
 	struct echo_conn conns; /* list head; only prev/next are used */
 	int lfd, efd, stopfd, cpu;
+	bool busy;
 	pthread_t thread;
+	char buf[ECHO_READ_BUF]; /* every read lands here; the thread owns it */
 };
 
 static int listen_loopback(uint16_t *port)
@@ -52,12 +67,12 @@ static int listen_loopback(uint16_t *port)
 	return fd;
 }
 
-static void conn_close(struct epoll_echo *s, struct echo_conn *c)
+static void conn_close(struct echo_conn *c)
 {
-	epoll_ctl(s->efd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
+	free(c->pend);
 	free(c);
 }
 
@@ -71,13 +86,12 @@ static void accept_all(struct epoll_echo *s)
 		if (fd < 0)
 			return;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		c = malloc(sizeof(*c));
+		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
 			continue;
 		}
 		c->fd = fd;
-		c->head = c->tail = 0;
 		ev.data.ptr = c;
 		if (epoll_ctl(s->efd, EPOLL_CTL_ADD, fd, &ev)) {
 			close(fd);
@@ -91,52 +105,72 @@ static void accept_all(struct epoll_echo *s)
 	}
 }
 
-/* Write pending bytes; returns -1 when the connection must close. */
-static int conn_flush(struct epoll_echo *s, struct echo_conn *c)
+/* Write p[0, n) to the connection; what the socket does not take is kept
+ * in its pending buffer. Returns 1 when bytes are left pending, 0 when all
+ * went out, -1 when the connection must close. */
+static int conn_write(struct echo_conn *c, const char *p, uint32_t n)
 {
-	struct epoll_event ev = { .data.ptr = c };
-
-	while (c->head < c->tail) {
-		ssize_t n = write(c->fd, c->buf + c->head, c->tail - c->head);
-		if (n < 0) {
+	while (n) {
+		ssize_t k = write(c->fd, p, n);
+		if (k < 0) {
 			if (errno != EAGAIN)
 				return -1;
-			ev.events = EPOLLOUT; /* stop reading until drained */
-			epoll_ctl(s->efd, EPOLL_CTL_MOD, c->fd, &ev);
-			return 0;
+			break;
 		}
-		c->head += (uint32_t)n;
+		p += k;
+		n -= (uint32_t)k;
 	}
-	c->head = c->tail = 0;
-	ev.events = EPOLLIN;
-	epoll_ctl(s->efd, EPOLL_CTL_MOD, c->fd, &ev);
-	return 0;
+	if (!n)
+		return 0;
+	if (n > c->cap) {
+		char *grown = realloc(c->pend, n);
+		if (!grown)
+			return -1;
+		c->pend = grown;
+		c->cap = n;
+	}
+	memcpy(c->pend, p, n);
+	c->head = 0;
+	c->tail = n;
+	return 1;
 }
 
-static void conn_event(struct epoll_echo *s, struct echo_conn *c, uint32_t events)
+/* Switch the connection between reading and draining its pending bytes. */
+static int conn_watch(struct epoll_echo *s, struct echo_conn *c, uint32_t events)
 {
-	if (events & EPOLLOUT) {
-		if (conn_flush(s, c))
-			conn_close(s, c);
-		return;
+	struct epoll_event ev = { .events = events, .data.ptr = c };
+
+	return epoll_ctl(s->efd, EPOLL_CTL_MOD, c->fd, &ev) ? -1 : 0;
+}
+
+static int conn_readable(struct epoll_echo *s, struct echo_conn *c)
+{
+	ssize_t n = read(c->fd, s->buf, sizeof(s->buf));
+	int rc;
+
+	if (n <= 0)
+		return n < 0 && errno == EAGAIN ? 0 : -1;
+	rc = conn_write(c, s->buf, (uint32_t)n);
+	return rc > 0 ? conn_watch(s, c, EPOLLOUT) : rc;
+}
+
+static int conn_writable(struct epoll_echo *s, struct echo_conn *c)
+{
+	while (c->head < c->tail) {
+		ssize_t k = write(c->fd, c->pend + c->head, c->tail - c->head);
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -1;
+		c->head += (uint32_t)k;
 	}
-	ssize_t n = read(c->fd, c->buf, ECHO_BUF);
-	if (n == 0 || (n < 0 && errno != EAGAIN)) {
-		conn_close(s, c);
-		return;
-	}
-	if (n < 0)
-		return;
-	c->head = 0;
-	c->tail = (uint32_t)n;
-	if (conn_flush(s, c))
-		conn_close(s, c);
+	c->head = c->tail = 0;
+	return conn_watch(s, c, EPOLLIN);
 }
 
 static void *serve(void *arg)
 {
 	struct epoll_echo *s = arg;
 	struct epoll_event evs[ECHO_EVENTS];
+	int timeout = s->busy ? 0 : -1;
 
 	if (s->cpu >= 0) {
 		cpu_set_t set;
@@ -145,19 +179,20 @@ static void *serve(void *arg)
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
 	for (;;) {
-		int n = epoll_wait(s->efd, evs, ECHO_EVENTS, -1);
+		int n = epoll_wait(s->efd, evs, ECHO_EVENTS, timeout);
 		for (int i = 0; i < n; i++) {
+			struct echo_conn *c = evs[i].data.ptr;
 			if (evs[i].data.ptr == &s->lfd)
 				accept_all(s);
 			else if (evs[i].data.ptr == &s->stopfd)
 				return NULL;
-			else
-				conn_event(s, evs[i].data.ptr, evs[i].events);
+			else if ((c->tail ? conn_writable(s, c) : conn_readable(s, c)) < 0)
+				conn_close(c);
 		}
 	}
 }
 
-int epoll_echo_start(struct epoll_echo **out, uint16_t *port, int cpu)
+int epoll_echo_start(struct epoll_echo **out, uint16_t *port, int cpu, bool busy)
 {
 	struct epoll_echo *s = calloc(1, sizeof(*s));
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -166,6 +201,7 @@ int epoll_echo_start(struct epoll_echo **out, uint16_t *port, int cpu)
 	if (!s)
 		return -ENOMEM;
 	s->cpu = cpu;
+	s->busy = busy;
 	s->conns.next = s->conns.prev = &s->conns;
 	s->lfd = listen_loopback(port);
 	s->efd = epoll_create1(EPOLL_CLOEXEC);
@@ -200,7 +236,7 @@ void epoll_echo_stop(struct epoll_echo *s)
 		return; /* cannot happen on a fresh eventfd; leak rather than hang */
 	pthread_join(s->thread, NULL);
 	while (s->conns.next != &s->conns)
-		conn_close(s, s->conns.next);
+		conn_close(s->conns.next);
 	close(s->efd);
 	close(s->lfd);
 	close(s->stopfd);

@@ -1,22 +1,28 @@
-/* Sessions beside a plain epoll echo server, both driven by the same load
+/* Sessions beside plain epoll echo servers, all driven by the same load
  * generator (percore/load.h) on its own core:
  *
  *   SessionEcho/{64,512,4096}          payload bytes/s, 16 connections x 16
- *   Peer/epoll_echo/{64,512,4096}      in flight, framed for both: the peer
- *                                      echoes the frames' bytes unparsed, so
- *                                      both rows carry the same bytes and
- *                                      the generator does the same work
+ *   Peer/epoll_echo/{64,512,4096}      in flight, framed for all: the peers
+ *   Peer/epoll_busy/{64,512,4096}      echo the frames' bytes unparsed, so
+ *                                      every row carries the same bytes and
+ *                                      the generator does the same work.
+ *                                      The session's shard idles adaptively
+ *                                      (it spins up to its budget first)
  *   Session/Create                     connect, accept, one round trip,
  *   Peer/epoll_echo/Create             close (a reset): per second
+ *   Peer/epoll_busy/Create
  *   SessionEcho/Latency/64/idle:P      one connection, one 64-byte message in
  *   Peer/epoll_echo/Latency/64         flight: round trip p50 and p99 (us)
- *                                      as counters, the server idling
- *                                      under policy P (the peer sleeps in
- *                                      epoll_wait); the generator spins so
- *                                      the rows differ by the server only
- *   Session/IdleMemory/10000           a percore echo process holding 10,000
- *                                      idle sessions: its resident memory
- *                                      and its own accounting per session
+ *   Peer/epoll_busy/Latency/64         as counters, the server idling
+ *                                      under policy P; the generator spins
+ *                                      so the rows differ by the server only
+ *   Session/IdleMemory/10000           (idle_bench.c) a percore echo process
+ *                                      holding 10,000 idle sessions
+ *
+ * The two peers are the same server (epoll_echo.c): epoll_echo sleeps in
+ * epoll_wait(-1), the counterpart of idle:sleep; epoll_busy polls
+ * epoll_wait(0) and never sleeps, the counterpart of idle:spin (and of
+ * adaptive while work keeps arriving within its spin budget).
  *
  * With affinity on, the server (one shard, or the peer's thread) runs on
  * one physical core and the generator on another, as the placement picks
@@ -25,15 +31,11 @@
  * own (every connection up to the last reply): server and engine start-up
  * are not in the figures. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "epoll_echo.h"
@@ -45,9 +47,10 @@
 
 #define CONNS 16
 #define DEPTH 16
-#define IDLE_SESSIONS 10000
 
-enum target { SESSION, PEER };
+/* Which server a row measures; latency rows keep it in arg2 (a session's
+ * idle policy is >= 0). */
+enum target { SESSION = 0, PEER_SLEEP = -1, PEER_BUSY = -2 };
 
 struct nb {
 	struct pc_server *srv;
@@ -107,7 +110,7 @@ static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *use
 	pc_session_send_flags(s, f->msg_id, f->flags, f->body, f->len);
 }
 
-/* One shard of percore's server, or the plain peer, on the server CPU. */
+/* One shard of percore's server, or a plain peer, on the server CPU. */
 static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle idle)
 {
 	struct nb *n = nb_new(st);
@@ -117,8 +120,8 @@ static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle i
 
 	if (!n)
 		return st->affinity ? -ENOTSUP : -ENOMEM;
-	if (t == PEER) {
-		rc = epoll_echo_start(&n->peer, &n->port, n->server_cpu);
+	if (t != SESSION) {
+		rc = epoll_echo_start(&n->peer, &n->port, n->server_cpu, t == PEER_BUSY);
 	} else {
 		pc_server_cfg_init(&c);
 		snprintf(place, sizeof(place), "%d", n->server_cpu);
@@ -245,7 +248,12 @@ static int session_setup(struct pc_bench_state *st)
 
 static int peer_setup(struct pc_bench_state *st)
 {
-	return target_setup(st, PEER, PC_IDLE_ADAPTIVE);
+	return target_setup(st, PEER_SLEEP, PC_IDLE_ADAPTIVE);
+}
+
+static int busy_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, PEER_BUSY, PC_IDLE_ADAPTIVE);
 }
 
 static void echo_run(struct pc_bench_state *st)
@@ -267,6 +275,9 @@ NET_BENCH(session_4096, "SessionEcho/4096", session_setup, echo_run, 4096)
 NET_BENCH(peer_64, "Peer/epoll_echo/64", peer_setup, echo_run, 64)
 NET_BENCH(peer_512, "Peer/epoll_echo/512", peer_setup, echo_run, 512)
 NET_BENCH(peer_4096, "Peer/epoll_echo/4096", peer_setup, echo_run, 4096)
+NET_BENCH(busy_64, "Peer/epoll_busy/64", busy_setup, echo_run, 64)
+NET_BENCH(busy_512, "Peer/epoll_busy/512", busy_setup, echo_run, 512)
+NET_BENCH(busy_4096, "Peer/epoll_busy/4096", busy_setup, echo_run, 4096)
 
 /* ---- connection rate ------------------------------------------------------ */
 
@@ -277,12 +288,15 @@ static void create_run(struct pc_bench_state *st)
 
 NET_BENCH(session_create, "Session/Create", session_setup, create_run, 64)
 NET_BENCH(peer_create, "Peer/epoll_echo/Create", peer_setup, create_run, 64)
+NET_BENCH(busy_create, "Peer/epoll_busy/Create", busy_setup, create_run, 64)
 
 /* ---- latency -------------------------------------------------------------- */
 
 static int latency_setup(struct pc_bench_state *st)
 {
-	return target_setup(st, st->bench->arg2 < 0 ? PEER : SESSION, (enum pc_idle)st->bench->arg2);
+	intptr_t a = st->bench->arg2;
+
+	return target_setup(st, a < 0 ? (enum target)a : SESSION, a < 0 ? PC_IDLE_SPIN : (enum pc_idle)a);
 }
 
 static void latency_run(struct pc_bench_state *st)
@@ -302,4 +316,5 @@ static void latency_run(struct pc_bench_state *st)
 LATENCY_BENCH(lat_spin, "SessionEcho/Latency/64/idle:spin", PC_IDLE_SPIN)
 LATENCY_BENCH(lat_adaptive, "SessionEcho/Latency/64/idle:adaptive", PC_IDLE_ADAPTIVE)
 LATENCY_BENCH(lat_sleep, "SessionEcho/Latency/64/idle:sleep", PC_IDLE_SLEEP)
-LATENCY_BENCH(lat_peer, "Peer/epoll_echo/Latency/64", -1)
+LATENCY_BENCH(lat_peer, "Peer/epoll_echo/Latency/64", PEER_SLEEP)
+LATENCY_BENCH(lat_busy, "Peer/epoll_busy/Latency/64", PEER_BUSY)
