@@ -2,8 +2,13 @@
  *
  * The server is `percore echo` in a process of its own (this program run
  * as a child), so its resident memory holds nothing of the generator's.
- * The generator opens the sessions and asks the server for its figures
- * (PC_MSG_STATS) before and after; the counters are
+ * Every iteration measures a server that has served nothing yet: the one
+ * setup() started for the first, a new one for each after (a server that
+ * already held 10,000 sessions keeps their slab pages and heap, and a
+ * second round on it would measure reuse, not cost). Starting and stopping
+ * the servers is not timed. The generator opens the sessions and asks the
+ * server for its figures (PC_MSG_STATS) before and after; the counters,
+ * means over the iterations, are
  *   rss_bytes_per_session      growth of the server's VmRSS per session:
  *                              slab objects, id slots, the reactor's fd
  *                              table, heap growth, page granularity
@@ -11,6 +16,10 @@
  *                              id slot (no buffer: idle sessions hold none)
  *   kernel_tcp_mem_bytes       growth of the machine's TCP buffer memory
  *                              (/proc/net/sockstat), both ends
+ *   server_accepted_before     the most connections any measured server
+ *                              had accepted before its measurement: 1 (the
+ *                              generator's statistics connection) when
+ *                              every one was fresh; more is an error
  * Time and items: opening the sessions (sessions/s). The generator needs
  * 10,000 descriptors and the server as many: each raises its soft limit to
  * the hard one; below that the row is skipped with the reason. */
@@ -32,8 +41,8 @@
 #define IDLE_SESSIONS 10000
 
 struct idle_ctx {
-	pid_t pid;
-	int err_fd;        /* the child's stderr, kept open so it never blocks */
+	pid_t pid;         /* the server for the next measurement; 0: none */
+	int err_fd;        /* its stderr, kept open so it never blocks */
 	uint16_t port;
 };
 
@@ -67,6 +76,8 @@ static void child_stop(struct idle_ctx *c)
 {
 	int status;
 
+	if (!c->pid)
+		return;
 	kill(c->pid, SIGTERM);
 	for (int i = 0; i < 500; i++) {
 		if (waitpid(c->pid, &status, WNOHANG) == c->pid)
@@ -77,31 +88,28 @@ static void child_stop(struct idle_ctx *c)
 	waitpid(c->pid, &status, 0);
 out:
 	close(c->err_fd);
+	c->pid = 0;
 }
 
-static int idle_setup(struct pc_bench_state *st)
+/* Start a fresh `percore echo` and learn its port. Returns 0 or -errno,
+ * with the reason on stderr. */
+static int child_start(struct pc_bench_state *st, struct idle_ctx *c)
 {
-	struct idle_ctx *c;
 	int fds[2], rc;
 	char *argv[] = { "percore", "echo", "--host", "127.0.0.1", "--port", "0", "--shards", "1",
 			 "--policy", st->affinity ? "auto" : "off", "--idle-policy", "sleep",
 			 "--idle-timeout", "0", NULL };
-
-	if (pc_raise_nofile(IDLE_SESSIONS + 100)) {
-		fprintf(stderr, "%s: needs %d open files; the hard limit is lower (ulimit -Hn)\n",
-			st->bench->name, IDLE_SESSIONS + 100);
-		return -ENOTSUP;
-	}
-	c = calloc(1, sizeof(*c));
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (!c || null < 0 || pipe2(fds, O_CLOEXEC)) {
+
+	if (null < 0 || pipe2(fds, O_CLOEXEC)) {
+		rc = -errno;
 		if (null >= 0)
 			close(null);
-		free(c);
-		return -ENOMEM;
+		fprintf(stderr, "%s: %s\n", st->bench->name, strerror(-rc));
+		return rc;
 	}
-	c->pid = fork();
-	if (c->pid == 0) {
+	pid_t pid = fork();
+	if (pid == 0) {
 		/* Only async-signal-safe calls between fork and exec. Its
 		 * statistics on exit (stdout) are not ours to print. */
 		dup2(null, 1);
@@ -109,17 +117,39 @@ static int idle_setup(struct pc_bench_state *st)
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
+	rc = pid < 0 ? -errno : 0;
 	close(null);
 	close(fds[1]);
 	c->err_fd = fds[0];
-	rc = c->pid < 0 ? -errno : wait_port(c->err_fd, &c->port);
+	c->pid = pid > 0 ? pid : 0;
+	if (!rc)
+		rc = wait_port(c->err_fd, &c->port);
 	if (rc) {
 		fprintf(stderr, "%s: could not start percore echo as a child (%s)\n", st->bench->name,
 			strerror(-rc));
-		if (c->pid > 0)
+		if (c->pid)
 			child_stop(c);
 		else
 			close(c->err_fd);
+	}
+	return rc;
+}
+
+static int idle_setup(struct pc_bench_state *st)
+{
+	struct idle_ctx *c;
+
+	if (pc_raise_nofile(IDLE_SESSIONS + 100)) {
+		fprintf(stderr, "%s: needs %d open files; the hard limit is lower (ulimit -Hn)\n",
+			st->bench->name, IDLE_SESSIONS + 100);
+		return -ENOTSUP;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	/* The first server starts here, so a machine that cannot run one
+	 * skips the row with the reason rather than reporting errors. */
+	if (child_start(st, c)) {
 		free(c);
 		return -ENOTSUP;
 	}
@@ -127,32 +157,62 @@ static int idle_setup(struct pc_bench_state *st)
 	return 0;
 }
 
-static void idle_run(struct pc_bench_state *st)
+/* One measurement on the server c holds, which it then stops. Returns 0,
+ * or -1 after counting an error. */
+static int idle_once(struct pc_bench_state *st, struct idle_ctx *c, struct pc_load_result *r)
 {
-	struct idle_ctx *c = st->ctx;
 	struct pc_load_cfg l;
-	struct pc_load_result r;
 	char err[200];
+	int rc;
 
 	pc_load_cfg_init(&l);
 	l.port = c->port;
 	l.mode = PC_LOAD_IDLE;
 	l.idle = IDLE_SESSIONS;
+	rc = pc_load_run(&l, r, err, sizeof(err));
+	child_stop(c); /* spent: the next measurement gets a new one */
+	if (rc)
+		fprintf(stderr, "%s: %s\n", st->bench->name, err);
+	else if (r->server_accepted_before != 1)
+		fprintf(stderr, "%s: the server had accepted %llu connections before the "
+				"measurement; a fresh one has accepted 1\n", st->bench->name,
+			(unsigned long long)r->server_accepted_before);
+	return rc || r->server_accepted_before != 1 ? -1 : 0;
+}
+
+static void idle_run(struct pc_bench_state *st)
+{
+	struct idle_ctx *c = st->ctx;
+	double rss = 0, acct = 0, kmem = 0, errors = 0, before = 0;
+	uint64_t done = 0;
+
 	for (uint64_t i = 0; i < st->iterations; i++) {
-		if (pc_load_run(&l, &r, err, sizeof(err))) {
-			fprintf(stderr, "%s: %s\n", st->bench->name, err);
-			pc_bench_counter(st, "errors", 1);
-			pc_load_result_fini(&r);
-			return;
+		struct pc_load_result r;
+		int rc = c->pid ? 0 : child_start(st, c);
+		if (rc || idle_once(st, c, &r)) {
+			errors++;
+			if (!rc)
+				pc_load_result_fini(&r);
+			break;
 		}
 		st->manual_ns += r.elapsed_ns;
 		st->items += r.idle_open;
-		pc_bench_counter(st, "rss_bytes_per_session", r.rss_per_session);
-		pc_bench_counter(st, "accounted_bytes_per_session", r.acct_per_session);
-		pc_bench_counter(st, "kernel_tcp_mem_bytes", (double)r.kernel_tcp_mem_delta);
-		pc_bench_counter(st, "errors", (double)r.errors);
+		rss += r.rss_per_session;
+		acct += r.acct_per_session;
+		kmem += (double)r.kernel_tcp_mem_delta;
+		errors += (double)r.errors;
+		if ((double)r.server_accepted_before > before)
+			before = (double)r.server_accepted_before;
+		done++;
 		pc_load_result_fini(&r);
 	}
+	if (done) {
+		pc_bench_counter(st, "rss_bytes_per_session", rss / (double)done);
+		pc_bench_counter(st, "accounted_bytes_per_session", acct / (double)done);
+		pc_bench_counter(st, "kernel_tcp_mem_bytes", kmem / (double)done);
+		pc_bench_counter(st, "server_accepted_before", before);
+	}
+	pc_bench_counter(st, "errors", errors);
 }
 
 static void idle_teardown(struct pc_bench_state *st)

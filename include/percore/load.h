@@ -77,6 +77,9 @@ struct pc_load_result {
 	struct pc_hist *latency;
 	/* idle mode */
 	uint64_t idle_open;      /* connections opened and counted by the server */
+	uint64_t server_accepted_before; /* connections the server had accepted
+	                          * before the run opened its own: 1 (the run's
+	                          * statistics connection) on a fresh server */
 	uint64_t server_rss_before, server_rss_after;          /* bytes */
 	uint64_t server_session_bytes_before, server_session_bytes_after;
 	uint64_t server_buffer_bytes_after;                    /* should be 0 */

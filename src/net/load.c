@@ -439,6 +439,7 @@ static int run_idle(struct lg_run *run, struct pc_load_result *res, char *err, s
 	res->elapsed_ns = pc_now_ns() - t0; /* opened and counted by the server */
 	int64_t kmem1 = tcp_mem();
 	res->idle_open = num(after, "sessions") - num(before, "sessions");
+	res->server_accepted_before = num(before, "accepted");
 	res->server_rss_before = num(before, "rss_bytes");
 	res->server_rss_after = num(after, "rss_bytes");
 	res->server_session_bytes_before = num(before, "session_bytes");

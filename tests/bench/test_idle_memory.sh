@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Session/IdleMemory measures a fresh server in every iteration: run it
+# with a --min-time that forces several iterations per repetition and check
+# that every measured server had accepted only the generator's statistics
+# connection before (server_accepted_before 1; a server reused from an
+# earlier iteration has accepted 10,000 more), with no errors and figures
+# that are those of a first round (sessions cost resident memory).
+set -u
+pc="$PC_BUILD_DIR/tools/percore/percore"
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run=(bench --filter '^Session/IdleMemory/' --affinity off --repetitions 1 --json --quiet)
+
+[ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 10100 ] \
+  || { echo "SKIP: the descriptor hard limit $(ulimit -Hn) is below the 10,100 the row needs"; exit 77; }
+
+# One iteration's time on this machine, then a minimum three times that.
+"$pc" "${run[@]}" --min-time 0.001 >"$tmp/one.json" 2>"$tmp/err" \
+  || { echo "FAIL: percore bench exited $?"; cat "$tmp/err"; exit 1; }
+min=$("$py" - "$tmp/one.json" <<'PY'
+import json, sys
+rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b["run_type"] == "iteration"]
+if not rows:
+    sys.exit("no iteration row")
+print(max(3 * rows[0]["real_time"] * rows[0]["iterations"] / 1e9, 0.01))
+PY
+) || { echo "FAIL: no row in the first run"; cat "$tmp/one.json" "$tmp/err"; exit 1; }
+
+"$pc" "${run[@]}" --min-time "$min" >"$tmp/many.json" 2>"$tmp/err" \
+  || { echo "FAIL: percore bench --min-time $min exited $?"; cat "$tmp/err"; exit 1; }
+"$py" - "$tmp/many.json" <<'PY' || { cat "$tmp/err"; exit 1; }
+import json, sys
+rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b["run_type"] == "iteration"]
+fail = []
+if not rows:
+    fail.append("no iteration row")
+for r in rows:
+    if r["iterations"] < 2:
+        fail.append("%s ran %d iteration(s); the test needs several" % (r["name"], r["iterations"]))
+    if r.get("server_accepted_before") != 1:
+        fail.append("%s: server_accepted_before %s, want 1 (a fresh server each iteration)"
+                    % (r["name"], r.get("server_accepted_before")))
+    if r.get("errors") != 0:
+        fail.append("%s: errors %s" % (r["name"], r.get("errors")))
+    if not r.get("accounted_bytes_per_session", 0) > 0:
+        fail.append("%s: accounted_bytes_per_session %s, want > 0"
+                    % (r["name"], r.get("accounted_bytes_per_session")))
+for f in fail:
+    print("FAIL:", f)
+if fail:
+    sys.exit(1)
+print("ok: %d iterations, each on a fresh server" % rows[0]["iterations"])
+PY
