@@ -6,13 +6,13 @@
 #   1. percore env: the environment audit, warnings shown (skipped when this
 #      build has no env command yet)
 #   2. the suite, threaded benchmarks pinned and unpinned (--affinity both)
-#      -> build/bench/results.json
-#   3. the noise experiment again with the PM QoS request held (--pm-qos)
-#      -> build/bench/noise-pmqos.json; percore report names those rows
-#      .../pm_qos:on and sets them beside the ones from step 2
-#   4. percore tune --dry-run: which tune steps apply on this machine
+#      -> build/bench/results.json. The noise experiment's PM QoS rows
+#      (Noise/.../pm_qos:on) are in it, interleaved with the rest: each
+#      holds the request itself during its repetitions, and is skipped with
+#      the reason where the request cannot be made
+#   3. percore tune --dry-run: which tune steps apply on this machine
 #      -> build/bench/tune.json (changes nothing)
-#   5. percore report -> build/bench/report.md and build/bench/report.html
+#   4. percore report -> build/bench/report.md and build/bench/report.html
 set -euo pipefail
 build=$1 suite=${2:-default}
 pc="$build/tools/percore/percore"
@@ -42,18 +42,6 @@ echo "== percore bench (${suite} suite)" >&2
 "$pc" bench "${common[@]}" --out "$out/results.json"
 
 inputs=("$out/results.json")
-if ! bench_has --pm-qos; then
-  echo "bench: percore bench has no --pm-qos; the noise experiment runs once" >&2
-elif ! "$pc" bench --list --filter '^Noise/' >/dev/null 2>&1; then
-  echo "bench: no Noise/ benchmark in this build; no PM QoS run" >&2
-else
-  echo "== percore bench --pm-qos (noise experiment)" >&2
-  if "$pc" bench "${common[@]}" --filter '^Noise/' --pm-qos --out "$out/noise-pmqos.json"; then
-    inputs+=("$out/noise-pmqos.json")
-  else
-    echo "bench: the PM QoS run failed; the report compares pinning only" >&2
-  fi
-fi
 
 report=(-o "$out")
 if has_cmd tune && "$pc" tune --dry-run --json >"$out/tune.json" 2>/dev/null \

@@ -113,6 +113,16 @@ void pc_bench_resume(struct pc_bench_state *st);
  * ones are dropped. */
 void pc_bench_counter(struct pc_bench_state *st, const char *name, double value);
 
+/* The device through which a process asks the kernel to keep every core
+ * out of idle states slower to leave than the value it writes. */
+#define PC_BENCH_PM_QOS_DEVICE "/dev/cpu_dma_latency"
+
+/* Hold a PM QoS request of 0 us on PC_BENCH_PM_QOS_DEVICE until the
+ * returned descriptor is closed. Returns the descriptor, or a negative
+ * errno (-ENOENT without the device, -EACCES without permission: it
+ * usually needs root). Any thread. */
+int pc_bench_pm_qos_hold(void);
+
 /* Wait until every thread of this benchmark has reached the same point
  * (for benchmarks whose threads hand work to each other). Every thread
  * must call it the same number of times. Returns at once when the

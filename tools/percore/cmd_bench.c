@@ -18,7 +18,7 @@
 #include "percore/topo.h"
 #include "cmd.h"
 
-#define PM_QOS_DEVICE "/dev/cpu_dma_latency"
+#define PM_QOS_DEVICE PC_BENCH_PM_QOS_DEVICE
 
 struct args {
 	struct pc_bench_options opt;
@@ -190,17 +190,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 static void pm_qos_hold(struct pm_qos *q)
 {
-	int32_t zero = 0;
-
 	q->requested = true;
-	q->fd = open(PM_QOS_DEVICE, O_WRONLY | O_CLOEXEC);
-	if (q->fd >= 0 && write(q->fd, &zero, sizeof(zero)) == (ssize_t)sizeof(zero)) {
+	q->fd = pc_bench_pm_qos_hold();
+	if (q->fd >= 0) {
 		q->held = true;
 		return;
 	}
-	q->err = errno;
-	if (q->fd >= 0)
-		close(q->fd);
+	q->err = -q->fd;
 	q->fd = -1;
 	fprintf(stderr, "percore bench: warning: cannot hold a PM QoS request on %s: %s;"
 			" cores may enter deep idle states\n", PM_QOS_DEVICE, strerror(q->err));
