@@ -78,6 +78,10 @@ struct pc_bench {
 	unsigned threads;       /* 0 or 1: single-threaded */
 	unsigned flags;         /* PC_BENCH_* */
 	intptr_t arg, arg2;     /* parameters the run function reads */
+	const char *label;      /* NULL, or what a reader of the row must know
+	                         * to read it right (what it leaves out); the
+	                         * "label" of each of its JSON rows, as Google
+	                         * Benchmark's SetLabel() gives */
 	/* Returns 0, or a negative errno to skip this benchmark with a reason
 	 * printed to stderr (e.g. -ENOTSUP when a peer is missing). */
 	int (*setup)(struct pc_bench_state *st);

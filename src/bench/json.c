@@ -70,6 +70,8 @@ static cJSON *row_new(struct builder *b, const struct pc_bench_entry *e, const c
 	add_num(b, row, "per_family_instance_index", e->instance);
 	add_str(b, row, "run_name", e->name);
 	add_str(b, row, "run_type", run_type);
+	if (e->bench->label)
+		add_str(b, row, "label", e->bench->label);
 	add_num(b, row, "repetitions", b->s->opt.repetitions);
 	return row;
 }
