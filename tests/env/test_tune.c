@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "env/envtest.h"
+#include "testmain.h"
 
 #define STATE_REL "var/tmp/percore-tune.state"
 
@@ -396,7 +397,7 @@ static void real_machine_dry_run(void **state)
 	(void)state;
 
 	if (!dry_run_proven)
-		skip();
+		PC_SKIP("the dry run was not seen to write nothing on a fake tree");
 	assert_int_equal(pc_tune_apply(&o, &r), 0);
 	assert_int_equal(pc_tune_report_count_result(r, PC_TUNE_APPLIED), 0);
 	assert_true(pc_tune_report_count(r) >= 6);
@@ -405,7 +406,7 @@ static void real_machine_dry_run(void **state)
 	assert_int_equal(access(PC_TUNE_STATE_DEFAULT, F_OK) == 0, had_state);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dry_run_writes_nothing),
@@ -417,5 +418,5 @@ int main(void)
 		cmocka_unit_test(options_and_paths),
 		cmocka_unit_test(real_machine_dry_run),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

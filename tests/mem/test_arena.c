@@ -12,6 +12,7 @@
 
 #include "percore/arena.h"
 #include "percore/numa.h"
+#include "testmain.h"
 
 static struct pc_arena *arena(size_t block)
 {
@@ -236,11 +237,11 @@ static void asan_reports_use_after_rewind(void **state)
 static void asan_reports_use_after_rewind(void **state)
 {
 	(void)state;
-	skip();
+	PC_SKIP("only an AddressSanitizer build can check this");
 }
 #endif
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_power_of_two_alignment),
@@ -252,5 +253,5 @@ int main(void)
 		cmocka_unit_test(blocks_come_from_the_asked_node),
 		cmocka_unit_test(asan_reports_use_after_rewind),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

@@ -16,6 +16,7 @@
 
 #include "percore/numa.h"
 #include "percore/slab.h"
+#include "testmain.h"
 
 static struct pc_slab *slab(size_t size, size_t align, size_t max, size_t chunk)
 {
@@ -370,11 +371,12 @@ static void asan_reports_misuse(void **state)
 static void asan_reports_misuse(void **state)
 {
 	(void)state;
-	skip(); /* an ASan build checks this; the validator test covers the rest */
+	/* the validator test covers the rest */
+	PC_SKIP("only an AddressSanitizer build can check this");
 }
 #endif
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rejects_bad_options),
@@ -388,5 +390,5 @@ int main(void)
 		cmocka_unit_test(validator_finds_stranger),
 		cmocka_unit_test(asan_reports_misuse),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "net_util.h"
+#include "testmain.h"
 
 /* A well-behaved client, checked before, during and after each abuse. */
 struct good {
@@ -365,8 +366,7 @@ static void test_addr_limit(void **state)
 	if (probe_fd < 0) {
 		good_close(&g);
 		tu_stop(srv);
-		skip(); /* no second loopback address here */
-		return;
+		PC_SKIP("no second loopback address (127.0.0.2) here");
 	}
 	close(probe_fd);
 	assert_true(TU_WAIT_STAT(srv, closed, 1));
@@ -450,7 +450,7 @@ static void test_resets(void **state)
 	tu_stop(srv);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malformed_headers),
@@ -463,5 +463,5 @@ int main(void)
 		cmocka_unit_test(test_resets),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

@@ -11,6 +11,7 @@
 #include "net_util.h"
 #include "percore/fb_heartbeat.h"
 #include "percore/session.h"
+#include "testmain.h"
 
 static void test_framed_echo(void **state)
 {
@@ -400,8 +401,7 @@ static void test_ipv6(void **state)
 	tu_cfg(&c, 1);
 	c.host = "[::1]";
 	if (pc_server_start(&c, &srv, err, sizeof(err))) {
-		skip(); /* no IPv6 loopback here */
-		return;
+		PC_SKIP("no IPv6 loopback here: %s", err);
 	}
 	inet_pton(AF_INET6, "::1", &a.sin6_addr);
 	a.sin6_port = htons(pc_server_port(srv));
@@ -450,7 +450,7 @@ static void test_bad_config(void **state)
 	tu_stop(srv);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_framed_echo),
@@ -464,5 +464,5 @@ int main(void)
 		cmocka_unit_test(test_bad_config),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

@@ -27,6 +27,7 @@
 #include "percore/reactor.h"
 #include "percore/shard.h"
 #include "rt_util.h"
+#include "testmain.h"
 
 #ifdef PC_TSAN
 #define DEFAULT_TRIPS 50000
@@ -170,8 +171,7 @@ static void sleep_policy_uring_two_cpus(void **state)
 {
 	(void)state;
 	if (round_trip(PC_BACKEND_URING, rt_env_u64("PC_RT_CROSS", DEFAULT_CROSS)) == 77) {
-		printf("SKIP: io_uring cannot be set up here (see the line above)\n");
-		skip();
+		PC_SKIP("io_uring cannot be set up here (see the line above)");
 	}
 }
 
@@ -183,12 +183,12 @@ static void sleep_policy_one_cpu(void **state)
 	confine(false);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sleep_policy_one_cpu),
 		cmocka_unit_test(sleep_policy_epoll_two_cpus),
 		cmocka_unit_test(sleep_policy_uring_two_cpus),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

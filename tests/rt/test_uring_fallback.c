@@ -23,6 +23,7 @@
 
 #include "percore/engine.h"
 #include "percore/reactor.h"
+#include "testmain.h"
 
 /* io_uring_setup fails with EPERM; every other call is allowed. */
 static int refuse_io_uring(void)
@@ -91,7 +92,7 @@ static void falls_back_to_epoll_once(void **state)
 	unlink(path);
 	assert_true(WIFEXITED(status));
 	if (WEXITSTATUS(status) == 77)
-		skip(); /* no seccomp here: nothing to check */
+		PC_SKIP("no seccomp filter could be installed here: nothing to check");
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_true(n > 0);
 	for (char *p = text; (p = strstr(p, "io_uring unavailable")); p++)
@@ -101,10 +102,10 @@ static void falls_back_to_epoll_once(void **state)
 	assert_non_null(strstr(text, "using epoll"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(falls_back_to_epoll_once),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }
