@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "percore/ringbuf.h"
-
 struct rng {
 	uint64_t s;
 };
@@ -47,17 +45,6 @@ static inline struct rng test_rng(const char *what)
 static inline uint64_t test_ops(uint64_t dflt)
 {
 	return env_u64("PC_TEST_OPS", dflt);
-}
-
-/* Whether this machine lets us map mirrored rings (memfd_create). */
-static inline bool mirrored_available(void)
-{
-	struct pc_ringbuf rb;
-
-	if (pc_ringbuf_init(&rb, 1, PC_RINGBUF_MIRRORED))
-		return false;
-	pc_ringbuf_destroy(&rb);
-	return true;
 }
 
 #endif
