@@ -140,10 +140,12 @@ static void test_heartbeats(void **state)
 	 * alive past the idle timeout. */
 	tu_cfg(&c, 1);
 	c.heartbeat_ms = 40;
-	c.idle_timeout_ms = 300 * TU_SLOW;
+	/* The pings keep the session past two idle timeouts; the timeout is
+	 * long enough that a stalled test thread does not make it idle. */
+	c.idle_timeout_ms = 1000 * TU_SLOW;
 	srv = TU_SERVE(&c);
 	fd = TU_CLIENT(srv);
-	uint64_t end = pc_now_ns() + 3ull * c.idle_timeout_ms * 1000000;
+	uint64_t end = pc_now_ns() + 2ull * c.idle_timeout_ms * 1000000;
 	int pings = 0;
 	while (pc_now_ns() < end) {
 		assert_int_equal(tu_recv_frame(fd, &f, NULL), 0);

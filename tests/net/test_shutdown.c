@@ -85,7 +85,9 @@ static void test_drain_delivers(void **state)
 	for (int i = 0; i < CLIENTS; i++)
 		send_batch(fds[i], 1000 + (uint32_t)i * FRAMES);
 	uint64_t t0 = pc_now_ns();
-	const uint32_t drain_ms = 800 * TU_SLOW;
+	/* Long enough for every client to read its replies on a loaded
+	 * machine: only the stuck client may be cut. */
+	const uint32_t drain_ms = 2500 * TU_SLOW;
 	assert_int_equal(pc_server_shutdown(srv, drain_ms), 0);
 	assert_int_equal(pc_server_shutdown(srv, drain_ms), -EALREADY);
 	for (int i = 0; i < CLIENTS; i++) {
@@ -105,7 +107,7 @@ static void test_drain_delivers(void **state)
 	assert_int_equal(pc_server_wait(srv), 0);
 	uint64_t took_ms = (pc_now_ns() - t0) / 1000000;
 	assert_true(took_ms >= drain_ms - 1);
-	assert_true(took_ms < drain_ms + 2000 * TU_SLOW);
+	assert_true(took_ms < drain_ms + 5000 * TU_SLOW);
 	struct pc_server_stats st = tu_stats(srv);
 	assert_int_equal(st.sessions, 0);
 	assert_int_equal(st.drain_aborted, 1);

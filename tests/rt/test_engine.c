@@ -382,7 +382,7 @@ static void live_statistics(void **state)
 
 	assert_int_equal(pc_engine_stats(stats_done, NULL), -EPERM);
 	start(&c);
-	usleep(10000);
+	wait_for(all_asleep, "every shard to sleep once");
 	assert_int_equal(pc_engine_submit(engine, 1, ask_stats, NULL), 0);
 	finish();
 	assert_int_equal(atomic_load(&stats_ok), 1);

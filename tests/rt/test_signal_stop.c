@@ -31,7 +31,7 @@ static int child(int ready_fd)
 {
 	struct pc_engine_cfg c;
 	struct pc_engine *e;
-	struct pc_shard_stats st;
+	struct pc_shard_stats st = { 0 };
 
 	pc_engine_cfg_init(&c);
 	c.shards = 2;
@@ -39,6 +39,13 @@ static int child(int ready_fd)
 	c.on_start = kick;
 	if (pc_engine_start(&c, &e, NULL, 0) || pc_engine_stop_on_signals(e))
 		return 3;
+	/* Ready once messages are seen to run, however slow the machine:
+	 * the signal must stop an engine at work. */
+	for (uint64_t t0 = pc_now_ns(); !st.msgs_in; usleep(1000)) {
+		if (pc_now_ns() - t0 > 10000000000ull)
+			return 6;
+		pc_engine_stats_read(e, 0, &st);
+	}
 	if (write(ready_fd, "r", 1) != 1)
 		return 4;
 	pc_engine_join(e);
@@ -64,7 +71,6 @@ static void stops_on(int sig)
 	close(p[1]);
 	assert_int_equal(read(p[0], &c, 1), 1);
 	close(p[0]);
-	usleep(20000);
 	assert_int_equal(kill(pid, sig), 0);
 	t0 = pc_now_ns();
 	while (waitpid(pid, &status, WNOHANG) == 0) {
