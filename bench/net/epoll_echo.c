@@ -10,7 +10,8 @@
  * and stops being read until that buffer has drained, then switches back.
  * A closed descriptor leaves the epoll set by itself, so closing is one
  * close(). The epoll_ctl calls are the ones the traffic needs: one ADD per
- * connection, two MODs per stall.
+ * connection, two MODs per stall. Sends use MSG_NOSIGNAL: a client gone
+ * mid-reply is an error on that connection, not SIGPIPE for the process.
  *
  * The sleeping server waits in epoll_wait(-1) like most servers; the busy
  * one calls epoll_wait with a zero timeout in a loop and never sleeps, as a
@@ -111,7 +112,7 @@ static void accept_all(struct epoll_echo *s)
 static int conn_write(struct echo_conn *c, const char *p, uint32_t n)
 {
 	while (n) {
-		ssize_t k = write(c->fd, p, n);
+		ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
 		if (k < 0) {
 			if (errno != EAGAIN)
 				return -1;
@@ -157,7 +158,7 @@ static int conn_readable(struct epoll_echo *s, struct echo_conn *c)
 static int conn_writable(struct epoll_echo *s, struct echo_conn *c)
 {
 	while (c->head < c->tail) {
-		ssize_t k = write(c->fd, c->pend + c->head, c->tail - c->head);
+		ssize_t k = send(c->fd, c->pend + c->head, c->tail - c->head, MSG_NOSIGNAL);
 		if (k < 0)
 			return errno == EAGAIN ? 0 : -1;
 		c->head += (uint32_t)k;
