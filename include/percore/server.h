@@ -94,10 +94,16 @@ struct pc_server_cfg {
 	/* Timers in milliseconds; 0: off. idle_timeout closes a session
 	 * that sent nothing for that long; heartbeat sends a heartbeat
 	 * request (flags bit 0, id 1) to a session quiet that long, which a
-	 * client answers with a heartbeat of id 0. linger 0: the default.
+	 * client answers with a heartbeat of id 0. frame_timeout (framed
+	 * servers) refuses a session whose incomplete frame began arriving
+	 * that long ago: an error reply (flags bit 1, id 0), then a graceful
+	 * close counted as PC_CLOSE_FRAME_TIMEOUT; a client sending one byte
+	 * at a time never looks idle, this catches it. Not counted while
+	 * the session is paused for backpressure. linger 0: the default.
 	 * Each at most 2^31 - 1 ms. */
 	uint32_t idle_timeout_ms;
 	uint32_t heartbeat_ms;
+	uint32_t frame_timeout_ms;
 	uint32_t linger_ms;
 
 	/* Answer PC_MSG_STATS frames with the server's statistics. */
@@ -120,7 +126,9 @@ struct pc_server_stats {
 	                             * as malformed (pc_session_refuse) */
 	uint64_t oversize;          /* frames whose body exceeds max_body, or
 	                             * refused as oversize by the application */
-	uint64_t error_replies;     /* error frames sent before closing */
+	uint64_t error_replies;     /* error frames written before closing (a
+	                             * reply queued but never written, the
+	                             * client gone first, is not counted) */
 	uint64_t unknown_ids;       /* frames no handler was registered for */
 	/* traffic */
 	uint64_t frames_in, frames_out;

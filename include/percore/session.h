@@ -50,11 +50,12 @@ enum pc_close_reason {
 	PC_CLOSE_OVERSIZE,    /* a frame body over the maximum */
 	PC_CLOSE_NOMEM,       /* no buffer or no memory for its state */
 	PC_CLOSE_SHUTDOWN,    /* the server stopped, or the drain deadline passed */
+	PC_CLOSE_FRAME_TIMEOUT, /* a frame still incomplete at the frame timeout */
 	PC_CLOSE_REASONS
 };
 
 /* "peer", "local", "reset", "idle", "malformed", "oversize", "nomem",
- * "shutdown". */
+ * "shutdown", "frame_timeout". */
 const char *pc_close_reason_name(enum pc_close_reason why);
 
 /* Handlers (the server's configuration names them). user is the server's
@@ -129,7 +130,7 @@ void pc_session_close(struct pc_session *s);
  * malformed, one pc_fb_<table>_read() refused say (PC_CLOSE_MALFORMED),
  * or too large for what it asks (PC_CLOSE_OVERSIZE). Counted as the
  * session layer counts its own refusals: malformed or oversize, and
- * error_replies when the reply was queued. Returns 0; -EINVAL for another
+ * error_replies once the reply has been written. Returns 0; -EINVAL for another
  * why (nothing done); -EPIPE when the session is closing already (nothing
  * done); or the errors of pc_session_send_flags() (the reply was not
  * queued, the session is closed all the same). */

@@ -215,7 +215,7 @@ static cJSON *percore_json(struct builder *b, cJSON *extra)
 	add_str(b, pc, "flags", PC_C_FLAGS);
 	add_str(b, pc, "build_type", PC_BUILD_TYPE);
 	add_item(b, pc, "options", options_json(b));
-	add_num(b, pc, "duration_s", (double)(s->finished_ns - s->started_ns) / 1e9);
+	add_num(b, pc, "duration_s", (double)pc_elapsed(s->finished_ns, s->started_ns) / 1e9);
 	add_item(b, pc, "skipped", skipped_json(b));
 	merge_extra(b, pc, extra);
 	return pc;

@@ -52,8 +52,8 @@ static void close_pause(struct pc_bench_state *st, uint64_t now, uint64_t cpu)
 {
 	if (!st->_pause_start)
 		return;
-	st->_paused_ns += now - st->_pause_start;
-	st->_paused_cpu_ns += cpu - st->_pause_cpu_start;
+	st->_paused_ns += pc_elapsed(now, st->_pause_start);
+	st->_paused_cpu_ns += pc_elapsed(cpu, st->_pause_cpu_start);
 	st->_pause_start = 0;
 }
 
@@ -146,7 +146,7 @@ static void *thread_main(void *arg)
 	sl->start_ns = pc_now_ns();
 	sl->st.bench->run(&sl->st);
 	sl->end_ns = pc_now_ns();
-	sl->cpu_ns = pc_thread_cpu_ns() - cpu0;
+	sl->cpu_ns = pc_elapsed(pc_thread_cpu_ns(), cpu0);
 	return NULL;
 }
 
@@ -241,7 +241,7 @@ static void collect(const struct pc_bench_job *job, const struct group *g,
 		out->items += sl->st.items;
 		out->bytes += sl->st.bytes;
 	}
-	out->run_wall_ns = (double)(last - first);
+	out->run_wall_ns = (double)pc_elapsed(last, first);
 	out->time_ns = job->bench->flags & PC_BENCH_MANUAL_TIME ? (double)manual
 								 : out->run_wall_ns;
 	out->ncounters = g->slots[0].st.ncounters;
@@ -289,11 +289,11 @@ static void run_here(const struct pc_bench_job *job, struct pc_bench_state *st,
 	t1 = pc_now_ns();
 	c1 = pc_thread_cpu_ns();
 	close_pause(st, t1, c1);
-	out->run_wall_ns = (double)(t1 - t0);
+	out->run_wall_ns = (double)pc_elapsed(t1, t0);
 	out->time_ns = job->bench->flags & PC_BENCH_MANUAL_TIME
 			       ? (double)st->manual_ns
-			       : (double)(t1 - t0 - st->_paused_ns);
-	out->cpu_ns = (double)(c1 - c0 - st->_paused_cpu_ns);
+			       : (double)pc_elapsed(pc_elapsed(t1, t0), st->_paused_ns);
+	out->cpu_ns = (double)pc_elapsed(pc_elapsed(c1, c0), st->_paused_cpu_ns);
 	out->items = st->items;
 	out->bytes = st->bytes;
 	out->ncounters = st->ncounters;
@@ -330,6 +330,6 @@ int pc_bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out
 	/* Nobody counted items: each thread's iterations are its items. */
 	if (!rc && out->items == 0)
 		out->items = job->iterations * job->threads;
-	out->total_wall_ns = (double)(pc_now_ns() - t0);
+	out->total_wall_ns = (double)pc_elapsed(pc_now_ns(), t0);
 	return rc;
 }

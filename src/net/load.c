@@ -258,7 +258,7 @@ static void collect(struct lg_run *run, struct pc_load_result *res)
 			t1 = sh->t_end;
 	}
 	res->errors = res->connect_errors + res->verify_errors + res->io_errors + res->lost;
-	res->elapsed_ns = t1 > t0 && t0 != UINT64_MAX ? t1 - t0 : 0;
+	res->elapsed_ns = pc_elapsed(t1, t0); /* 0 when no shard started */
 }
 
 static int run_engine(struct lg_run *run, struct pc_load_result *res, char *err, size_t len)
@@ -436,7 +436,7 @@ static int run_idle(struct lg_run *run, struct pc_load_result *res, char *err, s
 		rc = fail(err, len, -EPROTO, "the server stopped answering statistics requests");
 		goto out;
 	}
-	res->elapsed_ns = pc_now_ns() - t0; /* opened and counted by the server */
+	res->elapsed_ns = pc_elapsed(pc_now_ns(), t0); /* opened and counted by the server */
 	int64_t kmem1 = tcp_mem();
 	res->idle_open = num(after, "sessions") - num(before, "sessions");
 	res->server_accepted_before = num(before, "accepted");

@@ -193,7 +193,7 @@ static void message_done(struct lg_conn *c, uint64_t now)
 	const struct lg_run *run = sh->run;
 	uint64_t t0 = run->cfg.mode == PC_LOAD_CONNECT ? c->cycle_t0 : c->sent_at[c->rx_k % run->cfg.depth];
 
-	pc_hist_record(sh->hist, now - t0);
+	pc_hist_record(sh->hist, pc_elapsed(now, t0));
 	sh->messages++;
 	sh->bytes += lg_size(run, c->idx, c->rx_k);
 	sh->progress++;

@@ -20,6 +20,7 @@
 
 #include "net/addrtab.h"
 #include "net/bufpool.h"
+#include "percore/clock.h"
 #include "percore/compiler.h"
 #include "percore/reactor.h"
 #include "percore/server.h"
@@ -38,6 +39,8 @@ enum {
 	NS_DEAD = 1u << 6,     /* freed as soon as its callbacks unwind */
 	NS_OPEN = 1u << 7,     /* on_open ran: on_close is owed */
 	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
+	NS_PARTIAL = 1u << 9,  /* an incomplete frame is buffered: frame deadline */
+	NS_REPLY_OWED = 1u << 10, /* an error reply is queued, counted once written */
 };
 
 struct net_shard;
@@ -49,11 +52,15 @@ struct pc_session {
 	struct pc_ringbuf *rx;        /* NULL while nothing is buffered */
 	struct pc_ringbuf *tx;        /* NULL while nothing is queued */
 	void *data;                   /* the application's */
-	struct pc_timer timer;        /* idle, heartbeat, linger */
-	struct pc_session *dirty_next;  /* the shard's flush list */
-	/* Ticks as 32 bits: only differences are used, and they stay below
-	 * 2^31 ms because the timer checks at least that often. */
+	struct pc_timer timer;        /* idle, heartbeat, frame deadline, linger */
+	uint32_t dirty_next;          /* the shard's flush list: the next
+	                               * session's slot + 1; 0: the last */
+	/* Ticks (net_tick()) as 32 bits: only their age is used, through
+	 * pc_elapsed32(), which stays right because the timer looks at them
+	 * at least every 2^31 ticks (each timer is at most 2^31 - 1 ms). */
 	uint32_t last_rx;             /* tick of the last byte received */
+	uint32_t frame_t0;            /* NS_PARTIAL: tick at which the first
+	                               * byte of the incomplete frame came */
 	uint32_t slot;                /* in the shard's id table */
 	/* Output still in the input ring (see struct net_ref): the first and
 	 * last of this session's references (index + 1; 0: none) and their
@@ -114,7 +121,8 @@ struct net_shard {
 	bool dispatching;
 	struct net_slot *slots;
 	uint32_t nslots, slot_cap, free_slot; /* free_slot: UINT32_MAX none */
-	struct pc_session *dirty;     /* sessions with output to write */
+	uint32_t dirty;               /* sessions with output to write: the
+	                               * first one's slot + 1; 0: none */
 	struct net_ref *refs;         /* this turn's references, all sessions */
 	uint32_t nrefs, refs_cap;
 	/* Where references may point now: the body a handler of session
@@ -133,7 +141,7 @@ struct net_shard {
 	/* Limits and sizes, derived once from the configuration. */
 	uint32_t max_body;            /* effective (pc_frame_max_body) */
 	size_t rx_max, tx_max;        /* ring capacities a session may reach */
-	uint64_t idle_ticks, hb_ticks, linger_ticks;
+	uint64_t idle_ticks, hb_ticks, frame_ticks, linger_ticks;
 
 	/* ---- written by the owner, read by any thread -------------------- */
 	PC_CACHE_ALIGNED struct pc_server_stats stats;
@@ -164,10 +172,31 @@ struct pc_server {
 /* The net shard running on this thread (NULL elsewhere). */
 extern __thread struct net_shard *net_self;
 
+/* The clock in wheel ticks, for a session's stamps (kept as 32 bits).
+ * Read from the clock rather than the wheel, whose tick lags it by up to a
+ * turn and would make bytes received this turn look older than they are. */
+static inline uint64_t net_tick(void)
+{
+	return pc_now_ns() / PC_REACTOR_TICK_NS;
+}
+
 /* session.c */
 struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct sockaddr *peer);
 void net_session_abort(struct pc_session *s, enum pc_close_reason why);
 void net_session_drain(struct pc_session *s);
+/* Queue an error reply and close gracefully with why; the reply is counted
+ * in error_replies once written. Returns as pc_session_refuse(). */
+int net_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
+		       const void *body, size_t len);
+/* Input ended with an incomplete frame: start its deadline when it is a
+ * new one (fresh: frames were consumed since the last read, so what is
+ * left began with the latest bytes). */
+void net_session_partial(struct pc_session *s, bool fresh);
+/* A session on the flush list by its link (slot + 1), NULL for 0. */
+static inline struct pc_session *net_dirty_at(const struct net_shard *sh, uint32_t link)
+{
+	return link ? sh->slots[link - 1].s : NULL;
+}
 void net_shard_flush(struct net_shard *sh);
 size_t net_session_bytes(void);
 
@@ -187,6 +216,11 @@ void net_session_settle(struct pc_session *s);
 void net_session_set_interest(struct pc_session *s);
 void net_session_pause(struct pc_session *s);
 void net_session_opened(struct pc_session *s);
+/* Before the final close() after FIN: drop what the client sent since
+ * (at most NET_DISCARD_READS reads of the scratch buffer), so the close
+ * ends the connection with the FIN already sent rather than a reset. */
+#define NET_DISCARD_READS 16
+void net_session_discard(struct pc_session *s);
 
 /* session_out.c */
 void net_mem_update(struct net_shard *sh);

@@ -45,7 +45,8 @@ static int cfg_resolve(struct pc_server_cfg *c, char *err, size_t len)
 	c->linger_ms = c->linger_ms ? c->linger_ms : PC_SERVER_LINGER_MS;
 	c->pool_keep = c->pool_keep ? c->pool_keep : PC_SERVER_POOL_KEEP;
 	c->pool_bytes = c->pool_bytes ? c->pool_bytes : PC_SERVER_POOL_BYTES;
-	if (c->idle_timeout_ms > INT32_MAX || c->heartbeat_ms > INT32_MAX || c->linger_ms > INT32_MAX)
+	if (c->idle_timeout_ms > INT32_MAX || c->heartbeat_ms > INT32_MAX ||
+	    c->frame_timeout_ms > INT32_MAX || c->linger_ms > INT32_MAX)
 		return fail(err, len, -EINVAL, "timers are at most 2^31 ms (24 days)");
 	if (c->low_water > c->high_water)
 		return fail(err, len, -EINVAL, "low water above high water");
@@ -224,6 +225,8 @@ static int shard_setup(struct net_shard *sh)
 	sh->tx_max = net_buf_class_size((size_t)c->high_water + PC_FRAME_HEADER_LEN + sh->max_body);
 	sh->idle_ticks = (uint64_t)c->idle_timeout_ms * 1000000 / PC_REACTOR_TICK_NS;
 	sh->hb_ticks = (uint64_t)c->heartbeat_ms * 1000000 / PC_REACTOR_TICK_NS;
+	/* A raw session has no frames to time. */
+	sh->frame_ticks = c->raw ? 0 : (uint64_t)c->frame_timeout_ms * 1000000 / PC_REACTOR_TICK_NS;
 	sh->linger_ticks = (uint64_t)c->linger_ms * 1000000 / PC_REACTOR_TICK_NS;
 	pc_timer_init(&sh->accept_timer, accept_retry);
 	pc_timer_init(&sh->drain_timer, drain_deadline);

@@ -24,6 +24,7 @@ static const char *const reason_names[PC_CLOSE_REASONS] = {
 	[PC_CLOSE_RESET] = "reset",         [PC_CLOSE_IDLE] = "idle",
 	[PC_CLOSE_MALFORMED] = "malformed", [PC_CLOSE_OVERSIZE] = "oversize",
 	[PC_CLOSE_NOMEM] = "nomem",         [PC_CLOSE_SHUTDOWN] = "shutdown",
+	[PC_CLOSE_FRAME_TIMEOUT] = "frame_timeout",
 };
 
 const char *pc_close_reason_name(enum pc_close_reason why)
@@ -106,51 +107,94 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* The 64-bit tick a 32-bit one stands for: the latest at or before now. */
-static uint64_t tick64(uint64_t now, uint32_t t)
+/* Ticks left until span has passed since stamp; 0 once it has. now is the
+ * tick the wheel is processing, which lags the clock that took the stamp:
+ * a stamp newer than now has no age (pc_elapsed32), never a wrapped one,
+ * so a session that received bytes within the span is never found quiet.
+ * A stamp is the tick its clock reading fell in, up to a tick before the
+ * bytes came: one tick more keeps every deadline from being early. */
+static uint64_t ticks_left(uint64_t now, uint32_t stamp, uint64_t span)
 {
-	return now - (uint32_t)((uint32_t)now - t);
+	uint64_t age = pc_elapsed32((uint32_t)now, stamp);
+
+	return age <= span ? span + 1 - age : 0;
 }
 
-/* The next tick the idle or heartbeat check is due. A session quiet for a
- * heartbeat interval or more is probed every interval (from now: the
+/* Whether the frame deadline runs: an incomplete frame is buffered and
+ * the session still reads. Paused (its output is not drained), draining or
+ * closing, the missing bytes are not the client's to send. */
+static bool frame_timed(const struct pc_session *s)
+{
+	return s->sh->frame_ticks && (s->flags & NS_PARTIAL) &&
+	       !(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN));
+}
+
+/* The next tick a check is due, UINT64_MAX for none. A session quiet for
+ * a heartbeat interval or more is probed every interval (from now: the
  * probe due now has just been sent), so no "last probe" is kept. */
 static uint64_t next_check(const struct pc_session *s, uint64_t now)
 {
 	const struct net_shard *sh = s->sh;
-	uint64_t rx = tick64(now, s->last_rx), at = UINT64_MAX;
+	uint64_t at = UINT64_MAX;
 
 	if (sh->idle_ticks)
-		at = rx + sh->idle_ticks;
+		at = now + ticks_left(now, s->last_rx, sh->idle_ticks);
 	if (sh->hb_ticks) {
-		uint64_t hb = rx + sh->hb_ticks;
+		uint64_t left = ticks_left(now, s->last_rx, sh->hb_ticks);
 
-		at = min_u64(at, hb > now ? hb : now + sh->hb_ticks);
+		at = min_u64(at, now + (left ? left : sh->hb_ticks));
 	}
+	if (frame_timed(s))
+		at = min_u64(at, now + ticks_left(now, s->frame_t0, sh->frame_ticks));
 	return at;
 }
 
-/* Reads only record the time of the last byte; this timer, one per
- * session, fires at the earliest deadline and re-arms itself from that
- * record, so the data path never touches the wheel. */
+/* Why the frame deadline closes a session, in the error reply. */
+static const char frame_late[] = "frame incomplete at the frame timeout";
+
+/* Reads only record the time of the last byte (and of a frame's first);
+ * this timer, one per session, fires at the earliest deadline and re-arms
+ * itself from those records, so the data path never touches the wheel but
+ * when a frame is left incomplete. */
 static void session_timer(struct pc_wheel *w, struct pc_timer *t)
 {
 	struct pc_session *s = (struct pc_session *)((char *)t - offsetof(struct pc_session, timer));
 	struct net_shard *sh = s->sh;
-	uint64_t now = pc_wheel_now(w);
+	uint64_t now = pc_wheel_now(w), at;
 
 	s->busy++;
 	if (s->flags & NS_FIN) {
-		net_session_abort(s, (enum pc_close_reason)s->why); /* linger over */
-	} else if (sh->idle_ticks && now - tick64(now, s->last_rx) >= sh->idle_ticks) {
+		net_session_discard(s); /* linger over: what came, so close() sends no reset */
+		net_session_abort(s, (enum pc_close_reason)s->why);
+	} else if (sh->idle_ticks && !ticks_left(now, s->last_rx, sh->idle_ticks)) {
 		net_session_abort(s, PC_CLOSE_IDLE);
+	} else if (frame_timed(s) && !ticks_left(now, s->frame_t0, sh->frame_ticks)) {
+		net_session_refuse(s, PC_CLOSE_FRAME_TIMEOUT, 0, frame_late, sizeof(frame_late) - 1);
 	} else {
-		if (sh->hb_ticks && now - tick64(now, s->last_rx) >= sh->hb_ticks &&
+		if (sh->hb_ticks && !ticks_left(now, s->last_rx, sh->hb_ticks) &&
 		    !(s->flags & NS_CLOSING))
 			net_session_ping(s);
-		pc_wheel_schedule(w, t, next_check(s, now));
+		at = next_check(s, now);
+		if (at != UINT64_MAX)
+			pc_wheel_schedule(w, t, at);
 	}
 	net_session_unwind(s);
+}
+
+void net_session_partial(struct pc_session *s, bool fresh)
+{
+	struct net_shard *sh = s->sh;
+	uint64_t now, at;
+
+	if (!sh->frame_ticks || ((s->flags & NS_PARTIAL) && !fresh))
+		return;
+	now = net_tick();
+	s->flags |= NS_PARTIAL;
+	s->frame_t0 = (uint32_t)now;
+	/* The timer may be set for a later check (or none): bring it forward. */
+	at = now + ticks_left(now, s->frame_t0, sh->frame_ticks);
+	if (!pc_timer_active(&s->timer) || pc_timer_expiry(&s->timer) > at)
+		pc_wheel_schedule(sh->w, &s->timer, at);
 }
 
 /* ---- life ------------------------------------------------------------------ */
@@ -190,7 +234,7 @@ struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct so
 	NET_STAT_ADD(sh, sessions, 1);
 	NET_STAT_ADD(sh, accepted, 1);
 	if (sh->idle_ticks || sh->hb_ticks) {
-		uint64_t now = pc_now_ns() / PC_REACTOR_TICK_NS;
+		uint64_t now = net_tick();
 
 		s->last_rx = (uint32_t)now;
 		pc_wheel_schedule(sh->w, &s->timer, next_check(s, now));
@@ -200,8 +244,8 @@ struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct so
 
 static void unlink_dirty(struct net_shard *sh, struct pc_session *s)
 {
-	for (struct pc_session **p = &sh->dirty; *p; p = &(*p)->dirty_next)
-		if (*p == s) {
+	for (uint32_t *p = &sh->dirty; *p; p = &net_dirty_at(sh, *p)->dirty_next)
+		if (*p == s->slot + 1) {
 			*p = s->dirty_next;
 			return;
 		}
@@ -394,27 +438,36 @@ void pc_session_close(struct pc_session *s)
 	net_session_mark_dirty(s);
 }
 
+int net_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
+		       const void *body, size_t len)
+{
+	int rc;
+
+	if (s->flags & (NS_CLOSING | NS_FIN | NS_DEAD))
+		return -EPIPE;
+	/* The refusal is why it ends, even after the client's EOF. */
+	s->why = (uint8_t)why;
+	rc = pc_session_send_flags(s, msg_id, PC_FRAME_ERROR, body, len);
+	/* Nothing can be queued after it: the reply is written once the
+	 * whole queue is (session_out.c counts it then). */
+	if (!rc)
+		s->flags |= NS_REPLY_OWED;
+	pc_session_close(s);
+	return rc;
+}
+
 int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
 		      const void *body, size_t len)
 {
-	struct net_shard *sh = s->sh;
-	int rc;
-
 	if (why != PC_CLOSE_MALFORMED && why != PC_CLOSE_OVERSIZE)
 		return -EINVAL;
 	if (s->flags & (NS_CLOSING | NS_FIN | NS_DEAD))
 		return -EPIPE;
 	if (why == PC_CLOSE_OVERSIZE)
-		NET_STAT_ADD(sh, oversize, 1);
+		NET_STAT_ADD(s->sh, oversize, 1);
 	else
-		NET_STAT_ADD(sh, malformed, 1);
-	/* The refusal is why it ends, even after the client's EOF. */
-	s->why = (uint8_t)why;
-	rc = pc_session_send_flags(s, msg_id, PC_FRAME_ERROR, body, len);
-	if (!rc)
-		NET_STAT_ADD(sh, error_replies, 1);
-	pc_session_close(s);
-	return rc;
+		NET_STAT_ADD(s->sh, malformed, 1);
+	return net_session_refuse(s, why, msg_id, body, len);
 }
 
 int pc_session_error(struct pc_session *s, int32_t code, const char *message, bool refuse)

@@ -190,10 +190,14 @@ static void input_frames(struct pc_session *s)
 {
 	struct net_shard *sh = s->sh;
 	struct pc_frame f;
+	bool consumed = false;
 
+	/* Only an incomplete frame left at the end keeps NS_PARTIAL (and its
+	 * deadline); whatever else ends this loop clears it. */
 	while (s->rx && pc_ringbuf_used(s->rx) &&
 	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN))) {
 		if (net_session_queued(s) >= sh->cfg->high_water) {
+			s->flags &= (uint16_t)~NS_PARTIAL;
 			net_session_pause(s);
 			return;
 		}
@@ -204,8 +208,10 @@ static void input_frames(struct pc_session *s)
 		}
 		if (rc == -EINTR)
 			continue;
-		if (rc == -EAGAIN)
+		if (rc == -EAGAIN) {
+			net_session_partial(s, consumed);
 			return;
+		}
 		if (rc == -ENOMEM) {
 			net_session_abort(s, PC_CLOSE_NOMEM);
 			return;
@@ -217,7 +223,9 @@ static void input_frames(struct pc_session *s)
 		dispatch(s, &f);
 		pc_frame_consume(s->rx, &f);
 		NET_STAT_SUB(sh, buffered_bytes, pc_frame_size(&f));
+		consumed = true;
 	}
+	s->flags &= (uint16_t)~NS_PARTIAL;
 }
 
 static void input_raw(struct pc_session *s)
@@ -255,10 +263,12 @@ void net_session_input(struct pc_session *s)
 		net_session_buf_release(s->sh, &s->rx);
 }
 
-/* A raw handler that leaves a full ring unconsumed can never progress. */
+/* A raw handler that leaves a full ring unconsumed can never progress. A
+ * session that is closing (a refusal with its reply queued) is not stuck:
+ * it reads no more, and the FIN discards what is buffered. */
 static bool rx_stuck(const struct pc_session *s)
 {
-	return s->rx && !pc_ringbuf_space(s->rx) && !(s->flags & NS_PAUSED);
+	return s->rx && !pc_ringbuf_space(s->rx) && !(s->flags & (NS_PAUSED | NS_CLOSING));
 }
 
 static void read_in(struct pc_session *s)
@@ -281,7 +291,7 @@ static void read_in(struct pc_session *s)
 		NET_STAT_ADD(sh, bytes_in, n);
 		NET_STAT_ADD(sh, buffered_bytes, n);
 		if (sh->idle_ticks || sh->hb_ticks)
-			s->last_rx = (uint32_t)(pc_now_ns() / PC_REACTOR_TICK_NS);
+			s->last_rx = (uint32_t)net_tick();
 		net_session_input(s);
 		if (!(s->flags & NS_DEAD) && rx_stuck(s))
 			net_session_abort(s, PC_CLOSE_NOMEM);
@@ -309,6 +319,13 @@ static void discard_in(struct pc_session *s)
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
 		net_session_abort(s, (enum pc_close_reason)s->why);
+}
+
+void net_session_discard(struct pc_session *s)
+{
+	for (int i = 0; i < NET_DISCARD_READS; i++)
+		if (recv(s->fd, s->sh->scratch, PC_SERVER_RX_BUFFER, MSG_DONTWAIT) <= 0)
+			return;
 }
 
 void net_session_read_once(struct pc_session *s)

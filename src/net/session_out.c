@@ -132,7 +132,7 @@ void net_session_mark_dirty(struct pc_session *s)
 		return;
 	s->flags |= NS_DIRTY;
 	s->dirty_next = sh->dirty;
-	sh->dirty = s;
+	sh->dirty = s->slot + 1;
 	if (!sh->flush_queued && !pc_reactor_defer(sh->r, (pc_task_fn)net_shard_flush, sh))
 		sh->flush_queued = true;
 }
@@ -269,6 +269,11 @@ static void write_out(struct pc_session *s)
 			pc_ringbuf_consume(s->tx, pc_ringbuf_used(s->tx));
 		refs_forget(s);
 		s->flags &= (uint16_t)~NS_WBLOCKED;
+		if (s->flags & NS_REPLY_OWED) {
+			/* The refusal's reply was the last thing queued. */
+			s->flags &= (uint16_t)~NS_REPLY_OWED;
+			NET_STAT_ADD(sh, error_replies, 1);
+		}
 		return;
 	}
 	/* Short: the socket buffer is full; wait for OUT. */
@@ -305,7 +310,7 @@ void net_shard_flush(struct net_shard *sh)
 	sh->flush_queued = false;
 	/* Pop one at a time: a session freed meanwhile unlinks itself from
 	 * this same list, and one that queues more goes back on it. */
-	while ((s = sh->dirty)) {
+	while ((s = net_dirty_at(sh, sh->dirty))) {
 		sh->dirty = s->dirty_next;
 		s->flags &= (uint16_t)~NS_DIRTY;
 		s->busy++;

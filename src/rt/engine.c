@@ -167,7 +167,7 @@ static void shard_body(struct rt_shard *s)
 	pthread_barrier_wait(&e->done);
 	rt_mesh_final_drain(s);
 	rt_mesh_drop_returns(s);
-	RT_STAT_SET(s, busy_ns, pc_now_ns() - s->start_ns - s->stats.idle_ns);
+	RT_STAT_SET(s, busy_ns, rt_busy_ns(s));
 	rt_self = NULL;
 }
 

@@ -59,7 +59,7 @@ static void spin_pause(bool mailed)
 void rt_idle_busy(struct rt_shard *s, struct rt_idle *st)
 {
 	if (st->t0) {
-		RT_STAT_ADD(s, idle_ns, pc_now_ns() - st->t0);
+		RT_STAT_ADD(s, idle_ns, pc_elapsed(pc_now_ns(), st->t0));
 		st->t0 = 0;
 	}
 	st->empty = 0;
@@ -112,7 +112,7 @@ void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 		}
 		if (k == RT_IDLE_TIMED)
 			st->t0 = pc_now_ns();
-		if (pc_now_ns() - st->t0 >= e->budget_ns)
+		if (pc_elapsed(pc_now_ns(), st->t0) >= e->budget_ns)
 			idle_sleep(s, st);
 		return;
 	case PC_IDLE_SLEEP:

@@ -282,7 +282,7 @@ static int64_t timer_timeout(struct pc_reactor *r, int64_t timeout_ns)
 		return timeout_ns;
 	now = pc_now_ns();
 	at = next * PC_REACTOR_TICK_NS;
-	left = at > now ? (int64_t)(at - now) : 0;
+	left = (int64_t)pc_elapsed(at, now); /* time until the tick */
 	return timeout_ns < 0 || left < timeout_ns ? left : timeout_ns;
 }
 

@@ -212,6 +212,10 @@ struct rt_idle {
 void rt_idle_busy(struct rt_shard *s, struct rt_idle *st);
 void rt_idle_step(struct rt_shard *s, struct rt_idle *st);
 
+/* stats.c: time since the shard started less its idle time, on its own
+ * thread. */
+uint64_t rt_busy_ns(const struct rt_shard *s);
+
 /* shard_mem.c */
 int rt_shard_mem_setup(struct rt_shard *s);
 void rt_shard_mem_free(struct rt_shard *s);

@@ -44,6 +44,13 @@ struct collect {
 	struct pc_shard_stats stats[];
 };
 
+uint64_t rt_busy_ns(const struct rt_shard *s)
+{
+	/* Both clamped: the idle figure is summed from spans measured with
+	 * their own clock readings. */
+	return pc_elapsed(pc_elapsed(pc_now_ns(), s->start_ns), s->stats.idle_ns);
+}
+
 /* On shard k: copy this shard's figures into the collector's slot. The
  * reply's publish (release) orders the copy before the collector reads. */
 static intptr_t snapshot(void *slot)
@@ -52,7 +59,7 @@ static intptr_t snapshot(void *slot)
 	struct pc_shard_stats *out = slot;
 
 	*out = s->stats;
-	out->busy_ns = pc_now_ns() - s->start_ns - s->stats.idle_ns;
+	out->busy_ns = rt_busy_ns(s);
 	return 0;
 }
 

@@ -237,7 +237,7 @@ int pc_proc_busy_between(const struct pc_proc_sample *a, int na,
 		if (!x || b[j].pid == skip_pid || b[j].ticks < x->ticks || strcmp(x->comm, b[j].comm))
 			continue;
 		cand.pid = b[j].pid;
-		cand.pct = 100.0 * (double)(b[j].ticks - x->ticks) / ((double)ticks_per_s * elapsed_s);
+		cand.pct = 100.0 * (double)pc_elapsed(b[j].ticks, x->ticks) / ((double)ticks_per_s * elapsed_s);
 		snprintf(cand.comm, sizeof(cand.comm), "%s", b[j].comm);
 		if (cand.pct < min_pct)
 			continue;
@@ -283,7 +283,7 @@ void pc_audit_load_busy(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	if (n > 0) {
 		sleep_ms(c->sample_ms);
 		for_each_pid(c, sample_pid, &s1);
-		elapsed = (double)(pc_now_ns() - t0) / 1e9;
+		elapsed = (double)pc_elapsed(pc_now_ns(), t0) / 1e9;
 		qsort(s0.s, (size_t)s0.n, sizeof(*s0.s), by_pid);
 		nbusy = pc_proc_busy_between(s0.s, s0.n, s1.s, s1.n, elapsed, sysconf(_SC_CLK_TCK),
 					     BUSY_LIST_PCT,

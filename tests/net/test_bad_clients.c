@@ -1,7 +1,8 @@
 /* What bad clients get, and that well-behaved clients keep being served
- * during and after each: malformed headers, random garbage, a half frame
- * then silence, a client that never reads, more connections than the
- * limits, abrupt resets mid-frame. */
+ * during and after each: malformed headers, random garbage, refusals
+ * whatever the input buffered behind them, a half frame then silence, a
+ * frame dribbled byte by byte, a client that never reads, more connections
+ * than the limits, abrupt resets mid-frame. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -40,17 +41,23 @@ static void good_close(struct good *g)
 	close(g->fd);
 }
 
+/* The whole error frame, then an orderly end: EOF (the server's FIN),
+ * not a reset, whatever the client sent after the bad header. */
 static void expect_error_then_close(int fd, const char *why)
 {
 	struct pc_frame f = { 0 };
-	uint8_t *body = NULL;
+	uint8_t *body = NULL, b;
 
 	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
 	assert_int_equal(f.flags, PC_FRAME_ERROR);
 	assert_int_equal(f.msg_id, 0);
 	assert_non_null(strstr((const char *)body, why));
 	free(body);
-	assert_true(tu_closed(fd));
+	errno = 0;
+	ssize_t n = recv(fd, &b, 1, 0);
+	if (n)
+		fprintf(stderr, "after the error frame: %zd (%s)\n", n, strerror(errno));
+	assert_int_equal(n, 0);
 }
 
 static void test_malformed_headers(void **state)
@@ -127,6 +134,83 @@ static void test_refused_early(void **state)
 	assert_int_equal(tu_send_all(fd, len_only, sizeof(len_only)), 0);
 	expect_error_then_close(fd, "maximum");
 	close(fd);
+	tu_stop(srv);
+}
+
+/* Sends its bytes from a thread of its own, so the client reads the reply
+ * while they are still arriving at the server. */
+struct sender {
+	pthread_t t;
+	int fd;
+	const uint8_t *p;
+	size_t n;
+};
+
+static void *send_run(void *arg)
+{
+	struct sender *s = arg;
+
+	tu_send_all(s->fd, s->p, s->n); /* may fail once the server closes */
+	return NULL;
+}
+
+/* A refused connection gets its error frame and then the FIN however much
+ * input is buffered behind the bad header or still arriving: one byte
+ * short of the input ring (64 KiB), the ring exactly full, more than it
+ * holds, and a body announced over the maximum followed by 64 KiB and by
+ * megabytes more. Only replies actually written are counted. */
+static void test_refused_whatever_follows(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct good g;
+	enum { MORE = 8 << 20 };
+	static const size_t garbage[] = { 65535, 65536, 65537, 256 << 10 };
+	uint8_t *junk = malloc(PC_FRAME_HEADER_LEN + MORE);
+	struct sender snd;
+	int fd;
+
+	(void)state;
+	assert_non_null(junk);
+	tu_cfg(&c, 1); /* the default ring (64 KiB) and body maximum (1 MiB) */
+	srv = TU_SERVE(&c);
+	good_open(&g, srv);
+	memset(junk, 0xff, PC_FRAME_HEADER_LEN + MORE);
+	for (size_t i = 0; i < PC_ARRAY_LEN(garbage); i++) {
+		fd = TU_CLIENT(srv);
+		/* All of it is taken: what the server no longer reads after the
+		 * refusal is discarded behind its FIN. */
+		assert_int_equal(tu_send_all(fd, junk, garbage[i]), 0);
+		expect_error_then_close(fd, "malformed");
+		close(fd);
+		good_check(&g);
+	}
+	/* A header announcing 2 MiB, then 65,588 bytes. */
+	pc_frame_header_encode(junk, 1, 0, 2u << 20);
+	memset(junk + PC_FRAME_HEADER_LEN, 'a', MORE);
+	fd = TU_CLIENT(srv);
+	assert_int_equal(tu_send_all(fd, junk, PC_FRAME_HEADER_LEN + 65588), 0);
+	expect_error_then_close(fd, "maximum");
+	close(fd);
+	/* The same with megabytes still coming while the reply is read. */
+	snd = (struct sender){ .fd = TU_CLIENT(srv), .p = junk, .n = PC_FRAME_HEADER_LEN + MORE };
+	assert_int_equal(pthread_create(&snd.t, NULL, send_run, &snd), 0);
+	expect_error_then_close(snd.fd, "maximum");
+	pthread_join(snd.t, NULL);
+	close(snd.fd);
+	good_check(&g);
+
+	assert_true(TU_WAIT_STAT(srv, closed, PC_ARRAY_LEN(garbage) + 2));
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.malformed, PC_ARRAY_LEN(garbage));
+	assert_int_equal(st.oversize, 2);
+	assert_int_equal(st.error_replies, PC_ARRAY_LEN(garbage) + 2);
+	assert_int_equal(st.closed_reason[PC_CLOSE_MALFORMED], PC_ARRAY_LEN(garbage));
+	assert_int_equal(st.closed_reason[PC_CLOSE_OVERSIZE], 2);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.buffered_bytes, 0);
+	free(junk);
+	good_close(&g);
 	tu_stop(srv);
 }
 
@@ -496,6 +580,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_malformed_headers),
 		cmocka_unit_test(test_refused_early),
 		cmocka_unit_test(test_random_garbage),
+		cmocka_unit_test(test_refused_whatever_follows),
 		cmocka_unit_test(test_half_frame_stall),
 		cmocka_unit_test(test_never_reads),
 		cmocka_unit_test(test_session_limit),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # percore echo and percore load: their contract (help, usage errors with a
 # reason, exit codes) and a run of each against the other: framed and raw,
-# a count, idle sessions priced by the server, the statistics on SIGUSR1
-# and on exit after a graceful SIGTERM. Loopback only; every wait bounded.
+# a count, idle sessions priced by the server, a frame that never
+# completes, the statistics on SIGUSR1 and on exit after a graceful
+# SIGTERM. Loopback only; every wait bounded.
 set -u
 pc="$PC_BUILD_DIR/tools/percore/percore"
 tmp=$(mktemp -d)
@@ -51,7 +52,8 @@ stop_echo() { # name
 check 0 "echo --help" "$pc" echo --help
 check 0 "load --help" "$pc" load --help
 for bad in "--port x" "--port 70000" "--max-body 0" "--max-body 17M" "--idle-policy nope" \
-           "--shards 0" "--idle-timeout -1" "--backend kqueue" "--nope" "extra"; do
+           "--shards 0" "--idle-timeout -1" "--frame-timeout x" "--backend kqueue" "--nope" \
+           "extra"; do
   # shellcheck disable=SC2086
   check 2 "echo $bad" "$pc" echo $bad
   grep -q "percore echo: " "$tmp/err" || { echo "FAIL: echo $bad: no reason"; fail=1; }
@@ -64,7 +66,17 @@ for bad in "--size 5-1" "--size 1-" "--conns 0" "--depth 5000" "--duration 0" \
 done
 
 # ---- framed -------------------------------------------------------------------
-if start_echo framed --shards 2 --max-sessions 5000 --idle-timeout 30 --json; then
+"$pc" echo --help | grep -q -- "--frame-timeout S" || { echo "FAIL: --frame-timeout not in --help"; fail=1; }
+if start_echo framed --shards 2 --max-sessions 5000 --idle-timeout 30 --frame-timeout "$slow" \
+    --json; then
+  # Half a header, then nothing: refused at the frame timeout with an error
+  # frame, then the connection ends.
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf '\001\000\000\000' >&3
+  timeout $((5 * slow)) cat <&3 >"$tmp/late" 2>/dev/null
+  exec 3>&-
+  grep -q "frame timeout" "$tmp/late" && echo "ok: an incomplete frame is refused in time" \
+    || { echo "FAIL: no frame timeout reply"; fail=1; }
   check 0 "load, framed, 1 s" "$pc" load --port "$port" --conns 8 --depth 4 --size 1-3000 \
     --duration 1 --policy off --idle-policy sleep --json
   expect "messages counted" '.messages > 0 and .msgs_per_s > 0 and .mb_per_s > 0'
@@ -92,6 +104,7 @@ if start_echo framed --shards 2 --max-sessions 5000 --idle-timeout 30 --json; th
   expect "statistics on exit: totals and shards" '.total.accepted > 300 and (.shards | length) == 2'
   expect "the malformed frames were counted" '.total.malformed + .total.oversize >= 1'
   expect "every session closed" '.total.sessions == 0'
+  expect "the late frame counted as such" '.total.closed_frame_timeout == 1'
 fi
 
 # ---- raw ----------------------------------------------------------------------

@@ -2,7 +2,8 @@
  * table (schemas/error.fbs) and keeps the session, or refuses it as
  * malformed; pc_session_refuse() sends the reply it is given and closes.
  * Each refusal is counted as the session layer counts its own, bad
- * arguments do nothing, and a well-behaved client is served throughout. */
+ * arguments do nothing, and a well-behaved client is served throughout. A
+ * reply that never reached the socket is not counted as sent. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,13 +11,19 @@
 #include <cmocka.h>
 
 #include "net_util.h"
+#include "testmain.h"
 #include "percore/fb_error.h"
 
 /* Requests of the test protocol (id 0 is echoed). Each handler answers
  * with a frame of id RC holding its call's return value, unless the
  * session is being closed. */
 enum { ERR_KEEP = 1, ERR_REFUSE, REFUSE_OVERSIZE, REFUSE_BAD_WHY, ERR_TOO_LONG, REFUSE_TWICE,
-       ERR_LONGEST, RC = 100 };
+       ERR_LONGEST, REFUSE_HUGE, RC = 100 };
+
+/* REFUSE_HUGE's reply body: more than the kernel buffers of both ends
+ * hold while the client does not read. */
+#define HUGE_BODY (12u << 20)
+static uint8_t *huge;
 
 /* Messages of the longest length sent and one byte more; set before the
  * server starts. */
@@ -57,6 +64,10 @@ static void on_frame(struct pc_session *s, const struct pc_frame *f, void *user)
 		break;
 	case ERR_LONGEST:
 		rc[0] = pc_session_error(s, E2BIG, longest, false);
+		break;
+	case REFUSE_HUGE:
+		pc_session_refuse(s, PC_CLOSE_MALFORMED, 9, huge, HUGE_BODY);
+		closing = true;
 		break;
 	default:
 		tu_echo_frame(s, f, user);
@@ -190,11 +201,62 @@ static void test_refusals(void **state)
 	tu_stop(srv);
 }
 
-int main(void)
+/* The largest send buffer the kernel gives a socket (tcp_wmem's third
+ * figure), 0 when unknown. */
+static uint64_t tcp_wmem_max(void)
+{
+	unsigned long long a, b, c;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+	int n = f ? fscanf(f, "%llu %llu %llu", &a, &b, &c) : 0;
+
+	if (f)
+		fclose(f);
+	return n == 3 ? c : 0;
+}
+
+/* A refusal whose reply the client never reads: queued, partly written,
+ * then the client resets. Counted as a refusal, not as a reply sent. */
+static void test_unwritten_reply_not_counted(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	int small = 4096;
+
+	(void)state;
+	if (!tcp_wmem_max() || tcp_wmem_max() >= HUGE_BODY / 2) {
+		PC_SKIP("the kernel may buffer the whole reply here");
+	}
+	huge = calloc(1, HUGE_BODY);
+	assert_non_null(huge);
+	tu_cfg(&c, 1);
+	c.on_frame = on_frame;
+	c.max_body = HUGE_BODY;
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
+	/* A fixed small window: the client's kernel takes little for it. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	assert_int_equal(tu_send_frame(fd, REFUSE_HUGE, 0, "x", 1), 0);
+	assert_true(TU_WAIT_STAT(srv, malformed, 1));
+	assert_true(TU_WAIT_STAT(srv, bytes_out, 1)); /* the first write went out */
+	assert_int_equal(tu_stats(srv).error_replies, 0);
+	pc_socket_reset_on_close(fd);
+	close(fd);
+	assert_true(TU_WAIT_STAT(srv, closed, 1));
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.error_replies, 0);
+	assert_int_equal(st.malformed, 1);
+	assert_int_equal(st.closed_reason[PC_CLOSE_MALFORMED], 1);
+	assert_int_equal(st.queued_bytes, 0);
+	tu_stop(srv);
+	free(huge);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_unwritten_reply_not_counted),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

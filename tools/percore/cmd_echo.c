@@ -43,6 +43,8 @@ static void usage(FILE *f)
 		"  --raw               echo bytes without framing\n"
 		"  --idle-timeout S    close sessions silent for S seconds (default 60; 0: never)\n"
 		"  --heartbeat S       send a heartbeat to sessions silent for S seconds\n"
+		"  --frame-timeout S   refuse a session whose frame is still incomplete S\n"
+		"                      seconds after its first byte (default 10; 0: never)\n"
 		"  --max-sessions N    sessions per shard (default: no limit)\n"
 		"  --max-per-addr N    sessions per client address (default: no limit)\n"
 		"  --max-body BYTES    largest frame body (default 1M, at most 16M)\n"
@@ -74,7 +76,7 @@ static size_t echo_raw(struct pc_session *s, const uint8_t *data, size_t len, vo
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_BACKEND, OPT_RAW,
-       OPT_IDLE, OPT_HB, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_BACKLOG, OPT_DRAIN,
+       OPT_IDLE, OPT_HB, OPT_FRAME, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_BACKLOG, OPT_DRAIN,
        OPT_JSON };
 
 static const struct option long_opts[] = {
@@ -87,6 +89,7 @@ static const struct option long_opts[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "heartbeat", required_argument, NULL, OPT_HB },
+	{ "frame-timeout", required_argument, NULL, OPT_FRAME },
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "max-per-addr", required_argument, NULL, OPT_MAX_ADDR },
 	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
@@ -126,6 +129,7 @@ static int take_value(void *arg, int c, const char *v)
 		return 0;
 	case OPT_IDLE: return ms_of(v, &cfg->idle_timeout_ms);
 	case OPT_HB: return ms_of(v, &cfg->heartbeat_ms);
+	case OPT_FRAME: return ms_of(v, &cfg->frame_timeout_ms);
 	case OPT_DRAIN: return net_arg_time(v, 86400, &a->drain_ns);
 	case OPT_MAX_BODY:
 		if (net_arg_bytes(v, PC_FRAME_MAX_BODY_CAP, &u) || !u)
@@ -152,6 +156,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	pc_server_cfg_init(&a->cfg);
 	a->cfg.port = DEFAULT_PORT;
 	a->cfg.idle_timeout_ms = 60000;
+	a->cfg.frame_timeout_ms = 10000;
 	a->cfg.stats_frames = true;
 	a->cfg.on_frame = echo_frame;
 	a->cfg.on_data = echo_raw;
