@@ -24,7 +24,7 @@ static struct pc_slab *slab(size_t size, size_t align, size_t max, size_t chunk)
 	struct pc_slab *s = pc_slab_create(&o);
 
 	assert_non_null(s);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	return s;
 }
 
@@ -53,7 +53,7 @@ static void rejects_bad_options(void **state)
 	pc_slab_free(s, p);
 	pc_slab_destroy(s);
 	pc_slab_destroy(NULL);
-	assert_int_equal(pc_slab_validate(NULL), -EINVAL);
+	assert_int_equal(pc_slab_validate(NULL, NULL, 0), -EINVAL);
 }
 
 static void sizes_and_strides(void **state)
@@ -78,7 +78,7 @@ static void sizes_and_strides(void **state)
 		pc_slab_free(s, p);
 		pc_slab_free(s, q);
 		pc_slab_free(s, NULL);
-		assert_int_equal(pc_slab_validate(s), 0);
+		assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 		pc_slab_destroy(s);
 	}
 }
@@ -113,7 +113,7 @@ static void random_pattern_matches_model(void **state)
 			nlive--;
 		}
 		if (step % 4000 == 0) {
-			assert_int_equal(pc_slab_validate(s), 0);
+			assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 			pc_slab_stats(s, &st);
 			assert_int_equal(st.live, nlive);
 			assert_int_equal(st.live + st.free + st.remote, st.carved);
@@ -126,7 +126,7 @@ static void random_pattern_matches_model(void **state)
 	assert_int_equal(st.live, 0);
 	assert_int_equal(st.free, st.carved);
 	assert_true(st.chunks > 1);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	pc_slab_destroy(s);
 }
 
@@ -145,7 +145,7 @@ static void bound_is_reached_and_released(void **state)
 	assert_int_equal(st.reserved, 10);
 	assert_int_equal(st.live, 10);
 	assert_int_equal(st.max_objects, 10);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	pc_slab_free(s, p[3]);
 	assert_ptr_equal(pc_slab_alloc(s), p[3]); /* the freed one comes back */
 	assert_null(pc_slab_alloc(s));
@@ -154,7 +154,7 @@ static void bound_is_reached_and_released(void **state)
 	assert_ptr_equal(pc_slab_alloc(s), p[7]);
 	for (int i = 0; i < 10; i++)
 		pc_slab_free(s, p[i]);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	pc_slab_destroy(s);
 }
 
@@ -175,14 +175,14 @@ static void remote_frees_wait_until_drained(void **state)
 	assert_int_equal(st.remote, 2);
 	assert_int_equal(st.free, 1);
 	assert_int_equal(st.live, 2);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	assert_int_equal(pc_slab_drain(s), 2);
 	assert_int_equal(pc_slab_drain(s), 0);
 	pc_slab_stats(s, &st);
 	assert_int_equal(st.remote, 0);
 	assert_int_equal(st.free, 3);
 	assert_int_equal(st.live, 2);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	/* alloc drains by itself once the owner's list is empty */
 	for (int i = 0; i < 3; i++)
 		assert_non_null(pc_slab_alloc(s));
@@ -224,10 +224,10 @@ static void validator_finds_double_free(void **state)
 	(void)state;
 	pc_slab_free(s, p);
 	pc_slab_free(s, q);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	PC_ASAN_UNPOISON(p, 48);
 	pc_slab_free(s, p);
-	assert_int_equal(pc_slab_validate(s), -EINVAL);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), -EINVAL);
 	pc_slab_destroy(s);
 }
 
@@ -248,7 +248,7 @@ static void overfull_stack_is_refused(void **state)
 	pc_slab_stats(s, &st);
 	assert_int_equal(st.free, 4);
 	assert_int_equal(st.bad_frees, 6);
-	assert_int_equal(pc_slab_validate(s), -EINVAL);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), -EINVAL);
 	pc_slab_destroy(s);
 }
 
@@ -260,12 +260,12 @@ static void validator_finds_stranger(void **state)
 
 	(void)state;
 	pc_slab_free(s, outside);
-	assert_int_equal(pc_slab_validate(s), -EINVAL);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), -EINVAL);
 	PC_ASAN_UNPOISON(outside, sizeof(outside));
 	s->_nfree--; /* take the stranger back off the stack */
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	pc_slab_free(s, (char *)p + 8); /* not on an object boundary */
-	assert_int_equal(pc_slab_validate(s), -EINVAL);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), -EINVAL);
 	pc_slab_destroy(s);
 }
 
