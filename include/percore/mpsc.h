@@ -14,7 +14,7 @@
  * Order: items from one producer arrive in the order it pushed them; items
  * from different producers interleave in the order their claims succeeded.
  *
- * Memory ordering, slot at position pos (see docs/ARCHITECTURE.md):
+ * Memory ordering, slot at position pos:
  *  - seq == pos: free for the producer that claims pos. A producer loads
  *    seq with acquire, so the consumer's read of the previous lap's item is
  *    complete before the producer overwrites it.
