@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Instruction-set baseline. x86-64-v2 (SSE4.2, POPCNT, CMPXCHG16B) is what
 # every x86-64 server of the last decade has; other architectures build for
 # the compiler's default target, so the same sources build for aarch64

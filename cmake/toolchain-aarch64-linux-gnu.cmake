@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Cross-compiling for 64-bit Arm Linux with Debian's cross compiler
 # (gcc-aarch64-linux-gnu). Libraries come from Debian multiarch
 # (libcmocka-dev:arm64, libnuma-dev:arm64 in /usr/lib/aarch64-linux-gnu);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the public sending calls (shard.h): pc_shard_submit,
  * _copy, _call, _broadcast, _flush. Caller: a shard's own thread. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: submission from threads outside the engine (the last ring
  * of each inbox, pc_engine_submit). Several threads may call at once. */
 #include <errno.h>

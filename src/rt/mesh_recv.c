@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the consumer side of the mesh. Each turn the shard takes
  * its doorbell words, drains the rings they name and the hot rings, and
  * runs each message in the order its sender sent it (ring and mailbox

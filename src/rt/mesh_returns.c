@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: shared buffers going home. A buffer whose last reference
  * drops on a shard other than its owner is queued, and the queue is sent
  * to the owner as one RT_MSG_FREE message at the end of the turn. */

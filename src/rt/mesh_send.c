@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the producer side of the mesh (mesh_send.h): publishing,
  * doorbells, mails, and the flush at the end of each turn. */
 #include "percore/reactor.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the producer side of the mesh, shared by the files that
  * send (mesh_api.c, mesh_recv.c for replies, mesh_returns.c).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the portable part of libpercore and its unit tests for aarch64
 # (tests/cross/aarch64) and runs them under qemu-aarch64.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Says which architecture it was built for and runs on, and fails unless
  * both are aarch64: the cross test would otherwise pass just as well if the
  * toolchain quietly produced x86-64 programs. */
