@@ -12,6 +12,7 @@
 #include "percore/compiler.h"
 #include "percore/hist.h"
 #include "testutil.h"
+#include "validate_check.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -163,10 +164,10 @@ static void validate_catches_corruption(void **state)
 	pc_hist_record(&h, 5000);
 	assert_int_equal(pc_hist_validate(&h, NULL, 0), 0);
 	h._buckets[3]++;
-	assert_int_equal(pc_hist_validate(&h, NULL, 0), -EINVAL);
+	PC_EXPECT_BROKEN(pc_hist_validate(&h, PC_WHY), "count says");
 	h._buckets[3]--;
 	h._min = 10;
-	assert_int_equal(pc_hist_validate(&h, NULL, 0), -EINVAL);
+	PC_EXPECT_BROKEN(pc_hist_validate(&h, PC_WHY), "min 10 and max");
 }
 
 int main(void)
