@@ -12,6 +12,8 @@ packages=(
   # tests
   libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq
   flatbuffers-compiler python3-flatbuffers
+  # aarch64 cross build of the portable parts, run under qemu (tests/cross)
+  gcc-aarch64-linux-gnu qemu-user libcmocka-dev:arm64 libnuma-dev:arm64
   # benchmark peers
   libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4
   libck-dev libuv1-dev libabsl-dev libglib2.0-dev
@@ -32,6 +34,12 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
+# The :arm64 packages come from Debian multiarch: arm64 must be a foreign
+# architecture before the package lists are read.
+if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' &&
+   ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $sudo dpkg --add-architecture arm64
+fi
 # A stale or absent package list makes the install fail; refresh it first.
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

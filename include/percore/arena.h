@@ -96,7 +96,9 @@ struct pc_arena_stats {
 void pc_arena_stats(const struct pc_arena *a, struct pc_arena_stats *st);
 
 /* Check the invariants: the bump pointer inside the current block, the
- * chain acyclic and every block sized sanely. Returns 0 or -EINVAL. */
-int pc_arena_validate(const struct pc_arena *a);
+ * chain acyclic and every block sized sanely. Returns 0, or -EINVAL and,
+ * when err is not NULL, what broke in err (errlen bytes): which block, the
+ * value found, the range expected. */
+int pc_arena_validate(const struct pc_arena *a, char *err, size_t errlen);
 
 #endif

@@ -192,7 +192,7 @@ size_t pc_bench_session_full_only(const struct pc_bench_session *s);
 int pc_bench_session_run(struct pc_bench_session *s);
 
 /* The results as Google Benchmark JSON plus the "percore" section (see
- * docs/ARCHITECTURE.md). The members of extra, when not NULL, are moved
+ * docs/BENCHMARKS.md). The members of extra, when not NULL, are moved
  * into the "percore" object and extra is freed: the caller adds the audit,
  * topology or anything else this way. Returns a new cJSON tree the caller
  * frees with cJSON_Delete, or NULL (no memory, or the session did not run). */

@@ -104,8 +104,9 @@ static inline void *pc_fb_builder_frame(const struct pc_fb_builder *b, uint32_t 
 
 /* Check the builder's invariants (bookkeeping within the space, alignment a
  * power of two, vtables and fields inside what was written). Returns 0, or
- * -EINVAL naming no field: for tests. */
-int pc_fb_builder_validate(const struct pc_fb_builder *b);
+ * -EINVAL and, when err is not NULL, what broke in err (errlen bytes): the
+ * vtable or field, the value found, the range expected. For tests. */
+int pc_fb_builder_validate(const struct pc_fb_builder *b, char *err, size_t errlen);
 
 /* Write a string (len bytes, a NUL is added). Returns its ref, or 0. */
 pc_fb_ref pc_fb_string_create(struct pc_fb_builder *b, const char *s, size_t len);

@@ -87,7 +87,9 @@ int pc_fb_verify(const void *buf, size_t len, const struct pc_fb_table_desc *roo
 
 /* Check a table description itself: ids unique, kinds known, sizes and
  * alignments powers of two where they must be, child descriptions present.
- * Does not follow child tables. Returns 0 or -EINVAL. For tests. */
-int pc_fb_table_desc_validate(const struct pc_fb_table_desc *d);
+ * Does not follow child tables. Returns 0, or -EINVAL and, when err is not
+ * NULL, what broke in err (errlen bytes): the field, the value found, what
+ * was expected. For tests. */
+int pc_fb_table_desc_validate(const struct pc_fb_table_desc *d, char *err, size_t errlen);
 
 #endif

@@ -85,7 +85,9 @@ uint64_t pc_hist_bucket_low(unsigned b);
 uint64_t pc_hist_bucket_high(unsigned b);
 
 /* Check the invariants: counts add up, min <= max, min and max inside the
- * first and last non-empty buckets. Returns 0 or -EINVAL. For tests. */
-int pc_hist_validate(const struct pc_hist *h);
+ * first and last non-empty buckets. Returns 0, or -EINVAL and, when err is
+ * not NULL, what broke in err (errlen bytes): the bucket or field, the
+ * value found, the range expected. For tests. */
+int pc_hist_validate(const struct pc_hist *h, char *err, size_t errlen);
 
 #endif

@@ -264,7 +264,9 @@ static inline struct pc_map_slot *pc_map_next(const struct pc_map *m, struct pc_
 /* Check every invariant: counts of full, deleted and empty slots match the
  * bookkeeping, each entry's tag matches its hash, each entry is reached by
  * probing from its hash before an empty group, no u64 key twice, the load
- * bound holds. Returns 0 or -EINVAL. For tests; O(capacity). */
-int pc_map_validate(const struct pc_map *m);
+ * bound holds. Returns 0, or -EINVAL and, when err is not NULL, what broke
+ * in err (errlen bytes): the slot, the value found, the one expected. For
+ * tests; O(capacity). */
+int pc_map_validate(const struct pc_map *m, char *err, size_t errlen);
 
 #endif

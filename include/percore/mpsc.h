@@ -14,7 +14,7 @@
  * Order: items from one producer arrive in the order it pushed them; items
  * from different producers interleave in the order their claims succeeded.
  *
- * Memory ordering, slot at position pos (see docs/ARCHITECTURE.md):
+ * Memory ordering, slot at position pos:
  *  - seq == pos: free for the producer that claims pos. A producer loads
  *    seq with acquire, so the consumer's read of the previous lap's item is
  *    complete before the producer overwrites it.
@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "percore/compiler.h"
@@ -94,8 +95,10 @@ void pc_mpsc_destroy(struct pc_mpsc *q);
 
 /* Check every invariant: the fill level is within the capacity, each
  * waiting slot is marked filled and every other slot free for its next lap.
- * Returns 0 or -EINVAL. Call while no thread uses the ring. */
-int pc_mpsc_validate(const struct pc_mpsc *q);
+ * Returns 0, or -EINVAL and, when err is not NULL, what broke in err
+ * (errlen bytes): the slot, the value found, the value expected. Call while
+ * no thread uses the ring. */
+int pc_mpsc_validate(const struct pc_mpsc *q, char *err, size_t errlen);
 
 /* Capacity in elements. Any thread. */
 static inline size_t pc_mpsc_capacity(const struct pc_mpsc *q)
@@ -229,10 +232,15 @@ PC_INLINE unsigned pc_mpsc_pop_burst(struct pc_mpsc *q, void *items, unsigned n)
 	{                                                                          \
 		return pc_mpsc_size(&q->ring);                                     \
 	}                                                                          \
-	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
+	PC_UNUSED static inline int name##_validate(const struct name *q, char *err,         \
+						    size_t errlen)                         \
 	{                                                                          \
-		return q->ring._pesz == sizeof(type) ? pc_mpsc_validate(&q->ring)  \
-						     : -EINVAL;                    \
+		if (q->ring._pesz == sizeof(type))                                 \
+			return pc_mpsc_validate(&q->ring, err, errlen);            \
+		if (err && errlen)                                                 \
+			snprintf(err, errlen, "element size %zu, expected %zu",    \
+				 q->ring._pesz, sizeof(type));                     \
+		return -EINVAL;                                                    \
 	}
 
 #endif

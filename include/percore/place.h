@@ -88,8 +88,11 @@ void pc_placement_free(struct pc_placement *p);
 
 /* Check a placement against its topology: every pinned shard on a usable
  * CPU of that topology with the right node, core and kind; no CPU used
- * twice unless oversubscribed. Returns 0 or -EINVAL. */
-int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p);
+ * twice unless oversubscribed. Returns 0, or -EINVAL and, when err is not
+ * NULL, what broke in err (errlen bytes): the shard, the value found, the
+ * one expected. */
+int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p, char *err,
+			  size_t errlen);
 
 /* "auto", "compact", "spread", "pcore", "off", "list". */
 const char *pc_place_policy_name(enum pc_place_policy p);

@@ -62,6 +62,14 @@ int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags);
 /* Release the memory. rb may be re-initialised afterwards. */
 void pc_ringbuf_destroy(struct pc_ringbuf *rb);
 
+/* Check the invariants: a buffer, a power-of-two capacity within
+ * PC_RINGBUF_MAX_CAPACITY (mirrored: a whole number of pages, and the
+ * mirror showing the same bytes), and used = tail - head within the
+ * capacity. Returns 0, or -EINVAL and, when err is not NULL, what broke in
+ * err (errlen bytes): the field, the value found, the range expected. For
+ * tests; owner thread only. */
+int pc_ringbuf_validate(const struct pc_ringbuf *rb, char *err, size_t errlen);
+
 /* Discard every byte: the ring is empty and may serve a new user (a pool of
  * mapped rings is cheaper than mapping one per session). */
 static inline void pc_ringbuf_reset(struct pc_ringbuf *rb)

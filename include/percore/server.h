@@ -139,7 +139,7 @@ struct pc_server_stats {
 	uint64_t paused;            /* sessions stopped now */
 	uint64_t send_refused;      /* sends over a session's output bound */
 	uint64_t send_to_gone;      /* pc_session_send_to() for a closed id */
-	/* memory now: see docs/ARCHITECTURE.md for what each counts */
+	/* memory now (what is not counted: docs/BENCHMARKS.md) */
 	uint64_t queued_bytes;      /* unsent output */
 	uint64_t buffered_bytes;    /* received, not yet consumed */
 	uint64_t session_bytes;     /* sessions' own state (slab objects, id slots) */

@@ -36,8 +36,9 @@ struct pc_session;
 /* Message ids from here up belong to percore (PC_MSG_STATS, ...). */
 #define PC_MSG_RESERVED 0xffffff00u
 /* A frame with this id asks for the server's statistics when the server
- * has stats_frames on: the reply carries the same id and a JSON object
- * (docs/ARCHITECTURE.md, "Networking"). */
+ * has stats_frames on: the reply carries the same id and a JSON object: the
+ * server's statistics (server.h) plus rss_bytes, shards,
+ * session_struct_bytes and shard, the shard serving that connection. */
 #define PC_MSG_STATS 0xffffff01u
 
 /* Why a session ended, as on_close reports it. */

@@ -163,8 +163,10 @@ void pc_slab_stats(const struct pc_slab *s, struct pc_slab_stats *st);
 /* Check every invariant: each object on the stack or the return list lies
  * in a chunk, on an object boundary, within the carved part, and appears
  * once; free + remote is at most the objects carved, within the bound; no
- * free was refused.
- * Returns 0, or -EINVAL. Owner only; other threads may keep freeing. */
-int pc_slab_validate(const struct pc_slab *s);
+ * free was refused. Returns 0, -ENOMEM when it cannot allocate its
+ * bitmap, or -EINVAL and, when err is not NULL, what broke in err (errlen
+ * bytes): which object or chunk, the value found, the range expected.
+ * Owner only; other threads may keep freeing. */
+int pc_slab_validate(const struct pc_slab *s, char *err, size_t errlen);
 
 #endif

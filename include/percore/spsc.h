@@ -46,6 +46,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "percore/compiler.h"
@@ -108,9 +109,11 @@ struct pc_spsc *pc_spsc_create(size_t cap, size_t esz);
 void pc_spsc_destroy(struct pc_spsc *r);
 
 /* Check every invariant (indices in order, fill level within capacity, both
- * sides agree on the geometry). Returns 0, or -EINVAL naming nothing: the
- * ring is corrupt or was never initialised. Call while neither side runs. */
-int pc_spsc_validate(const struct pc_spsc *r);
+ * sides agree on the geometry). Returns 0, or -EINVAL when the ring is
+ * corrupt or was never initialised, and then, when err is not NULL, writes
+ * into err (errlen bytes, NUL-terminated) which index or slot broke, the
+ * value found and the range expected. Call while neither side runs. */
+int pc_spsc_validate(const struct pc_spsc *r, char *err, size_t errlen);
 
 /* Capacity in elements. Any thread. */
 static inline size_t pc_spsc_capacity(const struct pc_spsc *r)
@@ -505,10 +508,15 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 	{                                                                          \
 		return (type *)pc_spsc__peek(&q->ring, sizeof(type));              \
 	}                                                                          \
-	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
+	PC_UNUSED static inline int name##_validate(const struct name *q, char *err,         \
+						    size_t errlen)                         \
 	{                                                                          \
-		return q->ring._p._esz == sizeof(type) ? pc_spsc_validate(&q->ring) \
-						       : -EINVAL;                  \
+		if (q->ring._p._esz == sizeof(type))                               \
+			return pc_spsc_validate(&q->ring, err, errlen);            \
+		if (err && errlen)                                                 \
+			snprintf(err, errlen, "element size %zu, expected %zu",    \
+				 q->ring._p._esz, sizeof(type));                   \
+		return -EINVAL;                                                    \
 	}
 
 #endif

@@ -149,11 +149,18 @@ PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc *r)
 		return (type *)pc_spsc__seq_peek(&q->ring, sizeof(type),          \
 						 offsetof(type, field));           \
 	}                                                                          \
-	PC_UNUSED static inline int name##_validate(const struct name *q)                    \
+	PC_UNUSED static inline int name##_validate(const struct name *q, char *err,         \
+						    size_t errlen)                         \
 	{                                                                          \
-		return q->ring._p._esz == sizeof(type) &&                          \
-		       q->ring._p._seq == offsetof(type, field)                    \
-			       ? pc_spsc_validate(&q->ring) : -EINVAL;             \
+		if (q->ring._p._esz == sizeof(type) &&                             \
+		    q->ring._p._seq == offsetof(type, field))                      \
+			return pc_spsc_validate(&q->ring, err, errlen);            \
+		if (err && errlen)                                                 \
+			snprintf(err, errlen,                                      \
+				 "element size %zu, sequence offset %zu; expected %zu, %zu", \
+				 q->ring._p._esz, q->ring._p._seq, sizeof(type),   \
+				 offsetof(type, field));                           \
+		return -EINVAL;                                                    \
 	}
 
 #endif

@@ -127,8 +127,10 @@ int pc_topo_load_xml(const char *path, struct pc_topo **out, char *err, size_t e
 void pc_topo_free(struct pc_topo *t);
 
 /* Check every invariant (indices in range, each CPU in its core's thread
- * list, usable counts, sorted CPU table). Returns 0 or -EINVAL. */
-int pc_topo_validate(const struct pc_topo *t);
+ * list, usable counts, sorted CPU table). Returns 0, or -EINVAL and, when
+ * err is not NULL, what broke in err (errlen bytes): the CPU, core or node,
+ * the value found, the range expected. */
+int pc_topo_validate(const struct pc_topo *t, char *err, size_t errlen);
 
 /* Table accessors. Indices run from 0 to the count minus one; an index out
  * of range returns NULL. CPUs are sorted by os index; kinds by rank; nodes

@@ -192,8 +192,10 @@ uint64_t pc_wheel_next(const struct pc_wheel *w);
 
 /* Check every invariant: each timer on the list its expiry names relative
  * to now, list links consistent, occupancy bits matching the lists, the
- * count right. Returns 0, or -EINVAL on the first broken invariant. For
- * tests; O(timers + slots); not from a callback. */
-int pc_wheel_validate(const struct pc_wheel *w);
+ * count right. Returns 0, or -EINVAL on the first broken invariant and,
+ * when err is not NULL, what broke in err (errlen bytes): the list and
+ * timer, the value found, the one expected. For tests; O(timers + slots);
+ * not from a callback. */
+int pc_wheel_validate(const struct pc_wheel *w, char *err, size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "percore/mpsc.h"
 #include "conc/block.h"
+#include "sys/errmsg.h"
 
 static struct pc_mpsc_slot *slot_at(const struct pc_mpsc *q, size_t pos)
 {
@@ -49,28 +50,53 @@ void pc_mpsc_destroy(struct pc_mpsc *q)
 		free(q);
 }
 
-int pc_mpsc_validate(const struct pc_mpsc *q)
+static int geometry_check(const struct pc_mpsc *q, char *err, size_t errlen)
+{
+	if (!q->_pslots || q->_pesz == 0)
+		return pc_errmsg(err, errlen, -EINVAL, "not initialised: slots %p, element size %zu",
+				 q->_pslots, q->_pesz);
+	if (q->_pslots != q->_cslots || q->_pmask != q->_cmask || q->_pstride != q->_cstride ||
+	    q->_pesz != q->_cesz)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "the sides disagree: producer slots %p mask %zu stride %zu esz %zu, "
+				 "consumer slots %p mask %zu stride %zu esz %zu",
+				 q->_pslots, q->_pmask, q->_pstride, q->_pesz, q->_cslots,
+				 q->_cmask, q->_cstride, q->_cesz);
+	if (q->_pstride != pc_mpsc_stride(q->_pesz))
+		return pc_errmsg(err, errlen, -EINVAL, "stride %zu, expected %zu for element size %zu",
+				 q->_pstride, pc_mpsc_stride(q->_pesz), q->_pesz);
+	if (!PC_IS_POW2(q->_cmask + 1))
+		return pc_errmsg(err, errlen, -EINVAL, "capacity %zu is not a power of two",
+				 q->_cmask + 1);
+	return 0;
+}
+
+int pc_mpsc_validate(const struct pc_mpsc *q, char *err, size_t errlen)
 {
 	size_t cap, head, tail;
+	int rc;
 
-	if (!q || !q->_pslots || q->_pslots != q->_cslots || q->_pmask != q->_cmask ||
-	    q->_pstride != q->_cstride || q->_pesz != q->_cesz || q->_pesz == 0 ||
-	    q->_pstride != pc_mpsc_stride(q->_pesz))
-		return -EINVAL;
+	if (!q)
+		return pc_errmsg(err, errlen, -EINVAL, "no ring");
+	if ((rc = geometry_check(q, err, errlen)))
+		return rc;
 	cap = q->_cmask + 1;
-	if (!PC_IS_POW2(cap))
-		return -EINVAL;
 	head = q->_head;
 	tail = atomic_load_explicit(&q->_tail, memory_order_acquire);
 	if (tail - head > cap)
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL, "tail %zu is %zu past head %zu, expected 0..%zu",
+				 tail, tail - head, head, cap);
 	/* positions head..tail-1 wait filled; tail..head+cap-1 are free for
 	 * their producers */
 	for (size_t pos = head; pos != head + cap; pos++) {
 		size_t seq = atomic_load_explicit(&slot_at(q, pos)->seq, memory_order_acquire);
+		bool filled = pos - head < tail - head;
 
-		if (seq != (pos - head < tail - head ? pos + 1 : pos))
-			return -EINVAL;
+		if (seq != (filled ? pos + 1 : pos))
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "slot %zu (position %zu, %s): sequence %zu, expected %zu",
+					 pos & q->_cmask, pos, filled ? "waiting" : "free", seq,
+					 filled ? pos + 1 : pos);
 	}
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include "percore/spsc.h"
 #include "percore/spsc_seq.h"
 #include "conc/block.h"
+#include "sys/errmsg.h"
 
 static void side_init(struct pc_spsc_side *s, void *buf, size_t cap, size_t esz)
 {
@@ -68,55 +69,84 @@ void pc_spsc_destroy(struct pc_spsc *r)
 		free(r);
 }
 
-static bool side_same(const struct pc_spsc_side *a, const struct pc_spsc_side *b)
+static int sides_check(const struct pc_spsc *r, char *err, size_t errlen)
 {
-	return a->_buf == b->_buf && a->_mask == b->_mask && a->_esz == b->_esz &&
-	       a->_seq == b->_seq;
+	const struct pc_spsc_side *p = &r->_p, *c = &r->_c;
+
+	if (!p->_buf || p->_esz == 0)
+		return pc_errmsg(err, errlen, -EINVAL, "not initialised: buffer %p, element size %zu",
+				 p->_buf, p->_esz);
+	if (p->_buf != c->_buf || p->_mask != c->_mask || p->_esz != c->_esz || p->_seq != c->_seq)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "the sides disagree: producer buf %p mask %zu esz %zu seq %zu, "
+				 "consumer buf %p mask %zu esz %zu seq %zu",
+				 p->_buf, p->_mask, p->_esz, p->_seq, c->_buf, c->_mask, c->_esz,
+				 c->_seq);
+	if (!PC_IS_POW2(p->_mask + 1))
+		return pc_errmsg(err, errlen, -EINVAL, "capacity %zu is not a power of two",
+				 p->_mask + 1);
+	return 0;
 }
 
 /* Slot-sequence mode: the cap positions below the tail carry their
  * published word, the cap from the tail on (staged or free) do not. */
-static int seq_words_ok(const struct pc_spsc *r, size_t tail)
+static int seq_words_ok(const struct pc_spsc *r, size_t tail, char *err, size_t errlen)
 {
 	size_t cap = r->_p._mask + 1, esz = r->_p._esz, off = r->_p._seq;
 
 	if (off % _Alignof(pc_spsc_seq_t) || off >= esz || esz - off < sizeof(pc_spsc_seq_t))
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "sequence word at offset %zu does not fit an aligned %zu-byte "
+				 "word in a %zu-byte element", off, sizeof(pc_spsc_seq_t), esz);
 	for (size_t p = tail - cap; p != tail; p++) {
 		uint32_t w = atomic_load_explicit(pc_spsc__seq_word(&r->_p, p, esz, off),
 						  memory_order_relaxed);
 
 		if (w != (uint32_t)(p + 1))
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "slot %zu (position %zu): sequence word %u, expected %u",
+					 p & r->_p._mask, p, w, (uint32_t)(p + 1));
 	}
 	return 0;
 }
 
-int pc_spsc_validate(const struct pc_spsc *r)
+int pc_spsc_validate(const struct pc_spsc *r, char *err, size_t errlen)
 {
 	size_t cap, head, tail;
+	int rc;
 
-	if (!r || !r->_p._buf || r->_p._esz == 0 || !side_same(&r->_p, &r->_c))
-		return -EINVAL;
+	if (!r)
+		return pc_errmsg(err, errlen, -EINVAL, "no ring");
+	if ((rc = sides_check(r, err, errlen)))
+		return rc;
 	cap = r->_p._mask + 1;
-	if (!PC_IS_POW2(cap))
-		return -EINVAL;
 	head = atomic_load_explicit(&r->_c._pos, memory_order_acquire);
 	tail = atomic_load_explicit(&r->_p._pos, memory_order_acquire);
 	/* Every distance is taken modulo 2^64, as the indices run freely:
 	 * head <= take <= tail <= stage <= head + cap; the producer's copy of
 	 * head lies at or below head and within cap of stage; the consumer's
 	 * copy of tail lies between take and tail. */
-	if (r->_c._next - head > tail - head || tail - head > cap)
-		return -EINVAL;
+	if (tail - head > cap)
+		return pc_errmsg(err, errlen, -EINVAL, "tail %zu is %zu past head %zu, expected 0..%zu",
+				 tail, tail - head, head, cap);
+	if (r->_c._next - head > tail - head)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "consumer's next %zu outside head..tail %zu..%zu", r->_c._next,
+				 head, tail);
 	if (r->_p._next - tail > cap - (tail - head))
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "producer's next %zu outside tail..head+cap %zu..%zu",
+				 r->_p._next, tail, head + cap);
 	if (head - r->_p._other > r->_p._next - r->_p._other ||
 	    r->_p._next - r->_p._other > cap)
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "producer's cached head %zu outside next-cap..head %zu..%zu",
+				 r->_p._other, r->_p._next - cap, head);
 	if (r->_p._seq != PC_SPSC_NO_SEQ)
-		return seq_words_ok(r, tail); /* the consumer caches no tail */
+		return seq_words_ok(r, tail, err, errlen); /* the consumer caches no tail */
 	if (r->_c._other - r->_c._next > tail - r->_c._next)
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "consumer's cached tail %zu outside next..tail %zu..%zu",
+				 r->_c._other, r->_c._next, tail);
 	return 0;
 }

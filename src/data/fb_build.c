@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "percore/fb.h"
+#include "sys/errmsg.h"
 
 /* Remember the first error; later calls see it and do nothing. */
 static int fail(struct pc_fb_builder *b, int err)
@@ -368,25 +369,51 @@ int pc_fb_finish(struct pc_fb_builder *b, pc_fb_ref root, const char *file_id)
 	return 0;
 }
 
-int pc_fb_builder_validate(const struct pc_fb_builder *b)
+static int header_check(const struct pc_fb_builder *b, char *err, size_t errlen)
 {
 	if (b->_cap > PC_FB_MAX_SIZE || b->_used > b->_cap || b->_err > 0)
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "used %u of %u bytes (at most %u), error %d (expected <= 0)",
+				 (unsigned)b->_used, (unsigned)b->_cap, (unsigned)PC_FB_MAX_SIZE,
+				 b->_err);
 	if (!PC_IS_POW2(b->_minalign) || b->_minalign > 16)
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "alignment %u, expected a power of two up to 16",
+				 (unsigned)b->_minalign);
 	if (b->_nvtables > PC_FB_MAX_VTABLES || b->_nfields > PC_FB_MAX_FIELDS)
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "%u vtables and %u fields, expected at most %u and %u",
+				 (unsigned)b->_nvtables, (unsigned)b->_nfields,
+				 (unsigned)PC_FB_MAX_VTABLES, (unsigned)PC_FB_MAX_FIELDS);
 	if (b->_finished && (b->_in_table || b->_used % b->_minalign))
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "finished %s a table with %u bytes, expected outside and a "
+				 "multiple of %u", b->_in_table ? "inside" : "outside",
+				 (unsigned)b->_used, (unsigned)b->_minalign);
+	if (b->_in_table && b->_table_start > b->_used)
+		return pc_errmsg(err, errlen, -EINVAL, "table starts at %u, past the %u bytes used",
+				 (unsigned)b->_table_start, (unsigned)b->_used);
+	return 0;
+}
+
+int pc_fb_builder_validate(const struct pc_fb_builder *b, char *err, size_t errlen)
+{
+	int rc = header_check(b, err, errlen);
+
+	if (rc)
+		return rc;
 	for (uint32_t i = 0; i < b->_nvtables; i++) {
 		const uint8_t *vt = b->_end - b->_vtable[i];
 		uint16_t size;
 
 		if (b->_vtable[i] < 4 || b->_vtable[i] > b->_used)
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL, "vtable %u at %u, expected 4..%u",
+					 (unsigned)i, (unsigned)b->_vtable[i], (unsigned)b->_used);
 		memcpy(&size, vt, sizeof(size));
 		if (size < 4 || size % 2 || size > b->_vtable[i])
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "vtable %u: size %u, expected even, 4..%u", (unsigned)i,
+					 (unsigned)size, (unsigned)b->_vtable[i]);
 	}
 	for (unsigned i = 0; i < PC_FB_MAX_FIELDS; i++) {
 		pc_fb_ref f = b->_field[i];
@@ -394,9 +421,10 @@ int pc_fb_builder_validate(const struct pc_fb_builder *b)
 		if (!f)
 			continue;
 		if (!b->_in_table || i >= b->_nfields || f <= b->_table_start || f > b->_used)
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "field %u at %u, expected inside an open table of %u fields, "
+					 "%u..%u", i, (unsigned)f, (unsigned)b->_nfields,
+					 (unsigned)b->_table_start + 1, (unsigned)b->_used);
 	}
-	if (b->_in_table && b->_table_start > b->_used)
-		return -EINVAL;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "percore/ringbuf.h"
+#include "sys/errmsg.h"
 
 /* Map the same memfd pages at base and base + cap. The range is reserved
  * first (PROT_NONE) so both halves land back to back and nothing else can
@@ -91,4 +92,46 @@ const uint8_t *pc__ringbuf_unwrap(struct pc_ringbuf *rb, size_t n)
 	 * the buffer's start, is copied right after its end. */
 	memcpy(rb->_buf + cap, rb->_buf, n - first);
 	return rb->_buf + off;
+}
+
+/* Mirrored: the page just before the end and the page at the start must
+ * show the same bytes through both mappings. Two bytes per end are enough
+ * to catch a mirror that maps other memory; the whole ring would cost
+ * O(capacity). */
+static int mirror_check(const struct pc_ringbuf *rb, size_t cap, char *err, size_t errlen)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t at[] = { 0, cap - 1 };
+
+	if (cap % page)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "mirrored capacity %zu is not a multiple of the page size %zu", cap,
+				 page);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		if (rb->_buf[at[i]] != rb->_buf[at[i] + cap])
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "byte %zu is 0x%02x, its mirror at %zu is 0x%02x, expected "
+					 "equal", at[i], rb->_buf[at[i]], at[i] + cap,
+					 rb->_buf[at[i] + cap]);
+	return 0;
+}
+
+int pc_ringbuf_validate(const struct pc_ringbuf *rb, char *err, size_t errlen)
+{
+	size_t cap;
+
+	if (!rb || !rb->_buf)
+		return pc_errmsg(err, errlen, -EINVAL, "no buffer: not initialised or destroyed");
+	cap = rb->_mask + 1;
+	if (!PC_IS_POW2(cap) || cap > PC_RINGBUF_MAX_CAPACITY)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "capacity %zu (mask 0x%zx), expected a power of two up to %zu",
+				 cap, rb->_mask, PC_RINGBUF_MAX_CAPACITY);
+	if (rb->_tail - rb->_head > cap)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "head %llu, tail %llu: %llu bytes used, expected 0..%zu "
+				 "(head <= tail <= head + capacity)",
+				 (unsigned long long)rb->_head, (unsigned long long)rb->_tail,
+				 (unsigned long long)(rb->_tail - rb->_head), cap);
+	return rb->_mirrored ? mirror_check(rb, cap, err, errlen) : 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "percore/wheel.h"
+#include "sys/errmsg.h"
 
 #define SLOT_MASK   (PC_WHEEL_SLOTS - 1)
 #define WORDS       (PC_WHEEL_SLOTS / 64)
@@ -175,30 +176,48 @@ static bool placed_right(const struct pc_wheel *w, const struct pc_timer *t, uin
 	return t->_expire > w->_now && pc__wheel_list(w->_now, t->_expire) == i;
 }
 
-static int validate_list(const struct pc_wheel *w, uint32_t i, size_t *count)
+static int validate_list(const struct pc_wheel *w, uint32_t i, size_t *count, char *err,
+			 size_t errlen)
 {
 	struct pc_timer *const *link = &w->_lists[i];
+	size_t k = 0;
 
-	for (const struct pc_timer *t = *link; t; t = t->_next) {
-		if (t->_pprev != link || !placed_right(w, t, i))
-			return -EINVAL;
+	for (const struct pc_timer *t = *link; t; t = t->_next, k++) {
+		if (t->_pprev != link)
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "list %u, timer %zu (%p): back link %p, expected %p", i, k,
+					 (const void *)t, (const void *)t->_pprev,
+					 (const void *)link);
+		if (!placed_right(w, t, i))
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "list %u, timer %zu: on list %u expiring at %llu, now %llu; "
+					 "expected list %u", i, k, t->_list,
+					 (unsigned long long)t->_expire, (unsigned long long)w->_now,
+					 t->_expire <= w->_now ? (unsigned)PC__WHEEL_DUE
+					 : (unsigned)pc__wheel_list(w->_now, t->_expire));
 		link = &t->_next;
 		(*count)++;
 	}
 	if (i < PC__WHEEL_NSLOTS) {
 		bool bit = w->_bits[i / PC_WHEEL_SLOTS][(i % PC_WHEEL_SLOTS) / 64] >> (i % 64) & 1;
 		if (bit != (w->_lists[i] != NULL))
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "slot %u: occupancy bit %d, but the list is %s", i, bit,
+					 w->_lists[i] ? "not empty" : "empty");
 	}
 	return 0;
 }
 
-int pc_wheel_validate(const struct pc_wheel *w)
+int pc_wheel_validate(const struct pc_wheel *w, char *err, size_t errlen)
 {
 	size_t count = 0;
+	int rc;
 
 	for (uint32_t i = 0; i < PC__WHEEL_LISTS; i++)
-		if (validate_list(w, i, &count))
-			return -EINVAL;
-	return count == w->_count ? 0 : -EINVAL;
+		if ((rc = validate_list(w, i, &count, err, errlen)))
+			return rc;
+	if (count != w->_count)
+		return pc_errmsg(err, errlen, -EINVAL, "%zu timers on the lists, count says %zu",
+				 count, (size_t)w->_count);
+	return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "percore/arena.h"
 #include "mem/pages.h"
+#include "sys/errmsg.h"
 
 #define ARENA_DEFAULT_BLOCK ((size_t)64 << 10)
 #define ARENA_MAX_CHAIN     ((size_t)1 << 30) /* validator's cycle guard */
@@ -159,18 +160,31 @@ void pc_arena_stats(const struct pc_arena *a, struct pc_arena_stats *st)
 	}
 }
 
-int pc_arena_validate(const struct pc_arena *a)
+int pc_arena_validate(const struct pc_arena *a, char *err, size_t errlen)
 {
 	size_t n = 0;
 
-	if (!a || !a->_block || a->_cur < a->_block->data || a->_cur > a->_end ||
-	    a->_end != block_end(a->_block))
-		return -EINVAL;
-	for (const struct pc_arena_block *b = a->_block; b; b = b->prev) {
-		if (++n > ARENA_MAX_CHAIN || b->bytes <= sizeof(*b) || b == a->_spare)
-			return -EINVAL;
+	if (!a || !a->_block)
+		return pc_errmsg(err, errlen, -EINVAL, "no arena or no current block");
+	if (a->_cur < a->_block->data || a->_cur > a->_end || a->_end != block_end(a->_block))
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "bump pointer %p, end %p; expected within %p..%p, end %p",
+				 (void *)a->_cur, (void *)a->_end, (void *)a->_block->data,
+				 (void *)block_end(a->_block), (void *)block_end(a->_block));
+	for (const struct pc_arena_block *b = a->_block; b; b = b->prev, n++) {
+		if (n >= ARENA_MAX_CHAIN)
+			return pc_errmsg(err, errlen, -EINVAL, "chain longer than %zu blocks: a cycle",
+					 ARENA_MAX_CHAIN);
+		if (b->bytes <= sizeof(*b))
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "block %zu (current 0): %zu bytes, expected over %zu", n,
+					 b->bytes, sizeof(*b));
+		if (b == a->_spare)
+			return pc_errmsg(err, errlen, -EINVAL, "block %zu is also the spare", n);
 	}
 	if (a->_spare && (a->_spare->bytes != a->_block_bytes || a->_spare->prev))
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "spare block: %zu bytes and %s link, expected %zu bytes and none",
+				 a->_spare->bytes, a->_spare->prev ? "a" : "no", a->_block_bytes);
 	return 0;
 }

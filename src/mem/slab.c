@@ -7,6 +7,7 @@
 
 #include "percore/slab.h"
 #include "mem/pages.h"
+#include "sys/errmsg.h"
 
 #define SLAB_DEFAULT_ALIGN 16
 #define SLAB_MAX_ALIGN     4096
@@ -258,54 +259,88 @@ static size_t obj_index(const struct pc_slab *s, const void *o)
 	return SIZE_MAX;
 }
 
-/* Mark o in seen; -EINVAL when it is a stranger or seen before. */
-static int mark(const struct pc_slab *s, const void *o, unsigned char *seen)
+/* Mark o (entry `at` of list `where`) in seen; -EINVAL when it is a
+ * stranger or seen before. */
+static int mark(const struct pc_slab *s, const void *o, unsigned char *seen, const char *where,
+		size_t at, char *err, size_t errlen)
 {
 	size_t i = obj_index(s, o);
 
-	if (i == SIZE_MAX || seen[i / 8] & (1u << (i % 8)))
-		return -EINVAL;
+	if (i == SIZE_MAX)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "%s entry %zu: %p is not an object of this pool (off a boundary, "
+				 "outside the %zu carved)", where, at, o, s->_carved);
+	if (seen[i / 8] & (1u << (i % 8)))
+		return pc_errmsg(err, errlen, -EINVAL, "%s entry %zu: object %zu (%p) is free twice",
+				 where, at, i, o);
 	seen[i / 8] |= (unsigned char)(1u << (i % 8));
 	return 0;
 }
 
-static int chunks_check(const struct pc_slab *s)
+static int chunks_check(const struct pc_slab *s, char *err, size_t errlen)
 {
-	size_t reserved = 0, carved = 0;
+	size_t reserved = 0, carved = 0, k = 0;
 
-	for (const struct pc_slab_chunk *c = s->_chunks; c; c = c->next) {
+	for (const struct pc_slab_chunk *c = s->_chunks; c; c = c->next, k++) {
 		reserved += c->nobj;
 		carved += c == s->_chunks ? (size_t)(s->_bump - c->first) / s->_stride : c->nobj;
 		if ((uintptr_t)c->first % s->_align ||
 		    c->first + c->nobj * s->_stride > (char *)c + c->bytes)
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "chunk %zu (newest 0): first object %p not aligned to %zu "
+					 "or %zu objects past its %zu bytes", k, (void *)c->first,
+					 s->_align, c->nobj, c->bytes);
 	}
 	if (reserved != s->_reserved || carved != s->_carved || (s->_max && reserved > s->_max))
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "chunks hold %zu objects (%zu carved), counters say %zu (%zu), "
+				 "bound %zu (0: none)", reserved, carved, s->_reserved, s->_carved,
+				 s->_max);
 	if (s->_chunks && (s->_bump < s->_chunks->first || s->_bump > s->_bump_end ||
 			   (size_t)(s->_bump - s->_chunks->first) % s->_stride))
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "bump pointer %p outside %p..%p or off a %zu-byte boundary",
+				 (void *)s->_bump, (void *)s->_chunks->first, (void *)s->_bump_end,
+				 s->_stride);
 	return 0;
 }
 
-int pc_slab_validate(const struct pc_slab *s)
+static int header_check(const struct pc_slab *s, char *err, size_t errlen)
+{
+	if (s->_stride < s->_size || s->_stride % s->_align)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "stride %zu, expected a multiple of %zu at least %zu", s->_stride,
+				 s->_align, s->_size);
+	if (s->_bad_frees)
+		return pc_errmsg(err, errlen, -EINVAL, "%zu frees were refused (stack full)",
+				 s->_bad_frees);
+	if (s->_nfree > s->_cap || s->_cap < s->_reserved)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "%zu free in a stack of %zu for %zu objects, expected "
+				 "free <= stack >= objects", s->_nfree, s->_cap, s->_reserved);
+	return chunks_check(s, err, errlen);
+}
+
+int pc_slab_validate(const struct pc_slab *s, char *err, size_t errlen)
 {
 	const struct pc_slab_obj *o;
 	unsigned char *seen;
+	size_t k = 0;
 	int rc = 0;
 
-	if (!s || s->_stride < s->_size || s->_stride % s->_align || s->_bad_frees ||
-	    s->_nfree > s->_cap || s->_cap < s->_reserved || chunks_check(s))
-		return -EINVAL;
+	if (!s)
+		return pc_errmsg(err, errlen, -EINVAL, "no pool");
+	if ((rc = header_check(s, err, errlen)))
+		return rc;
 	seen = calloc(s->_carved / 8 + 1, 1);
 	if (!seen)
-		return -ENOMEM;
+		return pc_errmsg(err, errlen, -ENOMEM, "no memory for the bitmap");
 	for (size_t i = 0; rc == 0 && i < s->_nfree; i++)
-		rc = mark(s, s->_stack[i], seen);
+		rc = mark(s, s->_stack[i], seen, "free stack", i, err, errlen);
 	/* the return list: a stranger is refused before its link is read */
 	o = atomic_load_explicit(&s->_remote, memory_order_acquire);
 	for (; rc == 0 && o; o = link_get(o))
-		rc = mark(s, o, seen);
+		rc = mark(s, o, seen, "return list", k++, err, errlen);
 	free(seen);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "net/addrtab.h"
 #include "percore/clock.h"
 #include "percore/compiler.h"
+#include "sys/errmsg.h"
 
 #define STRIPE_BITS 6
 #define STRIPES (1u << STRIPE_BITS)
@@ -229,7 +230,8 @@ size_t net_addrtab_bytes(struct net_addrtab *t)
 	return n;
 }
 
-static int stripe_validate(struct net_addrtab *t, struct stripe *s, unsigned index)
+static int stripe_validate(struct net_addrtab *t, struct stripe *s, unsigned index, char *err,
+			   size_t errlen)
 {
 	uint32_t used = 0, mask = s->cap - 1;
 
@@ -242,22 +244,30 @@ static int stripe_validate(struct net_addrtab *t, struct stripe *s, unsigned ind
 		used++;
 		h = addr_hash(t, e->addr);
 		if ((h >> (64 - STRIPE_BITS)) != index)
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "stripe %u slot %u: address hashes to stripe %u", index, i,
+					 (unsigned)(h >> (64 - STRIPE_BITS)));
 		/* No empty slot between the home slot and i. */
 		for (uint32_t j = (uint32_t)h & mask; j != i; j = (j + 1) & mask)
 			if (!s->slots[j].count)
-				return -EINVAL;
+				return pc_errmsg(err, errlen, -EINVAL,
+						 "stripe %u slot %u: empty slot %u between it and "
+						 "its home slot %u", index, i, j, (uint32_t)h & mask);
 	}
-	return used == s->used && (!s->cap || used * 2 <= s->cap) ? 0 : -EINVAL;
+	if (used != s->used || (s->cap && used * 2 > s->cap))
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "stripe %u: %u entries, count says %u, expected at most %u of %u "
+				 "slots", index, used, s->used, s->cap / 2, s->cap);
+	return 0;
 }
 
-int net_addrtab_validate(struct net_addrtab *t)
+int net_addrtab_validate(struct net_addrtab *t, char *err, size_t errlen)
 {
 	int rc = 0;
 
 	for (unsigned i = 0; i < STRIPES && !rc; i++) {
 		pthread_mutex_lock(&t->stripes[i].lock);
-		rc = stripe_validate(t, &t->stripes[i], i);
+		rc = stripe_validate(t, &t->stripes[i], i, err, errlen);
 		pthread_mutex_unlock(&t->stripes[i].lock);
 	}
 	return rc;

@@ -53,8 +53,9 @@ size_t net_addrtab_size(struct net_addrtab *t);
 size_t net_addrtab_bytes(struct net_addrtab *t);
 
 /* Check every stripe: each entry reachable from its home slot without
- * crossing an empty slot, counts above zero, sizes right. Returns 0 or
- * -EINVAL. */
-int net_addrtab_validate(struct net_addrtab *t);
+ * crossing an empty slot, counts above zero, sizes right. Returns 0, or
+ * -EINVAL and, when err is not NULL, the stripe and slot that broke and
+ * what was expected in err (errlen bytes). */
+int net_addrtab_validate(struct net_addrtab *t, char *err, size_t errlen);
 
 #endif

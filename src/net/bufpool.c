@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "net/bufpool.h"
+#include "sys/errmsg.h"
 
 int net_bufpool_init(struct net_bufpool *p, unsigned keep, size_t keep_bytes)
 {
@@ -143,21 +144,30 @@ struct pc_ringbuf *net_buf_grow(struct net_bufpool *p, struct pc_ringbuf *rb, si
 	return n;
 }
 
-int net_bufpool_validate(const struct net_bufpool *p)
+int net_bufpool_validate(const struct net_bufpool *p, char *err, size_t errlen)
 {
 	size_t idle = 0;
 
 	for (unsigned c = 0; c < NET_BUF_CLASSES; c++) {
 		if (p->nfree[c] > p->keep)
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL, "class %u: %u idle, expected at most %u",
+					 c, (unsigned)p->nfree[c], (unsigned)p->keep);
 		for (unsigned i = 0; i < p->nfree[c]; i++) {
 			const struct pc_ringbuf *rb = p->free[c][i];
 
 			if (pc_ringbuf_capacity(rb) != (size_t)1 << (NET_BUF_MIN_SHIFT + c) ||
 			    pc_ringbuf_used(rb))
-				return -EINVAL;
+				return pc_errmsg(err, errlen, -EINVAL,
+						 "class %u entry %u: %zu bytes holding %zu, expected "
+						 "%zu holding 0", c, i, pc_ringbuf_capacity(rb),
+						 pc_ringbuf_used(rb),
+						 (size_t)1 << (NET_BUF_MIN_SHIFT + c));
 			idle += pc_ringbuf_capacity(rb);
 		}
 	}
-	return idle == p->idle_bytes && idle <= p->keep_bytes ? 0 : -EINVAL;
+	if (idle != p->idle_bytes || idle > p->keep_bytes)
+		return pc_errmsg(err, errlen, -EINVAL,
+				 "%zu idle bytes, count says %zu, expected at most %zu", idle,
+				 (size_t)p->idle_bytes, (size_t)p->keep_bytes);
+	return 0;
 }

@@ -61,7 +61,9 @@ void net_buf_put(struct net_bufpool *p, struct pc_ringbuf *rb);
  * hold rb's contents or memory runs out. */
 struct pc_ringbuf *net_buf_grow(struct net_bufpool *p, struct pc_ringbuf *rb, size_t bytes);
 
-/* Check the counts against the idle stacks. Returns 0 or -EINVAL. */
-int net_bufpool_validate(const struct net_bufpool *p);
+/* Check the counts against the idle stacks. Returns 0, or -EINVAL and,
+ * when err is not NULL, the class and entry that broke and what was
+ * expected in err (errlen bytes). */
+int net_bufpool_validate(const struct net_bufpool *p, char *err, size_t errlen);
 
 #endif

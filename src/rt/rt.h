@@ -189,7 +189,8 @@ struct pc_engine {
 /* The shard running on this thread (NULL elsewhere). */
 extern __thread struct rt_shard *rt_self;
 
-/* mesh.c */
+/* mesh.c (memory), mesh_send.c, mesh_recv.c, mesh_api.c, mesh_ext.c,
+ * mesh_returns.c */
 int rt_mesh_setup(struct rt_shard *s);        /* on s's thread: its inbox */
 void rt_mesh_connect(struct rt_shard *s);     /* after every setup: out[] */
 void rt_mesh_free(struct rt_shard *s);

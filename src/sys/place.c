@@ -377,12 +377,13 @@ void pc_placement_free(struct pc_placement *p)
 	free(p);
 }
 
-int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p)
+int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p, char *err,
+			  size_t errlen)
 {
 	cpu_set_t seen;
 
 	if (!t || !p)
-		return -EINVAL;
+		return pc_errmsg(err, errlen, -EINVAL, "no topology or no placement");
 	CPU_ZERO(&seen);
 	for (unsigned s = 0; s < p->n; s++) {
 		const struct pc_shard_place *sh = &p->shards[s];
@@ -390,18 +391,32 @@ int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p)
 
 		if (!p->pinned) {
 			if (sh->cpu != -1 || sh->node != -1 || sh->core != -1 || sh->kind != -1)
-				return -EINVAL;
+				return pc_errmsg(err, errlen, -EINVAL,
+						 "shard %u: cpu %d node %d core %d kind %d in an "
+						 "unpinned placement, expected all -1", s, sh->cpu,
+						 sh->node, sh->core, sh->kind);
 			continue;
 		}
 		c = pc_topo_cpu_by_os(t, sh->cpu);
-		if (!c || !c->usable || sh->core != c->core || sh->kind != c->kind ||
+		if (!c || !c->usable)
+			return pc_errmsg(err, errlen, -EINVAL, "shard %u: cpu %d is %s", s, sh->cpu,
+					 c ? "not usable" : "not in the topology");
+		if (sh->core != c->core || sh->kind != c->kind ||
 		    sh->node != pc_topo_node(t, (unsigned)c->node)->os_index)
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "shard %u on cpu %d: core %d kind %d node %d, expected %d %d %d",
+					 s, sh->cpu, sh->core, sh->kind, sh->node, c->core, c->kind,
+					 pc_topo_node(t, (unsigned)c->node)->os_index);
 		if (CPU_ISSET(sh->cpu, &seen) && !p->oversubscribed)
-			return -EINVAL;
+			return pc_errmsg(err, errlen, -EINVAL,
+					 "shard %u: cpu %d already has a shard and the placement is "
+					 "not oversubscribed", s, sh->cpu);
 		CPU_SET(sh->cpu, &seen);
 	}
-	return p->nwarnings <= PC_PLACE_MAX_WARNINGS ? 0 : -EINVAL;
+	if (p->nwarnings > PC_PLACE_MAX_WARNINGS)
+		return pc_errmsg(err, errlen, -EINVAL, "%u warnings, expected at most %d",
+				 (unsigned)p->nwarnings, PC_PLACE_MAX_WARNINGS);
+	return 0;
 }
 
 static const char *const policy_names[] = {

@@ -431,7 +431,7 @@ int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out, char *er
 	/* hwloc accepts some damaged files that still leave no consistent
 	 * machine (no CPU, a CPU outside every core...); placement relies on
 	 * every invariant pc_topo_validate checks, so refuse those here. */
-	if (pc_topo_validate(b.t)) {
+	if (pc_topo_validate(b.t, NULL, 0)) {
 		pc_topo_free(b.t);
 		return pc_errmsg(err, errlen, -EPROTO,
 				 "the topology is inconsistent (a damaged saved file?)");

@@ -113,7 +113,7 @@ static void run_producers(unsigned producers, size_t cap, uint64_t total)
 	for (unsigned i = 0; i < producers; i++)
 		assert_int_equal(run.next[i], run.per_producer);
 	assert_int_equal(itemq_size(run.q), 0);
-	assert_int_equal(itemq_validate(run.q), 0);
+	assert_int_equal(itemq_validate(run.q, NULL, 0), 0);
 	itemq_destroy(run.q);
 }
 

@@ -145,7 +145,7 @@ static void run_pair(size_t cap, uint64_t items, unsigned max_batch)
 	assert_int_equal(run->received, items);
 	assert_null(msgq_take(&run->q)); /* nothing beyond the last */
 	assert_int_equal(msgq_size(&run->q), 0);
-	assert_int_equal(msgq_validate(&run->q), 0);
+	assert_int_equal(msgq_validate(&run->q, NULL, 0), 0);
 	free(buf);
 	free(run);
 }

@@ -150,7 +150,7 @@ static void run_pair(size_t cap, uint64_t items)
 	assert_int_equal(run.bad_payload, 0);
 	assert_int_equal(run.received, items);
 	assert_int_equal(pc_spsc_size(&run.q->ring), 0);
-	assert_int_equal(msgq_validate(run.q), 0);
+	assert_int_equal(msgq_validate(run.q, NULL, 0), 0);
 	msgq_destroy(run.q);
 }
 

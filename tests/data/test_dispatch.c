@@ -159,7 +159,7 @@ static void random_registrations_match_the_model(void **state)
 		}
 	}
 	assert_int_equal(pc_dispatch_unknown(&d), unknown);
-	assert_int_equal(pc_map_validate(&d._sparse), 0);
+	assert_int_equal(pc_map_validate(&d._sparse, NULL, 0), 0);
 	pc_dispatch_destroy(&d);
 }
 

@@ -252,6 +252,7 @@ static void random_op(struct pc_ringbuf *rb, struct rng *r, uint64_t *rd, uint64
 	}
 	assert_int_equal(pc_ringbuf_used(rb), *wr - *rd);
 	assert_int_equal(pc_ringbuf_space(rb), cap - (*wr - *rd));
+	assert_int_equal(pc_ringbuf_validate(rb, NULL, 0), 0);
 }
 
 static void random_operations_match_the_model(void **state)
@@ -278,6 +279,62 @@ static void random_operations_match_the_model(void **state)
 	free(tmp);
 }
 
+/* rb is corrupt: the validator says -EINVAL and its message holds every
+ * fragment given (which field, the value found, the range expected). */
+static void expect_broken(const struct pc_ringbuf *rb, const char *a, const char *b)
+{
+	char why[256] = "";
+
+	assert_int_equal(pc_ringbuf_validate(rb, why, sizeof(why)), -EINVAL);
+	if (!strstr(why, a) || (b && !strstr(why, b)))
+		fail_msg("validator said \"%s\", expected \"%s\"%s%s", why, a, b ? " and " : "",
+			 b ? b : "");
+}
+
+static void validator_names_what_broke(void **state)
+{
+	struct pc_ringbuf rb, bad;
+	char why[8];
+
+	(void)state;
+	assert_int_equal(pc_ringbuf_init(&rb, 4096, 0), 0);
+	assert_int_equal(pc_ringbuf_write(&rb, "abcdef", 6), 0);
+	memcpy(why, "intact", 7);
+	assert_int_equal(pc_ringbuf_validate(&rb, why, sizeof(why)), 0);
+	assert_string_equal(why, "intact"); /* untouched when nothing broke */
+
+	bad = rb;
+	bad._head = bad._tail + 1; /* consumed a byte never written */
+	expect_broken(&bad, "head 7, tail 6", "expected 0..4096");
+	bad = rb;
+	bad._tail = bad._head + 4097; /* more used than the capacity */
+	expect_broken(&bad, "4097 bytes used", "expected 0..4096");
+	bad = rb;
+	bad._mask = 5;
+	expect_broken(&bad, "capacity 6", "power of two");
+	bad = rb;
+	bad._buf = NULL;
+	expect_broken(&bad, "no buffer", NULL);
+	expect_broken(NULL, "no buffer", NULL);
+	/* Called mirrored, the plain ring's scratch half differs from the
+	 * ring: the mirror check names the byte and both values. */
+	bad = rb;
+	bad._mirrored = true;
+	bad._buf[4096] = (uint8_t)(bad._buf[0] ^ 0xff);
+	if (sysconf(_SC_PAGESIZE) <= 4096)
+		expect_broken(&bad, "byte 0 is 0x61", "mirror at 4096 is 0x9e");
+	bad._mask = 2047; /* 2 KiB is less than a page: cannot be mirrored */
+	expect_broken(&bad, "capacity 2048", "page size");
+
+	/* A short buffer gets a truncated, terminated message; no buffer, none. */
+	bad = rb;
+	bad._mask = 5;
+	assert_int_equal(pc_ringbuf_validate(&bad, why, sizeof(why)), -EINVAL);
+	assert_int_equal(strlen(why), sizeof(why) - 1);
+	assert_int_equal(pc_ringbuf_validate(&bad, NULL, 0), -EINVAL);
+	pc_ringbuf_destroy(&rb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +343,7 @@ int main(void)
 		cmocka_unit_test(refusals_change_nothing),
 		cmocka_unit_test(iov_cover_the_wrap),
 		cmocka_unit_test(random_operations_match_the_model),
+		cmocka_unit_test(validator_names_what_broke),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

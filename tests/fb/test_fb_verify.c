@@ -107,10 +107,10 @@ static void descriptions_are_sound(void **state)
 	(void)state;
 
 	for (size_t i = 0; i < digest_nschemas; i++)
-		assert_int_equal(pc_fb_table_desc_validate(digest_schemas[i].desc), 0);
-	assert_int_equal(pc_fb_table_desc_validate(&child_desc), 0);
+		assert_int_equal(pc_fb_table_desc_validate(digest_schemas[i].desc, NULL, 0), 0);
+	assert_int_equal(pc_fb_table_desc_validate(&child_desc, NULL, 0), 0);
 	for (size_t i = 0; i < PC_ARRAY_LEN(bad); i++)
-		assert_int_equal(pc_fb_table_desc_validate(&bad[i]), -EINVAL);
+		assert_int_equal(pc_fb_table_desc_validate(&bad[i], NULL, 0), -EINVAL);
 	/* the verifier refuses what it cannot check, rather than passing it */
 	struct pc_fb_builder b;
 	size_t len;

@@ -19,7 +19,7 @@ static struct pc_arena *arena(size_t block)
 	struct pc_arena *a = pc_arena_create(block, -1);
 
 	assert_non_null(a);
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	return a;
 }
 
@@ -40,16 +40,16 @@ static void every_power_of_two_alignment(void **state)
 		assert_non_null(odd);
 		*odd = 1;
 	}
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	assert_null(pc_arena_alloc(a, 8, 0));
 	assert_null(pc_arena_alloc(a, 8, 3));
 	assert_null(pc_arena_alloc(a, 8, 48));
 	assert_null(pc_arena_alloc(a, SIZE_MAX - 8, 16));
 	assert_null(pc_arena_alloc(a, 8, (size_t)1 << 63));
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	pc_arena_destroy(a);
 	pc_arena_destroy(NULL);
-	assert_int_equal(pc_arena_validate(NULL), -EINVAL);
+	assert_int_equal(pc_arena_validate(NULL, NULL, 0), -EINVAL);
 }
 
 static void allocations_do_not_overlap(void **state)
@@ -92,7 +92,7 @@ static void grows_into_chained_and_oversized_blocks(void **state)
 	memset(big, 1, 100000);
 	pc_arena_stats(a, &st);
 	assert_true(st.bytes >= 100000 + 3 * 4096);
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	pc_arena_destroy(a);
 }
 
@@ -118,7 +118,7 @@ static void rewind_releases_what_came_after(void **state)
 	assert_int_equal(st.spare_bytes, 4096); /* one block kept */
 	assert_int_equal(st.used, 64);
 	assert_ptr_equal(pc_arena_alloc(a, 64, 16), q); /* same room again */
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	/* growing again uses the spare first */
 	for (int i = 0; i < 60; i++)
 		assert_non_null(pc_arena_alloc(a, 100, 8));
@@ -127,7 +127,7 @@ static void rewind_releases_what_came_after(void **state)
 	assert_int_equal(st.spare_bytes, 0);
 	assert_int_equal(pc_arena_rewind(a, start), 0);
 	assert_ptr_equal(pc_arena_alloc(a, 64, 16), p);
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	pc_arena_destroy(a);
 }
 
@@ -148,7 +148,7 @@ static void bad_marks_change_nothing(void **state)
 	assert_int_equal(pc_arena_rewind(a, (struct pc_arena_mark){0}), -EINVAL);
 	pc_arena_stats(a, &after);
 	assert_memory_equal(&before, &after, sizeof(before));
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	pc_arena_destroy(a);
 	pc_arena_destroy(b);
 }
@@ -169,7 +169,7 @@ static void reset_keeps_first_block(void **state)
 	assert_int_equal(st.used, 0);
 	assert_int_equal(st.spare_bytes, 64 << 10);
 	assert_ptr_equal(pc_arena_alloc(a, 10, 1), first);
-	assert_int_equal(pc_arena_validate(a), 0);
+	assert_int_equal(pc_arena_validate(a, NULL, 0), 0);
 	pc_arena_destroy(a);
 	assert_null(pc_arena_create((size_t)1 << 50, -1));
 }

@@ -107,7 +107,7 @@ static void remote_frees_come_back(void **state)
 	assert_int_equal(st.remote, 0);
 	assert_int_equal(st.free, st.carved);
 	assert_true(st.carved <= BOUND);
-	assert_int_equal(pc_slab_validate(s), 0);
+	assert_int_equal(pc_slab_validate(s, NULL, 0), 0);
 	pc_slab_destroy(s);
 }
 

@@ -81,7 +81,7 @@ static void test_addrtab_threads(void **state)
 		pthread_join(th[i], NULL);
 	assert_int_equal(atomic_load(&c.over), 0);
 	assert_int_equal(net_addrtab_size(c.t), 0);
-	assert_int_equal(net_addrtab_validate(c.t), 0);
+	assert_int_equal(net_addrtab_validate(c.t, NULL, 0), 0);
 	net_addrtab_destroy(c.t);
 }
 

@@ -318,7 +318,7 @@ static void use_shard_memory(void *arg)
 	o = pc_slab_alloc(p100);
 	RT_CHECK(o && ((uintptr_t)o & 63) == 0, "slab alloc");
 	pc_slab_free(p100, o);
-	RT_CHECK(pc_slab_validate(p100) == 0, "pool valid");
+	RT_CHECK(pc_slab_validate(p100, NULL, 0) == 0, "pool valid");
 	/* Another shard's pools are its own. */
 	if (pc_shard_id() == 0)
 		RT_CHECK(pc_shard_submit(1, use_shard_memory, p100) == 0, "to shard 1");

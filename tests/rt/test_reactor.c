@@ -388,7 +388,7 @@ static void timers_drive_the_wait(void **state)
 	assert_int_equal(a.early + b.early + c.early, 0);
 	assert_int_equal(d.fired, 0);
 	assert_int_equal(pc_wheel_count(w), 0);
-	assert_int_equal(pc_wheel_validate(w), 0);
+	assert_int_equal(pc_wheel_validate(w, NULL, 0), 0);
 
 	/* Periodic: three firings, each at least 2 ms after the last. */
 	nfired = 0;

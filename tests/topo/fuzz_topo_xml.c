@@ -51,7 +51,7 @@ static void place_all(const struct pc_topo *t, unsigned n)
 					abort();
 				continue;
 			}
-			if (pc_placement_validate(t, p))
+			if (pc_placement_validate(t, p, NULL, 0))
 				abort();
 			j = pc_placement_to_json(t, p);
 			cJSON_Delete(j);
@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (t || !err[0])
 			abort();
 	} else {
-		if (pc_topo_validate(t))
+		if (pc_topo_validate(t, NULL, 0))
 			abort();
 		cJSON_Delete(pc_topo_to_json(t));
 		place_all(t, 0);

@@ -84,7 +84,7 @@ static void check_one(const struct pc_topo *t, unsigned n, enum pc_place_policy 
 		assert_true(strlen(err) > 5);
 		return;
 	}
-	assert_int_equal(pc_placement_validate(t, p), 0);
+	assert_int_equal(pc_placement_validate(t, p, NULL, 0), 0);
 	assert_int_equal(pc_place(t, n, policy, list, flags, &again, err, sizeof(err)), 0);
 	assert_memory_equal(p, again, sizeof(*p) + p->n * sizeof(p->shards[0]));
 	if (n == 0 && policy != PC_PLACE_LIST)
@@ -130,7 +130,7 @@ static void random_limits_on_fixtures(void **state)
 			o.allowed = &allowed;
 			o.quota_cpus = next_rand(&seed) % 2 ? (double)(next_rand(&seed) % 80) / 4 : 0;
 			assert_int_equal(pc_topo_load(&o, &t, err, sizeof(err)), 0);
-			assert_int_equal(pc_topo_validate(t), 0);
+			assert_int_equal(pc_topo_validate(t, NULL, 0), 0);
 			for (int pol = PC_PLACE_AUTO; pol < PC_PLACE_LIST; pol++) {
 				unsigned n = (unsigned)(next_rand(&seed) % (ncpus + 3));
 

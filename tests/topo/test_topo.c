@@ -178,7 +178,7 @@ static void cpufreq_ranks_kinds_without_cpukinds(void **state)
 	put_file(dir, "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "4200000\n");
 	o.root = dir;
 	assert_int_equal(pc_topo_load(&o, &t, err, sizeof(err)), 0);
-	assert_int_equal(pc_topo_validate(t), 0);
+	assert_int_equal(pc_topo_validate(t, NULL, 0), 0);
 	assert_int_equal(pc_topo_kind_source(t), PC_TOPO_KINDS_CPUFREQ);
 	assert_int_equal(pc_topo_nkinds(t), 2);
 	assert_string_equal(pc_topo_kind(t, 0)->name, "4200 MHz");
@@ -216,7 +216,7 @@ static void cgroup_tree_limits_a_saved_topology(void **state)
 	(void)state;
 
 	assert_int_equal(pc_topo_load(&o, &t, err, sizeof(err)), 0);
-	assert_int_equal(pc_topo_validate(t), 0);
+	assert_int_equal(pc_topo_validate(t, NULL, 0), 0);
 	assert_int_equal(pc_topo_limits(t)->cgroup_version, 2);
 	assert_string_equal(pc_topo_limits(t)->cgroup_path, "/app.slice/bench.scope");
 	cpus_are(&pc_topo_limits(t)->usable, "2-3");
@@ -238,7 +238,7 @@ static void this_machine(void **state)
 	(void)state;
 
 	assert_int_equal(pc_topo_load(NULL, &t, err, sizeof(err)), 0);
-	assert_int_equal(pc_topo_validate(t), 0);
+	assert_int_equal(pc_topo_validate(t, NULL, 0), 0);
 	assert_string_equal(pc_topo_source(t), "this machine");
 	assert_int_equal(sched_getaffinity(0, sizeof(aff), &aff), 0);
 	assert_true(pc_topo_limits(t)->has_affinity);

@@ -47,7 +47,7 @@ static inline struct pc_topo *topotest_load(const char *name, const char *allowe
 	}
 	if (pc_topo_load(&o, &t, err, sizeof(err)))
 		fail_msg("loading %s: %s", name, err);
-	assert_int_equal(pc_topo_validate(t), 0);
+	assert_int_equal(pc_topo_validate(t, NULL, 0), 0);
 	return t;
 }
 
@@ -78,7 +78,7 @@ static inline struct pc_placement *topotest_place(const struct pc_topo *t, unsig
 		assert_int_equal(pc_cpulist_parse(list, &set), 0);
 	if (pc_place(t, n, policy, list ? &set : NULL, flags, &p, err, sizeof(err)))
 		fail_msg("placing %u shards (%s): %s", n, pc_place_policy_name(policy), err);
-	assert_int_equal(pc_placement_validate(t, p), 0);
+	assert_int_equal(pc_placement_validate(t, p, NULL, 0), 0);
 	assert_string_equal(topotest_cpus(p), want_cpus);
 	return p;
 }

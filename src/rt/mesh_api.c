@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* percore rt: the public sending calls (shard.h): pc_shard_submit,
+ * _copy, _call, _broadcast, _flush. Caller: a shard's own thread. */
+#include <errno.h>
+#include <string.h>
+
+#include "rt/mesh_send.h"
+
+static struct rt_shard *sender(unsigned to)
+{
+	struct rt_shard *s = rt_self;
+
+	if (!s || to >= s->e->n)
+		return NULL;
+	return s;
+}
+
+static int refuse(struct rt_shard *s)
+{
+	RT_STAT_ADD(s, ring_full, 1);
+	return -EAGAIN; /* full: nothing staged, the caller retries later */
+}
+
+int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
+{
+	struct rt_shard *s = sender(to);
+	struct rt_head *h;
+	bool mail;
+
+	if (!s || !fn)
+		return rt_self ? -EINVAL : -EPERM;
+	h = rt_mesh_open(s, to, true, false, &mail);
+	if (!h)
+		return refuse(s);
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_PTR;
+	h->u.arg = arg;
+	rt_mesh_done(s, to, mail);
+	return 0;
+}
+
+int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len)
+{
+	struct rt_shard *s = sender(to);
+	struct rt_head *h;
+	bool mail;
+
+	if (!s || !fn || (len && !data))
+		return rt_self ? -EINVAL : -EPERM;
+	if (len > PC_MSG_INLINE)
+		return -EMSGSIZE;
+	h = rt_mesh_open(s, to, len <= RT_HEAD_INLINE, false, &mail);
+	if (!h)
+		return refuse(s);
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_COPY;
+	h->len = (uint16_t)len;
+	if (len)
+		memcpy(rt_mesh_copy_bytes(h), data, len);
+	rt_mesh_done(s, to, mail);
+	return 0;
+}
+
+int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply, void *ctx)
+{
+	struct rt_shard *s = sender(to);
+	struct rt_msg *m;
+
+	if (!s || !fn || !reply)
+		return rt_self ? -EINVAL : -EPERM;
+	if (s->out[to].calls >= s->e->reserve)
+		return refuse(s);
+	m = rt_mesh_stage(s, to, false);
+	if (!m)
+		return refuse(s);
+	m->h.fn = (void (*)(void))fn;
+	m->h.kind = RT_MSG_CALL;
+	m->h.u.arg = arg;
+	m->x.call.reply = reply;
+	m->x.call.ctx = ctx;
+	s->out[to].calls++;
+	rt_mesh_staged(s, to);
+	return 0;
+}
+
+unsigned pc_shard_call_limit(void)
+{
+	return rt_self ? rt_self->e->reserve : 0;
+}
+
+int pc_shard_broadcast(pc_msg_fn fn, void *arg)
+{
+	struct rt_shard *s = rt_self;
+
+	if (!s)
+		return -EPERM;
+	if (!fn)
+		return -EINVAL;
+	for (unsigned k = 0; k < s->e->n; k++)
+		if (!rt_mesh_has_room(s, k))
+			return refuse(s);
+	for (unsigned k = 0; k < s->e->n; k++)
+		pc_shard_submit(k, fn, arg);
+	return 0;
+}
+
+int pc_shard_flush(void)
+{
+	struct rt_shard *s = rt_self;
+	int n;
+
+	if (!s)
+		return -EPERM;
+	n = (int)s->ndirty;
+	rt_mesh_flush(s);
+	return n;
+}
+
+/* Calls to every shard, all or none (pc_engine_stats uses it). */
+int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
+{
+	for (unsigned k = 0; k < s->e->n; k++)
+		if (!rt_mesh_has_room(s, k) || s->out[k].calls >= s->e->reserve)
+			return refuse(s);
+	for (unsigned k = 0; k < s->e->n; k++)
+		pc_shard_call(k, fn, args[k], reply, ctx);
+	return 0;
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* percore rt: the consumer side of the mesh. Each turn the shard takes
+ * its doorbell words, drains the rings they name and the hot rings, and
+ * runs each message in the order its sender sent it (ring and mailbox
+ * merged by ring position, mailbox.h). Owner shard only. */
+#include "rt/mesh_send.h"
+
+/* Messages one ring may hand over in one turn before the next ring (and
+ * the reactor) get their go: fairness between senders. */
+#define RT_DRAIN_BUDGET 64
+
+/* A ring that delivered messages is "hot": polled every turn with no
+ * doorbell needed, until this many polls in a row found it empty. */
+#define RT_HOT_TURNS 1024
+
+static unsigned bell_words(const struct pc_engine *e)
+{
+	return (e->n + 1 + 63) / 64;   /* n shards + the external ring */
+}
+
+static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
+{
+	bool mail;
+	/* Never NULL: the reply reservation (mesh.c) keeps room for it. */
+	struct rt_head *h = rt_mesh_open(s, to, true, true, &mail);
+
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_REPLY;
+	h->u.reply.ctx = ctx;
+	h->u.reply.result = result;
+	rt_mesh_done(s, to, mail);
+}
+
+static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
+{
+	struct rt_head *h = &m->h;
+
+	RT_STAT_ADD(s, msgs_in, 1);
+	switch (h->kind) {
+	case RT_MSG_PTR:
+		((pc_msg_fn)h->fn)(h->u.arg);
+		break;
+	case RT_MSG_COPY:
+		((pc_msg_fn)h->fn)(rt_mesh_copy_bytes(h));
+		break;
+	case RT_MSG_CALL: {
+		intptr_t r = ((pc_shard_call_fn)h->fn)(h->u.arg);
+
+		send_reply(s, from, m->x.call.reply, m->x.call.ctx, r);
+		break;
+	}
+	case RT_MSG_REPLY:
+		s->out[from].calls--;
+		((pc_shard_reply_fn)h->fn)(h->u.reply.ctx, h->u.reply.result);
+		break;
+	case RT_MSG_FREE:
+		rt_shared_buf_free_list(h->u.free_list);
+		break;
+	}
+}
+
+/* The next message from source i in the order it was sent, or NULL: a
+ * ring slot (taken; free it with rt_ring_release) or the mail due before
+ * it, copied into *mail and its half handed back (mailbox.h: the slot's
+ * word first, then the tag). */
+PC_INLINE struct rt_msg *next_msg(struct rt_shard *s, unsigned i, struct rt_msg *mail)
+{
+	struct rt_ring *r = s->in[i];
+	struct rt_msg *m = rt_ring_peek(r);
+	struct rt_head *half = rt_mail_due(s->mail_in[i], r);
+
+	if (half) {
+		rt_mail_take(half, mail);
+		return mail;
+	}
+	if (m)
+		rt_ring_take(r);
+	return m;
+}
+
+/* Run up to RT_DRAIN_BUDGET messages from source i; *empty tells whether
+ * it ran dry. Ring slots are freed for the producer once, after the batch. */
+static unsigned drain_source(struct rt_shard *s, unsigned i, bool *empty)
+{
+	struct rt_msg mail, *m;
+	unsigned k = 0;
+
+	*empty = false;
+	while (k < RT_DRAIN_BUDGET) {
+		m = next_msg(s, i, &mail);
+		if (!m) {
+			*empty = true;
+			break;
+		}
+		k++;
+		run_msg(s, i, m);
+	}
+	if (k)
+		rt_ring_release(s->in[i]);
+	return k;
+}
+
+/* Ring i delivered: poll it every turn from now on, no doorbell needed.
+ * relaxed: a producer that still reads 0 merely rings the doorbell. */
+static void heat(struct rt_shard *s, unsigned i)
+{
+	s->is_hot[i] = 1;
+	s->nhot++;
+	atomic_store_explicit(&s->inbox->hot[i], 1, memory_order_relaxed);
+}
+
+/* Stop polling ring i every turn. It stays pending: the next drain's look
+ * at its next slot comes after the fence, so a producer that read hot == 1
+ * (and rang no doorbell) before the fence has its message found then. */
+static void cool(struct rt_shard *s, unsigned i)
+{
+	s->is_hot[i] = 0;
+	s->nhot--;
+	s->cold_turns[i] = 0;
+	atomic_store_explicit(&s->inbox->hot[i], 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+bool rt_mesh_cool_all(struct rt_shard *s)
+{
+	if (!s->nhot)
+		return false;
+	for (unsigned i = 0; i <= s->e->n; i++)
+		if (s->is_hot[i])
+			cool(s, i);
+	return true;
+}
+
+/* After a look at ring i: ran messages, and whether it ran dry. */
+static void after_drain(struct rt_shard *s, unsigned i, unsigned ran, bool empty)
+{
+	if (ran) {
+		s->cold_turns[i] = 0;
+		if (!s->is_hot[i] && i != s->id)
+			heat(s, i);
+	}
+	if (!empty)
+		return;
+	if (!s->is_hot[i])
+		s->pending[i / 64] &= ~(1ull << (i % 64));
+	else if (++s->cold_turns[i] >= RT_HOT_TURNS)
+		cool(s, i);
+}
+
+unsigned rt_mesh_drain(struct rt_shard *s)
+{
+	struct rt_inbox *ib = s->inbox;
+	unsigned words = bell_words(s->e), ran = 0;
+
+	for (unsigned w = 0; w < words; w++) {
+		/* Read first: a word with no news costs no write to the line
+		 * the producers write. acquire on the exchange pairs with the
+		 * producers' fetch_or (see rt_mesh_ring_bell). */
+		if (atomic_load_explicit(&ib->bell[w], memory_order_relaxed))
+			s->pending[w] |= atomic_exchange_explicit(&ib->bell[w], 0, memory_order_acquire);
+	}
+	for (unsigned w = 0; w < words; w++) {
+		uint64_t bits = s->pending[w];
+
+		while (bits) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+			bool empty;
+			unsigned k;
+
+			bits &= bits - 1;
+			k = drain_source(s, i, &empty);
+			after_drain(s, i, k, empty);
+			ran += k;
+		}
+	}
+	return ran;
+}
+
+bool rt_mesh_may_have_work(struct rt_shard *s)
+{
+	unsigned words = bell_words(s->e);
+
+	for (unsigned w = 0; w < words; w++)
+		if (s->pending[w] || atomic_load_explicit(&s->inbox->bell[w], memory_order_seq_cst))
+			return true;
+	return false;
+}
+
+void rt_mesh_final_drain(struct rt_shard *s)
+{
+	struct rt_msg mail, *m;
+
+	for (unsigned i = 0; i <= s->e->n; i++) {
+		while ((m = next_msg(s, i, &mail))) {
+			/* Returned buffers are memory, not work: free them. */
+			if (m->h.kind == RT_MSG_FREE) {
+				run_msg(s, i, m);
+				continue;
+			}
+			RT_STAT_ADD(s, unrun_at_stop, 1);
+		}
+		rt_ring_release(s->in[i]);
+	}
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* percore rt: the producer side of the mesh (mesh_send.h): publishing,
+ * doorbells, mails, and the flush at the end of each turn. */
+#include "percore/reactor.h"
+#include "rt/mesh_send.h"
+
+int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+{
+	/* Full fence between the slot words just stored and the load of
+	 * `hot`: against the consumer's "hot = 0; fence; load the next slot's
+	 * word" when it stops polling this ring, either it sees our words or
+	 * we see hot == 0 and ring the doorbell (store-buffering, forbidden
+	 * across seq_cst fences). A hot ring is polled every turn: no
+	 * doorbell, no RMW on the line the consumer reads. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ib->hot[bit], memory_order_relaxed))
+		return 0;
+	/* seq_cst read-modify-write: the release half makes the slots just
+	 * published visible to the consumer's exchange that takes this bit;
+	 * being seq_cst, it and the load of `sleeping` below, against the
+	 * consumer's seq_cst store of `sleeping` and load of the doorbell,
+	 * cannot both miss each other. */
+	atomic_fetch_or_explicit(&ib->bell[bit / 64], 1ull << (bit % 64), memory_order_seq_cst);
+	if (!atomic_load_explicit(&ib->sleeping, memory_order_seq_cst))
+		return 0;
+	/* Several producers may see the flag; one eventfd write is enough. */
+	if (!atomic_exchange_explicit(&ib->sleeping, 0, memory_order_relaxed))
+		return 0;
+	pc_reactor_wake(r);
+	return 1;
+}
+
+void rt_mesh_publish(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	rt_ring_publish(o->ring);    /* release: contents before words */
+	o->staged = 0;
+	RT_STAT_ADD(s, publishes, 1);
+	if (to == s->id) {
+		/* Our own ring: no atomics, we are the consumer. */
+		s->pending[to / 64] |= 1ull << (to % 64);
+		return;
+	}
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+}
+
+void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	rt_mail_post(o->mail, pc_spsc_produced(&o->ring->ring));
+	s->mailed = true;
+	RT_STAT_ADD(s, msgs_out, 1);
+	RT_STAT_ADD(s, mail_out, 1);
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+}
+
+void rt_mesh_flush(struct rt_shard *s)
+{
+	if (s->nfrees)
+		rt_mesh_send_returns(s);
+	for (unsigned i = 0; i < s->ndirty; i++) {
+		unsigned to = s->dirty[i];
+
+		s->out[to].dirty = false;
+		if (s->out[to].staged)
+			rt_mesh_publish(s, to);
+	}
+	s->ndirty = 0;
+}

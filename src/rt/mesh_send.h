@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* percore rt: the producer side of the mesh, shared by the files that
+ * send (mesh_api.c, mesh_recv.c for replies, mesh_returns.c).
+ *
+ * A message is opened (rt_mesh_open: the pair mailbox when it is small and
+ * the ring is empty, else a slot staged in ring (s, to)), written, then
+ * handed to rt_mesh_done(): a mail is posted at once; a staged slot is
+ * published when publish_batch of them wait, or at the end of the turn
+ * (rt_mesh_flush). Each publish and each mail rings the receiver's doorbell
+ * (rt_mesh_ring_bell in mesh_send.c holds the ordering argument). The helpers are inline: they
+ * are the sending path, a few instructions each. Caller: the sending shard
+ * only.
+ */
+#ifndef PERCORE_SRC_RT_MESH_SEND_H
+#define PERCORE_SRC_RT_MESH_SEND_H
+
+#include <stdbool.h>
+
+#include "rt/mailbox.h"
+#include "rt/rt.h"
+
+/* Announce a publish on ring `bit` into the shard whose inbox is ib and
+ * wake it if it sleeps. Returns 1 when an eventfd was written. Any
+ * thread: producers of the mesh and of the external ring. */
+int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit);
+
+/* Publish what s staged into ring (s, to) and ring the doorbell. */
+void rt_mesh_publish(struct rt_shard *s, unsigned to);
+
+/* A mail to `to` is written into s's mailbox half: post it and ring. */
+void rt_mesh_mail_sent(struct rt_shard *s, unsigned to);
+
+/* True when ring (s, to) can take a non-reply message now. Only s
+ * stages into it, so the answer holds until s itself sends. */
+PC_INLINE bool rt_mesh_has_room(struct rt_shard *s, unsigned to)
+{
+	return pc_spsc_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
+}
+
+/* A slot in ring (s, to), or NULL when full. Anything but a reply must
+ * leave e->reserve slots free for the replies s may owe `to`. */
+PC_INLINE struct rt_msg *rt_mesh_stage(struct rt_shard *s, unsigned to, bool reply)
+{
+	if (!reply && !rt_mesh_has_room(s, to))
+		return NULL;
+	return rt_ring_stage(s->out[to].ring);
+}
+
+/* The sender's mailbox half towards `to` when this message may go there:
+ * the half is free and ring (s, to) is empty, staged and published
+ * messages alike (a look at the ring's head; after a busy answer, no
+ * second look until the next turn, so a stream pays one per turn). */
+PC_INLINE struct rt_head *rt_mesh_mail_slot(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+	uint32_t cap = s->e->capacity;
+
+	if (o->staged || o->skip_turn == s->stats.turns || !rt_mail_free(o->mail))
+		return NULL;
+	if (pc_spsc_room(&o->ring->ring, cap) != cap) {
+		o->skip_turn = s->stats.turns;
+		return NULL;
+	}
+	return o->mail;
+}
+
+/* Where the next message to `to` goes: the mailbox when `small` (it fits
+ * in a head) and rt_mesh_mail_slot() allows, else a ring slot; NULL when
+ * the ring is full. *mail tells which, for rt_mesh_done(). */
+PC_INLINE struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small,
+				       bool reply, bool *mail)
+{
+	struct rt_head *h = small ? rt_mesh_mail_slot(s, to) : NULL;
+	struct rt_msg *m;
+
+	*mail = h != NULL;
+	if (h)
+		return h;
+	m = rt_mesh_stage(s, to, reply);
+	return m ? &m->h : NULL;
+}
+
+/* A ring slot was written: count it, remember the ring for the flush, and
+ * publish once publish_batch slots wait. */
+PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	RT_STAT_ADD(s, msgs_out, 1);
+	if (!o->dirty) {
+		o->dirty = true;
+		s->dirty[s->ndirty++] = to;
+	}
+	if (++o->staged >= s->e->cfg.publish_batch)
+		rt_mesh_publish(s, to);
+}
+
+/* The message rt_mesh_open() gave is written: send it. */
+PC_INLINE void rt_mesh_done(struct rt_shard *s, unsigned to, bool mail)
+{
+	if (mail)
+		rt_mesh_mail_sent(s, to);
+	else
+		rt_mesh_staged(s, to);
+}
+
+/* A copy's bytes: from the head's payload on, through the rest of a ring
+ * slot for copies over RT_HEAD_INLINE (rt_msg). */
+PC_INLINE unsigned char *rt_mesh_copy_bytes(struct rt_head *h)
+{
+	return (unsigned char *)h + offsetof(struct rt_head, u);
+}
+
+#endif
