@@ -18,6 +18,7 @@
  *
  *   chat_server [PORT [SHARDS]]
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,18 +298,47 @@ static void shard_stop(unsigned shard, void *user) /* after its last session lef
 	}
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: chat_server [PORT [SHARDS]]\n"
+		   "Serve chat rooms on 127.0.0.1:PORT (default 7001; 0: the kernel picks)\n"
+		   "with SHARDS shards (default 0: one per core). Ctrl-C drains and exits.\n");
+}
+
+/* A decimal number from 0 to max, nothing else. Returns 0 or -EINVAL. */
+static int parse_num(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || *end || *out > max ? -EINVAL : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pc_server_cfg cfg;
 	struct pc_server *srv;
+	unsigned long port = 7001, shards = 0; /* 0: one per core */
 	char err[200];
 	sigset_t stop;
 	int sig;
 
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 3 || (argc > 1 && parse_num(argv[1], 65535, &port)) ||
+	    (argc > 2 && parse_num(argv[2], PC_ENGINE_MAX_SHARDS, &shards))) {
+		usage(stderr);
+		return 2;
+	}
 	pc_server_cfg_init(&cfg);
 	cfg.host = "127.0.0.1";
-	cfg.port = (uint16_t)(argc > 1 ? atoi(argv[1]) : 7001);
-	cfg.engine.shards = argc > 2 ? (unsigned)atoi(argv[2]) : 0; /* 0: one per core */
+	cfg.port = (uint16_t)port;
+	cfg.engine.shards = (unsigned)shards;
 	cfg.on_dispatch = on_dispatch, cfg.on_frame = on_other, cfg.on_close = on_close;
 	cfg.on_shard_stop = shard_stop;
 	cfg.max_body = 4096;     /* a Say of TEXT_MAX bytes fits */

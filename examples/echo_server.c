@@ -6,9 +6,11 @@
  *   echo_server [PORT [SHARDS]]
  *   percore load --port PORT          # drive it from another terminal
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <percore.h>
 
@@ -21,19 +23,48 @@ static void on_frame(struct pc_session *s, const struct pc_frame *f, void *user)
 		pc_session_close(s); /* it sends without reading: let it go */
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: echo_server [PORT [SHARDS]]\n"
+		   "Echo every frame on 127.0.0.1:PORT (default 7000; 0: the kernel picks)\n"
+		   "with SHARDS shards (default 0: one per core). Ctrl-C drains and exits.\n");
+}
+
+/* A decimal number from 0 to max, nothing else. Returns 0 or -EINVAL. */
+static int parse_num(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || *end || *out > max ? -EINVAL : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pc_server_cfg cfg;
 	struct pc_server *srv;
 	struct pc_server_stats st;
+	unsigned long port = 7000, shards = 0; /* 0: one per core */
 	char err[200];
 	sigset_t stop;
 	int sig;
 
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 3 || (argc > 1 && parse_num(argv[1], 65535, &port)) ||
+	    (argc > 2 && parse_num(argv[2], PC_ENGINE_MAX_SHARDS, &shards))) {
+		usage(stderr);
+		return 2;
+	}
 	pc_server_cfg_init(&cfg);
 	cfg.host = "127.0.0.1";
-	cfg.port = (uint16_t)(argc > 1 ? atoi(argv[1]) : 7000);
-	cfg.engine.shards = argc > 2 ? (unsigned)atoi(argv[2]) : 0; /* 0: one per core */
+	cfg.port = (uint16_t)port;
+	cfg.engine.shards = (unsigned)shards;
 	cfg.on_frame = on_frame;
 	cfg.idle_timeout_ms = 60000;  /* close sessions silent for a minute */
 	cfg.max_body = 64 << 10;      /* refuse larger frames (error reply, close) */

@@ -104,7 +104,8 @@ void pc_engine_cfg_init(struct pc_engine_cfg *cfg);
 /* Start an engine. Returns 0 and stores it in *out, or: -EINVAL for a bad
  * configuration (shards over PC_ENGINE_MAX_SHARDS, a capacity that is not
  * a power of two, an unknown idle policy or backend, a placement the
- * machine cannot satisfy: err gets a one-line reason), -ENOMEM, or the
+ * machine cannot satisfy: err gets a one-line reason), -E2BIG for more
+ * shards than usable CPUs without cfg.oversubscribe, -ENOMEM, or the
  * -errno of thread creation or reactor set-up. err may be NULL. Any thread
  * that is not a shard. */
 int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out,

@@ -24,6 +24,13 @@ enum {
 	PC_LISTEN_REUSEPORT = 1u << 0,
 	/* IPv6 socket accepting IPv6 only (IPV6_V6ONLY). */
 	PC_LISTEN_V6ONLY = 1u << 1,
+	/* With PC_LISTEN_REUSEPORT: fail with -EADDRINUSE when a socket
+	 * already listens on the address, even one that would let this one
+	 * join it, so a new server never splits connections with an old one
+	 * by accident. Checked by binding a probe socket without SO_REUSEPORT
+	 * first; two servers starting in the same instant can both pass it
+	 * (the window is the time between the probe's close and the bind). */
+	PC_LISTEN_FIRST = 1u << 2,
 };
 
 /* Default listen backlog when 0 is given: the kernel caps it at

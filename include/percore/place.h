@@ -76,10 +76,12 @@ unsigned pc_place_default_shards(const struct pc_topo *t);
 /* Place nshards shards (0 = pc_place_default_shards) by policy. cpus is
  * the CPU set for PC_PLACE_LIST and must be NULL otherwise. flags: PC_PLACE_*.
  * On success stores a new placement in *out (free with pc_placement_free)
- * and returns 0. On failure returns -EINVAL (a CPU in the list that does not
- * exist or is not usable, more shards than the policy can place, nothing
- * usable, bad arguments) or -ENOMEM, writes a one-line reason into err and
- * leaves *out NULL. Any thread. */
+ * and returns 0. On failure returns -E2BIG (more shards than usable CPUs
+ * without PC_PLACE_OVERSUBSCRIBE: the caller names its own way to allow
+ * it), -EINVAL (a CPU in the list that does not exist or is not usable,
+ * more shards than a CPU list or pcore can place, nothing usable, bad
+ * arguments) or -ENOMEM, writes a one-line reason into err and leaves *out
+ * NULL. Any thread. */
 int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_policy policy,
 	     const cpu_set_t *cpus, unsigned flags, struct pc_placement **out,
 	     char *err, size_t errlen);

@@ -49,6 +49,12 @@ struct pc_server_cfg {
 	const char *host;
 	uint16_t port;
 	int backlog;
+	/* Share a port another socket already listens on (SO_REUSEPORT:
+	 * the kernel splits connections between the servers; only sockets
+	 * of the same user can join). false: such a port is refused with
+	 * -EADDRINUSE (PC_LISTEN_FIRST), so a second server never takes
+	 * half of a running one's clients by mistake. */
+	bool reuseport_join;
 
 	/* The shards: count, placement, idle policy, backend. on_start,
 	 * on_stop and arg are the server's own: use on_shard_start and

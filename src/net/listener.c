@@ -94,13 +94,35 @@ static int listen_options(int fd, int family, unsigned flags)
 	return rc;
 }
 
+/* Would a socket without SO_REUSEPORT get the address? A listening socket
+ * there (whatever its options) makes the bind fail; SO_REUSEADDR lets
+ * connections in TIME_WAIT pass, as they do for the real listener. A
+ * wildcard port has no holder to find. Returns 0 or -errno. */
+static int probe_free(const struct sockaddr *addr, socklen_t len, unsigned flags)
+{
+	int fd, rc;
+
+	if (!pc_sockaddr_port(addr))
+		return 0;
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = listen_options(fd, addr->sa_family, flags & ~(unsigned)PC_LISTEN_REUSEPORT);
+	if (!rc && bind(fd, addr, len))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 int pc_listen(const struct sockaddr *addr, socklen_t len, int backlog, unsigned flags)
 {
 	int fd, rc;
 
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6) || backlog < 0 ||
-	    (flags & ~(unsigned)(PC_LISTEN_REUSEPORT | PC_LISTEN_V6ONLY)))
+	    (flags & ~(unsigned)(PC_LISTEN_REUSEPORT | PC_LISTEN_V6ONLY | PC_LISTEN_FIRST)))
 		return -EINVAL;
+	if ((flags & PC_LISTEN_FIRST) && (rc = probe_free(addr, len, flags)))
+		return rc;
 	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -421,15 +421,17 @@ void lg_shard_begin(struct lg_shard *sh)
 		all_connected(sh);
 }
 
+/* Time is up: what has a message in flight finishes it; everything else
+ * ends now. A connection still connecting has nothing to answer, and
+ * waiting for it would stretch the run past its duration (until the
+ * watchdog in the worst case), so it is closed without an error. */
 void lg_shard_end_time(struct lg_shard *sh)
 {
 	sh->stopping = true;
 	for (unsigned i = 0; i < sh->nconns; i++) {
 		struct lg_conn *c = &sh->conns[i];
 
-		if (c->state == LG_RUNNING && conn_complete(c))
-			conn_finish(c);
-		else if (c->state == LG_READY)
+		if (c->state == LG_RUNNING ? conn_complete(c) : c->state != LG_DONE)
 			conn_finish(c);
 	}
 }

@@ -391,20 +391,24 @@ int pc_server_shutdown(struct pc_server *srv, uint32_t drain_ms)
 
 static int server_listen(struct pc_server *srv, const char *host, char *err, size_t len)
 {
+	unsigned flags = PC_LISTEN_REUSEPORT | (srv->cfg.reuseport_join ? 0 : PC_LISTEN_FIRST);
 	struct sockaddr_storage ss;
 	socklen_t alen;
 	int fd;
 
 	if (pc_sockaddr_parse(host, srv->cfg.port, &ss, &alen))
 		return fail(err, len, -EINVAL, "the host is not a numeric IPv4 or IPv6 address");
-	fd = pc_listen((struct sockaddr *)&ss, alen, srv->cfg.backlog, PC_LISTEN_REUSEPORT);
+	fd = pc_listen((struct sockaddr *)&ss, alen, srv->cfg.backlog, flags);
 	if (fd == -EAFNOSUPPORT && (!host || !*host || !strcmp(host, "*"))) {
 		/* No IPv6 in this kernel: every IPv4 address instead. */
 		pc_sockaddr_parse("0.0.0.0", srv->cfg.port, &ss, &alen);
-		fd = pc_listen((struct sockaddr *)&ss, alen, srv->cfg.backlog, PC_LISTEN_REUSEPORT);
+		fd = pc_listen((struct sockaddr *)&ss, alen, srv->cfg.backlog, flags);
 	}
 	if (fd < 0) {
-		if (err && len)
+		if (err && len && fd == -EADDRINUSE && !srv->cfg.reuseport_join)
+			snprintf(err, len, "cannot listen: port %u is in use (another server "
+				 "listens there)", srv->cfg.port);
+		else if (err && len)
 			snprintf(err, len, "cannot listen: %s", strerror(-fd));
 		return fd;
 	}

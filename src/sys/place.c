@@ -329,8 +329,8 @@ static int prepare(struct plan *pl, unsigned *n, enum pc_place_policy policy,
 	if (policy == PC_PLACE_PCORE)
 		return pcore_cands(pl, *n);
 	if (*n > nusable && !(flags & PC_PLACE_OVERSUBSCRIBE))
-		return pc_errmsg(pl->err, pl->errlen, -EINVAL, "%u shards but only %u usable "
-				 "CPUs (oversubscribe to share CPUs)", *n, nusable);
+		return pc_errmsg(pl->err, pl->errlen, -E2BIG, "%u shards but only %u usable "
+				 "CPUs", *n, nusable);
 	if (policy == PC_PLACE_COMPACT)
 		qsort(pl->c, pl->nc, sizeof(*pl->c), by_node_then_tier);
 	return 0;

@@ -90,9 +90,21 @@ $py -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["state_removed
 rm -rf "$tmp/desk/var"
 diff -r "$fix/desktop" "$tmp/desk" && ok "tune/reset round trip restores the fixture" \
   || bad "round trip left differences"
-"$pc" reset --root "$tmp/desk" 2>"$tmp/err"; rc=$?
-[ $rc -eq 1 ] && grep -q "nothing to reset" "$tmp/err" && ok "reset without state: exit 1, explained" \
-  || bad "reset without state: exit $rc"
+# Nothing to reset is success, said in words and in JSON.
+"$pc" reset --root "$tmp/desk" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "nothing to reset" "$tmp/out" && ok "reset without state: exit 0, explained" \
+  || { bad "reset without state: exit $rc"; cat "$tmp/out" "$tmp/err"; }
+"$pc" reset --root "$tmp/desk" --dry-run >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "nothing to reset" "$tmp/out" && ok "reset --dry-run without state: exit 0" \
+  || { bad "reset --dry-run without state: exit $rc"; cat "$tmp/out" "$tmp/err"; }
+"$pc" reset --root "$tmp/desk" --json >"$tmp/reset.json" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && $py -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["nothing_to_reset"] is True and j["steps"] == [] and not j["state_removed"], j' \
+  "$tmp/reset.json" && ok "reset --json without state: nothing_to_reset" \
+  || { bad "reset --json without state: exit $rc"; cat "$tmp/reset.json" "$tmp/err"; }
+"$pc" reset --root "$tmp/desk" --dry-run --json >"$tmp/reset.json" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && $py -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["nothing_to_reset"] and j["dry_run"], j' \
+  "$tmp/reset.json" && ok "reset --dry-run --json without state" \
+  || { bad "reset --dry-run --json without state: exit $rc"; cat "$tmp/reset.json" "$tmp/err"; }
 
 # not applicable steps are listed (VM exposes nothing)
 cp -a "$fix/vm" "$tmp/vm"

@@ -14,6 +14,11 @@ identifier are rejected by percore's verifier, never read. Last, the
 Python chat client (chat_client.py) sends frames whose bodies percore reads
 and reads the frames percore builds, over a socket pair.
 
+A handful of processes do all of it, so a busy machine does not slow it
+down much: this one, one `fb_interop batch` for every percore encode and
+decode (requests sent in batches), and one flatc run per table and
+direction (flatc takes one root type per run).
+
 usage: with_flatbuffers.sh test_fb_interop.py FB_INTEROP_BINARY
 """
 import importlib
@@ -25,6 +30,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 
 import flatbuffers
 
@@ -217,18 +223,76 @@ def root_type(table):
     return "percore.%s" % table
 
 
+class Helper:
+    """One `fb_interop batch` process for every case: a request per line,
+    an answer per line, each file read and checked as the single commands
+    do. A process per case made this test slow; so did a round trip per
+    case on a busy machine, so requests go in batches."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([HELPER, "batch"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, encoding="utf-8")
+
+    def ask(self, requests):
+        """[(exit status, decoded values or None, reason)] for requests. A
+        thread writes them while this one reads the answers, so neither
+        pipe can fill up and stop both sides."""
+        def send():
+            try:
+                for r in requests:
+                    self.proc.stdin.write(json.dumps(r) + "\n")
+                self.proc.stdin.flush()
+            except BrokenPipeError:
+                pass  # it died: the reading side says so
+        writer = threading.Thread(target=send)
+        writer.start()
+        answers = []
+        for r in requests:
+            line = self.proc.stdout.readline()
+            if not line:  # it died (a sanitizer report is on stderr)
+                writer.join()
+                raise RuntimeError("fb_interop batch stopped, exit %s, at %r"
+                                   % (self.proc.wait(), r))
+            a = json.loads(line)
+            answers.append((a["status"], a["value"], a["error"]))
+        writer.join()
+        return answers
+
+    def close(self):
+        """Its exit status: LeakSanitizer reports at exit."""
+        self.proc.stdin.close()
+        rc = self.proc.wait()
+        self.proc.stdout.close()
+        return rc
+
+
+helper = None  # the Helper of this run, set by main()
+
+
+def helper_encode_all(table, cases):
+    """Encode each (values, path) of cases with percore's builder."""
+    requests = []
+    for values, path in cases:
+        with open(path + ".in.json", "w") as f:
+            json.dump(to_helper_json(table, values), f)
+        requests.append({"op": "encode", "table": table, "in": path + ".in.json", "out": path})
+    for rc, _, why in helper.ask(requests):
+        check(rc == 0, "%s: percore could not encode: %s" % (table, why))
+
+
+def helper_decode_all(table, paths):
+    """[(exit status, values or None)] of each file."""
+    answers = helper.ask([{"op": "decode", "table": table, "in": p} for p in paths])
+    return [(rc, got if rc == 0 else None) for rc, got, _ in answers]
+
+
 def helper_encode(table, values, path):
-    with open(path + ".in.json", "w") as f:
-        json.dump(to_helper_json(table, values), f)
-    r = subprocess.run([HELPER, "encode", table, path + ".in.json", path],
-                       capture_output=True, text=True)
-    check(r.returncode == 0, "%s: percore could not encode: %s" % (table, r.stderr))
+    helper_encode_all(table, [(values, path)])
 
 
 def helper_decode(table, path):
     """(exit status, values or None)."""
-    r = subprocess.run([HELPER, "decode", table, path], capture_output=True, text=True)
-    return r.returncode, (json.loads(r.stdout) if r.returncode == 0 else None)
+    return helper_decode_all(table, [path])[0]
 
 
 def flatc(args, cwd):
@@ -344,8 +408,7 @@ def py_read(table, buf):
 def round_trips(tmp, table, cases):
     schema, base = schema_of(table), os.path.join(tmp, table)
     ours = ["%s.ours%d.bin" % (base, i) for i in range(len(cases))]
-    for values, path in zip(cases, ours):
-        helper_encode(table, values, path)
+    helper_encode_all(table, list(zip(cases, ours)))
     # 1. percore -> flatc --json
     out = os.path.join(tmp, "json-" + table)
     if flatc(["--json", "--strict-json", "--defaults-json", "--raw-binary",
@@ -364,18 +427,20 @@ def round_trips(tmp, table, cases):
             json.dump(to_flatc_json(table, values), f)
     if flatc(["-b", "--strict-json", "--root-type", root_type(table), "-o", tmp, schema]
              + jsons, tmp):
-        for values, j in zip(cases, jsons):
-            rc, got = helper_decode(table, j[:-5] + ".bin")
+        read = helper_decode_all(table, [j[:-5] + ".bin" for j in jsons])
+        for values, j, (rc, got) in zip(cases, jsons, read):
             check(rc == 0 and norm(table, got) == norm(table, values),
                   "%s: percore read flatc's %s as %r (exit %d)" % (table, j, got, rc))
     # 3. python builds -> percore reads; 4. percore builds -> python reads
-    for i, values in enumerate(cases):
-        path = "%s.py%d.bin" % (base, i)
+    pys = ["%s.py%d.bin" % (base, i) for i in range(len(cases))]
+    for values, path in zip(cases, pys):
         with open(path, "wb") as f:
             f.write(py_build(table, values))
-        rc, got = helper_decode(table, path)
+    read = helper_decode_all(table, pys)
+    for i, values in enumerate(cases):
+        rc, got = read[i]
         check(rc == 0 and norm(table, got) == norm(table, values),
-              "%s: percore read Python's %s as %r (exit %d)" % (table, path, got, rc))
+              "%s: percore read Python's %s as %r (exit %d)" % (table, pys[i], got, rc))
         with open(ours[i], "rb") as f:
             got = py_read(table, f.read())
         check(norm(table, got) == norm(table, values),
@@ -383,11 +448,18 @@ def round_trips(tmp, table, cases):
     return ours[-1], cases[-1]
 
 
+def decode_bytes_all(tmp, table, datas):
+    """[(exit status, values or None)] of percore reading each buffer."""
+    paths = []
+    for i, data in enumerate(datas):
+        paths.append(os.path.join(tmp, "bad%d.bin" % i))
+        with open(paths[-1], "wb") as f:
+            f.write(data)
+    return helper_decode_all(table, paths)
+
+
 def decode_bytes(tmp, table, data):
-    bad = os.path.join(tmp, "bad.bin")
-    with open(bad, "wb") as f:
-        f.write(data)
-    return helper_decode(table, bad)
+    return decode_bytes_all(tmp, table, [data])[0]
 
 
 def rejects(tmp, table, path, data, why):
@@ -404,8 +476,9 @@ def rejections(tmp, built):
             data = f.read()
         accepted = 0
         cuts = set(range(0, len(data), max(1, len(data) // 16)))
-        for n in sorted(cuts | set(range(max(0, len(data) - 12), len(data)))):
-            rc, got = decode_bytes(tmp, table, data[:n])
+        cuts = sorted(cuts | set(range(max(0, len(data) - 12), len(data))))
+        read = decode_bytes_all(tmp, table, [data[:n] for n in cuts])
+        for n, (rc, got) in zip(cuts, read):
             accepted += rc == 0
             check(rc == 3 or (rc == 0 and norm(table, got) == norm(table, values)),
                   "%s: %s cut to %d bytes read as %r (exit %d)" % (table, path, n, got, rc))
@@ -500,6 +573,7 @@ def recv_exactly(sock, n):
 
 
 def main():
+    global helper
     seed = int(os.environ.get("PC_FB_SEED", random.SystemRandom().randrange(2**32)))
     print("seed %d (PC_FB_SEED=%d repeats this run)" % (seed, seed))
     rng = random.Random(seed)
@@ -508,6 +582,7 @@ def main():
         tmp = keep or scratch
         os.makedirs(tmp, exist_ok=True)
         chat_client.generate_code(SRC, os.path.join(tmp, "gen"), SCHEMAS.values())
+        helper = Helper()
         built = {}
         for table in MESSAGE_TABLES:
             cases = edge_cases(table) + [rand_table(rng, table) for _ in range(PER_TABLE)]
@@ -516,6 +591,8 @@ def main():
         rejections(tmp, built)
         client_frames(tmp, rng)
         print("chat client frames over a socket pair checked")
+        rc = helper.close()
+        check(rc == 0, "fb_interop batch exited with %d" % rc)
     if failures:
         print("%d failures" % len(failures))
         return 1

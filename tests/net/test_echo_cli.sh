@@ -3,7 +3,9 @@
 # reason, exit codes) and a run of each against the other: framed and raw,
 # a count, idle sessions priced by the server, a frame that never
 # completes, the statistics on SIGUSR1 and on exit after a graceful
-# SIGTERM. Loopback only; every wait bounded.
+# SIGTERM; --connect runs that end on time, more shards than CPUs only
+# with --oversubscribe, a served port refused unless --reuseport-join.
+# Loopback only; every wait bounded.
 set -u
 pc="$PC_BUILD_DIR/tools/percore/percore"
 tmp=$(mktemp -d)
@@ -53,17 +55,71 @@ check 0 "echo --help" "$pc" echo --help
 check 0 "load --help" "$pc" load --help
 for bad in "--port x" "--port 70000" "--max-body 0" "--max-body 17M" "--idle-policy nope" \
            "--shards 0" "--idle-timeout -1" "--frame-timeout x" "--backend kqueue" "--nope" \
-           "extra"; do
+           "extra" "--host example.com" "--host 1.2.3" "--host"; do
   # shellcheck disable=SC2086
   check 2 "echo $bad" "$pc" echo $bad
   grep -q "percore echo: " "$tmp/err" || { echo "FAIL: echo $bad: no reason"; fail=1; }
 done
 for bad in "--size 5-1" "--size 1-" "--conns 0" "--depth 5000" "--duration 0" \
-           "--duration 3x" "--raw --idle 5" "--raw --size 0" "--port"; do
+           "--duration 3x" "--raw --idle 5" "--raw --size 0" "--port" "--host example.com"; do
   # shellcheck disable=SC2086
   check 2 "load $bad" "$pc" load $bad
   grep -q "percore load: " "$tmp/err" || { echo "FAIL: load $bad: no reason"; fail=1; }
 done
+
+# A host is numeric (or localhost): names are refused, never resolved.
+for c in echo load; do
+  check 2 "$c --host a name" "$pc" $c --host localhost.localdomain
+  grep -q -- "--host" "$tmp/err" || { echo "FAIL: $c --host: the option is not named"; fail=1; }
+done
+
+# ---- more shards than CPUs ------------------------------------------------------
+over=$(( $(nproc) + 14 ))
+check 1 "echo --shards $over without --oversubscribe" "$pc" echo --port 0 --shards $over
+grep -q -- "--oversubscribe" "$tmp/err" || { echo "FAIL: echo: --oversubscribe not named"; fail=1; }
+check 1 "load --shards $over without --oversubscribe" "$pc" load --port 1 --shards $over
+grep -q -- "--oversubscribe" "$tmp/err" || { echo "FAIL: load: --oversubscribe not named"; fail=1; }
+if start_echo over --host localhost --shards $over --oversubscribe --json; then
+  check 0 "load --oversubscribe against $over shards" "$pc" load --port "$port" --conns $over \
+    --messages 500 --shards $over --oversubscribe --policy off --idle-policy sleep --json
+  expect "every message back" '.messages == 500 and .errors.total == 0'
+  stop_echo over
+  cp "$tmp/over.out" "$tmp/out"
+  expect "$over shards served" "(.shards | length) == $over"
+fi
+
+# ---- a port already served ----------------------------------------------------
+if start_echo first --shards 1; then
+  first=$pid
+  check 1 "a second echo on a served port is refused" timeout $((10 * slow)) \
+    "$pc" echo --host 127.0.0.1 --port "$port" --shards 1 --policy off
+  grep -q -- "--reuseport-join" "$tmp/err" || { echo "FAIL: --reuseport-join not named"; fail=1; }
+  if start_echo joined --shards 1 --port "$port" --reuseport-join; then
+    echo "ok: --reuseport-join shares the port"
+    stop_echo joined
+  fi
+  pid=$first
+  stop_echo first
+fi
+
+# ---- --connect ends on time ----------------------------------------------------
+# A cycle's connect may be in progress when time is up: the run still ends
+# then (not at the no-progress watchdog, 5 s later) and its rate divides
+# by the time it ran. Several runs, as the timing of the end varies.
+if start_echo connect --shards 1; then
+  for i in 1 2 3 4 5; do
+    t0=$(date +%s%N)
+    check 0 "load --connect --duration 1, run $i" "$pc" load --port "$port" --connect --conns 2 \
+      --duration 1 --policy off --idle-policy sleep --json
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    [ "$ms" -lt $(( 3000 + 1000 * (slow > 1) )) ] && echo "ok: run $i took $ms ms" \
+      || { echo "FAIL: run $i took $ms ms for a 1 s run"; fail=1; }
+    expect "run $i: elapsed is the duration" '.elapsed_s >= 0.99 and .elapsed_s < 1.5'
+    expect "run $i: rate is count / elapsed" \
+      '(.msgs_per_s * .elapsed_s - .messages) as $d | .connects > 0 and $d * $d < 1'
+  done
+  stop_echo connect
+fi
 
 # ---- framed -------------------------------------------------------------------
 "$pc" echo --help | grep -q -- "--frame-timeout S" || { echo "FAIL: --frame-timeout not in --help"; fail=1; }

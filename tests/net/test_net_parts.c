@@ -55,13 +55,21 @@ static void test_listen_accept(void **state)
 	pc_sockaddr_parse("127.0.0.1", 0, &ss, &len);
 	assert_int_equal(pc_listen((struct sockaddr *)&ss, len, -1, 0), -EINVAL);
 	assert_int_equal(pc_listen((struct sockaddr *)&ss, len, 0, 1u << 7), -EINVAL);
-	a = pc_listen((struct sockaddr *)&ss, len, 0, PC_LISTEN_REUSEPORT);
+	/* On a free port PC_LISTEN_FIRST listens, and others may join it. */
+	a = pc_listen((struct sockaddr *)&ss, len, 0, PC_LISTEN_REUSEPORT | PC_LISTEN_FIRST);
+	assert_true(a >= 0);
+	assert_int_equal(pc_socket_local(a, &ss, &len), 0);
+	close(a);
+	a = pc_listen((struct sockaddr *)&ss, len, 0, PC_LISTEN_REUSEPORT | PC_LISTEN_FIRST);
 	assert_true(a >= 0);
 	assert_int_equal(pc_socket_local(a, &ss, &len), 0);
 	/* A second socket shares the port with SO_REUSEPORT, not without. */
 	b = pc_listen((struct sockaddr *)&ss, len, 16, PC_LISTEN_REUSEPORT);
 	assert_true(b >= 0);
 	assert_int_equal(pc_listen((struct sockaddr *)&ss, len, 16, 0), -EADDRINUSE);
+	/* PC_LISTEN_FIRST refuses to join sockets already listening there. */
+	assert_int_equal(pc_listen((struct sockaddr *)&ss, len, 16,
+				   PC_LISTEN_REUSEPORT | PC_LISTEN_FIRST), -EADDRINUSE);
 	assert_int_equal(pc_accept(a, NULL, NULL), -EAGAIN);
 	c = pc_connect_start((struct sockaddr *)&ss, len);
 	assert_true(c >= 0);

@@ -60,6 +60,15 @@ static void bad_configurations_are_refused(void **state)
 		assert_null(e);
 		assert_true(strlen(err) > 0); /* a reason, for the user */
 	}
+	/* More shards than CPUs has its own code, so a program can say how
+	 * its user allows oversubscription (no machine here has 1024 CPUs). */
+	struct pc_engine *e = (struct pc_engine *)&c;
+	c = base_cfg(PC_ENGINE_MAX_SHARDS, PC_IDLE_SLEEP);
+	c.placement = "off";
+	c.oversubscribe = false;
+	assert_int_equal(pc_engine_start(&c, &e, err, sizeof(err)), -E2BIG);
+	assert_null(e);
+	assert_non_null(strstr(err, "usable CPUs"));
 }
 
 static void off_shard_calls_say_so(void **state)

@@ -73,8 +73,10 @@ run 1 "container, unusable CPU" --xml "$fx/container.xml" --cpus 0-1 &&
   has "$err" "CPU 0 is not usable" "unusable reason"
 
 # Fixture (4) and oversubscription.
-run 1 "vm, 3 shards" --xml "$fx/vm2.xml" --shards 3 &&
+run 1 "vm, 3 shards" --xml "$fx/vm2.xml" --shards 3 && {
   has "$err" "3 shards but only 2 usable CPUs" "oversubscription refused"
+  has "$err" "--oversubscribe" "the error names the flag"
+}
 run 0 "vm, 3 shards oversubscribed" --xml "$fx/vm2.xml" --shards 3 --oversubscribe &&
   has "$out" "warning: 3 shards on 2 usable CPUs" "oversubscription warning"
 run 0 "vm, off" --xml "$fx/vm2.xml" --policy off && has "$out" "not pinned" "off"
@@ -89,9 +91,15 @@ run 1 "missing XML" --xml /nonexistent.xml && has "$err" "No such file" "reason"
 
 # Usage errors: exit 2 and a one-line reason.
 for args in "--shards abc" "--shards -1" "--policy fastest" "--cpus 1-" "--cpus 1 --policy auto" \
-            "--policy list" "--quota -1" "--quota x" "--allowed 3-1" "extra" "--bogus"; do
+            "--policy list" "--quota -1" "--quota x" "--allowed 3-1" "extra" "--bogus" \
+            "--cpus 1-0" "--cpus"; do
   # shellcheck disable=SC2086
   run 2 "usage: $args" $args && has "$err" "percore topo:" "reason for $args"
 done
+# An empty list is a usage error like a malformed one; errors name the option.
+run 2 "usage: --cpus ''" --cpus '' && has "$err" "--cpus: the CPU list is empty" "empty list"
+run 2 "usage: --allowed ''" --allowed '' && has "$err" "--allowed" "empty allowed list"
+run 2 "usage: --bogus" --bogus && has "$err" "unknown option '--bogus'" "the option named"
+run 2 "usage: --cpus without a value" --cpus && has "$err" "--cpus needs a value" "missing value"
 run 0 "--help" --help && has "$out" "--oversubscribe" "help lists options"
 exit $fail

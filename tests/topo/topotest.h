@@ -83,10 +83,10 @@ static inline struct pc_placement *topotest_place(const struct pc_topo *t, unsig
 	return p;
 }
 
-/* Expect pc_place to fail with -EINVAL and a message containing want. */
-static inline void topotest_place_fails(const struct pc_topo *t, unsigned n,
-					enum pc_place_policy policy, const char *list,
-					unsigned flags, const char *want)
+/* Expect pc_place to fail with rc and a message containing want. */
+static inline void topotest_place_fails_rc(const struct pc_topo *t, unsigned n,
+					   enum pc_place_policy policy, const char *list,
+					   unsigned flags, int rc, const char *want)
 {
 	struct pc_placement *p = (struct pc_placement *)1;
 	cpu_set_t set;
@@ -95,10 +95,18 @@ static inline void topotest_place_fails(const struct pc_topo *t, unsigned n,
 	if (list)
 		assert_int_equal(pc_cpulist_parse(list, &set), 0);
 	assert_int_equal(pc_place(t, n, policy, list ? &set : NULL, flags, &p, err, sizeof(err)),
-			 -EINVAL);
+			 rc);
 	assert_null(p);
 	if (!strstr(err, want))
 		fail_msg("message '%s' lacks '%s'", err, want);
+}
+
+/* A placement refused with -EINVAL. */
+static inline void topotest_place_fails(const struct pc_topo *t, unsigned n,
+					enum pc_place_policy policy, const char *list,
+					unsigned flags, const char *want)
+{
+	topotest_place_fails_rc(t, n, policy, list, flags, -EINVAL, want);
 }
 
 /* True when some warning of p contains text. */

@@ -30,6 +30,13 @@ void pc_cmd_register(const struct pc_cmd *c);
 int pc_cmd_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Print "percore CMD: reason" for a command the library refused to run
+ * (rc its -errno, reason its message) and, where an option lifts that
+ * refusal, the option: -E2BIG (more shards than CPUs) --oversubscribe,
+ * -EADDRINUSE (a port another server listens on) --reuseport-join.
+ * Returns PC_EXIT_FAIL. */
+int pc_cmd_refused(const char *cmd, int rc, const char *reason);
+
 /* True when any argument is -h or --help. */
 int pc_cmd_wants_help(int argc, char **argv);
 

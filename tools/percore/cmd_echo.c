@@ -33,9 +33,15 @@ static void usage(FILE *f)
 		"server. Frames with message id\n"
 		"0xffffff01 get the server's statistics as JSON (percore load --idle uses it).\n\n"
 		"options:\n"
-		"  --host H            numeric address to listen on (default: every address)\n"
+		"  --host H            address to listen on: numeric IPv4 or IPv6, or localhost\n"
+		"                      (127.0.0.1); names are not resolved (default: every\n"
+		"                      address)\n"
 		"  --port P            port (default %d; 0: the kernel chooses)\n"
+		"  --reuseport-join    share a port another server of this user already\n"
+		"                      listens on (SO_REUSEPORT splits the connections);\n"
+		"                      without it such a port is refused\n"
 		"  --shards N          shards (default: one per usable CPU)\n"
+		"  --oversubscribe     allow more shards than usable CPUs (they share CPUs)\n"
 		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
 		"                      list such as 0,2-3 (default auto; see percore topo)\n"
 		"  --idle-policy P     spin, adaptive (default), sleep\n"
@@ -76,8 +82,8 @@ static size_t echo_raw(struct pc_session *s, const uint8_t *data, size_t len, vo
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_BACKEND, OPT_RAW,
-       OPT_IDLE, OPT_HB, OPT_FRAME, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_BACKLOG, OPT_DRAIN,
-       OPT_JSON };
+       OPT_IDLE, OPT_HB, OPT_FRAME, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_BACKLOG,
+       OPT_DRAIN, OPT_JSON, OPT_OVER, OPT_JOIN };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -96,6 +102,8 @@ static const struct option long_opts[] = {
 	{ "backlog", required_argument, NULL, OPT_BACKLOG },
 	{ "drain", required_argument, NULL, OPT_DRAIN },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "oversubscribe", no_argument, NULL, OPT_OVER },
+	{ "reuseport-join", no_argument, NULL, OPT_JOIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -119,7 +127,9 @@ static int take_value(void *arg, int c, const char *v)
 	switch (c) {
 	case OPT_RAW: cfg->raw = true; return 0;
 	case OPT_JSON: a->json = true; return 0;
-	case OPT_HOST: cfg->host = v; return 0;
+	case OPT_OVER: cfg->engine.oversubscribe = true; return 0;
+	case OPT_JOIN: cfg->reuseport_join = true; return 0;
+	case OPT_HOST: cfg->host = v; return net_arg_host(v);
 	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
 	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
 	case OPT_BACKEND:
@@ -229,10 +239,8 @@ static int echo_main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	rc = pc_server_start(&a.cfg, &srv, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "percore echo: %s\n", err);
-		return PC_EXIT_FAIL;
-	}
+	if (rc)
+		return pc_cmd_refused("echo", rc, err);
 	struct sockaddr_storage ss;
 	socklen_t len;
 	pc_sockaddr_parse(a.cfg.host, pc_server_port(srv), &ss, &len);

@@ -28,7 +28,9 @@ static void usage(FILE *f)
 		"way), round-trip latency p50/p99/p99.9/max and errors. The generator runs\n"
 		"on percore's own runtime (--shards, --policy, --idle-policy).\n\n"
 		"options:\n"
-		"  --host H            server address, numeric (default 127.0.0.1)\n"
+		"  --host H            server address: numeric IPv4 or IPv6, or localhost\n"
+		"                      (127.0.0.1); names are not resolved (default\n"
+		"                      127.0.0.1)\n"
 		"  --port P            server port (default 7000)\n"
 		"  --conns C           connections (default 16)\n"
 		"  --depth D           messages in flight per connection (default 16)\n"
@@ -41,6 +43,7 @@ static void usage(FILE *f)
 		"  --idle N            open N idle sessions and report the server's memory\n"
 		"                      per session (needs percore echo, framed)\n"
 		"  --shards N          load generator shards (default 1)\n"
+		"  --oversubscribe     allow more shards than usable CPUs (they share CPUs)\n"
 		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
 		"                      list (default auto; see percore topo)\n"
 		"  --idle-policy P     spin, adaptive (default), sleep\n"
@@ -53,7 +56,7 @@ static void usage(FILE *f)
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_CONNS, OPT_DEPTH, OPT_SIZE, OPT_DURATION, OPT_MESSAGES,
        OPT_RAW, OPT_CONNECT, OPT_IDLE, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_SEED,
-       OPT_JSON };
+       OPT_JSON, OPT_OVER };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -71,6 +74,7 @@ static const struct option long_opts[] = {
 	{ "idle-policy", required_argument, NULL, OPT_POLICY },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "oversubscribe", no_argument, NULL, OPT_OVER },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,7 +111,8 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_RAW: cfg->raw = true; return 0;
 	case OPT_CONNECT: cfg->mode = PC_LOAD_CONNECT; return 0;
 	case OPT_JSON: a->json = true; return 0;
-	case OPT_HOST: cfg->host = v; return 0;
+	case OPT_OVER: cfg->engine.oversubscribe = true; return 0;
+	case OPT_HOST: cfg->host = v; return net_arg_host(v);
 	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
 	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
 	case OPT_SIZE: return parse_size(v, cfg);
@@ -253,9 +258,8 @@ static int load_main(int argc, char **argv)
 			a.cfg.raw ? "raw" : "framed", a.cfg.host, a.cfg.port);
 	rc = pc_load_run(&a.cfg, &r, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "percore load: %s\n", err);
 		pc_load_result_fini(&r);
-		return PC_EXIT_FAIL;
+		return pc_cmd_refused("load", rc, err);
 	}
 	if (a.json) {
 		cJSON *o = result_json(&a, &r);

@@ -72,7 +72,18 @@ static int parse_quota(const char *s, double *out)
 enum { OPT_XML = 256, OPT_SHARDS, OPT_POLICY, OPT_CPUS, OPT_OVER, OPT_ALLOWED,
        OPT_QUOTA, OPT_ROOT };
 
-static int parse_one(int opt, const char *arg, struct topo_args *a)
+/* A CPU list that names at least one CPU: an empty one is as much a
+ * usage error as a malformed one. */
+static int cpu_list(const char *opt, const char *arg, cpu_set_t *set)
+{
+	if (pc_cpulist_parse(arg, set))
+		return pc_cmd_usage_error("topo", "%s: malformed CPU list '%s'", opt, arg);
+	if (!CPU_COUNT(set))
+		return pc_cmd_usage_error("topo", "%s: the CPU list is empty", opt);
+	return 0;
+}
+
+static int parse_one(int opt, const char *arg, char **argv, struct topo_args *a)
 {
 	switch (opt) {
 	case 'j':         a->json = true; return 0;
@@ -90,19 +101,18 @@ static int parse_one(int opt, const char *arg, struct topo_args *a)
 					    "spread, pcore, off, list)", arg) : 0;
 	case OPT_CPUS:
 		a->have_cpus = true;
-		return pc_cpulist_parse(arg, &a->cpus)
-		       ? pc_cmd_usage_error("topo", "--cpus: malformed CPU list '%s'", arg) : 0;
+		return cpu_list("--cpus", arg, &a->cpus);
 	case OPT_ALLOWED:
 		a->have_allowed = true;
-		return pc_cpulist_parse(arg, &a->allowed)
-		       ? pc_cmd_usage_error("topo", "--allowed: malformed CPU list '%s'", arg)
-		       : 0;
+		return cpu_list("--allowed", arg, &a->allowed);
 	case OPT_QUOTA:
 		return parse_quota(arg, &a->quota)
 		       ? pc_cmd_usage_error("topo", "--quota wants a positive number of CPUs, "
 					    "not '%s'", arg) : 0;
+	case ':':
+		return pc_cmd_usage_error("topo", "%s needs a value", argv[optind - 1]);
 	default:
-		return pc_cmd_usage_error("topo", "unknown option");
+		return pc_cmd_usage_error("topo", "unknown option '%s'", argv[optind - 1]);
 	}
 }
 
@@ -124,8 +134,8 @@ static int parse_args(int argc, char **argv, struct topo_args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
-		if ((r = parse_one(opt, optarg, a)))
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1)
+		if ((r = parse_one(opt, optarg, argv, a)))
 			return r;
 	if (optind < argc)
 		return pc_cmd_usage_error("topo", "unexpected argument '%s'", argv[optind]);
@@ -352,9 +362,8 @@ static int topo_main(int argc, char **argv)
 		r = pc_place(t, a.shards, a.policy, a.have_cpus ? &a.cpus : NULL,
 			     a.oversubscribe ? PC_PLACE_OVERSUBSCRIBE : 0, &p, err, sizeof(err));
 	if (r) {
-		fprintf(stderr, "percore topo: %s\n", err);
 		pc_topo_free(t);
-		return PC_EXIT_FAIL;
+		return pc_cmd_refused("topo", r, err);
 	}
 	if (a.json)
 		r = print_json(t, p);

@@ -1,4 +1,5 @@
 /* percore: one binary, one subcommand per file. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,16 @@ int pc_cmd_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see percore %s --help)\n", cmd);
 	return PC_EXIT_USAGE;
+}
+
+int pc_cmd_refused(const char *cmd, int rc, const char *reason)
+{
+	const char *hint = rc == -E2BIG ? "; --oversubscribe runs several shards per CPU" :
+			   rc == -EADDRINUSE ? "; --reuseport-join shares the port with a server "
+					       "of the same user" : "";
+
+	fprintf(stderr, "percore %s: %s%s\n", cmd, reason, hint);
+	return PC_EXIT_FAIL;
 }
 
 int pc_cmd_wants_help(int argc, char **argv)

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "net_args.h"
+#include "percore/listener.h"
 
 /* Split a number from its unit: the number must be all digits (and one
  * dot when fraction is allowed) and non-empty. */
@@ -75,6 +76,14 @@ int net_arg_time(const char *s, double max_s, uint64_t *ns)
 	return -EINVAL;
 }
 
+int net_arg_host(const char *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	return pc_sockaddr_parse(s, 0, &ss, &len) ? -EINVAL : 0;
+}
+
 int net_args_parse(const char *cmd, int argc, char **argv, const struct option *opts,
 		   void (*usage)(FILE *f), int (*take)(void *a, int opt, const char *v), void *a)
 {
@@ -91,10 +100,15 @@ int net_args_parse(const char *cmd, int argc, char **argv, const struct option *
 			return pc_cmd_usage_error(cmd, "%s needs a value", argv[optind - 1]);
 		if (c == '?')
 			return pc_cmd_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-		if (take(a, c, optarg))
-			return optarg ? pc_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg,
-							   opts[li].name) :
-					pc_cmd_usage_error(cmd, "bad option --%s", opts[li].name);
+		if (!take(a, c, optarg))
+			continue;
+		if (!strcmp(opts[li].name, "host"))
+			return pc_cmd_usage_error(cmd, "bad value '%s' for --host: an IPv4 or "
+						  "IPv6 address or localhost (names are not "
+						  "resolved)", optarg);
+		return optarg ? pc_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg,
+						   opts[li].name) :
+				pc_cmd_usage_error(cmd, "bad option --%s", opts[li].name);
 	}
 	if (optind < argc)
 		return pc_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);

@@ -17,6 +17,12 @@ int net_arg_bytes(const char *s, uint64_t max, uint64_t *out);
  * Up to max_s seconds. Returns 0 or -EINVAL. */
 int net_arg_time(const char *s, double max_s, uint64_t *ns);
 
+/* A host as pc_sockaddr_parse takes it: numeric IPv4 or IPv6, "localhost"
+ * (127.0.0.1), "" or "*" (every address). Names are not resolved, so a
+ * server's address and a benchmark's target never depend on a resolver.
+ * Returns 0 or -EINVAL. */
+int net_arg_host(const char *s);
+
 /* Read argv with getopt_long: -h/--help prints usage(stdout) and returns
  * PC_EXIT_OK; every other option goes to take(a, option, value), value
  * NULL for options without one, which returns 0 or -EINVAL (a usage

@@ -15,7 +15,9 @@ static void help(bool reset)
 		printf("usage: percore reset [--state FILE] [--root DIR] [--dry-run] [--json]\n\n"
 		       "Put back every value `percore tune` changed, newest first, as saved in\n"
 		       "its state file, then remove the file (kept when a value could not be\n"
-		       "restored, so reset can run again). Needs root on a real machine.\n\n");
+		       "restored, so reset can run again). Needs root on a real machine.\n"
+		       "Without a state file there is nothing to reset: it says so (with --json\n"
+		       "\"nothing_to_reset\": true) and exits 0.\n\n");
 	} else {
 		printf("usage: percore tune [--turbo-off] [--smt-off] [--state FILE] [--root DIR]\n"
 		       "                    [--dry-run] [--json]\n\n"
@@ -106,15 +108,39 @@ static int print_report(const struct pc_tune_report *r, bool json)
 
 static void explain_error(const char *cmd, int rc, const char *state)
 {
-	if (rc == -ENOENT)
-		fprintf(stderr, "percore %s: no state file at %s: nothing to reset\n", cmd, state);
-	else if (rc == -EINVAL)
+	if (rc == -EINVAL)
 		fprintf(stderr, "percore %s: %s is not a state file this user may use for this root "
 				"(another user's, writable by others, another --root, or damaged); "
 				"nothing was changed\n", cmd, state);
 	else
 		fprintf(stderr, "percore %s: %s (state file %s); nothing was changed\n", cmd,
 			strerror(-rc), state);
+}
+
+/* reset without a state file: tune changed nothing (or reset already put
+ * it back), so there is nothing to do, which is success. */
+static int nothing_to_reset(const struct pc_tune_cli *c, const char *state)
+{
+	cJSON *j = NULL;
+	char *text = NULL;
+
+	if (!c->json) {
+		printf("nothing to reset: no state file at %s\n", state);
+		return PC_EXIT_OK;
+	}
+	if ((j = cJSON_CreateObject()) && cJSON_AddStringToObject(j, "state", state) &&
+	    cJSON_AddBoolToObject(j, "dry_run", c->opts.dry_run) &&
+	    cJSON_AddBoolToObject(j, "nothing_to_reset", true) &&
+	    cJSON_AddBoolToObject(j, "state_removed", false) && cJSON_AddArrayToObject(j, "steps"))
+		text = cJSON_Print(j);
+	cJSON_Delete(j);
+	if (!text) {
+		fprintf(stderr, "percore reset: out of memory\n");
+		return PC_EXIT_FAIL;
+	}
+	puts(text);
+	free(text);
+	return PC_EXIT_OK;
 }
 
 int pc_tune_cli_run(struct pc_tune_cli *c, bool reset)
@@ -130,6 +156,8 @@ int pc_tune_cli_run(struct pc_tune_cli *c, bool reset)
 		c->opts.dry_run = true;
 	pc_tune_state_path(&c->opts, state, sizeof(state));
 	rc = reset ? pc_tune_reset(&c->opts, &r) : pc_tune_apply(&c->opts, &r);
+	if (reset && rc == -ENOENT)
+		return nothing_to_reset(c, state);
 	if (rc) {
 		explain_error(cmd, rc, state);
 		return PC_EXIT_FAIL;
