@@ -42,19 +42,20 @@
 #define PERCORE_SPSC_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 /* One side's block. Each side's copy of _buf/_mask/_cap/_esz is written at
  * init only; keeping one per side means a push or pop reads no line the
  * other side owns. */
 struct pc_spsc_side {
-	_Atomic size_t _pos;    /* producer: _tail; consumer: _head (published) */
+	PC_ATOMIC(size_t) _pos;    /* producer: _tail; consumer: _head (published) */
 	size_t _next;           /* producer: next slot to stage; consumer: next
 	                         * slot to take (private, runs ahead of _pos) */
 	size_t _other;          /* private cache of the other side's _pos */
@@ -95,22 +96,22 @@ static inline size_t pc_spsc_buf_size(size_t cap, size_t esz)
  * power of two (the caller sized buf, so nothing is rounded here).
  * Returns 0, or -EINVAL when r or buf is NULL, esz is 0, cap is not a power
  * of two or cap * esz overflows. Before either thread uses the ring. */
-int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz);
+PC_API int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz);
 
 /* Allocate a ring and its buffer together (cache-line aligned, touched by
  * the calling thread); cap is rounded up to a power of two. Returns NULL
  * when cap or esz is 0, the size overflows, or memory runs out. */
-struct pc_spsc *pc_spsc_create(size_t cap, size_t esz);
+PC_API struct pc_spsc *pc_spsc_create(size_t cap, size_t esz);
 
 /* Free a ring made by pc_spsc_create (NULL is ignored; a ring made with
  * pc_spsc_init is left alone: its memory is the caller's). Neither thread
  * may use the ring any more. */
-void pc_spsc_destroy(struct pc_spsc *r);
+PC_API void pc_spsc_destroy(struct pc_spsc *r);
 
 /* Check every invariant (indices in order, fill level within capacity, both
  * sides agree on the geometry). Returns 0, or -EINVAL naming nothing: the
  * ring is corrupt or was never initialised. Call while neither side runs. */
-int pc_spsc_validate(const struct pc_spsc *r);
+PC_API int pc_spsc_validate(const struct pc_spsc *r);
 
 /* Capacity in elements. Any thread. */
 static inline size_t pc_spsc_capacity(const struct pc_spsc *r)
@@ -510,5 +511,7 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 		return q->ring._p._esz == sizeof(type) ? pc_spsc_validate(&q->ring) \
 						       : -EINVAL;                  \
 	}
+
+PC_END_DECLS
 
 #endif

@@ -40,10 +40,13 @@
 #ifndef PERCORE_SPSC_SEQ_H
 #define PERCORE_SPSC_SEQ_H
 
+#include "percore/defs.h"
 #include "percore/spsc.h"
 
+PC_BEGIN_DECLS
+
 /* The sequence word each element reserves for the ring. */
-typedef _Atomic uint32_t pc_spsc_seq_t;
+typedef PC_ATOMIC(uint32_t) pc_spsc_seq_t;
 
 /* Prepare r in slot-sequence mode over a caller-owned buffer of cap * esz
  * bytes; seq_off is the offset in each element of its pc_spsc_seq_t.
@@ -51,7 +54,7 @@ typedef _Atomic uint32_t pc_spsc_seq_t;
  * should hold the buffer: it is the first touch). Returns 0, or -EINVAL for
  * anything pc_spsc_init() refuses, cap above 2^31, or a seq_off that is
  * misaligned or does not fit in the element. Before either thread uses it. */
-int pc_spsc_seq_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz, size_t seq_off);
+PC_API int pc_spsc_seq_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz, size_t seq_off);
 
 /* pc_spsc_validate() checks a ring in this mode too, sequence words
  * included: the cap positions below the tail read as published, the cap
@@ -155,5 +158,7 @@ PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc *r)
 		       q->ring._p._seq == offsetof(type, field)                    \
 			       ? pc_spsc_validate(&q->ring) : -EINVAL;             \
 	}
+
+PC_END_DECLS
 
 #endif
