@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "percore/clock.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/place.h"
 #include "percore/topo.h"
 #include "bench/measure.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 /* head bytes of ring (a multiple of PC_CACHE_PAD) followed by bytes of
  * buffer, zeroed, on a padded line, the total rounded to whole lines.

@@ -9,7 +9,7 @@
 
 #include "net/addrtab.h"
 #include "percore/clock.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 #define STRIPE_BITS 6
 #define STRIPES (1u << STRIPE_BITS)

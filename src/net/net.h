@@ -20,7 +20,7 @@
 
 #include "net/addrtab.h"
 #include "net/bufpool.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/reactor.h"
 #include "percore/server.h"
 #include "percore/session.h"
