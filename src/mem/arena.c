@@ -22,7 +22,7 @@ static char *block_end(const struct pc_arena_block *b)
 
 static struct pc_arena_block *block_new(size_t bytes, int node)
 {
-	struct pc_arena_block *b = pc_pages_alloc(bytes, node);
+	struct pc_arena_block *b = mem_pages_alloc(bytes, node);
 
 	if (!b)
 		return NULL;
@@ -35,7 +35,7 @@ static struct pc_arena_block *block_new(size_t bytes, int node)
 static void block_free(struct pc_arena_block *b)
 {
 	PC_ASAN_UNPOISON(b, b->bytes); /* the shadow outlives the mapping */
-	pc_pages_free(b, b->bytes);
+	mem_pages_free(b, b->bytes);
 }
 
 /* A block no longer in the chain: keep it as the spare if it is a standard
@@ -66,7 +66,7 @@ struct pc_arena *pc_arena_create(size_t block_bytes, int node)
 
 	if (block_bytes == 0)
 		block_bytes = ARENA_DEFAULT_BLOCK;
-	block_bytes = pc_pages_round(block_bytes);
+	block_bytes = mem_pages_round(block_bytes);
 	if (block_bytes == 0 || block_bytes > ((size_t)1 << 40))
 		return NULL;
 	a = malloc(sizeof(*a));
@@ -108,7 +108,7 @@ void *pc_arena__alloc_slow(struct pc_arena *a, size_t size, size_t align)
 		if (b == a->_spare)
 			a->_spare = NULL;
 	} else {
-		bytes = pc_pages_round(need);
+		bytes = mem_pages_round(need);
 		b = bytes ? block_new(bytes, a->_node) : NULL;
 	}
 	if (!b)

@@ -94,7 +94,7 @@ void pc_slab_destroy(struct pc_slab *s)
 		/* the shadow outlives the mapping: clear it for whoever maps
 		 * these addresses next */
 		PC_ASAN_UNPOISON(c, c->bytes);
-		pc_pages_free(c, c->bytes);
+		mem_pages_free(c, c->bytes);
 	}
 	free(s->_stack);
 	free(s);
@@ -139,8 +139,8 @@ static int add_chunk(struct pc_slab *s)
 	/* room on the stack first: every object may come back at once */
 	if (stack_reserve(s, s->_reserved + nobj))
 		return -ENOMEM;
-	bytes = pc_pages_round(head + nobj * s->_stride);
-	c = bytes ? pc_pages_alloc(bytes, s->_node) : NULL;
+	bytes = mem_pages_round(head + nobj * s->_stride);
+	c = bytes ? mem_pages_alloc(bytes, s->_node) : NULL;
 	if (!c)
 		return -ENOMEM;
 	c->next = s->_chunks;
