@@ -426,22 +426,23 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 }
 
 /* What a typed ring of either mode (this one and spsc_seq.h's) declares
- * alike: struct name, name_stage, name_release and name_size. */
-#define PC_SPSC__TYPED_COMMON(name, type)                                          \
+ * alike: struct name holding a ring_type, name_stage, name_release and
+ * name_size; raw is the member path to the struct pc_spsc inside. */
+#define PC_SPSC__TYPED_COMMON(name, type, ring_type, raw)                         \
 	struct name {                                                              \
-		struct pc_spsc ring;                                               \
+		ring_type ring;                                                    \
 	};                                                                         \
 	PC_UNUSED PC_INLINE type *name##_stage(struct name *q)                               \
 	{                                                                          \
-		return (type *)pc_spsc__stage(&q->ring, sizeof(type));             \
+		return (type *)pc_spsc__stage(&q->raw, sizeof(type));              \
 	}                                                                          \
 	PC_UNUSED PC_INLINE size_t name##_release(struct name *q)                            \
 	{                                                                          \
-		return pc_spsc_release(&q->ring);                                  \
+		return pc_spsc_release(&q->raw);                                   \
 	}                                                                          \
 	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
 	{                                                                          \
-		return pc_spsc_size(&q->ring);                                     \
+		return pc_spsc_size(&q->raw);                                      \
 	}
 
 /* ---- typed rings --------------------------------------------------------
@@ -452,10 +453,10 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
  * name_init also refuses a buffer misaligned for type (-EINVAL). The ring
  * inside is q->ring, usable with every generic function. */
 #define PC_SPSC_TYPED(name, type)                                                  \
-	PC_SPSC__TYPED_COMMON(name, type)                                          \
+	PC_SPSC__TYPED_COMMON(name, type, struct pc_spsc, ring)                    \
 	PC_UNUSED static inline int name##_init(struct name *q, type *buf, size_t cap)       \
 	{                                                                          \
-		if ((uintptr_t)buf % _Alignof(type))                               \
+		if ((uintptr_t)buf % __alignof__(type))                               \
 			return -EINVAL;                                            \
 		return pc_spsc_init(&q->ring, buf, cap, sizeof(type));             \
 	}                                                                          \

@@ -27,8 +27,9 @@ int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz)
 	return 0;
 }
 
-int pc_spsc_seq_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz, size_t seq_off)
+int pc_spsc_seq_init(struct pc_spsc_seq *q, void *buf, size_t cap, size_t esz, size_t seq_off)
 {
+	struct pc_spsc *r = q ? &q->_ring : NULL;
 	int rc;
 
 	if (cap > ((size_t)1 << 31) || seq_off % _Alignof(pc_spsc_seq_t) ||
@@ -92,7 +93,8 @@ static int seq_words_ok(const struct pc_spsc *r, size_t tail)
 	return 0;
 }
 
-int pc_spsc_validate(const struct pc_spsc *r)
+/* The invariants both modes share; sets *tail to the published tail. */
+static int ring_ok(const struct pc_spsc *r, size_t *tail_out)
 {
 	size_t cap, head, tail;
 
@@ -105,8 +107,7 @@ int pc_spsc_validate(const struct pc_spsc *r)
 	tail = atomic_load_explicit(&r->_p._pos, memory_order_acquire);
 	/* Every distance is taken modulo 2^64, as the indices run freely:
 	 * head <= take <= tail <= stage <= head + cap; the producer's copy of
-	 * head lies at or below head and within cap of stage; the consumer's
-	 * copy of tail lies between take and tail. */
+	 * head lies at or below head and within cap of stage. */
 	if (r->_c._next - head > tail - head || tail - head > cap)
 		return -EINVAL;
 	if (r->_p._next - tail > cap - (tail - head))
@@ -114,9 +115,33 @@ int pc_spsc_validate(const struct pc_spsc *r)
 	if (head - r->_p._other > r->_p._next - r->_p._other ||
 	    r->_p._next - r->_p._other > cap)
 		return -EINVAL;
+	*tail_out = tail;
+	return 0;
+}
+
+int pc_spsc_validate(const struct pc_spsc *r)
+{
+	size_t tail;
+	int rc = ring_ok(r, &tail);
+
+	if (rc)
+		return rc;
 	if (r->_p._seq != PC_SPSC_NO_SEQ)
-		return seq_words_ok(r, tail); /* the consumer caches no tail */
+		return -EINVAL; /* a slot-sequence ring is a struct pc_spsc_seq */
+	/* the consumer's copy of tail lies between take and tail */
 	if (r->_c._other - r->_c._next > tail - r->_c._next)
 		return -EINVAL;
 	return 0;
+}
+
+int pc_spsc_seq_validate(const struct pc_spsc_seq *q)
+{
+	size_t tail;
+	int rc = ring_ok(q ? &q->_ring : NULL, &tail);
+
+	if (rc)
+		return rc;
+	if (q->_ring._p._seq == PC_SPSC_NO_SEQ)
+		return -EINVAL;
+	return seq_words_ok(&q->_ring, tail); /* the consumer caches no tail */
 }

@@ -206,7 +206,7 @@ static void publish(struct rt_shard *s, unsigned to)
  * stages into it, so the answer holds until s itself sends. */
 PC_INLINE bool has_room(struct rt_shard *s, unsigned to)
 {
-	return pc_spsc_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
+	return pc_spsc_seq_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
@@ -230,7 +230,7 @@ PC_INLINE struct rt_head *mail_slot(struct rt_shard *s, unsigned to)
 
 	if (o->staged || o->skip_turn == s->stats.turns || !rt_mail_free(o->mail))
 		return NULL;
-	if (pc_spsc_room(&o->ring->ring, cap) != cap) {
+	if (pc_spsc_seq_room(&o->ring->ring, cap) != cap) {
 		o->skip_turn = s->stats.turns;
 		return NULL;
 	}
@@ -257,7 +257,7 @@ static void mail_sent(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	rt_mail_post(o->mail, pc_spsc_produced(&o->ring->ring));
+	rt_mail_post(o->mail, pc_spsc_seq_produced(&o->ring->ring));
 	s->mailed = true;
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);
