@@ -53,7 +53,7 @@ struct pc_audit_opts {
  * -EINVAL (NULL out) or -ENOMEM, with *out NULL. */
 PC_API int pc_audit_collect(const char *root, struct pc_audit **out);
 PC_API int pc_audit_collect_opts(const char *root, const struct pc_audit_opts *opts,
-			  struct pc_audit **out);
+				 struct pc_audit **out);
 
 /* Number of items, and item i (NULL when i is out of range). */
 PC_API size_t pc_audit_count(const struct pc_audit *a);

@@ -165,7 +165,7 @@ PC_API void pc_bench_options_init(struct pc_bench_options *o);
  * *out, or -EINVAL for bad options or a bad regex (why says which; why may
  * be NULL), -ENOMEM. A selection may be empty. */
 PC_API int pc_bench_session_create(const struct pc_bench_options *o,
-			    struct pc_bench_session **out, char *why, size_t whylen);
+				   struct pc_bench_session **out, char *why, size_t whylen);
 
 /* Selected entries, their names and thread counts, in run order. */
 PC_API size_t pc_bench_session_count(const struct pc_bench_session *s);
@@ -187,7 +187,7 @@ PC_API int pc_bench_session_run(struct pc_bench_session *s);
  * topology or anything else this way. Returns a new cJSON tree the caller
  * frees with cJSON_Delete, or NULL (no memory, or the session did not run). */
 PC_API struct cJSON *pc_bench_session_json(const struct pc_bench_session *s,
-				    struct cJSON *extra);
+					   struct cJSON *extra);
 
 /* Print the results table (medians, CV, noisy marks, skipped benchmarks).
  * Returns 0, or -EIO when writing failed. */

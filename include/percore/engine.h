@@ -111,7 +111,7 @@ PC_API void pc_engine_cfg_init(struct pc_engine_cfg *cfg);
  * -errno of thread creation or reactor set-up. err may be NULL. Any thread
  * that is not a shard. */
 PC_API int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out,
-		    char *err, size_t errlen);
+			   char *err, size_t errlen);
 
 /* With cfg.caller_is_shard0: run shard 0 on the calling thread (the one
  * that started the engine) until the engine stops. Returns 0, or -EINVAL

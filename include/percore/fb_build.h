@@ -116,13 +116,13 @@ PC_API pc_fb_ref pc_fb_string_create(struct pc_fb_builder *b, const char *s, siz
  * align (a power of two <= 16), copied from elems (already little-endian
  * FlatBuffers layout). Returns its ref, or 0. */
 PC_API pc_fb_ref pc_fb_vector_create(struct pc_fb_builder *b, const void *elems, size_t n,
-			      size_t elem_size, size_t align);
+				     size_t elem_size, size_t align);
 
 /* As pc_fb_vector_create, but leave the elements for the caller to fill in
  * place through *elems (for payloads read straight from somewhere else).
  * Returns its ref, or 0 with *elems = NULL. */
 PC_API pc_fb_ref pc_fb_vector_reserve(struct pc_fb_builder *b, size_t n, size_t elem_size,
-			       size_t align, void **elems);
+				      size_t align, void **elems);
 
 /* Write a vector of n offsets to strings or tables already written. Returns
  * its ref, or 0 (-EINVAL when a ref is 0 or not written yet). */
@@ -139,7 +139,7 @@ PC_API pc_fb_ref pc_fb_table_end(struct pc_fb_builder *b);
  * v, aligned to align. Returns 0 or the sticky error (-EINVAL without an
  * open table, for a bad id or a field added twice). */
 PC_API int pc_fb_add_raw(struct pc_fb_builder *b, unsigned id, const void *v, size_t size,
-		  size_t align);
+			 size_t align);
 
 /* Add a field referring to a string, vector or table written earlier. */
 PC_API int pc_fb_add_ref(struct pc_fb_builder *b, unsigned id, pc_fb_ref ref);

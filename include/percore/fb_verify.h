@@ -87,7 +87,7 @@ struct pc_fb_limits {
  * or -EINVAL for a NULL root description or a broken one (a field kind the
  * verifier does not know). */
 PC_API int pc_fb_verify(const void *buf, size_t len, const struct pc_fb_table_desc *root,
-		 const char *file_id, const struct pc_fb_limits *limits);
+			const char *file_id, const struct pc_fb_limits *limits);
 
 /* Check a table description itself: ids unique, kinds known, sizes and
  * alignments powers of two where they must be, child descriptions present.

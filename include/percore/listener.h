@@ -38,7 +38,7 @@ enum {
  * Returns 0 and fills *ss and *len, or -EINVAL for a host that is not a
  * numeric address. */
 PC_API int pc_sockaddr_parse(const char *host, uint16_t port, struct sockaddr_storage *ss,
-		      socklen_t *len);
+			     socklen_t *len);
 
 /* The port of an AF_INET or AF_INET6 address (0 for other families). */
 PC_API uint16_t pc_sockaddr_port(const struct sockaddr *sa);

@@ -231,7 +231,7 @@ typedef bool pc_map_eq_fn(uint64_t value, const void *key);
 /* The entry whose hash is hash and for which eq(value, key) holds, or
  * NULL. NULL on a u64 map. */
 PC_API struct pc_map_slot *pc_map_find_hashed(const struct pc_map *m, uint64_t hash,
-				       pc_map_eq_fn *eq, const void *key);
+					      pc_map_eq_fn *eq, const void *key);
 
 /* Add an entry under hash (the caller checked it is absent: entries with
  * equal hashes are allowed, told apart by eq). Returns 0, -ENOMEM, or

@@ -83,8 +83,8 @@ PC_API unsigned pc_place_default_shards(const struct pc_topo *t);
  * usable, bad arguments) or -ENOMEM, writes a one-line reason into err and
  * leaves *out NULL. Any thread. */
 PC_API int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_policy policy,
-	     const cpu_set_t *cpus, unsigned flags, struct pc_placement **out,
-	     char *err, size_t errlen);
+		    const cpu_set_t *cpus, unsigned flags, struct pc_placement **out,
+		    char *err, size_t errlen);
 
 PC_API void pc_placement_free(struct pc_placement *p);
 

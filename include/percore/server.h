@@ -152,7 +152,7 @@ PC_API void pc_server_cfg_init(struct pc_server_cfg *cfg);
  * bad engine setting); the -errno of listening (-EADDRINUSE, ...), of the
  * engine or of a shard's set-up (-ENOMEM). err may be NULL. */
 PC_API int pc_server_start(const struct pc_server_cfg *cfg, struct pc_server **out,
-		    char *err, size_t errlen);
+			   char *err, size_t errlen);
 
 /* The port the server listens on (the kernel's choice for port 0). */
 PC_API uint16_t pc_server_port(const struct pc_server *srv);

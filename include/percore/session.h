@@ -103,7 +103,7 @@ PC_API size_t pc_session_queued(const struct pc_session *s);
  * frame: a client that stopped reading; the caller may close it);
  * -EPIPE once the session is closing; -ENOMEM when no buffer is left. */
 PC_API int pc_session_send_flags(struct pc_session *s, uint32_t msg_id, uint8_t flags,
-			  const void *body, size_t len);
+				 const void *body, size_t len);
 
 /* pc_session_send_flags() with flags 0. */
 PC_API int pc_session_send(struct pc_session *s, uint32_t msg_id, const void *body, size_t len);
@@ -111,7 +111,7 @@ PC_API int pc_session_send(struct pc_session *s, uint32_t msg_id, const void *bo
 /* A frame whose body is the concatenation of iovcnt pieces (at most 16).
  * Returns as pc_session_send_flags(), or -EINVAL for a bad iovcnt. */
 PC_API int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
-		     const struct iovec *iov, int iovcnt);
+			    const struct iovec *iov, int iovcnt);
 
 /* Queue bytes as they are: the output of a raw session, or frames the
  * caller encoded (one buffer fanned out to many sessions). Returns as
@@ -137,7 +137,7 @@ PC_API void pc_session_close(struct pc_session *s);
  * done); or the errors of pc_session_send_flags() (the reply was not
  * queued, the session is closed all the same). */
 PC_API int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
-		      const void *body, size_t len);
+			     const void *body, size_t len);
 
 /* Longest message pc_session_error() sends. */
 #define PC_SESSION_ERROR_MAX 1024

@@ -107,7 +107,7 @@ PC_API int pc_shard_flush(void);
  * the call only). Returns 0, -EAGAIN when some shard cannot take the
  * request now (nothing sent), -ENOMEM, -EPERM. */
 PC_API int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg),
-		    void *arg);
+			   void *arg);
 
 PC_END_DECLS
 

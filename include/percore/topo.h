@@ -121,7 +121,7 @@ struct pc_topo_opts {
  * first read by a forked child process, because hwloc can crash on corrupt
  * files: a bad file is an error here, never a crash. */
 PC_API int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out,
-		 char *err, size_t errlen);
+			char *err, size_t errlen);
 
 /* pc_topo_load with only xml_path set. */
 PC_API int pc_topo_load_xml(const char *path, struct pc_topo **out, char *err, size_t errlen);
