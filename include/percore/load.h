@@ -100,7 +100,8 @@ PC_API void pc_load_cfg_init(struct pc_load_cfg *cfg);
  * connections asked; -EPROTO (idle mode) when the server does not answer
  * statistics requests; -ENOMEM; or the engine's error. err (may be NULL)
  * gets a one-line reason. Free res with pc_load_result_fini(). */
-PC_API int pc_load_run(const struct pc_load_cfg *cfg, struct pc_load_result *res, char *err, size_t errlen);
+PC_API int pc_load_run(const struct pc_load_cfg *cfg, struct pc_load_result *res,
+		       char *err, size_t errlen);
 
 PC_API void pc_load_result_fini(struct pc_load_result *res);
 

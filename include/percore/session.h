@@ -163,7 +163,8 @@ PC_API int pc_session_error(struct pc_session *s, int32_t code, const char *mess
  * the calling shard; -EINVAL for an id of no shard; -EPERM off a server
  * shard; -ENOMEM; or the errors of pc_session_send_flags() (local
  * delivery). */
-PC_API int pc_session_send_to(uint64_t id, uint32_t msg_id, uint8_t flags, const void *body, size_t len);
+PC_API int pc_session_send_to(uint64_t id, uint32_t msg_id, uint8_t flags, const void *body,
+			      size_t len);
 
 PC_END_DECLS
 

@@ -87,7 +87,8 @@ PC_API int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, siz
  * pc_shard_call_limit() calls to one shard awaiting their replies.
  * Returns 0, -EAGAIN (ring full, or that many calls outstanding), -EINVAL,
  * -EPERM. */
-PC_API int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply, void *ctx);
+PC_API int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,
+			 void *ctx);
 
 /* Calls to one shard that may await their replies at once. */
 PC_API unsigned pc_shard_call_limit(void);
