@@ -2,10 +2,11 @@
  * markers, cache-line layout, compiler hints and small helpers, and the
  * atomics the inline queue code uses, in a form both C and C++ read.
  *
- * The headers need no feature-test macro of their own. Those that use
- * cpu_set_t (cgroup.h, cpulist.h, place.h, topo.h) need glibc's GNU
- * interfaces: define _GNU_SOURCE before the first system header, or take
- * the flags from pkg-config or the CMake targets, which pass -D_GNU_SOURCE. */
+ * The headers define no feature-test macro and need none: each compiles
+ * alone under strict ISO C11 and as C++. A program that works on the
+ * cpu_set_t of cgroup.h, cpulist.h, place.h or topo.h with glibc's CPU_*
+ * macros needs _GNU_SOURCE for those, defined before its first system
+ * header (g++ defines it already). */
 #ifndef PERCORE_DEFS_H
 #define PERCORE_DEFS_H
 
