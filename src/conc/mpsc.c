@@ -35,7 +35,7 @@ struct pc_mpsc *pc_mpsc_create(size_t cap, size_t esz)
 	if (cap == 0 || esz == 0 || cap > ((size_t)1 << 62))
 		return NULL;
 	cap = pc_next_pow2(cap);
-	q = pc_conc_block_alloc(sizeof(*q), pc_mpsc_buf_size(cap, esz));
+	q = conc_block_alloc(sizeof(*q), pc_mpsc_buf_size(cap, esz));
 	if (!q)
 		return NULL;
 	pc_mpsc_init(q, (char *)q + sizeof(*q), cap, esz);

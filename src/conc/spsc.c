@@ -55,7 +55,7 @@ struct pc_spsc *pc_spsc_create(size_t cap, size_t esz)
 		return NULL;
 	cap = pc_next_pow2(cap);
 	/* one block: the ring, then its buffer on the next padded line */
-	r = pc_conc_block_alloc(sizeof(*r), pc_spsc_buf_size(cap, esz));
+	r = conc_block_alloc(sizeof(*r), pc_spsc_buf_size(cap, esz));
 	if (!r)
 		return NULL;
 	pc_spsc_init(r, (char *)r + sizeof(*r), cap, esz);
