@@ -1,5 +1,6 @@
 # Build facts the benchmark results record ("percore": compiler, flags,
-# git_revision). Included by the top-level CMakeLists.txt after percore_objs.
+# git_revision). Included by the top-level CMakeLists.txt after the object
+# libraries.
 #
 # The flags are known at configure time; the git revision changes with every
 # commit, so a small target rewrites percore_build.h at each build, and only
@@ -14,5 +15,7 @@ add_custom_target(percore_buildinfo
           "-DFLAGS=${pc_bi_flags}" -P ${PROJECT_SOURCE_DIR}/cmake/git_revision.cmake
   BYPRODUCTS ${pc_bi_dir}/percore_build.h
   VERBATIM)
-add_dependencies(percore_objs percore_buildinfo)
-target_include_directories(percore_objs PRIVATE ${pc_bi_dir})
+foreach(t percore_rt_objs percore_tools_objs)
+  add_dependencies(${t} percore_buildinfo)
+  target_include_directories(${t} PRIVATE ${pc_bi_dir})
+endforeach()

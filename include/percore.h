@@ -1,16 +1,20 @@
-/* percore: the umbrella header. Include this, or one component's header
- * from include/percore/. */
+/* percore: the umbrella header: every public header. Include this, or one
+ * component's header from include/percore/.
+ *
+ * bench.h, audit.h, tune.h and load.h belong to the measuring tools: their
+ * functions are in libpercore-bench (pkg-config percore-bench, CMake
+ * percore::bench); everything else is in libpercore. */
 #ifndef PERCORE_H
 #define PERCORE_H
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/clock.h"
+#include "percore/cpulist.h"
 #include "percore/bench.h"
 #include "percore/spsc.h"
 #include "percore/spsc_seq.h"
 #include "percore/mpsc.h"
 #include "percore/counter.h"
-#include "percore/backoff.h"
 #include "percore/slab.h"
 #include "percore/arena.h"
 #include "percore/wheel.h"
@@ -30,6 +34,8 @@
 #include "percore/map.h"
 #include "percore/dispatch.h"
 #include "percore/fb.h"
+#include "percore/fb_build.h"
+#include "percore/fb_verify.h"
 #include "percore/fb_chat.h"
 #include "percore/fb_echo.h"
 #include "percore/fb_error.h"

@@ -9,6 +9,8 @@ packages=(
   cmake make gcc g++ pkg-config clang libclang-rt-14-dev
   # libraries percore uses
   libhwloc-dev hwloc libnuma-dev numactl liburing-dev libcjson-dev
+  # hwloc's static link flags name -ludev (pkg-config --static)
+  libudev-dev
   # tests
   libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq
   flatbuffers-compiler python3-flatbuffers

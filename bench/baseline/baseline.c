@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "percore/bench.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 struct copy_ctx {
 	char *src, *dst;

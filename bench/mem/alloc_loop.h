@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 #define PC_ALLOC_BATCH 1000
 

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "percore/bench.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 #define NOISE_ELEMS 4096
 #define NOISE_PASSES 256

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/map.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "percore/clock.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"
 #include "percore/spsc.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/frame.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"

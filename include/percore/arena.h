@@ -22,8 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "percore/asan.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 struct pc_arena_block;
 
@@ -45,13 +46,13 @@ struct pc_arena_mark {
 /* An arena whose standard blocks are block_bytes (0: 64 KiB; rounded up to
  * whole pages) on NUMA node node (-1: first touch). The first block is
  * taken now. Returns NULL when memory runs out or block_bytes is absurd. */
-struct pc_arena *pc_arena_create(size_t block_bytes, int node);
+PC_API struct pc_arena *pc_arena_create(size_t block_bytes, int node);
 
 /* Free every block and the arena (NULL ignored). */
-void pc_arena_destroy(struct pc_arena *a);
+PC_API void pc_arena_destroy(struct pc_arena *a);
 
 /* Refill path of pc_arena_alloc. Internal. */
-void *pc_arena__alloc_slow(struct pc_arena *a, size_t size, size_t align);
+PC_API void *pc_arena__alloc_slow(struct pc_arena *a, size_t size, size_t align);
 
 /* size bytes aligned to align (any power of two), uninitialised; size 0
  * gives a valid pointer to no bytes. Larger than a block is fine (it gets a
@@ -81,10 +82,10 @@ static inline struct pc_arena_mark pc_arena_mark(const struct pc_arena *a)
  * back (one kept as the spare). Returns 0, or -EINVAL when m does not
  * belong to this arena's current chain or lies ahead of the current point
  * (nothing is changed then). */
-int pc_arena_rewind(struct pc_arena *a, struct pc_arena_mark m);
+PC_API int pc_arena_rewind(struct pc_arena *a, struct pc_arena_mark m);
 
 /* Release everything: back to an empty first block (plus the spare). */
-void pc_arena_reset(struct pc_arena *a);
+PC_API void pc_arena_reset(struct pc_arena *a);
 
 struct pc_arena_stats {
 	size_t blocks;          /* in the chain, the current one included */
@@ -93,12 +94,14 @@ struct pc_arena_stats {
 	size_t spare_bytes;     /* the kept spare block, 0 when none */
 };
 
-void pc_arena_stats(const struct pc_arena *a, struct pc_arena_stats *st);
+PC_API void pc_arena_stats(const struct pc_arena *a, struct pc_arena_stats *st);
 
 /* Check the invariants: the bump pointer inside the current block, the
  * chain acyclic and every block sized sanely. Returns 0, or -EINVAL and,
  * when err is not NULL, what broke in err (errlen bytes): which block, the
  * value found, the range expected. */
-int pc_arena_validate(const struct pc_arena *a, char *err, size_t errlen);
+PC_API int pc_arena_validate(const struct pc_arena *a, char *err, size_t errlen);
+
+PC_END_DECLS
 
 #endif

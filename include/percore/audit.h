@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
+
 struct cJSON;
 
 enum pc_audit_status {
@@ -35,7 +39,7 @@ struct pc_audit;
 
 /* Every id the audit reports, in report order, NULL-terminated. Each
  * collected audit holds exactly one item per id. */
-extern const char *const pc_audit_ids[];
+PC_API extern const char *const pc_audit_ids[];
 
 /* How the audit samples the process list for load.busy_processes. */
 struct pc_audit_opts {
@@ -47,27 +51,27 @@ struct pc_audit_opts {
  * unknown, never an error. Sleeps sample_ms (100 ms) to sample the busy
  * processes. Any thread. Returns 0 and *out (free with pc_audit_free), or
  * -EINVAL (NULL out) or -ENOMEM, with *out NULL. */
-int pc_audit_collect(const char *root, struct pc_audit **out);
-int pc_audit_collect_opts(const char *root, const struct pc_audit_opts *opts,
-			  struct pc_audit **out);
+PC_API int pc_audit_collect(const char *root, struct pc_audit **out);
+PC_API int pc_audit_collect_opts(const char *root, const struct pc_audit_opts *opts,
+				 struct pc_audit **out);
 
 /* Number of items, and item i (NULL when i is out of range). */
-size_t pc_audit_count(const struct pc_audit *a);
-const struct pc_audit_item *pc_audit_item(const struct pc_audit *a, size_t i);
+PC_API size_t pc_audit_count(const struct pc_audit *a);
+PC_API const struct pc_audit_item *pc_audit_item(const struct pc_audit *a, size_t i);
 
 /* The item with this id, or NULL. */
-const struct pc_audit_item *pc_audit_find(const struct pc_audit *a, const char *id);
+PC_API const struct pc_audit_item *pc_audit_find(const struct pc_audit *a, const char *id);
 
 /* How many items have this status. */
-size_t pc_audit_count_status(const struct pc_audit *a, enum pc_audit_status s);
+PC_API size_t pc_audit_count_status(const struct pc_audit *a, enum pc_audit_status s);
 
 /* "ok", "warn" or "unknown". */
-const char *pc_audit_status_name(enum pc_audit_status s);
+PC_API const char *pc_audit_status_name(enum pc_audit_status s);
 
 /* A new cJSON array of {"id","status","value","fix"} objects, in report
  * order (the bench results file stores it as percore.audit). The caller
  * owns it (cJSON_Delete). Returns NULL when out of memory. */
-struct cJSON *pc_audit_to_json(const struct pc_audit *a);
+PC_API struct cJSON *pc_audit_to_json(const struct pc_audit *a);
 
 /* Print flags. */
 enum {
@@ -76,9 +80,11 @@ enum {
 
 /* Print a table: status, id, value, and the fix under each item that is
  * not ok and has one. Any thread. */
-void pc_audit_print(const struct pc_audit *a, FILE *out, unsigned flags);
+PC_API void pc_audit_print(const struct pc_audit *a, FILE *out, unsigned flags);
 
 /* Free an audit; NULL is ignored. */
-void pc_audit_free(struct pc_audit *a);
+PC_API void pc_audit_free(struct pc_audit *a);
+
+PC_END_DECLS
 
 #endif

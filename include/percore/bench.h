@@ -22,6 +22,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
+
 #define PC_BENCH_MAX_COUNTERS 8
 
 /* Flags of struct pc_bench. */
@@ -92,7 +96,7 @@ struct pc_bench {
 /* Register a benchmark; called before main() by PC_BENCH_REGISTER. One
  * without a name or run function, or with the name of one already
  * registered, is dropped with a message on stderr. */
-void pc_bench_register(const struct pc_bench *b);
+PC_API void pc_bench_register(const struct pc_bench *b);
 
 #define PC_BENCH_CONCAT2(a, b) a##b
 #define PC_BENCH_CONCAT(a, b) PC_BENCH_CONCAT2(a, b)
@@ -108,14 +112,14 @@ void pc_bench_register(const struct pc_bench *b);
  * work between pause and resume is not timed. In a benchmark that runs on
  * several threads the wall clock belongs to all of them, so pauses there
  * are not subtracted. A pause still open when run() returns ends there. */
-void pc_bench_pause(struct pc_bench_state *st);
-void pc_bench_resume(struct pc_bench_state *st);
+PC_API void pc_bench_pause(struct pc_bench_state *st);
+PC_API void pc_bench_resume(struct pc_bench_state *st);
 
 /* Attach a named figure to this repetition's JSON row (setting the same
  * name again replaces its value). name must be a string literal or
  * otherwise outlive the run. Beyond PC_BENCH_MAX_COUNTERS names the extra
  * ones are dropped. */
-void pc_bench_counter(struct pc_bench_state *st, const char *name, double value);
+PC_API void pc_bench_counter(struct pc_bench_state *st, const char *name, double value);
 
 /* The device through which a process asks the kernel to keep every core
  * out of idle states slower to leave than the value it writes. */
@@ -131,7 +135,7 @@ int pc_bench_pm_qos_hold(void);
  * (for benchmarks whose threads hand work to each other). Every thread
  * must call it the same number of times. Returns at once when the
  * benchmark runs on the calling thread alone. */
-void pc_bench_barrier(struct pc_bench_state *st);
+PC_API void pc_bench_barrier(struct pc_bench_state *st);
 
 /* ---- Running benchmarks ----------------------------------------------------
  * The runner behind `percore bench`, usable from any program that links
@@ -168,42 +172,44 @@ struct pc_bench_options {
 };
 
 /* Fill o with the defaults listed above (progress: stderr). */
-void pc_bench_options_init(struct pc_bench_options *o);
+PC_API void pc_bench_options_init(struct pc_bench_options *o);
 
 /* Select the registered benchmarks that o asks for (a threaded benchmark
  * gives one entry per affinity setting). o->filter is copied. Returns 0 and
  * *out, or -EINVAL for bad options or a bad regex (why says which; why may
  * be NULL), -ENOMEM. A selection may be empty. */
-int pc_bench_session_create(const struct pc_bench_options *o,
-			    struct pc_bench_session **out, char *why, size_t whylen);
+PC_API int pc_bench_session_create(const struct pc_bench_options *o,
+				   struct pc_bench_session **out, char *why, size_t whylen);
 
 /* Selected entries, their names and thread counts, in run order. */
-size_t pc_bench_session_count(const struct pc_bench_session *s);
-const char *pc_bench_session_name(const struct pc_bench_session *s, size_t i);
-unsigned pc_bench_session_threads(const struct pc_bench_session *s, size_t i);
+PC_API size_t pc_bench_session_count(const struct pc_bench_session *s);
+PC_API const char *pc_bench_session_name(const struct pc_bench_session *s, size_t i);
+PC_API unsigned pc_bench_session_threads(const struct pc_bench_session *s, size_t i);
 
 /* Entries the filter matched that only the full suite runs. */
-size_t pc_bench_session_full_only(const struct pc_bench_session *s);
+PC_API size_t pc_bench_session_full_only(const struct pc_bench_session *s);
 
 /* Calibrate and run every selected benchmark (once per session). A
  * benchmark whose setup fails is skipped with its reason on stderr.
  * Returns how many benchmarks produced results (0 when all were skipped),
  * or -EALREADY when the session already ran, -ENOMEM. */
-int pc_bench_session_run(struct pc_bench_session *s);
+PC_API int pc_bench_session_run(struct pc_bench_session *s);
 
 /* The results as Google Benchmark JSON plus the "percore" section (see
  * docs/BENCHMARKS.md). The members of extra, when not NULL, are moved
  * into the "percore" object and extra is freed: the caller adds the audit,
  * topology or anything else this way. Returns a new cJSON tree the caller
  * frees with cJSON_Delete, or NULL (no memory, or the session did not run). */
-struct cJSON *pc_bench_session_json(const struct pc_bench_session *s,
-				    struct cJSON *extra);
+PC_API struct cJSON *pc_bench_session_json(const struct pc_bench_session *s,
+					   struct cJSON *extra);
 
 /* Print the results table (medians, CV, noisy marks, skipped benchmarks).
  * Returns 0, or -EIO when writing failed. */
-int pc_bench_session_print(const struct pc_bench_session *s, FILE *out);
+PC_API int pc_bench_session_print(const struct pc_bench_session *s, FILE *out);
 
 /* Free a session (NULL is fine). */
-void pc_bench_session_destroy(struct pc_bench_session *s);
+PC_API void pc_bench_session_destroy(struct pc_bench_session *s);
+
+PC_END_DECLS
 
 #endif

@@ -6,10 +6,13 @@
 #ifndef PERCORE_CGROUP_H
 #define PERCORE_CGROUP_H
 
-#define _GNU_SOURCE 1
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 struct pc_cgroup {
 	int version;             /* 0 (none found), 1 or 2 */
@@ -46,6 +49,8 @@ struct pc_cgroup {
  * hierarchy is read there even when a v2 tree is also mounted (hybrid).
  * Any thread. Returns 0; -EINVAL for a NULL cg, -ENOMEM when out of memory
  * (missing or malformed files are not errors: that limit is unset). */
-int pc_cgroup_read(const char *root, struct pc_cgroup *cg);
+PC_API int pc_cgroup_read(const char *root, struct pc_cgroup *cg);
+
+PC_END_DECLS
 
 #endif

@@ -15,15 +15,16 @@
 #ifndef PERCORE_COUNTER_H
 #define PERCORE_COUNTER_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 #if defined(__x86_64__) && defined(__has_include)
 #if __has_include(<sys/rseq.h>)
 #include <sys/rseq.h>
+
+PC_BEGIN_DECLS
 #define PC_COUNTER_HAVE_RSEQ 1
 #endif
 #endif
@@ -33,7 +34,7 @@
 
 /* One cell: written by whichever threads run on its CPU (or own its shard). */
 struct pc_counter_cell {
-	PC_CACHE_ALIGNED _Atomic uint64_t _v;
+	PC_CACHE_ALIGNED PC_ATOMIC(uint64_t) _v;
 };
 
 struct pc_counter {
@@ -44,10 +45,10 @@ struct pc_counter {
 /* A counter with one cell per possible CPU (ncells 0), or ncells cells
  * rounded up to a power of two (e.g. one per shard). Returns NULL when
  * memory runs out or ncells is absurd (> 2^20). */
-struct pc_counter *pc_counter_create(size_t ncells);
+PC_API struct pc_counter *pc_counter_create(size_t ncells);
 
 /* Free the counter (NULL ignored). No thread may use it any more. */
-void pc_counter_destroy(struct pc_counter *c);
+PC_API void pc_counter_destroy(struct pc_counter *c);
 
 /* Number of cells. Any thread. */
 static inline size_t pc_counter_cells(const struct pc_counter *c)
@@ -65,7 +66,7 @@ PC_INLINE void pc_counter_add_at(struct pc_counter *c, size_t index, int64_t v)
 }
 
 /* sched_getcpu(), for when there is no rseq area. Internal. */
-unsigned pc_counter__cpu_slow(void);
+PC_API unsigned pc_counter__cpu_slow(void);
 
 /* The CPU the caller runs on. With glibc's restartable-sequences area
  * (glibc >= 2.35 registers one per thread, __rseq_size says so) it is one
@@ -101,7 +102,7 @@ PC_INLINE void pc_counter_add(struct pc_counter *c, int64_t v)
  * two threads using this on one cell lose counts. */
 PC_INLINE void pc_counter_add_owned(struct pc_counter *c, size_t index, int64_t v)
 {
-	_Atomic uint64_t *cell = &c->_cells[index & c->_mask]._v;
+	PC_ATOMIC(uint64_t) *cell = &c->_cells[index & c->_mask]._v;
 
 	atomic_store_explicit(cell, atomic_load_explicit(cell, memory_order_relaxed) + (uint64_t)v,
 			      memory_order_relaxed);
@@ -109,12 +110,14 @@ PC_INLINE void pc_counter_add_owned(struct pc_counter *c, size_t index, int64_t 
 
 /* The total over every cell (see the header comment for what it includes
  * while adds run). Any thread. */
-int64_t pc_counter_sum(const struct pc_counter *c);
+PC_API int64_t pc_counter_sum(const struct pc_counter *c);
 
 /* Set every cell to zero and return what they held. Each cell is taken with
  * an atomic exchange, so an add running concurrently is counted either in
  * the returned total or in the counter afterwards, never lost (but
  * pc_counter_add_owned on the same cell can lose it). Any thread. */
-int64_t pc_counter_reset(struct pc_counter *c);
+PC_API int64_t pc_counter_reset(struct pc_counter *c);
+
+PC_END_DECLS
 
 #endif

@@ -2,17 +2,22 @@
 #ifndef PERCORE_CPULIST_H
 #define PERCORE_CPULIST_H
 
-#define _GNU_SOURCE 1
 #include <sched.h>
 #include <stddef.h>
+
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 /* Parse a CPU list into set (cleared first). Whitespace around items and a
  * trailing newline are accepted; an empty string is an empty set.
  * Returns 0, or -EINVAL for malformed text or a CPU >= CPU_SETSIZE. */
-int pc_cpulist_parse(const char *text, cpu_set_t *set);
+PC_API int pc_cpulist_parse(const char *text, cpu_set_t *set);
 
 /* Write set as a CPU list into buf ("" for an empty set). Returns the
  * length written, or -ENOSPC when buf is too small (buf is then ""). */
-int pc_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
+PC_API int pc_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
+
+PC_END_DECLS
 
 #endif

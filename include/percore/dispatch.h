@@ -16,9 +16,11 @@
 
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/frame.h"
 #include "percore/map.h"
+
+PC_BEGIN_DECLS
 
 /* Largest dense limit: 65,536 ids (1 MiB of table). */
 #define PC_DISPATCH_MAX_DENSE (1u << 16)
@@ -52,23 +54,23 @@ struct pc_dispatch {
 
 /* Set up an empty dispatcher; ids below dense_ids use the table. Returns
  * 0; -EINVAL when dense_ids exceeds PC_DISPATCH_MAX_DENSE; -ENOMEM. */
-int pc_dispatch_init(struct pc_dispatch *d, uint32_t dense_ids);
-void pc_dispatch_destroy(struct pc_dispatch *d);
+PC_API int pc_dispatch_init(struct pc_dispatch *d, uint32_t dense_ids);
+PC_API void pc_dispatch_destroy(struct pc_dispatch *d);
 
 /* Route id to fn(ctx, ...). Returns 0; -EEXIST when id has a handler (it
  * is kept); -EINVAL when fn is NULL; -ENOMEM. Owner thread only. */
-int pc_dispatch_register(struct pc_dispatch *d, uint32_t id, pc_handler_fn *fn, void *ctx);
+PC_API int pc_dispatch_register(struct pc_dispatch *d, uint32_t id, pc_handler_fn *fn, void *ctx);
 
 /* Forget id's handler. Returns 0, or -ENOENT when it had none. */
-int pc_dispatch_unregister(struct pc_dispatch *d, uint32_t id);
+PC_API int pc_dispatch_unregister(struct pc_dispatch *d, uint32_t id);
 
 /* Handler for ids nobody registered; fn NULL restores the built-in error
  * reply. */
-void pc_dispatch_set_default(struct pc_dispatch *d, pc_handler_fn *fn, void *ctx);
+PC_API void pc_dispatch_set_default(struct pc_dispatch *d, pc_handler_fn *fn, void *ctx);
 
 /* How the built-in default sends its error reply. Without one it returns
  * -ENOENT and sends nothing. */
-void pc_dispatch_set_reply(struct pc_dispatch *d, pc_dispatch_reply_fn *reply);
+PC_API void pc_dispatch_set_reply(struct pc_dispatch *d, pc_dispatch_reply_fn *reply);
 
 /* How many frames went to the default handler. */
 static inline uint64_t pc_dispatch_unknown(const struct pc_dispatch *d)
@@ -100,5 +102,7 @@ static inline int pc_dispatch_frame(struct pc_dispatch *d, const struct pc_frame
 	}
 	return h->fn(h->ctx, f, arg);
 }
+
+PC_END_DECLS
 
 #endif

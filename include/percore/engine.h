@@ -27,7 +27,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "percore/defs.h"
 #include "percore/reactor.h"
+
+PC_BEGIN_DECLS
 
 struct pc_engine;
 struct pc_placement;
@@ -99,7 +102,7 @@ struct pc_shard_stats {
 
 /* Defaults: 0 shards (placement's default), "auto", adaptive idle with a
  * 50 microsecond budget, automatic ring capacity, batches of 32, epoll. */
-void pc_engine_cfg_init(struct pc_engine_cfg *cfg);
+PC_API void pc_engine_cfg_init(struct pc_engine_cfg *cfg);
 
 /* Start an engine. Returns 0 and stores it in *out, or: -EINVAL for a bad
  * configuration (shards over PC_ENGINE_MAX_SHARDS, a capacity that is not
@@ -108,67 +111,69 @@ void pc_engine_cfg_init(struct pc_engine_cfg *cfg);
  * shards than usable CPUs without cfg.oversubscribe, -ENOMEM, or the
  * -errno of thread creation or reactor set-up. err may be NULL. Any thread
  * that is not a shard. */
-int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out,
-		    char *err, size_t errlen);
+PC_API int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out,
+			   char *err, size_t errlen);
 
 /* With cfg.caller_is_shard0: run shard 0 on the calling thread (the one
  * that started the engine) until the engine stops. Returns 0, or -EINVAL
  * when the engine was not started that way or run was already called. */
-int pc_engine_run(struct pc_engine *e);
+PC_API int pc_engine_run(struct pc_engine *e);
 
 /* Ask every shard to stop after its current turn. Any thread, any shard,
  * and async-signal-safe (an atomic store and one eventfd write per
  * shard). Calling it again does nothing. Messages still queued are not
  * run: each shard counts them in unrun_at_stop. */
-void pc_engine_stop(struct pc_engine *e);
+PC_API void pc_engine_stop(struct pc_engine *e);
 
 /* True once pc_engine_stop() was called. Any thread. */
-bool pc_engine_stopping(const struct pc_engine *e);
+PC_API bool pc_engine_stopping(const struct pc_engine *e);
 
 /* Wait until every shard thread the engine started has ended (with
  * caller_is_shard0 and pc_engine_run() not called yet, runs shard 0 here
  * first). Calling it again returns at once. Returns 0. Not from a shard. */
-int pc_engine_join(struct pc_engine *e);
+PC_API int pc_engine_join(struct pc_engine *e);
 
 /* Free the engine; one still running is stopped and joined first. NULL is
  * ignored. Not from a shard. */
-void pc_engine_destroy(struct pc_engine *e);
+PC_API void pc_engine_destroy(struct pc_engine *e);
 
-unsigned pc_engine_shards(const struct pc_engine *e);
-enum pc_idle pc_engine_idle(const struct pc_engine *e);
+PC_API unsigned pc_engine_shards(const struct pc_engine *e);
+PC_API enum pc_idle pc_engine_idle(const struct pc_engine *e);
 /* The backend the shards use after any fallback. */
-enum pc_backend pc_engine_backend(const struct pc_engine *e);
+PC_API enum pc_backend pc_engine_backend(const struct pc_engine *e);
 /* The CPU shard i runs on, -1 when not pinned or i is out of range. */
-int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i);
+PC_API int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i);
 
 /* Where the shards run: the placement pc_place() chose (with its
  * warnings, e.g. oversubscribed CPUs), for programs to print or record.
  * Valid until pc_engine_destroy(). */
-const struct pc_placement *pc_engine_placement(const struct pc_engine *e);
+PC_API const struct pc_placement *pc_engine_placement(const struct pc_engine *e);
 
 /* Copy shard i's statistics. Exact after pc_engine_join(); while the
  * shard runs, each figure is one the shard has recently stored, but the
  * set is not taken at one instant and busy_ns stays 0 until the shard
  * ends (pc_engine_stats() from a shard gives a consistent snapshot).
  * Returns 0 or -EINVAL for a bad i. Any thread. */
-int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
+PC_API int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
 
 /* Run fn(arg) on shard `to` from a thread that is not a shard (the main
  * thread, a test, a benchmark driver). Serialised by a lock per target
  * shard, so any number of threads may call it; not async-signal-safe.
  * Returns 0, -EAGAIN when that shard's external ring is full (nothing
  * queued), -EINVAL for a bad shard or NULL fn, -ESHUTDOWN once stopping. */
-int pc_engine_submit(struct pc_engine *e, unsigned to, void (*fn)(void *arg), void *arg);
+PC_API int pc_engine_submit(struct pc_engine *e, unsigned to, void (*fn)(void *arg), void *arg);
 
 /* Make SIGINT and SIGTERM stop e (a second signal while stopping ends the
  * process the default way). Shard threads block both signals, so the
  * handler runs on another thread. The previous handlers come back in
  * pc_engine_destroy(). One engine at a time. Returns 0, -EBUSY when
  * another engine holds the signals, or sigaction's -errno. */
-int pc_engine_stop_on_signals(struct pc_engine *e);
+PC_API int pc_engine_stop_on_signals(struct pc_engine *e);
 
-const char *pc_idle_name(enum pc_idle idle);
+PC_API const char *pc_idle_name(enum pc_idle idle);
 /* "spin", "adaptive", "sleep". Returns 0 or -EINVAL. */
-int pc_idle_parse(const char *name, enum pc_idle *out);
+PC_API int pc_idle_parse(const char *name, enum pc_idle *out);
+
+PC_END_DECLS
 
 #endif

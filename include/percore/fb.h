@@ -30,11 +30,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 /* Loads and stores copy bytes as they are: FlatBuffers is little-endian and
  * so are the machines percore supports, so no swapping is ever needed. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+PC_STATIC_ASSERT(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "percore's FlatBuffers code assumes a little-endian machine");
 
 /* The largest buffer the format can address: offsets are signed 32-bit. */
@@ -205,6 +205,8 @@ PC_INLINE const char *pc_fb_vec_string(const void *elems, uint32_t i, uint32_t *
 #include "percore/fb_build.h"
 #include "percore/fb_verify.h"
 
+PC_BEGIN_DECLS
+
 /* Helpers for schema headers (percore/fb_chat.h and friends), which give
  * each table a type of its own so a Join cannot be read as a Say.
  *
@@ -216,7 +218,7 @@ PC_INLINE const char *pc_fb_vec_string(const void *elems, uint32_t i, uint32_t *
  * (then *out is NULL). Call it on every body received before reading it. */
 #define PC_FB_SCHEMA_TABLE(name, desc)                                        \
 	struct pc_fb_##name;                                                  \
-	extern const struct pc_fb_table_desc desc;                            \
+	PC_API extern const struct pc_fb_table_desc desc;                     \
 	static inline int pc_fb_##name##_read(const void *buf, size_t len,    \
 					      const struct pc_fb_##name **out) \
 	{                                                                     \
@@ -241,5 +243,7 @@ PC_INLINE const char *pc_fb_vec_string(const void *elems, uint32_t i, uint32_t *
 	{                                                                     \
 		return pc_fb_get_##kind((const struct pc_fb_table *)t, id, def); \
 	}
+
+PC_END_DECLS
 
 #endif

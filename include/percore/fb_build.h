@@ -27,8 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/frame.h"
+
+PC_BEGIN_DECLS
 
 /* Field ids a table built here may use: 0 .. PC_FB_MAX_FIELDS - 1. */
 #define PC_FB_MAX_FIELDS 64
@@ -60,10 +62,10 @@ struct pc_fb_builder {
 /* Start building into buf[0 .. cap). Returns 0, or -EINVAL when buf is NULL
  * or cap exceeds PC_FB_MAX_SIZE. For aligned loads by readers that need them,
  * buf + cap should be 8-byte aligned; percore's own reader does not care. */
-int pc_fb_builder_init(struct pc_fb_builder *b, void *buf, size_t cap);
+PC_API int pc_fb_builder_init(struct pc_fb_builder *b, void *buf, size_t cap);
 
 /* Forget everything built and start again in the same space. */
-void pc_fb_builder_reset(struct pc_fb_builder *b);
+PC_API void pc_fb_builder_reset(struct pc_fb_builder *b);
 
 /* The first error met, or 0. */
 static inline int pc_fb_builder_error(const struct pc_fb_builder *b)
@@ -73,13 +75,13 @@ static inline int pc_fb_builder_error(const struct pc_fb_builder *b)
 
 /* The finished buffer and its length, or NULL when pc_fb_finish has not
  * succeeded. The buffer ends at the end of the space given to init. */
-const void *pc_fb_builder_data(const struct pc_fb_builder *b, size_t *len);
+PC_API const void *pc_fb_builder_data(const struct pc_fb_builder *b, size_t *len);
 
 /* After pc_fb_finish: the n bytes just in front of the finished buffer,
  * for a frame header, so header and body leave as one contiguous block with
  * no copy. Returns them, or NULL when the buffer is not finished or the
  * space lacks n more bytes (the buffer stays valid either way). */
-void *pc_fb_builder_headroom(const struct pc_fb_builder *b, size_t n);
+PC_API void *pc_fb_builder_headroom(const struct pc_fb_builder *b, size_t n);
 
 /* After pc_fb_finish: write a frame header (percore/frame.h: version 1,
  * flags, msg_id, the buffer's length) into the headroom, making header and
@@ -92,7 +94,7 @@ void *pc_fb_builder_headroom(const struct pc_fb_builder *b, size_t n);
 static inline void *pc_fb_builder_frame(const struct pc_fb_builder *b, uint32_t msg_id,
 					uint8_t flags, size_t *len)
 {
-	uint8_t *h = pc_fb_builder_headroom(b, PC_FRAME_HEADER_LEN);
+	uint8_t *h = (uint8_t *)pc_fb_builder_headroom(b, PC_FRAME_HEADER_LEN);
 	size_t body;
 
 	if (!h || !pc_fb_builder_data(b, &body) ||
@@ -106,42 +108,42 @@ static inline void *pc_fb_builder_frame(const struct pc_fb_builder *b, uint32_t 
  * power of two, vtables and fields inside what was written). Returns 0, or
  * -EINVAL and, when err is not NULL, what broke in err (errlen bytes): the
  * vtable or field, the value found, the range expected. For tests. */
-int pc_fb_builder_validate(const struct pc_fb_builder *b, char *err, size_t errlen);
+PC_API int pc_fb_builder_validate(const struct pc_fb_builder *b, char *err, size_t errlen);
 
 /* Write a string (len bytes, a NUL is added). Returns its ref, or 0. */
-pc_fb_ref pc_fb_string_create(struct pc_fb_builder *b, const char *s, size_t len);
+PC_API pc_fb_ref pc_fb_string_create(struct pc_fb_builder *b, const char *s, size_t len);
 
 /* Write a vector of n scalars or structs of elem_size bytes each, aligned to
  * align (a power of two <= 16), copied from elems (already little-endian
  * FlatBuffers layout). Returns its ref, or 0. */
-pc_fb_ref pc_fb_vector_create(struct pc_fb_builder *b, const void *elems, size_t n,
-			      size_t elem_size, size_t align);
+PC_API pc_fb_ref pc_fb_vector_create(struct pc_fb_builder *b, const void *elems, size_t n,
+				     size_t elem_size, size_t align);
 
 /* As pc_fb_vector_create, but leave the elements for the caller to fill in
  * place through *elems (for payloads read straight from somewhere else).
  * Returns its ref, or 0 with *elems = NULL. */
-pc_fb_ref pc_fb_vector_reserve(struct pc_fb_builder *b, size_t n, size_t elem_size,
-			       size_t align, void **elems);
+PC_API pc_fb_ref pc_fb_vector_reserve(struct pc_fb_builder *b, size_t n, size_t elem_size,
+				      size_t align, void **elems);
 
 /* Write a vector of n offsets to strings or tables already written. Returns
  * its ref, or 0 (-EINVAL when a ref is 0 or not written yet). */
-pc_fb_ref pc_fb_refs_create(struct pc_fb_builder *b, const pc_fb_ref *refs, size_t n);
+PC_API pc_fb_ref pc_fb_refs_create(struct pc_fb_builder *b, const pc_fb_ref *refs, size_t n);
 
 /* Open a table. Returns 0, or -EINVAL when one is already open. */
-int pc_fb_table_start(struct pc_fb_builder *b);
+PC_API int pc_fb_table_start(struct pc_fb_builder *b);
 
 /* Close the open table, writing its vtable or reusing an identical one.
  * Returns the table's ref, or 0. */
-pc_fb_ref pc_fb_table_end(struct pc_fb_builder *b);
+PC_API pc_fb_ref pc_fb_table_end(struct pc_fb_builder *b);
 
 /* Add field id (< PC_FB_MAX_FIELDS, once per table) holding size bytes from
  * v, aligned to align. Returns 0 or the sticky error (-EINVAL without an
  * open table, for a bad id or a field added twice). */
-int pc_fb_add_raw(struct pc_fb_builder *b, unsigned id, const void *v, size_t size,
-		  size_t align);
+PC_API int pc_fb_add_raw(struct pc_fb_builder *b, unsigned id, const void *v, size_t size,
+			 size_t align);
 
 /* Add a field referring to a string, vector or table written earlier. */
-int pc_fb_add_ref(struct pc_fb_builder *b, unsigned id, pc_fb_ref ref);
+PC_API int pc_fb_add_ref(struct pc_fb_builder *b, unsigned id, pc_fb_ref ref);
 
 /* Add an inline struct (size bytes, its FlatBuffers layout) aligned to align. */
 static inline int pc_fb_add_struct(struct pc_fb_builder *b, unsigned id,
@@ -182,6 +184,8 @@ static inline int pc_fb_add_bool(struct pc_fb_builder *b, unsigned id, bool v, b
  * length is a multiple of the largest alignment inside it. Returns 0, or the
  * first error met while building (-ENOSPC, -EINVAL; also -EINVAL when a
  * table is still open, the buffer is already finished or root is 0). */
-int pc_fb_finish(struct pc_fb_builder *b, pc_fb_ref root, const char *file_id);
+PC_API int pc_fb_finish(struct pc_fb_builder *b, pc_fb_ref root, const char *file_id);
+
+PC_END_DECLS
 
 #endif

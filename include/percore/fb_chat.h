@@ -12,7 +12,10 @@
 #ifndef PERCORE_FB_CHAT_H
 #define PERCORE_FB_CHAT_H
 
+#include "percore/defs.h"
 #include "percore/fb.h"
+
+PC_BEGIN_DECLS
 
 /* Message ids of chat bodies in the frame header: the one list of them
  * (examples/chat_server.c uses these, and tests/fb/chat_client.py reads
@@ -164,5 +167,7 @@ static inline int pc_fb_history_build(struct pc_fb_builder *b, const char *room,
 		pc_fb_add_ref(b, PC_FB_HISTORY_MESSAGES, v);
 	return pc_fb_finish(b, pc_fb_table_end(b), NULL);
 }
+
+PC_END_DECLS
 
 #endif

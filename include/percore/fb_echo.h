@@ -7,7 +7,10 @@
 #ifndef PERCORE_FB_ECHO_H
 #define PERCORE_FB_ECHO_H
 
+#include "percore/defs.h"
 #include "percore/fb.h"
+
+PC_BEGIN_DECLS
 
 /* Message id of an Echo body in the frame header. */
 #define PC_MSG_ECHO 1u
@@ -21,7 +24,7 @@ PC_FB_SCHEMA_SCALAR(echo, id, PC_FB_ECHO_ID, u64, uint64_t, 0)
 /* The payload bytes and *len; NULL and 0 when absent. */
 static inline const uint8_t *pc_fb_echo_payload(const struct pc_fb_echo *e, uint32_t *len)
 {
-	return pc_fb_get_vector((const struct pc_fb_table *)e, PC_FB_ECHO_PAYLOAD, len);
+	return (const uint8_t *)pc_fb_get_vector((const struct pc_fb_table *)e, PC_FB_ECHO_PAYLOAD, len);
 }
 
 /* Write an Echo table (not finished); payload NULL leaves it out (an empty
@@ -45,5 +48,7 @@ static inline int pc_fb_echo_build(struct pc_fb_builder *b, uint64_t id,
 {
 	return pc_fb_finish(b, pc_fb_echo_create(b, id, payload, len), NULL);
 }
+
+PC_END_DECLS
 
 #endif

@@ -7,7 +7,10 @@
 #ifndef PERCORE_FB_ERROR_H
 #define PERCORE_FB_ERROR_H
 
+#include "percore/defs.h"
 #include "percore/fb.h"
+
+PC_BEGIN_DECLS
 
 /* Message id of an Error body: a refusal, so the frame also sets its error
  * flag. pc_session_error() (percore/session.h) builds and sends one. */
@@ -32,5 +35,7 @@ static inline int pc_fb_error_build(struct pc_fb_builder *b, int32_t code,
 		pc_fb_add_ref(b, PC_FB_ERROR_MESSAGE, m);
 	return pc_fb_finish(b, pc_fb_table_end(b), NULL);
 }
+
+PC_END_DECLS
 
 #endif

@@ -7,7 +7,10 @@
 #ifndef PERCORE_FB_HEARTBEAT_H
 #define PERCORE_FB_HEARTBEAT_H
 
+#include "percore/defs.h"
 #include "percore/fb.h"
+
+PC_BEGIN_DECLS
 
 /* Message id of a heartbeat request with a Heartbeat body (the frame also
  * sets its heartbeat flag); the session layer answers with id 0 and the same
@@ -29,5 +32,7 @@ static inline int pc_fb_heartbeat_build(struct pc_fb_builder *b, uint32_t seq,
 	pc_fb_add_u32(b, PC_FB_HEARTBEAT_SEQ, seq, 0);
 	return pc_fb_finish(b, pc_fb_table_end(b), NULL);
 }
+
+PC_END_DECLS
 
 #endif

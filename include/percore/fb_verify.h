@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
+
 /* What a field holds. */
 enum pc_fb_kind {
 	PC_FB_SCALAR = 1,       /* inline scalar of .size bytes (1, 2, 4, 8) */
@@ -82,14 +86,16 @@ struct pc_fb_limits {
  * reads buf only. Returns 0, -EPROTO for anything malformed or over a limit,
  * or -EINVAL for a NULL root description or a broken one (a field kind the
  * verifier does not know). */
-int pc_fb_verify(const void *buf, size_t len, const struct pc_fb_table_desc *root,
-		 const char *file_id, const struct pc_fb_limits *limits);
+PC_API int pc_fb_verify(const void *buf, size_t len, const struct pc_fb_table_desc *root,
+			const char *file_id, const struct pc_fb_limits *limits);
 
 /* Check a table description itself: ids unique, kinds known, sizes and
  * alignments powers of two where they must be, child descriptions present.
  * Does not follow child tables. Returns 0, or -EINVAL and, when err is not
  * NULL, what broke in err (errlen bytes): the field, the value found, what
  * was expected. For tests. */
-int pc_fb_table_desc_validate(const struct pc_fb_table_desc *d, char *err, size_t errlen);
+PC_API int pc_fb_table_desc_validate(const struct pc_fb_table_desc *d, char *err, size_t errlen);
+
+PC_END_DECLS
 
 #endif

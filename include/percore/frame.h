@@ -25,8 +25,10 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/ringbuf.h"
+
+PC_BEGIN_DECLS
 
 #define PC_FRAME_HEADER_LEN  12u
 #define PC_FRAME_VERSION     1u
@@ -104,7 +106,7 @@ static inline int pc_frame_header_check(const uint8_t *h, size_t avail, uint32_t
  * -EPROTO or -EMSGSIZE as pc_frame_header_check(). */
 static inline int pc_frame_parse(const void *buf, size_t len, uint32_t max_body, struct pc_frame *f)
 {
-	const uint8_t *p = buf;
+	const uint8_t *p = (const uint8_t *)buf;
 	int err = pc_frame_header_check(p, len, max_body, f);
 
 	if (err)
@@ -213,5 +215,7 @@ static inline int pc_frame_write(struct pc_ringbuf *rb, uint32_t msg_id, uint8_t
 	pc_ringbuf_write(rb, body, len);
 	return 0;
 }
+
+PC_END_DECLS
 
 #endif

@@ -14,6 +14,10 @@
 
 #include <stdint.h>
 
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
+
 #define PC_HIST_SUB_BITS 7
 #define PC_HIST_SUB      (1u << PC_HIST_SUB_BITS)
 /* Exact buckets 0..255, then 128 per power of two from 2^8 to 2^63. */
@@ -24,7 +28,7 @@ struct pc_hist {
 	uint64_t _count;
 	uint64_t _min;             /* UINT64_MAX while empty */
 	uint64_t _max;
-	unsigned __int128 _sum;    /* cannot overflow: 2^64 values of 2^64 */
+	pc_uint128_t _sum;         /* cannot overflow: 2^64 values of 2^64 */
 	uint64_t _buckets[PC_HIST_BUCKETS];
 };
 
@@ -42,7 +46,7 @@ static inline void pc_hist_record_n(struct pc_hist *h, uint64_t v, uint64_t n)
 {
 	h->_buckets[pc_hist_bucket(v)] += n;
 	h->_count += n;
-	h->_sum += (unsigned __int128)v * n;
+	h->_sum += (pc_uint128_t)v * n;
 	if (v < h->_min)
 		h->_min = v;
 	if (v > h->_max)
@@ -56,38 +60,40 @@ static inline void pc_hist_record(struct pc_hist *h, uint64_t v)
 }
 
 /* Empty h (also how a caller-allocated one is prepared). */
-void pc_hist_reset(struct pc_hist *h);
+PC_API void pc_hist_reset(struct pc_hist *h);
 
 /* Allocate an empty histogram; NULL when out of memory. */
-struct pc_hist *pc_hist_create(void);
-void pc_hist_destroy(struct pc_hist *h);
+PC_API struct pc_hist *pc_hist_create(void);
+PC_API void pc_hist_destroy(struct pc_hist *h);
 
 /* Add everything src counted to dst. src is unchanged; neither may be
  * written meanwhile. */
-void pc_hist_merge(struct pc_hist *dst, const struct pc_hist *src);
+PC_API void pc_hist_merge(struct pc_hist *dst, const struct pc_hist *src);
 
 /* How many values were recorded. */
-uint64_t pc_hist_count(const struct pc_hist *h);
+PC_API uint64_t pc_hist_count(const struct pc_hist *h);
 /* Smallest and largest recorded value, exact; 0 when empty. */
-uint64_t pc_hist_min(const struct pc_hist *h);
-uint64_t pc_hist_max(const struct pc_hist *h);
+PC_API uint64_t pc_hist_min(const struct pc_hist *h);
+PC_API uint64_t pc_hist_max(const struct pc_hist *h);
 /* Exact mean of the recorded values; 0 when empty. */
-double pc_hist_mean(const struct pc_hist *h);
+PC_API double pc_hist_mean(const struct pc_hist *h);
 
 /* The value at percentile p (0..100; outside is clamped): the smallest
  * recorded value v with at least p% of values <= v, within 1% (the bucket
  * middle, kept inside [min, max], so p = 0 and p = 100 are exact).
  * 0 when empty. */
-uint64_t pc_hist_percentile(const struct pc_hist *h, double p);
+PC_API uint64_t pc_hist_percentile(const struct pc_hist *h, double p);
 
 /* Lowest and highest value bucket b counts (b < PC_HIST_BUCKETS). */
-uint64_t pc_hist_bucket_low(unsigned b);
-uint64_t pc_hist_bucket_high(unsigned b);
+PC_API uint64_t pc_hist_bucket_low(unsigned b);
+PC_API uint64_t pc_hist_bucket_high(unsigned b);
 
 /* Check the invariants: counts add up, min <= max, min and max inside the
  * first and last non-empty buckets. Returns 0, or -EINVAL and, when err is
  * not NULL, what broke in err (errlen bytes): the bucket or field, the
  * value found, the range expected. For tests. */
-int pc_hist_validate(const struct pc_hist *h, char *err, size_t errlen);
+PC_API int pc_hist_validate(const struct pc_hist *h, char *err, size_t errlen);
+
+PC_END_DECLS
 
 #endif

@@ -27,8 +27,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "percore/defs.h"
 #include "percore/engine.h"
 #include "percore/hist.h"
+
+PC_BEGIN_DECLS
 
 enum pc_load_mode {
 	PC_LOAD_ECHO = 0,
@@ -91,7 +94,7 @@ struct pc_load_result {
 
 /* Zero cfg, then: 127.0.0.1, echo mode, 1 connection, depth 1, 64 bytes,
  * 5 s drain, engine defaults with one shard. */
-void pc_load_cfg_init(struct pc_load_cfg *cfg);
+PC_API void pc_load_cfg_init(struct pc_load_cfg *cfg);
 
 /* Run the load. Returns 0 with *res filled (check res->errors: a run with
  * verification errors still returns 0); -EINVAL for a bad configuration;
@@ -100,13 +103,16 @@ void pc_load_cfg_init(struct pc_load_cfg *cfg);
  * connections asked; -EPROTO (idle mode) when the server does not answer
  * statistics requests; -ENOMEM; or the engine's error. err (may be NULL)
  * gets a one-line reason. Free res with pc_load_result_fini(). */
-int pc_load_run(const struct pc_load_cfg *cfg, struct pc_load_result *res, char *err, size_t errlen);
+PC_API int pc_load_run(const struct pc_load_cfg *cfg, struct pc_load_result *res,
+		       char *err, size_t errlen);
 
-void pc_load_result_fini(struct pc_load_result *res);
+PC_API void pc_load_result_fini(struct pc_load_result *res);
 
 /* Raise this process's soft limit on open files to at least want (up to
  * the hard limit). Returns 0, or -EMFILE when the hard limit is lower
  * (the soft limit is then raised as far as it goes). */
-int pc_raise_nofile(uint64_t want);
+PC_API int pc_raise_nofile(uint64_t want);
+
+PC_END_DECLS
 
 #endif

@@ -40,7 +40,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 /* Flags of pc_map_init(). */
 #define PC_MAP_HASHED 1u
@@ -67,18 +69,18 @@ struct pc_map {
 
 /* Set up an empty map (no memory until the first insert or reserve).
  * flags: 0 or PC_MAP_HASHED. Returns 0, or -EINVAL for unknown flags. */
-int pc_map_init(struct pc_map *m, unsigned flags);
+PC_API int pc_map_init(struct pc_map *m, unsigned flags);
 
 /* Free the table. The map may be initialised again afterwards. */
-void pc_map_destroy(struct pc_map *m);
+PC_API void pc_map_destroy(struct pc_map *m);
 
 /* Make room for n entries in all, so the next inserts up to n never
  * rebuild. Returns 0, -ENOMEM (the map is unchanged), or -EINVAL when n is
  * too large to address. */
-int pc_map_reserve(struct pc_map *m, size_t n);
+PC_API int pc_map_reserve(struct pc_map *m, size_t n);
 
 /* Remove every entry, keeping the memory. */
-void pc_map_clear(struct pc_map *m);
+PC_API void pc_map_clear(struct pc_map *m);
 
 static inline size_t pc_map_size(const struct pc_map *m)
 {
@@ -96,7 +98,7 @@ static inline size_t pc_map_capacity(const struct pc_map *m)
  * (the group index). */
 static inline uint64_t pc_map_hash_u64(uint64_t key)
 {
-	unsigned __int128 p = (unsigned __int128)(key ^ 0x243f6a8885a308d3ull) * 0x9e3779b97f4a7c15ull;
+	pc_uint128_t p = (pc_uint128_t)(key ^ 0x243f6a8885a308d3ull) * 0x9e3779b97f4a7c15ull;
 	return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 
@@ -167,7 +169,7 @@ static inline struct pc_map_slot *pc_map_find(const struct pc_map *m, uint64_t k
 
 /* Claim a slot for a key known to be absent (out of line: may rebuild).
  * Returns the slot with its control byte set, or NULL when out of memory. */
-struct pc_map_slot *pc__map_claim(struct pc_map *m, uint64_t hash);
+PC_API struct pc_map_slot *pc__map_claim(struct pc_map *m, uint64_t hash);
 
 /* Add key -> value. Returns 0; -EEXIST when key is present (its value is
  * left alone); -ENOMEM (the map is unchanged); -EINVAL on a PC_MAP_HASHED
@@ -207,7 +209,7 @@ static inline int pc_map_put(struct pc_map *m, uint64_t key, uint64_t value)
 
 /* Remove the entry s (from a find, or the current one of an iteration).
  * Other entries do not move. Owner thread only. */
-void pc_map_erase_slot(struct pc_map *m, struct pc_map_slot *s);
+PC_API void pc_map_erase_slot(struct pc_map *m, struct pc_map_slot *s);
 
 /* Remove key. Returns 0, or -ENOENT when absent (-EINVAL on a
  * PC_MAP_HASHED map). */
@@ -228,13 +230,13 @@ typedef bool pc_map_eq_fn(uint64_t value, const void *key);
 
 /* The entry whose hash is hash and for which eq(value, key) holds, or
  * NULL. NULL on a u64 map. */
-struct pc_map_slot *pc_map_find_hashed(const struct pc_map *m, uint64_t hash,
-				       pc_map_eq_fn *eq, const void *key);
+PC_API struct pc_map_slot *pc_map_find_hashed(const struct pc_map *m, uint64_t hash,
+					      pc_map_eq_fn *eq, const void *key);
 
 /* Add an entry under hash (the caller checked it is absent: entries with
  * equal hashes are allowed, told apart by eq). Returns 0, -ENOMEM, or
  * -EINVAL on a u64 map. */
-int pc_map_insert_hashed(struct pc_map *m, uint64_t hash, uint64_t value);
+PC_API int pc_map_insert_hashed(struct pc_map *m, uint64_t hash, uint64_t value);
 
 /* Iteration cursor: the group being walked and its full slots not yet
  * returned, so a step is a bit scan and a group costs one SSE2 load. */
@@ -267,6 +269,8 @@ static inline struct pc_map_slot *pc_map_next(const struct pc_map *m, struct pc_
  * bound holds. Returns 0, or -EINVAL and, when err is not NULL, what broke
  * in err (errlen bytes): the slot, the value found, the one expected. For
  * tests; O(capacity). */
-int pc_map_validate(const struct pc_map *m, char *err, size_t errlen);
+PC_API int pc_map_validate(const struct pc_map *m, char *err, size_t errlen);
+
+PC_END_DECLS
 
 #endif

@@ -33,25 +33,26 @@
 #define PERCORE_MPSC_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 /* A slot: the sequence number, then the element (8-byte aligned). */
 struct pc_mpsc_slot {
-	_Atomic size_t seq;
+	PC_ATOMIC(size_t) seq;
 	char data[];
 };
 
 struct pc_mpsc {
 	/* Producers' block: every producer reads and CASes _tail; the rest is
 	 * written at init only (the producers' copy of the geometry). */
-	PC_CACHE_ALIGNED _Atomic size_t _tail;
+	PC_CACHE_ALIGNED PC_ATOMIC(size_t) _tail;
 	char *_pslots;
 	size_t _pmask, _pstride, _pesz;
 	/* Consumer block: written by the consumer thread only. */
@@ -82,23 +83,23 @@ static inline size_t pc_mpsc_buf_size(size_t cap, size_t esz)
  * pc_mpsc_buf_size(cap, esz) bytes; cap must be a power of two. Returns 0,
  * or -EINVAL when q or buf is NULL or misaligned, esz is 0, cap is not a
  * power of two or the size overflows. Before any thread uses the ring. */
-int pc_mpsc_init(struct pc_mpsc *q, void *buf, size_t cap, size_t esz);
+PC_API int pc_mpsc_init(struct pc_mpsc *q, void *buf, size_t cap, size_t esz);
 
 /* Allocate a ring and its buffer together, cap rounded up to a power of
  * two. Returns NULL when cap or esz is 0, the size overflows or memory runs
  * out. */
-struct pc_mpsc *pc_mpsc_create(size_t cap, size_t esz);
+PC_API struct pc_mpsc *pc_mpsc_create(size_t cap, size_t esz);
 
 /* Free a ring made by pc_mpsc_create (NULL and init'ed rings are left
  * alone). No thread may use the ring any more. */
-void pc_mpsc_destroy(struct pc_mpsc *q);
+PC_API void pc_mpsc_destroy(struct pc_mpsc *q);
 
 /* Check every invariant: the fill level is within the capacity, each
  * waiting slot is marked filled and every other slot free for its next lap.
  * Returns 0, or -EINVAL and, when err is not NULL, what broke in err
  * (errlen bytes): the slot, the value found, the value expected. Call while
  * no thread uses the ring. */
-int pc_mpsc_validate(const struct pc_mpsc *q, char *err, size_t errlen);
+PC_API int pc_mpsc_validate(const struct pc_mpsc *q, char *err, size_t errlen);
 
 /* Capacity in elements. Any thread. */
 static inline size_t pc_mpsc_capacity(const struct pc_mpsc *q)
@@ -242,5 +243,7 @@ PC_INLINE unsigned pc_mpsc_pop_burst(struct pc_mpsc *q, void *items, unsigned n)
 				 q->ring._pesz, sizeof(type));                     \
 		return -EINVAL;                                                    \
 	}
+
+PC_END_DECLS
 
 #endif

@@ -13,6 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
+
 /* Regions at least this large are advised for transparent huge pages when
  * THP runs in madvise mode, and aligned so that they can use them. */
 #define PC_NUMA_HUGE_MIN ((size_t)2 << 20)
@@ -21,17 +25,19 @@
  * node `node` (os index; -1: no preference, first touch decides). Nothing
  * is touched. Returns NULL when size is 0, the node does not exist (or is
  * not 0 or -1 on a machine without NUMA), or mapping fails. Any thread. */
-void *pc_numa_alloc(int node, size_t size);
+PC_API void *pc_numa_alloc(int node, size_t size);
 
 /* Unmap a region from pc_numa_alloc; size as given to it. NULL is fine. */
-void pc_numa_free(void *p, size_t size);
+PC_API void pc_numa_free(void *p, size_t size);
 
 /* The node holding the page at addr (which must be touched already), or
  * -errno (-ENOSYS without NUMA support, -EFAULT for an unmapped address,
  * -ENOENT for a page not yet present). Any thread. */
-int pc_numa_node_of(const void *addr);
+PC_API int pc_numa_node_of(const void *addr);
 
 /* True when the kernel and machine support NUMA policies (numa_available). */
-bool pc_numa_available(void);
+PC_API bool pc_numa_available(void);
+
+PC_END_DECLS
 
 #endif

@@ -14,12 +14,14 @@
 #ifndef PERCORE_PLACE_H
 #define PERCORE_PLACE_H
 
-#define _GNU_SOURCE 1
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "percore/defs.h"
 #include "percore/topo.h"
+
+PC_BEGIN_DECLS
 
 enum pc_place_policy {
 	/* Tier order; each tier spread over NUMA nodes in proportion to the
@@ -71,7 +73,7 @@ struct pc_placement {
 /* How many shards pc_place chooses when asked for 0: the usable physical
  * cores of the fastest usable kind, capped by the CPU quota rounded down
  * (at least 1). 0 when nothing is usable. Any thread. */
-unsigned pc_place_default_shards(const struct pc_topo *t);
+PC_API unsigned pc_place_default_shards(const struct pc_topo *t);
 
 /* Place nshards shards (0 = pc_place_default_shards) by policy. cpus is
  * the CPU set for PC_PLACE_LIST and must be NULL otherwise. flags: PC_PLACE_*.
@@ -82,34 +84,36 @@ unsigned pc_place_default_shards(const struct pc_topo *t);
  * more shards than a CPU list or pcore can place, nothing usable, bad
  * arguments) or -ENOMEM, writes a one-line reason into err and leaves *out
  * NULL. Any thread. */
-int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_policy policy,
-	     const cpu_set_t *cpus, unsigned flags, struct pc_placement **out,
-	     char *err, size_t errlen);
+PC_API int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_policy policy,
+		    const cpu_set_t *cpus, unsigned flags, struct pc_placement **out,
+		    char *err, size_t errlen);
 
-void pc_placement_free(struct pc_placement *p);
+PC_API void pc_placement_free(struct pc_placement *p);
 
 /* Check a placement against its topology: every pinned shard on a usable
  * CPU of that topology with the right node, core and kind; no CPU used
  * twice unless oversubscribed. Returns 0, or -EINVAL and, when err is not
  * NULL, what broke in err (errlen bytes): the shard, the value found, the
  * one expected. */
-int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p, char *err,
-			  size_t errlen);
+PC_API int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p,
+				 char *err, size_t errlen);
 
 /* "auto", "compact", "spread", "pcore", "off", "list". */
-const char *pc_place_policy_name(enum pc_place_policy p);
+PC_API const char *pc_place_policy_name(enum pc_place_policy p);
 /* Parse a policy name. Returns 0 or -EINVAL. */
-int pc_place_policy_parse(const char *name, enum pc_place_policy *out);
+PC_API int pc_place_policy_parse(const char *name, enum pc_place_policy *out);
 
 /* The placement as a cJSON object (caller frees with cJSON_Delete): policy,
  * pinned, shards, oversubscribed, per-shard cpu/node/core/kind name, and
  * warnings. NULL when out of memory. */
-struct cJSON *pc_placement_to_json(const struct pc_topo *t, const struct pc_placement *p);
+PC_API struct cJSON *pc_placement_to_json(const struct pc_topo *t, const struct pc_placement *p);
 
 /* Pin the calling thread to one CPU (kernel number). Returns 0, -EINVAL for
  * a negative or too large cpu, or the -errno of pthread_setaffinity_np
  * (-EINVAL too when the CPU is outside the cgroup cpuset). Any thread; it
  * affects only the caller. */
-int pc_pin_self(int cpu);
+PC_API int pc_pin_self(int cpu);
+
+PC_END_DECLS
 
 #endif

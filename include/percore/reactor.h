@@ -22,7 +22,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "percore/defs.h"
 #include "percore/wheel.h"
+
+PC_BEGIN_DECLS
 
 struct pc_reactor;
 
@@ -58,68 +61,70 @@ typedef void (*pc_task_fn)(void *arg);
  * and prints one line to stderr, once per process, unless
  * PC_REACTOR_NO_FALLBACK is given. Any thread; the reactor then belongs to
  * the thread that polls it. Returns 0, -ENOMEM, or the backend's -errno. */
-int pc_reactor_create(struct pc_reactor **out, enum pc_backend backend, unsigned flags);
+PC_API int pc_reactor_create(struct pc_reactor **out, enum pc_backend backend, unsigned flags);
 
 /* Free the reactor. Registered fds are forgotten, not closed; queued tasks
  * are dropped without running. Owner thread (or any thread once the owner
  * has finished). NULL is ignored. */
-void pc_reactor_destroy(struct pc_reactor *r);
+PC_API void pc_reactor_destroy(struct pc_reactor *r);
 
 /* The backend in use after any fallback. */
-enum pc_backend pc_reactor_backend(const struct pc_reactor *r);
-const char *pc_backend_name(enum pc_backend b);
+PC_API enum pc_backend pc_reactor_backend(const struct pc_reactor *r);
+PC_API const char *pc_backend_name(enum pc_backend b);
 
 /* Watch fd for events (PC_EV_IN and/or PC_EV_OUT; ERR and HUP are always
  * reported). fn(r, fd, ready, arg) runs on the owner thread while the
  * condition holds (level-triggered). Returns 0, -EINVAL (bad fd or no
  * interest bits), -EEXIST (fd already registered), -ENOMEM, or the
  * backend's -errno (e.g. -EPERM for a regular file under epoll). */
-int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg);
+PC_API int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg);
 
 /* Change the events watched on a registered fd. Returns 0, -ENOENT (not
  * registered), -EINVAL, or the backend's -errno. */
-int pc_reactor_mod(struct pc_reactor *r, int fd, unsigned events);
+PC_API int pc_reactor_mod(struct pc_reactor *r, int fd, unsigned events);
 
 /* Stop watching fd; its callback never runs again, even for an event
  * already collected in this turn. May be called from a callback. Close the
  * fd after this, not before. Returns 0 or -ENOENT. */
-int pc_reactor_del(struct pc_reactor *r, int fd);
+PC_API int pc_reactor_del(struct pc_reactor *r, int fd);
 
 /* Run fn(arg) on the owner thread at the next turn. Tasks run in the order
  * they were deferred. Returns 0 or -ENOMEM. */
-int pc_reactor_defer(struct pc_reactor *r, pc_task_fn fn, void *arg);
+PC_API int pc_reactor_defer(struct pc_reactor *r, pc_task_fn fn, void *arg);
 
 /* One turn (see above). timeout_ns < 0 waits until an fd is ready, a timer
  * is due or pc_reactor_wake() is called; 0 never blocks; otherwise waits at
  * most that long. Returns the number of callbacks run (fd, timer, task;
  * a wake-up alone counts 0), or -errno when the backend's wait fails
  * (EINTR is not a failure: it returns what ran). Owner thread. */
-int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns);
+PC_API int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns);
 
 /* Interrupt a blocking pc_reactor_poll() (or make the next one return at
  * once). Any thread, and async-signal-safe: one eventfd write. */
-void pc_reactor_wake(struct pc_reactor *r);
+PC_API void pc_reactor_wake(struct pc_reactor *r);
 
 /* The reactor's timing wheel, ticking every PC_REACTOR_TICK_NS of
  * CLOCK_MONOTONIC. Schedule on it with pc_reactor_timer_after() or with
  * pc_wheel_schedule(w, t, pc_reactor_tick_after(r, ns)); cancel with
  * pc_wheel_cancel(). Callbacks run inside pc_reactor_poll(). Owner
  * thread. */
-struct pc_wheel *pc_reactor_wheel(struct pc_reactor *r);
+PC_API struct pc_wheel *pc_reactor_wheel(struct pc_reactor *r);
 
 /* The first tick at or after now + delay_ns (so a timer never fires
  * early). */
-uint64_t pc_reactor_tick_after(const struct pc_reactor *r, uint64_t delay_ns);
+PC_API uint64_t pc_reactor_tick_after(const struct pc_reactor *r, uint64_t delay_ns);
 
 /* Schedule (or reschedule) t to fire delay_ns from now. t must have been
  * prepared with pc_timer_init(). Owner thread. */
-void pc_reactor_timer_after(struct pc_reactor *r, struct pc_timer *t, uint64_t delay_ns);
+PC_API void pc_reactor_timer_after(struct pc_reactor *r, struct pc_timer *t, uint64_t delay_ns);
 
 /* True when the next poll has something to do without waiting for the
  * kernel: deferred tasks are queued. Owner thread. */
-bool pc_reactor_has_tasks(const struct pc_reactor *r);
+PC_API bool pc_reactor_has_tasks(const struct pc_reactor *r);
 
 /* Number of fds registered by users (the wake-up eventfd not counted). */
-unsigned pc_reactor_nfds(const struct pc_reactor *r);
+PC_API unsigned pc_reactor_nfds(const struct pc_reactor *r);
+
+PC_END_DECLS
 
 #endif

@@ -34,7 +34,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 /* Flags of pc_ringbuf_init(). */
 #define PC_RINGBUF_MIRRORED 1u
@@ -57,10 +59,10 @@ struct pc_ringbuf {
  * unknown flags; -ENOMEM; mirrored: the negative errno of memfd_create,
  * ftruncate or mmap (for example -ENOSYS or -EPERM where a sandbox forbids
  * memfd: use plain mode then). rb is untouched on failure. */
-int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags);
+PC_API int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags);
 
 /* Release the memory. rb may be re-initialised afterwards. */
-void pc_ringbuf_destroy(struct pc_ringbuf *rb);
+PC_API void pc_ringbuf_destroy(struct pc_ringbuf *rb);
 
 /* Check the invariants: a buffer, a power-of-two capacity within
  * PC_RINGBUF_MAX_CAPACITY (mirrored: a whole number of pages, and the
@@ -225,7 +227,7 @@ static inline int pc_ringbuf_read(struct pc_ringbuf *rb, void *dst, size_t n)
 
 /* Copy the wrapped part of a plain ring's first n readable bytes after the
  * buffer's end (out of line: the uncommon case). */
-const uint8_t *pc__ringbuf_unwrap(struct pc_ringbuf *rb, size_t n);
+PC_API const uint8_t *pc__ringbuf_unwrap(struct pc_ringbuf *rb, size_t n);
 
 /* The first n readable bytes as one contiguous region, or NULL when fewer
  * than n are readable. Mirrored: always in place, no copy. Plain: in place
@@ -241,5 +243,7 @@ static inline const uint8_t *pc_ringbuf_linearize(struct pc_ringbuf *rb, size_t 
 	const uint8_t *p = pc__ringbuf_span(rb, rb->_head, n, &len);
 	return PC_LIKELY(len == n) ? p : pc__ringbuf_unwrap(rb, n);
 }
+
+PC_END_DECLS
 
 #endif

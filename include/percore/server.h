@@ -28,9 +28,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "percore/defs.h"
 #include "percore/dispatch.h"
 #include "percore/engine.h"
 #include "percore/session.h"
+
+PC_BEGIN_DECLS
 
 struct pc_server;
 
@@ -156,20 +159,20 @@ struct pc_server_stats {
 };
 
 /* Zero everything, then the engine defaults (pc_engine_cfg_init). */
-void pc_server_cfg_init(struct pc_server_cfg *cfg);
+PC_API void pc_server_cfg_init(struct pc_server_cfg *cfg);
 
 /* Start a server. Returns 0 and *out; -EINVAL for a bad configuration
  * (err says why: no handler, a bad address, water marks out of order, a
  * bad engine setting); the -errno of listening (-EADDRINUSE, ...), of the
  * engine or of a shard's set-up (-ENOMEM). err may be NULL. */
-int pc_server_start(const struct pc_server_cfg *cfg, struct pc_server **out,
-		    char *err, size_t errlen);
+PC_API int pc_server_start(const struct pc_server_cfg *cfg, struct pc_server **out,
+			   char *err, size_t errlen);
 
 /* The port the server listens on (the kernel's choice for port 0). */
-uint16_t pc_server_port(const struct pc_server *srv);
+PC_API uint16_t pc_server_port(const struct pc_server *srv);
 
 /* The engine the shards run on (for pc_engine_submit, statistics). */
-struct pc_engine *pc_server_engine(struct pc_server *srv);
+PC_API struct pc_engine *pc_server_engine(struct pc_server *srv);
 
 /* Shut down gracefully: every shard closes its listener (new connections
  * are refused by the kernel), reads what its clients have already sent,
@@ -179,38 +182,40 @@ struct pc_engine *pc_server_engine(struct pc_server *srv);
  * stops. Returns at once; pc_server_wait() waits. Returns 0, -EALREADY
  * when shutting down or stopped already, -EAGAIN when a shard's ring for
  * outside threads stayed full for a second. Not from a shard. */
-int pc_server_shutdown(struct pc_server *srv, uint32_t drain_ms);
+PC_API int pc_server_shutdown(struct pc_server *srv, uint32_t drain_ms);
 
 /* Stop now: every shard ends after its current turn, closing its sessions
  * without flushing. Any thread, and async-signal-safe. */
-void pc_server_stop(struct pc_server *srv);
+PC_API void pc_server_stop(struct pc_server *srv);
 
 /* True once the engine has stopped or been asked to. Any thread. */
-bool pc_server_stopping(const struct pc_server *srv);
+PC_API bool pc_server_stopping(const struct pc_server *srv);
 
 /* Wait until every shard has ended. Returns 0. Not from a shard. */
-int pc_server_wait(struct pc_server *srv);
+PC_API int pc_server_wait(struct pc_server *srv);
 
 /* Free the server after pc_server_wait(). NULL is ignored. */
-void pc_server_destroy(struct pc_server *srv);
+PC_API void pc_server_destroy(struct pc_server *srv);
 
 /* Shards the server runs on. */
-unsigned pc_server_shards(const struct pc_server *srv);
+PC_API unsigned pc_server_shards(const struct pc_server *srv);
 
 /* Statistics of shard i, or the sum over shards (i = -1). Any thread.
  * Returns 0, or -EINVAL for a bad i. */
-int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_stats *out);
+PC_API int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_stats *out);
 
 /* st as a JSON object (cJSON, the caller deletes it), one member per
  * figure, closed_reason[] as closed_peer, closed_local, ... NULL when out
  * of memory. */
-struct cJSON *pc_server_stats_json(const struct pc_server_stats *st);
+PC_API struct cJSON *pc_server_stats_json(const struct pc_server_stats *st);
 
 /* Write st as a JSON object, or as "name value" lines when json is
  * false. Returns 0 or -EIO. */
-int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out);
+PC_API int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out);
 
 /* Resident memory of this process (VmRSS) in bytes, 0 when unknown. */
-uint64_t pc_process_rss(void);
+PC_API uint64_t pc_process_rss(void);
+
+PC_END_DECLS
 
 #endif

@@ -29,7 +29,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "percore/defs.h"
 #include "percore/frame.h"
+
+PC_BEGIN_DECLS
 
 struct pc_session;
 
@@ -57,7 +60,7 @@ enum pc_close_reason {
 
 /* "peer", "local", "reset", "idle", "malformed", "oversize", "nomem",
  * "shutdown", "frame_timeout". */
-const char *pc_close_reason_name(enum pc_close_reason why);
+PC_API const char *pc_close_reason_name(enum pc_close_reason why);
 
 /* Handlers (the server's configuration names them). user is the server's
  * user pointer. They run on the session's shard.
@@ -76,7 +79,7 @@ typedef void (*pc_close_fn)(struct pc_session *s, enum pc_close_reason why, void
  * (the shard index sits in the top 16 bits, then a generation and a slot,
  * so an id is not reused until its slot has been recycled 16 million
  * times). Never 0. */
-uint64_t pc_session_id(const struct pc_session *s);
+PC_API uint64_t pc_session_id(const struct pc_session *s);
 
 /* The shard an id belongs to. */
 static inline unsigned pc_session_id_shard(uint64_t id)
@@ -85,14 +88,14 @@ static inline unsigned pc_session_id_shard(uint64_t id)
 }
 
 /* A pointer of the application's own, NULL until set. */
-void *pc_session_data(const struct pc_session *s);
-void pc_session_set_data(struct pc_session *s, void *data);
+PC_API void *pc_session_data(const struct pc_session *s);
+PC_API void pc_session_set_data(struct pc_session *s, void *data);
 
 /* The client's address. Returns 0 and fills *ss and *len. */
-int pc_session_peer(const struct pc_session *s, struct sockaddr_storage *ss, socklen_t *len);
+PC_API int pc_session_peer(const struct pc_session *s, struct sockaddr_storage *ss, socklen_t *len);
 
 /* Output bytes queued and not yet written to the socket. */
-size_t pc_session_queued(const struct pc_session *s);
+PC_API size_t pc_session_queued(const struct pc_session *s);
 
 /* Queue a frame: header (version 1, flags, msg_id, len) and body. The body
  * is copied, so it may be freed on return. Written at the end of this
@@ -101,28 +104,28 @@ size_t pc_session_queued(const struct pc_session *s);
  * would exceed the session's output bound (high water plus the largest
  * frame: a client that stopped reading; the caller may close it);
  * -EPIPE once the session is closing; -ENOMEM when no buffer is left. */
-int pc_session_send_flags(struct pc_session *s, uint32_t msg_id, uint8_t flags,
-			  const void *body, size_t len);
+PC_API int pc_session_send_flags(struct pc_session *s, uint32_t msg_id, uint8_t flags,
+				 const void *body, size_t len);
 
 /* pc_session_send_flags() with flags 0. */
-int pc_session_send(struct pc_session *s, uint32_t msg_id, const void *body, size_t len);
+PC_API int pc_session_send(struct pc_session *s, uint32_t msg_id, const void *body, size_t len);
 
 /* A frame whose body is the concatenation of iovcnt pieces (at most 16).
  * Returns as pc_session_send_flags(), or -EINVAL for a bad iovcnt. */
-int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
-		     const struct iovec *iov, int iovcnt);
+PC_API int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
+			    const struct iovec *iov, int iovcnt);
 
 /* Queue bytes as they are: the output of a raw session, or frames the
  * caller encoded (one buffer fanned out to many sessions). Returns as
  * pc_session_send_flags(). */
-int pc_session_write(struct pc_session *s, const void *data, size_t len);
+PC_API int pc_session_write(struct pc_session *s, const void *data, size_t len);
 
 /* Close gracefully: stop reading, write what is queued, then end the
  * connection (FIN) and wait briefly for the client to close its side (so
  * the last replies are not destroyed by a reset). on_close runs when the
  * session is gone. Calling it again does nothing. The session stays valid
  * until the current handler returns. */
-void pc_session_close(struct pc_session *s);
+PC_API void pc_session_close(struct pc_session *s);
 
 /* Refuse what the client sent, as the session layer refuses a malformed
  * header: queue an error reply (flags PC_FRAME_ERROR, msg_id, body), then
@@ -135,8 +138,8 @@ void pc_session_close(struct pc_session *s);
  * why (nothing done); -EPIPE when the session is closing already (nothing
  * done); or the errors of pc_session_send_flags() (the reply was not
  * queued, the session is closed all the same). */
-int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
-		      const void *body, size_t len);
+PC_API int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t msg_id,
+			     const void *body, size_t len);
 
 /* Longest message pc_session_error() sends. */
 #define PC_SESSION_ERROR_MAX 1024
@@ -150,7 +153,7 @@ int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uint32_t m
  * code: a positive errno value; message may be NULL (left out). Returns
  * as pc_session_send_flags() or pc_session_refuse(); -EMSGSIZE for a
  * message over PC_SESSION_ERROR_MAX bytes (nothing done). */
-int pc_session_error(struct pc_session *s, int32_t code, const char *message, bool refuse);
+PC_API int pc_session_error(struct pc_session *s, int32_t code, const char *message, bool refuse);
 
 /* Queue a frame on the session with this id, which may live on any shard
  * of the same server: directly when it is on the calling shard, else
@@ -162,6 +165,9 @@ int pc_session_error(struct pc_session *s, int32_t code, const char *message, bo
  * the calling shard; -EINVAL for an id of no shard; -EPERM off a server
  * shard; -ENOMEM; or the errors of pc_session_send_flags() (local
  * delivery). */
-int pc_session_send_to(uint64_t id, uint32_t msg_id, uint8_t flags, const void *body, size_t len);
+PC_API int pc_session_send_to(uint64_t id, uint32_t msg_id, uint8_t flags, const void *body,
+			      size_t len);
+
+PC_END_DECLS
 
 #endif

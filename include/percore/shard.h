@@ -26,6 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
+
 struct pc_arena;
 struct pc_engine;
 struct pc_reactor;
@@ -40,18 +44,18 @@ typedef intptr_t (*pc_shard_call_fn)(void *arg);
 typedef void (*pc_shard_reply_fn)(void *ctx, intptr_t result);
 
 /* This thread's shard index, or -1 when it is not a shard. */
-int pc_shard_id(void);
+PC_API int pc_shard_id(void);
 /* Shards in this thread's engine, 0 when not a shard. */
-unsigned pc_shard_count(void);
+PC_API unsigned pc_shard_count(void);
 /* This shard's reactor (fds, timers, tasks), NULL when not a shard. */
-struct pc_reactor *pc_shard_reactor(void);
+PC_API struct pc_reactor *pc_shard_reactor(void);
 /* This shard's engine, NULL when not a shard. */
-struct pc_engine *pc_shard_engine(void);
+PC_API struct pc_engine *pc_shard_engine(void);
 
 /* This shard's arena (percore/arena.h) for request-lifetime scratch, on
  * its NUMA node: take a mark when a request starts, rewind when it ends.
  * NULL when not a shard. */
-struct pc_arena *pc_shard_arena(void);
+PC_API struct pc_arena *pc_shard_arena(void);
 
 /* Largest object pc_shard_slab() serves. */
 #define PC_SHARD_SLAB_MAX 4096
@@ -63,19 +67,19 @@ struct pc_arena *pc_shard_arena(void);
  * with pc_slab_free_remote. The pools live until pc_engine_destroy().
  * Returns NULL when not a shard, for size 0 or above the largest class,
  * or when memory runs out. */
-struct pc_slab *pc_shard_slab(size_t size);
+PC_API struct pc_slab *pc_shard_slab(size_t size);
 
 /* Run fn(arg) on shard `to` (which may be this shard: it then runs on a
  * later turn, never inside this call). Returns 0, -EAGAIN when ring
  * (self, to) is full, -EINVAL for a bad shard or NULL fn, -EPERM off a
  * shard. */
-int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg);
+PC_API int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg);
 
 /* Like pc_shard_submit, but copies len bytes of data into the message;
  * fn receives a pointer to the copy, valid until fn returns (aligned to 8
  * bytes). Returns -EMSGSIZE when len > PC_MSG_INLINE, otherwise as
  * pc_shard_submit. */
-int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len);
+PC_API int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len);
 
 /* Run fn(arg) on shard `to`, then reply(ctx, result) back on this shard
  * with fn's return value. The reply is never refused: each pair of shards
@@ -83,26 +87,29 @@ int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len
  * pc_shard_call_limit() calls to one shard awaiting their replies.
  * Returns 0, -EAGAIN (ring full, or that many calls outstanding), -EINVAL,
  * -EPERM. */
-int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply, void *ctx);
+PC_API int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,
+			 void *ctx);
 
 /* Calls to one shard that may await their replies at once. */
-unsigned pc_shard_call_limit(void);
+PC_API unsigned pc_shard_call_limit(void);
 
 /* Submit fn(arg) to every shard, this one included: all or none. Returns
  * 0, -EAGAIN when any ring is full (nothing sent), -EINVAL, -EPERM. */
-int pc_shard_broadcast(pc_msg_fn fn, void *arg);
+PC_API int pc_shard_broadcast(pc_msg_fn fn, void *arg);
 
 /* Publish every staged message now instead of at the end of the turn
  * (for latency-critical sends inside a long handler). Returns the number
  * of rings published, or -EPERM. */
-int pc_shard_flush(void);
+PC_API int pc_shard_flush(void);
 
 /* Collect every shard's statistics through the mesh: each shard copies a
  * snapshot of its own figures when the request reaches it, and once all
  * have answered done(stats, n, arg) runs on this shard (stats valid during
  * the call only). Returns 0, -EAGAIN when some shard cannot take the
  * request now (nothing sent), -ENOMEM, -EPERM. */
-int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg),
-		    void *arg);
+PC_API int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg),
+			   void *arg);
+
+PC_END_DECLS
 
 #endif

@@ -12,17 +12,18 @@
 #ifndef PERCORE_SHARED_BUF_H
 #define PERCORE_SHARED_BUF_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 struct pc_shared_buf {
 	/* Written by every holder (get/put): the buffer's only shared
 	 * writable word, alone on the header's line with the read-only
 	 * fields below. */
-	_Atomic uint32_t _refs;
+	PC_ATOMIC(uint32_t) _refs;
 	void *_home;                     /* the shard that allocated it */
 	size_t _len;
 	struct pc_shared_buf *_next;     /* return list, after refs hit 0 */
@@ -38,7 +39,7 @@ struct pc_shared_buf {
  * afterwards it is read-only for everyone. Every reference must be dropped
  * before the engine is destroyed. Shard threads only. Returns NULL off a
  * shard or when memory runs out. */
-struct pc_shared_buf *pc_shared_buf_new(size_t len);
+PC_API struct pc_shared_buf *pc_shared_buf_new(size_t len);
 
 static inline const void *pc_shared_buf_data(const struct pc_shared_buf *b)
 {
@@ -64,12 +65,14 @@ static inline struct pc_shared_buf *pc_shared_buf_get(struct pc_shared_buf *b)
  * from another shard, by a message to the owner sent on a later turn;
  * from a thread that is not a running shard (after the engine stopped),
  * directly. NULL is ignored. */
-void pc_shared_buf_put(struct pc_shared_buf *b);
+PC_API void pc_shared_buf_put(struct pc_shared_buf *b);
 
 /* References held now (a snapshot, for tests and assertions). */
 static inline uint32_t pc_shared_buf_refs(const struct pc_shared_buf *b)
 {
 	return atomic_load_explicit(&b->_refs, memory_order_relaxed);
 }
+
+PC_END_DECLS
 
 #endif

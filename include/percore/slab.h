@@ -32,11 +32,11 @@
 #define PERCORE_SLAB_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stddef.h>
 
-#include "percore/asan.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 /* How an object on the return list is linked: its first word. */
 struct pc_slab_obj {
@@ -76,7 +76,7 @@ struct pc_slab {
 	size_t _chunk_bytes;
 	int _node;
 	/* Return block: pushed to by any thread, emptied by the owner. */
-	PC_CACHE_ALIGNED _Atomic(struct pc_slab_obj *) _remote;
+	PC_CACHE_ALIGNED PC_ATOMIC(struct pc_slab_obj *) _remote;
 	size_t _rstride;        /* copy of _stride for remote freers (init only),
 	                         * so they never read the owner's line */
 };
@@ -85,15 +85,15 @@ struct pc_slab {
  * align is not a power of two up to 4096, node is below -1, or memory runs
  * out. Call on the owning shard's thread (after it is pinned) so the pool's
  * first touch lands on its node. */
-struct pc_slab *pc_slab_create(const struct pc_slab_opts *o);
+PC_API struct pc_slab *pc_slab_create(const struct pc_slab_opts *o);
 
 /* Free the pool and every chunk (NULL ignored). Objects still handed out
  * become invalid. Owner only, once no other thread frees into it. */
-void pc_slab_destroy(struct pc_slab *s);
+PC_API void pc_slab_destroy(struct pc_slab *s);
 
 /* Refill path of pc_slab_alloc: take back remote frees, else carve from
  * the newest chunk, else add a chunk. Internal. */
-void *pc_slab__alloc_slow(struct pc_slab *s);
+PC_API void *pc_slab__alloc_slow(struct pc_slab *s);
 
 /* An object of at least the pool's size, aligned as asked, uninitialised.
  * Returns NULL at the bound (every object in use) or when no memory is
@@ -138,12 +138,12 @@ PC_INLINE void pc_slab_free(struct pc_slab *s, void *p)
 
 /* Give back an object from any thread (NULL ignored): it waits on the
  * return list until the owner drains it. Lock-free. */
-void pc_slab_free_remote(struct pc_slab *s, void *p);
+PC_API void pc_slab_free_remote(struct pc_slab *s, void *p);
 
 /* Move every object on the return list to the owner's stack now.
  * Returns how many. Owner only (pc_slab_alloc also does it when its list
  * runs dry). */
-size_t pc_slab_drain(struct pc_slab *s);
+PC_API size_t pc_slab_drain(struct pc_slab *s);
 
 struct pc_slab_stats {
 	size_t size, stride;    /* usable object size, bytes between objects */
@@ -158,7 +158,7 @@ struct pc_slab_stats {
 };
 
 /* Fill st (walks the return list). Owner only. */
-void pc_slab_stats(const struct pc_slab *s, struct pc_slab_stats *st);
+PC_API void pc_slab_stats(const struct pc_slab *s, struct pc_slab_stats *st);
 
 /* Check every invariant: each object on the stack or the return list lies
  * in a chunk, on an object boundary, within the carved part, and appears
@@ -167,6 +167,8 @@ void pc_slab_stats(const struct pc_slab *s, struct pc_slab_stats *st);
  * bitmap, or -EINVAL and, when err is not NULL, what broke in err (errlen
  * bytes): which object or chunk, the value found, the range expected.
  * Owner only; other threads may keep freeing. */
-int pc_slab_validate(const struct pc_slab *s, char *err, size_t errlen);
+PC_API int pc_slab_validate(const struct pc_slab *s, char *err, size_t errlen);
+
+PC_END_DECLS
 
 #endif

@@ -42,20 +42,21 @@
 #define PERCORE_SPSC_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 /* One side's block. Each side's copy of _buf/_mask/_cap/_esz is written at
  * init only; keeping one per side means a push or pop reads no line the
  * other side owns. */
 struct pc_spsc_side {
-	_Atomic size_t _pos;    /* producer: _tail; consumer: _head (published) */
+	PC_ATOMIC(size_t) _pos;    /* producer: _tail; consumer: _head (published) */
 	size_t _next;           /* producer: next slot to stage; consumer: next
 	                         * slot to take (private, runs ahead of _pos) */
 	size_t _other;          /* private cache of the other side's _pos */
@@ -96,24 +97,24 @@ static inline size_t pc_spsc_buf_size(size_t cap, size_t esz)
  * power of two (the caller sized buf, so nothing is rounded here).
  * Returns 0, or -EINVAL when r or buf is NULL, esz is 0, cap is not a power
  * of two or cap * esz overflows. Before either thread uses the ring. */
-int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz);
+PC_API int pc_spsc_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz);
 
 /* Allocate a ring and its buffer together (cache-line aligned, touched by
  * the calling thread); cap is rounded up to a power of two. Returns NULL
  * when cap or esz is 0, the size overflows, or memory runs out. */
-struct pc_spsc *pc_spsc_create(size_t cap, size_t esz);
+PC_API struct pc_spsc *pc_spsc_create(size_t cap, size_t esz);
 
 /* Free a ring made by pc_spsc_create (NULL is ignored; a ring made with
  * pc_spsc_init is left alone: its memory is the caller's). Neither thread
  * may use the ring any more. */
-void pc_spsc_destroy(struct pc_spsc *r);
+PC_API void pc_spsc_destroy(struct pc_spsc *r);
 
 /* Check every invariant (indices in order, fill level within capacity, both
  * sides agree on the geometry). Returns 0, or -EINVAL when the ring is
  * corrupt or was never initialised, and then, when err is not NULL, writes
  * into err (errlen bytes, NUL-terminated) which index or slot broke, the
  * value found and the range expected. Call while neither side runs. */
-int pc_spsc_validate(const struct pc_spsc *r, char *err, size_t errlen);
+PC_API int pc_spsc_validate(const struct pc_spsc *r, char *err, size_t errlen);
 
 /* Capacity in elements. Any thread. */
 static inline size_t pc_spsc_capacity(const struct pc_spsc *r)
@@ -428,22 +429,23 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 }
 
 /* What a typed ring of either mode (this one and spsc_seq.h's) declares
- * alike: struct name, name_stage, name_release and name_size. */
-#define PC_SPSC__TYPED_COMMON(name, type)                                          \
+ * alike: struct name holding a ring_type, name_stage, name_release and
+ * name_size; raw is the member path to the struct pc_spsc inside. */
+#define PC_SPSC__TYPED_COMMON(name, type, ring_type, raw)                         \
 	struct name {                                                              \
-		struct pc_spsc ring;                                               \
+		ring_type ring;                                                    \
 	};                                                                         \
 	PC_UNUSED PC_INLINE type *name##_stage(struct name *q)                               \
 	{                                                                          \
-		return (type *)pc_spsc__stage(&q->ring, sizeof(type));             \
+		return (type *)pc_spsc__stage(&q->raw, sizeof(type));              \
 	}                                                                          \
 	PC_UNUSED PC_INLINE size_t name##_release(struct name *q)                            \
 	{                                                                          \
-		return pc_spsc_release(&q->ring);                                  \
+		return pc_spsc_release(&q->raw);                                   \
 	}                                                                          \
 	PC_UNUSED static inline size_t name##_size(const struct name *q)                     \
 	{                                                                          \
-		return pc_spsc_size(&q->ring);                                     \
+		return pc_spsc_size(&q->raw);                                      \
 	}
 
 /* ---- typed rings --------------------------------------------------------
@@ -454,10 +456,10 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
  * name_init also refuses a buffer misaligned for type (-EINVAL). The ring
  * inside is q->ring, usable with every generic function. */
 #define PC_SPSC_TYPED(name, type)                                                  \
-	PC_SPSC__TYPED_COMMON(name, type)                                          \
+	PC_SPSC__TYPED_COMMON(name, type, struct pc_spsc, ring)                    \
 	PC_UNUSED static inline int name##_init(struct name *q, type *buf, size_t cap)       \
 	{                                                                          \
-		if ((uintptr_t)buf % _Alignof(type))                               \
+		if ((uintptr_t)buf % __alignof__(type))                               \
 			return -EINVAL;                                            \
 		return pc_spsc_init(&q->ring, buf, cap, sizeof(type));             \
 	}                                                                          \
@@ -518,5 +520,7 @@ PC_INLINE void *pc_spsc_peek(struct pc_spsc *r)
 				 q->ring._p._esz, sizeof(type));                   \
 		return -EINVAL;                                                    \
 	}
+
+PC_END_DECLS
 
 #endif

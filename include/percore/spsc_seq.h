@@ -32,18 +32,27 @@
  *    own line: only pc_spsc_size() and the validator read it, so it costs
  *    the producer an L1 store and moves nothing.
  *
- * Use only the functions here plus pc_spsc_room(), pc_spsc_release(),
- * pc_spsc_size() and the geometry getters on such a ring: pc_spsc_push()
- * and the other copying forms do not write sequence words. Callers fill a
+ * Such a ring is a struct pc_spsc_seq, its own type: the copying forms of
+ * spsc.h (push, pop and their batch forms) do not write sequence words, so
+ * they do not accept it. Only the functions here apply. Callers fill a
  * staged slot in place and never write its sequence word.
  */
 #ifndef PERCORE_SPSC_SEQ_H
 #define PERCORE_SPSC_SEQ_H
 
+#include "percore/defs.h"
 #include "percore/spsc.h"
 
+PC_BEGIN_DECLS
+
 /* The sequence word each element reserves for the ring. */
-typedef _Atomic uint32_t pc_spsc_seq_t;
+typedef PC_ATOMIC(uint32_t) pc_spsc_seq_t;
+
+/* A ring in slot-sequence mode. The ring inside is the caller's to read
+ * through the functions below only. */
+struct pc_spsc_seq {
+	struct pc_spsc _ring;
+};
 
 /* Prepare r in slot-sequence mode over a caller-owned buffer of cap * esz
  * bytes; seq_off is the offset in each element of its pc_spsc_seq_t.
@@ -51,11 +60,43 @@ typedef _Atomic uint32_t pc_spsc_seq_t;
  * should hold the buffer: it is the first touch). Returns 0, or -EINVAL for
  * anything pc_spsc_init() refuses, cap above 2^31, or a seq_off that is
  * misaligned or does not fit in the element. Before either thread uses it. */
-int pc_spsc_seq_init(struct pc_spsc *r, void *buf, size_t cap, size_t esz, size_t seq_off);
+PC_API int pc_spsc_seq_init(struct pc_spsc_seq *r, void *buf, size_t cap, size_t esz,
+			    size_t seq_off);
 
-/* pc_spsc_validate() checks a ring in this mode too, sequence words
+/* Check every invariant as pc_spsc_validate() does, sequence words
  * included: the cap positions below the tail read as published, the cap
- * from the tail on as not yet. */
+ * from the tail on as not yet. Returns 0, or -EINVAL (also for a ring not
+ * in slot-sequence mode) and, when err is not NULL, what broke in err
+ * (errlen bytes). Call while neither side runs. */
+PC_API int pc_spsc_seq_validate(const struct pc_spsc_seq *r, char *err, size_t errlen);
+
+/* The getters of spsc.h, for a ring in this mode: capacity and element
+ * size (any thread), items waiting (either side), items produced so far
+ * (producer) and consumed so far (consumer). */
+static inline size_t pc_spsc_seq_capacity(const struct pc_spsc_seq *r)
+{
+	return pc_spsc_capacity(&r->_ring);
+}
+
+static inline size_t pc_spsc_seq_elem_size(const struct pc_spsc_seq *r)
+{
+	return pc_spsc_elem_size(&r->_ring);
+}
+
+static inline size_t pc_spsc_seq_size(const struct pc_spsc_seq *r)
+{
+	return pc_spsc_size(&r->_ring);
+}
+
+static inline size_t pc_spsc_seq_produced(const struct pc_spsc_seq *r)
+{
+	return pc_spsc_produced(&r->_ring);
+}
+
+static inline size_t pc_spsc_seq_consumed(const struct pc_spsc_seq *r)
+{
+	return pc_spsc_consumed(&r->_ring);
+}
 
 PC_INLINE pc_spsc_seq_t *pc_spsc__seq_word(const struct pc_spsc_side *s, size_t pos,
 					   size_t esz, size_t off)
@@ -99,25 +140,46 @@ PC_INLINE void *pc_spsc__seq_take(struct pc_spsc *r, size_t esz, size_t off)
 	return slot;
 }
 
-/* Make every staged slot visible: one release store of each staged slot's
- * sequence word. Returns how many (0: nothing was staged). Producer only;
- * stage slots with pc_spsc_stage(). */
-PC_INLINE size_t pc_spsc_seq_publish(struct pc_spsc *r)
+/* The next free slot, to be filled in place and published with
+ * pc_spsc_seq_publish(), or NULL when the ring is full. Producer only. */
+PC_INLINE void *pc_spsc_seq_stage(struct pc_spsc_seq *r)
 {
-	return pc_spsc__seq_publish(r, r->_p._esz, r->_p._seq);
+	return pc_spsc_stage(&r->_ring);
+}
+
+/* As pc_spsc_room(): free slots, at least want of them when there are
+ * (reads the consumer's head only when the cached copy says fewer).
+ * Producer only. */
+PC_INLINE size_t pc_spsc_seq_room(struct pc_spsc_seq *r, size_t want)
+{
+	return pc_spsc_room(&r->_ring, want);
+}
+
+/* Make every staged slot visible: one release store of each staged slot's
+ * sequence word. Returns how many (0: nothing was staged). Producer only. */
+PC_INLINE size_t pc_spsc_seq_publish(struct pc_spsc_seq *r)
+{
+	return pc_spsc__seq_publish(&r->_ring, r->_ring._p._esz, r->_ring._p._seq);
 }
 
 /* The oldest published slot not yet taken, in place, or NULL: valid until
- * pc_spsc_release() frees it. Consumer only. */
-PC_INLINE void *pc_spsc_seq_take(struct pc_spsc *r)
+ * pc_spsc_seq_release() frees it. Consumer only. */
+PC_INLINE void *pc_spsc_seq_take(struct pc_spsc_seq *r)
 {
-	return pc_spsc__seq_take(r, r->_c._esz, r->_c._seq);
+	return pc_spsc__seq_take(&r->_ring, r->_ring._c._esz, r->_ring._c._seq);
 }
 
 /* As pc_spsc_seq_take() without taking it. Consumer only. */
-PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc *r)
+PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc_seq *r)
 {
-	return pc_spsc__seq_peek(r, r->_c._esz, r->_c._seq);
+	return pc_spsc__seq_peek(&r->_ring, r->_ring._c._esz, r->_ring._c._seq);
+}
+
+/* Free every taken slot for the producer; returns how many. Consumer
+ * only. */
+PC_INLINE size_t pc_spsc_seq_release(struct pc_spsc_seq *r)
+{
+	return pc_spsc_release(&r->_ring);
 }
 
 /* PC_SPSC_SEQ_TYPED(name, type, field) declares struct name, a ring of type
@@ -125,42 +187,45 @@ PC_INLINE void *pc_spsc_seq_peek(struct pc_spsc *r)
  * pc_spsc_seq_t), and name_init/stage/publish/take/peek/release/size/
  * validate with the contracts above and the element size and offset as
  * constants. name_init also refuses a buffer misaligned for type. The ring
- * inside is q->ring. */
+ * inside is q->ring, a struct pc_spsc_seq. */
 #define PC_SPSC_SEQ_TYPED(name, type, field)                                       \
-	PC_SPSC__TYPED_COMMON(name, type)                                          \
+	PC_SPSC__TYPED_COMMON(name, type, struct pc_spsc_seq, ring._ring)          \
 	PC_UNUSED static inline int name##_init(struct name *q, type *buf, size_t cap)       \
 	{                                                                          \
-		if ((uintptr_t)buf % _Alignof(type))                               \
+		if ((uintptr_t)buf % __alignof__(type))                            \
 			return -EINVAL;                                            \
 		return pc_spsc_seq_init(&q->ring, buf, cap, sizeof(type),          \
 					offsetof(type, field));                    \
 	}                                                                          \
 	PC_UNUSED PC_INLINE size_t name##_publish(struct name *q)                            \
 	{                                                                          \
-		return pc_spsc__seq_publish(&q->ring, sizeof(type), offsetof(type, field)); \
+		return pc_spsc__seq_publish(&q->ring._ring, sizeof(type),          \
+					    offsetof(type, field));                \
 	}                                                                          \
 	PC_UNUSED PC_INLINE type *name##_take(struct name *q)                                \
 	{                                                                          \
-		return (type *)pc_spsc__seq_take(&q->ring, sizeof(type),          \
+		return (type *)pc_spsc__seq_take(&q->ring._ring, sizeof(type),    \
 						 offsetof(type, field));           \
 	}                                                                          \
 	PC_UNUSED PC_INLINE type *name##_peek(struct name *q)                                \
 	{                                                                          \
-		return (type *)pc_spsc__seq_peek(&q->ring, sizeof(type),          \
+		return (type *)pc_spsc__seq_peek(&q->ring._ring, sizeof(type),    \
 						 offsetof(type, field));           \
 	}                                                                          \
 	PC_UNUSED static inline int name##_validate(const struct name *q, char *err,         \
 						    size_t errlen)                         \
 	{                                                                          \
-		if (q->ring._p._esz == sizeof(type) &&                             \
-		    q->ring._p._seq == offsetof(type, field))                      \
-			return pc_spsc_validate(&q->ring, err, errlen);            \
+		if (q->ring._ring._p._esz == sizeof(type) &&                       \
+		    q->ring._ring._p._seq == offsetof(type, field))                \
+			return pc_spsc_seq_validate(&q->ring, err, errlen);        \
 		if (err && errlen)                                                 \
 			snprintf(err, errlen,                                      \
 				 "element size %zu, sequence offset %zu; expected %zu, %zu", \
-				 q->ring._p._esz, q->ring._p._seq, sizeof(type),   \
-				 offsetof(type, field));                           \
+				 q->ring._ring._p._esz, q->ring._ring._p._seq,     \
+				 sizeof(type), offsetof(type, field));             \
 		return -EINVAL;                                                    \
 	}
+
+PC_END_DECLS
 
 #endif

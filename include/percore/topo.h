@@ -13,11 +13,14 @@
 #ifndef PERCORE_TOPO_H
 #define PERCORE_TOPO_H
 
-#define _GNU_SOURCE 1
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 struct cJSON;
 struct pc_topo;
@@ -117,49 +120,51 @@ struct pc_topo_opts {
  * Any thread; takes tens of milliseconds on a real machine. An XML file is
  * first read by a forked child process, because hwloc can crash on corrupt
  * files: a bad file is an error here, never a crash. */
-int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out,
-		 char *err, size_t errlen);
+PC_API int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out,
+			char *err, size_t errlen);
 
 /* pc_topo_load with only xml_path set. */
-int pc_topo_load_xml(const char *path, struct pc_topo **out, char *err, size_t errlen);
+PC_API int pc_topo_load_xml(const char *path, struct pc_topo **out, char *err, size_t errlen);
 
 /* Free a topology (NULL is fine). */
-void pc_topo_free(struct pc_topo *t);
+PC_API void pc_topo_free(struct pc_topo *t);
 
 /* Check every invariant (indices in range, each CPU in its core's thread
  * list, usable counts, sorted CPU table). Returns 0, or -EINVAL and, when
  * err is not NULL, what broke in err (errlen bytes): the CPU, core or node,
  * the value found, the range expected. */
-int pc_topo_validate(const struct pc_topo *t, char *err, size_t errlen);
+PC_API int pc_topo_validate(const struct pc_topo *t, char *err, size_t errlen);
 
 /* Table accessors. Indices run from 0 to the count minus one; an index out
  * of range returns NULL. CPUs are sorted by os index; kinds by rank; nodes
  * by os index; caches by level, then first CPU. */
-unsigned pc_topo_ncpus(const struct pc_topo *t);
-const struct pc_topo_cpu *pc_topo_cpu(const struct pc_topo *t, unsigned i);
-unsigned pc_topo_ncores(const struct pc_topo *t);
-const struct pc_topo_core *pc_topo_core(const struct pc_topo *t, unsigned i);
-unsigned pc_topo_nnodes(const struct pc_topo *t);
-const struct pc_topo_node *pc_topo_node(const struct pc_topo *t, unsigned i);
-unsigned pc_topo_nkinds(const struct pc_topo *t);
-const struct pc_topo_kind *pc_topo_kind(const struct pc_topo *t, unsigned i);
-unsigned pc_topo_ncaches(const struct pc_topo *t);
-const struct pc_topo_cache *pc_topo_cache(const struct pc_topo *t, unsigned i);
-unsigned pc_topo_npackages(const struct pc_topo *t);
-enum pc_topo_kind_source pc_topo_kind_source(const struct pc_topo *t);
-const struct pc_topo_limits *pc_topo_limits(const struct pc_topo *t);
+PC_API unsigned pc_topo_ncpus(const struct pc_topo *t);
+PC_API const struct pc_topo_cpu *pc_topo_cpu(const struct pc_topo *t, unsigned i);
+PC_API unsigned pc_topo_ncores(const struct pc_topo *t);
+PC_API const struct pc_topo_core *pc_topo_core(const struct pc_topo *t, unsigned i);
+PC_API unsigned pc_topo_nnodes(const struct pc_topo *t);
+PC_API const struct pc_topo_node *pc_topo_node(const struct pc_topo *t, unsigned i);
+PC_API unsigned pc_topo_nkinds(const struct pc_topo *t);
+PC_API const struct pc_topo_kind *pc_topo_kind(const struct pc_topo *t, unsigned i);
+PC_API unsigned pc_topo_ncaches(const struct pc_topo *t);
+PC_API const struct pc_topo_cache *pc_topo_cache(const struct pc_topo *t, unsigned i);
+PC_API unsigned pc_topo_npackages(const struct pc_topo *t);
+PC_API enum pc_topo_kind_source pc_topo_kind_source(const struct pc_topo *t);
+PC_API const struct pc_topo_limits *pc_topo_limits(const struct pc_topo *t);
 /* "this machine" or the XML path it was loaded from. */
-const char *pc_topo_source(const struct pc_topo *t);
+PC_API const char *pc_topo_source(const struct pc_topo *t);
 
 /* The CPU with kernel number os_index, or NULL when the machine has none. */
-const struct pc_topo_cpu *pc_topo_cpu_by_os(const struct pc_topo *t, int os_index);
+PC_API const struct pc_topo_cpu *pc_topo_cpu_by_os(const struct pc_topo *t, int os_index);
 
 /* "hwloc cpukinds", "cpufreq" or "uniform". */
-const char *pc_topo_kind_source_name(enum pc_topo_kind_source s);
+PC_API const char *pc_topo_kind_source_name(enum pc_topo_kind_source s);
 
 /* The topology as a cJSON object (caller frees with cJSON_Delete): source,
  * packages, kinds, nodes, cores, cpus, caches and limits. NULL when out of
  * memory. CPU sets are written as CPU lists ("0-3,8"). */
-struct cJSON *pc_topo_to_json(const struct pc_topo *t);
+PC_API struct cJSON *pc_topo_to_json(const struct pc_topo *t);
+
+PC_END_DECLS
 
 #endif

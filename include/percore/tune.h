@@ -27,6 +27,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
+
 struct cJSON;
 
 /* Where the state file goes by default (under root for a fake tree). */
@@ -71,42 +75,44 @@ struct pc_tune_report;
  * options, or an existing state file saved for another root or not
  * readable as one), -ENOMEM, or the -errno of saving the state file, in
  * which case nothing was changed. */
-int pc_tune_apply(const struct pc_tune_opts *o, struct pc_tune_report **out);
+PC_API int pc_tune_apply(const struct pc_tune_opts *o, struct pc_tune_report **out);
 
 /* Restore what the state file saved, newest change first, and remove the
  * file when every value is back (it stays when a step failed, so reset can
  * be run again). turbo_off and smt_off are ignored. Returns 0 with *out,
  * or with *out NULL: -ENOENT (no state file: nothing to reset), -EINVAL
  * (not a state file, or saved for another root), -ENOMEM. */
-int pc_tune_reset(const struct pc_tune_opts *o, struct pc_tune_report **out);
+PC_API int pc_tune_reset(const struct pc_tune_opts *o, struct pc_tune_report **out);
 
 /* True when tune or reset on root would need privileges this process lacks:
  * root names the real machine and the effective user is not root. */
-bool pc_tune_needs_privilege(const char *root);
+PC_API bool pc_tune_needs_privilege(const char *root);
 
 /* The state file for these options into buf. Returns 0 or -ENAMETOOLONG. */
-int pc_tune_state_path(const struct pc_tune_opts *o, char *buf, size_t len);
+PC_API int pc_tune_state_path(const struct pc_tune_opts *o, char *buf, size_t len);
 
-size_t pc_tune_report_count(const struct pc_tune_report *r);
-const struct pc_tune_step *pc_tune_report_step(const struct pc_tune_report *r, size_t i);
-size_t pc_tune_report_count_result(const struct pc_tune_report *r, enum pc_tune_result res);
+PC_API size_t pc_tune_report_count(const struct pc_tune_report *r);
+PC_API const struct pc_tune_step *pc_tune_report_step(const struct pc_tune_report *r, size_t i);
+PC_API size_t pc_tune_report_count_result(const struct pc_tune_report *r, enum pc_tune_result res);
 
 /* "applied", "already set", "not applicable", "failed", "would apply",
  * "not requested". */
-const char *pc_tune_result_name(enum pc_tune_result res);
+PC_API const char *pc_tune_result_name(enum pc_tune_result res);
 
 /* Print one line per setting (per-CPU steps with the same outcome share a
  * line and list their CPUs). */
-void pc_tune_report_print(const struct pc_tune_report *r, FILE *out);
+PC_API void pc_tune_report_print(const struct pc_tune_report *r, FILE *out);
 
 /* A new cJSON object: {"state": the state file, "dry_run", "state_saved"
  * (tune) or "state_removed" (reset), "steps": [{"setting", "cpu" (per-CPU
  * steps only), "path", "old", "new", "result", "reason"}]}; result is a
  * pc_tune_result_name, except that a reset says "restored" and "would
  * restore". The caller owns it. NULL when out of memory. */
-struct cJSON *pc_tune_report_to_json(const struct pc_tune_report *r);
+PC_API struct cJSON *pc_tune_report_to_json(const struct pc_tune_report *r);
 
 /* Free a report; NULL is ignored. */
-void pc_tune_report_free(struct pc_tune_report *r);
+PC_API void pc_tune_report_free(struct pc_tune_report *r);
+
+PC_END_DECLS
 
 #endif

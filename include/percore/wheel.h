@@ -27,7 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
+
+PC_BEGIN_DECLS
 
 #define PC_WHEEL_LEVELS    4
 #define PC_WHEEL_SLOT_BITS 8
@@ -73,7 +75,7 @@ struct pc_wheel {
 };
 
 /* Start an empty wheel whose current time is now. Cannot fail. */
-void pc_wheel_init(struct pc_wheel *w, uint64_t now);
+PC_API void pc_wheel_init(struct pc_wheel *w, uint64_t now);
 
 /* Prepare a timer before its first use (not scheduled, callback fn). */
 static inline void pc_timer_init(struct pc_timer *t, pc_timer_fn *fn)
@@ -182,13 +184,13 @@ static inline void pc_wheel_schedule(struct pc_wheel *w, struct pc_timer *t, uin
  * call. now earlier than the wheel's time is taken as the wheel's time (time
  * never goes back). Returns how many callbacks ran. Wheel thread only; not
  * from a callback. */
-size_t pc_wheel_advance(struct pc_wheel *w, uint64_t now);
+PC_API size_t pc_wheel_advance(struct pc_wheel *w, uint64_t now);
 
 /* The earliest tick at which advance has work to do: never later than the
  * earliest expiry (it may be earlier: a cascade of timers into lower levels
  * also counts). pc_wheel_now() when timers are due already; UINT64_MAX when
  * nothing is scheduled. A reactor sleeps until this tick. */
-uint64_t pc_wheel_next(const struct pc_wheel *w);
+PC_API uint64_t pc_wheel_next(const struct pc_wheel *w);
 
 /* Check every invariant: each timer on the list its expiry names relative
  * to now, list links consistent, occupancy bits matching the lists, the
@@ -196,6 +198,8 @@ uint64_t pc_wheel_next(const struct pc_wheel *w);
  * when err is not NULL, what broke in err (errlen bytes): the list and
  * timer, the value found, the one expected. For tests; O(timers + slots);
  * not from a callback. */
-int pc_wheel_validate(const struct pc_wheel *w, char *err, size_t errlen);
+PC_API int pc_wheel_validate(const struct pc_wheel *w, char *err, size_t errlen);
+
+PC_END_DECLS
 
 #endif

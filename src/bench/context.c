@@ -111,7 +111,7 @@ static cJSON *caches_json(void)
 	return arr;
 }
 
-cJSON *pc_bench_context_json(void)
+cJSON *bench_context_json(void)
 {
 	char date[64] = "", host[256] = "", exe[PATH_MAX] = "";
 	cJSON *ctx = cJSON_CreateObject(), *load;

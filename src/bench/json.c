@@ -85,11 +85,11 @@ static void iteration_row(struct builder *b, cJSON *arr, const struct pc_bench_e
 	add_num(b, row, "repetition_index", k);
 	add_num(b, row, "threads", e->threads);
 	add_num(b, row, "iterations", (double)smp->iterations * e->threads);
-	add_num(b, row, "real_time", pc_bench_sample_real(e, smp));
-	add_num(b, row, "cpu_time", pc_bench_sample_cpu(e, smp));
+	add_num(b, row, "real_time", bench_sample_real(e, smp));
+	add_num(b, row, "cpu_time", bench_sample_cpu(e, smp));
 	add_str(b, row, "time_unit", "ns");
-	add_num(b, row, "items_per_second", pc_bench_sample_items_ps(e, smp));
-	add_num(b, row, "bytes_per_second", pc_bench_sample_bytes_ps(e, smp));
+	add_num(b, row, "items_per_second", bench_sample_items_ps(e, smp));
+	add_num(b, row, "bytes_per_second", bench_sample_bytes_ps(e, smp));
 	for (unsigned c = 0; c < smp->ncounters; c++)
 		add_counter(b, row, smp->counters[c].name, smp->counters[c].value);
 	add_item(b, arr, NULL, row);
@@ -144,7 +144,7 @@ static void entry_rows(struct builder *b, cJSON *arr, const struct pc_bench_entr
 		return;
 	for (unsigned k = 0; k < e->nsamples; k++)
 		iteration_row(b, arr, e, k);
-	if (pc_bench_summarize(b->s, e, &sum)) {
+	if (bench_summarize(b->s, e, &sum)) {
 		b->ok = false;
 		return;
 	}
@@ -226,7 +226,7 @@ cJSON *pc_bench_session_json(const struct pc_bench_session *s, cJSON *extra)
 	struct builder b = { .s = s, .ok = s->ran };
 	cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();
 
-	add_item(&b, root, "context", pc_bench_context_json());
+	add_item(&b, root, "context", bench_context_json());
 	for (size_t i = 0; b.ok && i < s->n; i++)
 		entry_rows(&b, rows, &s->e[i]);
 	add_item(&b, root, "benchmarks", rows);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "percore/clock.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/place.h"
 #include "percore/topo.h"
 #include "bench/measure.h"
@@ -100,7 +100,7 @@ static void load_topo(void)
 		fprintf(stderr, "percore bench: %s\n", err);
 }
 
-int pc_bench_place_threads(unsigned n, bool affinity, int cpus[])
+int bench_place_threads(unsigned n, bool affinity, int cpus[])
 {
 	struct pc_placement *p = NULL;
 	char err[256];
@@ -259,7 +259,7 @@ static int run_threaded(const struct pc_bench_job *job, const struct pc_bench_st
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = pc_bench_place_threads(job->threads, job->affinity, cpus);
+	rc = bench_place_threads(job->threads, job->affinity, cpus);
 	if (rc) {
 		snprintf(why, whylen, "cannot read the CPUs this process may use: %s",
 			 strerror(-rc));
@@ -300,8 +300,8 @@ static void run_here(const struct pc_bench_job *job, struct pc_bench_state *st,
 	memcpy(out->counters, st->counters, sizeof(out->counters));
 }
 
-int pc_bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out,
-		     char *why, size_t whylen)
+int bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out,
+		  char *why, size_t whylen)
 {
 	const struct pc_bench *b = job->bench;
 	struct pc_bench_state st = {

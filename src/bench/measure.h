@@ -34,8 +34,8 @@ struct pc_bench_sample {
  * new threads released together by a start barrier), teardown. Returns 0,
  * setup's negative errno (the benchmark is to be skipped), or a negative
  * errno when a thread could not be started; why then says what failed. */
-int pc_bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out,
-		     char *why, size_t whylen);
+int bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out,
+		  char *why, size_t whylen);
 
 /* Choose the CPU of each of n threads: with affinity, pc_place's auto
  * policy on this machine (one thread per physical core, fastest kind first,
@@ -44,6 +44,6 @@ int pc_bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out
  * without, -1 for each. The one place that decides placement. The topology
  * is loaded at the first call and kept. Returns 0, or a negative errno when
  * the topology cannot be read or nothing is usable (reason on stderr). */
-int pc_bench_place_threads(unsigned n, bool affinity, int cpus[]);
+int bench_place_threads(unsigned n, bool affinity, int cpus[]);
 
 #endif

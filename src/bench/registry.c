@@ -42,7 +42,7 @@ void pc_bench_register(const struct pc_bench *b)
 	registry[registry_len++] = b;
 }
 
-size_t pc_bench_registry(const struct pc_bench *const **out)
+size_t bench_registry(const struct pc_bench *const **out)
 {
 	*out = registry;
 	return registry_len;

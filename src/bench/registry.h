@@ -9,6 +9,6 @@
 #define PC_BENCH_MAX 1024
 
 /* Every registered benchmark, in registration order. */
-size_t pc_bench_registry(const struct pc_bench *const **out);
+size_t bench_registry(const struct pc_bench *const **out);
 
 #endif

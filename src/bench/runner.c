@@ -109,7 +109,7 @@ static int select_bench(struct pc_bench_session *s, const struct pc_bench *b,
 static int select_all(struct pc_bench_session *s, const regex_t *re)
 {
 	const struct pc_bench *const *reg;
-	size_t nreg = pc_bench_registry(&reg);
+	size_t nreg = bench_registry(&reg);
 	unsigned family = 0;
 
 	s->e = calloc(nreg * 2 + 1, sizeof(*s->e));
@@ -217,7 +217,7 @@ void pc_bench_session_destroy(struct pc_bench_session *s)
 	free(s);
 }
 
-uint64_t pc_bench_next_iterations(uint64_t iters, double secs, double min_time)
+uint64_t bench_next_iterations(uint64_t iters, double secs, double min_time)
 {
 	double factor = secs > 0 ? min_time * 1.2 / secs : PC_BENCH_MAX_GROWTH;
 	double next;
@@ -266,7 +266,7 @@ static void calibrate(const struct pc_bench_session *s, struct pc_bench_entry *e
 	for (;;) {
 		struct pc_bench_job job = job_of(e, iters);
 
-		rc = pc_bench_measure(&job, &smp, e->why, sizeof(e->why));
+		rc = bench_measure(&job, &smp, e->why, sizeof(e->why));
 		if (rc) {
 			skip(s, e, rc);
 			return;
@@ -274,7 +274,7 @@ static void calibrate(const struct pc_bench_session *s, struct pc_bench_entry *e
 		if (smp.time_ns >= s->opt.min_time * 1e9 || iters >= PC_BENCH_MAX_ITERATIONS ||
 		    smp.run_wall_ns >= wall_cap)
 			break;
-		iters = pc_bench_next_iterations(iters, smp.time_ns / 1e9, s->opt.min_time);
+		iters = bench_next_iterations(iters, smp.time_ns / 1e9, s->opt.min_time);
 	}
 	e->iterations = iters;
 	e->est_ns = smp.total_wall_ns;
@@ -287,7 +287,7 @@ static void repetition(const struct pc_bench_session *s, struct pc_bench_entry *
 
 	if (e->skip)
 		return;
-	rc = pc_bench_measure(&job, &e->samples[e->nsamples], e->why, sizeof(e->why));
+	rc = bench_measure(&job, &e->samples[e->nsamples], e->why, sizeof(e->why));
 	if (rc)
 		skip(s, e, rc);
 	else
@@ -348,9 +348,9 @@ static void run_interleaved(struct pc_bench_session *s, size_t *order)
 {
 	struct pc_bench_rng rng;
 
-	pc_bench_rng_seed(&rng, s->opt.seed);
+	bench_rng_seed(&rng, s->opt.seed);
 	for (unsigned r = 0; r <= s->opt.repetitions; r++) {
-		pc_bench_shuffle(order, s->n, &rng);
+		bench_shuffle(order, s->n, &rng);
 		for (size_t k = 0; k < s->n; k++) {
 			struct pc_bench_entry *e = &s->e[order[k]];
 

@@ -60,22 +60,22 @@ struct pc_bench_summary {
 };
 
 /* Per-iteration figures of one sample (iterations counted over threads). */
-double pc_bench_sample_real(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
-double pc_bench_sample_cpu(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
-double pc_bench_sample_items_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
-double pc_bench_sample_bytes_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
+double bench_sample_real(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
+double bench_sample_cpu(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
+double bench_sample_items_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
+double bench_sample_bytes_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s);
 
 /* Summarise a measured entry. Returns 0, -EINVAL without samples, -ENOMEM. */
-int pc_bench_summarize(const struct pc_bench_session *s, const struct pc_bench_entry *e,
-		       struct pc_bench_summary *out);
+int bench_summarize(const struct pc_bench_session *s, const struct pc_bench_entry *e,
+		    struct pc_bench_summary *out);
 
 /* The next trial's iteration count after one of iters iterations took
  * secs (< min_time): aim 20% past min_time, grow at most
  * PC_BENCH_MAX_GROWTH times, always by at least one, never past
  * PC_BENCH_MAX_ITERATIONS. */
-uint64_t pc_bench_next_iterations(uint64_t iters, double secs, double min_time);
+uint64_t bench_next_iterations(uint64_t iters, double secs, double min_time);
 
 /* The "context" object of the results file (machine, date, caches). */
-struct cJSON *pc_bench_context_json(void);
+struct cJSON *bench_context_json(void);
 
 #endif

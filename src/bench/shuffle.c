@@ -1,12 +1,12 @@
 /* percore bench: deterministic shuffling of each round's order. */
 #include "bench/shuffle.h"
 
-void pc_bench_rng_seed(struct pc_bench_rng *r, uint64_t seed)
+void bench_rng_seed(struct pc_bench_rng *r, uint64_t seed)
 {
 	r->state = seed;
 }
 
-uint64_t pc_bench_rng_next(struct pc_bench_rng *r)
+uint64_t bench_rng_next(struct pc_bench_rng *r)
 {
 	uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
 
@@ -22,12 +22,12 @@ static uint64_t below(struct pc_bench_rng *r, uint64_t bound)
 	uint64_t limit = UINT64_MAX - UINT64_MAX % bound, x;
 
 	do
-		x = pc_bench_rng_next(r);
+		x = bench_rng_next(r);
 	while (x >= limit);
 	return x % bound;
 }
 
-void pc_bench_shuffle(size_t *idx, size_t n, struct pc_bench_rng *r)
+void bench_shuffle(size_t *idx, size_t n, struct pc_bench_rng *r)
 {
 	for (size_t i = n; i > 1; i--) {
 		size_t j = (size_t)below(r, i), t = idx[i - 1];

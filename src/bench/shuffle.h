@@ -11,11 +11,11 @@ struct pc_bench_rng {
 	uint64_t state;
 };
 
-void pc_bench_rng_seed(struct pc_bench_rng *r, uint64_t seed);
-uint64_t pc_bench_rng_next(struct pc_bench_rng *r);
+void bench_rng_seed(struct pc_bench_rng *r, uint64_t seed);
+uint64_t bench_rng_next(struct pc_bench_rng *r);
 
 /* Put idx[0..n-1] in a random order drawn from r (Fisher-Yates, unbiased).
  * The result is a permutation of the input. */
-void pc_bench_shuffle(size_t *idx, size_t n, struct pc_bench_rng *r);
+void bench_shuffle(size_t *idx, size_t n, struct pc_bench_rng *r);
 
 #endif

@@ -25,7 +25,7 @@ static double median_of(const double *v, size_t n, double *scratch)
 	return (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
 }
 
-int pc_bench_stats_compute(const double *v, size_t n, struct pc_bench_stats *out)
+int bench_stats_compute(const double *v, size_t n, struct pc_bench_stats *out)
 {
 	double sum = 0, sq = 0, *scratch;
 

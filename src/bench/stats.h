@@ -13,6 +13,6 @@ struct pc_bench_stats {
 
 /* Summarise v[0..n-1] (v is not modified). stddev and cv are 0 for n == 1.
  * Returns 0, or -EINVAL for n == 0, -ENOMEM. */
-int pc_bench_stats_compute(const double *v, size_t n, struct pc_bench_stats *out);
+int bench_stats_compute(const double *v, size_t n, struct pc_bench_stats *out);
 
 #endif

@@ -11,12 +11,12 @@ static double total_iterations(const struct pc_bench_entry *e, const struct pc_b
 	return (double)s->iterations * e->threads;
 }
 
-double pc_bench_sample_real(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
+double bench_sample_real(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
 {
 	return s->time_ns / total_iterations(e, s);
 }
 
-double pc_bench_sample_cpu(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
+double bench_sample_cpu(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
 {
 	return s->cpu_ns / total_iterations(e, s);
 }
@@ -28,13 +28,13 @@ static double per_second(double count, double ns)
 	return ns > 0 ? count * 1e9 / ns : 0;
 }
 
-double pc_bench_sample_items_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
+double bench_sample_items_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
 {
 	(void)e;
 	return per_second((double)s->items, s->time_ns);
 }
 
-double pc_bench_sample_bytes_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
+double bench_sample_bytes_ps(const struct pc_bench_entry *e, const struct pc_bench_sample *s)
 {
 	(void)e;
 	return per_second((double)s->bytes, s->time_ns);
@@ -75,7 +75,7 @@ static int summarize_counters(const struct pc_bench_entry *e, double *v,
 		}
 		if (k < e->nsamples)
 			continue;
-		rc = pc_bench_stats_compute(v, e->nsamples, &out->counters[out->ncounters]);
+		rc = bench_stats_compute(v, e->nsamples, &out->counters[out->ncounters]);
 		if (rc)
 			return rc;
 		out->counter_names[out->ncounters++] = name;
@@ -90,11 +90,11 @@ static int summarize_figure(const struct pc_bench_entry *e, figure_fn fn, double
 {
 	for (unsigned k = 0; k < e->nsamples; k++)
 		v[k] = fn(e, &e->samples[k]);
-	return pc_bench_stats_compute(v, e->nsamples, out);
+	return bench_stats_compute(v, e->nsamples, out);
 }
 
-int pc_bench_summarize(const struct pc_bench_session *s, const struct pc_bench_entry *e,
-		       struct pc_bench_summary *out)
+int bench_summarize(const struct pc_bench_session *s, const struct pc_bench_entry *e,
+		    struct pc_bench_summary *out)
 {
 	double *v;
 	int rc;
@@ -105,11 +105,11 @@ int pc_bench_summarize(const struct pc_bench_session *s, const struct pc_bench_e
 	v = calloc(e->nsamples, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	rc = summarize_figure(e, pc_bench_sample_real, v, &out->real);
-	rc = rc ?: summarize_figure(e, pc_bench_sample_cpu, v, &out->cpu);
+	rc = summarize_figure(e, bench_sample_real, v, &out->real);
+	rc = rc ?: summarize_figure(e, bench_sample_cpu, v, &out->cpu);
 	rc = rc ?: summarize_figure(e, per_item, v, &out->per_item);
-	rc = rc ?: summarize_figure(e, pc_bench_sample_items_ps, v, &out->items_ps);
-	rc = rc ?: summarize_figure(e, pc_bench_sample_bytes_ps, v, &out->bytes_ps);
+	rc = rc ?: summarize_figure(e, bench_sample_items_ps, v, &out->items_ps);
+	rc = rc ?: summarize_figure(e, bench_sample_bytes_ps, v, &out->bytes_ps);
 	rc = rc ?: summarize_counters(e, v, out);
 	out->noisy = out->real.cv > s->opt.max_cv;
 	free(v);

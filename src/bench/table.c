@@ -60,7 +60,7 @@ static void print_row(const struct pc_bench_session *s, const struct pc_bench_en
 	struct pc_bench_summary sum;
 	char t[32], items[32], bytes[32];
 
-	if (pc_bench_summarize(s, e, &sum)) {
+	if (bench_summarize(s, e, &sum)) {
 		fprintf(out, "%-*s  (no results)\n", w, e->name);
 		return;
 	}

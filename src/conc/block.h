@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 /* head bytes of ring (a multiple of PC_CACHE_PAD) followed by bytes of
  * buffer, zeroed, on a padded line, the total rounded to whole lines.
  * NULL when bytes is 0, the total overflows, or memory runs out. */
-static inline void *pc_conc_block_alloc(size_t head, size_t bytes)
+static inline void *conc_block_alloc(size_t head, size_t bytes)
 {
 	size_t total;
 	void *p;

@@ -36,7 +36,7 @@ struct pc_mpsc *pc_mpsc_create(size_t cap, size_t esz)
 	if (cap == 0 || esz == 0 || cap > ((size_t)1 << 62))
 		return NULL;
 	cap = pc_next_pow2(cap);
-	q = pc_conc_block_alloc(sizeof(*q), pc_mpsc_buf_size(cap, esz));
+	q = conc_block_alloc(sizeof(*q), pc_mpsc_buf_size(cap, esz));
 	if (!q)
 		return NULL;
 	pc_mpsc_init(q, (char *)q + sizeof(*q), cap, esz);
@@ -53,20 +53,20 @@ void pc_mpsc_destroy(struct pc_mpsc *q)
 static int geometry_check(const struct pc_mpsc *q, char *err, size_t errlen)
 {
 	if (!q->_pslots || q->_pesz == 0)
-		return pc_errmsg(err, errlen, -EINVAL, "not initialised: slots %p, element size %zu",
+		return sys_errmsg(err, errlen, -EINVAL, "not initialised: slots %p, element size %zu",
 				 q->_pslots, q->_pesz);
 	if (q->_pslots != q->_cslots || q->_pmask != q->_cmask || q->_pstride != q->_cstride ||
 	    q->_pesz != q->_cesz)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "the sides disagree: producer slots %p mask %zu stride %zu esz %zu, "
 				 "consumer slots %p mask %zu stride %zu esz %zu",
 				 q->_pslots, q->_pmask, q->_pstride, q->_pesz, q->_cslots,
 				 q->_cmask, q->_cstride, q->_cesz);
 	if (q->_pstride != pc_mpsc_stride(q->_pesz))
-		return pc_errmsg(err, errlen, -EINVAL, "stride %zu, expected %zu for element size %zu",
+		return sys_errmsg(err, errlen, -EINVAL, "stride %zu, expected %zu for element size %zu",
 				 q->_pstride, pc_mpsc_stride(q->_pesz), q->_pesz);
 	if (!PC_IS_POW2(q->_cmask + 1))
-		return pc_errmsg(err, errlen, -EINVAL, "capacity %zu is not a power of two",
+		return sys_errmsg(err, errlen, -EINVAL, "capacity %zu is not a power of two",
 				 q->_cmask + 1);
 	return 0;
 }
@@ -77,14 +77,14 @@ int pc_mpsc_validate(const struct pc_mpsc *q, char *err, size_t errlen)
 	int rc;
 
 	if (!q)
-		return pc_errmsg(err, errlen, -EINVAL, "no ring");
+		return sys_errmsg(err, errlen, -EINVAL, "no ring");
 	if ((rc = geometry_check(q, err, errlen)))
 		return rc;
 	cap = q->_cmask + 1;
 	head = q->_head;
 	tail = atomic_load_explicit(&q->_tail, memory_order_acquire);
 	if (tail - head > cap)
-		return pc_errmsg(err, errlen, -EINVAL, "tail %zu is %zu past head %zu, expected 0..%zu",
+		return sys_errmsg(err, errlen, -EINVAL, "tail %zu is %zu past head %zu, expected 0..%zu",
 				 tail, tail - head, head, cap);
 	/* positions head..tail-1 wait filled; tail..head+cap-1 are free for
 	 * their producers */
@@ -93,7 +93,7 @@ int pc_mpsc_validate(const struct pc_mpsc *q, char *err, size_t errlen)
 		bool filled = pos - head < tail - head;
 
 		if (seq != (filled ? pos + 1 : pos))
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "slot %zu (position %zu, %s): sequence %zu, expected %zu",
 					 pos & q->_cmask, pos, filled ? "waiting" : "free", seq,
 					 filled ? pos + 1 : pos);

@@ -372,26 +372,26 @@ int pc_fb_finish(struct pc_fb_builder *b, pc_fb_ref root, const char *file_id)
 static int header_check(const struct pc_fb_builder *b, char *err, size_t errlen)
 {
 	if (b->_cap > PC_FB_MAX_SIZE || b->_used > b->_cap || b->_err > 0)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "used %u of %u bytes (at most %u), error %d (expected <= 0)",
 				 (unsigned)b->_used, (unsigned)b->_cap, (unsigned)PC_FB_MAX_SIZE,
 				 b->_err);
 	if (!PC_IS_POW2(b->_minalign) || b->_minalign > 16)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "alignment %u, expected a power of two up to 16",
 				 (unsigned)b->_minalign);
 	if (b->_nvtables > PC_FB_MAX_VTABLES || b->_nfields > PC_FB_MAX_FIELDS)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "%u vtables and %u fields, expected at most %u and %u",
 				 (unsigned)b->_nvtables, (unsigned)b->_nfields,
 				 (unsigned)PC_FB_MAX_VTABLES, (unsigned)PC_FB_MAX_FIELDS);
 	if (b->_finished && (b->_in_table || b->_used % b->_minalign))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "finished %s a table with %u bytes, expected outside and a "
 				 "multiple of %u", b->_in_table ? "inside" : "outside",
 				 (unsigned)b->_used, (unsigned)b->_minalign);
 	if (b->_in_table && b->_table_start > b->_used)
-		return pc_errmsg(err, errlen, -EINVAL, "table starts at %u, past the %u bytes used",
+		return sys_errmsg(err, errlen, -EINVAL, "table starts at %u, past the %u bytes used",
 				 (unsigned)b->_table_start, (unsigned)b->_used);
 	return 0;
 }
@@ -407,11 +407,11 @@ int pc_fb_builder_validate(const struct pc_fb_builder *b, char *err, size_t errl
 		uint16_t size;
 
 		if (b->_vtable[i] < 4 || b->_vtable[i] > b->_used)
-			return pc_errmsg(err, errlen, -EINVAL, "vtable %u at %u, expected 4..%u",
+			return sys_errmsg(err, errlen, -EINVAL, "vtable %u at %u, expected 4..%u",
 					 (unsigned)i, (unsigned)b->_vtable[i], (unsigned)b->_used);
 		memcpy(&size, vt, sizeof(size));
 		if (size < 4 || size % 2 || size > b->_vtable[i])
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "vtable %u: size %u, expected even, 4..%u", (unsigned)i,
 					 (unsigned)size, (unsigned)b->_vtable[i]);
 	}
@@ -421,7 +421,7 @@ int pc_fb_builder_validate(const struct pc_fb_builder *b, char *err, size_t errl
 		if (!f)
 			continue;
 		if (!b->_in_table || i >= b->_nfields || f <= b->_table_start || f > b->_used)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "field %u at %u, expected inside an open table of %u fields, "
 					 "%u..%u", i, (unsigned)f, (unsigned)b->_nfields,
 					 (unsigned)b->_table_start + 1, (unsigned)b->_used);

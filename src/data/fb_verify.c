@@ -208,22 +208,22 @@ static bool kind_needs_size(uint8_t kind)
 static int field_check(const struct pc_fb_field_desc *f, unsigned i, char *err, size_t errlen)
 {
 	if (f->kind < PC_FB_SCALAR || f->kind > PC_FB_VECTOR_TABLE)
-		return pc_errmsg(err, errlen, -EINVAL, "field %u (id %u): kind %u, expected %u..%u",
+		return sys_errmsg(err, errlen, -EINVAL, "field %u (id %u): kind %u, expected %u..%u",
 				 i, (unsigned)f->id, (unsigned)f->kind, (unsigned)PC_FB_SCALAR,
 				 (unsigned)PC_FB_VECTOR_TABLE);
 	if (kind_needs_table(f->kind) != (f->table != NULL))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "field %u (id %u): kind %u %s a child table description, has %s",
 				 i, (unsigned)f->id, (unsigned)f->kind,
 				 kind_needs_table(f->kind) ? "needs" : "takes no",
 				 f->table ? "one" : "none");
 	if (kind_needs_size(f->kind) && (!f->size || !PC_IS_POW2(f->align) || f->align > 16))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "field %u (id %u): size %u, alignment %u; expected a size and an "
 				 "alignment that is a power of two up to 16", i, (unsigned)f->id,
 				 (unsigned)f->size, (unsigned)f->align);
 	if (f->kind == PC_FB_SCALAR && (!PC_IS_POW2(f->size) || f->size > 8))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "field %u (id %u): scalar of %u bytes, expected 1, 2, 4 or 8", i,
 				 (unsigned)f->id, (unsigned)f->size);
 	return 0;
@@ -234,7 +234,7 @@ int pc_fb_table_desc_validate(const struct pc_fb_table_desc *d, char *err, size_
 	int rc;
 
 	if (!d || (d->nfields && !d->fields))
-		return pc_errmsg(err, errlen, -EINVAL, "no description, or %u fields and no array",
+		return sys_errmsg(err, errlen, -EINVAL, "no description, or %u fields and no array",
 				 d ? (unsigned)d->nfields : 0);
 	for (uint16_t i = 0; i < d->nfields; i++) {
 		const struct pc_fb_field_desc *f = &d->fields[i];
@@ -243,7 +243,7 @@ int pc_fb_table_desc_validate(const struct pc_fb_table_desc *d, char *err, size_
 			return rc;
 		for (uint16_t j = 0; j < i; j++)
 			if (d->fields[j].id == f->id)
-				return pc_errmsg(err, errlen, -EINVAL,
+				return sys_errmsg(err, errlen, -EINVAL,
 						 "fields %u and %u share id %u, expected unique ids",
 						 (unsigned)j, (unsigned)i, (unsigned)f->id);
 	}

@@ -126,18 +126,18 @@ int pc_hist_validate(const struct pc_hist *h, char *err, size_t errlen)
 		last = (int)b;
 	}
 	if (total != h->_count)
-		return pc_errmsg(err, errlen, -EINVAL, "buckets hold %llu values, count says %llu",
+		return sys_errmsg(err, errlen, -EINVAL, "buckets hold %llu values, count says %llu",
 				 (unsigned long long)total, (unsigned long long)h->_count);
 	if (!total)
 		return h->_min == UINT64_MAX && h->_max == 0 && h->_sum == 0 ? 0 :
-		       pc_errmsg(err, errlen, -EINVAL,
+		       sys_errmsg(err, errlen, -EINVAL,
 				 "empty, yet min %llu max %llu (expected UINT64_MAX, 0) or a sum",
 				 (unsigned long long)h->_min, (unsigned long long)h->_max);
 	if (h->_min > h->_max)
-		return pc_errmsg(err, errlen, -EINVAL, "min %llu above max %llu",
+		return sys_errmsg(err, errlen, -EINVAL, "min %llu above max %llu",
 				 (unsigned long long)h->_min, (unsigned long long)h->_max);
 	if (pc_hist_bucket(h->_min) != (unsigned)first || pc_hist_bucket(h->_max) != (unsigned)last)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "min %llu and max %llu fall in buckets %u and %u, expected the "
 				 "first and last non-empty ones, %d and %d",
 				 (unsigned long long)h->_min, (unsigned long long)h->_max,
@@ -145,7 +145,7 @@ int pc_hist_validate(const struct pc_hist *h, char *err, size_t errlen)
 	/* The mean lies between min and max. */
 	if (h->_sum < (unsigned __int128)h->_min * total ||
 	    h->_sum > (unsigned __int128)h->_max * total)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "mean %.1f outside min..max %llu..%llu",
 				 (double)h->_sum / (double)total, (unsigned long long)h->_min,
 				 (unsigned long long)h->_max);

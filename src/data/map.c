@@ -219,17 +219,17 @@ static int slot_check(const struct pc_map *m, size_t i, char *err, size_t errlen
 	uint64_t hash = slot_hash(m, &m->_slots[i]);
 
 	if (c != (int8_t)(hash & 0x7f))
-		return pc_errmsg(err, errlen, -EINVAL, "slot %zu: tag 0x%02x, expected 0x%02x", i,
+		return sys_errmsg(err, errlen, -EINVAL, "slot %zu: tag 0x%02x, expected 0x%02x", i,
 				 (unsigned)(uint8_t)c, (unsigned)(hash & 0x7f));
 	if (!reachable(m, i, hash))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "slot %zu (group %zu): a group with an empty slot lies between it "
 				 "and its probe start, group %zu", i, i / PC__MAP_GROUP,
 				 (size_t)(hash >> 7) & m->_gmask);
 	/* The first match on the probe path is this slot: no u64 key is
 	 * stored twice. */
 	if (!m->_hashed && pc__map_find(m, m->_slots[i].key, hash) != &m->_slots[i])
-		return pc_errmsg(err, errlen, -EINVAL, "slot %zu: key %llu is stored twice", i,
+		return sys_errmsg(err, errlen, -EINVAL, "slot %zu: key %llu is stored twice", i,
 				 (unsigned long long)m->_slots[i].key);
 	return 0;
 }
@@ -242,12 +242,12 @@ int pc_map_validate(const struct pc_map *m, char *err, size_t errlen)
 	if (!m->_slots)
 		return m->_size == 0 && m->_growth_left == 0 && m->_tombstones == 0 &&
 		       m->_ctrl == empty_group ? 0 :
-		       pc_errmsg(err, errlen, -EINVAL,
+		       sys_errmsg(err, errlen, -EINVAL,
 				 "no slots, yet size %zu, growth left %zu, tombstones %zu "
 				 "(expected 0, 0, 0 and the shared empty group)", (size_t)m->_size,
 				 (size_t)m->_growth_left, (size_t)m->_tombstones);
 	if (!PC_IS_POW2(cap) || cap < PC__MAP_GROUP)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "capacity %zu, expected a power of two of at least %d", cap,
 				 PC__MAP_GROUP);
 	for (size_t i = 0; i < cap; i++) {
@@ -259,7 +259,7 @@ int pc_map_validate(const struct pc_map *m, char *err, size_t errlen)
 		if (c == PC__MAP_EMPTY)
 			continue;
 		if (c < 0)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "slot %zu: control byte 0x%02x, expected empty, deleted or a "
 					 "tag 0x00..0x7f", i, (unsigned)(uint8_t)c);
 		full++;
@@ -268,7 +268,7 @@ int pc_map_validate(const struct pc_map *m, char *err, size_t errlen)
 	}
 	if (full != m->_size || deleted != m->_tombstones ||
 	    full + deleted + m->_growth_left != max_load(cap))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "%zu full and %zu deleted slots; size says %zu, tombstones %zu, "
 				 "growth left %zu, expected full + deleted + growth left = %zu",
 				 full, deleted, (size_t)m->_size, (size_t)m->_tombstones,

@@ -104,12 +104,12 @@ static int mirror_check(const struct pc_ringbuf *rb, size_t cap, char *err, size
 	const size_t at[] = { 0, cap - 1 };
 
 	if (cap % page)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "mirrored capacity %zu is not a multiple of the page size %zu", cap,
 				 page);
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
 		if (rb->_buf[at[i]] != rb->_buf[at[i] + cap])
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "byte %zu is 0x%02x, its mirror at %zu is 0x%02x, expected "
 					 "equal", at[i], rb->_buf[at[i]], at[i] + cap,
 					 rb->_buf[at[i] + cap]);
@@ -121,14 +121,14 @@ int pc_ringbuf_validate(const struct pc_ringbuf *rb, char *err, size_t errlen)
 	size_t cap;
 
 	if (!rb || !rb->_buf)
-		return pc_errmsg(err, errlen, -EINVAL, "no buffer: not initialised or destroyed");
+		return sys_errmsg(err, errlen, -EINVAL, "no buffer: not initialised or destroyed");
 	cap = rb->_mask + 1;
 	if (!PC_IS_POW2(cap) || cap > PC_RINGBUF_MAX_CAPACITY)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "capacity %zu (mask 0x%zx), expected a power of two up to %zu",
 				 cap, rb->_mask, PC_RINGBUF_MAX_CAPACITY);
 	if (rb->_tail - rb->_head > cap)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "head %llu, tail %llu: %llu bytes used, expected 0..%zu "
 				 "(head <= tail <= head + capacity)",
 				 (unsigned long long)rb->_head, (unsigned long long)rb->_tail,

@@ -184,12 +184,12 @@ static int validate_list(const struct pc_wheel *w, uint32_t i, size_t *count, ch
 
 	for (const struct pc_timer *t = *link; t; t = t->_next, k++) {
 		if (t->_pprev != link)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "list %u, timer %zu (%p): back link %p, expected %p", i, k,
 					 (const void *)t, (const void *)t->_pprev,
 					 (const void *)link);
 		if (!placed_right(w, t, i))
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "list %u, timer %zu: on list %u expiring at %llu, now %llu; "
 					 "expected list %u", i, k, t->_list,
 					 (unsigned long long)t->_expire, (unsigned long long)w->_now,
@@ -201,7 +201,7 @@ static int validate_list(const struct pc_wheel *w, uint32_t i, size_t *count, ch
 	if (i < PC__WHEEL_NSLOTS) {
 		bool bit = w->_bits[i / PC_WHEEL_SLOTS][(i % PC_WHEEL_SLOTS) / 64] >> (i % 64) & 1;
 		if (bit != (w->_lists[i] != NULL))
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "slot %u: occupancy bit %d, but the list is %s", i, bit,
 					 w->_lists[i] ? "not empty" : "empty");
 	}
@@ -217,7 +217,7 @@ int pc_wheel_validate(const struct pc_wheel *w, char *err, size_t errlen)
 		if ((rc = validate_list(w, i, &count, err, errlen)))
 			return rc;
 	if (count != w->_count)
-		return pc_errmsg(err, errlen, -EINVAL, "%zu timers on the lists, count says %zu",
+		return sys_errmsg(err, errlen, -EINVAL, "%zu timers on the lists, count says %zu",
 				 count, (size_t)w->_count);
 	return 0;
 }

@@ -23,7 +23,7 @@ static char *block_end(const struct pc_arena_block *b)
 
 static struct pc_arena_block *block_new(size_t bytes, int node)
 {
-	struct pc_arena_block *b = pc_pages_alloc(bytes, node);
+	struct pc_arena_block *b = mem_pages_alloc(bytes, node);
 
 	if (!b)
 		return NULL;
@@ -36,7 +36,7 @@ static struct pc_arena_block *block_new(size_t bytes, int node)
 static void block_free(struct pc_arena_block *b)
 {
 	PC_ASAN_UNPOISON(b, b->bytes); /* the shadow outlives the mapping */
-	pc_pages_free(b, b->bytes);
+	mem_pages_free(b, b->bytes);
 }
 
 /* A block no longer in the chain: keep it as the spare if it is a standard
@@ -67,7 +67,7 @@ struct pc_arena *pc_arena_create(size_t block_bytes, int node)
 
 	if (block_bytes == 0)
 		block_bytes = ARENA_DEFAULT_BLOCK;
-	block_bytes = pc_pages_round(block_bytes);
+	block_bytes = mem_pages_round(block_bytes);
 	if (block_bytes == 0 || block_bytes > ((size_t)1 << 40))
 		return NULL;
 	a = malloc(sizeof(*a));
@@ -109,7 +109,7 @@ void *pc_arena__alloc_slow(struct pc_arena *a, size_t size, size_t align)
 		if (b == a->_spare)
 			a->_spare = NULL;
 	} else {
-		bytes = pc_pages_round(need);
+		bytes = mem_pages_round(need);
 		b = bytes ? block_new(bytes, a->_node) : NULL;
 	}
 	if (!b)
@@ -165,25 +165,25 @@ int pc_arena_validate(const struct pc_arena *a, char *err, size_t errlen)
 	size_t n = 0;
 
 	if (!a || !a->_block)
-		return pc_errmsg(err, errlen, -EINVAL, "no arena or no current block");
+		return sys_errmsg(err, errlen, -EINVAL, "no arena or no current block");
 	if (a->_cur < a->_block->data || a->_cur > a->_end || a->_end != block_end(a->_block))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "bump pointer %p, end %p; expected within %p..%p, end %p",
 				 (void *)a->_cur, (void *)a->_end, (void *)a->_block->data,
 				 (void *)block_end(a->_block), (void *)block_end(a->_block));
 	for (const struct pc_arena_block *b = a->_block; b; b = b->prev, n++) {
 		if (n >= ARENA_MAX_CHAIN)
-			return pc_errmsg(err, errlen, -EINVAL, "chain longer than %zu blocks: a cycle",
+			return sys_errmsg(err, errlen, -EINVAL, "chain longer than %zu blocks: a cycle",
 					 ARENA_MAX_CHAIN);
 		if (b->bytes <= sizeof(*b))
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "block %zu (current 0): %zu bytes, expected over %zu", n,
 					 b->bytes, sizeof(*b));
 		if (b == a->_spare)
-			return pc_errmsg(err, errlen, -EINVAL, "block %zu is also the spare", n);
+			return sys_errmsg(err, errlen, -EINVAL, "block %zu is also the spare", n);
 	}
 	if (a->_spare && (a->_spare->bytes != a->_block_bytes || a->_spare->prev))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "spare block: %zu bytes and %s link, expected %zu bytes and none",
 				 a->_spare->bytes, a->_spare->prev ? "a" : "no", a->_block_bytes);
 	return 0;

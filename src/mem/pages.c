@@ -7,7 +7,7 @@
 #include "percore/numa.h"
 #include "mem/pages.h"
 
-size_t pc_pages_round(size_t bytes)
+size_t mem_pages_round(size_t bytes)
 {
 	long n = sysconf(_SC_PAGESIZE); /* from the aux vector: no system call */
 	size_t page = n > 0 ? (size_t)n : 4096;
@@ -17,12 +17,12 @@ size_t pc_pages_round(size_t bytes)
 	return (bytes + page - 1) & ~(page - 1);
 }
 
-void *pc_pages_alloc(size_t bytes, int node)
+void *mem_pages_alloc(size_t bytes, int node)
 {
 	return pc_numa_alloc(node, bytes);
 }
 
-void pc_pages_free(void *p, size_t bytes)
+void mem_pages_free(void *p, size_t bytes)
 {
 	pc_numa_free(p, bytes);
 }

@@ -8,14 +8,14 @@
 #include <stddef.h>
 
 /* bytes rounded up to whole pages; 0 when that overflows. */
-size_t pc_pages_round(size_t bytes);
+size_t mem_pages_round(size_t bytes);
 
 /* bytes (a multiple of the page size) of zeroed memory, page-aligned, on
  * NUMA node node (-1: the node of the thread that first touches it). NULL
  * when the node does not exist or memory runs out. */
-void *pc_pages_alloc(size_t bytes, int node);
+void *mem_pages_alloc(size_t bytes, int node);
 
-/* Give back memory from pc_pages_alloc, with the same size. */
-void pc_pages_free(void *p, size_t bytes);
+/* Give back memory from mem_pages_alloc, with the same size. */
+void mem_pages_free(void *p, size_t bytes);
 
 #endif

@@ -95,7 +95,7 @@ void pc_slab_destroy(struct pc_slab *s)
 		/* the shadow outlives the mapping: clear it for whoever maps
 		 * these addresses next */
 		PC_ASAN_UNPOISON(c, c->bytes);
-		pc_pages_free(c, c->bytes);
+		mem_pages_free(c, c->bytes);
 	}
 	free(s->_stack);
 	free(s);
@@ -140,8 +140,8 @@ static int add_chunk(struct pc_slab *s)
 	/* room on the stack first: every object may come back at once */
 	if (stack_reserve(s, s->_reserved + nobj))
 		return -ENOMEM;
-	bytes = pc_pages_round(head + nobj * s->_stride);
-	c = bytes ? pc_pages_alloc(bytes, s->_node) : NULL;
+	bytes = mem_pages_round(head + nobj * s->_stride);
+	c = bytes ? mem_pages_alloc(bytes, s->_node) : NULL;
 	if (!c)
 		return -ENOMEM;
 	c->next = s->_chunks;
@@ -267,11 +267,11 @@ static int mark(const struct pc_slab *s, const void *o, unsigned char *seen, con
 	size_t i = obj_index(s, o);
 
 	if (i == SIZE_MAX)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "%s entry %zu: %p is not an object of this pool (off a boundary, "
 				 "outside the %zu carved)", where, at, o, s->_carved);
 	if (seen[i / 8] & (1u << (i % 8)))
-		return pc_errmsg(err, errlen, -EINVAL, "%s entry %zu: object %zu (%p) is free twice",
+		return sys_errmsg(err, errlen, -EINVAL, "%s entry %zu: object %zu (%p) is free twice",
 				 where, at, i, o);
 	seen[i / 8] |= (unsigned char)(1u << (i % 8));
 	return 0;
@@ -286,19 +286,19 @@ static int chunks_check(const struct pc_slab *s, char *err, size_t errlen)
 		carved += c == s->_chunks ? (size_t)(s->_bump - c->first) / s->_stride : c->nobj;
 		if ((uintptr_t)c->first % s->_align ||
 		    c->first + c->nobj * s->_stride > (char *)c + c->bytes)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "chunk %zu (newest 0): first object %p not aligned to %zu "
 					 "or %zu objects past its %zu bytes", k, (void *)c->first,
 					 s->_align, c->nobj, c->bytes);
 	}
 	if (reserved != s->_reserved || carved != s->_carved || (s->_max && reserved > s->_max))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "chunks hold %zu objects (%zu carved), counters say %zu (%zu), "
 				 "bound %zu (0: none)", reserved, carved, s->_reserved, s->_carved,
 				 s->_max);
 	if (s->_chunks && (s->_bump < s->_chunks->first || s->_bump > s->_bump_end ||
 			   (size_t)(s->_bump - s->_chunks->first) % s->_stride))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "bump pointer %p outside %p..%p or off a %zu-byte boundary",
 				 (void *)s->_bump, (void *)s->_chunks->first, (void *)s->_bump_end,
 				 s->_stride);
@@ -308,14 +308,14 @@ static int chunks_check(const struct pc_slab *s, char *err, size_t errlen)
 static int header_check(const struct pc_slab *s, char *err, size_t errlen)
 {
 	if (s->_stride < s->_size || s->_stride % s->_align)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "stride %zu, expected a multiple of %zu at least %zu", s->_stride,
 				 s->_align, s->_size);
 	if (s->_bad_frees)
-		return pc_errmsg(err, errlen, -EINVAL, "%zu frees were refused (stack full)",
+		return sys_errmsg(err, errlen, -EINVAL, "%zu frees were refused (stack full)",
 				 s->_bad_frees);
 	if (s->_nfree > s->_cap || s->_cap < s->_reserved)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "%zu free in a stack of %zu for %zu objects, expected "
 				 "free <= stack >= objects", s->_nfree, s->_cap, s->_reserved);
 	return chunks_check(s, err, errlen);
@@ -329,12 +329,12 @@ int pc_slab_validate(const struct pc_slab *s, char *err, size_t errlen)
 	int rc = 0;
 
 	if (!s)
-		return pc_errmsg(err, errlen, -EINVAL, "no pool");
+		return sys_errmsg(err, errlen, -EINVAL, "no pool");
 	if ((rc = header_check(s, err, errlen)))
 		return rc;
 	seen = calloc(s->_carved / 8 + 1, 1);
 	if (!seen)
-		return pc_errmsg(err, errlen, -ENOMEM, "no memory for the bitmap");
+		return sys_errmsg(err, errlen, -ENOMEM, "no memory for the bitmap");
 	for (size_t i = 0; rc == 0 && i < s->_nfree; i++)
 		rc = mark(s, s->_stack[i], seen, "free stack", i, err, errlen);
 	/* the return list: a stranger is refused before its link is read */

@@ -9,7 +9,7 @@
 
 #include "net/addrtab.h"
 #include "percore/clock.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "sys/errmsg.h"
 
 #define STRIPE_BITS 6
@@ -244,18 +244,18 @@ static int stripe_validate(struct net_addrtab *t, struct stripe *s, unsigned ind
 		used++;
 		h = addr_hash(t, e->addr);
 		if ((h >> (64 - STRIPE_BITS)) != index)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "stripe %u slot %u: address hashes to stripe %u", index, i,
 					 (unsigned)(h >> (64 - STRIPE_BITS)));
 		/* No empty slot between the home slot and i. */
 		for (uint32_t j = (uint32_t)h & mask; j != i; j = (j + 1) & mask)
 			if (!s->slots[j].count)
-				return pc_errmsg(err, errlen, -EINVAL,
+				return sys_errmsg(err, errlen, -EINVAL,
 						 "stripe %u slot %u: empty slot %u between it and "
 						 "its home slot %u", index, i, j, (uint32_t)h & mask);
 	}
 	if (used != s->used || (s->cap && used * 2 > s->cap))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "stripe %u: %u entries, count says %u, expected at most %u of %u "
 				 "slots", index, used, s->used, s->cap / 2, s->cap);
 	return 0;

@@ -150,14 +150,14 @@ int net_bufpool_validate(const struct net_bufpool *p, char *err, size_t errlen)
 
 	for (unsigned c = 0; c < NET_BUF_CLASSES; c++) {
 		if (p->nfree[c] > p->keep)
-			return pc_errmsg(err, errlen, -EINVAL, "class %u: %u idle, expected at most %u",
+			return sys_errmsg(err, errlen, -EINVAL, "class %u: %u idle, expected at most %u",
 					 c, (unsigned)p->nfree[c], (unsigned)p->keep);
 		for (unsigned i = 0; i < p->nfree[c]; i++) {
 			const struct pc_ringbuf *rb = p->free[c][i];
 
 			if (pc_ringbuf_capacity(rb) != (size_t)1 << (NET_BUF_MIN_SHIFT + c) ||
 			    pc_ringbuf_used(rb))
-				return pc_errmsg(err, errlen, -EINVAL,
+				return sys_errmsg(err, errlen, -EINVAL,
 						 "class %u entry %u: %zu bytes holding %zu, expected "
 						 "%zu holding 0", c, i, pc_ringbuf_capacity(rb),
 						 pc_ringbuf_used(rb),
@@ -166,7 +166,7 @@ int net_bufpool_validate(const struct net_bufpool *p, char *err, size_t errlen)
 		}
 	}
 	if (idle != p->idle_bytes || idle > p->keep_bytes)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "%zu idle bytes, count says %zu, expected at most %zu", idle,
 				 (size_t)p->idle_bytes, (size_t)p->keep_bytes);
 	return 0;

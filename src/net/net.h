@@ -21,7 +21,7 @@
 #include "net/addrtab.h"
 #include "net/bufpool.h"
 #include "percore/clock.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/reactor.h"
 #include "percore/server.h"
 #include "percore/session.h"

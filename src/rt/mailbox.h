@@ -43,7 +43,7 @@ PC_INLINE struct rt_head *rt_mail_due(struct rt_head *half, struct rt_ring *r)
 	if (!half)
 		return NULL;
 	tag = atomic_load_explicit(&half->word, memory_order_acquire);
-	return tag == rt_mail_tag(pc_spsc_consumed(&r->ring)) ? half : NULL;
+	return tag == rt_mail_tag(pc_spsc_seq_consumed(&r->ring)) ? half : NULL;
 }
 
 /* Copy the mail in half into *out and hand the half back to its sender. */

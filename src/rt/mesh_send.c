@@ -49,7 +49,7 @@ void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	rt_mail_post(o->mail, pc_spsc_produced(&o->ring->ring));
+	rt_mail_post(o->mail, pc_spsc_seq_produced(&o->ring->ring));
 	s->mailed = true;
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);

@@ -34,7 +34,7 @@ void rt_mesh_mail_sent(struct rt_shard *s, unsigned to);
  * stages into it, so the answer holds until s itself sends. */
 PC_INLINE bool rt_mesh_has_room(struct rt_shard *s, unsigned to)
 {
-	return pc_spsc_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
+	return pc_spsc_seq_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
@@ -57,7 +57,7 @@ PC_INLINE struct rt_head *rt_mesh_mail_slot(struct rt_shard *s, unsigned to)
 
 	if (o->staged || o->skip_turn == s->stats.turns || !rt_mail_free(o->mail))
 		return NULL;
-	if (pc_spsc_room(&o->ring->ring, cap) != cap) {
+	if (pc_spsc_seq_room(&o->ring->ring, cap) != cap) {
 		o->skip_turn = s->stats.turns;
 		return NULL;
 	}

@@ -26,7 +26,7 @@ static uint32_t ep_mask(unsigned events)
 	return (events & PC_EV_IN ? EPOLLIN | EPOLLRDHUP : 0) | (events & PC_EV_OUT ? EPOLLOUT : 0);
 }
 
-static unsigned pc_mask(uint32_t ev)
+static unsigned ready_mask(uint32_t ev)
 {
 	return (ev & (EPOLLIN | EPOLLRDHUP) ? PC_EV_IN : 0) | (ev & EPOLLOUT ? PC_EV_OUT : 0) |
 	       (ev & EPOLLERR ? PC_EV_ERR : 0) | (ev & EPOLLHUP ? PC_EV_HUP : 0);
@@ -120,7 +120,7 @@ static int ep_wait(struct pc_reactor *r, int64_t timeout_ns)
 			rt_reactor_drain_wake(r);
 		else
 			ran += rt_reactor_ready(r, fd, (uint32_t)(evs[i].data.u64 >> 32),
-						pc_mask(evs[i].events));
+						ready_mask(evs[i].events));
 	}
 	return ran;
 }

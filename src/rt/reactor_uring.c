@@ -40,7 +40,7 @@ static unsigned poll_mask(unsigned events)
 	return (events & PC_EV_IN ? POLLIN | POLLRDHUP : 0) | (events & PC_EV_OUT ? POLLOUT : 0);
 }
 
-static unsigned pc_mask(int res)
+static unsigned ready_mask(int res)
 {
 	if (res < 0)
 		return PC_EV_ERR;
@@ -198,7 +198,7 @@ static int ur_complete(struct pc_reactor *r, uint64_t tag, int res)
 	if (!f || f->gen != gen)
 		return 0; /* cancelled or superseded registration */
 	f->armed = 0;
-	ran = rt_reactor_ready(r, fd, gen, pc_mask(res));
+	ran = rt_reactor_ready(r, fd, gen, ready_mask(res));
 	/* The callback may have deleted or modified the registration. */
 	f = rt_reactor_slot(r, fd);
 	if (f && f->gen == gen && !f->armed && ur_add(r, fd, f))

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/engine.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"

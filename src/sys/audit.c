@@ -20,14 +20,14 @@ const char *const pc_audit_ids[] = {
 /* Same order as pc_audit_ids. cpu.idle_states runs before cpu.pm_qos,
  * which needs to know whether deep states exist. */
 static const pc_audit_check_fn check_fn[] = {
-	pc_audit_vm_hypervisor, pc_audit_cpu_model, pc_audit_cpu_smt,
-	pc_audit_cpu_governor, pc_audit_cpu_turbo, pc_audit_cpu_idle_states,
-	pc_audit_cpu_pm_qos, pc_audit_mm_thp, pc_audit_mm_swap,
-	pc_audit_kernel_aslr, pc_audit_kernel_nmi_watchdog,
-	pc_audit_kernel_perf_paranoid, pc_audit_sched_isolated,
-	pc_audit_irq_irqbalance, pc_audit_cgroup_cpuset,
-	pc_audit_cgroup_cpu_quota, pc_audit_cgroup_memory_limit,
-	pc_audit_load_busy,
+	sys_audit_vm_hypervisor, sys_audit_cpu_model, sys_audit_cpu_smt,
+	sys_audit_cpu_governor, sys_audit_cpu_turbo, sys_audit_cpu_idle_states,
+	sys_audit_cpu_pm_qos, sys_audit_mm_thp, sys_audit_mm_swap,
+	sys_audit_kernel_aslr, sys_audit_kernel_nmi_watchdog,
+	sys_audit_kernel_perf_paranoid, sys_audit_sched_isolated,
+	sys_audit_irq_irqbalance, sys_audit_cgroup_cpuset,
+	sys_audit_cgroup_cpu_quota, sys_audit_cgroup_memory_limit,
+	sys_audit_load_busy,
 };
 
 #define PC_AUDIT_NCHECKS (sizeof(check_fn) / sizeof(check_fn[0]))
@@ -58,13 +58,13 @@ static void ctx_init(struct pc_audit_ctx *c, const char *root, unsigned sample_m
 	c->root = root;
 	c->sample_ms = sample_ms ? sample_ms : 100;
 	c->deep_idle_us = -1;
-	c->cpuinfo = pc_rootfs_slurp(root, "/proc/cpuinfo");
-	if (pc_rootfs_read(root, "/sys/devices/system/cpu/online", text, sizeof(text)) > 0 &&
+	c->cpuinfo = sys_rootfs_slurp(root, "/proc/cpuinfo");
+	if (sys_rootfs_read(root, "/sys/devices/system/cpu/online", text, sizeof(text)) > 0 &&
 	    !pc_cpulist_parse(text, &online))
 		c->ncpus = CPU_COUNT(&online);
 	if (c->ncpus == 0)
 		c->ncpus = count_processors(c->cpuinfo);
-	pc_rootfs_cpus(root, &c->cpus);
+	sys_rootfs_cpus(root, &c->cpus);
 }
 
 /* Run one check into item; the value and fix are copied out of the

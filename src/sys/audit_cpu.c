@@ -30,7 +30,7 @@ static bool cpuinfo_field(const char *cpuinfo, const char *key, char *buf, size_
 		colon++;
 		n = strcspn(colon, "\n");
 		snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), colon);
-		colon = pc_str_trim(buf);
+		colon = sys_str_trim(buf);
 		memmove(buf, colon, strlen(colon) + 1);
 		return buf[0] != '\0';
 	}
@@ -55,17 +55,17 @@ static bool dmi_says_vm(const char *vendor, const char *product)
 	return strstr(vendor, "Amazon EC2") && !strstr(product, "metal");
 }
 
-void pc_audit_vm_hypervisor(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_vm_hypervisor(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	char flags[8192] = "", type[64] = "", vendor[128] = "", product[128] = "";
 	bool flag, dmi, vm;
 
 	if (c->cpuinfo)
 		cpuinfo_field(c->cpuinfo, "flags", flags, sizeof(flags));
-	flag = pc_str_has_word(flags, "hypervisor", " ");
-	pc_rootfs_read(c->root, "/sys/hypervisor/type", type, sizeof(type));
-	dmi = pc_rootfs_read(c->root, "/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor)) >= 0;
-	dmi |= pc_rootfs_read(c->root, "/sys/class/dmi/id/product_name", product, sizeof(product)) >= 0;
+	flag = sys_str_has_word(flags, "hypervisor", " ");
+	sys_rootfs_read(c->root, "/sys/hypervisor/type", type, sizeof(type));
+	dmi = sys_rootfs_read(c->root, "/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor)) >= 0;
+	dmi |= sys_rootfs_read(c->root, "/sys/class/dmi/id/product_name", product, sizeof(product)) >= 0;
 	vm = flag || type[0] || (dmi && dmi_says_vm(vendor, product));
 	if (!vm && !c->cpuinfo && !dmi) {
 		fprintf(o->value, "not exposed (no /proc/cpuinfo or DMI)");
@@ -86,7 +86,7 @@ void pc_audit_vm_hypervisor(struct pc_audit_ctx *c, struct pc_audit_out *o)
 				"host cores with pinned vCPUs (the host moves and preempts vCPUs)");
 }
 
-void pc_audit_cpu_model(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cpu_model(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	char model[256], pc[1024], ec[1024];
 	bool hybrid;
@@ -102,8 +102,8 @@ void pc_audit_cpu_model(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	if (c->ncpus)
 		fprintf(o->value, ", %d CPUs", c->ncpus);
 	/* Hybrid Intel parts list their core kinds as two PMU devices. */
-	hybrid = pc_rootfs_read(c->root, "/sys/devices/cpu_core/cpus", pc, sizeof(pc)) > 0 &&
-		 pc_rootfs_read(c->root, "/sys/devices/cpu_atom/cpus", ec, sizeof(ec)) > 0;
+	hybrid = sys_rootfs_read(c->root, "/sys/devices/cpu_core/cpus", pc, sizeof(pc)) > 0 &&
+		 sys_rootfs_read(c->root, "/sys/devices/cpu_atom/cpus", ec, sizeof(ec)) > 0;
 	if (hybrid)
 		fprintf(o->value, ", hybrid: P-cores %s, E-cores %s", pc, ec);
 }
@@ -118,8 +118,8 @@ static void smt_from_siblings(struct pc_audit_ctx *c, struct pc_audit_out *o)
 		cpu_set_t s;
 
 		if (!CPU_ISSET(cpu, &c->cpus) ||
-		    pc_rootfs_readf(text, sizeof(text), c->root,
-				    CPU_DIR "/cpu%d/topology/thread_siblings_list", cpu) <= 0 ||
+		    sys_rootfs_readf(text, sizeof(text), c->root,
+				     CPU_DIR "/cpu%d/topology/thread_siblings_list", cpu) <= 0 ||
 		    pc_cpulist_parse(text, &s))
 			continue;
 		seen++;
@@ -136,16 +136,16 @@ static void smt_from_siblings(struct pc_audit_ctx *c, struct pc_audit_out *o)
 		fprintf(o->value, "off: one thread per core");
 }
 
-void pc_audit_cpu_smt(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cpu_smt(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	char control[32] = "";
 	long long active = -1;
 
-	if (pc_rootfs_read(c->root, CPU_DIR "/smt/control", control, sizeof(control)) <= 0 ||
+	if (sys_rootfs_read(c->root, CPU_DIR "/smt/control", control, sizeof(control)) <= 0 ||
 	    !strcmp(control, "notimplemented")) {
 		smt_from_siblings(c, o);
 	} else if (!strcmp(control, "on")) {
-		pc_rootfs_read_ll(c->root, CPU_DIR "/smt/active", &active);
+		sys_rootfs_read_ll(c->root, CPU_DIR "/smt/active", &active);
 		o->status = active == 0 ? PC_AUDIT_OK : PC_AUDIT_WARN;
 		fprintf(o->value, active == 0 ? "on, but no core runs two threads"
 					      : "on: sibling threads share a core's execution units and caches");
@@ -163,7 +163,7 @@ void pc_audit_cpu_smt(struct pc_audit_ctx *c, struct pc_audit_out *o)
 
 #define MAX_GOVS 8
 
-void pc_audit_cpu_governor(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cpu_governor(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	char name[MAX_GOVS][32], driver[64] = "", list[1024];
 	cpu_set_t on[MAX_GOVS], missing;
@@ -176,14 +176,14 @@ void pc_audit_cpu_governor(struct pc_audit_ctx *c, struct pc_audit_out *o)
 
 		if (!CPU_ISSET(cpu, &c->cpus))
 			continue;
-		if (pc_rootfs_readf(g, sizeof(g), c->root, CPU_DIR "/cpu%d/cpufreq/scaling_governor",
-				    cpu) <= 0) {
+		if (sys_rootfs_readf(g, sizeof(g), c->root, CPU_DIR "/cpu%d/cpufreq/scaling_governor",
+				     cpu) <= 0) {
 			CPU_SET(cpu, &missing);
 			continue;
 		}
 		if (!driver[0])
-			pc_rootfs_readf(driver, sizeof(driver), c->root,
-					CPU_DIR "/cpu%d/cpufreq/scaling_driver", cpu);
+			sys_rootfs_readf(driver, sizeof(driver), c->root,
+					 CPU_DIR "/cpu%d/cpufreq/scaling_driver", cpu);
 		for (k = 0; k < ngov && strcmp(name[k], g); k++)
 			;
 		if (k == ngov) {
@@ -214,17 +214,17 @@ void pc_audit_cpu_governor(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	}
 }
 
-void pc_audit_cpu_turbo(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cpu_turbo(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	long long v;
 
-	if (!pc_rootfs_read_ll(c->root, CPU_DIR "/intel_pstate/no_turbo", &v)) {
+	if (!sys_rootfs_read_ll(c->root, CPU_DIR "/intel_pstate/no_turbo", &v)) {
 		o->status = v ? PC_AUDIT_OK : PC_AUDIT_WARN;
 		fprintf(o->value, "%s (intel_pstate no_turbo=%lld)", v ? "off" : "on", v);
 		if (!v)
 			fprintf(o->fix, "percore tune --turbo-off (or: echo 1 > %s/intel_pstate/no_turbo)",
 				CPU_DIR);
-	} else if (!pc_rootfs_read_ll(c->root, CPU_DIR "/cpufreq/boost", &v)) {
+	} else if (!sys_rootfs_read_ll(c->root, CPU_DIR "/cpufreq/boost", &v)) {
 		o->status = v ? PC_AUDIT_WARN : PC_AUDIT_OK;
 		fprintf(o->value, "%s (cpufreq boost=%lld)", v ? "on" : "off", v);
 		if (v)
@@ -251,7 +251,7 @@ static int state_disabled(struct pc_audit_ctx *c, int state, int *with)
 		if (!CPU_ISSET(cpu, &c->cpus))
 			continue;
 		snprintf(path, sizeof(path), CPU_DIR "/cpu%d/cpuidle/state%d/disable", cpu, state);
-		if (pc_rootfs_read_ll(c->root, path, &d))
+		if (sys_rootfs_read_ll(c->root, path, &d))
 			continue;
 		(*with)++;
 		off += d != 0;
@@ -268,7 +268,7 @@ static int list_idle_states(struct pc_audit_ctx *c, struct pc_audit_out *o, char
 		char path[128];
 
 		snprintf(path, sizeof(path), CPU_DIR "/cpu%d/cpuidle/state0", cpu);
-		if (CPU_ISSET(cpu, &c->cpus) && pc_rootfs_exists(c->root, path))
+		if (CPU_ISSET(cpu, &c->cpus) && sys_rootfs_exists(c->root, path))
 			break;
 	}
 	for (; cpu < CPU_SETSIZE; n++) {
@@ -276,11 +276,11 @@ static int list_idle_states(struct pc_audit_ctx *c, struct pc_audit_out *o, char
 		long long lat = -1;
 		int with, off;
 
-		if (pc_rootfs_readf(name, sizeof(name), c->root, CPU_DIR "/cpu%d/cpuidle/state%d/name",
-				    cpu, n) < 0)
+		if (sys_rootfs_readf(name, sizeof(name), c->root, CPU_DIR "/cpu%d/cpuidle/state%d/name",
+				     cpu, n) < 0)
 			break;
 		snprintf(path, sizeof(path), CPU_DIR "/cpu%d/cpuidle/state%d/latency", cpu, n);
-		pc_rootfs_read_ll(c->root, path, &lat);
+		sys_rootfs_read_ll(c->root, path, &lat);
 		off = state_disabled(c, n, &with);
 		fprintf(o->value, "%s%s %lld us", n ? ", " : ": ", name, lat);
 		if (off)
@@ -294,14 +294,14 @@ static int list_idle_states(struct pc_audit_ctx *c, struct pc_audit_out *o, char
 	return n;
 }
 
-void pc_audit_cpu_idle_states(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cpu_idle_states(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	char driver[64] = "", gov[64] = "", deepest[64] = "";
 	int n;
 
-	pc_rootfs_read(c->root, CPU_DIR "/cpuidle/current_driver", driver, sizeof(driver));
-	if (pc_rootfs_read(c->root, CPU_DIR "/cpuidle/current_governor_ro", gov, sizeof(gov)) < 0)
-		pc_rootfs_read(c->root, CPU_DIR "/cpuidle/current_governor", gov, sizeof(gov));
+	sys_rootfs_read(c->root, CPU_DIR "/cpuidle/current_driver", driver, sizeof(driver));
+	if (sys_rootfs_read(c->root, CPU_DIR "/cpuidle/current_governor_ro", gov, sizeof(gov)) < 0)
+		sys_rootfs_read(c->root, CPU_DIR "/cpuidle/current_governor", gov, sizeof(gov));
 	if (driver[0])
 		fprintf(o->value, "driver %s", driver);
 	else

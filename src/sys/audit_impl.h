@@ -38,28 +38,28 @@ typedef void (*pc_audit_check_fn)(struct pc_audit_ctx *c, struct pc_audit_out *o
 #define PC_AUDIT_DEEP_IDLE_US 10
 
 /* audit_cpu.c */
-void pc_audit_vm_hypervisor(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cpu_model(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cpu_smt(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cpu_governor(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cpu_turbo(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cpu_idle_states(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_vm_hypervisor(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cpu_model(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cpu_smt(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cpu_governor(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cpu_turbo(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cpu_idle_states(struct pc_audit_ctx *c, struct pc_audit_out *o);
 
 /* audit_kernel.c */
-void pc_audit_mm_thp(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_mm_swap(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_kernel_aslr(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_kernel_nmi_watchdog(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_kernel_perf_paranoid(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_sched_isolated(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cgroup_cpuset(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_cgroup_memory_limit(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_mm_thp(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_mm_swap(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_kernel_aslr(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_kernel_nmi_watchdog(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_kernel_perf_paranoid(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_sched_isolated(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cgroup_cpuset(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cgroup_memory_limit(struct pc_audit_ctx *c, struct pc_audit_out *o);
 
 /* audit_proc.c: checks that walk the process list */
-void pc_audit_cpu_pm_qos(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_irq_irqbalance(struct pc_audit_ctx *c, struct pc_audit_out *o);
-void pc_audit_load_busy(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_cpu_pm_qos(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_irq_irqbalance(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_load_busy(struct pc_audit_ctx *c, struct pc_audit_out *o);
 
 /* One process's CPU time at one moment. */
 struct pc_proc_sample {
@@ -78,13 +78,13 @@ struct pc_proc_busy {
 /* The processes present in both samples (a sorted by pid) that used at least min_pct of a
  * CPU over elapsed_s, busiest first, at most max of them; skip_pid (the
  * caller) is left out. Returns how many were written to busy. */
-int pc_proc_busy_between(const struct pc_proc_sample *a, int na,
-			 const struct pc_proc_sample *b, int nb,
-			 double elapsed_s, long ticks_per_s, double min_pct,
-			 int skip_pid, struct pc_proc_busy *busy, int max);
+int sys_proc_busy_between(const struct pc_proc_sample *a, int na,
+			  const struct pc_proc_sample *b, int nb,
+			  double elapsed_s, long ticks_per_s, double min_pct,
+			  int skip_pid, struct pc_proc_busy *busy, int max);
 
 /* Parse the text of /proc/PID/stat into s (pid, comm, utime + stime).
  * Returns 0, or -EPROTO when the text is not a stat line. */
-int pc_proc_parse_stat(const char *text, struct pc_proc_sample *s);
+int sys_proc_parse_stat(const char *text, struct pc_proc_sample *s);
 
 #endif

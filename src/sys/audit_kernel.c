@@ -19,23 +19,23 @@ static bool read_sysctl(struct pc_audit_ctx *c, struct pc_audit_out *o, const ch
 	char path[128];
 
 	snprintf(path, sizeof(path), "/proc/sys/%s", name);
-	if (pc_rootfs_read_ll(c->root, path, v) == 0)
+	if (sys_rootfs_read_ll(c->root, path, v) == 0)
 		return true;
 	fprintf(o->value, "not exposed (no %s)", path);
 	return false;
 }
 
-void pc_audit_mm_thp(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_mm_thp(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	char text[256], enabled[32] = "", defrag[32] = "";
 
-	if (pc_rootfs_read(c->root, THP_DIR "/enabled", text, sizeof(text)) < 0 ||
-	    pc_str_selected(text, enabled, sizeof(enabled))) {
+	if (sys_rootfs_read(c->root, THP_DIR "/enabled", text, sizeof(text)) < 0 ||
+	    sys_str_selected(text, enabled, sizeof(enabled))) {
 		fprintf(o->value, "not exposed (no %s/enabled)", THP_DIR);
 		return;
 	}
-	if (pc_rootfs_read(c->root, THP_DIR "/defrag", text, sizeof(text)) < 0 ||
-	    pc_str_selected(text, defrag, sizeof(defrag)))
+	if (sys_rootfs_read(c->root, THP_DIR "/defrag", text, sizeof(text)) < 0 ||
+	    sys_str_selected(text, defrag, sizeof(defrag)))
 		snprintf(defrag, sizeof(defrag), "?");
 	fprintf(o->value, "enabled=%s defrag=%s", enabled, defrag);
 	o->status = PC_AUDIT_OK;
@@ -53,9 +53,9 @@ void pc_audit_mm_thp(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	}
 }
 
-void pc_audit_mm_swap(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_mm_swap(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
-	char *swaps = pc_rootfs_slurp(c->root, "/proc/swaps");
+	char *swaps = sys_rootfs_slurp(c->root, "/proc/swaps");
 	unsigned long long kib = 0, used = 0, total = 0, total_used = 0;
 	long long swappiness = -1;
 	int devices = 0;
@@ -73,7 +73,7 @@ void pc_audit_mm_swap(struct pc_audit_ctx *c, struct pc_audit_out *o)
 			total_used += used;
 		}
 	free(swaps);
-	pc_rootfs_read_ll(c->root, "/proc/sys/vm/swappiness", &swappiness);
+	sys_rootfs_read_ll(c->root, "/proc/sys/vm/swappiness", &swappiness);
 	o->status = PC_AUDIT_OK;
 	if (devices == 0)
 		fprintf(o->value, "no swap");
@@ -106,21 +106,21 @@ static void zero_is_quiet(struct pc_audit_ctx *c, struct pc_audit_out *o, const 
 	}
 }
 
-void pc_audit_kernel_aslr(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_kernel_aslr(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	zero_is_quiet(c, o, "kernel/randomize_va_space",
 		      "addresses, and so cache and TLB conflicts, change from run to run",
 		      "percore tune (sysctl kernel.randomize_va_space=0), or run the program under setarch -R");
 }
 
-void pc_audit_kernel_nmi_watchdog(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_kernel_nmi_watchdog(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	zero_is_quiet(c, o, "kernel/nmi_watchdog",
 		      "a periodic NMI on every CPU, and it holds a perf counter",
 		      "percore tune (sysctl kernel.nmi_watchdog=0)");
 }
 
-void pc_audit_kernel_perf_paranoid(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_kernel_perf_paranoid(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	long long v;
 
@@ -154,15 +154,15 @@ static bool cmdline_param(const char *cmdline, const char *key, char *buf, size_
 	return false;
 }
 
-void pc_audit_sched_isolated(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_sched_isolated(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	static const char *const keys[] = { "isolcpus", "nohz_full", "rcu_nocbs" };
 	char cmdline[4096], isolated[1024], v[256];
 	bool have_cmd, have_iso, any = false;
 
-	have_cmd = pc_rootfs_read(c->root, "/proc/cmdline", cmdline, sizeof(cmdline)) >= 0;
-	have_iso = pc_rootfs_read(c->root, "/sys/devices/system/cpu/isolated", isolated,
-				  sizeof(isolated)) >= 0;
+	have_cmd = sys_rootfs_read(c->root, "/proc/cmdline", cmdline, sizeof(cmdline)) >= 0;
+	have_iso = sys_rootfs_read(c->root, "/sys/devices/system/cpu/isolated", isolated,
+				   sizeof(isolated)) >= 0;
 	if (!have_cmd && !have_iso) {
 		fprintf(o->value, "not exposed (no /proc/cmdline or cpu/isolated)");
 		return;
@@ -196,7 +196,7 @@ static bool read_cgroup(struct pc_audit_ctx *c, struct pc_audit_out *o, struct p
 	return true;
 }
 
-void pc_audit_cgroup_cpuset(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cgroup_cpuset(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	struct pc_cgroup cg;
 	char list[1024];
@@ -216,7 +216,7 @@ void pc_audit_cgroup_cpuset(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	fprintf(o->value, " (cgroup v%d %s)", cg.version, cg.cpuset_path[0] ? cg.cpuset_path : cg.path);
 }
 
-void pc_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	struct pc_cgroup cg;
 
@@ -235,7 +235,7 @@ void pc_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o)
 		cg.quota_cpus >= 2 ? "s" : "");
 }
 
-void pc_audit_cgroup_memory_limit(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cgroup_memory_limit(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	struct pc_cgroup cg;
 	const char *path;

@@ -28,7 +28,7 @@ static int for_each_pid(struct pc_audit_ctx *c, pid_fn fn, void *arg)
 	int n = 0;
 	DIR *d;
 
-	if (pc_rootfs_path(path, sizeof(path), c->root, "/proc"))
+	if (sys_rootfs_path(path, sizeof(path), c->root, "/proc"))
 		return -ENAMETOOLONG;
 	d = opendir(path);
 	if (!d)
@@ -48,7 +48,7 @@ static int for_each_pid(struct pc_audit_ctx *c, pid_fn fn, void *arg)
 
 static void read_comm(struct pc_audit_ctx *c, int pid, char *buf, size_t len)
 {
-	if (pc_rootfs_readf(buf, len, c->root, "/proc/%d/comm", pid) < 0)
+	if (sys_rootfs_readf(buf, len, c->root, "/proc/%d/comm", pid) < 0)
 		snprintf(buf, len, "?");
 }
 
@@ -65,7 +65,7 @@ static void qos_pid(struct pc_audit_ctx *c, int pid, void *arg)
 	struct dirent *e;
 	DIR *d;
 
-	if (pc_rootfs_path(path, sizeof(path), c->root, "/proc/%d/fd", pid))
+	if (sys_rootfs_path(path, sizeof(path), c->root, "/proc/%d/fd", pid))
 		return;
 	d = opendir(path);
 	if (!d) {
@@ -96,7 +96,7 @@ static void qos_pid(struct pc_audit_ctx *c, int pid, void *arg)
 	closedir(d);
 }
 
-void pc_audit_cpu_pm_qos(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_cpu_pm_qos(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	struct qos_scan q = { 0 };
 	char *holders = NULL;
@@ -145,7 +145,7 @@ static void comm_pid(struct pc_audit_ctx *c, int pid, void *arg)
 		f->pid = pid;
 }
 
-void pc_audit_irq_irqbalance(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_irq_irqbalance(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	struct find_comm f = { .name = "irqbalance" };
 
@@ -163,7 +163,7 @@ void pc_audit_irq_irqbalance(struct pc_audit_ctx *c, struct pc_audit_out *o)
 			"CPUs (/proc/irq/*/smp_affinity_list)");
 }
 
-int pc_proc_parse_stat(const char *text, struct pc_proc_sample *s)
+int sys_proc_parse_stat(const char *text, struct pc_proc_sample *s)
 {
 	const char *open = strchr(text, '('), *close = strrchr(text, ')');
 	unsigned long long utime, stime;
@@ -208,8 +208,8 @@ static void sample_pid(struct pc_audit_ctx *c, int pid, void *arg)
 		set->s = s;
 		set->cap = cap;
 	}
-	if (pc_rootfs_readf(text, sizeof(text), c->root, "/proc/%d/stat", pid) > 0 &&
-	    pc_proc_parse_stat(text, &set->s[set->n]) == 0)
+	if (sys_rootfs_readf(text, sizeof(text), c->root, "/proc/%d/stat", pid) > 0 &&
+	    sys_proc_parse_stat(text, &set->s[set->n]) == 0)
 		set->n++;
 }
 
@@ -220,10 +220,10 @@ static int by_pid(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-int pc_proc_busy_between(const struct pc_proc_sample *a, int na,
-			 const struct pc_proc_sample *b, int nb,
-			 double elapsed_s, long ticks_per_s, double min_pct,
-			 int skip_pid, struct pc_proc_busy *busy, int max)
+int sys_proc_busy_between(const struct pc_proc_sample *a, int na,
+			  const struct pc_proc_sample *b, int nb,
+			  double elapsed_s, long ticks_per_s, double min_pct,
+			  int skip_pid, struct pc_proc_busy *busy, int max)
 {
 	int nbusy = 0;
 
@@ -266,7 +266,7 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-void pc_audit_load_busy(struct pc_audit_ctx *c, struct pc_audit_out *o)
+void sys_audit_load_busy(struct pc_audit_ctx *c, struct pc_audit_out *o)
 {
 	struct sample_set s0 = { 0 }, s1 = { 0 };
 	struct pc_proc_busy busy[BUSY_MAX];
@@ -276,7 +276,7 @@ void pc_audit_load_busy(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	int nbusy = 0, n;
 	bool have_load;
 
-	have_load = pc_rootfs_read(c->root, "/proc/loadavg", load, sizeof(load)) > 0 &&
+	have_load = sys_rootfs_read(c->root, "/proc/loadavg", load, sizeof(load)) > 0 &&
 		    sscanf(load, "%lf %lf %lf", &l1, &l5, &l15) == 3;
 	t0 = pc_now_ns();
 	n = for_each_pid(c, sample_pid, &s0);
@@ -285,10 +285,10 @@ void pc_audit_load_busy(struct pc_audit_ctx *c, struct pc_audit_out *o)
 		for_each_pid(c, sample_pid, &s1);
 		elapsed = (double)pc_elapsed(pc_now_ns(), t0) / 1e9;
 		qsort(s0.s, (size_t)s0.n, sizeof(*s0.s), by_pid);
-		nbusy = pc_proc_busy_between(s0.s, s0.n, s1.s, s1.n, elapsed, sysconf(_SC_CLK_TCK),
-					     BUSY_LIST_PCT,
-					     pc_rootfs_is_real(c->root) ? (int)getpid() : -1, busy,
-					     BUSY_MAX);
+		nbusy = sys_proc_busy_between(s0.s, s0.n, s1.s, s1.n, elapsed, sysconf(_SC_CLK_TCK),
+					      BUSY_LIST_PCT,
+					      sys_rootfs_is_real(c->root) ? (int)getpid() : -1, busy,
+					      BUSY_MAX);
 	}
 	free(s0.s);
 	free(s1.s);

@@ -66,7 +66,7 @@ static void parse_self(const char *root, struct cg_info *ci)
 	char buf[8192];
 	char *save = NULL;
 
-	if (pc_rootfs_read(root, "/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+	if (sys_rootfs_read(root, "/proc/self/cgroup", buf, sizeof(buf)) <= 0)
 		return;
 	for (char *l = strtok_r(buf, "\n", &save); l && ci->nlines < 32;
 	     l = strtok_r(NULL, "\n", &save)) {
@@ -134,7 +134,7 @@ static void parse_mounts(const char *root, struct cg_info *ci)
 	size_t cap = 0;
 	FILE *f;
 
-	if (pc_rootfs_path(path, sizeof(path), root, "/proc/self/mountinfo"))
+	if (sys_rootfs_path(path, sizeof(path), root, "/proc/self/mountinfo"))
 		return;
 	f = fopen(path, "re");
 	if (!f)
@@ -174,8 +174,8 @@ static bool locate_v1(const char *root, const struct cg_info *ci, int ctl,
 	for (int i = 0; i < ci->nmounts && !found; i++) {
 		const struct cg_mount *m = &ci->mount[i];
 
-		if (!m->v2 && pc_str_has_word(m->opts, ctl_name[ctl], ",") &&
-		    !pc_rootfs_path(w->base, sizeof(w->base), root, "%s", m->point) &&
+		if (!m->v2 && sys_str_has_word(m->opts, ctl_name[ctl], ",") &&
+		    !sys_rootfs_path(w->base, sizeof(w->base), root, "%s", m->point) &&
 		    is_dir(w->base)) {
 			mroot = m->mroot;
 			found = true;
@@ -184,9 +184,9 @@ static bool locate_v1(const char *root, const struct cg_info *ci, int ctl,
 	/* No mountinfo (a fake tree): the usual places, named after the
 	 * controllers the hierarchy carries ("cpu,cpuacct") or the one we want. */
 	if (!found)
-		found = (!pc_rootfs_path(w->base, sizeof(w->base), root, "/sys/fs/cgroup/%s", cl->ctls) &&
+		found = (!sys_rootfs_path(w->base, sizeof(w->base), root, "/sys/fs/cgroup/%s", cl->ctls) &&
 			 is_dir(w->base)) ||
-			(!pc_rootfs_path(w->base, sizeof(w->base), root, "/sys/fs/cgroup/%s", ctl_name[ctl]) &&
+			(!sys_rootfs_path(w->base, sizeof(w->base), root, "/sys/fs/cgroup/%s", ctl_name[ctl]) &&
 			 is_dir(w->base));
 	if (!found)
 		return false;
@@ -200,9 +200,9 @@ static bool v2_has_controller(const char *base, int ctl)
 {
 	char list[512];
 
-	if (pc_rootfs_readf(list, sizeof(list), NULL, "%s/cgroup.controllers", base) < 0)
+	if (sys_rootfs_readf(list, sizeof(list), NULL, "%s/cgroup.controllers", base) < 0)
 		return false;
-	return pc_str_has_word(list, ctl_name[ctl], " ");
+	return sys_str_has_word(list, ctl_name[ctl], " ");
 }
 
 static bool locate_v2(const char *root, const struct cg_info *ci, int ctl,
@@ -215,14 +215,14 @@ static bool locate_v2(const char *root, const struct cg_info *ci, int ctl,
 	for (int i = 0; i < ci->nmounts && !found; i++) {
 		const struct cg_mount *m = &ci->mount[i];
 
-		if (m->v2 && !pc_rootfs_path(w->base, sizeof(w->base), root, "%s", m->point) &&
+		if (m->v2 && !sys_rootfs_path(w->base, sizeof(w->base), root, "%s", m->point) &&
 		    v2_has_controller(w->base, ctl)) {
 			mroot = m->mroot;
 			found = true;
 		}
 	}
 	for (size_t i = 0; i < 2 && !found && ci->nmounts == 0; i++)
-		found = !pc_rootfs_path(w->base, sizeof(w->base), root, "%s", guess[i]) &&
+		found = !sys_rootfs_path(w->base, sizeof(w->base), root, "%s", guess[i]) &&
 			v2_has_controller(w->base, ctl);
 	if (!found)
 		return false;
@@ -237,7 +237,7 @@ static bool locate_v2(const char *root, const struct cg_info *ci, int ctl,
 static bool locate(const char *root, const struct cg_info *ci, int ctl, struct cg_where *w)
 {
 	for (int i = 0; i < ci->nlines; i++)
-		if (!ci->line[i].v2 && pc_str_has_word(ci->line[i].ctls, ctl_name[ctl], ","))
+		if (!ci->line[i].v2 && sys_str_has_word(ci->line[i].ctls, ctl_name[ctl], ","))
 			return locate_v1(root, ci, ctl, &ci->line[i], w);
 	for (int i = 0; i < ci->nlines; i++)
 		if (ci->line[i].v2)
@@ -281,9 +281,9 @@ static void cpuset_level(const char *dir, int version, struct pc_cgroup *cg, voi
 
 	(void)cg;
 	if (version == 2)
-		n = pc_rootfs_readf(text, sizeof(text), NULL, "%s/cpuset.cpus.effective", dir);
-	else if ((n = pc_rootfs_readf(text, sizeof(text), NULL, "%s/cpuset.effective_cpus", dir)) < 0)
-		n = pc_rootfs_readf(text, sizeof(text), NULL, "%s/cpuset.cpus", dir);
+		n = sys_rootfs_readf(text, sizeof(text), NULL, "%s/cpuset.cpus.effective", dir);
+	else if ((n = sys_rootfs_readf(text, sizeof(text), NULL, "%s/cpuset.effective_cpus", dir)) < 0)
+		n = sys_rootfs_readf(text, sizeof(text), NULL, "%s/cpuset.cpus", dir);
 	/* An empty set means "inherit" in v2 and an unconfigured cpuset in
 	 * v1; neither restricts anything. */
 	if (n <= 0 || pc_cpulist_parse(text, &s) || CPU_COUNT(&s) == 0)
@@ -318,7 +318,7 @@ static void cpu_level(const char *dir, int version, struct pc_cgroup *cg, void *
 	(void)arg;
 	if (version == 2) {
 		/* "max 100000" is no quota; "150000 100000" is 1.5 CPUs. */
-		if (pc_rootfs_readf(text, sizeof(text), NULL, "%s/cpu.max", dir) <= 0 ||
+		if (sys_rootfs_readf(text, sizeof(text), NULL, "%s/cpu.max", dir) <= 0 ||
 		    sscanf(text, "%63s %lld", first, &period) < 1 || !strcmp(first, "max"))
 			return;
 		quota = strtoll(first, NULL, 10);
@@ -327,10 +327,10 @@ static void cpu_level(const char *dir, int version, struct pc_cgroup *cg, void *
 
 		/* -1 is no quota. */
 		if (snprintf(p, sizeof(p), "%s/cpu.cfs_quota_us", dir) >= (int)sizeof(p) ||
-		    pc_rootfs_read_ll(NULL, p, &quota))
+		    sys_rootfs_read_ll(NULL, p, &quota))
 			return;
 		snprintf(p, sizeof(p), "%s/cpu.cfs_period_us", dir);
-		if (pc_rootfs_read_ll(NULL, p, &period))
+		if (sys_rootfs_read_ll(NULL, p, &period))
 			period = 100000;
 	}
 	set_quota(cg, quota, period);
@@ -342,8 +342,8 @@ static void memory_level(const char *dir, int version, struct pc_cgroup *cg, voi
 	unsigned long long v;
 
 	(void)arg;
-	if (pc_rootfs_readf(text, sizeof(text), NULL, "%s/%s", dir,
-			    version == 2 ? "memory.max" : "memory.limit_in_bytes") <= 0 ||
+	if (sys_rootfs_readf(text, sizeof(text), NULL, "%s/%s", dir,
+			     version == 2 ? "memory.max" : "memory.limit_in_bytes") <= 0 ||
 	    !strcmp(text, "max"))
 		return;
 	errno = 0;
@@ -362,7 +362,7 @@ static bool cpuset_restricts(const char *root, const cpu_set_t *set)
 	char text[4096];
 	cpu_set_t online, both;
 
-	if (pc_rootfs_read(root, "/sys/devices/system/cpu/online", text, sizeof(text)) <= 0 ||
+	if (sys_rootfs_read(root, "/sys/devices/system/cpu/online", text, sizeof(text)) <= 0 ||
 	    pc_cpulist_parse(text, &online) || CPU_COUNT(&online) == 0)
 		return true;
 	CPU_AND(&both, &online, set);

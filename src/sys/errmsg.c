@@ -4,7 +4,7 @@
 
 #include "sys/errmsg.h"
 
-int pc_errmsg(char *err, size_t errlen, int code, const char *fmt, ...)
+int sys_errmsg(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -9,9 +9,9 @@
 #include <stddef.h>
 
 /* Format the reason into err (when err is not NULL and errlen > 0) and
- * return code, so a caller can write: return pc_errmsg(err, len, -EINVAL,
+ * return code, so a caller can write: return sys_errmsg(err, len, -EINVAL,
  * "CPU %d does not exist", cpu); */
-int pc_errmsg(char *err, size_t errlen, int code, const char *fmt, ...)
+int sys_errmsg(char *err, size_t errlen, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 #endif

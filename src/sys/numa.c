@@ -26,8 +26,8 @@ static bool thp_wants_madvise(void)
 {
 	char buf[128];
 
-	if (pc_rootfs_read(NULL, "/sys/kernel/mm/transparent_hugepage/enabled", buf,
-			   sizeof(buf)) <= 0)
+	if (sys_rootfs_read(NULL, "/sys/kernel/mm/transparent_hugepage/enabled", buf,
+			    sizeof(buf)) <= 0)
 		return false;
 	return strstr(buf, "[madvise]") != NULL;
 }

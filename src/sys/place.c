@@ -265,22 +265,22 @@ static int list_cands(struct plan *pl, const cpu_set_t *cpus, unsigned *n)
 			continue;
 		c = pc_topo_cpu_by_os(t, cpu);
 		if (!c)
-			return pc_errmsg(pl->err, pl->errlen, -EINVAL, "CPU %d does not exist "
-					 "(CPUs are 0-%d)", cpu,
-					 pc_topo_cpu(t, pc_topo_ncpus(t) - 1)->os_index);
+			return sys_errmsg(pl->err, pl->errlen, -EINVAL, "CPU %d does not exist "
+					  "(CPUs are 0-%d)", cpu,
+					  pc_topo_cpu(t, pc_topo_ncpus(t) - 1)->os_index);
 		if (!c->usable)
-			return pc_errmsg(pl->err, pl->errlen, -EINVAL, "CPU %d is not usable: %s",
-					 cpu, unusable_reason(pc_topo_limits(t), cpu));
+			return sys_errmsg(pl->err, pl->errlen, -EINVAL, "CPU %d is not usable: %s",
+					  cpu, unusable_reason(pc_topo_limits(t), cpu));
 		pl->c[m++] = (struct cand){ .node = c->node, .core = c->core, .cpu = cpu,
 					    .kind = c->kind };
 	}
 	if (m == 0)
-		return pc_errmsg(pl->err, pl->errlen, -EINVAL, "the CPU list is empty");
+		return sys_errmsg(pl->err, pl->errlen, -EINVAL, "the CPU list is empty");
 	if (*n == 0)
 		*n = m;
 	if (*n > m)
-		return pc_errmsg(pl->err, pl->errlen, -EINVAL, "%u shards but the CPU list "
-				 "has only %u CPUs", *n, m);
+		return sys_errmsg(pl->err, pl->errlen, -EINVAL, "%u shards but the CPU list "
+				  "has only %u CPUs", *n, m);
 	pl->nc = m;
 	return 0;
 }
@@ -290,9 +290,9 @@ static int pcore_cands(struct plan *pl, unsigned n)
 {
 	pl->nc = pl->nfast;
 	if (n > pl->nfast)
-		return pc_errmsg(pl->err, pl->errlen, -EINVAL, "%u shards but only %u %s cores "
-				 "are usable (pcore places one shard per fastest core)", n,
-				 pl->nfast, pc_topo_kind(pl->t, (unsigned)pl->fastest)->name);
+		return sys_errmsg(pl->err, pl->errlen, -EINVAL, "%u shards but only %u %s cores "
+				  "are usable (pcore places one shard per fastest core)", n,
+				  pl->nfast, pc_topo_kind(pl->t, (unsigned)pl->fastest)->name);
 	return 0;
 }
 
@@ -300,16 +300,16 @@ static int check_args(const struct pc_topo *t, unsigned nshards, enum pc_place_p
 		      const cpu_set_t *cpus, char *err, size_t errlen)
 {
 	if (!t || (unsigned)policy > PC_PLACE_LIST)
-		return pc_errmsg(err, errlen, -EINVAL, "no topology or unknown policy");
+		return sys_errmsg(err, errlen, -EINVAL, "no topology or unknown policy");
 	if ((policy == PC_PLACE_LIST) != (cpus != NULL))
-		return pc_errmsg(err, errlen, -EINVAL, policy == PC_PLACE_LIST
-				 ? "the list policy needs a CPU list"
-				 : "a CPU list goes only with the list policy");
+		return sys_errmsg(err, errlen, -EINVAL, policy == PC_PLACE_LIST
+				  ? "the list policy needs a CPU list"
+				  : "a CPU list goes only with the list policy");
 	if (nshards > PC_PLACE_MAX_SHARDS)
-		return pc_errmsg(err, errlen, -EINVAL, "%u shards is more than the %d supported",
-				 nshards, PC_PLACE_MAX_SHARDS);
+		return sys_errmsg(err, errlen, -EINVAL, "%u shards is more than the %d supported",
+				  nshards, PC_PLACE_MAX_SHARDS);
 	if (pc_topo_limits(t)->nusable == 0)
-		return pc_errmsg(err, errlen, -EINVAL, "no usable CPU");
+		return sys_errmsg(err, errlen, -EINVAL, "no usable CPU");
 	return 0;
 }
 
@@ -321,7 +321,7 @@ static int prepare(struct plan *pl, unsigned *n, enum pc_place_policy policy,
 	int r = gather(pl);
 
 	if (r)
-		return pc_errmsg(pl->err, pl->errlen, r, "out of memory");
+		return sys_errmsg(pl->err, pl->errlen, r, "out of memory");
 	if (policy == PC_PLACE_LIST)
 		return list_cands(pl, cpus, n);
 	if (*n == 0)
@@ -329,8 +329,8 @@ static int prepare(struct plan *pl, unsigned *n, enum pc_place_policy policy,
 	if (policy == PC_PLACE_PCORE)
 		return pcore_cands(pl, *n);
 	if (*n > nusable && !(flags & PC_PLACE_OVERSUBSCRIBE))
-		return pc_errmsg(pl->err, pl->errlen, -E2BIG, "%u shards but only %u usable "
-				 "CPUs", *n, nusable);
+		return sys_errmsg(pl->err, pl->errlen, -E2BIG, "%u shards but only %u usable "
+				  "CPUs", *n, nusable);
 	if (policy == PC_PLACE_COMPACT)
 		qsort(pl->c, pl->nc, sizeof(*pl->c), by_node_then_tier);
 	return 0;
@@ -349,7 +349,7 @@ int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_policy pol
 	if (!r)
 		r = prepare(&pl, &n, policy, cpus, flags);
 	if (!r && !(pl.p = calloc(1, sizeof(*pl.p) + n * sizeof(pl.p->shards[0]))))
-		r = pc_errmsg(err, errlen, -ENOMEM, "out of memory");
+		r = sys_errmsg(err, errlen, -ENOMEM, "out of memory");
 	if (r) {
 		free(pl.c);
 		return r;
@@ -383,7 +383,7 @@ int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p,
 	cpu_set_t seen;
 
 	if (!t || !p)
-		return pc_errmsg(err, errlen, -EINVAL, "no topology or no placement");
+		return sys_errmsg(err, errlen, -EINVAL, "no topology or no placement");
 	CPU_ZERO(&seen);
 	for (unsigned s = 0; s < p->n; s++) {
 		const struct pc_shard_place *sh = &p->shards[s];
@@ -391,7 +391,7 @@ int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p,
 
 		if (!p->pinned) {
 			if (sh->cpu != -1 || sh->node != -1 || sh->core != -1 || sh->kind != -1)
-				return pc_errmsg(err, errlen, -EINVAL,
+				return sys_errmsg(err, errlen, -EINVAL,
 						 "shard %u: cpu %d node %d core %d kind %d in an "
 						 "unpinned placement, expected all -1", s, sh->cpu,
 						 sh->node, sh->core, sh->kind);
@@ -399,22 +399,22 @@ int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p,
 		}
 		c = pc_topo_cpu_by_os(t, sh->cpu);
 		if (!c || !c->usable)
-			return pc_errmsg(err, errlen, -EINVAL, "shard %u: cpu %d is %s", s, sh->cpu,
+			return sys_errmsg(err, errlen, -EINVAL, "shard %u: cpu %d is %s", s, sh->cpu,
 					 c ? "not usable" : "not in the topology");
 		if (sh->core != c->core || sh->kind != c->kind ||
 		    sh->node != pc_topo_node(t, (unsigned)c->node)->os_index)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "shard %u on cpu %d: core %d kind %d node %d, expected %d %d %d",
 					 s, sh->cpu, sh->core, sh->kind, sh->node, c->core, c->kind,
 					 pc_topo_node(t, (unsigned)c->node)->os_index);
 		if (CPU_ISSET(sh->cpu, &seen) && !p->oversubscribed)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "shard %u: cpu %d already has a shard and the placement is "
 					 "not oversubscribed", s, sh->cpu);
 		CPU_SET(sh->cpu, &seen);
 	}
 	if (p->nwarnings > PC_PLACE_MAX_WARNINGS)
-		return pc_errmsg(err, errlen, -EINVAL, "%u warnings, expected at most %d",
+		return sys_errmsg(err, errlen, -EINVAL, "%u warnings, expected at most %d",
 				 (unsigned)p->nwarnings, PC_PLACE_MAX_WARNINGS);
 	return 0;
 }

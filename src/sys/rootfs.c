@@ -14,7 +14,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-bool pc_rootfs_is_real(const char *root)
+bool sys_rootfs_is_real(const char *root)
 {
 	if (!root)
 		return true;
@@ -23,14 +23,14 @@ bool pc_rootfs_is_real(const char *root)
 	return *root == '\0';
 }
 
-const char *pc_rootfs_prefix(const char *root)
+const char *sys_rootfs_prefix(const char *root)
 {
-	return pc_rootfs_is_real(root) ? "" : root;
+	return sys_rootfs_is_real(root) ? "" : root;
 }
 
 static int vjoin(char *buf, size_t len, const char *root, const char *fmt, va_list ap)
 {
-	const char *pre = pc_rootfs_prefix(root);
+	const char *pre = sys_rootfs_prefix(root);
 	size_t plen = strlen(pre);
 	int n;
 
@@ -47,7 +47,7 @@ static int vjoin(char *buf, size_t len, const char *root, const char *fmt, va_li
 	return 0;
 }
 
-int pc_rootfs_path(char *buf, size_t len, const char *root, const char *fmt, ...)
+int sys_rootfs_path(char *buf, size_t len, const char *root, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
@@ -89,19 +89,19 @@ static ssize_t read_abs(const char *path, char *buf, size_t len)
 	return (ssize_t)used;
 }
 
-ssize_t pc_rootfs_read(const char *root, const char *path, char *buf, size_t len)
+ssize_t sys_rootfs_read(const char *root, const char *path, char *buf, size_t len)
 {
 	char full[PC_ROOTFS_PATH_MAX];
 
 	if (len == 0)
 		return -EINVAL;
 	buf[0] = '\0';
-	if (pc_rootfs_path(full, sizeof(full), root, "%s", path))
+	if (sys_rootfs_path(full, sizeof(full), root, "%s", path))
 		return -ENAMETOOLONG;
 	return read_abs(full, buf, len);
 }
 
-ssize_t pc_rootfs_readf(char *buf, size_t len, const char *root, const char *fmt, ...)
+ssize_t sys_rootfs_readf(char *buf, size_t len, const char *root, const char *fmt, ...)
 {
 	char full[PC_ROOTFS_PATH_MAX];
 	va_list ap;
@@ -118,7 +118,7 @@ ssize_t pc_rootfs_readf(char *buf, size_t len, const char *root, const char *fmt
 	return read_abs(full, buf, len);
 }
 
-char *pc_rootfs_slurp(const char *root, const char *path)
+char *sys_rootfs_slurp(const char *root, const char *path)
 {
 	char full[PC_ROOTFS_PATH_MAX], chunk[4096], *buf = NULL;
 	size_t len = 0;
@@ -126,7 +126,7 @@ char *pc_rootfs_slurp(const char *root, const char *path)
 	ssize_t n;
 	int fd;
 
-	if (pc_rootfs_path(full, sizeof(full), root, "%s", path))
+	if (sys_rootfs_path(full, sizeof(full), root, "%s", path))
 		return NULL;
 	fd = open(full, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -147,10 +147,10 @@ char *pc_rootfs_slurp(const char *root, const char *path)
 	return buf;
 }
 
-int pc_rootfs_read_ll(const char *root, const char *path, long long *v)
+int sys_rootfs_read_ll(const char *root, const char *path, long long *v)
 {
 	char buf[64], *end;
-	ssize_t n = pc_rootfs_read(root, path, buf, sizeof(buf));
+	ssize_t n = sys_rootfs_read(root, path, buf, sizeof(buf));
 
 	if (n < 0)
 		return (int)n;
@@ -161,24 +161,24 @@ int pc_rootfs_read_ll(const char *root, const char *path, long long *v)
 	return 0;
 }
 
-bool pc_rootfs_exists(const char *root, const char *path)
+bool sys_rootfs_exists(const char *root, const char *path)
 {
 	char full[PC_ROOTFS_PATH_MAX];
 	struct stat st;
 
-	if (pc_rootfs_path(full, sizeof(full), root, "%s", path))
+	if (sys_rootfs_path(full, sizeof(full), root, "%s", path))
 		return false;
 	return stat(full, &st) == 0;
 }
 
-void pc_rootfs_cpus(const char *root, cpu_set_t *set)
+void sys_rootfs_cpus(const char *root, cpu_set_t *set)
 {
 	char path[PC_ROOTFS_PATH_MAX];
 	struct dirent *e;
 	DIR *d;
 
 	CPU_ZERO(set);
-	if (pc_rootfs_path(path, sizeof(path), root, "/sys/devices/system/cpu"))
+	if (sys_rootfs_path(path, sizeof(path), root, "/sys/devices/system/cpu"))
 		return;
 	d = opendir(path);
 	if (!d)
@@ -196,7 +196,7 @@ void pc_rootfs_cpus(const char *root, cpu_set_t *set)
 	closedir(d);
 }
 
-char *pc_str_trim(char *s)
+char *sys_str_trim(char *s)
 {
 	size_t n;
 
@@ -208,7 +208,7 @@ char *pc_str_trim(char *s)
 	return s;
 }
 
-bool pc_str_has_word(const char *list, const char *word, const char *seps)
+bool sys_str_has_word(const char *list, const char *word, const char *seps)
 {
 	size_t wl = strlen(word);
 	const char *p = list;
@@ -227,7 +227,7 @@ bool pc_str_has_word(const char *list, const char *word, const char *seps)
 	return false;
 }
 
-int pc_str_selected(const char *text, char *buf, size_t len)
+int sys_str_selected(const char *text, char *buf, size_t len)
 {
 	const char *open = strchr(text, '['), *close;
 	size_t n;
@@ -297,7 +297,7 @@ static bool on_kernel_fs(const char *full)
 	       (sf.f_type == SYSFS_MAGIC || sf.f_type == PROC_SUPER_MAGIC);
 }
 
-int pc_rootfs_write_attr(const char *root, const char *path, const char *value)
+int sys_rootfs_write_attr(const char *root, const char *path, const char *value)
 {
 	char full[PC_ROOTFS_PATH_MAX], cur[1024], text[1100];
 	bool kernel;
@@ -305,7 +305,7 @@ int pc_rootfs_write_attr(const char *root, const char *path, const char *value)
 	ssize_t n;
 	int fd;
 
-	if (pc_rootfs_path(full, sizeof(full), root, "%s", path))
+	if (sys_rootfs_path(full, sizeof(full), root, "%s", path))
 		return -ENAMETOOLONG;
 	kernel = on_kernel_fs(full);
 	if (kernel || (n = read_abs(full, cur, sizeof(cur))) < 0 || !strchr(cur, '[')) {

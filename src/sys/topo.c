@@ -29,7 +29,7 @@ struct build {
 	size_t errlen;
 };
 
-int pc_topo_bitmap_to_set(hwloc_const_bitmap_t b, cpu_set_t *s)
+int sys_topo_bitmap_to_set(hwloc_const_bitmap_t b, cpu_set_t *s)
 {
 	int last = hwloc_bitmap_last(b);
 
@@ -93,20 +93,20 @@ static int load_hwloc(struct build *b)
 		int fd = open(xml, O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0)
-			return pc_errmsg(b->err, b->errlen, -errno, "%s: %s", xml, strerror(errno));
+			return sys_errmsg(b->err, b->errlen, -errno, "%s: %s", xml, strerror(errno));
 		close(fd);
 		if (xml_preflight(xml))
-			return pc_errmsg(b->err, b->errlen, -EPROTO,
-					 "%s: not a valid hwloc XML topology", xml);
+			return sys_errmsg(b->err, b->errlen, -EPROTO,
+					  "%s: not a valid hwloc XML topology", xml);
 	}
 	r = hwloc_open(&b->h, xml);
 	if (r == -ENOMEM)
-		return pc_errmsg(b->err, b->errlen, r, "hwloc: cannot initialise");
+		return sys_errmsg(b->err, b->errlen, r, "hwloc: cannot initialise");
 	if (r)
-		return xml ? pc_errmsg(b->err, b->errlen, r, "%s: not a valid hwloc XML topology",
-				       xml)
-			   : pc_errmsg(b->err, b->errlen, r,
-				       "hwloc cannot read this machine's topology");
+		return xml ? sys_errmsg(b->err, b->errlen, r, "%s: not a valid hwloc XML topology",
+					xml)
+			   : sys_errmsg(b->err, b->errlen, r,
+					"hwloc cannot read this machine's topology");
 	return 0;
 }
 
@@ -122,30 +122,30 @@ static int build_nodes(struct build *b)
 	int n = hwloc_get_nbobjs_by_type(b->h, HWLOC_OBJ_NUMANODE);
 
 	if (n <= 0)
-		return pc_errmsg(b->err, b->errlen, -EPROTO, "topology has no NUMA node");
+		return sys_errmsg(b->err, b->errlen, -EPROTO, "topology has no NUMA node");
 	t->nodes = calloc((size_t)n, sizeof(*t->nodes));
 	if (!t->nodes)
-		return pc_errmsg(b->err, b->errlen, -ENOMEM, "out of memory");
+		return sys_errmsg(b->err, b->errlen, -ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++) {
 		hwloc_obj_t o = hwloc_get_obj_by_type(b->h, HWLOC_OBJ_NUMANODE, (unsigned)i);
 		struct pc_topo_node *d = &t->nodes[i];
 
 		if (o->os_index > (unsigned)INT_MAX)
-			return pc_errmsg(b->err, b->errlen, -EPROTO,
-					 "NUMA node with an invalid OS index %u", o->os_index);
+			return sys_errmsg(b->err, b->errlen, -EPROTO,
+					  "NUMA node with an invalid OS index %u", o->os_index);
 		d->os_index = (int)o->os_index;
 		d->memory = o->attr ? o->attr->numanode.local_memory : 0;
-		if (pc_topo_bitmap_to_set(o->cpuset, &d->cpus))
-			return pc_errmsg(b->err, b->errlen, -ENOTSUP,
-					 "NUMA node %d names a CPU >= %d", d->os_index, CPU_SETSIZE);
+		if (sys_topo_bitmap_to_set(o->cpuset, &d->cpus))
+			return sys_errmsg(b->err, b->errlen, -ENOTSUP,
+					  "NUMA node %d names a CPU >= %d", d->os_index, CPU_SETSIZE);
 	}
 	qsort(t->nodes, (size_t)n, sizeof(*t->nodes), by_node_os);
 	/* A damaged file can name one node twice; everything after this
 	 * relies on node OS indices being distinct. */
 	for (int i = 1; i < n; i++)
 		if (t->nodes[i].os_index == t->nodes[i - 1].os_index)
-			return pc_errmsg(b->err, b->errlen, -EPROTO,
-					 "NUMA node %d appears twice", t->nodes[i].os_index);
+			return sys_errmsg(b->err, b->errlen, -EPROTO,
+					  "NUMA node %d appears twice", t->nodes[i].os_index);
 	t->nnodes = (unsigned)n;
 	return 0;
 }
@@ -169,14 +169,14 @@ static int add_pu(struct build *b, hwloc_obj_t pu, unsigned ncores_hw, unsigned 
 	int os = (int)pu->os_index;
 
 	if (os < 0 || os >= CPU_SETSIZE)
-		return pc_errmsg(b->err, b->errlen, -ENOTSUP, "CPU %d is beyond the %d CPUs "
-				 "percore supports", os, CPU_SETSIZE);
+		return sys_errmsg(b->err, b->errlen, -ENOTSUP, "CPU %d is beyond the %d CPUs "
+				  "percore supports", os, CPU_SETSIZE);
 	/* A PU without a Core object (some virtual machines) is its own core. */
 	c->core = core ? (int)core->logical_index : (int)(ncores_hw + (*norphans)++);
 	k = &t->cores[c->core];
 	if (k->nthreads == PC_TOPO_MAX_SMT)
-		return pc_errmsg(b->err, b->errlen, -ENOTSUP, "core %d has more than %d threads",
-				 c->core, PC_TOPO_MAX_SMT);
+		return sys_errmsg(b->err, b->errlen, -ENOTSUP, "core %d has more than %d threads",
+				  c->core, PC_TOPO_MAX_SMT);
 	c->os_index = os;
 	c->package = pkg ? (int)pkg->logical_index : 0;
 	c->node = node_of_cpu(t, os);
@@ -204,12 +204,12 @@ static int build_cpus(struct build *b)
 	int r;
 
 	if (npu <= 0)
-		return pc_errmsg(b->err, b->errlen, -EPROTO, "topology has no CPU");
+		return sys_errmsg(b->err, b->errlen, -EPROTO, "topology has no CPU");
 	ncore = ncore < 0 ? 0 : ncore;
 	t->cpus = calloc((size_t)npu, sizeof(*t->cpus));
 	t->cores = calloc((size_t)(ncore + npu), sizeof(*t->cores));
 	if (!t->cpus || !t->cores)
-		return pc_errmsg(b->err, b->errlen, -ENOMEM, "out of memory");
+		return sys_errmsg(b->err, b->errlen, -ENOMEM, "out of memory");
 	for (int i = 0; i < npu; i++) {
 		r = add_pu(b, hwloc_get_obj_by_type(b->h, HWLOC_OBJ_PU, (unsigned)i),
 			   (unsigned)ncore, &norphans);
@@ -219,12 +219,12 @@ static int build_cpus(struct build *b)
 	t->ncores = (unsigned)ncore + norphans;
 	for (unsigned i = 0; i < t->ncores; i++)
 		if (t->cores[i].nthreads == 0)
-			return pc_errmsg(b->err, b->errlen, -EPROTO, "core %u has no CPU", i);
+			return sys_errmsg(b->err, b->errlen, -EPROTO, "core %u has no CPU", i);
 	qsort(t->cpus, t->ncpus, sizeof(*t->cpus), by_cpu_os);
 	for (unsigned i = 0; i < t->ncpus; i++) {
 		if (i && t->cpus[i].os_index == t->cpus[i - 1].os_index)
-			return pc_errmsg(b->err, b->errlen, -EPROTO, "CPU %d appears twice",
-					 t->cpus[i].os_index);
+			return sys_errmsg(b->err, b->errlen, -EPROTO, "CPU %d appears twice",
+					  t->cpus[i].os_index);
 		t->by_os[t->cpus[i].os_index] = (int)i;
 	}
 	t->npackages = (unsigned)hwloc_get_nbobjs_by_type(b->h, HWLOC_OBJ_PACKAGE);
@@ -261,13 +261,13 @@ static int build_caches(struct build *b)
 		/* -1: hwloc found this cache type at several depths, which only
 		 * a damaged file produces; counting it would undersize the table. */
 		if (n < 0)
-			return pc_errmsg(b->err, b->errlen, -EPROTO,
-					 "L%zu caches at several depths of the topology", i + 1);
+			return sys_errmsg(b->err, b->errlen, -EPROTO,
+					  "L%zu caches at several depths of the topology", i + 1);
 		total += (unsigned)n;
 	}
 	t->caches = calloc(total ? total : 1, sizeof(*t->caches));
 	if (!t->caches)
-		return pc_errmsg(b->err, b->errlen, -ENOMEM, "out of memory");
+		return sys_errmsg(b->err, b->errlen, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		int n = hwloc_get_nbobjs_by_type(b->h, types[i]);
 
@@ -280,9 +280,9 @@ static int build_caches(struct build *b)
 			c->level = (int)o->attr->cache.depth;
 			c->size = o->attr->cache.size;
 			c->line = o->attr->cache.linesize;
-			if (pc_topo_bitmap_to_set(o->cpuset, &c->cpus))
-				return pc_errmsg(b->err, b->errlen, -ENOTSUP, "cache names a CPU >= %d",
-						 CPU_SETSIZE);
+			if (sys_topo_bitmap_to_set(o->cpuset, &c->cpus))
+				return sys_errmsg(b->err, b->errlen, -ENOTSUP, "cache names a CPU >= %d",
+						  CPU_SETSIZE);
 			t->ncaches++;
 		}
 	}
@@ -297,7 +297,7 @@ static int cgroup_limits(struct build *b, struct pc_topo_limits *l)
 	int r = pc_cgroup_read(b->o->root, &cg);
 
 	if (r)
-		return pc_errmsg(b->err, b->errlen, r, "reading cgroup limits: %s", strerror(-r));
+		return sys_errmsg(b->err, b->errlen, r, "reading cgroup limits: %s", strerror(-r));
 	l->cgroup_version = cg.version;
 	snprintf(l->cgroup_path, sizeof(l->cgroup_path), "%s", cg.path);
 	if (cg.has_cpuset) {
@@ -312,8 +312,8 @@ static int cgroup_limits(struct build *b, struct pc_topo_limits *l)
 static int affinity_limit(struct build *b, struct pc_topo_limits *l)
 {
 	if (sched_getaffinity(0, sizeof(l->affinity), &l->affinity))
-		return pc_errmsg(b->err, b->errlen, -errno, "sched_getaffinity: %s",
-				 strerror(errno));
+		return sys_errmsg(b->err, b->errlen, -errno, "sched_getaffinity: %s",
+				  strerror(errno));
 	l->has_affinity = true;
 	CPU_AND(&l->usable, &l->usable, &l->affinity);
 	return 0;
@@ -326,7 +326,7 @@ static void xml_limits(struct build *b, struct pc_topo_limits *l)
 	hwloc_const_cpuset_t all = hwloc_topology_get_complete_cpuset(b->h);
 	cpu_set_t s;
 
-	if (hwloc_bitmap_isincluded(all, allowed) || pc_topo_bitmap_to_set(allowed, &s))
+	if (hwloc_bitmap_isincluded(all, allowed) || sys_topo_bitmap_to_set(allowed, &s))
 		return;
 	l->has_hwloc_allowed = true;
 	CPU_AND(&l->usable, &l->usable, &s);
@@ -401,13 +401,13 @@ int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out, char *er
 
 	*out = NULL;
 	if (b.o->quota_cpus < 0 || isnan(b.o->quota_cpus))
-		return pc_errmsg(err, errlen, -EINVAL, "a CPU quota must be positive");
+		return sys_errmsg(err, errlen, -EINVAL, "a CPU quota must be positive");
 	b.t = calloc(1, sizeof(*b.t));
 	if (!b.t)
-		return pc_errmsg(err, errlen, -ENOMEM, "out of memory");
+		return sys_errmsg(err, errlen, -ENOMEM, "out of memory");
 	memset(b.t->by_os, -1, sizeof(b.t->by_os));
 	b.t->source = strdup(b.o->xml_path ? b.o->xml_path : "this machine");
-	r = b.t->source ? 0 : pc_errmsg(err, errlen, -ENOMEM, "out of memory");
+	r = b.t->source ? 0 : sys_errmsg(err, errlen, -ENOMEM, "out of memory");
 	if (!r)
 		r = load_hwloc(&b);
 	if (!r)
@@ -415,8 +415,8 @@ int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out, char *er
 	if (!r)
 		r = build_cpus(&b);
 	if (!r)
-		r = pc_topo_build_kinds(b.t, b.h, !b.o->xml_path || b.o->root, b.o->root,
-					err, errlen);
+		r = sys_topo_build_kinds(b.t, b.h, !b.o->xml_path || b.o->root, b.o->root,
+					 err, errlen);
 	if (!r)
 		r = build_caches(&b);
 	if (!r)
@@ -433,8 +433,8 @@ int pc_topo_load(const struct pc_topo_opts *opts, struct pc_topo **out, char *er
 	 * every invariant pc_topo_validate checks, so refuse those here. */
 	if (pc_topo_validate(b.t, NULL, 0)) {
 		pc_topo_free(b.t);
-		return pc_errmsg(err, errlen, -EPROTO,
-				 "the topology is inconsistent (a damaged saved file?)");
+		return sys_errmsg(err, errlen, -EPROTO,
+				  "the topology is inconsistent (a damaged saved file?)");
 	}
 	*out = b.t;
 	return 0;
@@ -446,7 +446,7 @@ int pc_topo_load_xml(const char *path, struct pc_topo **out, char *err, size_t e
 
 	if (!path) {
 		*out = NULL;
-		return pc_errmsg(err, errlen, -EINVAL, "no XML file given");
+		return sys_errmsg(err, errlen, -EINVAL, "no XML file given");
 	}
 	return pc_topo_load(&o, out, err, errlen);
 }

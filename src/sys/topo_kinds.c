@@ -78,7 +78,7 @@ static int hwloc_kinds(hwloc_topology_t h, struct kind_in **out, unsigned *n,
 	if (!k || !set) {
 		free(k);
 		hwloc_bitmap_free(set);
-		return pc_errmsg(err, errlen, -ENOMEM, "out of memory reading CPU kinds");
+		return sys_errmsg(err, errlen, -ENOMEM, "out of memory reading CPU kinds");
 	}
 	for (int i = 0; i < nr; i++) {
 		struct hwloc_info_s *infos = NULL;
@@ -87,10 +87,10 @@ static int hwloc_kinds(hwloc_topology_t h, struct kind_in **out, unsigned *n,
 		int eff = -1;
 
 		if (hwloc_cpukinds_get_info(h, (unsigned)i, set, &eff, &ninfos, &infos, 0) ||
-		    pc_topo_bitmap_to_set(set, &k[i].cpus)) {
+		    sys_topo_bitmap_to_set(set, &k[i].cpus)) {
 			free(k);
 			hwloc_bitmap_free(set);
-			return pc_errmsg(err, errlen, -EPROTO, "unreadable CPU kind %d", i);
+			return sys_errmsg(err, errlen, -EPROTO, "unreadable CPU kind %d", i);
 		}
 		for (unsigned j = 0; j < ninfos; j++) {
 			if (!strcmp(infos[j].name, "CoreType"))
@@ -116,7 +116,7 @@ static unsigned cpufreq_mhz(const char *root, int cpu)
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq",
 		 cpu);
-	if (pc_rootfs_read_ll(root, path, &khz) || khz <= 0)
+	if (sys_rootfs_read_ll(root, path, &khz) || khz <= 0)
 		return 0;
 	return (unsigned)(khz / 1000);
 }
@@ -203,8 +203,8 @@ static void assign_ranks(struct pc_topo *t)
 	}
 }
 
-int pc_topo_build_kinds(struct pc_topo *t, hwloc_topology_t h, bool read_cpufreq,
-			const char *root, char *err, size_t errlen)
+int sys_topo_build_kinds(struct pc_topo *t, hwloc_topology_t h, bool read_cpufreq,
+			 const char *root, char *err, size_t errlen)
 {
 	struct kind_in *hw = NULL, *k = NULL;
 	unsigned nhw = 0, n = 0, freq_mhz = 0;
@@ -220,7 +220,7 @@ int pc_topo_build_kinds(struct pc_topo *t, hwloc_topology_t h, bool read_cpufreq
 		r = cpufreq_kinds(t, root, &k, &n, &freq_mhz);
 		if (r < 0) {
 			free(hw);
-			return pc_errmsg(err, errlen, r, "out of memory reading cpufreq");
+			return sys_errmsg(err, errlen, r, "out of memory reading cpufreq");
 		}
 		t->kind_source = PC_TOPO_KINDS_CPUFREQ;
 	}
@@ -233,7 +233,7 @@ int pc_topo_build_kinds(struct pc_topo *t, hwloc_topology_t h, bool read_cpufreq
 	t->kinds = k ? calloc(n, sizeof(*t->kinds)) : NULL;
 	if (!t->kinds) {
 		free(k);
-		return pc_errmsg(err, errlen, -ENOMEM, "out of memory building CPU kinds");
+		return sys_errmsg(err, errlen, -ENOMEM, "out of memory building CPU kinds");
 	}
 	key = choose_key(k, n);
 	qsort_r(k, n, sizeof(*k), cmp_kind, &key);

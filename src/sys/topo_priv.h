@@ -21,13 +21,13 @@ struct pc_topo {
 
 /* Copy an hwloc bitmap into a cpu_set_t (an infinite bitmap fills it).
  * Returns 0, or -ENOTSUP when it names a CPU >= CPU_SETSIZE. */
-int pc_topo_bitmap_to_set(hwloc_const_bitmap_t b, cpu_set_t *s);
+int sys_topo_bitmap_to_set(hwloc_const_bitmap_t b, cpu_set_t *s);
 
 /* Fill t->kinds, t->nkinds, t->kind_source and each CPU's and core's kind
  * rank, from hwloc cpukinds, else cpufreq read through root (pc_rootfs;
  * skipped when read_cpufreq is false), else one uniform kind. t->cpus and t->cores must be built. Returns 0 or
  * -errno with the reason in err. */
-int pc_topo_build_kinds(struct pc_topo *t, hwloc_topology_t h, bool read_cpufreq,
-			const char *root, char *err, size_t errlen);
+int sys_topo_build_kinds(struct pc_topo *t, hwloc_topology_t h, bool read_cpufreq,
+			 const char *root, char *err, size_t errlen);
 
 #endif

@@ -96,23 +96,23 @@ static int validate_cpu(const struct pc_topo *t, unsigned i, char *err, size_t e
 	int v;
 
 	if (c->os_index < 0 || c->os_index >= CPU_SETSIZE || t->by_os[c->os_index] != (int)i)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "cpu entry %u: OS index %d, expected 0..%d and mapped back to %u",
 				 i, c->os_index, CPU_SETSIZE - 1, i);
 	if (i && c->os_index <= t->cpus[i - 1].os_index)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "cpu entry %u: OS index %d, expected above entry %u's %d", i,
 				 c->os_index, i - 1, t->cpus[i - 1].os_index);
 	if ((what = cpu_bad_index(t, c, &v, &n)))
-		return pc_errmsg(err, errlen, -EINVAL, "cpu %d: %s %d, expected 0..%d",
+		return sys_errmsg(err, errlen, -EINVAL, "cpu %d: %s %d, expected 0..%d",
 				 c->os_index, what, v, (int)n - 1);
 	k = &t->cores[c->core];
 	if (c->smt < 0 || (unsigned)c->smt >= k->nthreads || k->threads[c->smt] != c->os_index)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "cpu %d: thread %d of core %d, which has %u threads and does not "
 				 "list it there", c->os_index, c->smt, c->core, k->nthreads);
 	if (c->usable != !!CPU_ISSET(c->os_index, &t->limits.usable))
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "cpu %d: usable %d, but the usable set says %d", c->os_index,
 				 (int)c->usable, !!CPU_ISSET(c->os_index, &t->limits.usable));
 	return 0;
@@ -124,20 +124,20 @@ static int validate_core(const struct pc_topo *t, unsigned i, char *err, size_t 
 	unsigned usable = 0;
 
 	if (k->index != (int)i || k->nthreads == 0 || k->nthreads > PC_TOPO_MAX_SMT)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "core entry %u: index %d, %u threads; expected %u, 1..%d", i,
 				 k->index, k->nthreads, i, PC_TOPO_MAX_SMT);
 	for (unsigned j = 0; j < k->nthreads; j++) {
 		const struct pc_topo_cpu *c = pc_topo_cpu_by_os(t, k->threads[j]);
 
 		if (!c || c->core != (int)i || c->smt != (int)j)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "core %u thread %u: cpu %d %s", i, j, k->threads[j],
 					 c ? "names another core or thread" : "does not exist");
 		usable += c->usable;
 	}
 	if (usable != k->nusable)
-		return pc_errmsg(err, errlen, -EINVAL, "core %u: %u usable threads, count says %u",
+		return sys_errmsg(err, errlen, -EINVAL, "core %u: %u usable threads, count says %u",
 				 i, usable, k->nusable);
 	return 0;
 }
@@ -152,7 +152,7 @@ static int validate_counts(const struct pc_topo *t, char *err, size_t errlen)
 		cores += t->cores[i].nusable > 0;
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		if (i && t->nodes[i].os_index <= t->nodes[i - 1].os_index)
-			return pc_errmsg(err, errlen, -EINVAL,
+			return sys_errmsg(err, errlen, -EINVAL,
 					 "node entry %u: OS index %d, expected above entry %u's %d",
 					 i, t->nodes[i].os_index, i - 1, t->nodes[i - 1].os_index);
 		node_cores += t->nodes[i].ncores;
@@ -160,14 +160,14 @@ static int validate_counts(const struct pc_topo *t, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < t->nkinds; i++)
 		if (t->kinds[i].rank != (int)i)
-			return pc_errmsg(err, errlen, -EINVAL, "kind entry %u: rank %d, expected %u",
+			return sys_errmsg(err, errlen, -EINVAL, "kind entry %u: rank %d, expected %u",
 					 i, t->kinds[i].rank, i);
 	if (usable != t->limits.nusable || cores != t->limits.nusable_cores)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "%u usable CPUs on %u cores, limits say %u on %u", usable, cores,
 				 t->limits.nusable, t->limits.nusable_cores);
 	if (node_cores != t->ncores || node_usable != cores)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "nodes hold %u cores (%u usable), expected %u (%u)", node_cores,
 				 node_usable, t->ncores, cores);
 	return 0;
@@ -178,7 +178,7 @@ int pc_topo_validate(const struct pc_topo *t, char *err, size_t errlen)
 	int rc;
 
 	if (!t || t->ncpus == 0 || t->ncores == 0 || t->nnodes == 0 || t->nkinds == 0)
-		return pc_errmsg(err, errlen, -EINVAL,
+		return sys_errmsg(err, errlen, -EINVAL,
 				 "empty: %u CPUs, %u cores, %u nodes, %u kinds; expected at least "
 				 "one of each", t ? t->ncpus : 0, t ? t->ncores : 0,
 				 t ? t->nnodes : 0, t ? t->nkinds : 0);

@@ -37,7 +37,7 @@ static const struct {
 
 static const char governor_id[] = "cpu.governor";
 
-const char *pc_tune_setting_for(const char *setting, const char *path, int *cpu)
+const char *sys_tune_setting_for(const char *setting, const char *path, int *cpu)
 {
 	char again[256];
 	int n;
@@ -60,7 +60,7 @@ const char *pc_tune_setting_for(const char *setting, const char *path, int *cpu)
 
 bool pc_tune_needs_privilege(const char *root)
 {
-	return pc_rootfs_is_real(root) && geteuid() != 0;
+	return sys_rootfs_is_real(root) && geteuid() != 0;
 }
 
 int pc_tune_state_path(const struct pc_tune_opts *o, char *buf, size_t len)
@@ -70,7 +70,7 @@ int pc_tune_state_path(const struct pc_tune_opts *o, char *buf, size_t len)
 			return -ENAMETOOLONG;
 		return 0;
 	}
-	return pc_rootfs_path(buf, len, o->root, "%s", PC_TUNE_STATE_DEFAULT);
+	return sys_rootfs_path(buf, len, o->root, "%s", PC_TUNE_STATE_DEFAULT);
 }
 
 static void set_reason(struct pc_tune_step *s, enum pc_tune_result res, const char *fmt, ...)
@@ -92,7 +92,7 @@ static void set_reason(struct pc_tune_step *s, enum pc_tune_result res, const ch
 static bool read_current(const char *root, struct pc_tune_step *s, char *raw, size_t rawlen)
 {
 	char text[512];
-	ssize_t n = pc_rootfs_read(root, s->path, text, sizeof(text));
+	ssize_t n = sys_rootfs_read(root, s->path, text, sizeof(text));
 
 	if (n == -ENOENT || n == -ENOTDIR) {
 		set_reason(s, PC_TUNE_NOT_APPLICABLE, "not exposed: no %s", s->path);
@@ -102,8 +102,8 @@ static bool read_current(const char *root, struct pc_tune_step *s, char *raw, si
 		set_reason(s, PC_TUNE_FAILED, "cannot read %s: %s", s->path, strerror((int)-n));
 		return false;
 	}
-	if (pc_str_selected(text, s->old_value, sizeof(s->old_value)) ||
-	    !pc_tune_value_ok(s->old_value)) {
+	if (sys_str_selected(text, s->old_value, sizeof(s->old_value)) ||
+	    !sys_tune_value_ok(s->old_value)) {
 		s->old_value[0] = '\0';
 		set_reason(s, PC_TUNE_FAILED, "cannot make sense of %s: \"%.60s\"", s->path, text);
 		return false;
@@ -124,7 +124,7 @@ static void want(struct pc_tune_step *s, const char *value)
 static int plan_file(struct pc_tune_report *r, const char *root, const char *id,
 		     const char *path, const char *value)
 {
-	struct pc_tune_step *s = pc_tune_report_add(r, id, -1, path);
+	struct pc_tune_step *s = sys_tune_report_add(r, id, -1, path);
 	char raw[512];
 
 	if (!s)
@@ -132,7 +132,7 @@ static int plan_file(struct pc_tune_report *r, const char *root, const char *id,
 	if (!read_current(root, s, raw, sizeof(raw)))
 		return 0;
 	/* a choice list that lacks the value: this kernel cannot do it */
-	if (strchr(raw, '[') && !pc_str_has_word(raw, value, " []"))
+	if (strchr(raw, '[') && !sys_str_has_word(raw, value, " []"))
 		set_reason(s, PC_TUNE_NOT_APPLICABLE, "this kernel offers no %s (%s)", value, raw);
 	else
 		want(s, value);
@@ -146,29 +146,29 @@ static int plan_governor(struct pc_tune_report *r, const char *root)
 	cpu_set_t cpus;
 	int found = 0;
 
-	pc_rootfs_cpus(root, &cpus);
+	sys_rootfs_cpus(root, &cpus);
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		if (!CPU_ISSET(cpu, &cpus))
 			continue;
 		snprintf(path, sizeof(path), GOVERNOR_FMT, cpu);
-		if (!pc_rootfs_exists(root, path))
+		if (!sys_rootfs_exists(root, path))
 			continue;
 		found++;
-		s = pc_tune_report_add(r, governor_id, cpu, path);
+		s = sys_tune_report_add(r, governor_id, cpu, path);
 		if (!s)
 			return -ENOMEM;
 		if (!read_current(root, s, NULL, 0))
 			continue;
-		if (pc_rootfs_readf(avail, sizeof(avail), root,
-				    CPU_DIR "/cpu%d/cpufreq/scaling_available_governors", cpu) >= 0 &&
-		    !pc_str_has_word(avail, "performance", " "))
+		if (sys_rootfs_readf(avail, sizeof(avail), root,
+				     CPU_DIR "/cpu%d/cpufreq/scaling_available_governors", cpu) >= 0 &&
+		    !sys_str_has_word(avail, "performance", " "))
 			set_reason(s, PC_TUNE_NOT_APPLICABLE, "the cpufreq driver offers only: %s", avail);
 		else
 			want(s, "performance");
 	}
 	if (found)
 		return 0;
-	s = pc_tune_report_add(r, governor_id, -1, CPU_DIR "/cpuN/cpufreq/scaling_governor");
+	s = sys_tune_report_add(r, governor_id, -1, CPU_DIR "/cpuN/cpufreq/scaling_governor");
 	if (!s)
 		return -ENOMEM;
 	set_reason(s, PC_TUNE_NOT_APPLICABLE,
@@ -180,13 +180,13 @@ static int plan_governor(struct pc_tune_report *r, const char *root)
  * not expose is reported not applicable either way. */
 static int plan_turbo(struct pc_tune_report *r, const struct pc_tune_opts *o)
 {
-	bool no_turbo = pc_rootfs_exists(o->root, NO_TURBO), boost = pc_rootfs_exists(o->root, BOOST);
+	bool no_turbo = sys_rootfs_exists(o->root, NO_TURBO), boost = sys_rootfs_exists(o->root, BOOST);
 	struct pc_tune_step *s;
 
 	if (o->turbo_off && (no_turbo || boost))
 		return no_turbo ? plan_file(r, o->root, "cpu.turbo", NO_TURBO, "1")
 				: plan_file(r, o->root, "cpu.turbo", BOOST, "0");
-	s = pc_tune_report_add(r, "cpu.turbo", -1, boost && !no_turbo ? BOOST : NO_TURBO);
+	s = sys_tune_report_add(r, "cpu.turbo", -1, boost && !no_turbo ? BOOST : NO_TURBO);
 	if (!s)
 		return -ENOMEM;
 	if (!no_turbo && !boost)
@@ -198,7 +198,7 @@ static int plan_turbo(struct pc_tune_report *r, const struct pc_tune_opts *o)
 
 static int plan_smt(struct pc_tune_report *r, const struct pc_tune_opts *o)
 {
-	struct pc_tune_step *s = pc_tune_report_add(r, "cpu.smt", -1, SMT_CONTROL);
+	struct pc_tune_step *s = sys_tune_report_add(r, "cpu.smt", -1, SMT_CONTROL);
 
 	if (!s)
 		return -ENOMEM;
@@ -235,7 +235,7 @@ static void canonical_root(const char *root, char *buf, size_t len)
 {
 	char real[PATH_MAX];
 
-	if (pc_rootfs_is_real(root))
+	if (sys_rootfs_is_real(root))
 		snprintf(buf, len, "/");
 	else
 		snprintf(buf, len, "%s", realpath(root, real) ? real : root);
@@ -250,7 +250,7 @@ static int save_state(struct pc_tune_report *r, const struct pc_tune_opts *o)
 	int rc;
 
 	canonical_root(o->root, root, sizeof(root));
-	rc = pc_tune_state_load(r->state_path, &st);
+	rc = sys_tune_state_load(r->state_path, &st);
 	if (rc == -ENOENT) {
 		snprintf(st.root, sizeof(st.root), "%s", root);
 		rc = 0;
@@ -262,16 +262,16 @@ static int save_state(struct pc_tune_report *r, const struct pc_tune_opts *o)
 		struct pc_tune_step *s = &r->step[i];
 		struct pc_tune_change c = { .setting = s->setting, .cpu = s->cpu };
 
-		if (s->result != PC_TUNE_WOULD_APPLY || pc_tune_state_find(&st, s->path))
+		if (s->result != PC_TUNE_WOULD_APPLY || sys_tune_state_find(&st, s->path))
 			continue;
 		snprintf(c.path, sizeof(c.path), "%s", s->path);
 		snprintf(c.old_value, sizeof(c.old_value), "%s", s->old_value);
 		snprintf(c.new_value, sizeof(c.new_value), "%s", s->new_value);
-		rc = pc_tune_state_add(&st, &c);
+		rc = sys_tune_state_add(&st, &c);
 	}
 	if (!rc)
-		rc = pc_tune_state_save(r->state_path, &st);
-	pc_tune_state_free(&st);
+		rc = sys_tune_state_save(r->state_path, &st);
+	sys_tune_state_free(&st);
 	return rc;
 }
 
@@ -279,7 +279,7 @@ static int save_state(struct pc_tune_report *r, const struct pc_tune_opts *o)
 static void apply_step(const char *root, struct pc_tune_step *s)
 {
 	char text[512], now[64];
-	int rc = pc_rootfs_write_attr(root, s->path, s->new_value);
+	int rc = sys_rootfs_write_attr(root, s->path, s->new_value);
 
 	if (rc) {
 		set_reason(s, PC_TUNE_FAILED, "%s%s", strerror(-rc),
@@ -288,8 +288,8 @@ static void apply_step(const char *root, struct pc_tune_step *s)
 							 : "");
 		return;
 	}
-	if (pc_rootfs_read(root, s->path, text, sizeof(text)) < 0 ||
-	    pc_str_selected(text, now, sizeof(now)) || strcmp(now, s->new_value)) {
+	if (sys_rootfs_read(root, s->path, text, sizeof(text)) < 0 ||
+	    sys_str_selected(text, now, sizeof(now)) || strcmp(now, s->new_value)) {
 		set_reason(s, PC_TUNE_FAILED, "written, but %s still shows \"%.60s\"", s->path, text);
 		return;
 	}
@@ -298,7 +298,7 @@ static void apply_step(const char *root, struct pc_tune_step *s)
 
 static int start_report(const struct pc_tune_opts *o, bool reset, struct pc_tune_report **r)
 {
-	*r = pc_tune_report_new(reset, o->dry_run);
+	*r = sys_tune_report_new(reset, o->dry_run);
 	if (!*r)
 		return -ENOMEM;
 	if (pc_tune_state_path(o, (*r)->state_path, sizeof((*r)->state_path))) {
@@ -347,14 +347,14 @@ int pc_tune_reset(const struct pc_tune_opts *o, struct pc_tune_report **out)
 	*out = NULL;
 	if ((rc = start_report(o, true, &r)))
 		return rc;
-	rc = pc_tune_state_load(r->state_path, &st);
+	rc = sys_tune_state_load(r->state_path, &st);
 	canonical_root(o->root, root, sizeof(root));
 	if (!rc && strcmp(st.root, root))
 		rc = -EINVAL;
 	/* newest change first: the exact reverse of tune */
 	for (size_t i = st.n; !rc && i-- > 0;) {
 		const struct pc_tune_change *c = &st.c[i];
-		struct pc_tune_step *s = pc_tune_report_add(r, c->setting, c->cpu, c->path);
+		struct pc_tune_step *s = sys_tune_report_add(r, c->setting, c->cpu, c->path);
 
 		if (!s) {
 			rc = -ENOMEM;
@@ -366,7 +366,7 @@ int pc_tune_reset(const struct pc_tune_opts *o, struct pc_tune_report **out)
 		if (!o->dry_run && s->result == PC_TUNE_WOULD_APPLY)
 			apply_step(o->root, s);
 	}
-	pc_tune_state_free(&st);
+	sys_tune_state_free(&st);
 	if (rc) {
 		pc_tune_report_free(r);
 		return rc;

@@ -15,13 +15,13 @@ struct pc_tune_report {
 };
 
 /* A new empty report, or NULL. */
-struct pc_tune_report *pc_tune_report_new(bool reset, bool dry_run);
+struct pc_tune_report *sys_tune_report_new(bool reset, bool dry_run);
 
 /* Append a step for setting (a static string) on path; cpu -1 when not
  * per-CPU. Returns the step (result PC_TUNE_ALREADY, values empty) or NULL
  * when out of memory. */
-struct pc_tune_step *pc_tune_report_add(struct pc_tune_report *r, const char *setting, int cpu,
-					const char *path);
+struct pc_tune_step *sys_tune_report_add(struct pc_tune_report *r, const char *setting, int cpu,
+					 const char *path);
 
 /* One saved value. */
 struct pc_tune_change {
@@ -44,31 +44,31 @@ struct pc_tune_state {
  * per-CPU path, or NULL when path is not one tune would touch. A state
  * file could be planted by someone else; reset as root must not write
  * wherever it says. */
-const char *pc_tune_setting_for(const char *setting, const char *path, int *cpu);
+const char *sys_tune_setting_for(const char *setting, const char *path, int *cpu);
 
 /* True for a value tune would save or write: a short word of letters,
  * digits, '_', '-' or '+'. */
-bool pc_tune_value_ok(const char *v);
+bool sys_tune_value_ok(const char *v);
 
 /* Parse the text of a state file, with the same checks on every entry.
  * Returns 0, -EINVAL when it is not a state file, -ENOMEM. */
-int pc_tune_state_parse(const char *text, struct pc_tune_state *s);
+int sys_tune_state_parse(const char *text, struct pc_tune_state *s);
 
 /* Load a state file. Returns 0, -ENOENT when absent, -EINVAL when it is
  * not a state file (or is writable by others, or owned by another user),
  * -ENOMEM. */
-int pc_tune_state_load(const char *file, struct pc_tune_state *s);
+int sys_tune_state_load(const char *file, struct pc_tune_state *s);
 
 /* Write s to file atomically (temp file, fsync, rename), creating the
  * folder when missing. Returns 0 or -errno. */
-int pc_tune_state_save(const char *file, const struct pc_tune_state *s);
+int sys_tune_state_save(const char *file, const struct pc_tune_state *s);
 
 /* The saved change for path, or NULL. */
-struct pc_tune_change *pc_tune_state_find(struct pc_tune_state *s, const char *path);
+struct pc_tune_change *sys_tune_state_find(struct pc_tune_state *s, const char *path);
 
 /* Append a change. Returns 0 or -ENOMEM. */
-int pc_tune_state_add(struct pc_tune_state *s, const struct pc_tune_change *c);
+int sys_tune_state_add(struct pc_tune_state *s, const struct pc_tune_change *c);
 
-void pc_tune_state_free(struct pc_tune_state *s);
+void sys_tune_state_free(struct pc_tune_state *s);
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "percore/cpulist.h"
 
-struct pc_tune_report *pc_tune_report_new(bool reset, bool dry_run)
+struct pc_tune_report *sys_tune_report_new(bool reset, bool dry_run)
 {
 	struct pc_tune_report *r = calloc(1, sizeof(*r));
 
@@ -18,8 +18,8 @@ struct pc_tune_report *pc_tune_report_new(bool reset, bool dry_run)
 	return r;
 }
 
-struct pc_tune_step *pc_tune_report_add(struct pc_tune_report *r, const char *setting, int cpu,
-					const char *path)
+struct pc_tune_step *sys_tune_report_add(struct pc_tune_report *r, const char *setting, int cpu,
+					 const char *path)
 {
 	struct pc_tune_step *s;
 

@@ -18,7 +18,7 @@
 #define STATE_VERSION 1
 #define STATE_MAX_BYTES (1 << 20)
 
-bool pc_tune_value_ok(const char *v)
+bool sys_tune_value_ok(const char *v)
 {
 	size_t n = strlen(v);
 
@@ -74,9 +74,9 @@ static int parse_change(const cJSON *e, struct pc_tune_change *c)
 	const char *old = str_of(e, "old"), *new = str_of(e, "new");
 
 	if (!setting || !path || !old || !new || strlen(path) >= sizeof(c->path) ||
-	    !pc_tune_value_ok(old) || !pc_tune_value_ok(new))
+	    !sys_tune_value_ok(old) || !sys_tune_value_ok(new))
 		return -EINVAL;
-	c->setting = pc_tune_setting_for(setting, path, &c->cpu);
+	c->setting = sys_tune_setting_for(setting, path, &c->cpu);
 	if (!c->setting)
 		return -EINVAL;
 	snprintf(c->path, sizeof(c->path), "%s", path);
@@ -85,7 +85,7 @@ static int parse_change(const cJSON *e, struct pc_tune_change *c)
 	return 0;
 }
 
-int pc_tune_state_parse(const char *text, struct pc_tune_state *s)
+int sys_tune_state_parse(const char *text, struct pc_tune_state *s)
 {
 	const cJSON *changes, *e, *version;
 	const char *format, *root;
@@ -109,17 +109,17 @@ int pc_tune_state_parse(const char *text, struct pc_tune_state *s)
 		cJSON_ArrayForEach(e, changes) {
 			struct pc_tune_change c;
 
-			if ((rc = parse_change(e, &c)) || (rc = pc_tune_state_add(s, &c)))
+			if ((rc = parse_change(e, &c)) || (rc = sys_tune_state_add(s, &c)))
 				break;
 		}
 	}
 	cJSON_Delete(j);
 	if (rc)
-		pc_tune_state_free(s);
+		sys_tune_state_free(s);
 	return rc;
 }
 
-int pc_tune_state_load(const char *file, struct pc_tune_state *s)
+int sys_tune_state_load(const char *file, struct pc_tune_state *s)
 {
 	char *text = NULL;
 	int rc;
@@ -128,7 +128,7 @@ int pc_tune_state_load(const char *file, struct pc_tune_state *s)
 	rc = read_owned(file, &text);
 	if (rc)
 		return rc;
-	rc = pc_tune_state_parse(text, s);
+	rc = sys_tune_state_parse(text, s);
 	free(text);
 	return rc;
 }
@@ -187,7 +187,7 @@ static int write_all(int fd, const char *text)
 	return 0;
 }
 
-int pc_tune_state_save(const char *file, const struct pc_tune_state *s)
+int sys_tune_state_save(const char *file, const struct pc_tune_state *s)
 {
 	char tmp[PC_ROOTFS_PATH_MAX + 8], *text;
 	int fd, rc;
@@ -219,7 +219,7 @@ int pc_tune_state_save(const char *file, const struct pc_tune_state *s)
 	return rc;
 }
 
-struct pc_tune_change *pc_tune_state_find(struct pc_tune_state *s, const char *path)
+struct pc_tune_change *sys_tune_state_find(struct pc_tune_state *s, const char *path)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->c[i].path, path))
@@ -227,7 +227,7 @@ struct pc_tune_change *pc_tune_state_find(struct pc_tune_state *s, const char *p
 	return NULL;
 }
 
-int pc_tune_state_add(struct pc_tune_state *s, const struct pc_tune_change *c)
+int sys_tune_state_add(struct pc_tune_state *s, const struct pc_tune_change *c)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
@@ -242,7 +242,7 @@ int pc_tune_state_add(struct pc_tune_state *s, const struct pc_tune_change *c)
 	return 0;
 }
 
-void pc_tune_state_free(struct pc_tune_state *s)
+void sys_tune_state_free(struct pc_tune_state *s)
 {
 	free(s->c);
 	s->c = NULL;

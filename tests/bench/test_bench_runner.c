@@ -20,7 +20,7 @@
 
 #include "percore/bench.h"
 #include "percore/clock.h"
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 #define MIN_TIME 0.002
 #define PAUSE_NS 50000000ull    /* each T/pause run sleeps this long paused */

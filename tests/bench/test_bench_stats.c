@@ -25,7 +25,7 @@ static void median_of_odd_count(void **state)
 	double v[] = { 5, 1, 3 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(pc_bench_stats_compute(v, 3, &s), 0);
+	assert_int_equal(bench_stats_compute(v, 3, &s), 0);
 	assert_float_equal(s.median, 3, EPS);
 	assert_float_equal(s.mean, 3, EPS);
 	assert_float_equal(s.min, 1, EPS);
@@ -40,7 +40,7 @@ static void median_of_even_count(void **state)
 	double v[] = { 4, 1, 3, 2 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(pc_bench_stats_compute(v, 4, &s), 0);
+	assert_int_equal(bench_stats_compute(v, 4, &s), 0);
 	assert_float_equal(s.median, 2.5, EPS);
 	assert_float_equal(s.min, 1, EPS);
 	assert_float_equal(s.max, 4, EPS);
@@ -52,7 +52,7 @@ static void sample_stddev_and_cv(void **state)
 	double v[] = { 2, 4, 4, 4, 5, 5, 7, 9 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(pc_bench_stats_compute(v, 8, &s), 0);
+	assert_int_equal(bench_stats_compute(v, 8, &s), 0);
 	assert_float_equal(s.mean, 5, EPS);
 	assert_float_equal(s.median, 4.5, EPS);
 	assert_float_equal(s.stddev, sqrt(32.0 / 7), 1e-12);
@@ -66,12 +66,12 @@ static void single_value_and_zero_mean(void **state)
 	double one = 7, zeros[] = { -1, 1 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(pc_bench_stats_compute(&one, 1, &s), 0);
+	assert_int_equal(bench_stats_compute(&one, 1, &s), 0);
 	assert_float_equal(s.stddev, 0, 0);
 	assert_float_equal(s.cv, 0, 0);
 	assert_float_equal(s.median, 7, 0);
 	/* A zero mean gives cv 0 rather than a division by zero. */
-	assert_int_equal(pc_bench_stats_compute(zeros, 2, &s), 0);
+	assert_int_equal(bench_stats_compute(zeros, 2, &s), 0);
 	assert_float_equal(s.mean, 0, 0);
 	assert_float_equal(s.cv, 0, 0);
 	assert_true(s.stddev > 1.4);
@@ -82,7 +82,7 @@ static void empty_input_is_rejected(void **state)
 	struct pc_bench_stats s;
 	double v = 1;
 	(void)state;
-	assert_int_equal(pc_bench_stats_compute(&v, 0, &s), -EINVAL);
+	assert_int_equal(bench_stats_compute(&v, 0, &s), -EINVAL);
 }
 
 static void rng_is_splitmix64(void **state)
@@ -91,11 +91,11 @@ static void rng_is_splitmix64(void **state)
 	(void)state;
 	/* The published first outputs of splitmix64 seeded with 0 and 1234567:
 	 * the same sequence on every machine. */
-	pc_bench_rng_seed(&r, 0);
-	assert_true(pc_bench_rng_next(&r) == 0xe220a8397b1dcdafull);
-	pc_bench_rng_seed(&r, 1234567);
-	assert_true(pc_bench_rng_next(&r) == 6457827717110365317ull);
-	assert_true(pc_bench_rng_next(&r) == 3203168211198807973ull);
+	bench_rng_seed(&r, 0);
+	assert_true(bench_rng_next(&r) == 0xe220a8397b1dcdafull);
+	bench_rng_seed(&r, 1234567);
+	assert_true(bench_rng_next(&r) == 6457827717110365317ull);
+	assert_true(bench_rng_next(&r) == 3203168211198807973ull);
 }
 
 static void shuffle_of(uint64_t seed, size_t *idx, size_t n, int rounds)
@@ -104,9 +104,9 @@ static void shuffle_of(uint64_t seed, size_t *idx, size_t n, int rounds)
 
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	pc_bench_rng_seed(&r, seed);
+	bench_rng_seed(&r, seed);
 	for (int k = 0; k < rounds; k++)
-		pc_bench_shuffle(idx, n, &r);
+		bench_shuffle(idx, n, &r);
 }
 
 static void shuffle_is_a_permutation(void **state)
@@ -150,11 +150,11 @@ static void shuffle_reaches_every_order(void **state)
 	int count[6] = { 0 };
 	struct pc_bench_rng r;
 	(void)state;
-	pc_bench_rng_seed(&r, 9);
+	bench_rng_seed(&r, 9);
 	for (int k = 0; k < 6000; k++) {
 		size_t idx[3] = { 0, 1, 2 };
 
-		pc_bench_shuffle(idx, 3, &r);
+		bench_shuffle(idx, 3, &r);
 		count[idx[0] * 2 + (idx[1] > idx[2])]++;
 	}
 	for (int p = 0; p < 6; p++)
@@ -165,13 +165,13 @@ static void calibration_growth(void **state)
 {
 	(void)state;
 	/* Far from the target: capped at PC_BENCH_MAX_GROWTH. */
-	assert_int_equal(pc_bench_next_iterations(1, 1e-9, 0.2), 10);
-	assert_int_equal(pc_bench_next_iterations(1000, 0, 0.2), 10000);
+	assert_int_equal(bench_next_iterations(1, 1e-9, 0.2), 10);
+	assert_int_equal(bench_next_iterations(1000, 0, 0.2), 10000);
 	/* Near it: aim 20% past min_time from the measured rate. */
-	assert_int_equal(pc_bench_next_iterations(1000, 0.1, 0.2), 2400);
+	assert_int_equal(bench_next_iterations(1000, 0.1, 0.2), 2400);
 	/* Always at least one more iteration. */
-	assert_int_equal(pc_bench_next_iterations(1, 0.199, 0.2), 2);
-	assert_true(pc_bench_next_iterations(PC_BENCH_MAX_ITERATIONS / 2, 1e-9, 0.2) ==
+	assert_int_equal(bench_next_iterations(1, 0.199, 0.2), 2);
+	assert_true(bench_next_iterations(PC_BENCH_MAX_ITERATIONS / 2, 1e-9, 0.2) ==
 		    PC_BENCH_MAX_ITERATIONS);
 }
 
@@ -189,19 +189,19 @@ static void placement_follows_pc_place(void **state)
 	if (n > 64)
 		n = 64;
 	assert_int_equal(pc_place(t, (unsigned)n, PC_PLACE_AUTO, NULL, 0, &p, err, sizeof(err)), 0);
-	assert_int_equal(pc_bench_place_threads((unsigned)n, true, cpus), 0);
+	assert_int_equal(bench_place_threads((unsigned)n, true, cpus), 0);
 	for (int i = 0; i < n; i++) {
 		assert_int_equal(cpus[i], p->shards[i].cpu);
 		assert_true(pc_topo_cpu_by_os(t, cpus[i])->usable);
 	}
 	/* one thread more than usable CPUs: the first CPU again */
 	if (n == (int)pc_topo_limits(t)->nusable) {
-		assert_int_equal(pc_bench_place_threads((unsigned)n + 1, true, cpus), 0);
+		assert_int_equal(bench_place_threads((unsigned)n + 1, true, cpus), 0);
 		assert_int_equal(cpus[n], cpus[0]);
 	}
 	pc_placement_free(p);
 	pc_topo_free(t);
-	assert_int_equal(pc_bench_place_threads(3, false, cpus), 0);
+	assert_int_equal(bench_place_threads(3, false, cpus), 0);
 	assert_int_equal(cpus[0], -1);
 	assert_int_equal(cpus[2], -1);
 }

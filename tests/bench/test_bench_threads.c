@@ -101,7 +101,7 @@ static void every_thread_once_per_repetition(void **state)
 			.affinity = r % 2 == 0, .iterations = r + 1,
 		};
 
-		assert_int_equal(pc_bench_measure(&job, &smp, why, sizeof(why)), 0);
+		assert_int_equal(bench_measure(&job, &smp, why, sizeof(why)), 0);
 		/* Items: 1 + 2 + ... + THREADS; bytes: 10 per thread. */
 		assert_int_equal(smp.items, THREADS * (THREADS + 1) / 2);
 		assert_int_equal(smp.bytes, 10 * THREADS);
@@ -140,7 +140,7 @@ static void failed_setup_runs_nothing(void **state)
 	char why[192];
 	(void)state;
 
-	assert_int_equal(pc_bench_measure(&job, &smp, why, sizeof(why)), -ENOENT);
+	assert_int_equal(bench_measure(&job, &smp, why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "ENOENT"));
 	assert_int_equal(atomic_load(&failing_runs), 0);
 }

@@ -80,7 +80,7 @@ static unsigned take_n(struct ring *r, uint64_t first, unsigned n)
 
 static void init_rejects_bad_arguments(void **state)
 {
-	struct pc_spsc r;
+	struct pc_spsc_seq r;
 	struct msg buf[8];
 	_Alignas(64) char raw[8 * 64 + 64];
 
@@ -96,9 +96,11 @@ static void init_rejects_bad_arguments(void **state)
 	assert_int_equal(pc_spsc_seq_init(&r, buf, (size_t)1 << 32, 64, 8), -EINVAL);
 	assert_int_equal(msgq_init((struct msgq *)&r, (struct msg *)(raw + 4), 8), -EINVAL);
 	assert_int_equal(pc_spsc_seq_init(&r, buf, 8, 64, offsetof(struct msg, seq)), 0);
-	assert_int_equal(pc_spsc_validate(&r, NULL, 0), 0);
-	assert_int_equal(pc_spsc_capacity(&r), 8);
-	assert_int_equal(pc_spsc_size(&r), 0);
+	assert_int_equal(pc_spsc_seq_validate(&r, NULL, 0), 0);
+	assert_int_equal(pc_spsc_seq_capacity(&r), 8);
+	assert_int_equal(pc_spsc_seq_size(&r), 0);
+	/* the plain validator refuses a ring in this mode */
+	assert_int_equal(pc_spsc_validate(&r._ring, NULL, 0), -EINVAL);
 	/* every word says "published one lap ago" */
 	for (uint32_t i = 0; i < 8; i++)
 		assert_int_equal(atomic_load(&buf[i].seq), i + 1 - 8);
@@ -142,13 +144,13 @@ static void full_until_released(void **state)
 	(void)state;
 	assert_int_equal(stage_n(r, 0, 10), 8);
 	assert_null(msgq_stage(&r->q));
-	assert_int_equal(pc_spsc_room(&r->q.ring, 1), 0);
+	assert_int_equal(pc_spsc_seq_room(&r->q.ring, 1), 0);
 	msgq_publish(&r->q);
 	assert_int_equal(take_n(r, 0, 5), 5);
 	/* taken slots are not free until released */
 	assert_null(msgq_stage(&r->q));
 	msgq_release(&r->q);
-	assert_int_equal(pc_spsc_room(&r->q.ring, 1), 5);
+	assert_int_equal(pc_spsc_seq_room(&r->q.ring, 1), 5);
 	assert_int_equal(stage_n(r, 8, 10), 5);
 	assert_int_equal(msgq_validate(&r->q, NULL, 0), 0);
 	msgq_publish(&r->q);
@@ -186,8 +188,8 @@ static void wraps_around_in_order(void **state)
  * reached start would have them. */
 static void rebase(struct ring *r, size_t start)
 {
-	struct pc_spsc *q = &r->q.ring;
-	size_t cap = pc_spsc_capacity(q);
+	struct pc_spsc *q = &r->q.ring._ring;
+	size_t cap = pc_spsc_seq_capacity(&r->q.ring);
 
 	atomic_store(&q->_p._pos, start);
 	atomic_store(&q->_c._pos, start);
@@ -242,9 +244,9 @@ static void validator_catches_corruption(void **state)
 	atomic_store(&r->buf[5].seq, 6 - 8);
 	assert_int_equal(msgq_validate(&r->q, NULL, 0), 0);
 	/* the two sides disagreeing about the mode */
-	r->q.ring._c._seq = PC_SPSC_NO_SEQ;
+	r->q.ring._ring._c._seq = PC_SPSC_NO_SEQ;
 	PC_EXPECT_BROKEN(msgq_validate(&r->q, PC_WHY), "the sides disagree");
-	PC_EXPECT_BROKEN(pc_spsc_validate(&r->q.ring, PC_WHY), "the sides disagree");
+	PC_EXPECT_BROKEN(pc_spsc_seq_validate(&r->q.ring, PC_WHY), "the sides disagree");
 	ring_free(r);
 }
 

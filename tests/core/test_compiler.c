@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/clock.h"
 
 struct two_writers {

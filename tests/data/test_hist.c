@@ -9,7 +9,7 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "percore/hist.h"
 #include "testutil.h"
 #include "validate_check.h"

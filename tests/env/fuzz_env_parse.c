@@ -65,19 +65,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	if (pc_tune_state_parse(text, &st) == 0) {
+	if (sys_tune_state_parse(text, &st) == 0) {
 		for (size_t i = 0; i < st.n; i++) {
 			int cpu;
 
-			if (!pc_tune_setting_for(st.c[i].setting, st.c[i].path, &cpu) ||
-			    !pc_tune_value_ok(st.c[i].old_value) || !pc_tune_value_ok(st.c[i].new_value))
+			if (!sys_tune_setting_for(st.c[i].setting, st.c[i].path, &cpu) ||
+			    !sys_tune_value_ok(st.c[i].old_value) || !sys_tune_value_ok(st.c[i].new_value))
 				abort();
 		}
-		pc_tune_state_free(&st);
+		sys_tune_state_free(&st);
 	}
-	pc_proc_parse_stat(text, &ps);
-	pc_str_selected(text, word, sizeof(word));
-	pc_str_has_word(text, "madvise", " []");
+	sys_proc_parse_stat(text, &ps);
+	sys_str_selected(text, word, sizeof(word));
+	sys_str_has_word(text, "madvise", " []");
 
 	if (!root[0])
 		make_root();

@@ -316,19 +316,19 @@ static void parses_proc_stat(void **state)
 	struct pc_proc_sample s;
 	(void)state;
 
-	assert_int_equal(pc_proc_parse_stat("57 (bench worker) R 1 1 1 34816 1 4194304 310 0 0 0 "
-					    "5512 20 0 0 20 0 4", &s), 0);
+	assert_int_equal(sys_proc_parse_stat("57 (bench worker) R 1 1 1 34816 1 4194304 310 0 0 0 "
+					     "5512 20 0 0 20 0 4", &s), 0);
 	assert_int_equal(s.pid, 57);
 	assert_int_equal(s.ticks, 5532);
 	assert_string_equal(s.comm, "bench worker");
 	/* a name may itself hold ") (": the last ')' ends it */
-	assert_int_equal(pc_proc_parse_stat("9 (a) (b) S 1 1 1 0 -1 0 0 0 0 0 7 3 0", &s), 0);
+	assert_int_equal(sys_proc_parse_stat("9 (a) (b) S 1 1 1 0 -1 0 0 0 0 0 7 3 0", &s), 0);
 	assert_string_equal(s.comm, "a) (b");
 	assert_int_equal(s.ticks, 10);
-	assert_int_equal(pc_proc_parse_stat("", &s), -EPROTO);
-	assert_int_equal(pc_proc_parse_stat("12 (x) S 1 2", &s), -EPROTO);
-	assert_int_equal(pc_proc_parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 7 3 0", &s), -EPROTO);
-	assert_int_equal(pc_proc_parse_stat("5 no parens", &s), -EPROTO);
+	assert_int_equal(sys_proc_parse_stat("", &s), -EPROTO);
+	assert_int_equal(sys_proc_parse_stat("12 (x) S 1 2", &s), -EPROTO);
+	assert_int_equal(sys_proc_parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 7 3 0", &s), -EPROTO);
+	assert_int_equal(sys_proc_parse_stat("5 no parens", &s), -EPROTO);
 }
 
 static void ranks_busy_processes(void **state)
@@ -350,19 +350,19 @@ static void ranks_busy_processes(void **state)
 	int n;
 	(void)state;
 
-	n = pc_proc_busy_between(a, 6, b, 7, 1.0, 100, 2.0, 13, busy, 4);
+	n = sys_proc_busy_between(a, 6, b, 7, 1.0, 100, 2.0, 13, busy, 4);
 	assert_int_equal(n, 2);
 	assert_int_equal(busy[0].pid, 7);
 	assert_true(busy[0].pct > 99.9 && busy[0].pct < 100.1);
 	assert_string_equal(busy[0].comm, "spin");
 	assert_int_equal(busy[1].pid, 11);
 	/* only the busiest one fits */
-	n = pc_proc_busy_between(a, 6, b, 7, 1.0, 100, 0.5, 13, busy, 1);
+	n = sys_proc_busy_between(a, 6, b, 7, 1.0, 100, 0.5, 13, busy, 1);
 	assert_int_equal(n, 1);
 	assert_int_equal(busy[0].pid, 7);
 	/* no time passed, or nothing asked: nothing to say */
-	assert_int_equal(pc_proc_busy_between(a, 6, b, 7, 0, 100, 0, -1, busy, 4), 0);
-	assert_int_equal(pc_proc_busy_between(a, 6, b, 7, 1.0, 100, 0, -1, busy, 0), 0);
+	assert_int_equal(sys_proc_busy_between(a, 6, b, 7, 0, 100, 0, -1, busy, 4), 0);
+	assert_int_equal(sys_proc_busy_between(a, 6, b, 7, 1.0, 100, 0, -1, busy, 0), 0);
 }
 
 static void reads_choice_lists(void **state)
@@ -370,16 +370,16 @@ static void reads_choice_lists(void **state)
 	char w[32];
 	(void)state;
 
-	assert_int_equal(pc_str_selected("always [madvise] never", w, sizeof(w)), 0);
+	assert_int_equal(sys_str_selected("always [madvise] never", w, sizeof(w)), 0);
 	assert_string_equal(w, "madvise");
-	assert_int_equal(pc_str_selected("  performance \n", w, sizeof(w)), 0);
+	assert_int_equal(sys_str_selected("  performance \n", w, sizeof(w)), 0);
 	assert_string_equal(w, "performance");
-	assert_int_equal(pc_str_selected("always madvise never", w, sizeof(w)), -EPROTO);
-	assert_int_equal(pc_str_selected("[never", w, sizeof(w)), -EPROTO);
-	assert_int_equal(pc_str_selected("", w, sizeof(w)), -EPROTO);
-	assert_int_equal(pc_str_selected("[abcdef]", w, 4), -EPROTO);
-	assert_true(pc_str_has_word("[always] madvise never", "always", " []"));
-	assert_false(pc_str_has_word("always madvise never", "advise", " "));
+	assert_int_equal(sys_str_selected("always madvise never", w, sizeof(w)), -EPROTO);
+	assert_int_equal(sys_str_selected("[never", w, sizeof(w)), -EPROTO);
+	assert_int_equal(sys_str_selected("", w, sizeof(w)), -EPROTO);
+	assert_int_equal(sys_str_selected("[abcdef]", w, 4), -EPROTO);
+	assert_true(sys_str_has_word("[always] madvise never", "always", " []"));
+	assert_false(sys_str_has_word("always madvise never", "advise", " "));
 }
 
 int main(void)

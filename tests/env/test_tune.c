@@ -202,11 +202,11 @@ static void optional_steps_wait_to_be_asked(void **state)
 		char path[1024];
 
 		snprintf(path, sizeof(path), "%s/%s", t, STATE_REL);
-		assert_int_equal(pc_tune_state_load(path, &st), 0);
+		assert_int_equal(sys_tune_state_load(path, &st), 0);
 		assert_int_equal(st.n, 12);
 		assert_string_equal(st.c[0].old_value, "powersave");
 		assert_string_equal(st.c[11].setting, "cpu.turbo");
-		pc_tune_state_free(&st);
+		sys_tune_state_free(&st);
 	}
 	assert_int_equal(pc_tune_reset(&o, &r), 0);
 	assert_int_equal(pc_tune_report_count_result(r, PC_TUNE_APPLIED), 12);
@@ -373,17 +373,17 @@ static void options_and_paths(void **state)
 	assert_int_equal(pc_tune_needs_privilege("/"), geteuid() != 0);
 	assert_int_equal(pc_tune_apply(NULL, &r), -EINVAL);
 	assert_int_equal(pc_tune_reset(&o, NULL), -EINVAL);
-	assert_string_equal(pc_tune_setting_for("cpu.governor",
+	assert_string_equal(sys_tune_setting_for("cpu.governor",
 		"/sys/devices/system/cpu/cpu12/cpufreq/scaling_governor", &cpu), "cpu.governor");
 	assert_int_equal(cpu, 12);
-	assert_null(pc_tune_setting_for("cpu.governor", "/sys/devices/system/cpu/cpu1/../../x", &cpu));
-	assert_null(pc_tune_setting_for("cpu.governor",
+	assert_null(sys_tune_setting_for("cpu.governor", "/sys/devices/system/cpu/cpu1/../../x", &cpu));
+	assert_null(sys_tune_setting_for("cpu.governor",
 		"/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor/x", &cpu));
-	assert_string_equal(pc_tune_setting_for("mm.thp", "/sys/kernel/mm/transparent_hugepage/enabled",
-						&cpu), "mm.thp");
+	assert_string_equal(sys_tune_setting_for("mm.thp", "/sys/kernel/mm/transparent_hugepage/enabled",
+						 &cpu), "mm.thp");
 	assert_int_equal(cpu, -1);
-	assert_true(pc_tune_value_ok("performance") && pc_tune_value_ok("defer+madvise"));
-	assert_false(pc_tune_value_ok("") || pc_tune_value_ok("a b") || pc_tune_value_ok("../x"));
+	assert_true(sys_tune_value_ok("performance") && sys_tune_value_ok("defer+madvise"));
+	assert_false(sys_tune_value_ok("") || sys_tune_value_ok("a b") || sys_tune_value_ok("../x"));
 	pc_tune_report_free(NULL);
 }
 

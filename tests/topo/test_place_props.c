@@ -3,7 +3,7 @@
  * (cores before SMT siblings, fast kinds before slow, proportional nodes,
  * compact stays packed); each refusal says why. PC_PLACE_PROPS_ROUNDS
  * overrides the number of random limit sets per fixture. */
-#include "percore/compiler.h"
+#include "percore/defs.h"
 #include "topo/topotest.h"
 
 static const char *const fixtures[] = { "hybrid.xml", "server2s.xml", "container.xml",

@@ -323,7 +323,7 @@ static void bench_stat(struct pc_rbench *b)
 			tpi[i] = b->s[i].items_ps > 0 ? 1e9 / b->s[i].items_ps : b->s[i].real_ns;
 		}
 		struct pc_bench_stats rs;
-		if (pc_bench_stats_compute(real, n, &rs) == 0) {
+		if (bench_stats_compute(real, n, &rs) == 0) {
 			st->real_ns = rs.median;
 			st->mean_ns = rs.mean;
 			st->stddev_ns = rs.stddev;

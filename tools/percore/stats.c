@@ -23,7 +23,7 @@ double pc_stat_median(const double *v, size_t n)
 {
 	struct pc_bench_stats st;
 
-	return pc_bench_stats_compute(v, n, &st) == 0 ? st.median : NAN;
+	return bench_stats_compute(v, n, &st) == 0 ? st.median : NAN;
 }
 
 struct tagged {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 int main(void)
 {

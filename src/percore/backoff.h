@@ -1,4 +1,5 @@
 /* percore: waiting politely for another thread (a full or empty ring).
+ * Internal: a helper for tests and benchmarks, not installed.
  *
  * Spin with the CPU's pause hint for a short while, then give the time
  * slice away: when the thread being waited for shares this core (more
@@ -10,7 +11,7 @@
 
 #include <sched.h>
 
-#include "percore/compiler.h"
+#include "percore/defs.h"
 
 /* Pause hints before each yield. */
 #define PC_BACKOFF_SPINS 128

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The installed headers behave in other people's builds:
+#   - none defines a feature-test macro (_GNU_SOURCE and the like);
+#   - each compiles alone, with nothing defined first, as C under -std=c11,
+#     -std=c17 and -std=gnu11 with -Wall -Wextra -Wpedantic -Werror, and as
+#     C++17 under -Wall -Wextra -Werror (one translation unit per header,
+#     standard and compiler);
+#   - percore.h includes every other one;
+#   - a slot-sequence ring cannot be handed to the copying functions of
+#     spsc.h (they would lose the message), while its own functions take it.
+set -euo pipefail
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$PC_BUILD_DIR" --prefix "$prefix" >/dev/null
+inc=$prefix/include
+tu=$prefix/tu
+mkdir -p "$tu"
+fail=0
+
+bad=$(grep -lE '#[[:space:]]*define[[:space:]]+_(GNU|DEFAULT|POSIX_C|XOPEN|BSD)_SOURCE' \
+      "$inc/percore.h" "$inc"/percore/*.h || true)
+if [ -n "$bad" ]; then
+  echo "FAIL: feature-test macros defined in: $bad"
+  fail=1
+fi
+
+for h in "$inc"/percore/*.h; do
+  name=percore/$(basename "$h")
+  grep -q "#include \"$name\"" "$inc/percore.h" || { echo "FAIL: percore.h misses $name"; fail=1; }
+done
+
+# One job per header and language: c11 c17 gnu11 and c++17.
+jobs=()
+for h in "$inc/percore.h" "$inc"/percore/*.h; do
+  rel=${h#"$inc"/}
+  stem=$(echo "$rel" | tr '/.' '__')
+  printf '#include <%s>\n' "$rel" >"$tu/$stem.c"
+  cp "$tu/$stem.c" "$tu/$stem.cc"
+  for std in c11 c17 gnu11; do
+    jobs+=("gcc -std=$std -Wall -Wextra -Wpedantic -Werror -I$inc -fsyntax-only $tu/$stem.c")
+  done
+  jobs+=("g++ -std=c++17 -Wall -Wextra -Werror -I$inc -fsyntax-only $tu/$stem.cc")
+done
+printf '%s\n' "${jobs[@]}" >"$tu/jobs"
+# each failing command prints itself and its first errors
+if ! xargs -d '\n' -P "$(nproc)" -I{} sh -c '{} 2>"$0.$$.err" || { echo "FAIL: {}"; head -5 "$0.$$.err"; exit 1; }' \
+     "$tu/err" <"$tu/jobs"; then
+  fail=1
+fi
+
+cat >"$tu/seq_ok.c" <<'C'
+#include <percore/spsc_seq.h>
+size_t room(struct pc_spsc_seq *r) { return pc_spsc_seq_room(r, 1); }
+C
+cat >"$tu/seq_misuse.c" <<'C'
+#include <percore/spsc_seq.h>
+int push(struct pc_spsc_seq *r, const void *m) { return pc_spsc_push(r, m); }
+C
+gcc -std=c11 -Wall -Werror -I"$inc" -fsyntax-only "$tu/seq_ok.c" ||
+  { echo "FAIL: a seq ring's own function does not take it"; fail=1; }
+if gcc -std=c11 -Wall -Werror -I"$inc" -fsyntax-only "$tu/seq_misuse.c" 2>/dev/null; then
+  echo "FAIL: pc_spsc_push() accepts a slot-sequence ring"
+  fail=1
+fi
+
+[ "$fail" = 0 ] || exit 1
+echo "ok: ${#jobs[@]} header compilations (C11, C17, GNU11 pedantic; C++17), umbrella complete,"\
+     "no feature-test macros, seq rings typed"
