@@ -129,7 +129,7 @@ PC_API void pc_bench_counter(struct pc_bench_state *st, const char *name, double
  * returned descriptor is closed. Returns the descriptor, or a negative
  * errno (-ENOENT without the device, -EACCES without permission: it
  * usually needs root). Any thread. */
-int pc_bench_pm_qos_hold(void);
+PC_API int pc_bench_pm_qos_hold(void);
 
 /* Wait until every thread of this benchmark has reached the same point
  * (for benchmarks whose threads hand work to each other). Every thread

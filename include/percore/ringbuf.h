@@ -70,7 +70,7 @@ PC_API void pc_ringbuf_destroy(struct pc_ringbuf *rb);
  * capacity. Returns 0, or -EINVAL and, when err is not NULL, what broke in
  * err (errlen bytes): the field, the value found, the range expected. For
  * tests; owner thread only. */
-int pc_ringbuf_validate(const struct pc_ringbuf *rb, char *err, size_t errlen);
+PC_API int pc_ringbuf_validate(const struct pc_ringbuf *rb, char *err, size_t errlen);
 
 /* Discard every byte: the ring is empty and may serve a new user (a pool of
  * mapped rings is cheaper than mapping one per session). */
