@@ -2,6 +2,8 @@
  * Redis 7 so that clients see what they would see from Redis. */
 #include "resp.h"
 
+#include "num.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,35 +71,6 @@ static long fail(struct kv_parser *p, const char *text)
 	return -EPROTO;
 }
 
-/* A decimal integer as Redis reads one (string2ll): an optional '-', no
- * '+', no leading zeros, no spaces, within int64. */
-static bool parse_int(const char *s, size_t n, int64_t *out)
-{
-	if (n == 0 || n > 20)
-		return false;
-	if (n == 1 && s[0] == '0') {
-		*out = 0;
-		return true;
-	}
-	bool neg = s[0] == '-';
-	size_t i = neg ? 1 : 0;
-	if (i >= n || s[i] < '1' || s[i] > '9')
-		return false;
-	uint64_t v = 0;
-	for (; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		uint64_t d = (uint64_t)(s[i] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
-		return false;
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return true;
-}
-
 /* The count after '*' or '$' at buf[p->pos]: 1 with *v set and p->pos past
  * the line, 0 when the line is not complete, -1 when it is too long to be a
  * count (the caller names the error) or not a number (*v untouched). */
@@ -112,7 +85,7 @@ static int count_line(struct kv_parser *p, const char *buf, size_t len, int64_t 
 	/* Redis waits for the byte after '\r' and skips it unread. */
 	if ((size_t)(cr - buf) + 1 >= len)
 		return 0;
-	if (!parse_int(start + 1, (size_t)(cr - start - 1), v)) {
+	if (!kv_str2ll(start + 1, (size_t)(cr - start - 1), v)) {
 		*bad_number = true;
 		return -1;
 	}
