@@ -182,7 +182,7 @@ void kv_select(struct kv_call *c)
 	if (!kv_arg_ll(c, 1, &id))
 		return;
 	if (id < INT32_MIN || id > INT32_MAX)
-		kv_err(c, KV_ERR_NOT_INT);
+		kv_err(c, "ERR value is out of range, value must between -2147483648 and 2147483647");
 	else if (id != 0)
 		kv_err(c, "ERR DB index is out of range");
 	else
