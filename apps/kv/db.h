@@ -58,7 +58,8 @@ struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, in
 
 /* Sets pos's key to val[0..vlen), adding the key when absent. expire: an
  * absolute time, KV_NO_EXPIRE (clears any), or KV_KEEP_TTL. Returns 0, or
- * -ENOMEM with nothing changed. val must not point into this db. */
+ * -ENOMEM with nothing changed. val may point into another key's entry
+ * (RENAME copies that way), never into pos's own. */
 int kv_db_store(struct kv_db *db, struct kv_pos *pos, const void *val, size_t vlen, int64_t expire);
 
 /* Makes pos's value vlen bytes long (adding the key with an expiry of none
