@@ -45,6 +45,7 @@ static const struct kv_cmd table[] = {
 	{ "pttl",        2,  R | F,     1, 1, 1, kv_pttl },
 	{ "rename",      3,  W,         1, 2, 1, kv_rename },
 	{ "renamenx",    3,  W | F,     1, 2, 1, kv_renamenx },
+	{ "scan",        -2, R,         0, 0, 0, kv_scan },
 	{ "select",      2,  F,         0, 0, 0, kv_select },
 	{ "set",         -3, W | M,     1, 1, 1, kv_set },
 	{ "setex",       4,  W | M,     1, 1, 1, kv_setex },

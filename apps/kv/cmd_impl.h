@@ -50,7 +50,7 @@ kv_cmd_fn kv_get, kv_set, kv_setnx, kv_setex, kv_psetex, kv_getset, kv_getdel, k
 kv_cmd_fn kv_incr, kv_incrby, kv_decr, kv_decrby, kv_incrbyfloat;
 
 /* Keyspace (cmd_key.c). */
-kv_cmd_fn kv_del, kv_exists, kv_type, kv_keys, kv_rename, kv_renamenx;
+kv_cmd_fn kv_del, kv_exists, kv_type, kv_keys, kv_scan, kv_rename, kv_renamenx;
 kv_cmd_fn kv_expire, kv_pexpire, kv_expireat, kv_pexpireat, kv_ttl, kv_pttl, kv_persist;
 
 #endif

@@ -1,10 +1,14 @@
-/* Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, RENAME, RENAMENX,
+/* Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
  * and expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX, XX, GT, LT), TTL,
  * PTTL, PERSIST. Replies and checks in Redis 7.0's order (db.c,
  * expire.c). */
 #include "cmd_impl.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
 #include "glob.h"
+#include "num.h"
 
 /* DEL and UNLINK: entries are freed at once either way. */
 void kv_del(struct kv_call *c)
@@ -73,6 +77,87 @@ void kv_keys(struct kv_call *c)
 	} else {
 		kv_reply_array(c->out, w.count);
 		kv_reply_raw(c->out, w.found.buf, w.found.len);
+	}
+	kv_reply_free(&w.found);
+}
+
+/* A SCAN cursor as Redis reads one (strtoul: no leading space, nothing
+ * after the number, within 64 bits, "" is 0); false after "invalid
+ * cursor". */
+static bool scan_cursor(struct kv_call *c, uint64_t *cursor)
+{
+	char buf[64];
+	size_t n = c->argl[1];
+	if (n >= sizeof(buf) || (n && (c->argv[1][0] == ' ' ||
+				       (c->argv[1][0] >= '\t' && c->argv[1][0] <= '\r')))) {
+		kv_err(c, "ERR invalid cursor");
+		return false;
+	}
+	memcpy(buf, c->argv[1], n);
+	buf[n] = '\0';
+	char *end;
+	errno = 0;
+	*cursor = strtoull(buf, &end, 10);
+	if (*end != '\0' || errno == ERANGE) {
+		kv_err(c, "ERR invalid cursor");
+		return false;
+	}
+	return true;
+}
+
+/* SCAN's options: MATCH pattern, COUNT n (at least 1), TYPE name. */
+static bool scan_options(struct kv_call *c, struct keys_walk *w, int64_t *count, bool *none)
+{
+	for (uint32_t i = 2; i < c->argc; i += 2) {
+		bool arg = i + 1 < c->argc;
+		if (arg && kv_arg_is(c, i, "count")) {
+			if (!kv_arg_ll(c, i + 1, count))
+				return false;
+			if (*count < 1) {
+				kv_err(c, KV_ERR_SYNTAX);
+				return false;
+			}
+		} else if (arg && kv_arg_is(c, i, "match")) {
+			w->pat = c->argv[i + 1];
+			w->plen = c->argl[i + 1];
+			w->all = w->plen == 1 && w->pat[0] == '*';
+		} else if (arg && kv_arg_is(c, i, "type")) {
+			*none = !kv_arg_is(c, i + 1, "string");
+		} else {
+			kv_err(c, KV_ERR_SYNTAX);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* SCAN cursor [MATCH pattern] [COUNT n] [TYPE t] on this shard: walks
+ * home groups until count keys came out, 10 x count groups were seen or
+ * the walk ended (Redis's bounds). Every key present for the whole walk
+ * comes out (kv_db_scan). The cursor uses only the table's group bits, so
+ * a cross-shard SCAN can keep the shard's number above them. */
+void kv_scan(struct kv_call *c)
+{
+	struct keys_walk w = { .all = true };
+	uint64_t cursor;
+	int64_t count = 10;
+	bool none = false;
+	if (!scan_cursor(c, &cursor) || !scan_options(c, &w, &count, &none))
+		return;
+	kv_reply_init(&w.found);
+	int64_t groups = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+	do
+		cursor = kv_db_scan(c->db, cursor, c->now, keys_one, &w);
+	while (cursor && --groups > 0 && w.count < (uint64_t)count);
+	if (kv_reply_failed(&w.found)) {
+		kv_err_oom(c);
+	} else {
+		char text[24];
+		kv_reply_array(c->out, 2);
+		kv_reply_bulk(c->out, text, kv_ull2str(text, cursor));
+		kv_reply_array(c->out, none ? 0 : w.count);
+		if (!none)
+			kv_reply_raw(c->out, w.found.buf, w.found.len);
 	}
 	kv_reply_free(&w.found);
 }

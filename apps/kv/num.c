@@ -80,21 +80,25 @@ size_t kv_ld2str(char *buf, long double v)
 	return l;
 }
 
-size_t kv_ll2str(char *buf, int64_t v)
+size_t kv_ull2str(char *buf, uint64_t v)
 {
-	char tmp[21];
-	size_t n = 0;
-	/* work in unsigned so INT64_MIN negates without overflow */
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	char tmp[20];
+	size_t n = 0, l = 0;
 
 	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	size_t l = 0;
-	if (v < 0)
-		buf[l++] = '-';
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
 	while (n)
 		buf[l++] = tmp[--n];
 	return l;
+}
+
+size_t kv_ll2str(char *buf, int64_t v)
+{
+	if (v >= 0)
+		return kv_ull2str(buf, (uint64_t)v);
+	/* negate in unsigned, so INT64_MIN does not overflow */
+	buf[0] = '-';
+	return 1 + kv_ull2str(buf + 1, 0 - (uint64_t)v);
 }

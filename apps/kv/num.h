@@ -29,5 +29,6 @@ size_t kv_ld2str(char *buf, long double v);
 
 /* Writes v in decimal into buf (at least 21 bytes); returns the length. */
 size_t kv_ll2str(char *buf, int64_t v);
+size_t kv_ull2str(char *buf, uint64_t v);
 
 #endif

@@ -46,6 +46,26 @@ def SLEEP(seconds):
     return Item(None, 0, "sleep", seconds)
 
 
+def SCAN_ALL(*options):
+    """A whole SCAN walk on each side (cursors differ): the keys it
+    returned, as sets, must be equal."""
+    return Item(None, 0, "scanall", options)
+
+
+def scan_all(peer, options):
+    keys, cursor, calls = set(), b"0", 0
+    while True:
+        peer.send(enc("SCAN", cursor, *options))
+        _, (kind, items) = peer.reader.reply()
+        if kind != b"*":
+            return ("error", kind, items)
+        cursor = items[0][1][1]
+        keys.update(v[1] for _, v in items[1][1][1])
+        calls += 1
+        if cursor == b"0" or calls > 100000:
+            return keys
+
+
 class Reader:
     """RESP replies from a byte source, kept raw for exact comparison."""
 
@@ -180,6 +200,12 @@ def run_items(items, ours, redis, failures):
     for it in items:
         if it.mode == "sleep":
             time.sleep(it.label)
+            continue
+        if it.mode == "scanall":
+            a, b = scan_all(ours, it.label), scan_all(redis, it.label)
+            if a != b:
+                failures.append("SCAN walk %r: kv %d keys, redis %d keys, differing: %r"
+                                % (it.label, len(a), len(b), sorted(a ^ b)[:10]))
             continue
         mine, theirs = replies(ours, it), replies(redis, it)
         for i, (a, b) in enumerate(zip(mine, theirs)):
@@ -360,6 +386,20 @@ def keys_patterns():
     return items + [C("KEYS"), C("KEYS", "a", "b"), C("GET", "gone"), C("DBSIZE")]
 
 
+def scans():
+    items = [C("MSET", *[x for i in range(3000) for x in ("s:%d" % i, i)]),
+             C("MSET", *[x for i in range(100) for x in ("t:%d" % i, i)]),
+             C("SET", "gone", 1, "PX", 1), SLEEP(0.05)]
+    items += [SCAN_ALL(), SCAN_ALL("COUNT", 1), SCAN_ALL("COUNT", 1000), SCAN_ALL("MATCH", "t:*"),
+              SCAN_ALL("MATCH", "s:1?", "COUNT", 5), SCAN_ALL("TYPE", "string"), SCAN_ALL("TYPE", "STRING"),
+              SCAN_ALL("TYPE", "hash"), SCAN_ALL("MATCH", "nothing*")]
+    items += [C("SCAN", c) for c in ["x", " 0", "0 ", "1.5", "99999999999999999999999", "0x10"]]
+    items += [C("SCAN", 0, "COUNT", 0), C("SCAN", 0, "COUNT", -1), C("SCAN", 0, "COUNT", "x"),
+              C("SCAN", 0, "MATCH"), C("SCAN", 0, "FOO", "bar"), C("SCAN", 0, "COUNT"), C("SCAN"),
+              C("FLUSHALL"), C("SCAN", 0), C("SCAN", "", "TYPE", "hash"), C("SCAN", "-1", "COUNT", 10, mode="sorted")]
+    return items
+
+
 def binary(rng):
     allbytes = bytes(range(256))
     keys = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))) for _ in range(30)]
@@ -464,7 +504,7 @@ def main():
     try:
         now = int(time.time())
         groups = [connection(), strings_set(now), strings_getex(now), strings_multi(), strings_numbers(),
-                  strings_ranges(), keyspace(now), renames(), keys_patterns(), binary(rng), large(rng),
+                  strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline()]
         ours, redis = ExecPeer(kv_exec), RedisPeer(port)
         for g in groups:

@@ -145,6 +145,20 @@ static void test_keys_after_growth(void **state)
 	kv_reply_clear(&f->out);
 	kv_cmd_exec(&c);
 	assert_memory_equal(f->out.buf, "*3000\r\n", 7);
+	/* an empty cursor is 0, as strtoul reads it */
+	argv[0] = "SCAN";
+	argv[1] = "";
+	argl[0] = 4;
+	argl[1] = 0;
+	kv_reply_clear(&f->out);
+	kv_cmd_exec(&c);
+	assert_memory_equal(f->out.buf, "*2\r\n$", 5);
+	kv_reply_clear(&f->out);
+	argv[0] = "KEYS";
+	argv[1] = "key:*";
+	argl[0] = 4;
+	argl[1] = 5;
+	kv_cmd_exec(&c);
 	/* each key once: count the distinct numbers */
 	static unsigned char seen[3000];
 	memset(seen, 0, sizeof(seen));
