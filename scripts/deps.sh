@@ -19,6 +19,8 @@ packages=(
   # benchmark peers
   libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4
   libck-dev libuv1-dev libabsl-dev libglib2.0-dev
+  # the kv server's oracle and clients
+  redis-server redis-tools
 )
 
 missing=()

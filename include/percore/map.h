@@ -263,6 +263,30 @@ static inline struct pc_map_slot *pc_map_next(const struct pc_map *m, struct pc_
 	return &m->_slots[it->_group * PC__MAP_GROUP + b];
 }
 
+/* Cursor walk with SCAN's guarantee: every entry present from the first
+ * call to the last is handed out at least once, however much the map grew
+ * in between; an entry may come twice, one added or erased meanwhile may
+ * or may not come.
+ *
+ * A call hands out the entries whose home group (the group their probe
+ * starts at, (hash >> 7) & (groups - 1)) is the one the cursor names:
+ * they lie on that group's probe path before the first group with an
+ * empty slot, wherever a rebuild put them, so the walk depends on hashes
+ * alone, never on slot positions. The cursor counts through the group
+ * bits in reverse (Redis's dictScan order): after a table of 2^n groups
+ * grows to 2^m, a group g of the old table became the groups whose low n
+ * bits are g, and reverse counting visits all of those before any later
+ * old group, while earlier old groups were fully walked. The map never
+ * shrinks (tombstone clean-up rebuilds at the same size), so no group is
+ * ever skipped.
+ *
+ * fn(m, slot, arg) gets each entry; it may erase that slot
+ * (pc_map_erase_slot: it never ends a probe path early) but must not
+ * insert. Start with cursor 0; returns the next cursor, 0 when the walk is
+ * complete. Owner thread only. */
+typedef void pc_map_scan_fn(struct pc_map *m, struct pc_map_slot *s, void *arg);
+PC_API uint64_t pc_map_scan(struct pc_map *m, uint64_t cursor, pc_map_scan_fn *fn, void *arg);
+
 /* Check every invariant: counts of full, deleted and empty slots match the
  * bookkeeping, each entry's tag matches its hash, each entry is reached by
  * probing from its hash before an empty group, no u64 key twice, the load

@@ -196,6 +196,53 @@ int pc_map_insert_hashed(struct pc_map *m, uint64_t hash, uint64_t value)
 	return 0;
 }
 
+/* v with its bit order reversed: swap ever larger blocks, then bytes. */
+static uint64_t reverse_bits(uint64_t v)
+{
+	v = ((v >> 1) & 0x5555555555555555ull) | ((v & 0x5555555555555555ull) << 1);
+	v = ((v >> 2) & 0x3333333333333333ull) | ((v & 0x3333333333333333ull) << 2);
+	v = ((v >> 4) & 0x0f0f0f0f0f0f0f0full) | ((v & 0x0f0f0f0f0f0f0f0full) << 4);
+	return __builtin_bswap64(v);
+}
+
+/* Hands fn the entries of group g whose home group is home. */
+static void scan_group(struct pc_map *m, size_t g, size_t home, pc_map_scan_fn *fn, void *arg)
+{
+	/* Full slots have the top bit clear. Taken before any callback, so an
+	 * erase by fn changes nothing still to visit. */
+	unsigned full = ~pc__map_free(m->_ctrl, g) & 0xffffu;
+
+	while (full) {
+		struct pc_map_slot *s = &m->_slots[g * PC__MAP_GROUP + (unsigned)__builtin_ctz(full)];
+		full &= full - 1;
+		if (((size_t)(slot_hash(m, s) >> 7) & m->_gmask) == home)
+			fn(m, s, arg);
+	}
+}
+
+uint64_t pc_map_scan(struct pc_map *m, uint64_t cursor, pc_map_scan_fn *fn, void *arg)
+{
+	if (!m->_slots)
+		return 0;
+	size_t home = (size_t)cursor & m->_gmask;
+	size_t g = home;
+	for (size_t step = 1; step <= m->_gmask + 1; step++) {
+		/* fn may erase, but an erased slot turns empty only in a group
+		 * that already had an empty slot: the end of the path is fixed */
+		bool last = pc__map_match(m->_ctrl, g, PC__MAP_EMPTY) != 0;
+		scan_group(m, g, home, fn, arg);
+		if (last)
+			break;
+		g = (g + step) & m->_gmask;
+	}
+	/* Reverse increment: set the bits above the mask so the carry runs
+	 * through them, add one to the reversed value, reverse back. */
+	uint64_t v = cursor | ~(uint64_t)m->_gmask;
+	v = reverse_bits(v);
+	v++;
+	return reverse_bits(v);
+}
+
 /* Slot i is reached from its hash's probe start without crossing a group
  * that has an empty slot (such a group ends every probe). */
 static bool reachable(const struct pc_map *m, size_t i, uint64_t hash)

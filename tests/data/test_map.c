@@ -317,6 +317,107 @@ static void caller_hashed_keys(void **state)
 	assert_int_equal(pc_map_init(&m, 0x8), -EINVAL);
 }
 
+struct scan_seen {
+	uint32_t *count;     /* times each stable key (value 1..n) was handed out */
+	size_t n;
+	bool erase_odd;      /* erase odd keys as they come */
+};
+
+static void scan_note(struct pc_map *m, struct pc_map_slot *s, void *arg)
+{
+	struct scan_seen *seen = arg;
+	/* both maps here keep the key in the value */
+	if (s->value >= 1 && s->value <= seen->n)
+		seen->count[s->value - 1]++;
+	if (seen->erase_odd && (s->value & 1))
+		pc_map_erase_slot(m, s);
+}
+
+/* Without changes in between, a walk hands out each entry exactly once;
+ * erasing the current entry from the callback is allowed. */
+static void scan_static_once_and_erase(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	struct pc_map m;
+	static uint32_t count[N];
+	struct scan_seen seen = { count, N, false };
+	pc_map_init(&m, 0);
+	assert_int_equal(pc_map_scan(&m, 0, scan_note, &seen), 0);
+	for (uint64_t k = 1; k <= N; k++)
+		assert_int_equal(pc_map_insert(&m, k, k), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		memset(count, 0, sizeof(count));
+		seen.erase_odd = pass == 0;
+		uint64_t c = 0;
+		do
+			c = pc_map_scan(&m, c, scan_note, &seen);
+		while (c);
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(count[i], pass == 0 || (i & 1) ? 1 : 0);
+		assert_int_equal(pc_map_validate(&m, PC_WHY), 0);
+	}
+	assert_int_equal(pc_map_size(&m), N / 2);
+	pc_map_destroy(&m);
+}
+
+/* Half the keys get hashes whose home is one of 8 groups in any table,
+ * so long probe paths push them far from home and each rebuild moves
+ * them; the other half hash evenly. */
+static uint64_t skewed_hash(uint64_t k)
+{
+	uint64_t h = pc_map_hash_u64(k);
+	return (k & 1) ? (h & 0x7f) | ((h >> 60) << 7) : h;
+}
+
+static bool value_is(uint64_t value, const void *key)
+{
+	return value == *(const uint64_t *)key;
+}
+
+static void skewed_insert(struct pc_map *m, uint64_t k)
+{
+	assert_null(pc_map_find_hashed(m, skewed_hash(k), value_is, &k));
+	assert_int_equal(pc_map_insert_hashed(m, skewed_hash(k), k), 0);
+}
+
+/* Every key present for the whole walk comes out at least once while
+ * inserts between the steps grow the table many times over and churn
+ * (insert, erase) forces same-size rebuilds. */
+static void scan_survives_growth(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	struct pc_map m;
+	static uint32_t count[N];
+	struct rng r = test_rng("scan_survives_growth");
+	memset(count, 0, sizeof(count));
+	pc_map_init(&m, PC_MAP_HASHED);
+	for (uint64_t k = 1; k <= N; k++)
+		skewed_insert(&m, k);
+	size_t cap0 = pc_map_capacity(&m), calls = 0;
+	uint64_t c = 0, next_new = 1000000;
+	struct scan_seen seen = { count, N, false };
+	do {
+		c = pc_map_scan(&m, c, scan_note, &seen);
+		for (int i = 0; i < 40; i++)
+			skewed_insert(&m, next_new++);
+		uint64_t churn = 5000000 + rng_below(&r, 64);
+		struct pc_map_slot *s = pc_map_find_hashed(&m, skewed_hash(churn), value_is, &churn);
+		if (s)
+			pc_map_erase_slot(&m, s);
+		else
+			skewed_insert(&m, churn);
+		calls++;
+	} while (c);
+	assert_true(pc_map_capacity(&m) >= 16 * cap0);
+	assert_int_equal(pc_map_validate(&m, PC_WHY), 0);
+	for (size_t i = 0; i < N; i++)
+		if (count[i] == 0)
+			fail_msg("key %zu never handed out (%zu calls)", i + 1, calls);
+	pc_map_destroy(&m);
+}
+
 static void validate_catches_corruption(void **state)
 {
 	struct pc_map m;
@@ -345,6 +446,8 @@ int main(void)
 		cmocka_unit_test(erase_during_iteration_and_stable_slots),
 		cmocka_unit_test(reserve_avoids_rebuilds),
 		cmocka_unit_test(caller_hashed_keys),
+		cmocka_unit_test(scan_static_once_and_erase),
+		cmocka_unit_test(scan_survives_growth),
 		cmocka_unit_test(validate_catches_corruption),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

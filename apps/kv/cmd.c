@@ -1,0 +1,207 @@
+/* The command table, lookup, the checks Redis makes before running a
+ * command, shared helpers, and the connection and server commands. */
+#include "cmd_impl.h"
+
+#include <stdio.h>
+
+#include "num.h"
+
+#define W  KV_CMD_WRITE
+#define R  KV_CMD_READONLY
+#define M  KV_CMD_DENYOOM
+#define F  KV_CMD_FAST
+
+/* Sorted by name, for the binary search in kv_cmd_lookup(). Arity and key
+ * positions are Redis 7.0's. */
+static const struct kv_cmd table[] = {
+	{ "append",      3,  W | M | F, 1, 1, 1, kv_append },
+	{ "dbsize",      1,  R | F,     0, 0, 0, kv_dbsize },
+	{ "decr",        2,  W | M | F, 1, 1, 1, kv_decr },
+	{ "decrby",      3,  W | M | F, 1, 1, 1, kv_decrby },
+	{ "del",         -2, W,         1, -1, 1, kv_del },
+	{ "echo",        2,  F,         0, 0, 0, kv_echo },
+	{ "exists",      -2, R | F,     1, -1, 1, kv_exists },
+	{ "expire",      -3, W | F,     1, 1, 1, kv_expire },
+	{ "expireat",    -3, W | F,     1, 1, 1, kv_expireat },
+	{ "flushall",    -1, W,         0, 0, 0, kv_flushall },
+	{ "flushdb",     -1, W,         0, 0, 0, kv_flushall },
+	{ "get",         2,  R | F,     1, 1, 1, kv_get },
+	{ "getdel",      2,  W | F,     1, 1, 1, kv_getdel },
+	{ "getex",       -2, W | F,     1, 1, 1, kv_getex },
+	{ "getrange",    4,  R,         1, 1, 1, kv_getrange },
+	{ "getset",      3,  W | M | F, 1, 1, 1, kv_getset },
+	{ "incr",        2,  W | M | F, 1, 1, 1, kv_incr },
+	{ "incrby",      3,  W | M | F, 1, 1, 1, kv_incrby },
+	{ "incrbyfloat", 3,  W | M | F, 1, 1, 1, kv_incrbyfloat },
+	{ "keys",        2,  R,         0, 0, 0, kv_keys },
+	{ "mget",        -2, R | F,     1, -1, 1, kv_mget },
+	{ "mset",        -3, W | M,     1, -1, 2, kv_mset },
+	{ "msetnx",      -3, W | M,     1, -1, 2, kv_msetnx },
+	{ "persist",     2,  W | F,     1, 1, 1, kv_persist },
+	{ "pexpire",     -3, W | F,     1, 1, 1, kv_pexpire },
+	{ "pexpireat",   -3, W | F,     1, 1, 1, kv_pexpireat },
+	{ "ping",        -1, F,         0, 0, 0, kv_ping },
+	{ "psetex",      4,  W | M,     1, 1, 1, kv_psetex },
+	{ "pttl",        2,  R | F,     1, 1, 1, kv_pttl },
+	{ "rename",      3,  W,         1, 2, 1, kv_rename },
+	{ "renamenx",    3,  W | F,     1, 2, 1, kv_renamenx },
+	{ "scan",        -2, R,         0, 0, 0, kv_scan },
+	{ "select",      2,  F,         0, 0, 0, kv_select },
+	{ "set",         -3, W | M,     1, 1, 1, kv_set },
+	{ "setex",       4,  W | M,     1, 1, 1, kv_setex },
+	{ "setnx",       3,  W | M | F, 1, 1, 1, kv_setnx },
+	{ "setrange",    4,  W | M,     1, 1, 1, kv_setrange },
+	{ "strlen",      2,  R | F,     1, 1, 1, kv_strlen },
+	{ "ttl",         2,  R | F,     1, 1, 1, kv_ttl },
+	{ "type",        2,  R | F,     1, 1, 1, kv_type },
+	{ "unlink",      -2, W | F,     1, -1, 1, kv_del },
+};
+
+const struct kv_cmd *kv_cmd_table(size_t *count)
+{
+	*count = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+/* The name in lower case, 0-terminated, for comparing with the table;
+ * false when it is longer than any command's. */
+static bool lower_name(char *buf, size_t cap, const char *name, size_t len)
+{
+	if (len >= cap)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+	buf[len] = '\0';
+	return true;
+}
+
+const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len)
+{
+	char key[16];
+	if (!lower_name(key, sizeof(key), name, len) || memchr(name, '\0', len))
+		return NULL;
+	size_t lo = 0, hi = sizeof(table) / sizeof(table[0]);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int d = strcmp(key, table[mid].name);
+		if (d == 0)
+			return &table[mid];
+		if (d < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* How many bytes of s[0..n) Redis's "%.*s" prints: up to max, stopping at
+ * a NUL. */
+static int c_len(const char *s, size_t n, size_t max)
+{
+	const char *z = memchr(s, '\0', n);
+	size_t l = z ? (size_t)(z - s) : n;
+	return (int)(l < max ? l : max);
+}
+
+/* Redis's text: the name (128 bytes at most), then the first arguments,
+ * each quoted, until 128 bytes of them are written. */
+static void unknown_command(struct kv_call *c)
+{
+	char args[128 + 2 * 3 + 128 + 1];
+	size_t used = 0;
+	for (uint32_t i = 1; i < c->argc && used < 128; i++)
+		used += (size_t)snprintf(args + used, sizeof(args) - used, "'%.*s' ",
+					 c_len(c->argv[i], c->argl[i], 128 - used), c->argv[i]);
+	args[used] = '\0';
+	kv_reply_errorf(c->out, "ERR unknown command '%.*s', with args beginning with: %s",
+			c_len(c->argv[0], c->argl[0], 128), c->argv[0], args);
+}
+
+bool kv_cmd_check(struct kv_call *c)
+{
+	c->cmd = kv_cmd_lookup(c->argv[0], c->argl[0]);
+	if (!c->cmd) {
+		unknown_command(c);
+		return false;
+	}
+	int a = c->cmd->arity;
+	if ((a > 0 && (uint32_t)a != c->argc) || (a < 0 && c->argc < (uint32_t)-a)) {
+		kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+		return false;
+	}
+	return true;
+}
+
+void kv_cmd_run(struct kv_call *c)
+{
+	c->cmd->fn(c);
+}
+
+void kv_cmd_exec(struct kv_call *c)
+{
+	if (kv_cmd_check(c))
+		kv_cmd_run(c);
+}
+
+bool kv_arg_ll(struct kv_call *c, uint32_t i, int64_t *v)
+{
+	if (kv_str2ll(c->argv[i], c->argl[i], v))
+		return true;
+	kv_err(c, KV_ERR_NOT_INT);
+	return false;
+}
+
+void kv_err_expire(struct kv_call *c)
+{
+	kv_reply_errorf(c->out, "ERR invalid expire time in '%s' command", c->cmd->name);
+}
+
+void kv_err_oom(struct kv_call *c)
+{
+	kv_err(c, "ERR out of memory");
+}
+
+void kv_ping(struct kv_call *c)
+{
+	if (c->argc > 2)
+		kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+	else if (c->argc == 2)
+		kv_reply_bulk(c->out, c->argv[1], c->argl[1]);
+	else
+		kv_reply_status(c->out, "PONG");
+}
+
+void kv_echo(struct kv_call *c)
+{
+	kv_reply_bulk(c->out, c->argv[1], c->argl[1]);
+}
+
+/* One database: SELECT 0 works, any other number is out of range. */
+void kv_select(struct kv_call *c)
+{
+	int64_t id;
+	if (!kv_arg_ll(c, 1, &id))
+		return;
+	if (id < INT32_MIN || id > INT32_MAX)
+		kv_err(c, "ERR value is out of range, value must between -2147483648 and 2147483647");
+	else if (id != 0)
+		kv_err(c, "ERR DB index is out of range");
+	else
+		kv_reply_status(c->out, "OK");
+}
+
+void kv_dbsize(struct kv_call *c)
+{
+	kv_reply_int(c->out, (int64_t)kv_db_size(c->db));
+}
+
+/* FLUSHALL and FLUSHDB [ASYNC | SYNC]: one database, so both empty it. */
+void kv_flushall(struct kv_call *c)
+{
+	if (c->argc > 2 || (c->argc == 2 && !kv_arg_is(c, 1, "async") && !kv_arg_is(c, 1, "sync"))) {
+		kv_err(c, KV_ERR_SYNTAX);
+		return;
+	}
+	kv_db_flush(c->db);
+	kv_reply_status(c->out, "OK");
+}

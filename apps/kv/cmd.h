@@ -1,0 +1,66 @@
+/* The kv command table and the single-shard executor: each command's
+ * Redis name, arity, flags and key positions, and its implementation
+ * against one shard's keyspace with Redis 7's replies and error texts.
+ *
+ * Routing (which shard owns which key) lives above this: it looks a
+ * command up, reads its key positions, and runs it with kv_cmd_run() on
+ * the shard that owns the keys. Everything here runs on that shard. */
+#ifndef KV_CMD_H
+#define KV_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "reply.h"
+
+/* Command flags (Redis's names). */
+#define KV_CMD_WRITE    0x1u   /* may change the keyspace */
+#define KV_CMD_READONLY 0x2u
+#define KV_CMD_DENYOOM  0x4u   /* refused while over --maxmemory */
+#define KV_CMD_FAST     0x8u   /* O(1) or O(log n) */
+
+/* One request being executed. The caller fills every field but cmd. */
+struct kv_call {
+	struct kv_db *db;
+	struct kv_reply *out;
+	int64_t now;             /* ms since the epoch, read once per request */
+	uint64_t max_bulk;       /* longest string a command may build (proto-max-bulk-len) */
+	uint32_t argc;           /* at least 1: argv[0] is the command's name */
+	const char *const *argv;
+	const size_t *argl;
+	const struct kv_cmd *cmd;
+};
+
+typedef void kv_cmd_fn(struct kv_call *c);
+
+struct kv_cmd {
+	const char *name;    /* lower case, as Redis's errors quote it */
+	int arity;           /* n: exactly n arguments with the name; -n: at least n */
+	unsigned flags;
+	/* Redis's key positions: the first and last argument that is a key
+	 * (last -1: the final argument) and the step between keys; first 0:
+	 * no keys */
+	int first_key, last_key, key_step;
+	kv_cmd_fn *fn;
+};
+
+/* The command named name[0..len), any letter case, or NULL. */
+const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);
+
+/* Finds c's command and checks its arity; on failure writes Redis's
+ * "unknown command" or "wrong number of arguments" error to c->out and
+ * returns false. */
+bool kv_cmd_check(struct kv_call *c);
+
+/* Runs the checked command c->cmd: its reply (or error) goes to c->out. */
+void kv_cmd_run(struct kv_call *c);
+
+/* kv_cmd_check() then kv_cmd_run(): one request, start to end. */
+void kv_cmd_exec(struct kv_call *c);
+
+/* The commands in the table, in order (for COMMAND and tests). */
+const struct kv_cmd *kv_cmd_table(size_t *count);
+
+#endif

@@ -1,0 +1,347 @@
+/* Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
+ * and expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX, XX, GT, LT), TTL,
+ * PTTL, PERSIST. Replies and checks in Redis 7.0's order (db.c,
+ * expire.c). */
+#include "cmd_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "glob.h"
+#include "num.h"
+
+/* DEL and UNLINK: entries are freed at once either way. */
+void kv_del(struct kv_call *c)
+{
+	int64_t n = 0;
+	for (uint32_t i = 1; i < c->argc; i++) {
+		struct kv_pos pos;
+		if (kv_arg_key(c, i, &pos)) {
+			kv_db_erase(c->db, &pos);
+			n++;
+		}
+	}
+	kv_reply_int(c->out, n);
+}
+
+/* A key named twice counts twice, as in Redis. */
+void kv_exists(struct kv_call *c)
+{
+	int64_t n = 0;
+	for (uint32_t i = 1; i < c->argc; i++) {
+		struct kv_pos pos;
+		n += kv_arg_key(c, i, &pos) != NULL;
+	}
+	kv_reply_int(c->out, n);
+}
+
+void kv_type(struct kv_call *c)
+{
+	struct kv_pos pos;
+	kv_reply_status(c->out, kv_arg_key(c, 1, &pos) ? "string" : "none");
+}
+
+struct keys_walk {
+	const char *pat;
+	size_t plen;
+	bool all;
+	struct kv_reply found;
+	size_t count;
+};
+
+static void keys_one(const struct kv_entry *e, void *arg)
+{
+	struct keys_walk *w = arg;
+	size_t n;
+	const char *k = kv_entry_key(e, &n);
+	if (w->all || kv_glob_match(w->pat, w->plen, k, n)) {
+		kv_reply_bulk(&w->found, k, n);
+		w->count++;
+	}
+}
+
+/* Every key not expired that matches; "*" alone takes every key, the
+ * empty one too (Redis's shortcut). The table does not change during
+ * the walk, so each key comes out once. */
+void kv_keys(struct kv_call *c)
+{
+	struct keys_walk w = { .pat = c->argv[1], .plen = c->argl[1] };
+	uint64_t cursor = 0;
+	w.all = w.plen == 1 && w.pat[0] == '*';
+	kv_reply_init(&w.found);
+	do
+		cursor = kv_db_scan(c->db, cursor, c->now, keys_one, &w);
+	while (cursor);
+	if (kv_reply_failed(&w.found)) {
+		kv_err_oom(c);
+	} else {
+		kv_reply_array(c->out, w.count);
+		kv_reply_raw(c->out, w.found.buf, w.found.len);
+	}
+	kv_reply_free(&w.found);
+}
+
+/* A SCAN cursor as Redis reads one (strtoul: no leading space, nothing
+ * after the number, within 64 bits, "" is 0); false after "invalid
+ * cursor". */
+static bool scan_cursor(struct kv_call *c, uint64_t *cursor)
+{
+	char buf[64];
+	size_t n = c->argl[1];
+	if (n >= sizeof(buf) || (n && (c->argv[1][0] == ' ' ||
+				       (c->argv[1][0] >= '\t' && c->argv[1][0] <= '\r')))) {
+		kv_err(c, "ERR invalid cursor");
+		return false;
+	}
+	memcpy(buf, c->argv[1], n);
+	buf[n] = '\0';
+	char *end;
+	errno = 0;
+	*cursor = strtoull(buf, &end, 10);
+	if (*end != '\0' || errno == ERANGE) {
+		kv_err(c, "ERR invalid cursor");
+		return false;
+	}
+	return true;
+}
+
+/* SCAN's options: MATCH pattern, COUNT n (at least 1), TYPE name. */
+static bool scan_options(struct kv_call *c, struct keys_walk *w, int64_t *count, bool *none)
+{
+	for (uint32_t i = 2; i < c->argc; i += 2) {
+		bool arg = i + 1 < c->argc;
+		if (arg && kv_arg_is(c, i, "count")) {
+			if (!kv_arg_ll(c, i + 1, count))
+				return false;
+			if (*count < 1) {
+				kv_err(c, KV_ERR_SYNTAX);
+				return false;
+			}
+		} else if (arg && kv_arg_is(c, i, "match")) {
+			w->pat = c->argv[i + 1];
+			w->plen = c->argl[i + 1];
+			w->all = w->plen == 1 && w->pat[0] == '*';
+		} else if (arg && kv_arg_is(c, i, "type")) {
+			*none = !kv_arg_is(c, i + 1, "string");
+		} else {
+			kv_err(c, KV_ERR_SYNTAX);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* SCAN cursor [MATCH pattern] [COUNT n] [TYPE t] on this shard: walks
+ * home groups until count keys came out, 10 x count groups were seen or
+ * the walk ended (Redis's bounds). Every key present for the whole walk
+ * comes out (kv_db_scan). The cursor uses only the table's group bits, so
+ * a cross-shard SCAN can keep the shard's number above them. */
+void kv_scan(struct kv_call *c)
+{
+	struct keys_walk w = { .all = true };
+	uint64_t cursor;
+	int64_t count = 10;
+	bool none = false;
+	if (!scan_cursor(c, &cursor) || !scan_options(c, &w, &count, &none))
+		return;
+	kv_reply_init(&w.found);
+	int64_t groups = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+	do
+		cursor = kv_db_scan(c->db, cursor, c->now, keys_one, &w);
+	while (cursor && --groups > 0 && w.count < (uint64_t)count);
+	if (kv_reply_failed(&w.found)) {
+		kv_err_oom(c);
+	} else {
+		char text[24];
+		kv_reply_array(c->out, 2);
+		kv_reply_bulk(c->out, text, kv_ull2str(text, cursor));
+		kv_reply_array(c->out, none ? 0 : w.count);
+		if (!none)
+			kv_reply_raw(c->out, w.found.buf, w.found.len);
+	}
+	kv_reply_free(&w.found);
+}
+
+/* Moves src's value and expiry to dst (replacing dst unless nx). The
+ * value is copied into dst's entry before src's is freed. */
+static void rename_generic(struct kv_call *c, bool nx)
+{
+	struct kv_pos src, dst;
+	bool same = c->argl[1] == c->argl[2] && memcmp(c->argv[1], c->argv[2], c->argl[1]) == 0;
+	struct kv_entry *e = kv_arg_key(c, 1, &src);
+	if (!e) {
+		kv_err(c, KV_ERR_NO_KEY);
+		return;
+	}
+	if (same) {
+		nx ? kv_reply_int(c->out, 0) : kv_reply_status(c->out, "OK");
+		return;
+	}
+	if (kv_arg_key(c, 2, &dst) && nx) {
+		kv_reply_int(c->out, 0);
+		return;
+	}
+	size_t n;
+	const char *v = kv_entry_value(e, &n);
+	if (kv_db_store(c->db, &dst, v, n, kv_entry_expire(e))) {
+		kv_err_oom(c);
+		return;
+	}
+	kv_db_erase(c->db, &src);
+	nx ? kv_reply_int(c->out, 1) : kv_reply_status(c->out, "OK");
+}
+
+void kv_rename(struct kv_call *c)
+{
+	rename_generic(c, false);
+}
+
+void kv_renamenx(struct kv_call *c)
+{
+	rename_generic(c, true);
+}
+
+#define X_NX 1u
+#define X_XX 2u
+#define X_GT 4u
+#define X_LT 8u
+
+/* NX, XX, GT, LT after the time; false after Redis's error. */
+static bool expire_flags(struct kv_call *c, unsigned *flags)
+{
+	static const char *const words[] = { "nx", "xx", "gt", "lt" };
+	*flags = 0;
+	for (uint32_t i = 3; i < c->argc; i++) {
+		unsigned f = 0;
+		for (unsigned w = 0; w < 4 && !f; w++)
+			f = kv_arg_is(c, i, words[w]) ? 1u << w : 0;
+		if (!f) {
+			int n = (int)strnlen(c->argv[i], c->argl[i]);
+			kv_reply_errorf(c->out, "ERR Unsupported option %.*s", n, c->argv[i]);
+			return false;
+		}
+		*flags |= f;
+	}
+	if ((*flags & X_NX) && (*flags & (X_XX | X_GT | X_LT))) {
+		kv_err(c, "ERR NX and XX, GT or LT options at the same time are not compatible");
+		return false;
+	}
+	if ((*flags & X_GT) && (*flags & X_LT)) {
+		kv_err(c, "ERR GT and LT options at the same time are not compatible");
+		return false;
+	}
+	return true;
+}
+
+/* Whether the flags let the new time replace the current one (-1: none,
+ * which GT takes as infinite). */
+static bool expire_allowed(unsigned flags, int64_t cur, int64_t when)
+{
+	if ((flags & X_NX) && cur != KV_NO_EXPIRE)
+		return false;
+	if ((flags & X_XX) && cur == KV_NO_EXPIRE)
+		return false;
+	if ((flags & X_GT) && (cur == KV_NO_EXPIRE || when <= cur))
+		return false;
+	if ((flags & X_LT) && cur != KV_NO_EXPIRE && when >= cur)
+		return false;
+	return true;
+}
+
+/* The four EXPIRE commands: base is now for the relative ones, 0 for the
+ * absolute; a time at or before now deletes the key. */
+static void expire_generic(struct kv_call *c, int64_t base, int64_t unit)
+{
+	unsigned flags;
+	int64_t when;
+	struct kv_pos pos;
+	if (!expire_flags(c, &flags) || !kv_arg_ll(c, 2, &when))
+		return;
+	if (unit == 1000 && (when > INT64_MAX / 1000 || when < INT64_MIN / 1000)) {
+		kv_err_expire(c);
+		return;
+	}
+	when *= unit;
+	if (when > INT64_MAX - base) {
+		kv_err_expire(c);
+		return;
+	}
+	when += base;
+	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (!e || !expire_allowed(flags, kv_entry_expire(e), when)) {
+		kv_reply_int(c->out, 0);
+		return;
+	}
+	if (when <= c->now)
+		kv_db_erase(c->db, &pos);
+	else if (kv_db_set_expire(c->db, &pos, when)) {
+		kv_err_oom(c);
+		return;
+	}
+	kv_reply_int(c->out, 1);
+}
+
+void kv_expire(struct kv_call *c)
+{
+	expire_generic(c, c->now, 1000);
+}
+
+void kv_pexpire(struct kv_call *c)
+{
+	expire_generic(c, c->now, 1);
+}
+
+void kv_expireat(struct kv_call *c)
+{
+	expire_generic(c, 0, 1000);
+}
+
+void kv_pexpireat(struct kv_call *c)
+{
+	expire_generic(c, 0, 1);
+}
+
+/* -2 no key, -1 no expiry, else the time left (never below 0); seconds
+ * round to nearest, as Redis does. */
+static void ttl_generic(struct kv_call *c, bool ms)
+{
+	struct kv_pos pos;
+	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (!e) {
+		kv_reply_int(c->out, -2);
+		return;
+	}
+	int64_t when = kv_entry_expire(e);
+	if (when == KV_NO_EXPIRE) {
+		kv_reply_int(c->out, -1);
+		return;
+	}
+	int64_t left = when - c->now;
+	if (left < 0)
+		left = 0;
+	kv_reply_int(c->out, ms ? left : (left + 500) / 1000);
+}
+
+void kv_ttl(struct kv_call *c)
+{
+	ttl_generic(c, false);
+}
+
+void kv_pttl(struct kv_call *c)
+{
+	ttl_generic(c, true);
+}
+
+void kv_persist(struct kv_call *c)
+{
+	struct kv_pos pos;
+	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (!e || kv_entry_expire(e) == KV_NO_EXPIRE) {
+		kv_reply_int(c->out, 0);
+		return;
+	}
+	if (kv_db_set_expire(c->db, &pos, KV_NO_EXPIRE))
+		kv_err_oom(c);
+	else
+		kv_reply_int(c->out, 1);
+}

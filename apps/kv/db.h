@@ -1,0 +1,114 @@
+/* One shard's keyspace: string keys to string values, each with an
+ * optional expiry time, in a caller-hashed pc_map keyed by kv_keyhash().
+ *
+ * An entry is one allocation: a small header, the expiry time when it has
+ * one, then the key's and the value's bytes. The map's slot keeps the
+ * key's hash and the entry's address, so a lookup touches the entry only
+ * to compare the key after a full 64-bit hash match.
+ *
+ * Expiry is lazy (an expired entry found by a lookup is deleted then) and
+ * active (kv_db_expire_step(), driven from the shard's timing wheel,
+ * walks a bounded number of entries a call and deletes the expired ones).
+ *
+ * Memory: kv_db_used() counts the entries' allocations as the allocator
+ * sized them and the table, for --maxmemory and INFO.
+ *
+ * Times are milliseconds since the epoch. A db belongs to one shard: every
+ * call from its thread only. */
+#ifndef KV_DB_H
+#define KV_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pc_map_slot;
+struct kv_db;
+struct kv_entry;
+
+/* No expiry; and, for kv_db_store(), "keep the expiry the key has". */
+#define KV_NO_EXPIRE  ((int64_t)-1)
+#define KV_KEEP_TTL   ((int64_t)-2)
+
+/* Where a key is (or would be added) after kv_db_lookup(): pass it to the
+ * calls that change that key. Stays usable across other keys' changes in
+ * the same db (the slot is found again when an insert moved it); a
+ * command's keys come from its request, so key points into it. */
+struct kv_pos {
+	const char *key;
+	size_t klen;
+	uint64_t hash;
+	struct kv_entry *entry;      /* NULL: the key is absent */
+	struct pc_map_slot *_slot;   /* valid while _epoch is the db's */
+	uint64_t _epoch;
+};
+
+/* A new, empty keyspace, or NULL when out of memory or when the process's
+ * hash key cannot be drawn. */
+struct kv_db *kv_db_new(void);
+
+/* Frees the keyspace and every entry. */
+void kv_db_free(struct kv_db *db);
+
+/* Finds key. An entry whose expiry time is past (now > expiry, as Redis
+ * decides) is deleted and reported absent. Returns the entry or NULL, and
+ * fills *pos either way. */
+struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, int64_t now,
+			      struct kv_pos *pos);
+
+/* Sets pos's key to val[0..vlen), adding the key when absent. expire: an
+ * absolute time, KV_NO_EXPIRE (clears any), or KV_KEEP_TTL. Returns 0, or
+ * -ENOMEM with nothing changed. val may point into another key's entry
+ * (RENAME copies that way), never into pos's own. */
+int kv_db_store(struct kv_db *db, struct kv_pos *pos, const void *val, size_t vlen, int64_t expire);
+
+/* Makes pos's value vlen bytes long (adding the key with an expiry of none
+ * when absent) and returns those bytes for the caller to fill: the first
+ * min(old, vlen) keep the old value, the rest are undefined. grow: leave
+ * room for more (APPEND, SETRANGE: a value that keeps growing is not
+ * copied each time). Keeps the expiry. Returns NULL on -ENOMEM, nothing
+ * changed. */
+char *kv_db_resize(struct kv_db *db, struct kv_pos *pos, size_t vlen, bool grow);
+
+/* Sets pos's expiry (an absolute time, or KV_NO_EXPIRE to clear it). The
+ * key must be present. Returns 0 or -ENOMEM (nothing changed). */
+int kv_db_set_expire(struct kv_db *db, struct kv_pos *pos, int64_t when);
+
+/* Deletes pos's key (present). */
+void kv_db_erase(struct kv_db *db, struct kv_pos *pos);
+
+/* Deletes every key and frees the table. */
+void kv_db_flush(struct kv_db *db);
+
+/* Keys held, expired ones not yet deleted included (Redis's DBSIZE). */
+size_t kv_db_size(const struct kv_db *db);
+
+/* Bytes the keyspace holds: entries as allocated, the table, the db. */
+size_t kv_db_used(const struct kv_db *db);
+
+/* Entry fields. */
+const char *kv_entry_key(const struct kv_entry *e, size_t *len);
+const char *kv_entry_value(const struct kv_entry *e, size_t *len);
+/* The absolute expiry time, or KV_NO_EXPIRE. */
+int64_t kv_entry_expire(const struct kv_entry *e);
+
+/* Active expiry: walks on from where the last call stopped, looking at
+ * up to budget entries (a little more: a call finishes the group it is
+ * in), and deletes those expired at now. Returns how many it deleted; the
+ * caller calls again sooner when that was a large share of budget. */
+size_t kv_db_expire_step(struct kv_db *db, int64_t now, size_t budget);
+
+/* Cursor walk (SCAN): hands fn each entry not expired at now in the part
+ * of the table cursor names, and returns the next cursor (0: done). Every
+ * key present for the whole walk comes out at least once, even when the
+ * table grows in between (pc_map_scan); some may come twice. fn must not
+ * change the db. */
+typedef void kv_db_scan_fn(const struct kv_entry *e, void *arg);
+uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_fn *fn, void *arg);
+
+/* Checks every invariant: the map's, each entry's hash against its key,
+ * the byte count. Returns 0, or -EINVAL with what broke in why (when not
+ * NULL). For tests; O(keys). */
+int kv_db_validate(const struct kv_db *db, char *why, size_t whylen);
+
+#endif

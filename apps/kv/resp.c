@@ -1,0 +1,302 @@
+/* RESP2 request parsing: see resp.h. The error texts and the limits follow
+ * Redis 7 so that clients see what they would see from Redis. */
+#include "resp.h"
+
+#include "num.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW_FIRST 16u
+
+int kv_resp_init(struct kv_parser *p, const struct kv_resp_limits *lim)
+{
+	memset(p, 0, sizeof(*p));
+	p->lim.max_bulk = lim ? lim->max_bulk : KV_RESP_MAX_BULK_DEFAULT;
+	p->lim.max_args = lim ? lim->max_args : KV_RESP_MAX_ARGS_DEFAULT;
+	p->want = -1;
+	p->bulk = -1;
+	return 0;
+}
+
+void kv_resp_free(struct kv_parser *p)
+{
+	free(p->spans);
+	free(p->argv);
+	free(p->argl);
+	free(p->scratch);
+	memset(p, 0, sizeof(*p));
+	p->want = -1;
+	p->bulk = -1;
+}
+
+void kv_resp_reset(struct kv_parser *p)
+{
+	p->pos = 0;
+	p->want = -1;
+	p->bulk = -1;
+	p->argc = 0;
+}
+
+/* Room for at least n arguments. Grows by doubling, so a request that
+ * announces a million arguments costs memory only as they arrive. */
+static int reserve(struct kv_parser *p, uint32_t n)
+{
+	if (n <= p->cap)
+		return 0;
+	uint32_t cap = p->cap ? p->cap : GROW_FIRST;
+	while (cap < n)
+		cap *= 2;
+	struct kv_resp_span *spans = realloc(p->spans, cap * sizeof(*spans));
+	if (spans)
+		p->spans = spans;
+	const char **argv = realloc(p->argv, cap * sizeof(*argv));
+	if (argv)
+		p->argv = argv;
+	size_t *argl = realloc(p->argl, cap * sizeof(*argl));
+	if (argl)
+		p->argl = argl;
+	if (!spans || !argv || !argl)
+		return -ENOMEM;
+	p->cap = cap;
+	return 0;
+}
+
+static long fail(struct kv_parser *p, const char *text)
+{
+	snprintf(p->error, sizeof(p->error), "Protocol error: %s", text);
+	return -EPROTO;
+}
+
+/* The count after '*' or '$' at buf[p->pos]: 1 with *v set and p->pos past
+ * the line, 0 when the line is not complete, -1 when it is too long to be a
+ * count (the caller names the error) or not a number (*v untouched). */
+static int count_line(struct kv_parser *p, const char *buf, size_t len, int64_t *v,
+		      bool *bad_number)
+{
+	const char *start = buf + p->pos;
+	const char *cr = memchr(start, '\r', len - p->pos);
+	*bad_number = false;
+	if (!cr)
+		return len - p->pos > KV_RESP_MAX_INLINE ? -1 : 0;
+	/* Redis waits for the byte after '\r' and skips it unread. */
+	if ((size_t)(cr - buf) + 1 >= len)
+		return 0;
+	if (!kv_str2ll(start + 1, (size_t)(cr - start - 1), v)) {
+		*bad_number = true;
+		return -1;
+	}
+	p->pos = (size_t)(cr - buf) + 2;
+	return 1;
+}
+
+static long finish(struct kv_parser *p, const char *base, struct kv_resp_req *req)
+{
+	for (uint32_t i = 0; i < p->argc; i++) {
+		p->argv[i] = base + p->spans[i].off;
+		p->argl[i] = p->spans[i].len;
+	}
+	req->argc = p->argc;
+	req->argv = p->argv;
+	req->argl = p->argl;
+	long total = (long)p->pos;
+	kv_resp_reset(p);
+	return total;
+}
+
+/* The '$' line of the next argument: 1 when read, 0 for more input, or an
+ * error. */
+static long bulk_header(struct kv_parser *p, const char *buf, size_t len)
+{
+	if (buf[p->pos] != '$') {
+		char what[40];
+		snprintf(what, sizeof(what), "expected '$', got '%c'", buf[p->pos]);
+		return fail(p, what);
+	}
+	int64_t n;
+	bool bad;
+	int r = count_line(p, buf, len, &n, &bad);
+	if (r == 0)
+		return 0;
+	if (r < 0 && !bad)
+		return fail(p, "too big bulk count string");
+	if (r < 0 || n < 0 || (uint64_t)n > p->lim.max_bulk)
+		return fail(p, "invalid bulk length");
+	p->bulk = n;
+	return 1;
+}
+
+static long parse_multibulk(struct kv_parser *p, const char *buf, size_t len,
+			    struct kv_resp_req *req)
+{
+	if (p->want < 0) {
+		int64_t n;
+		bool bad;
+		int r = count_line(p, buf, len, &n, &bad);
+		if (r == 0)
+			return 0;
+		if (r < 0 && !bad)
+			return fail(p, "too big mbulk count string");
+		if (r < 0 || n > (int64_t)p->lim.max_args)
+			return fail(p, "invalid multibulk length");
+		if (n <= 0)   /* Redis ignores `*0` and `*-1` */
+			return finish(p, buf, req);
+		p->want = n;
+	}
+	while (p->argc < p->want) {
+		if (p->bulk < 0) {
+			if (p->pos >= len)
+				return 0;
+			long r = bulk_header(p, buf, len);
+			if (r <= 0)
+				return r;
+		}
+		/* the argument and the two bytes after it, which Redis skips */
+		if (len - p->pos < (uint64_t)p->bulk + 2)
+			return 0;
+		if (reserve(p, p->argc + 1) < 0)
+			return -ENOMEM;
+		p->spans[p->argc++] = (struct kv_resp_span){ p->pos, (size_t)p->bulk };
+		p->pos += (size_t)p->bulk + 2;
+		p->bulk = -1;
+	}
+	return finish(p, buf, req);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* One character inside double quotes at s[*i] (end e), appended to out.
+ * Returns 1 for a character, 0 at the closing quote, -1 for unbalanced. */
+static int dquoted_char(const char *s, size_t *i, size_t e, char *out, size_t *n)
+{
+	char c = s[*i];
+	if (c == '\\' && *i + 3 < e && s[*i + 1] == 'x' && hex_digit(s[*i + 2]) >= 0 &&
+	    hex_digit(s[*i + 3]) >= 0) {
+		out[(*n)++] = (char)(hex_digit(s[*i + 2]) * 16 + hex_digit(s[*i + 3]));
+		*i += 4;
+		return 1;
+	}
+	if (c == '\\' && *i + 1 < e) {
+		static const char from[] = "nrtba", to[] = "\n\r\t\b\a";
+		char x = s[*i + 1];
+		const char *m = x ? strchr(from, x) : NULL;
+		out[(*n)++] = m ? to[m - from] : x;
+		*i += 2;
+		return 1;
+	}
+	if (c == '"')
+		return *i + 1 < e && !is_space(s[*i + 1]) ? -1 : (++*i, 0);
+	out[(*n)++] = c;
+	++*i;
+	return 1;
+}
+
+/* One character inside single quotes; as dquoted_char(). */
+static int squoted_char(const char *s, size_t *i, size_t e, char *out, size_t *n)
+{
+	if (s[*i] == '\\' && *i + 1 < e && s[*i + 1] == '\'') {
+		out[(*n)++] = '\'';
+		*i += 2;
+		return 1;
+	}
+	if (s[*i] == '\'')
+		return *i + 1 < e && !is_space(s[*i + 1]) ? -1 : (++*i, 0);
+	out[(*n)++] = s[*i];
+	++*i;
+	return 1;
+}
+
+/* One inline argument starting at s[*i], unquoted into out (*n bytes so
+ * far). Quotes may open mid-word, as in Redis. Returns 0 or -1 for
+ * unbalanced quotes. */
+static int inline_word(const char *s, size_t *i, size_t e, char *out, size_t *n)
+{
+	while (*i < e) {
+		char c = s[*i];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			return 0;
+		if (c != '"' && c != '\'') {
+			out[(*n)++] = c;
+			++*i;
+			continue;
+		}
+		++*i;
+		int r;
+		do {
+			if (*i >= e)
+				return -1;   /* the line ended inside quotes */
+			r = c == '"' ? dquoted_char(s, i, e, out, n) : squoted_char(s, i, e, out, n);
+		} while (r > 0);
+		if (r < 0)
+			return -1;
+		return 0;   /* a closing quote ends the word */
+	}
+	return 0;
+}
+
+static long parse_inline(struct kv_parser *p, const char *buf, size_t len,
+			 struct kv_resp_req *req)
+{
+	const char *nl = memchr(buf, '\n', len);
+	if (!nl)
+		return len > KV_RESP_MAX_INLINE ? fail(p, "too big inline request") : 0;
+	size_t e = (size_t)(nl - buf);
+	if (e > 0 && buf[e - 1] == '\r')
+		e--;
+	/* Redis splits a C string: a NUL byte ends the line. */
+	const char *nul = memchr(buf, '\0', e);
+	if (nul)
+		e = (size_t)(nul - buf);
+	if (e > p->scratch_cap) {
+		char *s = realloc(p->scratch, e);
+		if (!s)
+			return -ENOMEM;
+		p->scratch = s;
+		p->scratch_cap = e;
+	}
+	size_t i = 0, n = 0;
+	p->argc = 0;
+	for (;;) {
+		while (i < e && is_space(buf[i]))
+			i++;
+		if (i >= e)
+			break;
+		size_t start = n;
+		if (inline_word(buf, &i, e, p->scratch, &n) < 0) {
+			p->argc = 0;
+			return fail(p, "unbalanced quotes in request");
+		}
+		if (reserve(p, p->argc + 1) < 0)
+			return -ENOMEM;
+		p->spans[p->argc++] = (struct kv_resp_span){ start, n - start };
+	}
+	p->pos = (size_t)(nl - buf) + 1;
+	return finish(p, p->scratch, req);
+}
+
+long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_resp_req *req)
+{
+	req->argc = 0;
+	if (len == 0)
+		return 0;
+	if (buf[0] == '*')
+		return parse_multibulk(p, buf, len, req);
+	return parse_inline(p, buf, len, req);
+}

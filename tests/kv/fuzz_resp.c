@@ -1,0 +1,86 @@
+/* libFuzzer target for the RESP2 request parser: any input, split into
+ * reads at points the fuzzer chooses, must parse to the same requests as
+ * the whole input at once, must never read outside the buffer (ASan), and
+ * an error must come with Redis's "Protocol error: " text.
+ *
+ * Input: [split seed byte][stream...]. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resp.h"
+
+#define CHECK(cond)                                                            \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);  \
+			abort();                                              \
+		}                                                             \
+	} while (0)
+
+/* A digest of every request parsed, then the final status. */
+struct outcome {
+	uint64_t hash;
+	unsigned requests;
+	long status;   /* 0: input ended waiting; or the error */
+};
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static struct outcome run(const uint8_t *in, size_t len, unsigned seed)
+{
+	struct outcome o = { 0xcbf29ce484222325ull, 0, 0 };
+	struct kv_parser p;
+	struct kv_resp_req req;
+	/* small limits so the fuzzer reaches them */
+	struct kv_resp_limits lim = { .max_bulk = 4096, .max_args = 64 };
+	CHECK(kv_resp_init(&p, &lim) == 0);
+	size_t start = 0, have = 0;
+	uint32_t x = seed | 1;
+	while (start < len) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		size_t step = seed ? 1 + x % 64 : len;
+		have = have + step > len - start ? len - start : have + step;
+		long r;
+		while ((r = kv_resp_parse(&p, (const char *)in + start, have, &req)) > 0) {
+			CHECK((size_t)r <= have);
+			for (unsigned i = 0; i < req.argc; i++) {
+				o.hash = mix(o.hash, &req.argl[i], sizeof(req.argl[i]));
+				o.hash = mix(o.hash, req.argv[i], req.argl[i]);
+			}
+			o.requests++;
+			start += (size_t)r;
+			have -= (size_t)r;
+		}
+		if (r < 0) {
+			CHECK(r == -EPROTO);
+			CHECK(strncmp(p.error, "Protocol error: ", 16) == 0);
+			o.status = r;
+			break;
+		}
+		if (have == len - start)
+			break;   /* all of it offered: waiting for more */
+	}
+	kv_resp_free(&p);
+	return o;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	struct outcome whole = run(data + 1, size - 1, 0);
+	struct outcome split = run(data + 1, size - 1, data[0]);
+	CHECK(whole.requests == split.requests);
+	CHECK(whole.hash == split.hash);
+	CHECK(whole.status == split.status);
+	return 0;
+}

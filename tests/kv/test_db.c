@@ -1,0 +1,270 @@
+/* One shard's keyspace: entries and their expiry, lazy and active expiry,
+ * the byte count, and the scan guarantee while the table grows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "db.h"
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static void check(const struct kv_db *db)
+{
+	char why[200];
+	if (kv_db_validate(db, why, sizeof(why)))
+		fail_msg("kv_db_validate: %s", why);
+}
+
+static void want_value(struct kv_db *db, const char *k, size_t kl, int64_t now,
+			 const char *v, size_t vl)
+{
+	struct kv_pos pos;
+	struct kv_entry *e = kv_db_lookup(db, k, kl, now, &pos);
+	if (!v) {
+		assert_null(e);
+		return;
+	}
+	assert_non_null(e);
+	size_t got;
+	const char *p = kv_entry_value(e, &got);
+	assert_int_equal(got, vl);
+	assert_memory_equal(p, v, vl);
+	p = kv_entry_key(e, &got);
+	assert_int_equal(got, kl);
+	assert_memory_equal(p, k, kl);
+}
+
+static void store(struct kv_db *db, const char *k, size_t kl, const char *v, size_t vl, int64_t exp)
+{
+	struct kv_pos pos;
+	kv_db_lookup(db, k, kl, 0, &pos);
+	assert_int_equal(kv_db_store(db, &pos, v, vl, exp), 0);
+}
+
+static void test_store_lookup_erase(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	size_t empty_used = kv_db_used(db);
+	store(db, S("a"), S("1"), KV_NO_EXPIRE);
+	store(db, S("b\0\r\n"), S("\0\0"), KV_NO_EXPIRE);
+	store(db, "", 0, "", 0, KV_NO_EXPIRE);
+	want_value(db, S("a"), 0, S("1"));
+	want_value(db, S("b\0\r\n"), 0, S("\0\0"));
+	want_value(db, "", 0, 0, "", 0);
+	want_value(db, S("b"), 0, NULL, 0);
+	assert_int_equal(kv_db_size(db), 3);
+	/* replace, longer then shorter */
+	store(db, S("a"), S("a much longer value than before"), KV_NO_EXPIRE);
+	want_value(db, S("a"), 0, S("a much longer value than before"));
+	store(db, S("a"), S("x"), KV_NO_EXPIRE);
+	want_value(db, S("a"), 0, S("x"));
+	assert_int_equal(kv_db_size(db), 3);
+	check(db);
+	struct kv_pos pos;
+	assert_non_null(kv_db_lookup(db, S("a"), 0, &pos));
+	kv_db_erase(db, &pos);
+	assert_null(pos.entry);
+	want_value(db, S("a"), 0, NULL, 0);
+	assert_int_equal(kv_db_size(db), 2);
+	assert_true(kv_db_used(db) > empty_used);
+	check(db);
+	kv_db_flush(db);
+	assert_int_equal(kv_db_size(db), 0);
+	assert_int_equal(kv_db_used(db), empty_used);
+	check(db);
+	kv_db_free(db);
+}
+
+static void test_expiry(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	struct kv_pos pos;
+	store(db, S("k"), S("v"), 1000);
+	assert_non_null(kv_db_lookup(db, S("k"), 999, &pos));
+	assert_int_equal(kv_entry_expire(pos.entry), 1000);
+	/* Redis: expired only once now is past the time */
+	assert_non_null(kv_db_lookup(db, S("k"), 1000, &pos));
+	assert_null(kv_db_lookup(db, S("k"), 1001, &pos));
+	assert_int_equal(kv_db_size(db), 0);
+	/* KEEP_TTL keeps it, a plain store clears it */
+	store(db, S("k"), S("v"), 5000);
+	store(db, S("k"), S("w"), KV_KEEP_TTL);
+	assert_non_null(kv_db_lookup(db, S("k"), 0, &pos));
+	assert_int_equal(kv_entry_expire(pos.entry), 5000);
+	store(db, S("k"), S("x"), KV_NO_EXPIRE);
+	assert_non_null(kv_db_lookup(db, S("k"), 0, &pos));
+	assert_int_equal(kv_entry_expire(pos.entry), KV_NO_EXPIRE);
+	/* set and clear on a present key keep the value */
+	assert_int_equal(kv_db_set_expire(db, &pos, 7000), 0);
+	want_value(db, S("k"), 6000, S("x"));
+	assert_non_null(kv_db_lookup(db, S("k"), 0, &pos));
+	assert_int_equal(kv_entry_expire(pos.entry), 7000);
+	assert_int_equal(kv_db_set_expire(db, &pos, KV_NO_EXPIRE), 0);
+	want_value(db, S("k"), INT64_MAX, S("x"));
+	/* KEEP_TTL on an absent key means none */
+	store(db, S("n"), S("v"), KV_KEEP_TTL);
+	assert_non_null(kv_db_lookup(db, S("n"), 0, &pos));
+	assert_int_equal(kv_entry_expire(pos.entry), KV_NO_EXPIRE);
+	check(db);
+	kv_db_free(db);
+}
+
+static void test_resize(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	struct kv_pos pos;
+	/* append one byte at a time with an expiry set, as APPEND does */
+	store(db, S("k"), "", 0, 99999);
+	char want[5000];
+	for (size_t i = 0; i < sizeof(want); i++) {
+		want[i] = (char)('a' + i % 26);
+		assert_non_null(kv_db_lookup(db, S("k"), 0, &pos));
+		char *v = kv_db_resize(db, &pos, i + 1, true);
+		assert_non_null(v);
+		v[i] = want[i];
+	}
+	want_value(db, S("k"), 0, want, sizeof(want));
+	assert_non_null(kv_db_lookup(db, S("k"), 0, &pos));
+	assert_int_equal(kv_entry_expire(pos.entry), 99999);
+	/* shrinking keeps the head and gives memory back */
+	size_t big = kv_db_used(db);
+	assert_non_null(kv_db_resize(db, &pos, 3, false));
+	want_value(db, S("k"), 0, "abc", 3);
+	assert_true(kv_db_used(db) < big - 4000);
+	/* absent: a new key */
+	assert_null(kv_db_lookup(db, S("new"), 0, &pos));
+	char *v = kv_db_resize(db, &pos, 2, false);
+	memcpy(v, "hi", 2);
+	want_value(db, S("new"), 0, "hi", 2);
+	check(db);
+	kv_db_free(db);
+}
+
+/* After an insert moved the table, a position found before it still
+ * erases the right key. */
+static void test_pos_survives_growth(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	struct kv_pos a, b;
+	char k[32];
+	store(db, S("src"), S("v"), KV_NO_EXPIRE);
+	assert_non_null(kv_db_lookup(db, S("src"), 0, &a));
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(k, sizeof(k), "key:%d", i);
+		kv_db_lookup(db, k, (size_t)n, 0, &b);
+		assert_int_equal(kv_db_store(db, &b, "x", 1, KV_NO_EXPIRE), 0);
+	}
+	kv_db_erase(db, &a);
+	want_value(db, S("src"), 0, NULL, 0);
+	assert_int_equal(kv_db_size(db), 5000);
+	check(db);
+	kv_db_free(db);
+}
+
+static void test_active_expiry(void **state)
+{
+	(void)state;
+	enum { N = 20000 };
+	struct kv_db *db = kv_db_new();
+	char k[32];
+	for (int i = 0; i < N; i++) {
+		int n = snprintf(k, sizeof(k), "key:%d", i);
+		store(db, k, (size_t)n, "0123456789abcdef0123456789abcdef", 32,
+		      i % 2 ? 100 + i % 7 : KV_NO_EXPIRE);
+	}
+	size_t full = kv_db_used(db);
+	/* nothing expired yet: steps delete nothing */
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(kv_db_expire_step(db, 100, 500), 0);
+	size_t deleted = 0, calls = 0;
+	while (kv_db_size(db) > N / 2) {
+		size_t d = kv_db_expire_step(db, 1000, 500);
+		/* a call stops near its budget: it finishes the group it is in */
+		assert_true(d <= 500 + 64);
+		deleted += d;
+		calls++;
+		assert_true(calls <= 2 * N / 500 + 10);
+	}
+	assert_int_equal(deleted, N / 2);
+	assert_true(kv_db_used(db) < full - (N / 2) * 48);
+	for (int i = 0; i < N; i += 2) {
+		int n = snprintf(k, sizeof(k), "key:%d", i);
+		want_value(db, k, (size_t)n, 1000, "0123456789abcdef0123456789abcdef", 32);
+	}
+	check(db);
+	kv_db_free(db);
+}
+
+struct seen {
+	unsigned char *hits;
+	int n;
+};
+
+static void note(const struct kv_entry *e, void *arg)
+{
+	struct seen *s = arg;
+	size_t kl;
+	const char *k = kv_entry_key(e, &kl);
+	int i;
+	if (kl > 5 && memcmp(k, "keep:", 5) == 0 && sscanf(k + 5, "%d", &i) == 1 && i < s->n)
+		s->hits[i]++;
+}
+
+/* Keys present for the whole scan all come out while the table grows
+ * sixteen-fold and other keys come and go; expired keys never come out. */
+static void test_scan_while_growing(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	struct kv_db *db = kv_db_new();
+	static unsigned char hits[N];
+	struct seen s = { hits, N };
+	char k[32];
+	for (int i = 0; i < N; i++) {
+		int n = snprintf(k, sizeof(k), "keep:%d", i);
+		store(db, k, (size_t)n, "v", 1, KV_NO_EXPIRE);
+	}
+	store(db, S("keep:999999"), "v", 1, 10);
+	uint64_t c = 0;
+	int added = 0;
+	do {
+		c = kv_db_scan(db, c, 11, note, &s);
+		for (int j = 0; j < 30; j++, added++) {
+			int n = snprintf(k, sizeof(k), "more:%d", added);
+			store(db, k, (size_t)n, "v", 1, KV_NO_EXPIRE);
+		}
+		struct kv_pos pos;
+		int n = snprintf(k, sizeof(k), "more:%d", added / 2);
+		if (kv_db_lookup(db, k, (size_t)n, 0, &pos))
+			kv_db_erase(db, &pos);
+	} while (c);
+	assert_true(kv_db_size(db) > 8 * N);
+	for (int i = 0; i < N; i++)
+		if (!hits[i])
+			fail_msg("keep:%d never came out of the scan", i);
+	check(db);
+	kv_db_free(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_store_lookup_erase),
+		cmocka_unit_test(test_expiry),
+		cmocka_unit_test(test_resize),
+		cmocka_unit_test(test_pos_survives_growth),
+		cmocka_unit_test(test_active_expiry),
+		cmocka_unit_test(test_scan_while_growing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

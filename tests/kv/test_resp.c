@@ -1,0 +1,210 @@
+/* The RESP2 request parser against requests written out by hand: what each
+ * request parses to, that any split of the input into reads gives the same
+ * requests, and Redis's protocol error for each kind of bad input. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "resp.h"
+
+/* Parses one request from the whole of s and checks its arguments, given as
+ * NUL-terminated strings after the expected length consumed. */
+static void expect_req(const char *s, size_t len, long consumed, unsigned argc, ...)
+{
+	struct kv_parser p;
+	struct kv_resp_req req;
+	assert_int_equal(kv_resp_init(&p, NULL), 0);
+	long r = kv_resp_parse(&p, s, len, &req);
+	if (r < 0)
+		fail_msg("parse failed (%ld): %s", r, p.error);
+	assert_int_equal(r, consumed);
+	assert_int_equal(req.argc, argc);
+	va_list ap;
+	va_start(ap, argc);
+	for (unsigned i = 0; i < argc; i++) {
+		const char *want = va_arg(ap, const char *);
+		assert_int_equal(req.argl[i], strlen(want));
+		assert_memory_equal(req.argv[i], want, strlen(want));
+	}
+	va_end(ap);
+	kv_resp_free(&p);
+}
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static void test_multibulk(void **state)
+{
+	(void)state;
+	expect_req(S("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), 20, 2, "GET", "k");
+	expect_req(S("*1\r\n$0\r\n\r\n"), 10, 1, "");
+	/* Redis ignores an empty or negative count */
+	expect_req(S("*0\r\n"), 4, 0);
+	expect_req(S("*-1\r\n"), 5, 0);
+	/* only the first of two pipelined requests */
+	expect_req(S("*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n"), 14, 1, "PING");
+}
+
+static void test_binary_safe(void **state)
+{
+	(void)state;
+	static const char in[] = "*2\r\n$3\r\nSET\r\n$5\r\na\r\n\0b\r\n";
+	struct kv_parser p;
+	struct kv_resp_req req;
+	kv_resp_init(&p, NULL);
+	assert_int_equal(kv_resp_parse(&p, in, sizeof(in) - 1, &req), (long)sizeof(in) - 1);
+	assert_int_equal(req.argc, 2);
+	assert_int_equal(req.argl[1], 5);
+	assert_memory_equal(req.argv[1], "a\r\n\0b", 5);
+	kv_resp_free(&p);
+}
+
+static void test_inline(void **state)
+{
+	(void)state;
+	expect_req(S("PING\r\n"), 6, 1, "PING");
+	expect_req(S("set a  b\n"), 9, 3, "set", "a", "b");
+	expect_req(S("  \r\n"), 4, 0);
+	expect_req(S("\r\n"), 2, 0);
+	expect_req(S("SET \"a b\" 'c d'\r\n"), 17, 3, "SET", "a b", "c d");
+	expect_req(S("ECHO \"\\x41\\n\\t\\q\"\r\n"), 19, 2, "ECHO", "A\n\tq");
+	expect_req(S("ECHO 'it\\'s'\r\n"), 14, 2, "ECHO", "it's");
+	/* a quote may open inside a word */
+	expect_req(S("ECHO ab\"c d\"\r\n"), 14, 2, "ECHO", "abc d");
+	/* \v is part of an unquoted word, as in Redis */
+	expect_req(S("ECHO a\vb\r\n"), 10, 2, "ECHO", "a\vb");
+}
+
+static void expect_error(const char *s, size_t len, const struct kv_resp_limits *lim,
+			 const char *error)
+{
+	struct kv_parser p;
+	struct kv_resp_req req;
+	kv_resp_init(&p, lim);
+	long r = kv_resp_parse(&p, s, len, &req);
+	assert_int_equal(r, -EPROTO);
+	assert_string_equal(p.error, error);
+	kv_resp_free(&p);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error(S("*abc\r\n\n"), NULL, "Protocol error: invalid multibulk length");
+	expect_error(S("*2000000\r\n"), NULL, "Protocol error: invalid multibulk length");
+	expect_error(S("*01\r\n"), NULL, "Protocol error: invalid multibulk length");
+	expect_error(S("*3\r\n$3\r\nSET\r\n$1\r\nx\r\nfooz\r\n"), NULL,
+		     "Protocol error: expected '$', got 'f'");
+	expect_error(S("*1\r\n$-1\r\n"), NULL, "Protocol error: invalid bulk length");
+	expect_error(S("*1\r\n$+1\r\n"), NULL, "Protocol error: invalid bulk length");
+	struct kv_resp_limits small = { .max_bulk = 10, .max_args = 2 };
+	expect_error(S("*1\r\n$11\r\n"), &small, "Protocol error: invalid bulk length");
+	expect_error(S("*3\r\n"), &small, "Protocol error: invalid multibulk length");
+	expect_error(S("SET \"abc\r\n"), NULL, "Protocol error: unbalanced quotes in request");
+	expect_error(S("SET \"abc\"x\r\n"), NULL, "Protocol error: unbalanced quotes in request");
+	expect_error(S("SET 'abc\r\n"), NULL, "Protocol error: unbalanced quotes in request");
+}
+
+/* Lines without their end, longer than Redis waits for. */
+static void test_too_big(void **state)
+{
+	(void)state;
+	size_t n = KV_RESP_MAX_INLINE + 2;
+	char *big = malloc(n + 16);
+	assert_non_null(big);
+	memset(big, 'a', n + 16);
+	expect_error(big, n, NULL, "Protocol error: too big inline request");
+	big[0] = '*';
+	expect_error(big, n, NULL, "Protocol error: too big mbulk count string");
+	memcpy(big, "*1\r\n$", 5);
+	expect_error(big, n + 16, NULL, "Protocol error: too big bulk count string");
+	/* one byte short of the limit: still waiting */
+	struct kv_parser p;
+	struct kv_resp_req req;
+	kv_resp_init(&p, NULL);
+	memset(big, 'a', n);
+	assert_int_equal(kv_resp_parse(&p, big, KV_RESP_MAX_INLINE, &req), 0);
+	kv_resp_free(&p);
+	free(big);
+}
+
+/* Feeds in the input in reads of `step` bytes, as a session would, dropping
+ * consumed bytes, and returns the arguments of every request joined by '|'
+ * (requests by ';'). */
+static void parse_stream(const char *in, size_t len, size_t step, char *out, size_t cap)
+{
+	struct kv_parser p;
+	struct kv_resp_req req;
+	kv_resp_init(&p, NULL);
+	size_t start = 0, have = 0, o = 0;
+	out[0] = '\0';
+	while (start < len) {
+		have = have + step > len - start ? len - start : have + step;
+		long r;
+		while ((r = kv_resp_parse(&p, in + start, have, &req)) > 0) {
+			for (unsigned i = 0; i < req.argc; i++)
+				o += (size_t)snprintf(out + o, cap - o, "%s%.*s", i ? "|" : "",
+						      (int)req.argl[i], req.argv[i]);
+			o += (size_t)snprintf(out + o, cap - o, ";");
+			start += (size_t)r;
+			have -= (size_t)r;
+		}
+		assert_int_equal(r, 0);
+	}
+	kv_resp_free(&p);
+}
+
+static void test_any_split(void **state)
+{
+	(void)state;
+	static const char in[] = "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nva\r\nl\r\n"
+				 "PING\r\n*0\r\nECHO \"a b\"\n*1\r\n$4\r\nQUIT\r\n";
+	char whole[256], split[256];
+	parse_stream(in, sizeof(in) - 1, sizeof(in), whole, sizeof(whole));
+	assert_string_equal(whole, "SET|key|va\r\nl;PING;;ECHO|a b;QUIT;");
+	for (size_t step = 1; step < sizeof(in); step++) {
+		parse_stream(in, sizeof(in) - 1, step, split, sizeof(split));
+		assert_string_equal(split, whole);
+	}
+}
+
+/* A request announcing many arguments costs memory only as they arrive. */
+static void test_many_args(void **state)
+{
+	(void)state;
+	size_t n = 100000;
+	size_t cap = n * 8 + 32;
+	char *in = malloc(cap);
+	assert_non_null(in);
+	size_t o = (size_t)snprintf(in, cap, "*%zu\r\n", n);
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(in + o, cap - o, "$1\r\n%c\r\n", (char)('a' + i % 26));
+	struct kv_parser p;
+	struct kv_resp_req req;
+	kv_resp_init(&p, NULL);
+	assert_int_equal(kv_resp_parse(&p, in, o, &req), (long)o);
+	assert_int_equal(req.argc, n);
+	assert_memory_equal(req.argv[n - 1], (char[]){ (char)('a' + (n - 1) % 26) }, 1);
+	kv_resp_free(&p);
+	free(in);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_multibulk),
+		cmocka_unit_test(test_binary_safe),
+		cmocka_unit_test(test_inline),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_any_split),
+		cmocka_unit_test(test_many_args),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
