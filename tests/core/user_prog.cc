@@ -94,7 +94,7 @@ bool ring_carries(unsigned count)
 		want += i;
 	}
 	producer.join();
-	bool ok = sum == want && pc_spsc_validate(r) == 0;
+	bool ok = sum == want && pc_spsc_validate(r, NULL, 0) == 0;
 	pc_spsc_destroy(r);
 	return ok;
 }
