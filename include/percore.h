@@ -26,6 +26,7 @@
 #include "percore/reactor.h"
 #include "percore/engine.h"
 #include "percore/shard.h"
+#include "percore/outbox.h"
 #include "percore/shared_buf.h"
 #include "percore/map.h"
 #include "percore/dispatch.h"

@@ -155,8 +155,10 @@ int pc_session_error(struct pc_session *s, int32_t code, const char *message, bo
  * through the mesh (the body is copied into the message). Delivery is
  * asynchronous: a session that closed meanwhile drops the frame and the
  * receiving shard counts it (send_to_gone). Call from a shard of the
- * server. Returns 0; -EAGAIN when the mesh ring to that shard is full
- * (retry on a later turn); -ENOENT when the id is not a live session of
+ * server. A full mesh ring does not refuse it: the frame waits in this
+ * shard's outbox, in order (percore/outbox.h). Returns 0; -ENOBUFS past
+ * the outbox budget (the receiver is far behind: stop reading input
+ * until the pressure ends); -ENOENT when the id is not a live session of
  * the calling shard; -EINVAL for an id of no shard; -EPERM off a server
  * shard; -ENOMEM; or the errors of pc_session_send_flags() (local
  * delivery). */

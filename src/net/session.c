@@ -10,6 +10,7 @@
 #include "net/net.h"
 #include "percore/clock.h"
 #include "percore/fb_error.h"
+#include "percore/outbox.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"
 
@@ -488,7 +489,7 @@ int pc_session_send_to(uint64_t id, uint32_t msg_id, uint8_t flags, const void *
 	if (!rc) {
 		if (len)
 			memcpy(m->frame + PC_FRAME_HEADER_LEN, body, len);
-		rc = pc_shard_submit(to, send_to_run, b);
+		rc = pc_shard_send(to, send_to_run, b);
 	}
 	if (rc)
 		pc_shared_buf_put(b);

@@ -21,8 +21,14 @@
  * its ring position so that the receiver runs it in order with the ring.
  *
  * Replies: ring (j, i) keeps `reserve` slots free of everything but
- * replies, and i allows itself at most `reserve` calls to j awaiting a
- * reply, so a reply always finds room and is never refused.
+ * replies, and i allows itself at most call_limit calls to j awaiting a
+ * reply (by default `reserve`), so a reply finds room; one that does not
+ * (a larger call_limit, or messages already waiting) goes through the
+ * outbox: never refused.
+ *
+ * Outbox (outbox.c): while messages to j wait in i's outbox, every send
+ * to j first moves what it can of them into the ring, and takes neither
+ * the ring nor the mailbox while any are left, so nothing overtakes them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -212,11 +218,20 @@ PC_INLINE bool has_room(struct rt_shard *s, unsigned to)
 /* A slot in ring (s, to), or NULL when full. Anything but a reply must
  * leave e->reserve slots free for the replies s may owe `to`. Inline, as
  * staged() below: they are the sending path, a few instructions each. */
-PC_INLINE struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
+PC_INLINE struct rt_msg *ring_slot(struct rt_shard *s, unsigned to, bool reply)
 {
 	if (!reply && !has_room(s, to))
 		return NULL;
 	return rt_ring_stage(s->out[to].ring);
+}
+
+/* ring_slot(), after whatever waits in the outbox to `to` (outbox.c):
+ * that goes first, so while any of it is left, NULL. */
+PC_INLINE struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
+{
+	if (PC_UNLIKELY(s->out[to].obx.first != NULL) && rt_outbox_drain_to(s, to))
+		return NULL;
+	return ring_slot(s, to, reply);
 }
 
 /* The sender's mailbox half towards `to` when this message may go there:
@@ -228,7 +243,7 @@ PC_INLINE struct rt_head *mail_slot(struct rt_shard *s, unsigned to)
 	struct rt_out *o = &s->out[to];
 	uint32_t cap = s->e->capacity;
 
-	if (o->staged || o->skip_turn == s->stats.turns || !rt_mail_free(o->mail))
+	if (o->staged || o->obx.first || o->skip_turn == s->stats.turns || !rt_mail_free(o->mail))
 		return NULL;
 	if (pc_spsc_room(&o->ring->ring, cap) != cap) {
 		o->skip_turn = s->stats.turns;
@@ -312,9 +327,14 @@ PC_INLINE unsigned char *inline_bytes(struct rt_head *h)
 static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
 {
 	bool mail;
-	/* Never NULL: the reservation argued above keeps room for it. */
+	/* NULL only behind an outbox, or with more calls allowed than the
+	 * reserve holds: then the reply waits in the outbox, never refused. */
 	struct rt_head *h = open_msg(s, to, true, true, &mail);
 
+	if (!h) {
+		rt_outbox_reply(s, to, fn, ctx, result);
+		return;
+	}
 	h->fn = (void (*)(void))fn;
 	h->kind = RT_MSG_REPLY;
 	h->u.reply.ctx = ctx;
@@ -558,7 +578,7 @@ int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn
 
 	if (!s || !fn || !reply)
 		return rt_self ? -EINVAL : -EPERM;
-	if (s->out[to].calls >= s->e->reserve)
+	if (s->out[to].calls >= s->app.call_limit)
 		return refuse(s);
 	m = stage(s, to, false);
 	if (!m)
@@ -575,7 +595,7 @@ int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn
 
 unsigned pc_shard_call_limit(void)
 {
-	return rt_self ? rt_self->e->reserve : 0;
+	return rt_self ? rt_self->app.call_limit : 0;
 }
 
 int pc_shard_broadcast(pc_msg_fn fn, void *arg)
@@ -587,7 +607,7 @@ int pc_shard_broadcast(pc_msg_fn fn, void *arg)
 	if (!fn)
 		return -EINVAL;
 	for (unsigned k = 0; k < s->e->n; k++)
-		if (!has_room(s, k))
+		if (rt_outbox_drain_to(s, k) || !has_room(s, k))
 			return refuse(s);
 	for (unsigned k = 0; k < s->e->n; k++)
 		pc_shard_submit(k, fn, arg);
@@ -610,7 +630,8 @@ int pc_shard_flush(void)
 int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
 {
 	for (unsigned k = 0; k < s->e->n; k++)
-		if (!has_room(s, k) || s->out[k].calls >= s->e->reserve)
+		if (rt_outbox_drain_to(s, k) || !has_room(s, k) ||
+		    s->out[k].calls >= s->app.call_limit)
 			return refuse(s);
 	for (unsigned k = 0; k < s->e->n; k++)
 		pc_shard_call(k, fn, args[k], reply, ctx);
@@ -690,4 +711,26 @@ void rt_mesh_drop_returns(struct rt_shard *s)
 			s->nfrees--;
 		}
 	}
+}
+
+/* ---- for the outbox (outbox.c) ---------------------------------------- */
+
+struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply)
+{
+	return ring_slot(s, to, reply);
+}
+
+void rt_mesh_staged(struct rt_shard *s, unsigned to)
+{
+	staged(s, to);
+}
+
+struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small, bool *mail)
+{
+	return open_msg(s, to, small, false, mail);
+}
+
+void rt_mesh_done(struct rt_shard *s, unsigned to, bool mail)
+{
+	done(s, to, mail);
 }

@@ -104,6 +104,17 @@ struct rt_inbox {
 	PC_CACHE_ALIGNED _Atomic uint8_t hot[PC_ENGINE_MAX_SHARDS + 1];
 };
 
+/* Messages to one destination that found its ring full (outbox.c): a
+ * FIFO of chunks from the sender's slab, drained into the ring before
+ * anything sent later. Private to the sender. */
+struct rt_outbox {
+	struct rt_obx_chunk *first, *last;
+	uint32_t depth;              /* messages waiting */
+	bool listed;                 /* on the shard's obx_dests list */
+	bool pressured;              /* above the high watermark, not yet
+	                              * back at the low one */
+};
+
 /* Shard i's producer state towards one destination: private to i. */
 struct rt_out {
 	struct rt_ring *ring;    /* ring (i, dest), in dest's memory */
@@ -119,6 +130,21 @@ struct rt_out {
 	uint32_t calls;          /* calls to dest awaiting their reply */
 	bool dirty;              /* on the dirty list */
 	struct pc_shared_buf *frees; /* dest's buffers to send back */
+	struct rt_outbox obx;        /* what waits for room in the ring */
+};
+
+/* A shard's application-facing state (outbox.c, calls.c, service.c):
+ * private to the shard. */
+struct rt_app {
+	unsigned *obx_dests;         /* destinations with an outbox listed */
+	unsigned nobx;
+	uint32_t obx_total;          /* messages in all outboxes */
+	uint32_t obx_budget, obx_high, obx_low;
+	uint32_t call_limit;         /* calls to one shard awaiting replies */
+	void (*on_pressure)(unsigned to, bool high, void *arg);
+	void *pressure_arg;
+	struct rt_call *calls;       /* calls with a record (calls.c) */
+	void *user;                  /* pc_shard_user() */
 };
 
 struct rt_shard {
@@ -147,6 +173,7 @@ struct rt_shard {
 	size_t mem_size;
 	uint64_t start_ns;
 	struct pc_shard_stats stats;
+	struct rt_app app;
 	pthread_t thread;
 	int setup_err;
 
@@ -203,6 +230,31 @@ int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_sh
 void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b);
 unsigned rt_mesh_send_returns(struct rt_shard *s);
 void rt_mesh_drop_returns(struct rt_shard *s);
+
+/* mesh.c, for the outbox: a ring slot to `to` without looking at the
+ * outbox (NULL when full; replies may take the reserve), and the count
+ * and publish after writing it; the head for a new message as the
+ * sending calls get it (NULL while the outbox holds messages or the ring
+ * is full), and its send. */
+struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply);
+void rt_mesh_staged(struct rt_shard *s, unsigned to);
+struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small, bool *mail);
+void rt_mesh_done(struct rt_shard *s, unsigned to, bool mail);
+
+/* outbox.c */
+int rt_outbox_check_cfg(const struct pc_engine_cfg *c, char *err, size_t len);
+int rt_outbox_setup(struct rt_shard *s);      /* on s's thread */
+void rt_outbox_free(struct rt_shard *s);
+unsigned rt_outbox_drain(struct rt_shard *s);             /* every turn */
+uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to); /* left */
+bool rt_outbox_waiting(const struct rt_shard *s);
+void rt_outbox_end(struct rt_shard *s);       /* after the last drain */
+void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx,
+		     intptr_t result);
+
+/* calls.c */
+void rt_calls_cancel(struct rt_shard *s);   /* the loop has ended */
+void rt_calls_free(struct rt_shard *s);     /* nothing runs any more */
 
 /* idle.c */
 struct rt_idle {
