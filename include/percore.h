@@ -37,6 +37,7 @@
 #include "percore/fb_heartbeat.h"
 #include "percore/listener.h"
 #include "percore/session.h"
+#include "percore/reply.h"
 #include "percore/server.h"
 #include "percore/load.h"
 

@@ -46,6 +46,12 @@ extern "C" {
  * off a shard. */
 int pc_shard_send(unsigned to, pc_msg_fn fn, void *arg);
 
+/* Like pc_shard_send, for a message that completes work already accepted
+ * (an answer, a result going back): it may pass the budget, since
+ * refusing it would lose the work rather than push back on new work.
+ * Returns 0, -ENOMEM, -EINVAL, -EPERM. */
+int pc_shard_send_reply(unsigned to, pc_msg_fn fn, void *arg);
+
 /* Like pc_shard_send, with len bytes of data copied into the message (fn
  * gets a pointer to the copy, valid until it returns, aligned to 8).
  * -EMSGSIZE when len > PC_MSG_INLINE; otherwise as pc_shard_send. */

@@ -38,6 +38,8 @@ enum {
 	NS_DEAD = 1u << 6,     /* freed as soon as its callbacks unwind */
 	NS_OPEN = 1u << 7,     /* on_open ran: on_close is owed */
 	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
+	NS_HELD = 1u << 9,     /* pc_session_pause_read(): not read */
+	NS_UNREAD = 1u << 10,  /* the frame in hand is offered again */
 };
 
 struct net_shard;
@@ -122,6 +124,9 @@ struct net_shard {
 	struct pc_session *ref_owner;
 	const uint8_t *ref_lo, *ref_hi;
 	bool flush_queued;            /* the flush task is deferred */
+	struct net_rseq **rseq;       /* reply sequencers by id slot (reply_seq.c) */
+	uint32_t rseq_cap;
+	struct pc_session *in_frame;  /* whose on_frame is running, or NULL */
 	uint32_t nsessions;
 	int lfd;                      /* -1 once closed */
 	bool accept_paused;           /* out of fds: retrying on a timer */
@@ -207,6 +212,10 @@ void net_shard_drained(struct net_shard *sh);
 struct pc_session *net_slot_find(struct net_shard *sh, uint64_t id);
 /* Run fn on every session of the shard (fn may free the one it is given). */
 void net_each_session(struct net_shard *sh, void (*fn)(struct pc_session *s));
+
+/* reply_seq.c */
+void net_reply_forget(struct pc_session *s);
+void net_reply_table_free(struct net_shard *sh);
 
 /* stats.c */
 int net_stats_reply(struct pc_session *s);

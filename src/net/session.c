@@ -232,6 +232,7 @@ static void session_free(struct pc_session *s)
 	}
 	if (sh->srv->addrs)
 		net_addrtab_release(sh->srv->addrs, s->addr);
+	net_reply_forget(s);
 	slot_free(sh, s->slot);
 	pc_slab_free(sh->slab, s);
 	sh->nsessions--;

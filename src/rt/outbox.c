@@ -310,7 +310,7 @@ static struct rt_shard *sender(unsigned to)
 	return s && to < s->e->n ? s : NULL;
 }
 
-int pc_shard_send(unsigned to, pc_msg_fn fn, void *arg)
+static int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 {
 	struct rt_shard *s = sender(to);
 	enum rt_obx_where where;
@@ -319,7 +319,7 @@ int pc_shard_send(unsigned to, pc_msg_fn fn, void *arg)
 
 	if (!s || !fn)
 		return rt_self ? -EINVAL : -EPERM;
-	h = rt_obx_open(s, to, true, false, &where, &rc);
+	h = rt_obx_open(s, to, true, exempt, &where, &rc);
 	if (!h)
 		return rc;
 	h->fn = (void (*)(void))fn;
@@ -327,6 +327,16 @@ int pc_shard_send(unsigned to, pc_msg_fn fn, void *arg)
 	h->u.arg = arg;
 	rt_obx_sent(s, to, where);
 	return 0;
+}
+
+int pc_shard_send(unsigned to, pc_msg_fn fn, void *arg)
+{
+	return send_ptr(to, fn, arg, false);
+}
+
+int pc_shard_send_reply(unsigned to, pc_msg_fn fn, void *arg)
+{
+	return send_ptr(to, fn, arg, true);
 }
 
 int pc_shard_send_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len)
