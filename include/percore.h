@@ -27,6 +27,7 @@
 #include "percore/engine.h"
 #include "percore/shard.h"
 #include "percore/outbox.h"
+#include "percore/service.h"
 #include "percore/shared_buf.h"
 #include "percore/map.h"
 #include "percore/dispatch.h"

@@ -25,6 +25,15 @@
 #define PC_NOINLINE    __attribute__((noinline))
 #define PC_UNUSED      __attribute__((unused))
 
+/* The struct of type `type` whose member `member` is at ptr: from an
+ * intrusive link (a struct pc_timer, a list node) back to its owner. The
+ * type check makes a wrong member a compile error. */
+#define pc_container_of(ptr, type, member)                                     \
+	({                                                                     \
+		__typeof__(((type *)0)->member) *pc_mptr_ = (ptr);             \
+		(type *)(void *)((char *)pc_mptr_ - offsetof(type, member));   \
+	})
+
 /* Keep the optimiser from deleting a value a benchmark computed. */
 #define PC_DO_NOT_OPTIMIZE(v) __asm__ volatile("" : : "g"(v) : "memory")
 #define PC_COMPILER_BARRIER() __asm__ volatile("" ::: "memory")

@@ -8,6 +8,7 @@
 #include "percore/clock.h"
 #include "percore/cpulist.h"
 #include "percore/place.h"
+#include "percore/service.h"
 #include "percore/topo.h"
 #include "rt/reactor_impl.h"
 #include "rt/rt.h"
@@ -342,6 +343,20 @@ int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out, cha
 	}
 	*out = e;
 	return 0;
+}
+
+int pc_engine_cfg_shards(const struct pc_engine_cfg *cfg, char *err, size_t errlen)
+{
+	struct pc_placement *placement;
+	int rc = check_cfg(cfg, err, errlen);
+
+	if (!rc)
+		rc = place(cfg, &placement, err, errlen);
+	if (rc)
+		return rc;
+	rc = (int)placement->n;
+	pc_placement_free(placement);
+	return rc;
 }
 
 int pc_engine_run(struct pc_engine *e)
