@@ -280,8 +280,8 @@ static void *client_main(void *arg)
 		}
 		for (unsigned i = 0; i < c->depth; i++) {
 			struct pc_frame f;
-			uint8_t *body;
-			struct kv_ans a;
+			uint8_t *body = NULL;
+			struct kv_ans a = { 0 };
 
 			if (tu_recv_frame(fd, &f, &body)) {
 				client_fail(c, "answer %u of round %u missing", i, round);
@@ -436,7 +436,7 @@ static void paused_session_is_not_read_then_resumes(void **state)
 	assert_int_equal(tu_send_frame(b, 2, 0, NULL, 0), 0);
 	assert_int_equal(tu_recv_frame(b, &f, NULL), 0);
 	for (uint32_t i = 0; i < 10; i++) {
-		uint8_t *body;
+		uint8_t *body = NULL;
 
 		assert_int_equal(tu_recv_frame(a, &f, &body), 0);
 		assert_int_equal(f.msg_id, 3);
