@@ -725,6 +725,12 @@ void rt_mesh_staged(struct rt_shard *s, unsigned to)
 	staged(s, to);
 }
 
+void rt_mesh_publish(struct rt_shard *s, unsigned to)
+{
+	if (s->out[to].staged)
+		publish(s, to);
+}
+
 struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small, bool *mail)
 {
 	return open_msg(s, to, small, false, mail);

@@ -172,8 +172,13 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 			struct rt_msg *m = &c->msgs[c->head];
 			struct rt_msg *slot = rt_mesh_ring_slot(s, to, m->h.kind == RT_MSG_REPLY);
 
-			if (!slot)
+			if (!slot) {
+				/* Full: what was staged is a whole ring's worth,
+				 * a batch; let the receiver start on it now
+				 * rather than at the end of the turn. */
+				rt_mesh_publish(s, to);
 				goto out;
+			}
 			copy_msg(slot, m);
 			rt_mesh_staged(s, to);
 		}

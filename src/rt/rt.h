@@ -238,6 +238,7 @@ void rt_mesh_drop_returns(struct rt_shard *s);
  * is full), and its send. */
 struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply);
 void rt_mesh_staged(struct rt_shard *s, unsigned to);
+void rt_mesh_publish(struct rt_shard *s, unsigned to); /* what is staged, now */
 struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small, bool *mail);
 void rt_mesh_done(struct rt_shard *s, unsigned to, bool mail);
 
