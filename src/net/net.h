@@ -40,6 +40,7 @@ enum {
 	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
 	NS_HELD = 1u << 9,     /* pc_session_pause_read(): not read */
 	NS_UNREAD = 1u << 10,  /* the frame in hand is offered again */
+	NS_RESUME = 1u << 11,  /* held, resuming from a task (session_hold.c) */
 };
 
 struct net_shard;
@@ -215,6 +216,11 @@ void net_each_session(struct net_shard *sh, void (*fn)(struct pc_session *s));
 
 /* reply_seq.c */
 void net_reply_forget(struct pc_session *s);
+/* Sequenced answers s still owes its client and will write: reserved
+ * slots not yet written, unless the application closed it. A client
+ * that sent its last request and shut its side (EOF), or a draining
+ * server, waits for them before the FIN. */
+bool net_reply_owed(const struct pc_session *s);
 void net_reply_table_free(struct net_shard *sh);
 
 /* stats.c */

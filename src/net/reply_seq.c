@@ -245,6 +245,11 @@ void net_reply_forget(struct pc_session *s)
 	}
 }
 
+bool net_reply_owed(const struct pc_session *s)
+{
+	return !(s->flags & (NS_CLOSING | NS_FIN | NS_DEAD)) && pc_reply_pending(s);
+}
+
 void net_reply_table_free(struct net_shard *sh)
 {
 	for (uint32_t i = 0; i < sh->rseq_cap; i++)

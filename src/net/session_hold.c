@@ -12,6 +12,7 @@
 
 void pc_session_pause_read(struct pc_session *s)
 {
+	s->flags &= (uint16_t)~NS_RESUME; /* a resume not yet run is off */
 	if (s->flags & (NS_HELD | NS_DEAD))
 		return;
 	s->flags |= NS_HELD;
@@ -30,17 +31,20 @@ int pc_session_unread_frame(struct pc_session *s)
 
 bool pc_session_read_paused(const struct pc_session *s)
 {
-	return (s->flags & NS_HELD) != 0;
+	return (s->flags & (NS_HELD | NS_RESUME)) == NS_HELD;
 }
 
-/* The task: by id, since the session may have closed meanwhile. */
+/* The task: by id, since the session may have closed meanwhile. Reading
+ * starts again only here, after the buffered frames: a read first could
+ * meet the client's EOF, which drops what is buffered. */
 static void resumed(void *arg)
 {
 	struct net_shard *sh = net_self;
 	struct pc_session *s = sh ? net_slot_find(sh, (uint64_t)(uintptr_t)arg) : NULL;
 
-	if (!s || (s->flags & (NS_HELD | NS_DEAD)))
+	if (!s || !(s->flags & NS_RESUME) || (s->flags & NS_DEAD))
 		return;
+	s->flags &= (uint16_t)~(NS_HELD | NS_RESUME);
 	s->busy++;
 	net_session_input(s);
 	if (!(s->flags & NS_DEAD))
@@ -50,12 +54,15 @@ static void resumed(void *arg)
 
 void pc_session_resume_read(struct pc_session *s)
 {
-	if (!(s->flags & NS_HELD) || (s->flags & NS_DEAD))
+	if (!(s->flags & NS_HELD) || (s->flags & (NS_DEAD | NS_RESUME)))
 		return;
-	s->flags &= ~NS_HELD;
+	/* Buffered frames: handed over from a task (their client may be
+	 * waiting for answers and send nothing more to announce them). */
+	if (s->rx && pc_ringbuf_used(s->rx) &&
+	    !pc_reactor_defer(s->sh->r, resumed, (void *)(uintptr_t)pc_session_id(s))) {
+		s->flags |= NS_RESUME;
+		return;
+	}
+	s->flags &= (uint16_t)~NS_HELD;
 	net_session_set_interest(s);
-	/* Without the task, buffered frames wait for the client's next
-	 * bytes: a session whose client waits for answers would stall. */
-	if (s->rx && pc_ringbuf_used(s->rx))
-		pc_reactor_defer(s->sh->r, resumed, (void *)(uintptr_t)pc_session_id(s));
 }

@@ -31,7 +31,7 @@ void net_session_set_interest(struct pc_session *s)
 		want |= PC_EV_OUT;
 	/* Nothing wanted happens on the way to being freed, or while held
 	 * with nothing to write: then only errors and hang-ups. */
-	if ((!want && !(s->flags & NS_HELD)) || want == s->events)
+	if ((!want && !(s->flags & (NS_HELD | NS_EOF | NS_DRAIN))) || want == s->events)
 		return;
 	if (pc_reactor_mod(s->sh->r, s->fd, want))
 		net_session_abort(s, PC_CLOSE_NOMEM);
@@ -68,7 +68,8 @@ void net_session_settle(struct pc_session *s)
 			net_session_set_interest(s);
 		return;
 	}
-	if (!net_session_queued(s)) {
+	/* Answers still owed (reply.h) keep it open as queued bytes do. */
+	if (!net_session_queued(s) && !net_reply_owed(s)) {
 		if (s->flags & NS_EOF) {
 			/* Every reply written and the client gone: done. */
 			net_session_abort(s, (enum pc_close_reason)s->why);

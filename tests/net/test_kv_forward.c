@@ -12,7 +12,9 @@
  *
  * Clients write deep pipelines (64 requests at once) and check that the
  * answers come back in request order with the values their own model
- * predicts. Run with 2 and with 8 shards (more than the CPUs here).
+ * predicts; half of them shut their side after their last pipeline, with
+ * forwarded answers still on the way. Run with 2 and with 8 shards (more
+ * than the CPUs here).
  *
  * Then read backpressure alone: a paused session is not read, still
  * writes, resumes with every buffered frame, and times out as idle. */
@@ -225,6 +227,7 @@ static void kv_shard_start(unsigned shard, void *user)
 struct client {
 	uint16_t port;
 	unsigned id, rounds, depth;
+	bool half_close;
 	uint64_t answered;
 	int failed;
 	char why[160];
@@ -278,6 +281,10 @@ static void *client_main(void *arg)
 			client_fail(c, "send");
 			break;
 		}
+		/* The last round: done sending (EOF) while forwarded answers are
+		 * still on their way; they must all come before the close. */
+		if (round + 1 == c->rounds && c->half_close)
+			shutdown(fd, SHUT_WR);
 		for (unsigned i = 0; i < c->depth; i++) {
 			struct pc_frame f;
 			uint8_t *body = NULL;
@@ -326,7 +333,7 @@ static void run_kv(unsigned shards, unsigned nclients, unsigned rounds)
 	srv = TU_SERVE(&cfg);
 	for (unsigned i = 0; i < nclients; i++) {
 		cl[i] = (struct client){ .port = pc_server_port(srv), .id = i, .rounds = rounds,
-					 .depth = 64 };
+					 .depth = 64, .half_close = i % 2 };
 		assert_int_equal(pthread_create(&th[i], NULL, client_main, &cl[i]), 0);
 	}
 	for (unsigned i = 0; i < nclients; i++) {
