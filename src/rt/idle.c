@@ -79,6 +79,8 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 	 * them once more (after the fence in cooling) and then may. */
 	if (rt_mesh_cool_all(s))
 		return;
+	if (rt_outbox_waiting(s) && rt_outbox_before_sleep(s))
+		return;
 	atomic_store_explicit(&ib->sleeping, 1, memory_order_seq_cst);
 	if (rt_mesh_may_have_work(s) || atomic_load_explicit(&e->stop, memory_order_seq_cst) ||
 	    pc_reactor_has_tasks(s->reactor)) {

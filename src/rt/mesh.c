@@ -406,8 +406,13 @@ static unsigned drain_source(struct rt_shard *s, unsigned i, bool *empty)
 		k++;
 		run_msg(s, i, m);
 	}
-	if (k)
+	if (k) {
 		rt_ring_release(s->in[i]);
+		/* A sender asleep with messages for us in its outbox */
+		if (PC_UNLIKELY(i < s->e->n &&
+				atomic_load_explicit(&s->inbox->want_room[i], memory_order_relaxed)))
+			rt_outbox_room_made(s, i);
+	}
 	return k;
 }
 
@@ -723,6 +728,18 @@ struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply)
 void rt_mesh_staged(struct rt_shard *s, unsigned to)
 {
 	staged(s, to);
+}
+
+void rt_mesh_ring_bell(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)ring_bell(o->inbox, o->reactor, s->id));
+}
+
+bool rt_mesh_has_room(struct rt_shard *s, unsigned to)
+{
+	return has_room(s, to);
 }
 
 void rt_mesh_publish(struct rt_shard *s, unsigned to)

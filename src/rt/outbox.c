@@ -238,6 +238,33 @@ bool rt_outbox_waiting(const struct rt_shard *s)
 	return s->app.nobx != 0;
 }
 
+/* Going to sleep with messages waiting: ask each receiver to ring when
+ * it frees slots, then look once more (a receiver that freed them just
+ * before reading the request rings nobody). The sleep's 1 ms limit
+ * (idle.c) covers a request read too early all the same. */
+bool rt_outbox_before_sleep(struct rt_shard *s)
+{
+	struct rt_app *a = &s->app;
+	bool room = false;
+
+	for (unsigned i = 0; i < a->nobx; i++) {
+		unsigned to = a->obx_dests[i];
+
+		if (!s->out[to].obx.depth || to == s->id)
+			continue;
+		atomic_store_explicit(&s->out[to].inbox->want_room[s->id], 1, memory_order_seq_cst);
+		room |= rt_mesh_has_room(s, to);
+	}
+	return room;
+}
+
+/* On the receiver: a sender asleep on a full ring from `from` may go on. */
+void rt_outbox_room_made(struct rt_shard *s, unsigned from)
+{
+	atomic_store_explicit(&s->inbox->want_room[from], 0, memory_order_relaxed);
+	rt_mesh_ring_bell(s, from);
+}
+
 /* After the shard's last drain: what is left will never be sent. */
 void rt_outbox_end(struct rt_shard *s)
 {

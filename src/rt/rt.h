@@ -102,6 +102,11 @@ struct rt_inbox {
 	 * needs no doorbell. Read-mostly: changes only when traffic starts
 	 * or stops. */
 	PC_CACHE_ALIGNED _Atomic uint8_t hot[PC_ENGINE_MAX_SHARDS + 1];
+	/* Writer: producer i sets want_room[i] before it sleeps with
+	 * messages for the owner in its outbox; the owner clears it after
+	 * freeing slots of ring i and rings i's doorbell (outbox.c). Read
+	 * by the owner after each batch it takes from ring i: read-mostly. */
+	PC_CACHE_ALIGNED _Atomic uint8_t want_room[PC_ENGINE_MAX_SHARDS];
 };
 
 /* Messages to one destination that found its ring full (outbox.c): a
@@ -239,6 +244,8 @@ void rt_mesh_drop_returns(struct rt_shard *s);
 struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply);
 void rt_mesh_staged(struct rt_shard *s, unsigned to);
 void rt_mesh_publish(struct rt_shard *s, unsigned to); /* what is staged, now */
+void rt_mesh_ring_bell(struct rt_shard *s, unsigned to); /* wake `to` for us */
+bool rt_mesh_has_room(struct rt_shard *s, unsigned to);
 struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small, bool *mail);
 void rt_mesh_done(struct rt_shard *s, unsigned to, bool mail);
 
@@ -249,6 +256,8 @@ void rt_outbox_free(struct rt_shard *s);
 unsigned rt_outbox_drain(struct rt_shard *s);             /* every turn */
 uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to); /* left */
 bool rt_outbox_waiting(const struct rt_shard *s);
+bool rt_outbox_before_sleep(struct rt_shard *s);    /* true: do not sleep */
+void rt_outbox_room_made(struct rt_shard *s, unsigned from);
 void rt_outbox_end(struct rt_shard *s);       /* after the last drain */
 void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx,
 		     intptr_t result);
