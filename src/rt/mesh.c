@@ -229,7 +229,7 @@ PC_INLINE struct rt_msg *ring_slot(struct rt_shard *s, unsigned to, bool reply)
  * that goes first, so while any of it is left, NULL. */
 PC_INLINE struct rt_msg *stage(struct rt_shard *s, unsigned to, bool reply)
 {
-	if (PC_UNLIKELY(s->out[to].obx.first != NULL) && rt_outbox_drain_to(s, to))
+	if (PC_UNLIKELY(s->out[to].obx.first != NULL) && rt_outbox_drain_send(s, to))
 		return NULL;
 	return ring_slot(s, to, reply);
 }
@@ -612,7 +612,7 @@ int pc_shard_broadcast(pc_msg_fn fn, void *arg)
 	if (!fn)
 		return -EINVAL;
 	for (unsigned k = 0; k < s->e->n; k++)
-		if (rt_outbox_drain_to(s, k) || !has_room(s, k))
+		if (rt_outbox_drain_send(s, k) || !has_room(s, k))
 			return refuse(s);
 	for (unsigned k = 0; k < s->e->n; k++)
 		pc_shard_submit(k, fn, arg);
@@ -635,7 +635,7 @@ int pc_shard_flush(void)
 int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
 {
 	for (unsigned k = 0; k < s->e->n; k++)
-		if (rt_outbox_drain_to(s, k) || !has_room(s, k) ||
+		if (rt_outbox_drain_send(s, k) || !has_room(s, k) ||
 		    s->out[k].calls >= s->app.call_limit)
 			return refuse(s);
 	for (unsigned k = 0; k < s->e->n; k++)

@@ -128,6 +128,7 @@ struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc
 	}
 	if (!ob->listed) {
 		ob->listed = true;
+		ob->full_turn = UINT64_MAX;
 		a->obx_dests[a->nobx++] = to;
 	}
 	ob->depth++;
@@ -177,6 +178,7 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 				 * a batch; let the receiver start on it now
 				 * rather than at the end of the turn. */
 				rt_mesh_publish(s, to);
+				ob->full_turn = s->stats.turns;
 				goto out;
 			}
 			copy_msg(slot, m);
@@ -193,6 +195,19 @@ out:
 	if (moved)
 		depth_changed(s);
 	return ob->depth;
+}
+
+/* rt_outbox_drain_to() for a send: once the ring was found full this
+ * turn, queue behind it without looking again. Each look at a full ring
+ * reads the line its consumer writes; a stream of sends would pay that
+ * miss per message, and the turn's own drain looks anyway. */
+uint32_t rt_outbox_drain_send(struct rt_shard *s, unsigned to)
+{
+	struct rt_outbox *ob = &s->out[to].obx;
+
+	if (ob->full_turn == s->stats.turns)
+		return ob->depth;
+	return rt_outbox_drain_to(s, to);
 }
 
 /* The low-watermark crossing, looked for at the end of a turn only, so

@@ -115,6 +115,8 @@ struct rt_inbox {
 struct rt_outbox {
 	struct rt_obx_chunk *first, *last;
 	uint32_t depth;              /* messages waiting */
+	uint64_t full_turn;          /* the turn a drain found the ring full:
+	                              * sends skip the look until the next */
 	bool listed;                 /* on the shard's obx_dests list */
 	bool pressured;              /* above the high watermark, not yet
 	                              * back at the low one */
@@ -255,6 +257,7 @@ int rt_outbox_setup(struct rt_shard *s);      /* on s's thread */
 void rt_outbox_free(struct rt_shard *s);
 unsigned rt_outbox_drain(struct rt_shard *s);             /* every turn */
 uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to); /* left */
+uint32_t rt_outbox_drain_send(struct rt_shard *s, unsigned to); /* from a send */
 bool rt_outbox_waiting(const struct rt_shard *s);
 bool rt_outbox_before_sleep(struct rt_shard *s);    /* true: do not sleep */
 void rt_outbox_room_made(struct rt_shard *s, unsigned from);
