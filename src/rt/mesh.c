@@ -631,18 +631,6 @@ int pc_shard_flush(void)
 	return n;
 }
 
-/* Calls to every shard, all or none (pc_engine_stats uses it). */
-int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
-{
-	for (unsigned k = 0; k < s->e->n; k++)
-		if (rt_outbox_drain_send(s, k) || !has_room(s, k) ||
-		    s->out[k].calls >= s->app.call_limit)
-			return refuse(s);
-	for (unsigned k = 0; k < s->e->n; k++)
-		pc_shard_call(k, fn, args[k], reply, ctx);
-	return 0;
-}
-
 /* ---- from outside the engine --------------------------------------- */
 
 int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg)

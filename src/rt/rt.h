@@ -233,7 +233,6 @@ bool rt_mesh_may_have_work(struct rt_shard *s); /* seq_cst doorbell check */
 bool rt_mesh_cool_all(struct rt_shard *s);    /* stop polling hot rings */
 void rt_mesh_final_drain(struct rt_shard *s);
 int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg);
-int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx);
 void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b);
 unsigned rt_mesh_send_returns(struct rt_shard *s);
 void rt_mesh_drop_returns(struct rt_shard *s);
