@@ -80,7 +80,9 @@ typedef void (*pc_shard_map_done)(const intptr_t *results, unsigned n, void *ctx
  * results[k] is shard k's return value, valid during done only. The calls
  * go through the outbox (percore/outbox.h): a full ring delays them and
  * neither the budget nor call_limit refuses them. If the engine stops
- * first, done never runs. Returns 0; -ECANCELED when the engine is
+ * before every shard has answered, done(NULL, 0, ctx) runs instead, on
+ * this shard after its last turn (to free ctx). Returns 0; -ECANCELED
+ * when the engine is
  * stopping; -ENOMEM (nothing sent); -EINVAL for a NULL fn or done; -EPERM
  * off a shard. */
 int pc_shard_map(pc_shard_call_fn fn, void *arg, pc_shard_map_done done, void *ctx);

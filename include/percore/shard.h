@@ -103,8 +103,9 @@ int pc_shard_flush(void);
  * snapshot of its own figures when the request reaches it, and once all
  * have answered done(stats, n, arg) runs on this shard (stats valid during
  * the call only). The requests go through the outbox (percore/outbox.h):
- * a full ring delays them, never refuses them. Returns 0, -ENOMEM,
- * -EPERM. */
+ * a full ring delays them, never refuses them; if the engine stops
+ * first, done does not run. Returns 0, -ECANCELED when the engine is
+ * stopping, -ENOMEM, -EPERM. */
 int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg),
 		    void *arg);
 

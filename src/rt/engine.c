@@ -176,6 +176,7 @@ static void shard_body(struct rt_shard *s)
 	rt_mesh_drop_returns(s);
 	rt_outbox_end(s);
 	rt_calls_free(s);
+	rt_maps_free(s);
 	RT_STAT_SET(s, busy_ns, pc_now_ns() - s->start_ns - s->stats.idle_ns);
 	rt_self = NULL;
 }

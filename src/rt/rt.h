@@ -151,6 +151,7 @@ struct rt_app {
 	void (*on_pressure)(unsigned to, bool high, void *arg);
 	void *pressure_arg;
 	struct rt_call *calls;       /* calls with a record (calls.c) */
+	struct rt_map *maps;         /* pc_shard_map() runs awaiting answers */
 	void *user;                  /* pc_shard_user() */
 };
 
@@ -267,6 +268,9 @@ void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void
 /* calls.c */
 void rt_calls_cancel(struct rt_shard *s);   /* the loop has ended */
 void rt_calls_free(struct rt_shard *s);     /* nothing runs any more */
+
+/* service.c */
+void rt_maps_free(struct rt_shard *s);      /* nothing runs any more */
 
 /* idle.c */
 struct rt_idle {

@@ -84,14 +84,15 @@ uint64_t pc_periodic_next(const struct pc_periodic *p)
 
 /* ---- map-reduce ------------------------------------------------------------------ */
 
-struct map_run;
-
 struct map_slot {
-	struct map_run *run;
+	struct rt_map *run;
 	unsigned k;
 };
 
-struct map_run {
+/* On the shard's list until done has run, so that a run the engine's
+ * stop cut short is freed with the shard. */
+struct rt_map {
+	struct rt_map *next, **pprev;
 	pc_shard_map_done done;
 	void *ctx;
 	unsigned n, left;
@@ -99,23 +100,42 @@ struct map_run {
 	intptr_t results[];
 };
 
+static void map_free(struct rt_map *m)
+{
+	*m->pprev = m->next;
+	if (m->next)
+		m->next->pprev = m->pprev;
+	free(m->slots);
+	free(m);
+}
+
 static void map_answer(void *ctx, intptr_t result)
 {
 	struct map_slot *sl = ctx;
-	struct map_run *m = sl->run;
+	struct rt_map *m = sl->run;
 
 	m->results[sl->k] = result;
 	if (--m->left)
 		return;
 	m->done(m->results, m->n, m->ctx);
-	free(m->slots);
-	free(m);
+	map_free(m);
+}
+
+/* After the shard's last drain: no answer can come any more. */
+void rt_maps_free(struct rt_shard *s)
+{
+	struct rt_map *m;
+
+	while ((m = s->app.maps)) {
+		m->done(NULL, 0, m->ctx);
+		map_free(m);
+	}
 }
 
 int pc_shard_map(pc_shard_call_fn fn, void *arg, pc_shard_map_done done, void *ctx)
 {
 	struct rt_shard *s = rt_self;
-	struct map_run *m;
+	struct rt_map *m;
 	unsigned n;
 
 	if (!s)
@@ -130,7 +150,10 @@ int pc_shard_map(pc_shard_call_fn fn, void *arg, pc_shard_map_done done, void *c
 		free(m);
 		return -ENOMEM;
 	}
-	*m = (struct map_run){ done, ctx, n, n, m->slots };
+	*m = (struct rt_map){ s->app.maps, &s->app.maps, done, ctx, n, n, m->slots };
+	if (m->next)
+		m->next->pprev = &m->next;
+	s->app.maps = m;
 	for (unsigned k = 0; k < n; k++) {
 		int rc;
 
@@ -140,8 +163,7 @@ int pc_shard_map(pc_shard_call_fn fn, void *arg, pc_shard_map_done done, void *c
 		 * failure leaves that shard's result 0. */
 		rc = rt_call_send(s, k, fn, arg, map_answer, &m->slots[k], true);
 		if (rc && k == 0) {
-			free(m->slots);
-			free(m);
+			map_free(m);
 			return rc;
 		}
 		if (rc) {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "percore/clock.h"
-#include "rt/outbox.h"
+#include "percore/service.h"
 #include "rt/rt.h"
 
 int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out)
@@ -48,32 +48,28 @@ int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_
 struct collect {
 	void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg);
 	void *arg;
-	unsigned n, left;
-	void **slots;                 /* slots[k] = &stats[k], the call args */
 	struct pc_shard_stats stats[];
 };
 
-/* On shard k: copy this shard's figures into the collector's slot. The
- * reply's publish (release) orders the copy before the collector reads. */
-static intptr_t snapshot(void *slot)
+/* On every shard: copy its own figures into its entry. The answer's
+ * publish (release) orders the copy before the collector reads. */
+static intptr_t snapshot(void *all)
 {
 	struct rt_shard *s = rt_self;
-	struct pc_shard_stats *out = slot;
+	struct pc_shard_stats *out = (struct pc_shard_stats *)all + s->id;
 
 	*out = s->stats;
 	out->busy_ns = pc_now_ns() - s->start_ns - s->stats.idle_ns;
 	return 0;
 }
 
-static void collected(void *ctx, intptr_t result)
+/* results NULL: the engine stopped first, nothing to report. */
+static void collected(const intptr_t *results, unsigned n, void *ctx)
 {
 	struct collect *c = ctx;
 
-	(void)result;
-	if (--c->left)
-		return;
-	c->done(c->stats, c->n, c->arg);
-	free(c->slots);
+	if (results)
+		c->done(c->stats, n, c->arg);
 	free(c);
 }
 
@@ -81,41 +77,21 @@ int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n,
 {
 	struct rt_shard *s = rt_self;
 	struct collect *c;
-	unsigned n;
 	int rc;
 
 	if (!s)
 		return -EPERM;
 	if (!done)
 		return -EINVAL;
-	n = s->e->n;
-	c = calloc(1, sizeof(*c) + n * sizeof(c->stats[0]));
+	c = calloc(1, sizeof(*c) + s->e->n * sizeof(c->stats[0]));
 	if (!c)
 		return -ENOMEM;
-	c->slots = calloc(n, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		return -ENOMEM;
-	}
 	c->done = done;
 	c->arg = arg;
-	c->n = c->left = n;
-	for (unsigned k = 0; k < n; k++)
-		c->slots[k] = &c->stats[k];
-	/* Through the outbox: a full ring delays the collection, never
-	 * refuses it. Only memory can run out, at the first call or not at
-	 * all in practice; a later failure leaves that shard's figures 0. */
-	for (unsigned k = 0; k < n; k++) {
-		rc = rt_call_send(s, k, snapshot, c->slots[k], collected, c, true);
-		if (rc && k == 0) {
-			free(c->slots);
-			free(c);
-			return rc;
-		}
-		if (rc) {
-			c->left -= n - k;
-			break;
-		}
-	}
-	return 0;
+	/* A map over the shards: through the outbox, so a full ring delays
+	 * the collection and never refuses it. */
+	rc = pc_shard_map(snapshot, c->stats, collected, c);
+	if (rc)
+		free(c);
+	return rc;
 }

@@ -4,7 +4,8 @@
  *    later messages on that shard.
  *  - Map-reduce: every shard starts one over all shards at once; each
  *    done runs once, on its starter, with every shard's result at its
- *    index, even on rings of 16 (the calls wait in the outbox).
+ *    index, even on rings of 16 (the calls wait in the outbox); one the
+ *    engine's stop cuts short runs done once with no results.
  *  - Periodic timers: deadlines advance by whole periods from the start,
  *    whatever the lateness of the run (no drift), never early; a slow
  *    run skips and counts the periods it overran; stop from inside fn.
@@ -17,12 +18,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "percore/clock.h"
 #include "percore/engine.h"
+#include "percore/reactor.h"
 #include "percore/service.h"
 #include "percore/shard.h"
 #include "engine_util.h"
@@ -89,6 +92,63 @@ static void map_over_all_shards(void **state)
 	assert_int_equal(pc_shard_set_user(NULL), -EPERM);
 	assert_null(pc_shard_user());
 	assert_int_equal(pc_shard_map(whoami, NULL, map_done, NULL), -EPERM);
+}
+
+/* ---- a map the engine's stop cuts short --------------------------------------- */
+
+static _Atomic int slow_in;
+static int cut_done_calls, cut_rc_while_stopping;
+static bool cut_results_null;
+
+static intptr_t slow_part(void *arg)
+{
+	(void)arg;
+	if (pc_shard_id() == 1) {
+		atomic_store(&slow_in, 1);
+		usleep(1000 * 1000); /* the stop comes long before the answer */
+	}
+	return 1;
+}
+
+static void cut_done(const intptr_t *results, unsigned n, void *ctx)
+{
+	cut_done_calls++;
+	cut_results_null = results == NULL && n == 0;
+	cut_rc_while_stopping = pc_shard_map(slow_part, NULL, cut_done, NULL);
+	free(ctx); /* the caller's state: freed once, here */
+}
+
+static void stop_when_slow(void *arg)
+{
+	(void)arg;
+	if (!atomic_load(&slow_in)) {
+		pc_reactor_defer(pc_shard_reactor(), stop_when_slow, NULL);
+		return;
+	}
+	pc_engine_stop(pc_shard_engine());
+}
+
+static void cut_start(void *arg)
+{
+	(void)arg;
+	if (pc_shard_id() != 0)
+		return;
+	RT_CHECK(pc_shard_map(slow_part, NULL, cut_done, malloc(32)) == 0, "map refused");
+	stop_when_slow(NULL);
+}
+
+static void map_cut_short_by_stop(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_ADAPTIVE);
+	(void)state;
+
+	c.on_start = cut_start;
+	start(&c);
+	finish();
+	pc_engine_destroy(engine);
+	assert_int_equal(cut_done_calls, 1);
+	assert_true(cut_results_null);
+	assert_int_equal(cut_rc_while_stopping, -ECANCELED);
 }
 
 /* ---- periodic timers ---------------------------------------------------------- */
@@ -202,6 +262,7 @@ int main(void)
 		cmocka_unit_test(container_of_finds_owner),
 		cmocka_unit_test(count_before_start),
 		cmocka_unit_test(map_over_all_shards),
+		cmocka_unit_test(map_cut_short_by_stop),
 		cmocka_unit_test(periodic_runs_without_drift),
 	};
 
