@@ -30,6 +30,8 @@
 #include "percore/reactor.h"
 #include "percore/engine.h"
 #include "percore/shard.h"
+#include "percore/outbox.h"
+#include "percore/service.h"
 #include "percore/shared_buf.h"
 #include "percore/map.h"
 #include "percore/dispatch.h"
@@ -42,6 +44,7 @@
 #include "percore/fb_heartbeat.h"
 #include "percore/listener.h"
 #include "percore/session.h"
+#include "percore/reply.h"
 #include "percore/server.h"
 #include "percore/load.h"
 

@@ -52,6 +52,16 @@
 #define PC_IS_POW2(x)  ((x) != 0 && ((x) & ((x) - 1)) == 0)
 #define PC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The struct of type `type` whose member `member` is at ptr: from an
+ * intrusive link (a struct pc_timer, a list node) back to its owner. The
+ * type check makes a wrong member a compile error. A GNU statement
+ * expression, as in C++ with g++ and clang. */
+#define pc_container_of(ptr, type, member)                                     \
+	__extension__({                                                        \
+		__typeof__(((type *)0)->member) *pc_mptr_ = (ptr);             \
+		(type *)(void *)((char *)pc_mptr_ - offsetof(type, member));   \
+	})
+
 /* Keep the optimiser from deleting a value a benchmark computed. */
 #define PC_DO_NOT_OPTIMIZE(v) __asm__ volatile("" : : "g"(v) : "memory")
 

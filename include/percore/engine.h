@@ -44,6 +44,8 @@ enum pc_idle {
 #define PC_ENGINE_MAX_SHARDS     1024
 #define PC_ENGINE_DEFAULT_BUDGET_US 50
 #define PC_ENGINE_DEFAULT_BATCH  32
+/* Messages one shard's outboxes may hold together (4 MiB of them). */
+#define PC_ENGINE_DEFAULT_OUTBOX 65536
 
 struct pc_engine_cfg {
 	/* Shards to run; 0: one per usable physical core of the fastest
@@ -69,6 +71,23 @@ struct pc_engine_cfg {
 	 * a turn (every turn ends with a publish anyway); 0: 32. */
 	uint32_t publish_batch;
 	enum pc_backend backend;
+
+	/* The outbox (percore/outbox.h): messages the queueing calls could
+	 * not put in a full ring wait on the sending shard, in order.
+	 * outbox_budget: messages one shard's outboxes hold together, all
+	 * destinations, before those calls refuse with -ENOBUFS; each costs
+	 * 64 bytes. 0: PC_ENGINE_DEFAULT_OUTBOX. outbox_high, outbox_low:
+	 * the depth of one destination's outbox at which it comes under
+	 * pressure, and at which the pressure ends (pc_shard_on_pressure);
+	 * 0: a quarter of the budget, and a quarter of the high mark. low
+	 * must be below high, high at most the budget. */
+	uint32_t outbox_budget, outbox_high, outbox_low;
+	/* Calls from one shard to another that may await their replies at
+	 * once: past it pc_shard_call() returns -EAGAIN and pc_shard_call_q()
+	 * -EBUSY. 0: a quarter of the ring capacity (the ring room kept for
+	 * replies); a larger limit is fine, replies beyond that room wait in
+	 * the outbox. */
+	uint32_t call_limit;
 
 	/* Run on each shard before its first turn and after its last (find
 	 * which with pc_shard_id()). May submit messages. NULL: nothing. */
@@ -98,6 +117,16 @@ struct pc_shard_stats {
 	uint64_t ring_full;      /* submits refused with -EAGAIN */
 	uint64_t unrun_at_stop;  /* messages still queued to this shard when
 	                          * the engine stopped (never run) */
+	/* The outbox and calls (percore/outbox.h). */
+	uint64_t outbox_queued;  /* messages that waited in an outbox */
+	uint64_t outbox_depth;   /* messages in the outboxes now */
+	uint64_t outbox_high_water; /* the most there at once */
+	uint64_t outbox_refused; /* queueing sends refused with -ENOBUFS */
+	uint64_t outbox_unsent;  /* left in an outbox when the engine
+	                          * stopped (never sent) */
+	uint64_t calls_timed_out; /* calls answered with -ETIMEDOUT */
+	uint64_t late_replies;   /* answers after that, discarded */
+	uint64_t calls_canceled; /* calls answered with -ECANCELED */
 };
 
 /* Defaults: 0 shards (placement's default), "auto", adaptive idle with a

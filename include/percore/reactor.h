@@ -79,7 +79,8 @@ PC_API const char *pc_backend_name(enum pc_backend b);
  * backend's -errno (e.g. -EPERM for a regular file under epoll). */
 PC_API int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg);
 
-/* Change the events watched on a registered fd. Returns 0, -ENOENT (not
+/* Change the events watched on a registered fd; 0 watches only for
+ * errors and hang-ups (always reported). Returns 0, -ENOENT (not
  * registered), -EINVAL, or the backend's -errno. */
 PC_API int pc_reactor_mod(struct pc_reactor *r, int fd, unsigned events);
 

@@ -148,6 +148,9 @@ struct pc_server_stats {
 	uint64_t paused;            /* sessions stopped now */
 	uint64_t send_refused;      /* sends over a session's output bound */
 	uint64_t send_to_gone;      /* pc_session_send_to() for a closed id */
+	uint64_t replies_discarded; /* sequenced answers for a closed session,
+	                             * or refused when written (percore/reply.h) */
+	uint64_t read_holds;        /* pc_session_pause_read() calls that paused */
 	/* memory now (what is not counted: docs/BENCHMARKS.md) */
 	uint64_t queued_bytes;      /* unsent output */
 	uint64_t buffered_bytes;    /* received, not yet consumed */

@@ -14,6 +14,10 @@
  * from the shard's pool when bytes arrive and go back when drained: an
  * idle session holds neither.
  *
+ * The application may hold reading back itself: pc_session_pause_read()
+ * stops reading a session until pc_session_resume_read(), for instance
+ * while the shard it forwards to is under pressure (percore/outbox.h).
+ *
  * Backpressure: once a session's unsent output reaches the high-water mark
  * it is no longer read (its buffered frames wait too) until the output
  * drains below the low-water mark. A client that does not read therefore
@@ -155,13 +159,38 @@ PC_API int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uin
  * message over PC_SESSION_ERROR_MAX bytes (nothing done). */
 PC_API int pc_session_error(struct pc_session *s, int32_t code, const char *message, bool refuse);
 
+/* Stop reading s: nothing more is taken from its socket (the kernel's
+ * buffers fill and TCP pushes back on the client) or from its input
+ * buffer, until pc_session_resume_read(). It still writes, its idle
+ * timeout still runs (a session held longer than that is closed as
+ * idle), and it closes as usual. Called inside on_frame, the frame in
+ * hand counts as handled. Calling it again does nothing. */
+PC_API void pc_session_pause_read(struct pc_session *s);
+
+/* Read s again: frames already buffered are handed to on_frame from a
+ * task on this turn's end (never inside this call), then the socket is
+ * read as before. Does nothing for a session not paused by
+ * pc_session_pause_read(). */
+PC_API void pc_session_resume_read(struct pc_session *s);
+
+/* Inside on_frame only: this frame cannot be handled now. The session
+ * pauses as pc_session_pause_read() does and, once resumed, offers the
+ * same frame again first. Returns 0, or -EINVAL outside on_frame for s
+ * (nothing done). */
+PC_API int pc_session_unread_frame(struct pc_session *s);
+
+/* True while s is paused by pc_session_pause_read(). */
+PC_API bool pc_session_read_paused(const struct pc_session *s);
+
 /* Queue a frame on the session with this id, which may live on any shard
  * of the same server: directly when it is on the calling shard, else
  * through the mesh (the body is copied into the message). Delivery is
  * asynchronous: a session that closed meanwhile drops the frame and the
  * receiving shard counts it (send_to_gone). Call from a shard of the
- * server. Returns 0; -EAGAIN when the mesh ring to that shard is full
- * (retry on a later turn); -ENOENT when the id is not a live session of
+ * server. A full mesh ring does not refuse it: the frame waits in this
+ * shard's outbox, in order (percore/outbox.h). Returns 0; -ENOBUFS past
+ * the outbox budget (the receiver is far behind: stop reading input
+ * until the pressure ends); -ENOENT when the id is not a live session of
  * the calling shard; -EINVAL for an id of no shard; -EPERM off a server
  * shard; -ENOMEM; or the errors of pc_session_send_flags() (local
  * delivery). */

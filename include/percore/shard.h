@@ -71,8 +71,9 @@ PC_API struct pc_slab *pc_shard_slab(size_t size);
 
 /* Run fn(arg) on shard `to` (which may be this shard: it then runs on a
  * later turn, never inside this call). Returns 0, -EAGAIN when ring
- * (self, to) is full, -EINVAL for a bad shard or NULL fn, -EPERM off a
- * shard. */
+ * (self, to) is full or messages to `to` wait in this shard's outbox,
+ * -EINVAL for a bad shard or NULL fn, -EPERM off a shard. To have a full
+ * ring wait instead of refusing, use pc_shard_send() (percore/outbox.h). */
 PC_API int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg);
 
 /* Like pc_shard_submit, but copies len bytes of data into the message;
@@ -90,7 +91,8 @@ PC_API int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, siz
 PC_API int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,
 			 void *ctx);
 
-/* Calls to one shard that may await their replies at once. */
+/* Calls to one shard that may await their replies at once (the engine
+ * configuration's call_limit). */
 PC_API unsigned pc_shard_call_limit(void);
 
 /* Submit fn(arg) to every shard, this one included: all or none. Returns
@@ -105,8 +107,10 @@ PC_API int pc_shard_flush(void);
 /* Collect every shard's statistics through the mesh: each shard copies a
  * snapshot of its own figures when the request reaches it, and once all
  * have answered done(stats, n, arg) runs on this shard (stats valid during
- * the call only). Returns 0, -EAGAIN when some shard cannot take the
- * request now (nothing sent), -ENOMEM, -EPERM. */
+ * the call only). The requests go through the outbox (percore/outbox.h):
+ * a full ring delays them, never refuses them; if the engine stops
+ * first, done does not run. Returns 0, -ECANCELED when the engine is
+ * stopping, -ENOMEM, -EPERM. */
 PC_API int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg),
 			   void *arg);
 

@@ -41,6 +41,9 @@ enum {
 	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
 	NS_PARTIAL = 1u << 9,  /* an incomplete frame is buffered: frame deadline */
 	NS_REPLY_OWED = 1u << 10, /* an error reply is queued, counted once written */
+	NS_HELD = 1u << 11,    /* pc_session_pause_read(): not read */
+	NS_UNREAD = 1u << 12,  /* the frame in hand is offered again */
+	NS_RESUME = 1u << 13,  /* held, resuming from a task (session_hold.c) */
 };
 
 struct net_shard;
@@ -130,6 +133,9 @@ struct net_shard {
 	struct pc_session *ref_owner;
 	const uint8_t *ref_lo, *ref_hi;
 	bool flush_queued;            /* the flush task is deferred */
+	struct net_rseq **rseq;       /* reply sequencers by id slot (reply_seq.c) */
+	uint32_t rseq_cap;
+	struct pc_session *in_frame;  /* whose on_frame is running, or NULL */
 	uint32_t nsessions;
 	int lfd;                      /* -1 once closed */
 	bool accept_paused;           /* out of fds: retrying on a timer */
@@ -241,6 +247,15 @@ void net_shard_drained(struct net_shard *sh);
 struct pc_session *net_slot_find(struct net_shard *sh, uint64_t id);
 /* Run fn on every session of the shard (fn may free the one it is given). */
 void net_each_session(struct net_shard *sh, void (*fn)(struct pc_session *s));
+
+/* reply_seq.c */
+void net_reply_forget(struct pc_session *s);
+/* Sequenced answers s still owes its client and will write: reserved
+ * slots not yet written, unless the application closed it. A client
+ * that sent its last request and shut its side (EOF), or a draining
+ * server, waits for them before the FIN. */
+bool net_reply_owed(const struct pc_session *s);
+void net_reply_table_free(struct net_shard *sh);
 
 /* stats.c */
 int net_stats_reply(struct pc_session *s);

@@ -316,6 +316,7 @@ static void shard_free(struct net_shard *sh)
 	if (sh->dispatching)
 		pc_dispatch_destroy(&sh->dispatch);
 	free(sh->slots);
+	net_reply_table_free(sh);
 	free(sh->refs);
 	free(sh->scratch);
 	free(sh);

@@ -10,6 +10,7 @@
 #include "net/net.h"
 #include "percore/clock.h"
 #include "percore/fb_error.h"
+#include "percore/outbox.h"
 #include "percore/shard.h"
 #include "percore/shared_buf.h"
 
@@ -275,6 +276,7 @@ static void session_free(struct pc_session *s)
 	}
 	if (sh->srv->addrs)
 		net_addrtab_release(sh->srv->addrs, s->addr);
+	net_reply_forget(s);
 	slot_free(sh, s->slot);
 	pc_slab_free(sh->slab, s);
 	sh->nsessions--;
@@ -541,7 +543,7 @@ int pc_session_send_to(uint64_t id, uint32_t msg_id, uint8_t flags, const void *
 	if (!rc) {
 		if (len)
 			memcpy(m->frame + PC_FRAME_HEADER_LEN, body, len);
-		rc = pc_shard_submit(to, send_to_run, b);
+		rc = pc_shard_send(to, send_to_run, b);
 	}
 	if (rc)
 		pc_shared_buf_put(b);

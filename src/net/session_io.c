@@ -25,12 +25,13 @@ void net_session_set_interest(struct pc_session *s)
 
 	if (s->flags & NS_FIN)
 		want = PC_EV_IN; /* only to see the client's EOF; input discarded */
-	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN)))
+	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN | NS_HELD)))
 		want = PC_EV_IN;
 	if (net_session_queued(s) && ((s->flags & NS_WBLOCKED) || !want))
 		want |= PC_EV_OUT;
-	/* Nothing wanted happens only on the way to being freed. */
-	if (!want || want == s->events)
+	/* Nothing wanted happens on the way to being freed, or while held
+	 * with nothing to write: then only errors and hang-ups. */
+	if ((!want && !(s->flags & (NS_HELD | NS_EOF | NS_DRAIN))) || want == s->events)
 		return;
 	if (pc_reactor_mod(s->sh->r, s->fd, want))
 		net_session_abort(s, PC_CLOSE_NOMEM);
@@ -67,7 +68,8 @@ void net_session_settle(struct pc_session *s)
 			net_session_set_interest(s);
 		return;
 	}
-	if (!net_session_queued(s)) {
+	/* Answers still owed (reply.h) keep it open as queued bytes do. */
+	if (!net_session_queued(s) && !net_reply_owed(s)) {
 		if (s->flags & NS_EOF) {
 			/* Every reply written and the client gone: done. */
 			net_session_abort(s, (enum pc_close_reason)s->why);
@@ -195,7 +197,7 @@ static void input_frames(struct pc_session *s)
 	/* Only an incomplete frame left at the end keeps NS_PARTIAL (and its
 	 * deadline); whatever else ends this loop clears it. */
 	while (s->rx && pc_ringbuf_used(s->rx) &&
-	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN))) {
+	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN | NS_HELD))) {
 		if (net_session_queued(s) >= sh->cfg->high_water) {
 			s->flags &= (uint16_t)~NS_PARTIAL;
 			net_session_pause(s);
@@ -220,7 +222,14 @@ static void input_frames(struct pc_session *s)
 			refuse_frame(s, rc);
 			return;
 		}
+		sh->in_frame = s;
 		dispatch(s, &f);
+		sh->in_frame = NULL;
+		if (s->flags & NS_UNREAD) {
+			/* pc_session_unread_frame(): offered again on resume */
+			s->flags &= ~NS_UNREAD;
+			return;
+		}
 		pc_frame_consume(s->rx, &f);
 		NET_STAT_SUB(sh, buffered_bytes, pc_frame_size(&f));
 		consumed = true;
@@ -234,7 +243,7 @@ static void input_raw(struct pc_session *s)
 	size_t len, used;
 
 	while (s->rx && pc_ringbuf_used(s->rx) &&
-	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN))) {
+	       !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN | NS_HELD))) {
 		if (net_session_queued(s) >= sh->cfg->high_water) {
 			net_session_pause(s);
 			return;
@@ -268,7 +277,8 @@ void net_session_input(struct pc_session *s)
  * it reads no more, and the FIN discards what is buffered. */
 static bool rx_stuck(const struct pc_session *s)
 {
-	return s->rx && !pc_ringbuf_space(s->rx) && !(s->flags & (NS_PAUSED | NS_CLOSING));
+	return s->rx && !pc_ringbuf_space(s->rx) &&
+	       !(s->flags & (NS_PAUSED | NS_CLOSING | NS_HELD));
 }
 
 static void read_in(struct pc_session *s)
@@ -333,7 +343,8 @@ void net_session_read_once(struct pc_session *s)
 	/* Replies still in the input ring: reading now could overwrite them;
 	 * the flush at the end of this turn frees them, and the readiness,
 	 * level-triggered, comes back next turn. */
-	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD)) && !s->ref_head)
+	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD | NS_HELD)) &&
+	    !s->ref_head)
 		read_in(s);
 }
 

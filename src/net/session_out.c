@@ -212,7 +212,8 @@ int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt,
 	bool refer[17];
 	int rc;
 
-	if (s->flags & (NS_CLOSING | NS_FIN | NS_DEAD | NS_EOF))
+	if ((s->flags & (NS_CLOSING | NS_FIN | NS_DEAD)) ||
+	    ((s->flags & NS_EOF) && !net_reply_owed(s)))
 		return -EPIPE;
 	if (net_session_queued(s) + len > sh->tx_max) {
 		NET_STAT_ADD(sh, send_refused, 1);

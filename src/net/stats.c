@@ -23,7 +23,7 @@ static const struct {
 	FIELD(malformed), FIELD(oversize), FIELD(error_replies), FIELD(unknown_ids),
 	FIELD(frames_in), FIELD(frames_out), FIELD(bytes_in), FIELD(bytes_out),
 	FIELD(heartbeats_in), FIELD(heartbeats_out),
-	FIELD(read_pauses), FIELD(paused), FIELD(send_refused), FIELD(send_to_gone),
+	FIELD(read_pauses), FIELD(paused), FIELD(send_refused), FIELD(send_to_gone), FIELD(replies_discarded), FIELD(read_holds),
 	FIELD(queued_bytes), FIELD(buffered_bytes), FIELD(session_bytes),
 	FIELD(buffer_bytes), FIELD(pool_bytes), FIELD(buffers_mapped), FIELD(drain_aborted),
 };

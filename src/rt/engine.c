@@ -8,6 +8,7 @@
 #include "percore/clock.h"
 #include "percore/cpulist.h"
 #include "percore/place.h"
+#include "percore/service.h"
 #include "percore/topo.h"
 #include "rt/reactor_impl.h"
 #include "rt/rt.h"
@@ -75,7 +76,7 @@ static int check_cfg(const struct pc_engine_cfg *c, char *err, size_t len)
 		return fail(err, len, -EINVAL, "unknown idle policy");
 	if (c->backend != PC_BACKEND_EPOLL && c->backend != PC_BACKEND_URING)
 		return fail(err, len, -EINVAL, "unknown reactor backend");
-	return 0;
+	return rt_outbox_check_cfg(c, err, len);
 }
 
 /* ---- placement ------------------------------------------------------- */
@@ -118,6 +119,8 @@ static int shard_setup(struct rt_shard *s)
 		rc = rt_mesh_setup(s);
 	if (!rc)
 		rc = rt_shard_mem_setup(s);
+	if (!rc)
+		rc = rt_outbox_setup(s);
 	s->stats.shard = s->id;
 	s->stats.cpu = s->cpu;
 	s->stats.node = s->node;
@@ -131,6 +134,9 @@ static void shard_loop(struct rt_shard *s)
 
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
 		unsigned n = rt_mesh_drain(s);
+
+		if (PC_UNLIKELY(s->app.nobx))
+			n += rt_outbox_drain(s);
 
 		if (rt_reactor_wants_poll(s->reactor)) {
 			int k = pc_reactor_poll(s->reactor, 0);
@@ -160,6 +166,7 @@ static void shard_body(struct rt_shard *s)
 	if (e->cfg.on_start)
 		e->cfg.on_start(e->cfg.arg);
 	shard_loop(s);
+	rt_calls_cancel(s);
 	if (e->cfg.on_stop)
 		e->cfg.on_stop(e->cfg.arg);
 	rt_mesh_flush(s);
@@ -167,6 +174,9 @@ static void shard_body(struct rt_shard *s)
 	pthread_barrier_wait(&e->done);
 	rt_mesh_final_drain(s);
 	rt_mesh_drop_returns(s);
+	rt_outbox_end(s);
+	rt_calls_free(s);
+	rt_maps_free(s);
 	RT_STAT_SET(s, busy_ns, rt_busy_ns(s));
 	rt_self = NULL;
 }
@@ -246,6 +256,7 @@ static void engine_free(struct pc_engine *e)
 	for (unsigned i = 0; i < e->n; i++) {
 		rt_mesh_free(&e->shards[i]);
 		rt_shard_mem_free(&e->shards[i]);
+		rt_outbox_free(&e->shards[i]);
 		pc_reactor_destroy(e->shards[i].reactor);
 		pthread_mutex_destroy(&e->shards[i].ext_lock);
 	}
@@ -333,6 +344,20 @@ int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out, cha
 	}
 	*out = e;
 	return 0;
+}
+
+int pc_engine_cfg_shards(const struct pc_engine_cfg *cfg, char *err, size_t errlen)
+{
+	struct pc_placement *placement;
+	int rc = check_cfg(cfg, err, errlen);
+
+	if (!rc)
+		rc = place(cfg, &placement, err, errlen);
+	if (rc)
+		return rc;
+	rc = (int)placement->n;
+	pc_placement_free(placement);
+	return rc;
 }
 
 int pc_engine_run(struct pc_engine *e)

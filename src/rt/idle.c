@@ -30,8 +30,9 @@
 #include "rt/rt.h"
 
 #define RT_IDLE_TIMED 64
-/* A shard holding shared buffers it could not send home yet sleeps at
- * most this long before it tries again. */
+/* A shard holding shared buffers it could not send home yet, or
+ * messages in an outbox, sleeps at most this long before it tries
+ * again. */
 #define RT_RETRY_NS 1000000
 
 /* Between two empty turns. Two pauses, not one: a waiting shard polls
@@ -69,13 +70,16 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 {
 	struct rt_inbox *ib = s->inbox;
 	struct pc_engine *e = s->e;
-	int64_t timeout = s->nfrees ? RT_RETRY_NS : -1;
+	/* Outboxes wait for room the receiver makes without telling us. */
+	int64_t timeout = s->nfrees || rt_outbox_waiting(s) ? RT_RETRY_NS : -1;
 	int n;
 
 	/* A sleeper polls nothing: hot rings go back to doorbells first. They
 	 * stay pending, so this turn does not sleep; the next one looks at
 	 * them once more (after the fence in cooling) and then may. */
 	if (rt_mesh_cool_all(s))
+		return;
+	if (rt_outbox_waiting(s) && rt_outbox_before_sleep(s))
 		return;
 	atomic_store_explicit(&ib->sleeping, 1, memory_order_seq_cst);
 	if (rt_mesh_may_have_work(s) || atomic_load_explicit(&e->stop, memory_order_seq_cst) ||

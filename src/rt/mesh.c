@@ -21,8 +21,14 @@
  * its ring position so that the receiver runs it in order with the ring.
  *
  * Replies: ring (j, i) keeps `reserve` slots free of everything but
- * replies, and i allows itself at most `reserve` calls to j awaiting a
- * reply, so a reply always finds room and is never refused.
+ * replies, and i allows itself at most call_limit calls to j awaiting a
+ * reply (by default `reserve`), so a reply finds room; one that does not
+ * (a larger call_limit, or messages already waiting) goes through the
+ * outbox: never refused.
+ *
+ * Outbox (outbox.c): while messages to j wait in i's outbox, every send
+ * to j first moves what it can of them into the ring, and takes neither
+ * the ring nor the mailbox while any are left, so nothing overtakes them.
  *
  * The files: mesh.c lays out the memory (inboxes, rings, mailboxes) and
  * connects the shards; mesh_send.h/.c is the producer side (staging,

@@ -68,7 +68,7 @@ int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn
 
 	if (!s || !fn || !reply)
 		return rt_self ? -EINVAL : -EPERM;
-	if (s->out[to].calls >= s->e->reserve)
+	if (s->out[to].calls >= s->app.call_limit)
 		return refuse(s);
 	m = rt_mesh_stage(s, to, false);
 	if (!m)
@@ -85,7 +85,7 @@ int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn
 
 unsigned pc_shard_call_limit(void)
 {
-	return rt_self ? rt_self->e->reserve : 0;
+	return rt_self ? rt_self->app.call_limit : 0;
 }
 
 int pc_shard_broadcast(pc_msg_fn fn, void *arg)
@@ -97,7 +97,7 @@ int pc_shard_broadcast(pc_msg_fn fn, void *arg)
 	if (!fn)
 		return -EINVAL;
 	for (unsigned k = 0; k < s->e->n; k++)
-		if (!rt_mesh_has_room(s, k))
+		if (rt_outbox_drain_send(s, k) || !rt_mesh_has_room(s, k))
 			return refuse(s);
 	for (unsigned k = 0; k < s->e->n; k++)
 		pc_shard_submit(k, fn, arg);
@@ -114,15 +114,4 @@ int pc_shard_flush(void)
 	n = (int)s->ndirty;
 	rt_mesh_flush(s);
 	return n;
-}
-
-/* Calls to every shard, all or none (pc_engine_stats uses it). */
-int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx)
-{
-	for (unsigned k = 0; k < s->e->n; k++)
-		if (!rt_mesh_has_room(s, k) || s->out[k].calls >= s->e->reserve)
-			return refuse(s);
-	for (unsigned k = 0; k < s->e->n; k++)
-		pc_shard_call(k, fn, args[k], reply, ctx);
-	return 0;
 }

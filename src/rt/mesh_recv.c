@@ -21,9 +21,15 @@ static unsigned bell_words(const struct pc_engine *e)
 static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx, intptr_t result)
 {
 	bool mail;
-	/* Never NULL: the reply reservation (mesh.c) keeps room for it. */
+	/* NULL only behind an outbox, or with more calls allowed than the
+	 * reserve holds (mesh.c): then the reply waits in the outbox, never
+	 * refused. */
 	struct rt_head *h = rt_mesh_open(s, to, true, true, &mail);
 
+	if (!h) {
+		rt_outbox_reply(s, to, fn, ctx, result);
+		return;
+	}
 	h->fn = (void (*)(void))fn;
 	h->kind = RT_MSG_REPLY;
 	h->u.reply.ctx = ctx;
@@ -95,8 +101,13 @@ static unsigned drain_source(struct rt_shard *s, unsigned i, bool *empty)
 		k++;
 		run_msg(s, i, m);
 	}
-	if (k)
+	if (k) {
 		rt_ring_release(s->in[i]);
+		/* A sender asleep with messages for us in its outbox */
+		if (PC_UNLIKELY(i < s->e->n &&
+				atomic_load_explicit(&s->inbox->want_room[i], memory_order_relaxed)))
+			rt_outbox_room_made(s, i);
+	}
 	return k;
 }
 

@@ -37,13 +37,23 @@ PC_INLINE bool rt_mesh_has_room(struct rt_shard *s, unsigned to)
 	return pc_spsc_seq_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
-/* A slot in ring (s, to), or NULL when full. Anything but a reply must
+/* A slot in ring (s, to), or NULL when full, without looking at the
+ * outbox (the outbox's own drain uses it). Anything but a reply must
  * leave e->reserve slots free for the replies s may owe `to`. */
-PC_INLINE struct rt_msg *rt_mesh_stage(struct rt_shard *s, unsigned to, bool reply)
+PC_INLINE struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply)
 {
 	if (!reply && !rt_mesh_has_room(s, to))
 		return NULL;
 	return rt_ring_stage(s->out[to].ring);
+}
+
+/* rt_mesh_ring_slot(), after whatever waits in the outbox to `to`
+ * (outbox.c): that goes first, so while any of it is left, NULL. */
+PC_INLINE struct rt_msg *rt_mesh_stage(struct rt_shard *s, unsigned to, bool reply)
+{
+	if (PC_UNLIKELY(s->out[to].obx.first != NULL) && rt_outbox_drain_send(s, to))
+		return NULL;
+	return rt_mesh_ring_slot(s, to, reply);
 }
 
 /* The sender's mailbox half towards `to` when this message may go there:
@@ -55,7 +65,8 @@ PC_INLINE struct rt_head *rt_mesh_mail_slot(struct rt_shard *s, unsigned to)
 	struct rt_out *o = &s->out[to];
 	uint32_t cap = s->e->capacity;
 
-	if (o->staged || o->skip_turn == s->stats.turns || !rt_mail_free(o->mail))
+	if (o->staged || o->obx.first || o->skip_turn == s->stats.turns ||
+	    !rt_mail_free(o->mail))
 		return NULL;
 	if (pc_spsc_seq_room(&o->ring->ring, cap) != cap) {
 		o->skip_turn = s->stats.turns;

@@ -158,10 +158,14 @@ int pc_reactor_mod(struct pc_reactor *r, int fd, unsigned events)
 
 	if (!f)
 		return -ENOENT;
-	if (!events_valid(events))
+	/* 0: errors and hang-ups only (a connection not read for now) */
+	if (events && !events_valid(events))
 		return -EINVAL;
 	old = f->events;
-	f->events = events & (PC_EV_IN | PC_EV_OUT);
+	/* A registered fd's events are never 0 (0 marks a free slot): ERR
+	 * alone stands for "errors and hang-ups only", which both backends
+	 * turn into an empty interest mask. */
+	f->events = events ? events & (PC_EV_IN | PC_EV_OUT) : PC_EV_ERR;
 	if (f->events == old)
 		return 0;
 	rc = r->ops->mod(r, fd, f);

@@ -102,6 +102,24 @@ struct rt_inbox {
 	 * needs no doorbell. Read-mostly: changes only when traffic starts
 	 * or stops. */
 	PC_CACHE_ALIGNED _Atomic uint8_t hot[PC_ENGINE_MAX_SHARDS + 1];
+	/* Writer: producer i sets want_room[i] before it sleeps with
+	 * messages for the owner in its outbox; the owner clears it after
+	 * freeing slots of ring i and rings i's doorbell (outbox.c). Read
+	 * by the owner after each batch it takes from ring i: read-mostly. */
+	PC_CACHE_ALIGNED _Atomic uint8_t want_room[PC_ENGINE_MAX_SHARDS];
+};
+
+/* Messages to one destination that found its ring full (outbox.c): a
+ * FIFO of chunks from the sender's slab, drained into the ring before
+ * anything sent later. Private to the sender. */
+struct rt_outbox {
+	struct rt_obx_chunk *first, *last;
+	uint32_t depth;              /* messages waiting */
+	uint64_t full_turn;          /* the turn a drain found the ring full:
+	                              * sends skip the look until the next */
+	bool listed;                 /* on the shard's obx_dests list */
+	bool pressured;              /* above the high watermark, not yet
+	                              * back at the low one */
 };
 
 /* Shard i's producer state towards one destination: private to i. */
@@ -119,6 +137,22 @@ struct rt_out {
 	uint32_t calls;          /* calls to dest awaiting their reply */
 	bool dirty;              /* on the dirty list */
 	struct pc_shared_buf *frees; /* dest's buffers to send back */
+	struct rt_outbox obx;        /* what waits for room in the ring */
+};
+
+/* A shard's application-facing state (outbox.c, calls.c, service.c):
+ * private to the shard. */
+struct rt_app {
+	unsigned *obx_dests;         /* destinations with an outbox listed */
+	unsigned nobx;
+	uint32_t obx_total;          /* messages in all outboxes */
+	uint32_t obx_budget, obx_high, obx_low;
+	uint32_t call_limit;         /* calls to one shard awaiting replies */
+	void (*on_pressure)(unsigned to, bool high, void *arg);
+	void *pressure_arg;
+	struct rt_call *calls;       /* calls with a record (calls.c) */
+	struct rt_map *maps;         /* pc_shard_map() runs awaiting answers */
+	void *user;                  /* pc_shard_user() */
 };
 
 struct rt_shard {
@@ -147,6 +181,7 @@ struct rt_shard {
 	size_t mem_size;
 	uint64_t start_ns;
 	struct pc_shard_stats stats;
+	struct rt_app app;
 	pthread_t thread;
 	int setup_err;
 
@@ -200,10 +235,30 @@ bool rt_mesh_may_have_work(struct rt_shard *s); /* seq_cst doorbell check */
 bool rt_mesh_cool_all(struct rt_shard *s);    /* stop polling hot rings */
 void rt_mesh_final_drain(struct rt_shard *s);
 int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), void *arg);
-int rt_mesh_call_all(struct rt_shard *s, pc_shard_call_fn fn, void **args, pc_shard_reply_fn reply, void *ctx);
 void rt_mesh_return_buf(struct rt_shard *s, struct pc_shared_buf *b);
 unsigned rt_mesh_send_returns(struct rt_shard *s);
 void rt_mesh_drop_returns(struct rt_shard *s);
+
+/* outbox.c */
+int rt_outbox_check_cfg(const struct pc_engine_cfg *c, char *err, size_t len);
+int rt_outbox_setup(struct rt_shard *s);      /* on s's thread */
+void rt_outbox_free(struct rt_shard *s);
+unsigned rt_outbox_drain(struct rt_shard *s);             /* every turn */
+uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to); /* left */
+uint32_t rt_outbox_drain_send(struct rt_shard *s, unsigned to); /* from a send */
+bool rt_outbox_waiting(const struct rt_shard *s);
+bool rt_outbox_before_sleep(struct rt_shard *s);    /* true: do not sleep */
+void rt_outbox_room_made(struct rt_shard *s, unsigned from);
+void rt_outbox_end(struct rt_shard *s);       /* after the last drain */
+void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void *ctx,
+		     intptr_t result);
+
+/* calls.c */
+void rt_calls_cancel(struct rt_shard *s);   /* the loop has ended */
+void rt_calls_free(struct rt_shard *s);     /* nothing runs any more */
+
+/* service.c */
+void rt_maps_free(struct rt_shard *s);      /* nothing runs any more */
 
 /* idle.c */
 struct rt_idle {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "percore/clock.h"
+#include "percore/service.h"
 #include "rt/rt.h"
 
 int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out)
@@ -32,6 +33,14 @@ int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_
 	RT_READ(sleeps);
 	RT_READ(ring_full);
 	RT_READ(unrun_at_stop);
+	RT_READ(outbox_queued);
+	RT_READ(outbox_depth);
+	RT_READ(outbox_high_water);
+	RT_READ(outbox_refused);
+	RT_READ(outbox_unsent);
+	RT_READ(calls_timed_out);
+	RT_READ(late_replies);
+	RT_READ(calls_canceled);
 #undef RT_READ
 	return 0;
 }
@@ -39,8 +48,6 @@ int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_
 struct collect {
 	void (*done)(const struct pc_shard_stats *stats, unsigned n, void *arg);
 	void *arg;
-	unsigned n, left;
-	void **slots;                 /* slots[k] = &stats[k], the call args */
 	struct pc_shard_stats stats[];
 };
 
@@ -51,27 +58,25 @@ uint64_t rt_busy_ns(const struct rt_shard *s)
 	return pc_elapsed(pc_elapsed(pc_now_ns(), s->start_ns), s->stats.idle_ns);
 }
 
-/* On shard k: copy this shard's figures into the collector's slot. The
- * reply's publish (release) orders the copy before the collector reads. */
-static intptr_t snapshot(void *slot)
+/* On every shard: copy its own figures into its entry. The answer's
+ * publish (release) orders the copy before the collector reads. */
+static intptr_t snapshot(void *all)
 {
 	struct rt_shard *s = rt_self;
-	struct pc_shard_stats *out = slot;
+	struct pc_shard_stats *out = (struct pc_shard_stats *)all + s->id;
 
 	*out = s->stats;
 	out->busy_ns = rt_busy_ns(s);
 	return 0;
 }
 
-static void collected(void *ctx, intptr_t result)
+/* results NULL: the engine stopped first, nothing to report. */
+static void collected(const intptr_t *results, unsigned n, void *ctx)
 {
 	struct collect *c = ctx;
 
-	(void)result;
-	if (--c->left)
-		return;
-	c->done(c->stats, c->n, c->arg);
-	free(c->slots);
+	if (results)
+		c->done(c->stats, n, c->arg);
 	free(c);
 }
 
@@ -79,31 +84,21 @@ int pc_engine_stats(void (*done)(const struct pc_shard_stats *stats, unsigned n,
 {
 	struct rt_shard *s = rt_self;
 	struct collect *c;
-	unsigned n;
 	int rc;
 
 	if (!s)
 		return -EPERM;
 	if (!done)
 		return -EINVAL;
-	n = s->e->n;
-	c = calloc(1, sizeof(*c) + n * sizeof(c->stats[0]));
+	c = calloc(1, sizeof(*c) + s->e->n * sizeof(c->stats[0]));
 	if (!c)
 		return -ENOMEM;
-	c->slots = calloc(n, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		return -ENOMEM;
-	}
 	c->done = done;
 	c->arg = arg;
-	c->n = c->left = n;
-	for (unsigned k = 0; k < n; k++)
-		c->slots[k] = &c->stats[k];
-	rc = rt_mesh_call_all(s, snapshot, c->slots, collected, c);
-	if (rc) {
-		free(c->slots);
+	/* A map over the shards: through the outbox, so a full ring delays
+	 * the collection and never refuses it. */
+	rc = pc_shard_map(snapshot, c->stats, collected, c);
+	if (rc)
 		free(c);
-	}
 	return rc;
 }

@@ -407,6 +407,31 @@ static void timers_drive_the_wait(void **state)
 	assert_int_equal(b.fired, 1);
 }
 
+/* Interest 0: a readable fd stays registered but runs no callback, until
+ * reading is wanted again (a session whose reading is paused). */
+static void interest_zero_holds_reading(void **state)
+{
+	struct pc_reactor *r = *state;
+	struct hits h = { 0 };
+	int p[2];
+
+	make_pipe(p);
+	assert_int_equal(pc_reactor_add(r, p[0], PC_EV_IN, on_io, &h), 0);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(pc_reactor_mod(r, p[0], 0), 0);
+	assert_int_equal(pc_reactor_nfds(r), 1);
+	for (int i = 0; i < 3; i++)
+		pc_reactor_poll(r, 5 * 1000000);
+	assert_int_equal(h.count, 0);
+	assert_int_equal(pc_reactor_mod(r, p[0], PC_EV_IN), 0);
+	assert_true(pc_reactor_poll(r, 1000 * 1000000) >= 1);
+	assert_int_equal(h.count, 1);
+	assert_int_equal(h.last & PC_EV_IN, PC_EV_IN);
+	assert_int_equal(pc_reactor_del(r, p[0]), 0);
+	close(p[0]);
+	close(p[1]);
+}
+
 static void bad_arguments(void **state)
 {
 	struct pc_reactor *r = *state, *x;
@@ -424,7 +449,8 @@ static void bad_arguments(void **state)
 	assert_int_equal(pc_reactor_del(r, 1 << 20), -ENOENT);
 	assert_int_equal(pc_reactor_add(r, p[0], PC_EV_IN, on_io, &h), 0);
 	assert_int_equal(pc_reactor_add(r, p[0], PC_EV_IN, on_io, &h), -EEXIST);
-	assert_int_equal(pc_reactor_mod(r, p[0], 0), -EINVAL);
+	assert_int_equal(pc_reactor_mod(r, p[0], PC_EV_ERR), -EINVAL);
+	assert_int_equal(pc_reactor_mod(r, p[0], 0x100), -EINVAL);
 	assert_int_equal(pc_reactor_nfds(r), 1);
 	assert_int_equal(pc_reactor_del(r, p[0]), 0);
 	assert_int_equal(pc_reactor_del(r, p[0]), -ENOENT);
@@ -466,6 +492,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(readable_is_level_triggered, setup, teardown),
 		cmocka_unit_test_setup_teardown(writable_and_modify, setup, teardown),
 		cmocka_unit_test_setup_teardown(hangup_is_reported, setup, teardown),
+		cmocka_unit_test_setup_teardown(interest_zero_holds_reading, setup, teardown),
 		cmocka_unit_test_setup_teardown(delete_from_callback, setup, teardown),
 		cmocka_unit_test_setup_teardown(many_ready_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(deferred_tasks_run_in_order, setup, teardown),
