@@ -9,6 +9,7 @@
 #include "bench/stats.h"
 #include "results.h"
 #include "stats.h"
+#include "verdict.h"
 
 /* Larger than any results file the suite writes by far; a guard against
  * being handed something that is not one. */
@@ -320,7 +321,7 @@ static void bench_stat(struct pc_rbench *b)
 	if (n && real && tpi) {
 		for (size_t i = 0; i < n; i++) {
 			real[i] = b->s[i].real_ns;
-			tpi[i] = b->s[i].items_ps > 0 ? 1e9 / b->s[i].items_ps : b->s[i].real_ns;
+			tpi[i] = pc_rsample_tpi(&b->s[i]);
 		}
 		struct pc_bench_stats rs;
 		if (pc_bench_stats_compute(real, n, &rs) == 0) {
