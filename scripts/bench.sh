@@ -9,7 +9,11 @@
 #      5 interleaved rounds, then more rounds of the rows whose pair (ours
 #      beside a peer) is not yet decided, while the run stays within
 #      PC_BENCH_BUDGET seconds (default 480, so make bench ends within about
-#      ten minutes on a 2-CPU machine) -> build/bench/results.json
+#      ten minutes on a 2-CPU machine) -> build/bench/results.json.
+#      Repetitions last PC_BENCH_MIN_TIME seconds (default 0.1, half of
+#      percore bench's own default): the U test decides by the number of
+#      repetitions, not their length, so shorter ones leave more of the
+#      budget for the pairs that need more rounds
 #   3. the noise experiment again with the PM QoS request held (--pm-qos)
 #      -> build/bench/noise-pmqos.json; percore report names those rows
 #      .../pm_qos:on and sets them beside the ones from step 2
@@ -33,6 +37,7 @@ common=()
 [ "$suite" = full ] && common+=(--full)
 bench_has --affinity && common+=(--affinity both)
 budget=${PC_BENCH_BUDGET:-480}
+common+=(--min-time "${PC_BENCH_MIN_TIME:-0.1}")
 main=()
 bench_has --budget && main+=(--budget "$budget")
 

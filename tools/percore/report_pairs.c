@@ -96,6 +96,21 @@ static const struct pair_rule rules[] = {
 };
 
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
+
+/* What a reader must know beside some rows: shown under the section's
+ * table when such a row is in the results. */
+static const struct {
+	const char *re, *note;
+} notes[] = {
+	{ "^TimingWheel/(ScheduleOnly|[0-9]+)$",
+	  "`TimingWheel/ScheduleOnly` and the `TimingWheel/N` rearm rows never advance time: "
+	  "the wheel's cascading cost is outside their figures, while libuv pays its ordering "
+	  "at insert. `TimingWheel/Expire` (insert, advance, expire) counts both sides' whole "
+	  "cost: it is the comparison that counts." },
+	{ "^SessionEcho/.*/idle:(spin|adaptive)",
+	  "Spinning and adaptive echo rows stand beside the busy-polling epoll server; "
+	  "sleeping and untagged rows beside the one that sleeps in epoll_wait." },
+};
 #define MAX_GROUPS 10
 
 /* The peer pattern with \N replaced by capture N, regex-quoted. */
@@ -512,6 +527,27 @@ static void unpaired_peers(struct pc_report_ctx *c)
 	}
 }
 
+/* The notes that apply to the rows shown in section sec. */
+static void section_notes(struct pc_report_ctx *c, enum pc_section sec)
+{
+	struct pc_block *l = NULL;
+
+	for (size_t k = 0; k < sizeof(notes) / sizeof(notes[0]); k++) {
+		regex_t re;
+		bool hit = false;
+		if (regcomp(&re, notes[k].re, REG_EXTENDED | REG_NOSUB) != 0)
+			continue; /* only a broken table entry can do this */
+		for (size_t i = 0; !hit && i < c->res->n; i++)
+			hit = shown(c, i, sec) && regexec(&re, c->res->b[i].name, 0, NULL, 0) == 0;
+		regfree(&re);
+		if (!hit)
+			continue;
+		if (!l)
+			l = pc_doc_list(c->doc, PC_MARK_NONE);
+		pc_doc_item(c->doc, l, "%s", notes[k].note);
+	}
+}
+
 static size_t count_shown(const struct pc_report_ctx *c, enum pc_section sec)
 {
 	size_t n = 0;
@@ -532,6 +568,7 @@ static void section(struct pc_report_ctx *c, enum pc_section sec, const char *ti
 	} else {
 		pc_doc_para(c->doc, "%s", intro);
 		ch = pair_table(c, sec);
+		section_notes(c, sec);
 		counters_table(c, sec);
 		if (ch)
 			pc_doc_chart(c->doc, ch);
