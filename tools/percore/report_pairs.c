@@ -392,6 +392,8 @@ void pc_report_verdict_text(const struct pc_report_ctx *c, enum pc_pair_kind kin
 		snprintf(buf, len, "%suntested (fewer than 2 repetitions)", pre);
 	else if (kind == PC_PAIR_LIMIT && j->out == PC_OUT_FASTER)
 		snprintf(buf, len, "below the physical limit: a measurement problem");
+	else if (kind == PC_PAIR_LIMIT && j->out == PC_OUT_SAME && !j->decided)
+		snprintf(buf, len, "no significant difference from the limit (undecided)");
 	else if (kind == PC_PAIR_LIMIT)
 		snprintf(buf, len, "%s the limit", j->out == PC_OUT_SLOWER ? "slower than" : "at");
 	else if (j->out == PC_OUT_SAME)
