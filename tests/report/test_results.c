@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bench_decide.h"
 #include "compare.h"
 #include "doc.h"
 #include "report.h"
@@ -376,6 +377,33 @@ static void comparison_reads_the_same_either_way(void **state)
 	pc_results_free(a);
 }
 
+/* Which undecided pairs more rounds could still decide. */
+static void hopeless_pairs_stop_asking(void **state)
+{
+	struct pc_bench_decide d;
+	/* 1.00x [0.59x, 1.48x] after 9: the interval would have to shrink to
+	 * within 5%, and 60 repetitions shrink it by sqrt(9/60) only */
+	struct pc_judgement wide = { .speedup = 1.0, .lo = 0.59, .hi = 1.48, .p = 1,
+				     .out = PC_OUT_SAME, .n_ours = 9, .n_other = 9 };
+	/* 1.39x [0.99x, 1.89x]: a few more repetitions may well make it significant */
+	struct pc_judgement near = { .speedup = 1.39, .lo = 0.99, .hi = 1.89, .p = 0.05,
+				     .out = PC_OUT_SAME, .n_ours = 9, .n_other = 9 };
+	struct pc_judgement open_ended = near;
+
+	(void)state;
+	pc_bench_decide_init(&d);
+	assert_true(pc_bench_decide_futile(&wide, &d.interim, 60));
+	assert_false(pc_bench_decide_futile(&near, &d.interim, 60));
+	/* with room for 100000 repetitions nothing is hopeless */
+	assert_false(pc_bench_decide_futile(&wide, &d.interim, 100000));
+	/* no interval yet, or already decided: not for futility to say */
+	open_ended.lo = 0;
+	open_ended.hi = INFINITY;
+	assert_false(pc_bench_decide_futile(&open_ended, &d.interim, 60));
+	wide.decided = true;
+	assert_false(pc_bench_decide_futile(&wide, &d.interim, 60));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +415,7 @@ int main(void)
 		cmocka_unit_test(rows_meet_their_peers),
 		cmocka_unit_test(names_are_escaped),
 		cmocka_unit_test(comparison_reads_the_same_either_way),
+		cmocka_unit_test(hopeless_pairs_stop_asking),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

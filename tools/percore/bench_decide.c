@@ -1,5 +1,6 @@
 /* percore bench: which rows need more rounds (bench_decide.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,13 +8,31 @@
 
 #include "bench_decide.h"
 #include "report.h"
+#include "stats.h"
 
 void pc_bench_decide_init(struct pc_bench_decide *d)
 {
 	*d = (struct pc_bench_decide){
 		.interim = { .alpha = 0.001, .ci_alpha = 0.01, .margin = 0.05 },
+		.max_reps = 60,
 		.final = { .alpha = 0.05, .ci_alpha = 0.05, .margin = 0.05 },
 	};
+}
+
+bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_decide *d,
+			    unsigned max_reps)
+{
+	double n = (double)(j->n_ours < j->n_other ? j->n_ours : j->n_other);
+	double half = (log(j->hi) - log(j->lo)) / 2, est = fabs(log(j->speedup));
+	/* significance needs the estimate beyond the test's own quantile, a
+	 * little further out than the interval's */
+	double zi = pc_normal_isf(d->ci_alpha / 2), zt = pc_normal_isf(d->alpha / 2);
+	double need = fmax(est * zi / zt, log(1 + d->margin) - est);
+
+	if (!max_reps || j->decided || j->out == PC_OUT_UNTESTED || !(j->lo > 0) || !isfinite(j->hi) ||
+	    !(n > 0) || !(half > 0))
+		return false;
+	return need <= 0 || half * sqrt(n / (double)max_reps) > need;
 }
 
 /* The session's rows as the report reads them, paired and judged by rule
@@ -76,7 +95,8 @@ size_t pc_bench_decide_more(const struct pc_bench_session *s, bool *want, void *
 		return 0;
 	for (size_t k = 0; k < nj; k++) {
 		const struct pc_peer *pr = &pp.p[j[k].ours].peers[j[k].peer];
-		if (pr->kind == PC_PAIR_VARIANT || j[k].j.decided)
+		if (pr->kind == PC_PAIR_VARIANT || j[k].j.decided ||
+		    pc_bench_decide_futile(&j[k].j, &d->interim, d->max_reps))
 			continue;
 		want_row(s, res, j[k].ours, want);
 		want_row(s, res, pr->idx, want);

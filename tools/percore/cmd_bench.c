@@ -218,6 +218,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (!a->opt.max_repetitions)
 			a->opt.max_repetitions = DEFAULT_MAX_REPS;
 		pc_bench_decide_init(&a->decide);
+		a->decide.max_reps = a->opt.max_repetitions;
 		a->opt.more = pc_bench_decide_more;
 		a->opt.more_arg = &a->decide;
 	}
