@@ -74,8 +74,9 @@ static void usage(FILE *f)
 		"significant difference or the 95%% interval of its speedup lies within 5%%;\n"
 		"more rounds stop early only on stronger evidence (p < 0.001, or a 99%%\n"
 		"interval within 5%%), so looking after every round does not make chance\n"
-		"differences significant. With more rounds the end says how many pairs\n"
-		"were decided.\n\n"
+		"differences significant; a pair that even --max-repetitions could not\n"
+		"decide (its interval far too wide for its estimate) gets no more rounds.\n"
+		"With more rounds the end says how many pairs were decided.\n\n"
 		"Progress goes to stderr. Exit status: 0 success, 1 nothing matched or\n"
 		"every benchmark was skipped or the results could not be written,\n"
 		"2 usage error.\n");
