@@ -5,11 +5,18 @@
 # Builds nothing (make already did). Steps:
 #   1. percore env: the environment audit, warnings shown (skipped when this
 #      build has no env command yet)
-#   2. the suite, threaded benchmarks pinned and unpinned (--affinity both)
-#      -> build/bench/results.json. The noise experiment's PM QoS rows
-#      (Noise/.../pm_qos:on) are in it, interleaved with the rest: each
-#      holds the request itself during its repetitions, and is skipped with
-#      the reason where the request cannot be made
+#   2. the suite, threaded benchmarks pinned and unpinned (--affinity both):
+#      5 interleaved rounds, then more rounds of the rows whose pair (ours
+#      beside a peer) is not yet decided, while the run stays within
+#      PC_BENCH_BUDGET seconds (default 480, so make bench ends within about
+#      ten minutes on a 2-CPU machine) -> build/bench/results.json.
+#      Repetitions last PC_BENCH_MIN_TIME seconds (default 0.1, half of
+#      percore bench's own default): the U test decides by the number of
+#      repetitions, not their length, so shorter ones leave more of the
+#      budget for the pairs that need more rounds. The noise experiment's
+#      PM QoS rows (Noise/.../pm_qos:on) are in it, interleaved with the
+#      rest: each holds the request itself during its repetitions, and is
+#      skipped with the reason where the request cannot be made
 #   3. percore tune --dry-run: which tune steps apply on this machine
 #      -> build/bench/tune.json (changes nothing)
 #   4. percore report -> build/bench/report.md and build/bench/report.html
@@ -19,7 +26,7 @@ pc="$build/tools/percore/percore"
 out=build/bench
 mkdir -p "$out"
 # files left by an earlier run must not pass for this run's
-rm -f "$out/noise-pmqos.json" "$out/tune.json"
+rm -f "$out/noise-pmqos.json" "$out/tune.json" "$out/findings.json"
 
 # Whether this build's percore has a subcommand, or bench an option: the
 # commands land one by one, and the script works before and after each.
@@ -29,6 +36,10 @@ bench_has() { "$pc" bench --help 2>/dev/null | grep -q -- "$1"; }
 common=()
 [ "$suite" = full ] && common+=(--full)
 bench_has --affinity && common+=(--affinity both)
+budget=${PC_BENCH_BUDGET:-480}
+common+=(--min-time "${PC_BENCH_MIN_TIME:-0.1}")
+main=()
+bench_has --budget && main+=(--budget "$budget")
 
 if has_cmd env; then
   echo "== percore env" >&2
@@ -39,7 +50,7 @@ else
 fi
 
 echo "== percore bench (${suite} suite)" >&2
-"$pc" bench "${common[@]}" --out "$out/results.json"
+"$pc" bench "${common[@]}" "${main[@]}" --out "$out/results.json"
 
 inputs=("$out/results.json")
 
@@ -50,8 +61,15 @@ if has_cmd tune && "$pc" tune --dry-run --json >"$out/tune.json" 2>/dev/null \
 else
   rm -f "$out/tune.json" # the report judges the tune steps from the audit
 fi
-"$pc" report "${inputs[@]}" "${report[@]}" >/dev/null
+if "$pc" report --help | grep -q -- --json; then
+  "$pc" report "${inputs[@]}" "${report[@]}" --json >"$out/findings.json"
+  jq -r '.summary | "Pairs decided: \(.decided) of \(.pairs) (\(.faster) faster, \(.slower) slower, \(.within_margin) within the margin, \(.undecided) undecided)"' \
+    "$out/findings.json" 2>/dev/null || true
+else
+  "$pc" report "${inputs[@]}" "${report[@]}" >/dev/null
+fi
 echo
 echo "Results: ${inputs[*]}"
 echo "Report:  $out/report.md"
+[ -f "$out/findings.json" ] && echo "         $out/findings.json (the verdicts as JSON)"
 echo "         $out/report.html"

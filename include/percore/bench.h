@@ -156,7 +156,8 @@ enum pc_bench_affinity_mode {
 struct pc_bench_options {
 	const char *filter;     /* POSIX extended regex searched in each
 	                         * result name; NULL or "" selects all */
-	unsigned repetitions;   /* timed repetitions, >= 1 (default 5) */
+	unsigned repetitions;   /* timed repetitions, >= 1 (default 5); with
+	                         * more rounds (below), the minimum */
 	double min_time;        /* seconds one repetition lasts at least
 	                         * (default 0.2) */
 	uint64_t seed;          /* fixes the shuffled order of each round */
@@ -169,6 +170,18 @@ struct pc_bench_options {
 	bool pm_qos;            /* recorded in the JSON options only: the
 	                         * caller holds the request */
 	FILE *progress;         /* progress lines; NULL for none */
+	/* More rounds after the first `repetitions`: while more() asks for
+	 * some entries, another interleaved round runs those (in a shuffled
+	 * order), until an entry has max_repetitions or the next round would
+	 * end past budget_s seconds from the start. */
+	unsigned max_repetitions;       /* 0 or <= repetitions: no more rounds */
+	double budget_s;                /* 0: no time limit */
+	/* Called after each round from the `repetitions`-th on, on the
+	 * controlling thread: sets want[i] for each entry i (session order)
+	 * that needs another repetition and returns how many it set. NULL:
+	 * every entry wants more, until max_repetitions. */
+	size_t (*more)(const struct pc_bench_session *s, bool *want, void *arg);
+	void *more_arg;
 };
 
 /* Fill o with the defaults listed above (progress: stderr). */
@@ -206,6 +219,12 @@ PC_API struct cJSON *pc_bench_session_json(const struct pc_bench_session *s,
 /* Print the results table (medians, CV, noisy marks, skipped benchmarks).
  * Returns 0, or -EIO when writing failed. */
 PC_API int pc_bench_session_print(const struct pc_bench_session *s, FILE *out);
+
+/* Rounds run (calibration not counted), and why the rounds stopped:
+ * "repetitions" (no more asked), "decided" (more() wanted none),
+ * "max_repetitions", "budget". NULL before the session ran. */
+unsigned pc_bench_session_rounds(const struct pc_bench_session *s);
+const char *pc_bench_session_stop_reason(const struct pc_bench_session *s);
 
 /* Free a session (NULL is fine). */
 PC_API void pc_bench_session_destroy(struct pc_bench_session *s);

@@ -72,7 +72,7 @@ static cJSON *row_new(struct builder *b, const struct pc_bench_entry *e, const c
 	add_str(b, row, "run_type", run_type);
 	if (e->bench->label)
 		add_str(b, row, "label", e->bench->label);
-	add_num(b, row, "repetitions", b->s->opt.repetitions);
+	add_num(b, row, "repetitions", e->nsamples);
 	return row;
 }
 
@@ -167,6 +167,9 @@ static cJSON *options_json(struct builder *b)
 	add_num(b, opt, "max_cv", o->max_cv);
 	add_str(b, opt, "suite", o->full ? "full" : "default");
 	add_str(b, opt, "filter", o->filter ? o->filter : "");
+	add_num(b, opt, "max_repetitions",
+		o->max_repetitions > o->repetitions ? o->max_repetitions : o->repetitions);
+	add_num(b, opt, "budget_s", o->budget_s);
 	return opt;
 }
 
@@ -216,6 +219,8 @@ static cJSON *percore_json(struct builder *b, cJSON *extra)
 	add_str(b, pc, "build_type", PC_BUILD_TYPE);
 	add_item(b, pc, "options", options_json(b));
 	add_num(b, pc, "duration_s", (double)pc_elapsed(s->finished_ns, s->started_ns) / 1e9);
+	add_num(b, pc, "rounds", s->rounds);
+	add_str(b, pc, "rounds_stopped", s->stop ? s->stop : "running");
 	add_item(b, pc, "skipped", skipped_json(b));
 	merge_extra(b, pc, extra);
 	return pc;

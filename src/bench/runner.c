@@ -35,6 +35,11 @@ static int check_options(const struct pc_bench_options *o, char *why, size_t len
 {
 	if (o->repetitions < 1 || o->repetitions > 100000)
 		snprintf(why, len, "repetitions must be 1 to 100000, not %u", o->repetitions);
+	else if (o->max_repetitions > 100000)
+		snprintf(why, len, "max-repetitions must be at most 100000, not %u",
+			 o->max_repetitions);
+	else if (!isfinite(o->budget_s) || o->budget_s < 0)
+		snprintf(why, len, "budget must be 0 or more seconds, not %g", o->budget_s);
 	else if (!isfinite(o->min_time) || o->min_time <= 0 || o->min_time > 3600)
 		snprintf(why, len, "min-time must be above 0 and at most 3600 s, not %g",
 			 o->min_time);
@@ -204,6 +209,16 @@ size_t pc_bench_session_full_only(const struct pc_bench_session *s)
 	return s->full_only;
 }
 
+unsigned pc_bench_session_rounds(const struct pc_bench_session *s)
+{
+	return s->rounds;
+}
+
+const char *pc_bench_session_stop_reason(const struct pc_bench_session *s)
+{
+	return s->ran ? s->stop : NULL;
+}
+
 void pc_bench_session_destroy(struct pc_bench_session *s)
 {
 	if (!s)
@@ -280,12 +295,31 @@ static void calibrate(const struct pc_bench_session *s, struct pc_bench_entry *e
 	e->est_ns = smp.total_wall_ns;
 }
 
+/* Room for one more sample; false when memory ran out (the entry is then
+ * skipped with that reason). */
+static bool grow(const struct pc_bench_session *s, struct pc_bench_entry *e)
+{
+	unsigned cap = e->cap ? e->cap * 2 : s->opt.repetitions;
+	struct pc_bench_sample *ns;
+
+	if (e->nsamples < e->cap)
+		return true;
+	if (!(ns = realloc(e->samples, cap * sizeof(*ns)))) {
+		snprintf(e->why, sizeof(e->why), "out of memory for more repetitions");
+		skip(s, e, -ENOMEM);
+		return false;
+	}
+	e->samples = ns;
+	e->cap = cap;
+	return true;
+}
+
 static void repetition(const struct pc_bench_session *s, struct pc_bench_entry *e)
 {
 	struct pc_bench_job job = job_of(e, e->iterations);
 	int rc;
 
-	if (e->skip)
+	if (e->skip || !grow(s, e))
 		return;
 	rc = bench_measure(&job, &e->samples[e->nsamples], e->why, sizeof(e->why));
 	if (rc)
@@ -303,7 +337,8 @@ static double seconds_left(const struct pc_bench_session *s)
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct pc_bench_entry *e = &s->e[i];
-		unsigned reps_left = e->skip ? 0 : s->opt.repetitions - e->nsamples;
+		unsigned reps_left = e->skip || e->nsamples >= s->opt.repetitions
+				     ? 0 : s->opt.repetitions - e->nsamples;
 
 		if (e->est_ns > 0) {
 			known += e->est_ns;
@@ -329,10 +364,12 @@ static void progress(const struct pc_bench_session *s, const struct pc_bench_ent
 	fprintf(f, "%spercore bench: ", tty ? "\r\033[K" : "");
 	if (round == 0)
 		fprintf(f, "calibrating");
-	else
+	else if (round <= s->opt.repetitions)
 		fprintf(f, "round %u of %u", round, s->opt.repetitions);
+	else
+		fprintf(f, "round %u (more for undecided rows)", round);
 	fprintf(f, ", %zu/%zu %s", pos + 1, s->n, e->name);
-	if (round > 0 || !s->opt.interleave) {
+	if (round <= s->opt.repetitions && (round > 0 || !s->opt.interleave)) {
 		double left = ceil(seconds_left(s));
 
 		if (left < 90)
@@ -344,12 +381,15 @@ static void progress(const struct pc_bench_session *s, const struct pc_bench_ent
 	fflush(f);
 }
 
+static void run_more(struct pc_bench_session *s, size_t *order, struct pc_bench_rng *rng);
+
 static void run_interleaved(struct pc_bench_session *s, size_t *order)
 {
 	struct pc_bench_rng rng;
 
 	bench_rng_seed(&rng, s->opt.seed);
 	for (unsigned r = 0; r <= s->opt.repetitions; r++) {
+		s->rounds = r;
 		bench_shuffle(order, s->n, &rng);
 		for (size_t k = 0; k < s->n; k++) {
 			struct pc_bench_entry *e = &s->e[order[k]];
@@ -363,10 +403,89 @@ static void run_interleaved(struct pc_bench_session *s, size_t *order)
 				repetition(s, e);
 		}
 	}
+	for (size_t i = 0; i < s->n; i++)
+		order[i] = i;
+	run_more(s, order, &rng);
 }
 
-static void run_in_turn(struct pc_bench_session *s)
+/* The entries that want another repetition and can have one, in *want;
+ * how many. *asked: whether any entry wanted one, capped or not. */
+static size_t wanted(struct pc_bench_session *s, bool *want, bool *asked)
 {
+	size_t n = 0;
+
+	memset(want, 0, s->n * sizeof(*want));
+	if (s->opt.more) {
+		s->opt.more(s, want, s->opt.more_arg);
+	} else {
+		for (size_t i = 0; i < s->n; i++)
+			want[i] = true;
+	}
+	*asked = false;
+	for (size_t i = 0; i < s->n; i++) {
+		*asked |= want[i] && !s->e[i].skip;
+		want[i] = want[i] && !s->e[i].skip &&
+			  s->e[i].nsamples < s->opt.max_repetitions;
+		n += want[i];
+	}
+	return n;
+}
+
+/* Seconds one repetition of each wanted entry takes together. */
+static double round_cost(const struct pc_bench_session *s, const bool *want)
+{
+	double ns = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		ns += want[i] ? s->e[i].est_ns : 0;
+	return ns / 1e9;
+}
+
+/* After the minimum rounds: more interleaved rounds of the entries the
+ * caller still wants, while the budget allows. The first round that would
+ * end past the budget is not started, so a run ends near its budget rather
+ * than a round after it. */
+static void run_more(struct pc_bench_session *s, size_t *order, struct pc_bench_rng *rng)
+{
+	bool *want = calloc(s->n + 1, sizeof(*want));
+
+	s->stop = "repetitions";
+	if (s->opt.max_repetitions <= s->opt.repetitions)
+		goto out;
+	s->stop = "max_repetitions";
+	if (!want)
+		goto out; /* no memory for more: the minimum stands */
+	for (;;) {
+		bool asked;
+		size_t n = wanted(s, want, &asked), k = 0;
+		double elapsed = (double)(pc_now_ns() - s->started_ns) / 1e9;
+
+		if (!n) {
+			s->stop = asked ? "max_repetitions" : "decided";
+			break;
+		}
+		if (s->opt.budget_s > 0 && elapsed + round_cost(s, want) > s->opt.budget_s) {
+			s->stop = "budget";
+			break;
+		}
+		for (size_t i = 0; i < s->n; i++)
+			if (want[i])
+				order[k++] = i;
+		pc_bench_shuffle(order, k, rng);
+		s->rounds++;
+		for (size_t j = 0; j < k; j++) {
+			progress(s, &s->e[order[j]], s->rounds, j);
+			repetition(s, &s->e[order[j]]);
+		}
+	}
+out:
+	free(want);
+}
+
+static void run_in_turn(struct pc_bench_session *s, size_t *order)
+{
+	struct pc_bench_rng rng;
+
 	for (size_t k = 0; k < s->n; k++) {
 		struct pc_bench_entry *e = &s->e[k];
 
@@ -377,6 +496,9 @@ static void run_in_turn(struct pc_bench_session *s)
 			repetition(s, e);
 		}
 	}
+	s->rounds = s->opt.repetitions;
+	pc_bench_rng_seed(&rng, s->opt.seed);
+	run_more(s, order, &rng);
 }
 
 int pc_bench_session_run(struct pc_bench_session *s)
@@ -393,6 +515,7 @@ int pc_bench_session_run(struct pc_bench_session *s)
 	for (size_t i = 0; i < s->n; i++) {
 		order[i] = i;
 		s->e[i].samples = calloc(s->opt.repetitions, sizeof(*s->e[i].samples));
+		s->e[i].cap = s->opt.repetitions;
 		if (!s->e[i].samples) {
 			free(order);
 			return -ENOMEM;
@@ -403,7 +526,7 @@ int pc_bench_session_run(struct pc_bench_session *s)
 	if (s->opt.interleave)
 		run_interleaved(s, order);
 	else
-		run_in_turn(s);
+		run_in_turn(s, order);
 	s->finished_ns = pc_now_ns();
 	if (progress_on_tty(s))
 		fputs("\r\033[K", s->opt.progress);

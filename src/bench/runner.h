@@ -34,8 +34,8 @@ struct pc_bench_entry {
 	double est_ns;          /* what one repetition costs, for the ETA */
 	int skip;               /* negative errno once skipped, else 0 */
 	char why[192];          /* the reason of a skip */
-	unsigned nsamples;
-	struct pc_bench_sample *samples;   /* options.repetitions of them */
+	unsigned nsamples, cap;
+	struct pc_bench_sample *samples;   /* room for cap of them */
 };
 
 struct pc_bench_session {
@@ -46,6 +46,8 @@ struct pc_bench_session {
 	size_t full_only;
 	bool ran;
 	uint64_t started_ns, finished_ns;
+	unsigned rounds;        /* timed rounds run */
+	const char *stop;       /* why the rounds stopped */
 };
 
 /* Figures of an entry's repetitions: per-iteration times in ns (wall and

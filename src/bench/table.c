@@ -85,9 +85,15 @@ int pc_bench_session_print(const struct pc_bench_session *s, FILE *out)
 		else
 			print_row(s, &s->e[i], w, out, &noisy);
 	}
-	fprintf(out, "\nmedian of %u repetitions%s, seed %llu\n", s->opt.repetitions,
-		s->opt.interleave ? " interleaved" : " back to back",
-		(unsigned long long)s->opt.seed);
+	if (s->rounds > s->opt.repetitions)
+		fprintf(out, "\nmedian of %u to %u repetitions (more for undecided rows; "
+			     "stopped: %s)%s, seed %llu\n", s->opt.repetitions, s->rounds,
+			s->stop ? s->stop : "?", s->opt.interleave ? " interleaved" : "",
+			(unsigned long long)s->opt.seed);
+	else
+		fprintf(out, "\nmedian of %u repetitions%s, seed %llu\n", s->opt.repetitions,
+			s->opt.interleave ? " interleaved" : " back to back",
+			(unsigned long long)s->opt.seed);
 	if (noisy)
 		fprintf(out, "noisy: %zu result%s with a CV above %.1f%%; "
 			     "compare them only on a quieter machine (see percore env)\n",

@@ -63,6 +63,27 @@ usage "text seed"            "--seed"         --seed twelve
 usage "unknown option"       "unknown option" --bogus
 usage "missing value"        "needs a value"  --repetitions
 usage "stray argument"       "unexpected"     Peer/memcpy
+usage "negative budget"      "budget"         --budget -1
+usage "text budget"          "--budget"       --budget soon
+usage "huge max-repetitions" "max-repetitions" --max-repetitions 100001
+usage "text max-repetitions" "--max-repetitions" --max-repetitions many
+
+# More rounds: a pair (SlabAlloc/64 beside Peer/malloc/64) gets rows until
+# it is decided or capped; a row in no pair stays at the minimum. The end
+# says how many pairs were decided.
+check 0 "--max-repetitions" --quiet --out "$tmp/m.json" --repetitions 2 --min-time 0.005 \
+  --max-repetitions 6 --filter '^(SlabAlloc/64|Peer/malloc/64|Peer/memcpy/4096)$'
+expect "$tmp/err" "^percore bench: [0-1] of 1 pairs decided after [0-9]+ rounds" \
+  "the end counts the decided pairs"
+cp "$tmp/m.json" "$tmp/j"
+pycheck "only the pair's rows got more repetitions" "
+reps = {r['run_name']: r['repetitions'] for r in d['benchmarks'] if r['run_type'] == 'iteration'}
+o, pc = d['percore']['options'], d['percore']
+assert reps['Peer/memcpy/4096'] == 2, reps
+assert 2 <= reps['SlabAlloc/64'] <= 6 and reps['SlabAlloc/64'] == reps['Peer/malloc/64'], reps
+assert o['max_repetitions'] == 6 and o['budget_s'] == 0
+assert pc['rounds_stopped'] in ('decided', 'max_repetitions'), pc['rounds_stopped']
+assert pc['rounds'] == max(reps.values())"
 
 # An output path that cannot be written fails before anything runs.
 check 1 "--out into a missing folder" --out "$tmp/none/r.json" --filter memcpy "${quick[@]}"

@@ -574,6 +574,109 @@ static void selection(void **state)
 	pc_bench_session_destroy(s);
 }
 
+/* ---- more rounds --------------------------------------------------------- */
+
+/* Wants "T/add" for the first `rounds` calls, then nothing. */
+struct want_add {
+	int calls, rounds;
+	unsigned first_seen;            /* the entry count the session showed */
+};
+
+static size_t want_add(const struct pc_bench_session *s, bool *want, void *arg)
+{
+	struct want_add *w = arg;
+	size_t n = 0;
+
+	w->first_seen = (unsigned)pc_bench_session_count(s);
+	if (w->calls++ >= w->rounds)
+		return 0;
+	for (size_t i = 0; i < pc_bench_session_count(s); i++) {
+		want[i] = !strcmp(pc_bench_session_name(s, i), "T/add");
+		n += want[i];
+	}
+	return n;
+}
+
+static int reps_of(const cJSON *root, const char *name)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(root, "benchmarks"))
+		if (!strcmp(str(r, "run_name"), name))
+			return (int)num(r, "repetitions");
+	return -1;
+}
+
+static const char *stopped(const cJSON *root)
+{
+	return str(cJSON_GetObjectItemCaseSensitive(root, "percore"), "rounds_stopped");
+}
+
+static void more_rounds_run_only_what_is_wanted(void **state)
+{
+	struct pc_bench_options o = opts("^T/(add|bytes)$", 2);
+	struct want_add w = { .rounds = 2 };
+	struct pc_bench_session *s;
+	cJSON *root;
+	(void)state;
+
+	o.max_repetitions = 10;
+	o.more = want_add;
+	o.more_arg = &w;
+	s = run_session(&o, 2);
+	/* asked after round 2, 3 and 4: wanted twice, then decided */
+	assert_int_equal(w.calls, 3);
+	assert_int_equal(w.first_seen, 2);
+	assert_int_equal(pc_bench_session_rounds(s), 4);
+	assert_string_equal(pc_bench_session_stop_reason(s), "decided");
+	/* rounds 3 and 4 ran T/add alone: the last two calls are its */
+	assert_true(atomic_load(&ncalls) >= 2);
+	assert_ptr_equal(calls[atomic_load(&ncalls) - 1].b, &add_bench);
+	assert_ptr_equal(calls[atomic_load(&ncalls) - 2].b, &add_bench);
+	root = reparse(s, NULL);
+	assert_int_equal(reps_of(root, "T/add"), 4);
+	assert_int_equal(reps_of(root, "T/bytes"), 2);
+	assert_string_equal(stopped(root), "decided");
+	assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(root, "percore"), "rounds"), 4);
+	check_rows(cJSON_GetObjectItemCaseSensitive(root, "benchmarks"), "T/add", 4, 1);
+	cJSON_Delete(root);
+	pc_bench_session_destroy(s);
+}
+
+static void more_rounds_stop_at_the_cap_and_the_budget(void **state)
+{
+	struct pc_bench_options o = opts("^T/(add|bytes)$", 2);
+	struct pc_bench_session *s;
+	cJSON *root;
+	(void)state;
+
+	/* without a callback every entry wants more, up to the cap; the
+	 * samples grow past the first allocation */
+	o.max_repetitions = 7;
+	s = run_session(&o, 2);
+	assert_string_equal(pc_bench_session_stop_reason(s), "max_repetitions");
+	root = reparse(s, NULL);
+	assert_int_equal(reps_of(root, "T/add"), 7);
+	assert_int_equal(reps_of(root, "T/bytes"), 7);
+	cJSON_Delete(root);
+	pc_bench_session_destroy(s);
+	/* a budget already spent: the minimum rounds only */
+	o.budget_s = 1e-9;
+	s = run_session(&o, 2);
+	assert_string_equal(pc_bench_session_stop_reason(s), "budget");
+	assert_int_equal(pc_bench_session_rounds(s), 2);
+	root = reparse(s, NULL);
+	assert_int_equal(reps_of(root, "T/add"), 2);
+	cJSON_Delete(root);
+	pc_bench_session_destroy(s);
+	/* no cap above the minimum: no more rounds asked for */
+	o = opts("^T/add$", 2);
+	s = run_session(&o, 1);
+	assert_string_equal(pc_bench_session_stop_reason(s), "repetitions");
+	assert_int_equal(pc_bench_session_rounds(s), 2);
+	pc_bench_session_destroy(s);
+}
+
 static void bad_options_are_rejected(void **state)
 {
 	struct pc_bench_options o;
@@ -590,6 +693,16 @@ static void bad_options_are_rejected(void **state)
 	assert_int_equal(pc_bench_session_create(&o, &s, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "min-time"));
 	o.min_time = NAN;
+	assert_int_equal(pc_bench_session_create(&o, &s, why, sizeof(why)), -EINVAL);
+	o = opts(NULL, 1);
+	o.max_repetitions = 100001;
+	assert_int_equal(pc_bench_session_create(&o, &s, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "max-repetitions"));
+	o = opts(NULL, 1);
+	o.budget_s = -1;
+	assert_int_equal(pc_bench_session_create(&o, &s, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "budget"));
+	o.budget_s = INFINITY;
 	assert_int_equal(pc_bench_session_create(&o, &s, why, sizeof(why)), -EINVAL);
 	o = opts(NULL, 1);
 	o.max_cv = -0.1;
@@ -637,6 +750,8 @@ int main(void)
 		cmocka_unit_test(no_interleave_runs_back_to_back),
 		cmocka_unit_test(pauses_are_not_timed),
 		cmocka_unit_test(selection),
+		cmocka_unit_test(more_rounds_run_only_what_is_wanted),
+		cmocka_unit_test(more_rounds_stop_at_the_cap_and_the_budget),
 		cmocka_unit_test(bad_options_are_rejected),
 		cmocka_unit_test(a_session_runs_once),
 		cmocka_unit_test(all_skipped_measures_nothing),

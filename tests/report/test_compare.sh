@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # percore compare on two fixture runs with known differences: a clear shift
 # with a low CV is significant in the right direction, a shift inside the
-# noise is not, too few repetitions are inconclusive; and the exit status
-# follows --fail-on-regression.
+# noise is not, too few repetitions are inconclusive, a tied small sample
+# can still be significant (as in compare.py), the direction follows the
+# tested figure, CPU time is tested too; and the exit status follows
+# --fail-on-regression, which leaves noisy rows out unless --include-noisy.
 . "$PC_SOURCE_DIR/tests/report/lib.sh"
 
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --json >"$tmp/c.json" \
@@ -18,10 +20,23 @@ check Noisy/Inside unchanged true
 check Few/One inconclusive false
 check Few/Three inconclusive false
 check Tied/Values unchanged true
+# fully apart with ties: p = 0.047 from the tie-corrected normal approximation
+check Tied/Three regressed false
+# cheaper per item, slower per iteration: the verdict follows the tested figure
+check Items/Doubled regressed false
+check Cpu/Only unchanged false
+check Noisy/Slower regressed true
+cpu() { jq -r --arg n "$1" '.rows[] | select(.name == $n) | .cpu_verdict' "$tmp/c.json"; }
+[ "$(cpu Cpu/Only)" = regressed ] || bad "Cpu/Only: CPU time doubled, cpu_verdict $(cpu Cpu/Only)"
+[ "$(cpu Clear/Faster)" = improved ] || bad "Clear/Faster: cpu_verdict $(cpu Clear/Faster)"
+jq -e '.rows[] | select(.name == "Tied/Three") | (.p_value - 0.04685) | fabs < 1e-4' "$tmp/c.json" \
+  >/dev/null || bad "Tied/Three p-value"
+jq -e '.rows[] | select(.name == "Items/Doubled") | .change_pct > 19.9 and .change_pct < 20.1' \
+  "$tmp/c.json" >/dev/null || bad "Items/Doubled: the change is of real time per iteration"
 
 # exactly the fields the interface promises, in that order
 keys=$(jq -c '[.rows[0] | keys_unsorted[]]' "$tmp/c.json")
-[ "$keys" = '["name","base_median","new_median","change_pct","p_value","verdict","noisy"]' ] \
+[ "$keys" = '["name","base_median","new_median","change_pct","p_value","verdict","noisy","cpu_p_value","cpu_verdict"]' ] \
   || bad "row fields are $keys"
 jq -e '.rows[] | select(.name == "Few/One") | .p_value == null' "$tmp/c.json" >/dev/null \
   || bad "Few/One has a p-value without a test"
@@ -30,7 +45,7 @@ jq -e '.rows[] | select(.name == "Clear/Faster") | (.change_pct == -20) and (.ba
   || bad "Clear/Faster figures"
 sum=$(jq -c '.summary | [.improved, .regressed, .unchanged, .inconclusive, .noisy, .total,
                          .only_in_base, .only_in_new, .min_repetitions, .significant_noisy]' "$tmp/c.json")
-[ "$sum" = "[1,1,2,2,2,6,1,1,2,0]" ] && echo "ok: summary $sum" || bad "summary $sum"
+[ "$sum" = "[1,4,3,2,3,10,1,1,2,1]" ] && echo "ok: summary $sum" || bad "summary $sum"
 jq -e '[.rows[].name] | index("Only/Base") == null and index("Only/New") == null' "$tmp/c.json" \
   >/dev/null || bad "a benchmark in one run only was compared"
 
@@ -39,14 +54,14 @@ jq -e '[.rows[].name] | index("Only/Base") == null and index("Only/New") == null
 [ "$(jq -r '.rows[] | select(.name == "Few/Three") | .verdict' "$tmp/c2.json")" = improved ] \
   || bad "Few/Three at alpha 0.2 should be improved"
 # a tighter noise threshold marks more rows: all but Few/One, whose single
-# repetition per side has no CV at all
+# repetition per side has no CV at all, and Tied/Three, whose values are equal
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --json --max-cv 0.001 >"$tmp/c3.json"
-[ "$(jq -c '[.rows[] | select(.noisy | not) | .name]' "$tmp/c3.json")" = '["Few/One"]' ] \
-  || bad "--max-cv 0.001 should make every row but Few/One noisy"
-# and then both significant changes stand on noisy rows, which the text says
-[ "$(jq '.summary.significant_noisy' "$tmp/c3.json")" -eq 2 ] || bad "significant_noisy"
+[ "$(jq -c '[.rows[] | select(.noisy | not) | .name]' "$tmp/c3.json")" = '["Few/One","Tied/Three"]' ] \
+  || bad "--max-cv 0.001 should make every row but Few/One and Tied/Three noisy"
+# and then four of the five significant changes stand on noisy rows
+[ "$(jq '.summary.significant_noisy' "$tmp/c3.json")" -eq 4 ] || bad "significant_noisy"
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --max-cv 0.001 \
-  | grep -qF '2 of the 2 significant changes are on noisy rows.' || bad "no caution on noisy changes"
+  | grep -qF '4 of the 5 significant changes are on noisy rows.' || bad "no caution on noisy changes"
 
 # runs set up differently say so, beside the verdicts
 jq '.context.host_name = "other-host" | .context.num_cpus = 64' "$fx/compare-new.json" >"$tmp/other.json"
@@ -63,6 +78,22 @@ jq -e '.summary.setup_differs == null' "$tmp/c.json" >/dev/null || bad "same set
 [ $st -eq 0 ] || bad "exit $st without --fail-on-regression"
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --fail-on-regression >/dev/null; st=$?
 [ $st -eq 1 ] || bad "exit $st with a regression and --fail-on-regression"
+# one file pair per row: which regressions fail the run
+only() { jq --arg n "$1" '.benchmarks |= map(select(.name == $n))' "$2"; }
+for n in Noisy/Slower Cpu/Only; do
+  only "$n" "$fx/compare-base.json" >"$tmp/b-${n%/*}.json"
+  only "$n" "$fx/compare-new.json" >"$tmp/n-${n%/*}.json"
+done
+"$pc" compare "$tmp/b-Noisy.json" "$tmp/n-Noisy.json" --fail-on-regression >/dev/null 2>"$tmp/noisy.err"; st=$?
+[ $st -eq 0 ] || bad "a regression on a noisy row alone failed the run (exit $st)"
+grep -qF -- '--include-noisy counts them' "$tmp/noisy.err" || bad "the ignored noisy regression went unmentioned"
+"$pc" compare "$tmp/b-Noisy.json" "$tmp/n-Noisy.json" --fail-on-regression --include-noisy \
+  >/dev/null 2>&1; st=$?
+[ $st -eq 1 ] || bad "--include-noisy should count the noisy regression (exit $st)"
+"$pc" compare "$tmp/b-Cpu.json" "$tmp/n-Cpu.json" --fail-on-regression >/dev/null; st=$?
+[ $st -eq 1 ] || bad "a CPU-time regression should fail the run (exit $st)"
+"$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --include-noisy >/dev/null 2>&1; st=$?
+[ $st -eq 2 ] || bad "--include-noisy without --fail-on-regression is a usage error (exit $st)"
 "$pc" compare "$fx/compare-new.json" "$fx/compare-new.json" --fail-on-regression >/dev/null; st=$?
 [ $st -eq 0 ] || bad "exit $st comparing a run with itself"
 "$pc" compare "$fx/compare-new.json" "$fx/compare-base.json" --fail-on-regression --json \
@@ -73,11 +104,11 @@ jq -e '.summary.setup_differs == null' "$tmp/c.json" >/dev/null || bad "same set
 
 # the text and Markdown forms carry the same verdicts
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" --md >"$tmp/c.md"
-grep -qF '| `Clear/Faster` | 100 ns | 80.0 ns | -20.0% | 0.0079 | 5 vs 5 | improved |' "$tmp/c.md" \
+grep -qF '| `Clear/Faster` | 100 ns | 80.0 ns | -20.0% | 0.0079 | 5 vs 5 | improved | 0.0079 | improved |' "$tmp/c.md" \
   || bad "Markdown row for Clear/Faster"
 "$pc" compare "$fx/compare-base.json" "$fx/compare-new.json" >"$tmp/c.txt"
-grep -qE '^Clear/Slower +50\.0 ns +60\.0 ns +\+20\.0% +0\.0079 +5 vs 5 +regressed$' "$tmp/c.txt" \
+grep -qE '^Clear/Slower +50\.0 ns +60\.0 ns +\+20\.0% +0\.0079 +5 vs 5 +regressed +0\.0079 +regressed$' "$tmp/c.txt" \
   || bad "text row for Clear/Slower"
-grep -qF '1 improved, 1 regressed, 2 unchanged, 2 inconclusive (2 noisy)' "$tmp/c.txt" \
+grep -qF '1 improved, 4 regressed, 3 unchanged, 2 inconclusive (3 noisy)' "$tmp/c.txt" \
   || bad "text summary"
 exit $fail

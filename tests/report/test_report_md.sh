@@ -37,7 +37,7 @@ grep -o 'href="[^"]*"' "$h" | grep -v '^href="#' && bad "report.html links outsi
 [ "$fail" -eq 0 ] && echo "ok: report.html is self-contained"
 
 # the summary counts what the fixture holds
-grep -qF -- '- 30 benchmarks; **2 noisy**' "$tmp/a/report.md" || bad "noisy count"
+grep -qF -- '- 38 benchmarks; **5 noisy**' "$tmp/a/report.md" || bad "noisy count"
 grep -qF -- 'quietest **pinned + PM QoS**' "$tmp/a/report.md" || bad "noise verdict"
 
 # one input alone: no PM QoS rows, and the report says so
@@ -65,6 +65,6 @@ grep -q 'already loaded from an earlier file, skipped' "$tmp/e.err" \
 "$pc" report "$fx/compare-new.json" --baseline "$fx/compare-base.json" -o "$tmp/d" >/dev/null \
   || bad "report with --baseline failed"
 grep -qF '## Comparison with the baseline' "$tmp/d/report.md" || bad "no comparison section"
-grep -qF '**1 improved, 1 regressed, 2 unchanged, 2 inconclusive**' "$tmp/d/report.md" \
+grep -qF '**1 improved, 4 regressed, 3 unchanged, 2 inconclusive**' "$tmp/d/report.md" \
   || bad "comparison summary"
 exit $fail

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bench_decide.h"
 #include "compare.h"
 #include "doc.h"
 #include "report.h"
@@ -200,6 +201,12 @@ static const char *const pair_names[] = {
 	"SessionEcho/512/affinity:on", "Peer/epoll_echo/512",
 	"CrossCore/RTT/idle:spin", "CrossCore/OneWay/idle:spin", "Peer/core2core/RTT/affinity:on",
 	"Peer/core2core/RTT/affinity:off", "Peer/spsc64/Concurrent/affinity:on",
+	/* spin meets spin, sleep meets sleep; batched rows meet batched peers */
+	"SessionEcho/Latency/64/idle:spin", "SessionEcho/Latency/64/idle:sleep",
+	"SessionEcho/Latency/64", "Peer/epoll_busy/Latency/64", "Peer/epoll_echo/Latency/64",
+	"SessionEcho/4096/idle:adaptive", "Peer/epoll_busy/4096", "Peer/epoll_echo/4096",
+	"SpscQueue/Concurrent/batch:32/affinity:on", "FalseSharing/Padded",
+	"FalseSharing/SameLine", "RingBuffer/WriteRead/4096/plain",
 };
 #define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
 
@@ -225,7 +232,17 @@ static void assert_peers(const struct pc_results *r, const struct pc_pairing *pp
 	assert_true(i >= 0);
 	assert_int_equal(pp->p[i].npeers, nwant);
 	for (size_t k = 0; k < nwant; k++)
-		assert_string_equal(r->b[pp->p[i].peers[k]].name, want[k]);
+		assert_string_equal(r->b[pp->p[i].peers[k].idx].name, want[k]);
+}
+
+/* The kind of row i's k-th peer. */
+static enum pc_pair_kind kind_of(const struct pc_results *r, const struct pc_pairing *pp,
+				 const char *ours, size_t k)
+{
+	long i = pc_results_index(r, ours);
+
+	assert_true(i >= 0 && k < pp->p[i].npeers);
+	return pp->p[i].peers[k].kind;
 }
 
 static void rows_meet_their_peers(void **state)
@@ -235,11 +252,17 @@ static void rows_meet_their_peers(void **state)
 	static const char *const slab[] = { "Peer/glibc/64", "Peer/jemalloc/64" };
 	static const char *const spsc_on[] = { "Peer/ck_ring/Concurrent/affinity:on" };
 	static const char *const echo[] = { "Peer/epoll_echo/64" };
-	static const char *const cross[] = { "SpscQueue/Concurrent/affinity:on",
-					     "Peer/spsc64/Concurrent/affinity:on" };
+	static const char *const cross[] = { "Peer/spsc64/Concurrent/affinity:on",
+					     "SpscQueue/Concurrent/affinity:on" };
 	static const char *const striped[] = { "Counter/Atomic/threads:2" };
 	static const char *const linearize[] = { "RingBuffer/Linearize/4096/plain" };
-	static const char *const memcpy_peer[] = { "Peer/memcpy/4096" };
+	static const char *const memcpy_peer[] = { "Peer/memcpy/4096",
+						   "RingBuffer/WriteRead/4096/plain" };
+	static const char *const busy[] = { "Peer/epoll_busy/Latency/64" };
+	static const char *const sleeper[] = { "Peer/epoll_echo/Latency/64" };
+	static const char *const busy4096[] = { "Peer/epoll_busy/4096" };
+	static const char *const batch[] = { "SpscQueue/Concurrent/affinity:on" };
+	static const char *const same_line[] = { "FalseSharing/SameLine" };
 	static const char *const echo512[] = { "Peer/epoll_echo/512" };
 	static const char *const c2c[] = { "Peer/core2core/RTT/affinity:on",
 					   "Peer/core2core/RTT/affinity:off" };
@@ -255,13 +278,30 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "CrossCore/Throughput/affinity:on", cross, 2);
 	assert_peers(r, &pp, "Counter/Striped/threads:2", striped, 1);
 	assert_peers(r, &pp, "RingBuffer/Linearize/4096/mirrored", linearize, 1);
-	assert_peers(r, &pp, "RingBuffer/WriteRead/4096/mirrored", memcpy_peer, 1);
+	assert_peers(r, &pp, "RingBuffer/WriteRead/4096/mirrored", memcpy_peer, 2);
+	assert_int_equal(kind_of(r, &pp, "RingBuffer/WriteRead/4096/mirrored", 1), PC_PAIR_VARIANT);
+	assert_peers(r, &pp, "SessionEcho/Latency/64/idle:spin", busy, 1);
+	assert_peers(r, &pp, "SessionEcho/Latency/64/idle:sleep", sleeper, 1);
+	assert_peers(r, &pp, "SessionEcho/Latency/64", sleeper, 1);
+	assert_peers(r, &pp, "SessionEcho/4096/idle:adaptive", busy4096, 1);
+	/* no batched ck_ring row: only our per-item queue, as a variant */
+	assert_peers(r, &pp, "SpscQueue/Concurrent/batch:32/affinity:on", batch, 1);
+	assert_int_equal(kind_of(r, &pp, "SpscQueue/Concurrent/batch:32/affinity:on", 0),
+			 PC_PAIR_VARIANT);
+	assert_peers(r, &pp, "FalseSharing/Padded", same_line, 1);
+	assert_int_equal(kind_of(r, &pp, "FalseSharing/Padded", 0), PC_PAIR_VARIANT);
+	assert_int_equal(kind_of(r, &pp, "Counter/Striped/threads:2", 0), PC_PAIR_VARIANT);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/RTT/idle:spin", 0), PC_PAIR_LIMIT);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/affinity:on", 0), PC_PAIR_PEER);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/affinity:on", 1), PC_PAIR_VARIANT);
 	assert_peers(r, &pp, "SessionEcho/512/affinity:on", echo512, 1);
 	assert_peers(r, &pp, "CrossCore/RTT/idle:spin", c2c, 2);
 	assert_peers(r, &pp, "CrossCore/OneWay/idle:spin", c2c, 2);
 	/* one way stands against half the round trip */
-	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/OneWay/idle:spin")].scale, 0.5, EPS);
-	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/RTT/idle:spin")].scale, 1, EPS);
+	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/OneWay/idle:spin")].peers[0].scale,
+			   0.5, EPS);
+	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/RTT/idle:spin")].peers[0].scale, 1,
+			   EPS);
 	assert_peers(r, &pp, "Foo/Bar", NULL, 0);
 	assert_int_equal(pp.p[pc_results_index(r, "Foo/Bar")].sec, PC_SEC_MICRO);
 	assert_int_equal(pp.p[pc_results_index(r, "SessionEcho/64")].sec, PC_SEC_INTEGRATION);
@@ -301,7 +341,7 @@ static void names_are_escaped(void **state)
 
 	(void)state;
 	assert_non_null(r);
-	d = pc_report_build(r, &o);
+	d = pc_report_build(r, &o, NULL);
 	assert_non_null(d);
 	html = render(d, true);
 	md = render(d, false);
@@ -337,6 +377,33 @@ static void comparison_reads_the_same_either_way(void **state)
 	pc_results_free(a);
 }
 
+/* Which undecided pairs more rounds could still decide. */
+static void hopeless_pairs_stop_asking(void **state)
+{
+	struct pc_bench_decide d;
+	/* 1.00x [0.59x, 1.48x] after 9: the interval would have to shrink to
+	 * within 5%, and 60 repetitions shrink it by sqrt(9/60) only */
+	struct pc_judgement wide = { .speedup = 1.0, .lo = 0.59, .hi = 1.48, .p = 1,
+				     .out = PC_OUT_SAME, .n_ours = 9, .n_other = 9 };
+	/* 1.39x [0.99x, 1.89x]: a few more repetitions may well make it significant */
+	struct pc_judgement near = { .speedup = 1.39, .lo = 0.99, .hi = 1.89, .p = 0.05,
+				     .out = PC_OUT_SAME, .n_ours = 9, .n_other = 9 };
+	struct pc_judgement open_ended = near;
+
+	(void)state;
+	pc_bench_decide_init(&d);
+	assert_true(pc_bench_decide_futile(&wide, &d.interim, 60));
+	assert_false(pc_bench_decide_futile(&near, &d.interim, 60));
+	/* with room for 100000 repetitions nothing is hopeless */
+	assert_false(pc_bench_decide_futile(&wide, &d.interim, 100000));
+	/* no interval yet, or already decided: not for futility to say */
+	open_ended.lo = 0;
+	open_ended.hi = INFINITY;
+	assert_false(pc_bench_decide_futile(&open_ended, &d.interim, 60));
+	wide.decided = true;
+	assert_false(pc_bench_decide_futile(&wide, &d.interim, 60));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +415,7 @@ int main(void)
 		cmocka_unit_test(rows_meet_their_peers),
 		cmocka_unit_test(names_are_escaped),
 		cmocka_unit_test(comparison_reads_the_same_either_way),
+		cmocka_unit_test(hopeless_pairs_stop_asking),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -126,6 +126,84 @@ static void bad_input_is_refused(void **state)
 	assert_float_equal(pc_mwu_min_p(0, 5), 1, EPS);
 }
 
+static void ties_stay_exact_in_small_samples(void **state)
+{
+	const double a[] = { 1, 1, 1 }, b[] = { 2, 2, 2 };
+	const double x[] = { 10, 10, 11, 12, 13 }, y[] = { 12, 13, 13, 14, 15 };
+	struct pc_mwu r;
+
+	(void)state;
+	/* scipy's mannwhitneyu: ties, so the normal approximation, p = 0.047 */
+	assert_int_equal(pc_mwu_test(a, 3, b, 3, &r), 0);
+	assert_false(r.exact);
+	assert_true(r.ties);
+	assert_true(r.p < 0.05);
+	/* exactly: 2 of the C(6, 3) = 20 splits are this extreme */
+	assert_int_equal(pc_mwu_test_ties(a, 3, b, 3, &r), 0);
+	assert_true(r.exact);
+	assert_float_equal(r.p, 2.0 / 20, EPS);
+	/* ranks 1.5 1.5 3 4.5 4.5 6.5 6.5 6.5 9 10: x's rank sum 17.5 (U1 2.5);
+	 * 7 of the 252 splits give 17.5 or less, so p = 2 * 7 / 252 */
+	assert_int_equal(pc_mwu_test_ties(x, 5, y, 5, &r), 0);
+	assert_float_equal(r.u1, 2.5, EPS);
+	assert_float_equal(r.p, 14.0 / 252, 1e-12);
+	/* the same from the other side */
+	assert_int_equal(pc_mwu_test_ties(y, 5, x, 5, &r), 0);
+	assert_float_equal(r.p, 14.0 / 252, 1e-12);
+	/* without ties it is the plain exact test */
+	{
+		const double u[] = { 1, 2, 3, 4, 5 }, v[] = { 6, 7, 8, 9, 10 };
+		assert_int_equal(pc_mwu_test_ties(u, 5, v, 5, &r), 0);
+		assert_float_equal(r.p, 2.0 / 252, EPS);
+	}
+}
+
+static void ratio_interval_from_the_sorted_log_differences(void **state)
+{
+	const double x[] = { 1, 1, 1, 1, 1 }, y[] = { 2, 4, 8, 16, 32 };
+	struct pc_ratio_ci ci;
+
+	(void)state;
+	/* 25 differences: log 2, 4, 8, 16, 32 five times each. Median: the
+	 * 13th, log 8. 5 vs 5 at 0.05: P(U <= 2) = 4/252, doubled 0.032, but
+	 * P(U <= 3) doubled is 0.056, so k = 3: the 3rd and the 23rd. */
+	assert_int_equal(pc_ratio_ci(x, 5, y, 5, 0.05, &ci), 0);
+	assert_float_equal(ci.est, 8, 1e-12);
+	assert_float_equal(ci.lo, 2, 1e-12);
+	assert_float_equal(ci.hi, 32, 1e-12);
+	/* 3 vs 3 cannot give a 95% interval: 2/20 > 0.05 */
+	assert_int_equal(pc_ratio_ci(x, 3, y, 3, 0.05, &ci), 0);
+	assert_float_equal(ci.lo, 0, EPS);
+	assert_true(isinf(ci.hi));
+	/* bad input */
+	const double zero[] = { 0, 1 };
+	assert_int_equal(pc_ratio_ci(zero, 2, y, 2, 0.05, &ci), -EINVAL);
+	assert_int_equal(pc_ratio_ci(x, 0, y, 2, 0.05, &ci), -EINVAL);
+	assert_int_equal(pc_ratio_ci(x, 2, y, 2, 1, &ci), -EINVAL);
+}
+
+static void large_sample_interval_uses_the_normal_quantile(void **state)
+{
+	double x[10], y[10];
+	struct pc_ratio_ci ci;
+
+	(void)state;
+	assert_float_equal(pc_normal_isf(0.025), 1.959963984540054, 1e-12);
+	assert_float_equal(pc_normal_isf(0.5), 0, 1e-12);
+	/* 10 vs 10: k = floor(50.5 - 1.96 * sqrt(100 * 21 / 12)) = 24, as the
+	 * exact table has it (P(U <= 23) = 0.022). x = 1, y = e^j for
+	 * j = 1..10: each log difference j ten times, so the 24th is 3 and the
+	 * 77th is 8. */
+	for (int i = 0; i < 10; i++) {
+		x[i] = 1;
+		y[i] = exp(i + 1);
+	}
+	assert_int_equal(pc_ratio_ci(x, 10, y, 10, 0.05, &ci), 0);
+	assert_float_equal(log(ci.lo), 3, 1e-12);
+	assert_float_equal(log(ci.hi), 8, 1e-12);
+	assert_float_equal(log(ci.est), 5.5, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -137,6 +215,9 @@ int main(void)
 		cmocka_unit_test(large_samples_use_the_normal_approximation),
 		cmocka_unit_test(identical_values_are_not_different),
 		cmocka_unit_test(bad_input_is_refused),
+		cmocka_unit_test(ties_stay_exact_in_small_samples),
+		cmocka_unit_test(ratio_interval_from_the_sorted_log_differences),
+		cmocka_unit_test(large_sample_interval_uses_the_normal_quantile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,16 +14,22 @@
 
 #include "percore/audit.h"
 #include "percore/bench.h"
+#include "percore/clock.h"
 #include "percore/place.h"
 #include "percore/topo.h"
+#include "bench_decide.h"
 #include "cmd.h"
 
 #define PM_QOS_DEVICE PC_BENCH_PM_QOS_DEVICE
+/* With --budget and no --max-repetitions (the help text says 60 too): enough for a 2% difference at a
+ * 5% CV to reach significance, not so many that one pair eats the budget. */
+#define DEFAULT_MAX_REPS 60
 
 struct args {
 	struct pc_bench_options opt;
 	bool list, json, quiet;
 	const char *out;
+	struct pc_bench_decide decide;
 };
 
 /* The PM QoS request: while the file stays open the kernel keeps every
@@ -45,7 +51,14 @@ static void usage(FILE *f)
 		"options:\n"
 		"  --filter REGEX      only benchmarks whose name matches (POSIX extended)\n"
 		"  --list              print the selected benchmark names and exit\n"
-		"  --repetitions N     timed repetitions per benchmark (default 5)\n"
+		"  --repetitions N     timed repetitions per benchmark (default 5); with\n"
+		"                      --budget or --max-repetitions, the minimum\n"
+		"  --budget S          after the minimum, more interleaved rounds of the rows\n"
+		"                      whose pair (ours beside a peer, as percore report pairs\n"
+		"                      them) is not yet decided, while the whole run stays\n"
+		"                      within S seconds (default: no more rounds)\n"
+		"  --max-repetitions N at most N repetitions of a row (default with --budget:\n"
+		"                      60)\n"
 		"  --min-time S        seconds one repetition lasts at least (default 0.2)\n"
 		"  --seed N            seed of the shuffled round order (default 1)\n"
 		"  --no-interleave     run each benchmark's repetitions back to back\n"
@@ -57,6 +70,13 @@ static void usage(FILE *f)
 		"  --json              print the JSON instead of the table\n"
 		"  --quiet             no progress on stderr\n"
 		"  -h, --help          this text\n\n"
+		"A pair is decided when the report's two-sided Mann-Whitney U test finds a\n"
+		"significant difference or the 95%% interval of its speedup lies within 5%%;\n"
+		"more rounds stop early only on stronger evidence (p < 0.001, or a 99%%\n"
+		"interval within 5%%), so looking after every round does not make chance\n"
+		"differences significant; a pair that even --max-repetitions could not\n"
+		"decide (its interval far too wide for its estimate) gets no more rounds.\n"
+		"With more rounds the end says how many pairs were decided.\n\n"
 		"Progress goes to stderr. Exit status: 0 success, 1 nothing matched or\n"
 		"every benchmark was skipped or the results could not be written,\n"
 		"2 usage error.\n");
@@ -103,12 +123,15 @@ static int parse_affinity(const char *s, enum pc_bench_affinity_mode *m)
 }
 
 enum { OPT_LIST = 256, OPT_REPS, OPT_MIN_TIME, OPT_SEED, OPT_NO_INTERLEAVE, OPT_AFFINITY,
-       OPT_MAX_CV, OPT_PM_QOS, OPT_FULL, OPT_OUT, OPT_JSON, OPT_QUIET, OPT_FILTER };
+       OPT_MAX_CV, OPT_PM_QOS, OPT_FULL, OPT_OUT, OPT_JSON, OPT_QUIET, OPT_FILTER,
+       OPT_BUDGET, OPT_MAX_REPS };
 
 static const struct option long_opts[] = {
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "repetitions", required_argument, NULL, OPT_REPS },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "max-repetitions", required_argument, NULL, OPT_MAX_REPS },
 	{ "min-time", required_argument, NULL, OPT_MIN_TIME },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "no-interleave", no_argument, NULL, OPT_NO_INTERLEAVE },
@@ -138,6 +161,13 @@ static int take_value(struct args *a, int c, const char *v)
 			return -EINVAL;
 		a->opt.repetitions = (unsigned)u;
 		return 0;
+	case OPT_MAX_REPS:
+		if (parse_u64(v, UINT32_MAX, &u))
+			return -EINVAL;
+		a->opt.max_repetitions = (unsigned)u;
+		return 0;
+	case OPT_BUDGET:
+		return parse_double(v, false, &a->opt.budget_s);
 	case OPT_MIN_TIME:
 		return parse_double(v, false, &a->opt.min_time);
 	case OPT_SEED:
@@ -185,6 +215,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return pc_cmd_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (a->quiet)
 		a->opt.progress = NULL;
+	if (a->opt.budget_s > 0 || a->opt.max_repetitions) {
+		if (!a->opt.max_repetitions)
+			a->opt.max_repetitions = DEFAULT_MAX_REPS;
+		pc_bench_decide_init(&a->decide);
+		a->decide.max_reps = a->opt.max_repetitions;
+		a->opt.more = pc_bench_decide_more;
+		a->opt.more_arg = &a->decide;
+	}
 	return -1;
 }
 
@@ -366,7 +404,17 @@ static int report(const struct args *a, const struct pc_bench_session *s,
 	return rc;
 }
 
-static int run(const struct args *a, struct pc_bench_session *s)
+/* With more rounds: how many pairs the report will call decided. */
+static void decided(struct args *a, const struct pc_bench_session *s, double secs)
+{
+	if (!a->opt.more || pc_bench_decide_count(s, &a->decide) < 0)
+		return;
+	fprintf(stderr, "percore bench: %zu of %zu pairs decided after %u rounds (stopped: %s) "
+			"in %.0f s\n", a->decide.decided, a->decide.pairs,
+		pc_bench_session_rounds(s), pc_bench_session_stop_reason(s), secs);
+}
+
+static int run(struct args *a, struct pc_bench_session *s)
 {
 	struct pm_qos q = { .fd = -1 };
 	struct out_file of = { 0 };
@@ -384,6 +432,8 @@ static int run(const struct args *a, struct pc_bench_session *s)
 	}
 	if (a->opt.pm_qos)
 		pm_qos_hold(&q);
+	uint64_t t0 = pc_now_ns();
+
 	measured = pc_bench_session_run(s);
 	pm_qos_release(&q);
 	if (measured <= 0) {
@@ -393,6 +443,7 @@ static int run(const struct args *a, struct pc_bench_session *s)
 		pc_audit_free(audit);
 		return PC_EXIT_FAIL;
 	}
+	decided(a, s, (double)(pc_now_ns() - t0) / 1e9);
 	rc = report(a, s, &q, audit, &of);
 	pc_audit_free(audit);
 	return rc;

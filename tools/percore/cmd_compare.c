@@ -16,23 +16,27 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: percore compare BASE.json NEW.json [--md|--json] [--alpha A]\n"
-		"                       [--max-cv X] [--fail-on-regression]\n\n"
-		"For every benchmark in both results files: the change of the median time per\n"
-		"item (lower is better) and a two-sided Mann-Whitney U test on the\n"
-		"per-repetition real times, as Google Benchmark's compare.py does (exact\n"
-		"distribution when a side has at most 8 repetitions and nothing ties, else the\n"
-		"normal approximation with tie correction). Verdicts: improved or regressed\n"
-		"when p < alpha, unchanged when not, inconclusive with fewer than %d\n"
-		"repetitions on a side (compare.py's minimum) or too few for any result to\n"
-		"reach alpha. noisy: the CV of either side exceeds --max-cv.\n\n"
+		"                       [--max-cv X] [--fail-on-regression [--include-noisy]]\n\n"
+		"For every benchmark in both results files: the change of the median real time\n"
+		"per iteration (lower is better) and a two-sided Mann-Whitney U test on the\n"
+		"per-repetition real times and CPU times, as Google Benchmark's compare.py\n"
+		"does (exact distribution when a side has at most 8 repetitions and nothing\n"
+		"ties, else the normal approximation with tie correction). Verdicts: improved\n"
+		"or regressed when p < alpha, in the direction the U statistic shows;\n"
+		"unchanged when not; inconclusive with fewer than %d repetitions on a side\n"
+		"(compare.py's minimum) or too few for any untied result to reach alpha.\n"
+		"noisy: the CV of either side exceeds --max-cv.\n\n"
 		"  --md                  a Markdown table instead of plain text\n"
 		"  --json                {\"rows\": [{name, base_median, new_median, change_pct,\n"
-		"                        p_value, verdict, noisy}], \"summary\": {...}};\n"
-		"                        medians in ns per item, p_value null when untested\n"
+		"                        p_value, verdict, noisy, cpu_p_value, cpu_verdict}],\n"
+		"                        \"summary\": {...}};\n"
+		"                        medians in ns per iteration, p_value null when untested\n"
 		"  --alpha A             significance level (default 0.05)\n"
 		"  --max-cv X            noisy threshold as a fraction (default: NEW's\n"
 		"                        --max-cv, else BASE's, else %.2f)\n"
-		"  --fail-on-regression  exit 1 when any benchmark regressed significantly\n\n"
+		"  --fail-on-regression  exit 1 when a benchmark that is not noisy regressed\n"
+		"                        significantly, in real or CPU time\n"
+		"  --include-noisy       with --fail-on-regression: noisy rows count too\n\n"
 		"Exit status: 0 compared, 1 a file could not be read (or a regression with\n"
 		"--fail-on-regression), 2 usage error.\n", PC_MWU_MIN_REPS, DEFAULT_MAX_CV);
 }
@@ -42,7 +46,7 @@ enum format { FMT_TEXT, FMT_MD, FMT_JSON };
 struct args {
 	enum format fmt;
 	double alpha, max_cv;
-	bool fail_on_regression;
+	bool fail_on_regression, include_noisy;
 	const char *base, *cur;
 };
 
@@ -52,6 +56,7 @@ static int parse(int argc, char **argv, struct args *a)
 		{ "md", no_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "fail-on-regression", no_argument, NULL, 'f' },
+		{ "include-noisy", no_argument, NULL, 'n' },
 		PC_STAT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -65,12 +70,16 @@ static int parse(int argc, char **argv, struct args *a)
 			return rc;
 		if (o == 'f') {
 			a->fail_on_regression = true;
+		} else if (o == 'n') {
+			a->include_noisy = true;
 		} else if (o == 'm' || o == 'j') {
 			if (a->fmt != FMT_TEXT)
 				return pc_cmd_usage_error(NAME, "--md and --json exclude each other");
 			a->fmt = o == 'm' ? FMT_MD : FMT_JSON;
 		}
 	}
+	if (a->include_noisy && !a->fail_on_regression)
+		return pc_cmd_usage_error(NAME, "--include-noisy goes with --fail-on-regression");
 	if (argc - optind != 2)
 		return pc_cmd_usage_error(NAME, "want two results files, BASE and NEW (got %d)",
 					  argc - optind);
@@ -125,8 +134,12 @@ static int compare_main(int argc, char **argv)
 	} else {
 		if (!cmp.n)
 			fprintf(stderr, "percore compare: no benchmark is in both files\n");
-		rc = a.fail_on_regression && cmp.count[PC_VERDICT_REGRESSED] ? PC_EXIT_FAIL
-									      : PC_EXIT_OK;
+		size_t bad = a.include_noisy ? cmp.regressed_any : cmp.regressed_quiet;
+		if (a.fail_on_regression && !bad && cmp.regressed_any)
+			fprintf(stderr, "percore compare: %zu regression%s only on noisy rows; "
+				"--include-noisy counts them\n", cmp.regressed_any,
+				cmp.regressed_any == 1 ? "" : "s");
+		rc = a.fail_on_regression && bad ? PC_EXIT_FAIL : PC_EXIT_OK;
 		pc_cmp_free(&cmp);
 	}
 	pc_results_free(base);

@@ -19,7 +19,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: percore report RESULTS.json [MORE.json ...] [--baseline BASE.json]\n"
-		"                      [--tune TUNE.json] [-o DIR] [--max-cv X] [--alpha A]\n\n"
+		"                      [--tune TUNE.json] [-o DIR] [--max-cv X] [--alpha A]\n"
+		"                      [--margin M] [--json]\n\n"
 		"Writes DIR/report.md and DIR/report.html (self-contained: inline CSS and SVG\n"
 		"charts, no scripts or external files) from benchmark results written by\n"
 		"`percore bench --out`. Sections: key findings, system and environment audit,\n"
@@ -35,14 +36,26 @@ static void usage(FILE *out)
 		"  -o, --out-dir DIR     where to write (default: the first file's folder)\n"
 		"  --max-cv X            CV above which a row is noisy (default: the run's\n"
 		"                        --max-cv, else 0.05)\n"
-		"  --alpha A             significance level of the comparison (default 0.05)\n\n"
+		"  --alpha A             significance level of the pair verdicts and the\n"
+		"                        comparison (default 0.05)\n"
+		"  --margin M            a pair without a significant difference is decided\n"
+		"                        when its 95%% interval lies within 1 +- M (default 0.05)\n"
+		"  --json                print the key findings as JSON instead of the paths:\n"
+		"                        {alpha, margin, max_cv, summary: {pairs, decided,\n"
+		"                        undecided, faster, slower, ...}, pairs: [{ours, against,\n"
+		"                        kind, section, speedup, ci_low, ci_high, p_value,\n"
+		"                        verdict, decided, ...}], findings: [...], files: [...]}\n\n"
+		"Every row of ours beside a peer gets a verdict from a two-sided Mann-Whitney\n"
+		"U test on the interleaved repetitions: faster, slower or no significant\n"
+		"difference, with the p-value and a Hodges-Lehmann interval of the speedup.\n\n"
 		"Prints the paths of the two files written. Exit status: 0 written,\n"
 		"1 a file could not be read or written, 2 usage error.\n");
 }
 
 /* Write one output through a temporary file renamed into place, so a
  * failed run never leaves a half-written report behind. */
-static int write_one(const char *dir, const char *file, const struct pc_doc *d, bool html)
+static int write_one(const char *dir, const char *file, const struct pc_doc *d, bool html,
+		     cJSON *files)
 {
 	char path[4096], tmp[4200];
 	FILE *f;
@@ -65,7 +78,10 @@ static int write_one(const char *dir, const char *file, const struct pc_doc *d, 
 		unlink(tmp);
 		return rc;
 	}
-	printf("%s\n", path);
+	if (files)
+		cJSON_AddItemToArray(files, cJSON_CreateString(path));
+	else
+		printf("%s\n", path);
 	return 0;
 }
 
@@ -82,7 +98,8 @@ static int ensure_dir(const char *dir)
 
 struct args {
 	const char *baseline, *outdir, *tune;
-	double max_cv, alpha;
+	double max_cv, alpha, margin;
+	bool json;
 	char **inputs;
 	int ninputs;
 };
@@ -93,6 +110,8 @@ static int parse(int argc, char **argv, struct args *a)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "tune", required_argument, NULL, 't' },
 		{ "out-dir", required_argument, NULL, 'o' },
+		{ "margin", required_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
 		PC_STAT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -110,6 +129,11 @@ static int parse(int argc, char **argv, struct args *a)
 			a->outdir = optarg;
 		else if (o == 't')
 			a->tune = optarg;
+		else if (o == 'j')
+			a->json = true;
+		else if (o == 'g' && pc_parse_level(optarg, 1, &a->margin) < 0)
+			return pc_cmd_usage_error(NAME, "--margin wants a number in (0, 1], got '%s'",
+						  optarg);
 	}
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind;
@@ -118,26 +142,46 @@ static int parse(int argc, char **argv, struct args *a)
 	return 0;
 }
 
+/* The --json summary on stdout (nothing to do without it). */
+static int print_json(const cJSON *json)
+{
+	char *text = json ? cJSON_Print(json) : NULL;
+	int rc = PC_EXIT_OK;
+
+	if (!json)
+		return rc;
+	if (!text || printf("%s\n", text) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "percore report: could not write the JSON summary\n");
+		rc = PC_EXIT_FAIL;
+	}
+	free(text);
+	return rc;
+}
+
 static int run(const struct args *a, struct pc_results *res, struct pc_results *base,
 	       const cJSON *tune)
 {
 	struct pc_report_opts o = {
-		.tune = tune,
+		.tune = tune, .margin = a->margin,
 		.max_cv = a->max_cv, .alpha = a->alpha, .baseline = base,
 		.inputs = (const char *const *)a->inputs, .ninputs = (size_t)a->ninputs,
 		.baseline_name = a->baseline,
 	};
 	char *dup = strdup(a->inputs[0]);
 	const char *dir = a->outdir ? a->outdir : dup ? dirname(dup) : ".";
-	struct pc_doc *d = pc_report_build(res, &o);
+	cJSON *json = NULL, *files = NULL;
+	struct pc_doc *d = pc_report_build(res, &o, a->json ? &json : NULL);
 	int rc = PC_EXIT_FAIL;
 
-	if (!d)
+	if (json)
+		files = cJSON_AddArrayToObject(json, "files");
+	if (!d || (a->json && !files))
 		fprintf(stderr, "percore report: out of memory\n");
-	else if (ensure_dir(dir) == 0 && write_one(dir, "report.md", d, false) == 0 &&
-		 write_one(dir, "report.html", d, true) == 0)
-		rc = PC_EXIT_OK;
+	else if (ensure_dir(dir) == 0 && write_one(dir, "report.md", d, false, files) == 0 &&
+		 write_one(dir, "report.html", d, true, files) == 0)
+		rc = print_json(json);
 	pc_doc_free(d);
+	cJSON_Delete(json);
 	free(dup);
 	return rc;
 }

@@ -17,51 +17,72 @@ const char *pc_verdict_name(enum pc_verdict v)
 	return v < PC_VERDICT_COUNT ? names[v] : "?";
 }
 
-static int real_times(const struct pc_rbench *b, double **out)
+/* One figure of every repetition: real (cpu false) or CPU time per
+ * iteration. */
+static int sample_times(const struct pc_rbench *b, bool cpu, double **out)
 {
 	*out = malloc((b->nsamples ? b->nsamples : 1) * sizeof(double));
 	if (!*out)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->nsamples; i++)
-		(*out)[i] = b->s[i].real_ns;
+		(*out)[i] = cpu ? b->s[i].cpu_ns : b->s[i].real_ns;
 	return 0;
 }
 
-static int judge(const struct pc_rbench *a, const struct pc_rbench *b, double alpha,
-		 struct pc_cmp_row *r)
+/* The test of one figure, as compare.py runs it (scipy's mannwhitneyu,
+ * two-sided): *p stays NAN when a side lacks the figure. The verdict's
+ * direction is read from the same U statistic: u1 counts the pairs where
+ * the base took longer, so above half of them the new run is faster. */
+static int test_figure(const struct pc_rbench *a, const struct pc_rbench *b, bool cpu,
+		       double alpha, double *p, enum pc_verdict *v)
 {
 	double *x = NULL, *y = NULL;
 	struct pc_mwu t;
 	int rc;
 
-	r->p_value = NAN;
+	*p = NAN;
+	*v = PC_VERDICT_INCONCLUSIVE;
+	if ((rc = sample_times(a, cpu, &x)) < 0 || (rc = sample_times(b, cpu, &y)) < 0)
+		goto out;
+	rc = pc_mwu_test(x, a->nsamples, y, b->nsamples, &t);
+	if (rc == -EINVAL) { /* a NaN: the file has no such figure */
+		rc = 0;
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	*p = t.p;
+	double half = (double)a->nsamples * (double)b->nsamples / 2;
+	if (t.p < alpha && t.u1 != half)
+		*v = t.u1 > half ? PC_VERDICT_IMPROVED : PC_VERDICT_REGRESSED;
+	else if (pc_mwu_min_p(a->nsamples, b->nsamples) >= alpha)
+		*v = PC_VERDICT_INCONCLUSIVE; /* no outcome could have been significant */
+	else
+		*v = PC_VERDICT_UNCHANGED;
+out:
+	free(x);
+	free(y);
+	return rc;
+}
+
+static int judge(const struct pc_rbench *a, const struct pc_rbench *b, double alpha,
+		 struct pc_cmp_row *r)
+{
+	int rc;
+
+	r->p_value = r->cpu_p_value = NAN;
+	r->cpu_verdict = PC_VERDICT_INCONCLUSIVE;
 	if (r->n_base < PC_MWU_MIN_REPS || r->n_new < PC_MWU_MIN_REPS) {
 		r->verdict = PC_VERDICT_INCONCLUSIVE;
 		r->why = "too few repetitions (the U test needs 2 or more on each side)";
 		return 0;
 	}
-	if (!isfinite(r->change_pct)) {
-		r->verdict = PC_VERDICT_INCONCLUSIVE;
-		r->why = "no time per item to compare";
-		return 0;
-	}
-	if ((rc = real_times(a, &x)) < 0 || (rc = real_times(b, &y)) < 0 ||
-	    (rc = pc_mwu_test(x, a->nsamples, y, b->nsamples, &t)) < 0) {
-		free(x);
-		free(y);
+	if ((rc = test_figure(a, b, false, alpha, &r->p_value, &r->verdict)) < 0 ||
+	    (rc = test_figure(a, b, true, alpha, &r->cpu_p_value, &r->cpu_verdict)) < 0)
 		return rc;
-	}
-	free(x);
-	free(y);
-	r->p_value = t.p;
-	if (pc_mwu_min_p(r->n_base, r->n_new) >= alpha) {
-		r->verdict = PC_VERDICT_INCONCLUSIVE;
-		r->why = "too few repetitions to reach significance at this alpha";
-	} else if (t.p >= alpha || r->change_pct == 0) {
-		r->verdict = PC_VERDICT_UNCHANGED;
-	} else {
-		r->verdict = r->change_pct < 0 ? PC_VERDICT_IMPROVED : PC_VERDICT_REGRESSED;
-	}
+	if (r->verdict == PC_VERDICT_INCONCLUSIVE)
+		r->why = isnan(r->p_value) ? "no real time to compare"
+					   : "too few repetitions to reach significance at this alpha";
 	return 0;
 }
 
@@ -133,7 +154,7 @@ int pc_compare(const struct pc_results *base, const struct pc_results *cur,
 		}
 		*r = (struct pc_cmp_row){
 			.name = b->name,
-			.base_median = a->st.tpi_ns, .new_median = b->st.tpi_ns,
+			.base_median = a->st.real_ns, .new_median = b->st.real_ns,
 			.n_base = a->nsamples, .n_new = b->nsamples,
 			.cv_base = a->st.cv, .cv_new = b->st.cv,
 		};
@@ -147,6 +168,10 @@ int pc_compare(const struct pc_results *base, const struct pc_results *cur,
 		out->noisy += r->noisy;
 		out->significant_noisy += r->noisy && (r->verdict == PC_VERDICT_IMPROVED ||
 						       r->verdict == PC_VERDICT_REGRESSED);
+		out->regressed_quiet += !r->noisy && (r->verdict == PC_VERDICT_REGRESSED ||
+						      r->cpu_verdict == PC_VERDICT_REGRESSED);
+		out->regressed_any += r->verdict == PC_VERDICT_REGRESSED ||
+				      r->cpu_verdict == PC_VERDICT_REGRESSED;
 		out->n++;
 	}
 	out->only_base = base->n - out->n;
@@ -175,7 +200,7 @@ static enum pc_mark verdict_mark(enum pc_verdict v)
 void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d)
 {
 	static const char *const head[] = { "Benchmark", "Base", "New", "Change", "p-value",
-					    "Reps", "Verdict", "Note" };
+					    "Reps", "Verdict", "CPU p-value", "CPU verdict", "Note" };
 	struct pc_table *t;
 
 	pc_doc_para(d, "**%zu improved, %zu regressed, %zu unchanged, %zu inconclusive** "
@@ -184,9 +209,11 @@ void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d)
 		    c->count[PC_VERDICT_IMPROVED], c->count[PC_VERDICT_REGRESSED],
 		    c->count[PC_VERDICT_UNCHANGED], c->count[PC_VERDICT_INCONCLUSIVE],
 		    c->noisy, c->n, c->only_base, c->only_new);
-	pc_doc_para(d, "Median time per item, base and new; lower is better. Verdicts come "
+	pc_doc_para(d, "Median real time per iteration (the figure tested), base and new; lower is better. Verdicts come "
 		       "from a two-sided Mann-Whitney U test on the per-repetition real times "
-		       "at alpha %g; noisy means a CV above %s in either run.",
+		       "(and, in the CPU columns, CPU times) at alpha %g, as Google Benchmark's "
+		       "compare.py tests them; the direction is read from the same U statistic, "
+		       "not from the medians. Noisy means a CV above %s in either run.",
 		    c->alpha, pc_fmt_pct(c->max_cv).s);
 	if (c->setup_diff)
 		pc_doc_para(d, "**The runs were set up differently:** %s.", c->setup_diff);
@@ -199,7 +226,7 @@ void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d)
 			    c->count[PC_VERDICT_IMPROVED] + c->count[PC_VERDICT_REGRESSED]);
 	if (!c->n)
 		return;
-	if (!(t = pc_doc_table(d, 8, head, "lrrrrrll")))
+	if (!(t = pc_doc_table(d, 10, head, "lrrrrrlrll")))
 		return;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pc_cmp_row *r = &c->rows[i];
@@ -213,6 +240,8 @@ void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d)
 		pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(r->p_value).s);
 		pc_table_add(t, PC_MARK_NONE, "%zu vs %zu", r->n_base, r->n_new);
 		pc_table_add(t, verdict_mark(r->verdict), "%s", pc_verdict_name(r->verdict));
+		pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(r->cpu_p_value).s);
+		pc_table_add(t, verdict_mark(r->cpu_verdict), "%s", pc_verdict_name(r->cpu_verdict));
 		pc_table_add(t, r->noisy ? PC_MARK_WARN : PC_MARK_MUTED, "%s%s%s",
 			     r->noisy ? "noisy" : "", r->noisy && r->why ? "; " : "",
 			     r->why ? r->why : "");
@@ -237,8 +266,10 @@ static cJSON *row_json(const struct pc_cmp_row *r)
 	cJSON_AddItemToObject(o, "p_value", num_or_null(r->p_value));
 	cJSON_AddItemToObject(o, "verdict", cJSON_CreateString(pc_verdict_name(r->verdict)));
 	cJSON_AddItemToObject(o, "noisy", cJSON_CreateBool(r->noisy));
+	cJSON_AddItemToObject(o, "cpu_p_value", num_or_null(r->cpu_p_value));
+	cJSON_AddItemToObject(o, "cpu_verdict", cJSON_CreateString(pc_verdict_name(r->cpu_verdict)));
 	/* a missing member means an allocation failed somewhere above */
-	if (cJSON_GetArraySize(o) != 7) {
+	if (cJSON_GetArraySize(o) != 9) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -255,6 +286,7 @@ static cJSON *summary_json(const struct pc_cmp *c)
 		return NULL;
 	cJSON_AddNumberToObject(s, "noisy", (double)c->noisy);
 	cJSON_AddNumberToObject(s, "significant_noisy", (double)c->significant_noisy);
+	cJSON_AddNumberToObject(s, "regressed_quiet", (double)c->regressed_quiet);
 	cJSON_AddNumberToObject(s, "total", (double)c->n);
 	cJSON_AddNumberToObject(s, "only_in_base", (double)c->only_base);
 	cJSON_AddNumberToObject(s, "only_in_new", (double)c->only_new);
@@ -263,7 +295,7 @@ static cJSON *summary_json(const struct pc_cmp *c)
 	cJSON_AddNumberToObject(s, "min_repetitions", PC_MWU_MIN_REPS);
 	cJSON_AddItemToObject(s, "setup_differs", c->setup_diff ? cJSON_CreateString(c->setup_diff)
 								 : cJSON_CreateNull());
-	if (cJSON_GetArraySize(s) != 13) {
+	if (cJSON_GetArraySize(s) != 14) {
 		cJSON_Delete(s);
 		return NULL;
 	}

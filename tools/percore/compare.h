@@ -1,15 +1,20 @@
 /* percore report/compare: is the difference between two runs real?
  *
- * For every benchmark present in both runs: the change of the median time
- * per item, and a two-sided Mann-Whitney U test on the per-repetition real
- * times (stats.h). Lower time is better. Verdicts:
- *   improved / regressed  p < alpha, in the direction of the median change
+ * For every benchmark present in both runs: the change of the median real
+ * time per iteration (the figure compare.py compares), and a two-sided Mann-Whitney U test on the per-repetition real
+ * times and, separately, CPU times (stats.h), as compare.py runs them (ties:
+ * the normal approximation with tie correction, like scipy). Lower time is
+ * better. Verdicts:
+ *   improved / regressed  p < alpha, in the direction the U statistic shows
+ *                         (not the medians: the tested statistic decides)
  *   unchanged             p >= alpha
  *   inconclusive          fewer than PC_MWU_MIN_REPS repetitions on either
- *                         side (compare.py runs no test then either), or so
- *                         few that even completely separated samples could
- *                         not reach p < alpha (3 vs 3 at 0.05): "unchanged"
- *                         would claim what the data cannot show
+ *                         side (compare.py runs no test then either), or not
+ *                         significant with so few that even completely
+ *                         separated untied samples could not reach p < alpha
+ *                         (3 vs 3 at 0.05): "unchanged" would claim what the
+ *                         data cannot show. A tied sample that does reach
+ *                         p < alpha is significant, as in compare.py.
  * noisy flags a row whose CV of real time exceeds max_cv in either run; it
  * does not change the verdict, it tells the reader how much to trust it. */
 #ifndef PERCORE_TOOL_COMPARE_H
@@ -32,10 +37,13 @@ enum pc_verdict {
 
 struct pc_cmp_row {
 	const char *name;               /* points into the NEW results */
-	double base_median, new_median; /* median time per item, ns */
+	double base_median, new_median; /* median real time per iteration, ns:
+					 * the figure the verdict tests */
 	double change_pct;              /* (new - base) / base, in percent */
-	double p_value;                 /* NAN when no test was run */
+	double p_value;                 /* real time; NAN when no test was run */
 	enum pc_verdict verdict;
+	double cpu_p_value;             /* the same test on CPU time */
+	enum pc_verdict cpu_verdict;
 	bool noisy;
 	size_t n_base, n_new;           /* repetitions */
 	double cv_base, cv_new;
@@ -48,6 +56,8 @@ struct pc_cmp {
 	size_t count[PC_VERDICT_COUNT];
 	size_t noisy, only_base, only_new;
 	size_t significant_noisy;       /* improved or regressed, and noisy */
+	size_t regressed_quiet;         /* regressed (real or CPU time), not noisy */
+	size_t regressed_any;           /* regressed (real or CPU time) */
 	double alpha, max_cv;
 	/* how the two runs were set up differently ("min_time 0.2 -> 0.1; ..."),
 	 * or NULL: a difference there can explain a change */
@@ -68,7 +78,8 @@ void pc_cmp_doc(const struct pc_cmp *c, struct pc_doc *d);
 
 /* Write the comparison as JSON:
  *   {"rows": [{"name", "base_median", "new_median", "change_pct",
- *              "p_value", "verdict", "noisy"}], "summary": {...}}
+ *              "p_value", "verdict", "noisy", "cpu_p_value", "cpu_verdict"}],
+ *    "summary": {...}}
  * Returns 0, -ENOMEM or -EIO. */
 int pc_cmp_write_json(const struct pc_cmp *c, FILE *out);
 

@@ -5,8 +5,7 @@
 #include "cmd.h"
 #include "options.h"
 
-/* A number in (0, max]: "0.05". Returns 0 or -EINVAL. */
-static int parse_level(const char *s, double max, double *out)
+int pc_parse_level(const char *s, double max, double *out)
 {
 	char *end;
 	double v;
@@ -23,12 +22,12 @@ int pc_stat_option(const char *cmd, int opt, char **argv, double *alpha, double 
 {
 	switch (opt) {
 	case 'a':
-		if (parse_level(optarg, 0.5, alpha) < 0)
+		if (pc_parse_level(optarg, 0.5, alpha) < 0)
 			return pc_cmd_usage_error(cmd, "--alpha wants a number in (0, 0.5], got '%s'",
 						  optarg);
 		return 0;
 	case 'c':
-		if (parse_level(optarg, 100, max_cv) < 0)
+		if (pc_parse_level(optarg, 100, max_cv) < 0)
 			return pc_cmd_usage_error(cmd, "--max-cv wants a positive number, got '%s'",
 						  optarg);
 		return 0;

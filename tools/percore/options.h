@@ -9,6 +9,9 @@
 	{ "alpha", required_argument, NULL, 'a' },                            \
 	{ "max-cv", required_argument, NULL, 'c' }
 
+/* A number in (0, max]: "0.05". Returns 0 or -EINVAL. */
+int pc_parse_level(const char *s, double max, double *out);
+
 /* Handle what getopt_long returned when it is one of the shared options
  * ('a', 'c') or one of getopt's complaints (':' missing value, '?' unknown
  * option; the option string must start with ':'). Returns 0 when opt was

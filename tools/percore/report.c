@@ -12,6 +12,7 @@
 #include "svg.h"
 
 #define DEFAULT_MAX_CV 0.05
+#define DEFAULT_MARGIN 0.05
 
 void pc_report_finding(struct pc_report_ctx *c, const char *fmt, ...)
 {
@@ -27,6 +28,11 @@ void pc_report_finding(struct pc_report_ctx *c, const char *fmt, ...)
 		return;
 	}
 	pc_doc_item(c->head, c->findings, "%s", s);
+	if (c->json) {
+		cJSON *f = cJSON_GetObjectItemCaseSensitive(c->json, "findings");
+		if (!cJSON_AddItemToArray(f, cJSON_CreateString(s)))
+			c->head->failed = true;
+	}
 	free(s);
 }
 
@@ -220,21 +226,46 @@ static void method(struct pc_report_ctx *c)
 	pc_doc_item(c->doc, l, "Speedup is the peer's time per item divided by ours: above "
 		    "1x ours is faster. Peers run in the same process and, with interleaving, "
 		    "in the same rounds, so they saw the same machine.");
+	pc_doc_item(c->doc, l, "Each pair is judged from the interleaved repetitions of both "
+		    "rows: a two-sided Mann-Whitney U test on the times per item (exact, ties "
+		    "included, when a side has at most 8 repetitions; else the normal "
+		    "approximation with tie correction), the direction read from the same U "
+		    "statistic, and the Hodges-Lehmann estimate of the ratio on log times with "
+		    "its %g%% interval. Faster or slower only where p < %g; otherwise no "
+		    "significant difference, decided when the interval lies within %s of 1x and "
+		    "undecided when it is wider. Only significant results are counted.",
+		    100 * (1 - c->decide.ci_alpha), c->decide.alpha,
+		    pc_fmt_pct(c->decide.margin).s);
+	pc_doc_item(c->doc, l, "With `percore bench --budget`, rounds go on past the minimum "
+		    "only for rows in a pair not yet decided; a pair stops early only on "
+		    "stronger evidence than the report asks for (p < 0.001, or a 99%% interval "
+		    "within the margin), so looking after every round does not make chance "
+		    "differences significant.");
 	pc_doc_item(c->doc, l, "Comparisons between runs use a two-sided Mann-Whitney U test on "
 		    "the per-repetition real times, as Google Benchmark's compare.py does; "
 		    "`percore compare` prints the same table.");
 }
 
-struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_report_opts *o)
+struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_report_opts *o,
+			       cJSON **json)
 {
-	struct pc_pairing pairs;
+	struct pc_pairing pairs = { 0 };
 	struct pc_report_ctx c = {
 		.res = res, .pairs = &pairs,
 		.max_cv = o->max_cv > 0 ? o->max_cv : pc_results_max_cv(res, DEFAULT_MAX_CV),
 		.doc = pc_doc_new(), .head = pc_doc_new(), .tune = o->tune,
+		.decide = { .alpha = o->alpha > 0 ? o->alpha : 0.05,
+			    .ci_alpha = 0.05,
+			    .margin = o->margin > 0 ? o->margin : DEFAULT_MARGIN },
 	};
 
-	if (!c.doc || !c.head || pc_pairing_build(res, &pairs) < 0) {
+	if (json)
+		*json = NULL;
+	if (!c.doc || !c.head || pc_pairing_build(res, &pairs) < 0 ||
+	    pc_pairing_judge(res, &pairs, &c.decide, &c.judged, &c.njudged) < 0 ||
+	    (json && !(c.json = pc_report_json_start(&c)))) {
+		pc_pairing_free(&pairs);
+		free(c.judged);
 		pc_doc_free(c.doc);
 		pc_doc_free(c.head);
 		return NULL;
@@ -243,6 +274,7 @@ struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_rep
 	pc_doc_heading(c.head, 2, "Key findings");
 	c.findings = pc_doc_list(c.head, PC_MARK_WARN);
 	counts_finding(&c);
+	pc_report_decided_finding(&c);
 	pc_report_system(&c);
 	pc_report_benches(&c);
 	pc_report_arch(&c);
@@ -250,6 +282,9 @@ struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_rep
 	comparison(&c, o);
 	method(&c);
 	pc_pairing_free(&pairs);
+	free(c.judged);
 	pc_doc_append(c.head, c.doc);
+	if (json)
+		*json = c.json;
 	return c.head;
 }

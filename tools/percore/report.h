@@ -17,6 +17,7 @@
 
 #include "doc.h"
 #include "results.h"
+#include "verdict.h"
 
 /* Where a benchmark's row goes in the report. */
 enum pc_section {
@@ -27,14 +28,20 @@ enum pc_section {
 	PC_SEC_PEER,    /* a peer: shown beside the rows that claim it */
 };
 
+/* A row another row stands beside. */
+struct pc_peer {
+	size_t idx;             /* index into the results */
+	enum pc_pair_kind kind;
+	double scale;           /* speedup = scale * its time / our time */
+};
+
 /* For each benchmark of a results set: its section and the rows it is
  * compared with. */
 struct pc_pair {
 	enum pc_section sec;
 	size_t npeers;
-	size_t *peers;          /* indices into the results, file order */
-	bool claimed;           /* some other row lists this one as its peer */
-	double scale;           /* speedup = scale * peer time / our time */
+	struct pc_peer *peers;  /* in the rule's order, then file order */
+	bool claimed;           /* some other row lists this one beside it */
 };
 
 struct pc_pairing {
@@ -46,9 +53,25 @@ struct pc_pairing {
 int pc_pairing_build(const struct pc_results *res, struct pc_pairing *out);
 void pc_pairing_free(struct pc_pairing *pp);
 
+/* The verdict on one pair: row `ours` against its peer `peer` (an index
+ * into pc_pair.peers of that row). */
+struct pc_judged {
+	size_t ours, peer;
+	struct pc_judgement j;
+};
+
+/* Judge every pair of a pairing, in row order and peer order. Returns 0 and
+ * a new array in *out (free()), -ENOMEM. */
+int pc_pairing_judge(const struct pc_results *res, const struct pc_pairing *pp,
+		     const struct pc_decide *d, struct pc_judged **out, size_t *n);
+
 struct pc_report_ctx {
 	const struct pc_results *res;
 	const struct pc_pairing *pairs;
+	struct pc_judged *judged;       /* every pair, from pc_pairing_judge */
+	size_t njudged;
+	struct pc_decide decide;
+	cJSON *json;            /* the summary being built, or NULL */
 	double max_cv;          /* CV above this is noisy */
 	struct pc_doc *doc;     /* the sections */
 	struct pc_doc *head;    /* title and key findings, placed first */
@@ -83,6 +106,23 @@ const cJSON *pc_report_audit(const struct pc_report_ctx *c, const char *id);
 /* A string field of a JSON object (an audit entry, say): "" when absent. */
 const char *pc_report_audit_str(const cJSON *entry, const char *field);
 
+/* The verdict on row i against its k-th peer, or NULL. */
+const struct pc_judgement *pc_report_judged(const struct pc_report_ctx *c, size_t i, size_t k);
+/* The peer (or limit) of row i with the lowest median time: "the fastest
+ * peer"; -1 when it has none. Variants never count. */
+long pc_report_fastest(const struct pc_report_ctx *c, size_t i);
+/* A verdict as the tables say it: "faster", "no significant difference
+ * (undecided)", "below the physical limit: a measurement problem", ... */
+void pc_report_verdict_text(const struct pc_report_ctx *c, enum pc_pair_kind kind,
+			    const struct pc_judgement *j, char *buf, size_t len);
+/* The key findings of one section's pairs (report_findings.c). */
+void pc_report_tally(struct pc_report_ctx *c, enum pc_section sec, const char *what);
+/* The finding that says how many pairs were decided. */
+void pc_report_decided_finding(struct pc_report_ctx *c);
+/* The JSON summary: alpha, margin, summary counts, every pair, and an empty
+ * "findings" array that pc_report_finding fills. NULL without memory. */
+cJSON *pc_report_json_start(const struct pc_report_ctx *c);
+
 void pc_report_system(struct pc_report_ctx *c);
 void pc_report_benches(struct pc_report_ctx *c);
 void pc_report_arch(struct pc_report_ctx *c);
@@ -90,7 +130,9 @@ void pc_report_noise(struct pc_report_ctx *c);
 
 struct pc_report_opts {
 	double max_cv;                  /* <= 0: from the results, else 5% */
-	double alpha;                   /* for the comparison */
+	double alpha;                   /* for the comparison and the pairs */
+	double margin;                  /* pairs within 1 + margin are decided
+	                                 * equal; <= 0: 0.05 */
 	const struct pc_results *baseline;      /* may be NULL */
 	const char *const *inputs;      /* file names shown in the header */
 	size_t ninputs;
@@ -101,7 +143,10 @@ struct pc_report_opts {
 	const cJSON *tune;
 };
 
-/* Build the whole report. Returns NULL when memory runs out. */
-struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_report_opts *o);
+/* Build the whole report. With json not NULL, *json receives the key
+ * findings as JSON (the verdict of every pair, the counts and the findings'
+ * text), or NULL when memory ran out. Returns NULL when memory runs out. */
+struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_report_opts *o,
+			       cJSON **json);
 
 #endif

@@ -9,6 +9,7 @@
 #include "bench/stats.h"
 #include "results.h"
 #include "stats.h"
+#include "verdict.h"
 
 /* Larger than any results file the suite writes by far; a guard against
  * being handed something that is not one. */
@@ -320,7 +321,7 @@ static void bench_stat(struct pc_rbench *b)
 	if (n && real && tpi) {
 		for (size_t i = 0; i < n; i++) {
 			real[i] = b->s[i].real_ns;
-			tpi[i] = b->s[i].items_ps > 0 ? 1e9 / b->s[i].items_ps : b->s[i].real_ns;
+			tpi[i] = pc_rsample_tpi(&b->s[i]);
 		}
 		struct pc_bench_stats rs;
 		if (bench_stats_compute(real, n, &rs) == 0) {
@@ -370,22 +371,18 @@ cJSON *pc_json_load(const char *path, char *err, size_t errlen)
 	return root;
 }
 
-static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
-				char *err, size_t errlen)
+/* Build a results set from a parsed document, which it takes over (freed
+ * on failure). path names the input in messages. */
+static struct pc_results *from_root(cJSON *root, const char *path, unsigned flags,
+				    unsigned src, char *err, size_t errlen)
 {
 	struct pc_results *r = calloc(1, sizeof(*r));
 	size_t i = 0;
 	const cJSON *rows, *row;
-	cJSON *root = r ? pc_json_load(path, err, errlen) : NULL;
 
-	if (!root) {
-		if (!r)
-			fail(err, errlen, "%s: out of memory", path);
-		free(r);
-		return NULL;
-	}
-	r->roots = malloc(sizeof(*r->roots));
-	if (!r->roots) {
+	if (r)
+		r->roots = malloc(sizeof(*r->roots));
+	if (!r || !r->roots) {
 		cJSON_Delete(root);
 		free(r);
 		fail(err, errlen, "%s: out of memory", path);
@@ -411,6 +408,20 @@ static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
 	for (i = 0; i < r->n; i++)
 		bench_stat(&r->b[i]);
 	return r;
+}
+
+static struct pc_results *parse(const char *path, unsigned flags, unsigned src,
+				char *err, size_t errlen)
+{
+	cJSON *root = pc_json_load(path, err, errlen);
+
+	return root ? from_root(root, path, flags, src, err, errlen) : NULL;
+}
+
+struct pc_results *pc_results_from_json(cJSON *root, const char *name, unsigned flags,
+					char *err, size_t errlen)
+{
+	return from_root(root, name, flags, 0, err, errlen);
 }
 
 struct pc_results *pc_results_load(const char *path, unsigned flags, char *err, size_t errlen)

@@ -80,6 +80,12 @@ cJSON *pc_json_load(const char *path, char *err, size_t errlen);
 struct pc_results *pc_results_load(const char *path, unsigned flags,
 				   char *err, size_t errlen);
 
+/* The same from a document already parsed (the harness's own results while
+ * it runs), which the new set takes over: freed with it, or at once on
+ * failure. name stands for the file in messages. */
+struct pc_results *pc_results_from_json(cJSON *root, const char *name, unsigned flags,
+					char *err, size_t errlen);
+
 /* Add the rows of another file to res. A benchmark already present keeps
  * its first samples; the duplicate is skipped and reported through warn
  * (may be NULL). Returns 0, or -EINVAL/-ENOMEM/-errno with a reason in err;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# percore report --json: the verdicts of the fixture's pairs, recomputed
+# with scipy and numpy (check_fixture.py), and the summary's shape; the
+# golden expected.md carries the same numbers.
+. "$PC_SOURCE_DIR/tests/report/lib.sh"
+py=/usr/bin/python3 # Debian's python, the one that sees python3-scipy
+"$py" -c 'import scipy.stats, numpy' 2>/dev/null \
+  || { echo "scipy is not installed for $py (python3-scipy): nothing to check with"; exit 77; }
+"$py" "$PC_SOURCE_DIR/tests/report/check_fixture.py" "$pc" "$fx" || bad "the fixture's verdicts"
+
+# the JSON replaces the list of paths on stdout and names the files written
+"$pc" report "$fx/results.json" --json -o "$tmp/j" >"$tmp/j.json" || bad "report --json exited $?"
+jq -e '.files == ["'"$tmp"'/j/report.md", "'"$tmp"'/j/report.html"]' "$tmp/j.json" >/dev/null \
+  || bad "files: $(jq -c .files "$tmp/j.json")"
+[ -f "$tmp/j/report.md" ] || bad "--json wrote no report.md"
+keys=$(jq -c '[.pairs[0] | keys_unsorted[]]' "$tmp/j.json")
+[ "$keys" = '["ours","against","kind","section","speedup","ci_low","ci_high","p_value","verdict","decided","measurement_problem","text","n_ours","n_against"]' ] \
+  || bad "pair fields are $keys"
+jq -e '.pairs[] | select(.ours == "CrossCore/RTT/idle:adaptive/affinity:on")
+       | .measurement_problem and .kind == "limit" and .verdict == "faster"' "$tmp/j.json" \
+  >/dev/null || bad "a row below the physical limit is not flagged"
+jq -e '[.findings[] | select(test("measurement problem"))] | length == 1' "$tmp/j.json" \
+  >/dev/null || bad "no finding names the measurement problem"
+# no variant is counted anywhere: the summary's pairs leave them out
+jq -e '.summary.pairs == ([.pairs[] | select(.kind != "variant")] | length)
+       and .summary.variants == ([.pairs[] | select(.kind == "variant")] | length)' \
+  "$tmp/j.json" >/dev/null || bad "variants counted as pairs"
+# a margin that is wider decides more; a bad margin is a usage error
+"$pc" report "$fx/results.json" --json --margin 0.3 -o "$tmp/k" >"$tmp/k.json" \
+  || bad "--margin 0.3 exited $?"
+[ "$(jq .summary.undecided "$tmp/k.json")" -eq 0 ] || bad "--margin 0.3 leaves pairs undecided"
+"$pc" report "$fx/results.json" --margin 0 -o "$tmp/k" >/dev/null 2>"$tmp/k.err"; st=$?
+[ $st -eq 2 ] && grep -q -- '--margin' "$tmp/k.err" || bad "--margin 0: exit $st"
+[ $fail -eq 0 ] && echo "ok: report --json"
+exit $fail

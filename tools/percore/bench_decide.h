@@ -1,0 +1,55 @@
+/* percore bench: which rows need more rounds. The runner (percore/bench.h)
+ * repeats rounds while its more() callback asks; this one asks for the rows
+ * of every pair the report would judge (report.h: the same pairing rules,
+ * the same verdict) that is not yet decided. Variants never ask.
+ *
+ * A pair stops early only on stronger evidence than the report asks for:
+ * p below the interim alpha, or an interval at the interim level inside the
+ * margin. Testing after every round and stopping at the first p < 0.05
+ * would turn chance differences into findings; with a far smaller interim
+ * alpha the many looks cost little, and the report's verdict at the end is
+ * taken at its own alpha.
+ *
+ * A pair whose interval is so wide for its estimate that even the cap on
+ * repetitions could not decide it (the width shrinks as one over the square
+ * root of the repetitions) stops asking: the budget goes to the pairs that
+ * can still be decided. Its verdict stays "undecided". */
+#ifndef PERCORE_TOOL_BENCH_DECIDE_H
+#define PERCORE_TOOL_BENCH_DECIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "percore/bench.h"
+#include "verdict.h"
+
+struct pc_bench_decide {
+	struct pc_decide interim;       /* when a pair stops early */
+	unsigned max_reps;              /* the runner's cap, for futility */
+	struct pc_decide final;         /* the report's rule, for the count */
+	size_t pairs, decided;          /* by the final rule, at the last count */
+};
+
+/* Defaults: interim p < 0.001 or a 99% interval inside 5%; final as
+ * percore report (alpha 0.05, 95% interval, 5%). */
+void pc_bench_decide_init(struct pc_bench_decide *d);
+
+/* Whether more repetitions, up to max_reps per row, cannot decide the
+ * undecided pair j judged by rule d (d->ci_alpha's interval): the interval's
+ * half-width on the log scale, shrunk by sqrt(n / max_reps), is still wider
+ * than both the estimate's distance from 1x (scaled to the test's stricter
+ * level) and the room left inside the margin. False while the interval is
+ * unbounded: too few repetitions to tell. */
+bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_decide *d,
+			    unsigned max_reps);
+
+/* The runner's more() callback (arg: a struct pc_bench_decide). Marks the
+ * rows of undecided pairs; when the results cannot be read back (no
+ * memory) it asks for nothing, so the run ends with what it has. */
+size_t pc_bench_decide_more(const struct pc_bench_session *s, bool *want, void *arg);
+
+/* Count the pairs and the decided ones by the final rule into d. Returns 0,
+ * -ENOMEM. */
+int pc_bench_decide_count(const struct pc_bench_session *s, struct pc_bench_decide *d);
+
+#endif

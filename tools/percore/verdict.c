@@ -1,0 +1,89 @@
+/* percore report and bench: the verdict on one pair of rows (verdict.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "stats.h"
+#include "verdict.h"
+
+double pc_rsample_tpi(const struct pc_rsample *s)
+{
+	return s->items_ps > 0 ? 1e9 / s->items_ps : s->real_ns;
+}
+
+const char *pc_outcome_name(enum pc_outcome o)
+{
+	static const char *const names[] = { "faster", "slower", "no significant difference",
+					     "untested" };
+
+	return (unsigned)o <= PC_OUT_UNTESTED ? names[o] : "?";
+}
+
+const char *pc_pair_kind_name(enum pc_pair_kind k)
+{
+	static const char *const names[] = { "peer", "limit", "variant" };
+
+	return (unsigned)k <= PC_PAIR_VARIANT ? names[k] : "?";
+}
+
+/* The usable times per item of a row, times scale; *n of them. */
+static double *times(const struct pc_rbench *b, double scale, size_t *n)
+{
+	double *v = malloc((b->nsamples ? b->nsamples : 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; v && i < b->nsamples; i++) {
+		double t = scale * pc_rsample_tpi(&b->s[i]);
+		if (t > 0 && isfinite(t))
+			v[(*n)++] = t;
+	}
+	return v;
+}
+
+static void untested(struct pc_judgement *j, const struct pc_rbench *ours,
+		     const struct pc_rbench *other, double scale)
+{
+	j->speedup = scale * other->st.tpi_ns / ours->st.tpi_ns;
+	j->lo = 0;
+	j->hi = INFINITY;
+	j->p = NAN;
+	j->out = PC_OUT_UNTESTED;
+	j->decided = false;
+}
+
+int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
+		  const struct pc_decide *d, struct pc_judgement *j)
+{
+	double *x = times(ours, 1, &j->n_ours), *y = times(other, scale, &j->n_other);
+	struct pc_ratio_ci ci;
+	struct pc_mwu t;
+	int rc = -ENOMEM;
+
+	if (!x || !y)
+		goto out;
+	rc = 0;
+	if (j->n_ours < PC_MWU_MIN_REPS || j->n_other < PC_MWU_MIN_REPS) {
+		untested(j, ours, other, scale);
+		goto out;
+	}
+	if ((rc = pc_mwu_test_ties(x, j->n_ours, y, j->n_other, &t)) < 0 ||
+	    (rc = pc_ratio_ci(x, j->n_ours, y, j->n_other, d->ci_alpha, &ci)) < 0)
+		goto out;
+	j->speedup = ci.est;
+	j->lo = ci.lo;
+	j->hi = ci.hi;
+	j->p = t.p;
+	/* u1 counts the pairs where ours took longer: below half, ours is
+	 * faster; the direction comes from the statistic that was tested */
+	if (t.p >= d->alpha || t.u1 * 2 == (double)j->n_ours * (double)j->n_other)
+		j->out = PC_OUT_SAME;
+	else
+		j->out = t.u1 * 2 < (double)j->n_ours * (double)j->n_other ? PC_OUT_FASTER
+									    : PC_OUT_SLOWER;
+	j->decided = j->out != PC_OUT_SAME ||
+		     (ci.lo >= 1 / (1 + d->margin) && ci.hi <= 1 + d->margin);
+out:
+	free(x);
+	free(y);
+	return rc;
+}
