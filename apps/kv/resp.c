@@ -71,28 +71,6 @@ static long fail(struct kv_parser *p, const char *text)
 	return -EPROTO;
 }
 
-/* The count after '*' or '$' at buf[p->pos]: 1 with *v set and p->pos past
- * the line, 0 when the line is not complete, -1 when it is too long to be a
- * count (the caller names the error) or not a number (*v untouched). */
-static int count_line(struct kv_parser *p, const char *buf, size_t len, int64_t *v,
-		      bool *bad_number)
-{
-	const char *start = buf + p->pos;
-	const char *cr = memchr(start, '\r', len - p->pos);
-	*bad_number = false;
-	if (!cr)
-		return len - p->pos > KV_RESP_MAX_INLINE ? -1 : 0;
-	/* Redis waits for the byte after '\r' and skips it unread. */
-	if ((size_t)(cr - buf) + 1 >= len)
-		return 0;
-	if (!kv_str2ll(start + 1, (size_t)(cr - start - 1), v)) {
-		*bad_number = true;
-		return -1;
-	}
-	p->pos = (size_t)(cr - buf) + 2;
-	return 1;
-}
-
 static long finish(struct kv_parser *p, const char *base, struct kv_resp_req *req)
 {
 	for (uint32_t i = 0; i < p->argc; i++) {
@@ -107,6 +85,27 @@ static long finish(struct kv_parser *p, const char *base, struct kv_resp_req *re
 	return total;
 }
 
+/* A count line ('*' or '$') at p->pos: 1 with *n set and p->pos past the
+ * line, 0 for more input, or the protocol error Redis gives: too_long
+ * when no line end came within its inline limit, bad for anything but a
+ * decimal number. */
+static long read_count(struct kv_parser *p, const char *buf, size_t len, int64_t *n,
+		       const char *too_long, const char *bad)
+{
+	const char *start = buf + p->pos;
+	const char *cr = memchr(start, '\r', len - p->pos);
+
+	if (!cr)
+		return len - p->pos > KV_RESP_MAX_INLINE ? fail(p, too_long) : 0;
+	/* Redis waits for the byte after '\r' and skips it unread. */
+	if ((size_t)(cr - buf) + 1 >= len)
+		return 0;
+	if (!kv_str2ll(start + 1, (size_t)(cr - start - 1), n))
+		return fail(p, bad);
+	p->pos = (size_t)(cr - buf) + 2;
+	return 1;
+}
+
 /* The '$' line of the next argument: 1 when read, 0 for more input, or an
  * error. */
 static long bulk_header(struct kv_parser *p, const char *buf, size_t len)
@@ -117,13 +116,10 @@ static long bulk_header(struct kv_parser *p, const char *buf, size_t len)
 		return fail(p, what);
 	}
 	int64_t n;
-	bool bad;
-	int r = count_line(p, buf, len, &n, &bad);
-	if (r == 0)
-		return 0;
-	if (r < 0 && !bad)
-		return fail(p, "too big bulk count string");
-	if (r < 0 || n < 0 || (uint64_t)n > p->lim.max_bulk)
+	long r = read_count(p, buf, len, &n, "too big bulk count string", "invalid bulk length");
+	if (r <= 0)
+		return r;
+	if (n < 0 || (uint64_t)n > p->lim.max_bulk)
 		return fail(p, "invalid bulk length");
 	p->bulk = n;
 	return 1;
@@ -134,13 +130,11 @@ static long parse_multibulk(struct kv_parser *p, const char *buf, size_t len,
 {
 	if (p->want < 0) {
 		int64_t n;
-		bool bad;
-		int r = count_line(p, buf, len, &n, &bad);
-		if (r == 0)
-			return 0;
-		if (r < 0 && !bad)
-			return fail(p, "too big mbulk count string");
-		if (r < 0 || n > (int64_t)p->lim.max_args)
+		long r = read_count(p, buf, len, &n, "too big mbulk count string",
+				    "invalid multibulk length");
+		if (r <= 0)
+			return r;
+		if (n > (int64_t)p->lim.max_args)
 			return fail(p, "invalid multibulk length");
 		if (n <= 0)   /* Redis ignores `*0` and `*-1` */
 			return finish(p, buf, req);

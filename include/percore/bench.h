@@ -223,8 +223,8 @@ PC_API int pc_bench_session_print(const struct pc_bench_session *s, FILE *out);
 /* Rounds run (calibration not counted), and why the rounds stopped:
  * "repetitions" (no more asked), "decided" (more() wanted none),
  * "max_repetitions", "budget". NULL before the session ran. */
-unsigned pc_bench_session_rounds(const struct pc_bench_session *s);
-const char *pc_bench_session_stop_reason(const struct pc_bench_session *s);
+PC_API unsigned pc_bench_session_rounds(const struct pc_bench_session *s);
+PC_API const char *pc_bench_session_stop_reason(const struct pc_bench_session *s);
 
 /* Free a session (NULL is fine). */
 PC_API void pc_bench_session_destroy(struct pc_bench_session *s);

@@ -471,7 +471,7 @@ static void run_more(struct pc_bench_session *s, size_t *order, struct pc_bench_
 		for (size_t i = 0; i < s->n; i++)
 			if (want[i])
 				order[k++] = i;
-		pc_bench_shuffle(order, k, rng);
+		bench_shuffle(order, k, rng);
 		s->rounds++;
 		for (size_t j = 0; j < k; j++) {
 			progress(s, &s->e[order[j]], s->rounds, j);
@@ -497,7 +497,7 @@ static void run_in_turn(struct pc_bench_session *s, size_t *order)
 		}
 	}
 	s->rounds = s->opt.repetitions;
-	pc_bench_rng_seed(&rng, s->opt.seed);
+	bench_rng_seed(&rng, s->opt.seed);
 	run_more(s, order, &rng);
 }
 

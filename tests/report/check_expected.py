@@ -7,8 +7,8 @@ did not change. This script reads the fixture JSON files itself and checks
 the key figures of every table in the expected file against its own
 computation with Python's statistics module: time per item (median over
 repetitions of 1e9 / items_per_second), rates (median), CV (sample standard
-deviation over mean of real time), speedups (the peer's median time per
-item over ours), the noise table's median, mean and standard deviation, the
+deviation over mean of real time), speedups (the Hodges-Lehmann estimate
+of the peer's time per item over ours), the noise table's median, mean and standard deviation, the
 counters' medians and the architecture table's ops/s and efficiency. A
 displayed figure passes when it is the computed value rounded to the digits
 shown. Tables it does not know are left alone, but each kind it knows must
@@ -18,6 +18,7 @@ usage: check_expected.py EXPECTED.md RESULTS.json [PM_QOS_RESULTS.json...]
        (a file whose run held the PM QoS request names its rows NAME/pm_qos:on)
 """
 import json
+import math
 import re
 import statistics
 import sys
@@ -84,6 +85,12 @@ def parse(cell):
     return None
 
 
+def hodges_lehmann(theirs, ours):
+    """The Hodges-Lehmann estimate of theirs/ours: the median, on log
+    times, of every ratio of one of their repetitions to one of ours."""
+    return math.exp(statistics.median(math.log(t / o) for t in theirs for o in ours))
+
+
 def cv(xs):
     return statistics.stdev(xs) / statistics.mean(xs)
 
@@ -134,11 +141,13 @@ class Checker:
     def pairs(self, head, rows):
         """Benchmark | Time/item | Rate | CV | Peer | Peer time/item | ..."""
         col = {h: i for i, h in enumerate(head)}
-        ratio_col = next((col[h] for h in ("Speedup", "Ratio") if h in col), None)
+        ratio_col = next((i for h, i in col.items() if h.split(" [")[0] in ("Speedup", "Ratio")),
+                         None)
+        against = next((h for h in ("Against", "Peer") if h in col), None)
         ours = None
         for cells in rows:
             ours = name_of(cells[col["Benchmark"]]) or ours
-            peer = name_of(cells[col["Peer"]]) if "Peer" in col else None
+            peer = name_of(cells[col[against]]) if against else None
             if ours not in self.res:
                 continue
             o = self.res[ours]
@@ -151,18 +160,21 @@ class Checker:
             if peer not in self.res:
                 continue
             p = self.res[peer]
-            if "Peer time/item" in col:
-                self.value("time/item", peer, cells[col["Peer time/item"]],
-                           statistics.median(p["tpi"]))
-            if "Peer CV" in col and len(p["real"]) > 1:
-                self.value("cv", peer + " CV", cells[col["Peer CV"]], cv(p["real"]))
+            their_time = next((h for h in ("Its time/item", "Peer time/item") if h in col), None)
+            their_cv = next((h for h in ("Its CV", "Peer CV") if h in col), None)
+            # a one-way time meets half the limit's round trip (the
+            # report's own rule, said above its table)
+            half = "/OneWay/" in ours and "/RTT/" in peer
+            if their_time:
+                self.value("time/item", peer, cells[col[their_time]],
+                           statistics.median(p["tpi"]) / (2 if half else 1))
+            if their_cv and len(p["real"]) > 1:
+                self.value("cv", peer + " CV", cells[col[their_cv]], cv(p["real"]))
             if ratio_col is not None:
-                # a one-way time meets half the limit's round trip (the
-                # report's own rule, said above its table)
-                half = "/OneWay/" in ours and "/RTT/" in peer
-                self.value("speedup", "%s vs %s" % (ours, peer), cells[ratio_col],
-                           statistics.median(p["tpi"]) / (2 if half else 1) /
-                           statistics.median(o["tpi"]))
+                # the estimate, without its interval (check_fixture.py
+                # checks the intervals)
+                self.value("speedup", "%s vs %s" % (ours, peer), cells[ratio_col].split(" [")[0],
+                           hodges_lehmann(p["tpi"], o["tpi"]) / (2 if half else 1))
 
     def lone_peers(self, head, rows):
         """Peer | Time/item | Rate | CV"""
@@ -227,7 +239,7 @@ def main():
     md = open(sys.argv[1], encoding="utf-8").read()
     c = Checker(load(sys.argv[2:]))
     for head, rows in tables(md):
-        if head[:2] == ["Benchmark", "Time/item"] and "Peer" in head:
+        if head[:2] == ["Benchmark", "Time/item"] and ("Peer" in head or "Against" in head):
             c.pairs(head, rows)
         elif head[:2] == ["Peer", "Time/item"]:
             c.lone_peers(head, rows)
