@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The two commands: `make bench` and `make test`. CMake does the building;
 # this file only chooses build folders and the order of the steps.
 JOBS      ?= $(shell nproc)

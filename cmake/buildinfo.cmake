@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Build facts the benchmark results record ("percore": compiler, flags,
 # git_revision). Included by the top-level CMakeLists.txt after the object
 # libraries.

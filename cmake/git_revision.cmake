@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake -DSRC=dir -DOUT=file -DFLAGS=text -P git_revision.cmake
 # Writes OUT defining PC_GIT_REVISION (`git rev-parse --short HEAD` when SRC
 # is the top of a git checkout, else "unknown") and PC_C_FLAGS. OUT is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chat_server: rooms across shards, spoken in FlatBuffers.
  *
  * Bodies are the tables of schemas/chat.fbs under the message ids of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo_server: the smallest percore server. Every frame comes back with
  * the same message id, flags and body, on as many shards as there are
  * cores; Ctrl-C drains (replies in flight are delivered) and prints what

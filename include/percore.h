@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the umbrella header: every public header. Include this, or one
  * component's header from include/percore/.
  *

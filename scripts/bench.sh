@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make bench: run the benchmark suite on a Release build and write the report.
 #   bench.sh BUILD_DIR [default|full]
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages that building, testing and benchmarking need,
 # and only those that are missing. Safe to run often: it does nothing when
 # everything is present. Uses sudo when not root.

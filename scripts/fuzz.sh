@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs libFuzzer targets.
 #   fuzz.sh --one BINARY CORPUS SECONDS   one target, bounded (ctest, make test)
 #   fuzz.sh BUILD_DIR                     every target in BUILD_DIR, open-ended

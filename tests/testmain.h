@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The main() of a cmocka test program whose tests may be skipped.
  *
  * cmocka's skip() marks a test skipped, yet the program still exits 0 and

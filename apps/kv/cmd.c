@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The command table, lookup, the checks Redis makes before running a
  * command, shared helpers, and the connection and server commands. */
 #include "cmd_impl.h"

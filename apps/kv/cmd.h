@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The kv command table and the single-shard executor: each command's
  * Redis name, arity, flags and key positions, and its implementation
  * against one shard's keyspace with Redis 7's replies and error texts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the command files share: argument helpers that reply Redis's error
  * themselves, common error texts, and the commands' entry points. Internal
  * to apps/kv. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
  * and expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX, XX, GT, LT), TTL,
  * PTTL, PERSIST. Replies and checks in Redis 7.0's order (db.c,

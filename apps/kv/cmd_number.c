@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Counters: INCR, INCRBY, DECR, DECRBY on 64-bit integers and
  * INCRBYFLOAT on long doubles, as Redis 7.0 does them: the value is a
  * string read with Redis's rules, the result is stored as its decimal

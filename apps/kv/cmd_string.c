@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* String commands: GET and SET with their variants, MGET, MSET, APPEND,
  * STRLEN, GETRANGE, SETRANGE. Replies, errors and the order of checks are
  * Redis 7.0's (t_string.c). */

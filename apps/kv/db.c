@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One shard's keyspace: see db.h. */
 #include "db.h"
 

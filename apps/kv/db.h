@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One shard's keyspace: string keys to string values, each with an
  * optional expiry time, in a caller-hashed pc_map keyed by kv_keyhash().
  *

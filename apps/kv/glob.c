@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Glob matching with Redis's semantics: see glob.h. */
 #include "glob.h"
 

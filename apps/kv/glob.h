@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Glob-style matching as Redis's KEYS and SCAN MATCH do it (util.c's
  * stringmatchlen, case-sensitive): '*' any run, '?' any byte, '[...]'
  * a set with ranges and '^' negation, '\' escapes. Binary-safe: both

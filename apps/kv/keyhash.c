@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SipHash-1-3 (one compression round per word, three to finish), written
  * from the SipHash paper's description. See keyhash.h. */
 #include "keyhash.h"

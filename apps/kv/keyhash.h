@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The keyed hash of kv keys: SipHash-1-3 under a key drawn at random once
  * per process, so a client cannot choose keys that collide (Redis hashes
  * its keys the same way, for the same reason). */

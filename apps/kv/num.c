@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Number parsing and printing with Redis's rules: see num.h. */
 #include "num.h"
 

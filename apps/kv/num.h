@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Numbers as Redis reads and writes them: integers without '+', spaces or
  * leading zeros; long doubles for INCRBYFLOAT, printed in Redis's "human"
  * form (17 decimals, trailing zeros dropped). Pure functions, any thread. */

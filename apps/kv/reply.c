@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RESP2 reply encoders: see reply.h. */
 #include "reply.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A growable buffer of RESP2 replies, and the encoders the commands use.
  *
  * Encoders never fail visibly: when memory runs out the buffer keeps the

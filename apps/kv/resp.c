@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RESP2 request parsing: see resp.h. The error texts and the limits follow
  * Redis 7 so that clients see what they would see from Redis. */
 #include "resp.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RESP2 request parser for the kv server: multibulk requests
  * (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`) and inline commands (`GET k\r\n`, as
  * typed into nc), with Redis's limits and protocol error texts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Baselines every machine has: memcpy bandwidth and glibc malloc+free. */
 #include <errno.h>
 #include <stdlib.h>

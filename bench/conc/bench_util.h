@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the two- and three-thread queue benchmarks. */
 #ifndef PERCORE_BENCH_CONC_UTIL_H
 #define PERCORE_BENCH_CONC_UTIL_H

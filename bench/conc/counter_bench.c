@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cache-line effect, in numbers. Two threads, one iteration is one
  * increment per thread:
  *   Counter/Striped/threads:2   pc_counter_add: each CPU has its own cell

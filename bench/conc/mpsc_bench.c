@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MpscQueue/2P1C beside ck_ring's MPSC mode: two producers and a consumer,
  * 8-byte items popped one at a time by both; one iteration is one item. */
 #include <ck_ring.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SpscQueue rows beside Concurrency Kit's ck_ring in its SPSC mode, 8-byte
  * items both:
  *   Throughput/1024  one thread fills a 1024-slot ring and drains it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers the data-layer benchmarks share: a seeded random source, so every
  * implementation of a comparison sees the very same keys and deadlines. */
 #ifndef PERCORE_BENCH_DATA_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Dispatcher/Lookup/1000: frames with ids 0..999 (the dense table) in
  * random order; Dispatcher/Lookup/sparse: 1,000 random 32-bit ids (the
  * map). One item is one frame dispatched to a handler that counts it. */

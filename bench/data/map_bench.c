@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FlatMap/... (pc_map) beside Peer/absl/... and Peer/glib/..., on the same
  * random 64-bit keys:
  *   Find/N      lookups in a map of N entries, half hits and half misses in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The flat-map comparison: each implementation behind the same five calls,
  * each call looping over a batch inside its own translation unit so the
  * map's own lookup code is inlined there, as a user of that map gets it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Peer: absl::flat_hash_map<uint64_t, uint64_t> with absl's default hash,
 // behind the C interface of map_peer.h. Benchmark-only code.
 #include <cstdint>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Peer: GLib's GHashTable with keys and values stored in the pointers
  * themselves (g_direct_hash, no allocation per entry), behind map_peer.h. */
 #include <glib.h>

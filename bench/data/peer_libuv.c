@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Peer: libuv timers (uv_timer_start/stop on one loop; a binary min-heap)
  * behind timer_peer.h. libuv keeps time in milliseconds of the real clock,
  * so Expire lets real time pass (untimed) before uv_run(UV_RUN_NOWAIT)

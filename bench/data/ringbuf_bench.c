@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ring buffer and frame codec, beside Peer/memcpy/4096 (bench/baseline).
  *
  * RingBuffer/WriteRead/4096/{plain,mirrored}: the byte path of a session:

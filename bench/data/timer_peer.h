@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The timer comparison: pc_wheel and libuv's timers behind the same calls,
  * each looping over a batch in its own translation unit (so pc_wheel's
  * inline schedule and cancel are inlined, as its users get them). Time is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TimingWheel/... (pc_wheel) beside Peer/libuv/... (uv_timer_t), with the
  * same delays in each one's unit (ticks, milliseconds):
  *   Expire            the headline: a timer's whole life, scheduled and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FlatBuffers: the cost of building, verifying and reading chat bodies.
  *
  *   FlatBuffers/Build/64     one chat Message whose buffer is 64 bytes (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation loops every SlabAlloc and allocator peer row runs, written
  * once so ours (in process) and each peer (in its own process) do exactly
  * the same work:

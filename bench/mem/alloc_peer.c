@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore-peer-NAME: runs the allocation loops of bench/mem/alloc_loop.h
  * on the malloc of the allocator it was linked against (PEER_LIB names it:
  * glibc, jemalloc, mimalloc, tcmalloc), in a process of its own so no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BumpAlloc/64/16K: 64-byte allocations from an arena, rewound to the same
  * mark after every 16 KiB (a request's scratch). One iteration is one
  * allocation. */

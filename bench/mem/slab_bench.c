@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SlabAlloc/{64,256,1024}[/batch] beside the same loops on glibc, jemalloc,
  * mimalloc and tcmalloc (Peer/<name>/<size>[/batch]).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The plain epoll echo servers: what a careful C programmer writes without
  * a framework, on one thread.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The plain peers: single-threaded epoll echo servers with no framework,
  * echoing raw bytes (epoll_echo.c says how). Benchmarks drive them with the
  * same load generator as percore's server, so the two are compared like for

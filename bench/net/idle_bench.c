@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Session/IdleMemory/10000: what 10,000 idle sessions cost a server.
  *
  * The server is `percore echo` in a process of its own (this program run

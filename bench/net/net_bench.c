@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sessions beside plain epoll echo servers, all driven by the same load
  * generator (percore/load.h) on its own core:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The noise experiment: a fixed piece of work with an idle pause between
  * iterations.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Arch/{PerCore,Shared,LockFree,Striped}/cores:N: one piece of stateful
  * work under four ways of owning the state, at N = 1 .. usable cores.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cross-core messaging beside its physical limit.
  *
  *   Peer/core2core/RTT          two threads bounce one cache line: the

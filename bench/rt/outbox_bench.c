@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The outbox under a sender faster than its receiver.
  *
  *   CrossCore/Throughput/outbox   the one-way stream of CrossCore/Throughput

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FramePipeline/{64,512,4096}: shard 0 encodes a frame (header written,
  * body copied into a buffer from its own pool), passes the buffer over the
  * mesh; shard 1 decodes it in place (pc_frame_parse), reads every body

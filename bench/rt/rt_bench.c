@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runtime benchmarks: the engine driver shared by the rt benchmarks. */
 #include <errno.h>
 #include <sched.h>

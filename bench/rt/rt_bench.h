@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runtime benchmarks: an engine per repetition, driven from the harness's
  * thread. setup() starts the engine (pinned with affinity on, unpinned
  * with it off); run() hands shard `home` a job and sleeps on a semaphore

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: arena (bump) allocator for request-lifetime scratch.
  *
  * Allocation moves a pointer through the current block; when a block is

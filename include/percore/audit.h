@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the environment audit behind `percore env`.
  *
  * Checks what makes measurements on this machine noisy or slow (frequency

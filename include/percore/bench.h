@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the benchmark harness.
  *
  * A benchmark is a static struct pc_bench registered at load time with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the limits a cgroup (v1 or v2) puts on this process.
  *
  * Read from /proc/self/cgroup and the cgroup file systems, or from a fake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: clocks. Monotonic nanoseconds for timing and timers. */
 #ifndef PERCORE_CLOCK_H
 #define PERCORE_CLOCK_H

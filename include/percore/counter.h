@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: striped counter.
  *
  * A count many threads add to and few read (requests served, bytes sent):

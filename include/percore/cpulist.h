@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: CPU lists in the kernel's text form ("0-3,8,10-11"). */
 #ifndef PERCORE_CPULIST_H
 #define PERCORE_CPULIST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: what every public header shares: the export and linkage
  * markers, cache-line layout, compiler hints and small helpers, and the
  * atomics the inline queue code uses, in a form both C and C++ read.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: message dispatch, from a frame's message id to its handler.
  *
  * Small ids (below the dense limit given at init) index a plain table: one

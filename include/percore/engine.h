@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the engine, N shards each running one event loop on its own CPU.
  *
  * A shard is a thread pinned to the CPU its placement chose, with its own

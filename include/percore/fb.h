@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: FlatBuffers, the reader.
  *
  * Message bodies use the FlatBuffers binary format, so clients in any

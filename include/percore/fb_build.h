@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: FlatBuffers, the builder. Include percore/fb.h.
  *
  * The builder writes back to front, from the end of the caller's space

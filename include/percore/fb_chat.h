@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the chat messages (schemas/chat.fbs) in FlatBuffers.
  *
  * One root table per message id: the frame header already says what a body

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the echo message (schemas/echo.fbs) in FlatBuffers.
  *
  * Read:  pc_fb_echo_read(body, len, &e), then pc_fb_echo_id(e),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the error reply (schemas/error.fbs) in FlatBuffers.
  *
  * Read:  pc_fb_error_read(body, len, &e), then pc_fb_error_code(e),

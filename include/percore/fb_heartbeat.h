@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the heartbeat message (schemas/heartbeat.fbs) in FlatBuffers.
  *
  * Read:  pc_fb_heartbeat_read(body, len, &h), then pc_fb_heartbeat_seq(h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: FlatBuffers, the verifier. Include percore/fb.h.
  *
  * A body from the network is untrusted: before any accessor touches it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the frame codec (wire format of docs/ARCHITECTURE.md).
  *
  * A frame is a 12-byte header and a body; integers are big-endian:

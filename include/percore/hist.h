@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: a log-linear histogram of 64-bit values (latencies in ns).
  *
  * Values below 256 are counted exactly; above, each power of two is split

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: TCP sockets for servers and load generators.
  *
  * A listener is a plain non-blocking socket: pc_server opens one per shard

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the load generator behind `percore load` and the network
  * benchmarks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: an open-addressing hash map of 64-bit keys to 64-bit values.
  *
  * SwissTable layout: one control byte per slot (empty, deleted, or 7 bits

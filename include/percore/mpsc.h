@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: bounded multi-producer single-consumer ring.
  *
  * Any number of threads push, one thread pops. Each slot carries a sequence

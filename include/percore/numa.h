@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: memory from one NUMA node.
  *
  * A shard's memory should live on the node of the CPU it is pinned to. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: sending to another shard without failing for a full ring.
  *
  * Which call to use:

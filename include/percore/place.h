@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: choosing a CPU for each shard, and pinning to it.
  *
  * pc_place() turns a topology, a shard count and a policy into one CPU (and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the reactor, one event loop per shard.
  *
  * A reactor watches file descriptors for readiness, runs deferred tasks and

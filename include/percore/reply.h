@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: answers in request order, for sessions that forward.
  *
  * A session that answers some requests itself and forwards others to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: a byte ring buffer for socket input and output.
  *
  * Bytes go in at the tail and come out at the head; both are 64-bit byte

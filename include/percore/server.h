@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: a TCP server in one call.
  *
  * pc_server_start() opens one listening socket per shard on the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: what a service on the engine needs in its first hour.
  *
  *  - a pointer of the application's own per shard (pc_shard_set_user);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: TCP sessions.
  *
  * A session is one accepted connection. It belongs to the shard that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: what code running on a shard may do: who am I, and messages to
  * other shards over the mesh.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: an immutable reference-counted buffer that many shards may read.
  *
  * The one place percore expects shards to share a writable word: the

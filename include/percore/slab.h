@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: slab pool of fixed-size objects, owned by one shard.
  *
  * The owning shard allocates and frees in O(1) with no lock and no atomic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: bounded single-producer single-consumer ring.
  *
  * The ring between two shards: one thread pushes, one thread pops, and

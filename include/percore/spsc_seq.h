@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the SPSC ring in slot-sequence mode.
  *
  * The same ring as spsc.h (same layout, capacity, producer side and head),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the machine as placement sees it.
  *
  * pc_topo_load() reads the machine through hwloc (or a saved hwloc XML

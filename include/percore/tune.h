@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: a measurement profile for the machine (`percore tune`) and the
  * way back (`percore reset`).
  *

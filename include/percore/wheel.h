@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: a hierarchical timing wheel.
  *
  * Each shard owns one wheel: its idle timeouts, heartbeats and retries. Time

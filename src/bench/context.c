@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the "context" object of the results file, in Google
  * Benchmark's layout: when, where and on what the benchmarks ran. */
 #define _GNU_SOURCE 1

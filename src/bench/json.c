@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the results file, Google Benchmark's JSON layout plus a
  * "percore" object (docs/ARCHITECTURE.md, "Benchmark results file").
  *

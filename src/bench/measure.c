@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: running one repetition of one benchmark and timing it.
  *
  * A single-threaded benchmark runs on the calling thread between two clock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: running one repetition of one benchmark and timing it. */
 #ifndef PERCORE_SRC_BENCH_MEASURE_H
 #define PERCORE_SRC_BENCH_MEASURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the PM QoS request, held by `percore bench --pm-qos` for a
  * whole run and by benchmarks that compare themselves with and without it
  * inside one run (Noise/.../pm_qos:on). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the list of registered benchmarks. Filled before main()
  * by PC_BENCH_REGISTER constructors; read by the runner. */
 #include <stdbool.h>

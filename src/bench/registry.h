@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: internal access to the registered benchmarks. */
 #ifndef PERCORE_SRC_BENCH_REGISTRY_H
 #define PERCORE_SRC_BENCH_REGISTRY_H

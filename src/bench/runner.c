@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: selecting benchmarks, calibrating them and running the
  * rounds.
  *

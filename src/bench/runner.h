@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the session, shared by the runner, the JSON writer and
  * the table. */
 #ifndef PERCORE_SRC_BENCH_RUNNER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: deterministic shuffling of each round's order. */
 #include "bench/shuffle.h"
 

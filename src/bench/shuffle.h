@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the deterministic shuffle that orders each round. */
 #ifndef PERCORE_SRC_BENCH_SHUFFLE_H
 #define PERCORE_SRC_BENCH_SHUFFLE_H

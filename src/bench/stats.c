@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: summary statistics of repeated measurements.
  *
  * The sample standard deviation (divided by n - 1) is what Google

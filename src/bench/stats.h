@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: summary statistics of repeated measurements. */
 #ifndef PERCORE_SRC_BENCH_STATS_H
 #define PERCORE_SRC_BENCH_STATS_H

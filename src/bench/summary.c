@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the figures derived from an entry's repetitions, shared by
  * the JSON rows and the table so both always say the same thing. */
 #include <errno.h>

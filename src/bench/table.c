@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: the results table: one line per benchmark with the median
  * of its repetitions, scaled to readable units, and the noise flag. */
 #include <errno.h>

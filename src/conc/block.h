@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore conc: one allocation holding a ring and its buffer, for the
  * create functions of the rings. */
 #ifndef PERCORE_SRC_CONC_BLOCK_H

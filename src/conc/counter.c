@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: striped counter, creation and reading (adds are inline). */
 #include <sched.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: multi-producer single-consumer ring, the parts off the hot path
  * (push and pop are inline in include/percore/mpsc.h). */
 #include <stdlib.h>

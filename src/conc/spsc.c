@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: single-producer single-consumer ring, the parts off the hot path
  * (the hot path is inline in include/percore/spsc.h). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: message dispatcher (registration; lookup is inline). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FlatBuffers builder: writes back to front into the caller's space (see
  * include/percore/fb_build.h for why). Positions are kept as distances from
  * the end of the space, which never change while the buffer grows towards

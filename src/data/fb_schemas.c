@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Verifier descriptions of the tables in the schemas/ folder. Field ids are the
  * declaration order in each schema; keep both in step (the interop tests
  * fail when they drift, since flatc then reads other fields). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FlatBuffers verifier: one walk over an untrusted buffer, guided by table
  * descriptions, proving that everything the accessors in percore/fb.h
  * follow stays in bounds. Positions are 64-bit so no sum of a position and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: log-linear histogram (everything but recording). */
 #include <errno.h>
 #include <stdlib.h>

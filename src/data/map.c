@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: flat hash map, the parts that allocate or walk the table.
  * Lookups and the common insert path are inline in include/percore/map.h. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: byte ring buffer set-up (mirrored mapping, plain allocation).
  * The data path is inline in include/percore/ringbuf.h. */
 #include <errno.h>

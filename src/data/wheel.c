@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: hierarchical timing wheel (expiry, cascading, validation).
  * Scheduling and cancelling are inline in include/percore/wheel.h. */
 #include <errno.h>

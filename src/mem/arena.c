@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: arena allocator, everything but the bump fast path (inline in
  * include/percore/arena.h). */
 #include <errno.h>

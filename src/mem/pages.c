@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore mem: the page source. Pages come from the shard's NUMA node
  * through the sys layer (pc_numa_alloc: a preferred-node policy where the
  * machine has NUMA, plain mmap where it has not); node -1 leaves placement

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore mem: the page source behind the slab and the arena. Everything
  * the mem layer takes from the system goes through these two functions, so
  * where memory comes from (plain mmap, or the NUMA node of the shard) is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: slab pool, everything but the owner's alloc/free fast path
  * (inline in include/percore/slab.h): chunks, carving, the free stack's
  * growth, the return list, statistics and the validator. */

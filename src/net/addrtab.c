@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the per-address session counts (see addrtab.h). */
 #include <errno.h>
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: sessions per client address, counted across every shard.
  *
  * The one table the shards of a server share. SO_REUSEPORT spreads one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the per-shard ring buffer pool (see bufpool.h). */
 #include <errno.h>
 #include <stdlib.h>

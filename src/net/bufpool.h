@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: a shard's pool of byte ring buffers.
  *
  * Sessions hold a ring only while bytes are buffered: one is taken when

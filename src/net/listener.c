@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: listening, accepting and connecting TCP sockets. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the load generator: configuration, its engine, results,
  * and the idle mode. Connections: load_conn.c. */
 #include <cjson/cJSON.h>

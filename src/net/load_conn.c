@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the load generator's connections: the byte stream both
  * sides derive, sending with D messages in flight, checking every byte
  * that comes back, and the connect-and-close cycle. Shard thread only. */

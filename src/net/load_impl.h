@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the load generator's inside (see percore/load.h).
  *
  * One struct lg_run per pc_load_run(); one struct lg_shard per shard of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: what the listener, sessions and server share inside.
  *
  * Memory of one shard (allocated by its own thread, so on its node):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the reply sequencer (percore/reply.h).
  *
  * Per session, on demand: a ring of slots indexed by ticket (a 32-bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the server: configuration, listeners, accepting with
  * limits, per-shard set-up and tear-down, graceful shutdown. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: a session's life: creation, ids, timers, close, and the
  * public calls that queue output. Bytes in and out: session_io.c. */
 #include <errno.h>

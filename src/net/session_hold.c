@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: reading held back by the application
  * (pc_session_pause_read). A held session registers no read interest (only
  * errors and hang-ups, or writability while output waits), so its socket

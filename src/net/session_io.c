@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: a session's input: read, decode, dispatch; its interest
  * in readiness and what it waits for next. Output: session_out.c.
  *

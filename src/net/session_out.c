@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: a session's output: queueing frames and bytes, replies
  * that stay in the input ring until written (struct net_ref), and the
  * flush at the end of the turn: one sendmsg per session.

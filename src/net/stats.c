@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore net: the server's statistics: reading them from any thread,
  * printing them, and answering PC_MSG_STATS frames. */
 #include <cjson/cJSON.h>

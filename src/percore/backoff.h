@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: waiting politely for another thread (a full or empty ring).
  * Internal: a helper for tests and benchmarks, not installed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: calls through the outbox, with a deadline.
  *
  * Each pc_shard_call_q() keeps a record on the calling shard (from its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the engine: placing, starting, running and stopping shards. */
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: what a shard does with a turn that found nothing to do.
  *
  * spin      keep polling (pause between turns);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the pair mailbox, the mesh's path for one message at a time.
  *
  * Why: a round trip through two rings moves two lines, one each way, and

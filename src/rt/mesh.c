@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the mesh, N x N SPSC rings with doorbells.
  *
  * Producer side (shard i towards j): stage the message in ring (i, j),

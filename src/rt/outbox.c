@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the outbox, where a shard's messages to one destination
  * wait while the ring to it is full.
  *

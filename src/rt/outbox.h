@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the outbox's entries and its sending steps, for the files
  * that send through it (outbox.c, calls.c, service.c). */
 #ifndef PERCORE_SRC_RT_OUTBOX_H

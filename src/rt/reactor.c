@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the reactor's common part (fd table, tasks, turn order).
  * Backends: reactor_epoll.c, reactor_uring.c. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the reactor's epoll backend (level-triggered).
  *
  * The epoll_event's data carries the fd and its registration's generation:

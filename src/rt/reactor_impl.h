@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: what the reactor's common part and its backends share.
  *
  * The common part (reactor.c) keeps the fd table, the task queue and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the reactor's io_uring backend.
  *
  * Readiness comes from one-shot IORING_OP_POLL_ADD requests, re-armed after

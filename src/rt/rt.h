@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the engine's and the mesh's internal layout.
  *
  * Memory map of one shard j (allocated on j's NUMA node, first touched by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: the service helpers (percore/service.h): the shard's user
  * pointer, periodic timers and map-reduce over shards. */
 #include <errno.h>

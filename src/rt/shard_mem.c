@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: each shard's own memory: an arena for request-lifetime
  * scratch and slab pools by size class, all on the shard's NUMA node and
  * first touched by the shard's thread. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: immutable reference-counted buffers, freed on their owner. */
 #include <stdlib.h>
 

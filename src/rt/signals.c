@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: SIGINT and SIGTERM stop the engine.
  *
  * The handler only loads an atomic pointer and calls pc_engine_stop(),

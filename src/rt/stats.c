@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore rt: per-shard statistics, read after the run or collected live
  * through the mesh. Each shard writes its own figures with plain stores;
  * a live collection asks every shard to copy them itself, so no figure is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the environment audit: running the checks, the list, JSON, text. */
 #include "sys/audit_impl.h"
 

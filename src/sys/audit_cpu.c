@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: audit checks on the processor: VM, model, SMT, frequency, idle. */
 #include "sys/audit_impl.h"
 

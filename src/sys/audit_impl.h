@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore internal: the audit's checks and what they share.
  *
  * Each check fills one finding: it sets the status and prints the value and

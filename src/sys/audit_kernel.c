@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: audit checks on kernel settings: memory, ASLR, watchdog, perf,
  * isolation and cgroup limits. */
 #include "sys/audit_impl.h"

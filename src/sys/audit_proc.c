@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: audit checks that walk the process list: who holds the PM QoS
  * device, whether irqbalance runs, and which processes are busy now. */
 #include "sys/audit_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the limits a cgroup (v1 or v2) puts on this process.
  *
  * Three controllers matter to placement and to the audit: cpuset (which

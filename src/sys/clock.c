@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the clocks as calls, for programs whose <time.h> hides them. */
 #include "percore/clock.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: CPU list parsing and formatting. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: one-line error messages into a caller's buffer. */
 #include <stdarg.h>
 #include <stdio.h>

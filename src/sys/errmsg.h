@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: one-line error messages into a caller's buffer.
  *
  * Functions that can fail for reasons a person must read (a bad CPU list,

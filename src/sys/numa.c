@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: memory from one NUMA node.
  *
  * The policy is MPOL_PREFERRED, not MPOL_BIND: pages come from the asked

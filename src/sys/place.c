@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: one CPU per shard.
  *
  * Every usable CPU gets a tier: the SMT slot it fills on its core (0 for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore internal: reading /proc and /sys through a root prefix.
  *
  * Everything the machine layer learns from the kernel's files goes through

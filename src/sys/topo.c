@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: the machine's topology through hwloc, and the CPUs we may use.
  *
  * hwloc is loaded with disallowed CPUs included, so the tables always show

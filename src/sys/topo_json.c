@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: topology and placement as JSON (cJSON), for `percore topo
  * --json` and the benchmark results' percore.topology / percore.placement. */
 #define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: core kinds (P-cores and E-cores) and their speed ranking.
  *
  * hwloc's cpukinds come first: on hybrid Intel CPUs they carry CoreType

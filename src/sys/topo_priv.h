@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: the topology's tables, shared by the files that build it. */
 #ifndef PERCORE_SRC_SYS_TOPO_PRIV_H
 #define PERCORE_SRC_SYS_TOPO_PRIV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore sys: reading a loaded topology, and checking its invariants. */
 #define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */
 #include <errno.h>

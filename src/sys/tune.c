@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: tune the machine for quiet measurement, and reset it.
  *
  * Both run in two phases: plan every step first (read the current value,

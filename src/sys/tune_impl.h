@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore internal: tune and reset share the report and the state file. */
 #ifndef PERCORE_SYS_TUNE_IMPL_H
 #define PERCORE_SYS_TUNE_IMPL_H

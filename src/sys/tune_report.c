@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the report of a tune or reset: its steps, as text and JSON. */
 #include "sys/tune_impl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: the tune state file: the values tune changed, for reset.
  *
  * JSON through cJSON. The file decides what reset (often run as root)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: version and build description, compiled in by CMake. */
 #include "percore/clock.h"
 

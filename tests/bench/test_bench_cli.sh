@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore bench's contract: --list, filters, exit status 0/1/2 with a
 # one-line reason, --json on stdout, --out written whole, --pm-qos recorded.
 set -u

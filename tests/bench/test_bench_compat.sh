@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Google Benchmark's own compare.py (Debian libbenchmark-tools) reads two of
 # our results files: it pairs the benchmarks by name and runs its U test
 # over the repetitions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The runner end to end over benchmarks of this program's own: a threaded
  * one, one that skips, one with manual time, one that pauses, one with
  * counters and rates. Checks the JSON layout row by row, the skip, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bench statistics, the round shuffle, calibration growth and thread
  * placement: exact answers on small inputs. */
 #define _GNU_SOURCE 1

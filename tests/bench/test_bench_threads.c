@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stress of the runner's thread groups: many repetitions of a benchmark
  * with more threads than CPUs (placement wraps), pinned and not. In every
  * repetition each thread index must run exactly once, on the CPU it was

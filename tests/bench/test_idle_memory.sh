@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Session/IdleMemory measures a fresh server in every iteration: run it
 # with a --min-time that forces several iterations per repetition and check
 # that every measured server had accepted only the generator's statistics

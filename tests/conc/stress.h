@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the concurrency stress tests: how many items to move
  * (an environment override, smaller under ThreadSanitizer) and a cheap
  * random mix of operations. Waiting uses percore/backoff.h. */

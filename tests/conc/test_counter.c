@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_counter: cells on separate lines, sums and resets exact on one thread,
  * and exact totals with several threads adding (by CPU, by index and as the
  * single owner of a cell) while another thread sums and drains it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_mpsc on one thread: every operation and edge, plus a producer that
  * stalls between claiming and filling its slot. */
 #include <setjmp.h>

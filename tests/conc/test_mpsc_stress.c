@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_mpsc with 2 and 4 producers and one consumer (more threads than this
  * machine's cores is fine): each producer sends sequence-numbered items
  * with a check word; the consumer, popping singly and in bursts, checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_spsc on one thread: every operation and edge (empty, full, wrap-around,
  * bursts across the end of the buffer, staging, in-place consumption,
  * capacity rounding, bad arguments), with the validator after each step. */

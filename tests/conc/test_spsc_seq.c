@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_spsc in slot-sequence mode on one thread: bad arguments, the initial
  * sequence words, empty, full, staging invisible until published, peek,
  * take/release, wrap-around, positions crossing 2^32 and 2^64, and the

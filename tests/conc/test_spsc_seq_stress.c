@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_spsc in slot-sequence mode across two threads: the producer stages
  * sequence-numbered 64-byte messages in random batches and publishes each
  * batch; the consumer takes them in random batches (peeking now and then)

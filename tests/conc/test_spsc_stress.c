@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_spsc across two threads: a producer sends sequence-numbered 64-byte
  * messages with a random mix of push, burst, bulk and stage/publish; the
  * consumer receives them with a mix of pop, burst, bulk, take/release and

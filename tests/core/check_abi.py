@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The shared libraries export exactly what their installed headers declare.
 
   check_abi.py INCLUDE_DIR LIBPERCORE.so LIBPERCORE_BENCH.so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The percore command's contract: --help, exit codes 0/1/2, one-line reasons
 # naming the bad option; --version; the examples' arguments.
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The time-difference helpers: a "time since" never wraps, whichever of
  * the two readings is the later, at the 2^32 and 2^64 boundaries too. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Compiler helpers and the bench registry behave as documented. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CPU list text round-trips and rejects malformed input. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The installed headers behave in other people's builds:
 #   - none defines a feature-test macro (_GNU_SOURCE and the like);
 #   - each compiles alone, with nothing defined first, as C under -std=c11,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make install works and gives users what they need: both libraries
 # (static and shared), the public headers and no internal one, a
 # pkg-config file and a CMake target per library, and the percore binary.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every skip in a cmocka test reaches ctest: cmocka's bare skip() exits 0
 # (a pass to ctest), so tests skip through PC_SKIP and return
 # pc_test_main() (tests/testmain.h), which exits 77.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A user's program, in strict ISO C11, built against an installed percore
  * by test_install.sh (with pkg-config, statically too, and with CMake's
  * find_package) under -std=c11 -Wall -Wextra -Wpedantic -Werror.

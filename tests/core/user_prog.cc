@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A user's program in C++17, built against an installed percore by
 // test_install.sh (with pkg-config and with CMake's find_package) under
 // -Wall -Wextra -Werror, linking the runtime library alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: a byte stream fed in random chunks through a ring
  * buffer (either mode, several capacities) and decoded frame by frame must
  * give exactly what decoding the whole stream at once gives, must never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Dispatcher: dense and sparse ids reach their handlers, unknown ids get
  * the error reply (or the user's default) and are counted, registration
  * refusals keep what was there; random registrations against a model. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frame codec: round trips of every size class in both ring modes and
  * across the wrap; every malformed header refused as soon as its bytes
  * arrive, losing nothing; streams split at every byte boundary. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Histogram: percentiles within 1% of the sorted values for several
  * distributions; exact count, min, max and mean; merge and reset. */
 #include <setjmp.h>

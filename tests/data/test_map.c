@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flat hash map: millions of random operations against a sorted array,
  * checking every find and every iteration; tombstones stay bounded;
  * caller-hashed keys; erase during iteration; misuse refused. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ring buffer: both modes against a byte-exact model over millions of
  * random writes and reads across the wrap; refusals change nothing. */
 #include <setjmp.h>

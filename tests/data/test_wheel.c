@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timing wheel: every timer fires exactly once at its tick, cancelled ones
  * never, callbacks may change the wheel; checked case by case and against a
  * reference model (a min-heap) over millions of random operations. */

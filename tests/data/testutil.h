@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the data-structure tests: a seeded random source and
  * the operation count (PC_TEST_OPS overrides it, PC_TEST_SEED the seed). */
 #ifndef PERCORE_TESTS_DATA_TESTUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the environment tests: fixture paths and scratch trees.
  * A fake machine is a folder holding proc/ and sys/; tests either read the
  * fixtures in the source tree or build (or copy) one under a temp folder. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz the parsers of the environment code that read text someone else
  * wrote: the tune state file (reset, run as root, obeys it), /proc/PID/stat
  * lines, kernel choice lists, and /proc/self/cgroup with mountinfo (split

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The environment audit: what each fixture machine gives for each id, the
  * invariants every audit keeps (all ids, once, in order; a fix for every
  * warning), the real machine, a busy process being seen, and the parsing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cgroup limits: v1 and v2 fixtures, ancestry (tightest wins), container
  * views where the cgroup path is missing from the mount, mountinfo with
  * translated roots, malformed files, and the real machine. */

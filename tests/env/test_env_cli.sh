@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore env / tune / reset from the command line: JSON that parses and
 # holds every id, fixture roots, usage errors, a tune/reset round trip on a
 # copy of a fixture, and tune on the real machine without root (it must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tune and reset on copies of the fixture trees: a round trip restores
  * every file byte for byte; settings a machine does not expose are
  * reported not applicable; a failing step does not stop the others; a dry

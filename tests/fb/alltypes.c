@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Verifier descriptions of tests/fb/alltypes.fbs. */
 #include "alltypes.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The test schema tests/fb/alltypes.fbs: field ids, struct layouts and the
  * verifier's descriptions, shared by the unit tests, the interop helper and
  * the fuzz target. */

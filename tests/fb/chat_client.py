@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A small chat client for percore's chat protocol, in Python.
 
 Frames are percore's wire format (docs/ARCHITECTURE.md, "Wire format"): a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the chat tests share: examples/chat_server started on a free
 loopback port, FlatBuffers code generated for chat_client.py into a
 temporary folder, clients whose every wait is bounded, the server's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Digests of every table of the example schemas and the test schema. */
 #include "digest.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Read every field of a verified buffer through the accessors and fold what
  * was read into one number: tests compare digests to see that a buffer
  * reads the same, and under ASan a read outside a buffer that the verifier

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Interop helper for test_fb_interop.py: turns JSON into a FlatBuffer with
  * percore's builder, and a FlatBuffer into JSON with percore's verifier and
  * reader, so the script can hold both against flatc and python3-flatbuffers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: any bytes, verified as every table of the example
  * schemas and the test schema, with the default limits and tight ones. A
  * buffer the verifier accepts is then read field by field (digest.c), so a

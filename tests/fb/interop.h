@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The interop helper's tables and JSON helpers (see fb_interop.c). */
 #ifndef PC_TEST_FB_INTEROP_H
 #define PC_TEST_FB_INTEROP_H

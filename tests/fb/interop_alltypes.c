@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The interop helper's test.AllTypes: every kind of field through the
  * generic builder and reader (the message schemas use only a few). */
 #include <errno.h>

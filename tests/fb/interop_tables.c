@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The interop helper's message tables: each encodes through the schema's
  * builder function and decodes through its verified read and accessors, so
  * the interop tests cover the code a server runs. */

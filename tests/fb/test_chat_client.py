@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The Python chat client (python3-flatbuffers and flatc-generated code)
 against examples/chat_server with 2 shards over loopback TCP:
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The FlatBuffers builder: what it writes reads back through the reader and
  * passes the verifier, vtables are shared, alignment holds, defaults are
  * left out, a full buffer gives -ENOSPC without writing outside the space,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Holds percore's FlatBuffers code against the official tools.
 
 For every message table (echo, heartbeat, error, chat) and the test schema

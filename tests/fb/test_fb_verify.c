@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The FlatBuffers verifier on hostile input: every malformed shape gets
  * -EPROTO, limits hold, and any buffer it accepts (truncated, bit-flipped)
  * reads inside its bounds (the buffers live in exact-size heap blocks, so

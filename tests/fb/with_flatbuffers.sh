@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # with_flatbuffers.sh SCRIPT [ARGS...]: runs a Python test script with an
 # interpreter that has python3-flatbuffers (the Debian package installs it
 # for the system interpreter, which may not be the first python3 on PATH).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target for the executor: any byte stream, parsed as RESP
  * requests and run against one keyspace with a clock that advances a
  * millisecond a request (so keys expire, lazily and through active expiry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target for the RESP2 request parser: any input, split into
  * reads at points the fuzzer chooses, must parse to the same requests as
  * the whole input at once, must never read outside the buffer (ASan), and

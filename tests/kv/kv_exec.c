@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runs RESP requests from stdin through the parser and the single-shard
  * executor and writes the raw replies to stdout, as one connection to a
  * one-shard server would see them. The oracle test drives it beside a real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bytes per key of one shard's keyspace: adds N keys of 16 bytes with
  * 32-byte values (Redis's usual memory yardstick) and prints how much the
  * allocator's in-use bytes (mallinfo2, mapped blocks included) and the keyspace's own count grew,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs the same command sequences through kv_exec (the kv parser and
 single-shard executor) and a real redis-server on a loopback port, and
 compares the reply bytes: exactly, except TTL replies (within a tolerance)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The command table and what the oracle cannot pin down: exact TTL
  * arithmetic at a fixed clock, expiry at its boundary, the string-length
  * limit on APPEND and SETRANGE, and KEYS over a table that has grown. */

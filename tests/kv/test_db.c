@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One shard's keyspace: entries and their expiry, lazy and active expiry,
  * the byte count, and the scan guarantee while the table grows. */
 #include <setjmp.h>

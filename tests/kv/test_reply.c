@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reply encoders byte for byte, and the number rules they and the
  * commands share (Redis's string2ll, string2ld and "human" long doubles). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The RESP2 request parser against requests written out by hand: what each
  * request parses to, that any split of the input into reads gives the same
  * requests, and Redis's protocol error for each kind of bad input. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_arena: alignment of every power of two, growth into chained and
  * oversized blocks, mark/rewind (including bad marks), reset, the spare
  * block, and ASan catching reads of rewound memory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_slab on one thread: options, random alloc/free against a model (no
  * two live objects overlap, contents survive, alignment holds), the bound,
  * chunk growth, remote frees and draining, and that a double free or a use

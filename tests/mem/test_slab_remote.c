@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc_slab with objects freed by other threads: the owner allocates from a
  * bounded pool, tags each object and hands it over an SPSC ring to one of
  * two freer threads, which check the tag, write to the object and free it

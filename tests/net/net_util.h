@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test helpers: an in-process echo server and blocking loopback clients
  * whose every wait is bounded. */
 #ifndef PERCORE_TESTS_NET_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What bad clients get, and that well-behaved clients keep being served
  * during and after each: malformed headers, random garbage, refusals
  * whatever the input buffered behind them, a half frame then silence, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Busy sessions are never timed out: 64 connections with 4 frames in
  * flight each, for several seconds, against a server whose idle timeout
  * (or heartbeat interval) is one second. A session that received bytes

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The chat example across shards, with FlatBuffers bodies (the Python
 client of tests/fb/chat_client.py): every member of a room, whichever shard
 its connection landed on, gets every message of that room exactly once and

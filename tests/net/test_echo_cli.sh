@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore echo and percore load: their contract (help, usage errors with a
 # reason, exit codes) and a run of each against the other: framed and raw,
 # a count, idle sessions priced by the server, a frame that never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The frame deadline: a frame whose first byte came longer ago than the
  * frame timeout and that is still incomplete ends its session (an error
  * reply, then the FIN), counted as its own close reason; a client that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A forwarding key-value server on the public API, under load that fills
  * every ring: nothing may be lost and every session answered in order.
  *

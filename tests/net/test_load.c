@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The load generator against the server: the byte-exact echo soak (64
  * connections, random sizes from 1 byte to 64 KiB, every byte verified,
  * none lost), raw and connect modes, idle sessions and the server's

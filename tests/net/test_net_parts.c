@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The parts under the server: address parsing and formatting, listening
  * with SO_REUSEPORT, accepting and connecting; the ring buffer pool; the
  * per-address table against a model. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Concurrency (also under ThreadSanitizer):
  * - the per-address table hammered by threads: never more sessions
  *   counted for an address than the limit, nothing left at the end;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The server with well-behaved clients: framed and raw echo, heartbeats,
  * the statistics frame, large frames, idle sessions holding no buffers,
  * ids and pc_session_send_to across shards, IPv6, bad configurations. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Refusals an application makes: pc_session_error() answers with an Error
  * table (schemas/error.fbs) and keeps the session, or refuses it as
  * malformed; pc_session_refuse() sends the reply it is given and closes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Graceful shutdown: replies to everything the server received are
  * delivered, then each client sees an orderly close; a client that never
  * reads is cut at the drain deadline; new connections are refused; the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The numbers of the golden report, worked out again without percore.
 
 tests/fixtures/report/expected.md is what `percore report` wrote for the

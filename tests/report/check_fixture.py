@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The report's key numbers on the fixture, computed here without percore.
 
 Reads tests/fixtures/report/results.json, pairs its rows by the pairing

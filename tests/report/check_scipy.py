@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """percore compare's and percore report's statistics against scipy.
 
 compare: writes two results files holding many sample sets (exact and

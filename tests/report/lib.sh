@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the report tests: the percore binary, the fixtures, a scratch
 # folder removed on exit, and bad() to record a failure and go on.
 set -u

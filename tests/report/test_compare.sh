@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore compare on two fixture runs with known differences: a clear shift
 # with a low CV is significant in the right direction, a shift inside the
 # noise is not, too few repetitions are inconclusive, a tied small sample

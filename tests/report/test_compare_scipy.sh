@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore compare's p-values against scipy.stats.mannwhitneyu, as Google
 # Benchmark's compare.py calls it, over random samples of many sizes.
 set -u

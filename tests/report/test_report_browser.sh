@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # report.html in a real browser: headless Chromium renders it to a PNG,
 # dumps the DOM it built (the tables and a chart with data points must be
 # there), and reports no console message: the page has no script, so any

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore report and compare on bad input: a clear one-line reason, the
 # documented exit status, and nothing already written is lost.
 . "$PC_SOURCE_DIR/tests/report/lib.sh"

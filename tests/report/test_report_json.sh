@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore report --json: the verdicts of the fixture's pairs, recomputed
 # with scipy and numpy (check_fixture.py), and the summary's shape; the
 # golden expected.md carries the same numbers.

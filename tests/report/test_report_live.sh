@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The report of a real run, as make bench makes it: percore bench writes
 # the noise experiment pinned and unpinned, with and without the PM QoS
 # request (Noise/ArraySum/pm_qos:on, held by the benchmark itself in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore report on the fixture results: the Markdown matches the expected
 # file byte for byte, twice in a row (nothing in it depends on when or
 # where it runs), and the HTML is self-contained.

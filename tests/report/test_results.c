@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loading results files, pairing rows with their peers, and rendering: the
  * parts of percore report below the command line. */
 #include <errno.h>

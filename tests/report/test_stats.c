@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The statistics behind percore compare: descriptive figures and the
  * Mann-Whitney U test, checked against values worked out by hand (the
  * scipy comparison over many random samples is test_compare_scipy). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the engine tests: one engine at a time, started and
  * finished with bounded waits. Include after cmocka.h. */
 #ifndef PERCORE_TESTS_RT_ENGINE_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the runtime tests. */
 #ifndef PERCORE_TESTS_RT_UTIL_H
 #define PERCORE_TESTS_RT_UTIL_H

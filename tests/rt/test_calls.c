@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Calls through the outbox: deadlines, cancellation, the limit.
  *
  *  - A call to a shard that sleeps past the deadline: the reply runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine: configuration errors, placement, start and stop in every
  * state (asleep, busy, by destroy, from a signal, with the caller as shard
  * 0), external submits, live statistics, and timers and fds waking a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pair mailbox: which messages take it, and that the order of
  * submission holds across it and the ring.
  *

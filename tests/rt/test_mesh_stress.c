@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Mesh stress: every shard sends a numbered stream to every shard (itself
  * included) through all three kinds of message (pointer, inline copy, call
  * with reply), with more shards than cores and small rings so that rings

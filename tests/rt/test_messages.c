@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cross-shard messages: call/reply and the call limit, broadcast all or
  * nothing, ring-full backpressure with nothing lost and nothing out of
  * order, inline payloads and their limits, shared buffers going home to

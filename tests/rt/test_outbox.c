@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The outbox: messages that find the ring full wait on the sender, in
  * order, within a budget.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* No lost wake-up: two shards bounce a message back and forth under the
  * sleep policy, so that every hop goes through announce-then-recheck on
  * the receiver and the doorbell/flag check on the sender. A single lost

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reactor on one backend (argv[1]: epoll or uring): fd readiness,
  * level-triggered re-reporting, modify and delete (also from callbacks and
  * with fd numbers reused), deferred task order, wake-ups, wait timeouts,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The service helpers.
  *
  *  - Each shard's user pointer is its own, set in on_start and read in

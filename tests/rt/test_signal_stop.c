@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SIGINT and SIGTERM from outside stop a program's engine cleanly: a
  * child process runs an engine whose shards are busy, says it is ready,
  * and must exit 0 (joined, statistics intact) soon after the signal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where io_uring is refused (here by a seccomp filter, as a container
  * runtime or kernel.io_uring_disabled would), asking for it falls back to
  * epoll with one line on stderr per process, the strict form reports the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: any bytes as a saved topology. Loading either fails with a
  * reason or gives a topology that validates; every policy then places on
  * it, each result validates, and both render as JSON. Seeds: the fixture

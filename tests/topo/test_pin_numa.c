@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pinning really moves the thread, and NUMA memory really lands on the
  * node asked for (move_pages query), on this machine. */
 #define _GNU_SOURCE 1

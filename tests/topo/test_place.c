@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Placement on the four fixture machines: the exact CPU of every shard for
  * each policy, the warnings that go with it, and each error. CPU numbers
  * follow the fixtures' layout (tests/fixtures/topo/gen_fixtures.py):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Placement properties over many random limits on every fixture: each
  * result validates, is deterministic, and keeps the promises of its policy
  * (cores before SMT siblings, fast kinds before slow, proportional nodes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Topology loading: what each fixture machine looks like through pc_topo
  * (cores, SMT siblings, kinds, caches, nodes, usable CPUs), the kind
  * fallbacks (cpufreq, uniform), cgroup limits read through a fake tree,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # In a real cgroup: put a child process into a new cpuset cgroup holding one
 # CPU and check `percore topo --json` finds only that CPU usable (and the
 # cgroup's cpuset recorded); then remove the cgroup. Cgroup v1 or v2,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # percore topo: output on this machine and on the fixtures, --json as data
 # (read back with python3), placement errors (exit 1) and usage errors
 # (exit 2), each with its one-line reason.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the topology and placement tests: load a fixture,
  * place on it, and compare a placement's CPUs as text ("0,2,4"), so a
  * failing assertion shows the whole placement. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: which rows need more rounds (bench_decide.h). */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: which rows need more rounds. The runner (percore/bench.h)
  * repeats rounds while its more() callback asks; this one asks for the rows
  * of every pair the report would judge (report.h: the same pairing rules,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore command: subcommand registration and shared helpers.
  *
  * Each subcommand lives in its own cmd_<name>.c and registers itself with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore bench: run the benchmark suite, print a table, write the results
  * file (Google Benchmark JSON plus a "percore" section). */
 #define _GNU_SOURCE 1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore compare: which differences between two runs are real. */
 #include <getopt.h>
 #include <stdio.h>

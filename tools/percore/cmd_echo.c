@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore echo: the echo server, framed or raw, with every limit and
  * timer the library has, and its statistics on exit or on SIGUSR1. */
 #include <cjson/cJSON.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore env: audit what makes measurements on this machine noisy. */
 #include <cjson/cJSON.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore load: drive an echo server (percore's or any raw echo server)
  * and report rates, latency percentiles and errors; or open idle sessions
  * and report what they cost the server. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: turn benchmark results into report.md and report.html. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore reset: undo what percore tune changed. */
 #include "cmd.h"
 #include "tune_cli.h"

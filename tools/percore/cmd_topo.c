@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore topo: the machine as placement sees it, and where shards would go. */
 #define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */
 #include <cjson/cJSON.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore tune: a measurement profile for this machine (see percore/tune.h). */
 #include "cmd.h"
 #include "tune_cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: comparing two runs, benchmark by benchmark. */
 #include <errno.h>
 #include <math.h>

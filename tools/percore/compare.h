@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: is the difference between two runs real?
  *
  * For every benchmark present in both runs: the change of the median real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: building the document model. */
 #include <stdarg.h>
 #include <stdio.h>

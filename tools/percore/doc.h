@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: the report as a document model.
  *
  * The report's sections are built once as headings, paragraphs, lists,

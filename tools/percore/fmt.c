@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: number formatting. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: numbers as people read them in a report.
  *
  * Each formatter returns a small struct by value, so it can be used inline:

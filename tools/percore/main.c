@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore: one binary, one subcommand per file. */
 #include <errno.h>
 #include <stdarg.h>

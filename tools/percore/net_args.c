@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore echo and percore load: reading their option values. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore echo and percore load: reading their option values. */
 #ifndef PERCORE_TOOL_NET_ARGS_H
 #define PERCORE_TOOL_NET_ARGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report and compare: the command-line options they share. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report and compare: the command-line options they share. */
 #ifndef PERCORE_TOOL_OPTIONS_H
 #define PERCORE_TOOL_OPTIONS_H

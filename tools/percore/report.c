@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: the whole document and the helpers its sections share. */
 #include <libgen.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: building the report from one or more results files.
  *
  * report.c         the whole document: title, key findings, sections, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: the Architecture scaling section.
  *
  * Rows named Arch/<design>/cores:<N>/affinity:<on|off> (the design may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: what the pair verdicts add up to. The key findings of the
  * Micro benchmarks and Integration sections, the count of decided pairs,
  * and the JSON summary of `percore report --json`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: the document as one self-contained HTML page.
  *
  * Inline CSS, inline SVG charts, internal links only: no script, font,

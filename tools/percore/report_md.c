@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: the document as Markdown (report.md) and as plain text
  * (what `percore compare` prints by default). Charts are left out of both:
  * every figure they draw is in a table next to them. */

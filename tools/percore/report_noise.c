@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: the noise experiment.
  *
  * Noise/... benchmarks do a fixed piece of work with an untimed idle pause

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: which rows stand beside which, and the Micro benchmarks
  * and Integration sections built from that.
  *

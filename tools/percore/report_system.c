@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: the System section.
  *
  * Which machine, which limits, which build, which options, and what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: loading benchmark results files (cJSON). */
 #include <errno.h>
 #include <math.h>

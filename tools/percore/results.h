@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: benchmark results files, loaded with cJSON.
  *
  * Reads the layout docs/ARCHITECTURE.md specifies ("Benchmark results

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: descriptive statistics and the Mann-Whitney U test.
  * See stats.h for which variant of the test and why. */
 #include <errno.h>

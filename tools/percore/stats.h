@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report/compare: descriptive statistics and the Mann-Whitney U
  * test used to call a change between two runs significant or not.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: building charts and drawing them as SVG. */
 #include <errno.h>
 #include <math.h>

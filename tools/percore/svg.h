@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report: charts, and their drawing as inline SVG.
  *
  * Two kinds, enough for a benchmark report: a line chart (throughput

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore tune and percore reset: options, privilege, report output. */
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore tune and percore reset share their options and their output. */
 #ifndef PERCORE_TOOL_TUNE_CLI_H
 #define PERCORE_TOOL_TUNE_CLI_H

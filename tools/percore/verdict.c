@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report and bench: the verdict on one pair of rows (verdict.h). */
 #include <errno.h>
 #include <math.h>

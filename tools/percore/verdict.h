@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* percore report and bench: the verdict on one of our rows against a row it
  * stands beside in the same run (a peer, a physical limit, or a variant of
  * ours), from the interleaved repetitions of both.
