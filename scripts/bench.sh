@@ -32,7 +32,7 @@ rm -f "$out/noise-pmqos.json" "$out/tune.json" "$out/findings.json"
 # Whether this build's percore has a subcommand, or bench an option: the
 # commands land one by one, and the script works before and after each.
 has_cmd() { "$pc" "$1" --help >/dev/null 2>&1; }
-bench_has() { "$pc" bench --help 2>/dev/null | grep -q -- "$1"; }
+bench_has() { "$pc" bench --help 2>/dev/null | grep -- "$1" >/dev/null; }
 
 common=()
 [ "$suite" = full ] && common+=(--full)
@@ -62,7 +62,7 @@ if has_cmd tune && "$pc" tune --dry-run --json >"$out/tune.json" 2>/dev/null \
 else
   rm -f "$out/tune.json" # the report judges the tune steps from the audit
 fi
-if "$pc" report --help | grep -q -- --json; then
+if "$pc" report --help | grep -- --json >/dev/null; then
   "$pc" report "${inputs[@]}" "${report[@]}" --json >"$out/findings.json"
   jq -r '.summary | "Pairs decided: \(.decided) of \(.pairs) (\(.faster) faster, \(.slower) slower, \(.within_margin) within the margin, \(.undecided) undecided)"' \
     "$out/findings.json" 2>/dev/null || true

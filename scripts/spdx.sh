@@ -54,7 +54,7 @@ comment_for() {
 }
 
 has_tag() {
-	head -n "$head_lines" -- "$1" | grep -q "$tag"
+	head -n "$head_lines" -- "$1" | grep "$tag" >/dev/null
 }
 
 add_tag() {

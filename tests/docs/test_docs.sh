@@ -56,7 +56,7 @@ check_man() {
 			grep -qE -- "(^|[^A-Za-z0-9-])$opt([^A-Za-z0-9-]|$)" <<<"$text" ||
 				fail "percore-$c(1) lacks $opt, which percore $c --help names"
 		done
-		if "$percore" "$c" --help | grep -q "^Exit status:"; then
+		if "$percore" "$c" --help | grep "^Exit status:" >/dev/null; then
 			grep -q "EXIT STATUS" <<<"$text" || fail "percore-$c(1) has no EXIT STATUS"
 		fi
 	done
@@ -94,7 +94,7 @@ check_completion() {
 	done
 	got=$(complete_words percore load --dur)
 	[ "$got" = --duration ] || fail "'percore load --dur<TAB>' gives '$got'"
-	bash -c "source '$comp'; complete -p percore" | grep -q _percore ||
+	bash -c "source '$comp'; complete -p percore" | grep _percore >/dev/null ||
 		fail "sourcing the completion registers nothing for percore"
 	echo "ok: completion offers every command and every option of each --help"
 }
@@ -110,10 +110,10 @@ check_install() {
 		page="$prefix/share/man/man1/percore$c.1"
 		[ -f "$page" ] || fail "$page not installed"
 	done
-	MANPATH="$prefix/share/man" man -w percore | grep -q "^$prefix/share/man/man1/percore.1" ||
+	MANPATH="$prefix/share/man" man -w percore | grep "^$prefix/share/man/man1/percore.1" >/dev/null ||
 		fail "man -w percore does not find the installed page"
 	MANPATH="$prefix/share/man" MANWIDTH=100 man percore-bench 2>/dev/null | col -b |
-		grep -q -- "--repetitions" || fail "man percore-bench does not show --repetitions"
+		grep -- "--repetitions" >/dev/null || fail "man percore-bench does not show --repetitions"
 	echo "ok: make install puts LICENSE, the manual pages and the completion in place"
 }
 
