@@ -121,13 +121,13 @@ static void run_producers(unsigned producers, size_t cap, uint64_t total)
 static void two_producers(void **state)
 {
 	(void)state;
-	run_producers(2, 256, stress_items(10000000, 500000));
+	run_producers(2, 256, stress_items(3000000, 500000));
 }
 
 static void four_producers(void **state)
 {
 	(void)state;
-	run_producers(4, 64, stress_items(10000000, 500000));
+	run_producers(4, 64, stress_items(3000000, 500000));
 }
 
 int main(void)

@@ -155,7 +155,7 @@ static void run_pair(size_t cap, uint64_t items, unsigned max_batch)
  * hundreds of thousands of times (tens of thousands under TSan). */
 static void batches_through_a_small_ring(void **state)
 {
-	uint64_t items = stress_items(6000000, 1000000);
+	uint64_t items = stress_items(2000000, 1000000);
 
 	(void)state;
 	print_message("spsc seq 1P1C: %" PRIu64 " messages through 16 slots, batches\n", items);
@@ -165,7 +165,7 @@ static void batches_through_a_small_ring(void **state)
 /* A ring larger than any batch: the sides drift apart. */
 static void batches_through_a_large_ring(void **state)
 {
-	uint64_t items = stress_items(6000000, 1000000);
+	uint64_t items = stress_items(2000000, 1000000);
 
 	(void)state;
 	print_message("spsc seq 1P1C: %" PRIu64 " messages through 1024 slots, batches\n", items);
@@ -176,7 +176,7 @@ static void batches_through_a_large_ring(void **state)
  * slot the producer is about to write. */
 static void one_at_a_time(void **state)
 {
-	uint64_t items = stress_items(2000000, 400000);
+	uint64_t items = stress_items(1000000, 400000);
 
 	(void)state;
 	print_message("spsc seq 1P1C: %" PRIu64 " messages through 64 slots, one by one\n", items);

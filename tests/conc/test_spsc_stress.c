@@ -159,7 +159,7 @@ static void run_pair(size_t cap, uint64_t items)
  * under ThreadSanitizer. */
 static void one_producer_one_consumer_small_ring(void **state)
 {
-	uint64_t items = stress_items(10000000, 1000000);
+	uint64_t items = stress_items(3000000, 1000000);
 
 	(void)state;
 	print_message("spsc 1P1C: %" PRIu64 " messages through 64 slots\n", items);
@@ -170,7 +170,7 @@ static void one_producer_one_consumer_small_ring(void **state)
  * for longer. */
 static void one_producer_one_consumer_large_ring(void **state)
 {
-	uint64_t items = stress_items(10000000, 1000000);
+	uint64_t items = stress_items(3000000, 1000000);
 
 	(void)state;
 	print_message("spsc 1P1C: %" PRIu64 " messages through 4096 slots\n", items);
