@@ -42,5 +42,5 @@ done
 qemu-aarch64 "$out/arch_probe"
 
 cd "$out"
-PC_TEST_OPS=${PC_TEST_OPS:-200000} PC_STRESS_ITEMS=${PC_STRESS_ITEMS:-500000} \
+PC_TEST_OPS=${PC_TEST_OPS:-200000} PC_STRESS_ITEMS=${PC_STRESS_ITEMS:-200000} \
 	ctest --output-on-failure -j "$jobs"
