@@ -381,9 +381,12 @@ static void timers_drive_the_wait(void **state)
 	 * it ended before the first was due (a busy or emulated machine may
 	 * return later; timers fire only inside a poll, so a clock read
 	 * after it bounds the poll's end). */
-	assert_int_equal(pc_reactor_poll(r, 1000), 0);
-	if (pc_now_ns() < a.due_ns)
+	int late = pc_reactor_poll(r, 1000);
+	assert_true(late >= 0);
+	if (pc_now_ns() < a.due_ns) {
+		assert_int_equal(late, 0);
 		assert_int_equal(nfired, 0);
+	}
 	/* Infinite waits end at each timer in turn. */
 	while (nfired < 3)
 		assert_true(pc_reactor_poll(r, -1) >= 0);
