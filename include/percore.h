@@ -2,9 +2,10 @@
 /* percore: the umbrella header: every public header. Include this, or one
  * component's header from include/percore/.
  *
- * bench.h, audit.h, tune.h and load.h belong to the measuring tools: their
- * functions are in libpercore-bench (pkg-config percore-bench, CMake
- * percore::bench); everything else is in libpercore. */
+ * bench.h, audit.h, tune.h, load.h and json.h belong to the measuring
+ * tools: their functions are in libpercore-bench (pkg-config percore-bench,
+ * CMake percore::bench), which links cJSON; everything else is in
+ * libpercore, which needs no JSON library. */
 #ifndef PERCORE_H
 #define PERCORE_H
 
@@ -48,5 +49,6 @@
 #include "percore/reply.h"
 #include "percore/server.h"
 #include "percore/load.h"
+#include "percore/json.h"
 
 #endif

@@ -15,8 +15,10 @@ packages=(
   # tests
   libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq
   flatbuffers-compiler python3-flatbuffers
-  # aarch64 cross build of the portable parts, run under qemu (tests/cross)
+  # aarch64 cross build of the runtime and its tests, run under qemu
+  # (tests/cross); the :arm64 libraries co-install with the amd64 ones
   gcc-aarch64-linux-gnu qemu-user libcmocka-dev:arm64 libnuma-dev:arm64
+  libhwloc-dev:arm64 liburing-dev:arm64 libcjson-dev:arm64
   # benchmark peers
   libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4
   libck-dev libuv1-dev libabsl-dev libglib2.0-dev

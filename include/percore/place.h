@@ -104,10 +104,7 @@ PC_API const char *pc_place_policy_name(enum pc_place_policy p);
 /* Parse a policy name. Returns 0 or -EINVAL. */
 PC_API int pc_place_policy_parse(const char *name, enum pc_place_policy *out);
 
-/* The placement as a cJSON object (caller frees with cJSON_Delete): policy,
- * pinned, shards, oversubscribed, per-shard cpu/node/core/kind name, and
- * warnings. NULL when out of memory. */
-PC_API struct cJSON *pc_placement_to_json(const struct pc_topo *t, const struct pc_placement *p);
+/* The placement as JSON: pc_placement_to_json() in percore/json.h. */
 
 /* Pin the calling thread to one CPU (kernel number). Returns 0, -EINVAL for
  * a negative or too large cpu, or the -errno of pthread_setaffinity_np

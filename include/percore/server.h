@@ -208,13 +208,10 @@ PC_API unsigned pc_server_shards(const struct pc_server *srv);
  * Returns 0, or -EINVAL for a bad i. */
 PC_API int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_stats *out);
 
-/* st as a JSON object (cJSON, the caller deletes it), one member per
- * figure, closed_reason[] as closed_peer, closed_local, ... NULL when out
- * of memory. */
-PC_API struct cJSON *pc_server_stats_json(const struct pc_server_stats *st);
-
-/* Write st as a JSON object, or as "name value" lines when json is
- * false. Returns 0 or -EIO. */
+/* Write st as a JSON object (one member per figure, closed_reason[] as
+ * closed_peer, closed_local, ...; a cJSON tree of it: pc_server_stats_json
+ * in percore/json.h), or as "name value" lines when json is false.
+ * Returns 0 or -EIO. */
 PC_API int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out);
 
 /* Resident memory of this process (VmRSS) in bytes, 0 when unknown. */

@@ -23,7 +23,6 @@
 
 PC_BEGIN_DECLS
 
-struct cJSON;
 struct pc_topo;
 
 /* Most hardware threads one core may have (POWER has 8). */
@@ -161,10 +160,7 @@ PC_API const struct pc_topo_cpu *pc_topo_cpu_by_os(const struct pc_topo *t, int 
 /* "hwloc cpukinds", "cpufreq" or "uniform". */
 PC_API const char *pc_topo_kind_source_name(enum pc_topo_kind_source s);
 
-/* The topology as a cJSON object (caller frees with cJSON_Delete): source,
- * packages, kinds, nodes, cores, cpus, caches and limits. NULL when out of
- * memory. CPU sets are written as CPU lists ("0-3,8"). */
-PC_API struct cJSON *pc_topo_to_json(const struct pc_topo *t);
+/* The topology as JSON: pc_topo_to_json() in percore/json.h. */
 
 PC_END_DECLS
 

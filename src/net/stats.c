@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* percore net: the server's statistics: reading them from any thread,
- * printing them, and answering PC_MSG_STATS frames. */
-#include <cjson/cJSON.h>
+ * printing them, and answering PC_MSG_STATS frames. The JSON is written
+ * here, so the runtime needs no JSON library (the cJSON tree of it,
+ * pc_server_stats_json, is in libpercore-bench: stats_json.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,33 +60,68 @@ int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_stats *
 	return 0;
 }
 
-cJSON *pc_server_stats_json(const struct pc_server_stats *st)
-{
-	cJSON *o = cJSON_CreateObject();
-	char name[64];
+/* A JSON object written into a caller's buffer. Member names are this
+ * file's field names and close reason names, C identifiers with nothing to
+ * escape; values are unsigned integers, written exactly. len counts what
+ * the whole text needs: past size, it did not fit. */
+struct stats_json {
+	char *buf;
+	size_t size, len;
+	unsigned members;
+	bool pretty; /* one member per line, as people read it */
+};
 
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < PC_ARRAY_LEN(fields); i++)
-		cJSON_AddNumberToObject(o, fields[i].name,
-					(double)*(const uint64_t *)((const char *)st + fields[i].off));
-	for (unsigned r = 0; r < PC_CLOSE_REASONS; r++) {
-		snprintf(name, sizeof(name), "closed_%s", pc_close_reason_name((enum pc_close_reason)r));
-		cJSON_AddNumberToObject(o, name, (double)st->closed_reason[r]);
-	}
-	return o;
+__attribute__((format(printf, 2, 3))) static void sj_printf(struct stats_json *j,
+							    const char *fmt, ...)
+{
+	size_t room = j->len < j->size ? j->size - j->len : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? j->buf + j->len : NULL, room, fmt, ap);
+	va_end(ap);
+	j->len += n > 0 ? (size_t)n : 0;
 }
+
+static void sj_member(struct stats_json *j, const char *prefix, const char *name, uint64_t v)
+{
+	const char *sep = j->pretty ? "\n\t" : "";
+
+	sj_printf(j, "%s%s\"%s%s\":%s%llu", j->members++ ? "," : "", sep, prefix, name,
+		  j->pretty ? " " : "", (unsigned long long)v);
+}
+
+/* Every figure of st as members of the object j holds open. */
+static void sj_figures(struct stats_json *j, const struct pc_server_stats *st)
+{
+	for (size_t i = 0; i < PC_ARRAY_LEN(fields); i++)
+		sj_member(j, "", fields[i].name,
+			  *(const uint64_t *)((const char *)st + fields[i].off));
+	for (unsigned r = 0; r < PC_CLOSE_REASONS; r++)
+		sj_member(j, "closed_", pc_close_reason_name((enum pc_close_reason)r),
+			  st->closed_reason[r]);
+}
+
+/* Close the object; its length, or -ENOSPC when it did not fit. */
+static int sj_end(struct stats_json *j)
+{
+	sj_printf(j, "%s}", j->pretty ? "\n" : "");
+	return j->len < j->size ? (int)j->len : -ENOSPC;
+}
+
+/* Room for every figure with its name, and the reply's own members. */
+#define STATS_JSON_MAX 4096
 
 int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out)
 {
 	if (json) {
-		cJSON *o = pc_server_stats_json(st);
-		char *text = o ? cJSON_Print(o) : NULL;
-		int rc = text && fprintf(out, "%s\n", text) > 0 ? 0 : -EIO;
+		char text[STATS_JSON_MAX];
+		struct stats_json j = { .buf = text, .size = sizeof(text), .pretty = true };
 
-		cJSON_free(text);
-		cJSON_Delete(o);
-		return rc;
+		sj_printf(&j, "{");
+		sj_figures(&j, st);
+		return sj_end(&j) >= 0 && fprintf(out, "%s\n", text) > 0 ? 0 : -EIO;
 	}
 	for (size_t i = 0; i < PC_ARRAY_LEN(fields); i++)
 		if (fprintf(out, "%-22s %llu\n", fields[i].name,
@@ -122,24 +159,18 @@ uint64_t pc_process_rss(void)
  * SO_REUSEPORT spread them), as JSON. */
 int net_stats_reply(struct pc_session *s)
 {
-	struct pc_server *srv = s->sh->srv;
 	struct pc_server_stats st;
-	cJSON *o;
-	char *text;
-	int rc = -ENOMEM;
+	char text[STATS_JSON_MAX];
+	struct stats_json j = { .buf = text, .size = sizeof(text) };
+	int len;
 
-	pc_server_stats(srv, -1, &st);
-	o = pc_server_stats_json(&st);
-	if (!o)
-		return -ENOMEM;
-	cJSON_AddNumberToObject(o, "shards", s->sh->nshards);
-	cJSON_AddNumberToObject(o, "shard", s->sh->index);
-	cJSON_AddNumberToObject(o, "rss_bytes", (double)pc_process_rss());
-	cJSON_AddNumberToObject(o, "session_struct_bytes", (double)s->sh->slab->_stride);
-	text = cJSON_PrintUnformatted(o);
-	if (text)
-		rc = pc_session_send(s, PC_MSG_STATS, text, strlen(text));
-	cJSON_free(text);
-	cJSON_Delete(o);
-	return rc;
+	pc_server_stats(s->sh->srv, -1, &st);
+	sj_printf(&j, "{");
+	sj_figures(&j, &st);
+	sj_member(&j, "", "shards", s->sh->nshards);
+	sj_member(&j, "", "shard", s->sh->index);
+	sj_member(&j, "", "rss_bytes", pc_process_rss());
+	sj_member(&j, "", "session_struct_bytes", s->sh->slab->_stride);
+	len = sj_end(&j);
+	return len < 0 ? len : pc_session_send(s, PC_MSG_STATS, text, (size_t)len);
 }

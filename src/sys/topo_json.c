@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* percore sys: topology and placement as JSON (cJSON), for `percore topo
+/* percore tools: topology and placement as JSON (cJSON), for `percore topo
  * --json` and the benchmark results' percore.topology / percore.placement. */
 #define _GNU_SOURCE 1   /* CPU_* macros; must precede every libc header */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "percore/cpulist.h"
+#include "percore/json.h"
 #include "percore/place.h"
 #include "percore/topo.h"
 

@@ -5,9 +5,10 @@
   check_abi.py INCLUDE_DIR LIBPERCORE.so LIBPERCORE_BENCH.so
       Fails (exit 1) when a library exports a symbol no header of its own
       declares, when a declared function or variable is not exported, when
-      a header declares a function without PC_API, or when libpercore
+      a header declares a function without PC_API, when libpercore
       needs a symbol that libpercore-bench defines (the runtime must never
-      call the tools).
+      call the tools), or when libpercore needs a library only the tools
+      may (cJSON: the runtime writes its own JSON).
   check_abi.py --maps INCLUDE_DIR
       Prints the version scripts' global lists as the headers declare them
       (for writing cmake/percore.map and cmake/percore-bench.map).
@@ -24,8 +25,11 @@ import tempfile
 
 # Headers whose declarations libpercore-bench exports; every other public
 # header belongs to libpercore.
-TOOLS_HEADERS = {"bench.h", "audit.h", "tune.h", "load.h"}
+TOOLS_HEADERS = {"bench.h", "audit.h", "tune.h", "load.h", "json.h"}
 API_ATTR = '__attribute__((visibility("default")))'
+# Shared libraries libpercore must not need (its DT_NEEDED entries), by
+# name prefix: they belong to libpercore-bench.
+TOOLS_ONLY_LIBS = ("libcjson",)
 
 
 def run(cmd):
@@ -97,6 +101,12 @@ def undefined(lib):
     return {l.split()[-1].split("@")[0] for l in out.splitlines()}
 
 
+def needed(lib):
+    """The DT_NEEDED entries of a shared library."""
+    out = run(["readelf", "-d", lib])
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
 def compare(what, lib, names, errors):
     have = exported(lib)
     for s in sorted(have - names):
@@ -125,13 +135,20 @@ def main(argv):
     tools_have = compare("libpercore-bench", tools_lib, tools, errors)
     for s in sorted(undefined(rt_lib) & tools_have):
         errors.append(f"libpercore needs {s} from libpercore-bench")
+    rt_needed = needed(rt_lib)
+    if not any(n.startswith("libc.so") for n in rt_needed):
+        errors.append(f"readelf found no libc among libpercore's NEEDED: {rt_needed}")
+    for n in rt_needed:
+        if n.startswith(TOOLS_ONLY_LIBS):
+            errors.append(f"libpercore needs {n}, which only libpercore-bench may")
     for e in errors:
         print("FAIL:", e)
     if errors:
         return 1
     print(f"ok: libpercore exports {len(rt_have)} symbols, libpercore-bench "
           f"{len(tools_have)}, each declared by its headers; the runtime "
-          "needs nothing from the tools")
+          "needs nothing from the tools nor "
+          f"{', '.join(TOOLS_ONLY_LIBS)} (NEEDED: {' '.join(rt_needed)})")
     return 0
 
 

@@ -22,8 +22,9 @@
 #include "percore/listener.h"
 #include "percore/server.h"
 
-/* Sanitizers slow everything down; waits scale with this. */
-#if defined(PC_ASAN) || defined(PC_TSAN)
+/* Sanitizers and emulation (PC_TEST_SLOW: the aarch64 tests under qemu)
+ * slow everything down; waits scale with this. */
+#if defined(PC_ASAN) || defined(PC_TSAN) || defined(PC_TEST_SLOW)
 #define TU_SLOW 4
 #else
 #define TU_SLOW 1

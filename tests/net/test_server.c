@@ -185,8 +185,13 @@ static void test_stats_frame(void **state)
 	assert_int_equal(f.msg_id, PC_MSG_STATS);
 	cJSON *o = cJSON_Parse((const char *)body);
 	assert_non_null(o);
+	/* Every figure, and the reply's own four members. */
+	assert_int_equal(cJSON_GetArraySize(o),
+			 sizeof(struct pc_server_stats) / sizeof(uint64_t) + 4);
 	assert_int_equal(cJSON_GetObjectItem(o, "sessions")->valuedouble, 1);
 	assert_int_equal(cJSON_GetObjectItem(o, "shards")->valuedouble, 2);
+	assert_true(cJSON_GetObjectItem(o, "shard")->valuedouble < 2);
+	assert_non_null(cJSON_GetObjectItem(o, "closed_idle"));
 	assert_true(cJSON_GetObjectItem(o, "rss_bytes")->valuedouble > 0);
 	assert_true(cJSON_GetObjectItem(o, "session_bytes")->valuedouble > 0);
 	assert_true(cJSON_GetObjectItem(o, "frames_in")->valuedouble >= 1);
@@ -253,6 +258,54 @@ static int32_t forward(int fd, uint64_t to, const char *text)
 		memcpy(&rc, b, sizeof(rc));
 	free(b);
 	return rc;
+}
+
+/* pc_server_stats_print(): every figure once, each exact (above 2^32),
+ * as JSON and as lines. */
+static void test_stats_print(void **state)
+{
+	struct pc_server_stats st;
+	uint64_t *v = (uint64_t *)&st;
+	const size_t n = sizeof(st) / sizeof(uint64_t);
+	char *text = NULL;
+	size_t len = 0;
+	char name[64];
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (1ull << 40) + i * 1000003;
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(pc_server_stats_print(&st, true, f), 0);
+	assert_int_equal(fclose(f), 0);
+	cJSON *o = cJSON_Parse(text);
+	assert_non_null(o);
+	assert_int_equal(cJSON_GetArraySize(o), n);
+	assert_true(cJSON_GetObjectItem(o, "sessions")->valuedouble == (double)st.sessions);
+	assert_true(cJSON_GetObjectItem(o, "drain_aborted")->valuedouble == (double)st.drain_aborted);
+	for (unsigned r = 0; r < PC_CLOSE_REASONS; r++) {
+		snprintf(name, sizeof(name), "closed_%s", pc_close_reason_name((enum pc_close_reason)r));
+		cJSON *m = cJSON_GetObjectItem(o, name);
+		assert_non_null(m);
+		assert_true(m->valuedouble == (double)st.closed_reason[r]);
+	}
+	/* Each figure a different value: each member a different figure. */
+	for (cJSON *m = o->child; m; m = m->next) {
+		size_t k = (size_t)((m->valuedouble - (double)(1ull << 40)) / 1000003);
+
+		assert_true(k < n && m->valuedouble == (double)v[k]);
+		v[k] = 0;
+	}
+	cJSON_Delete(o);
+	free(text);
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(pc_server_stats_print(&st, false, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "\nclosed_idle "));
+	free(text);
 }
 
 static void test_send_to(void **state)
@@ -461,6 +514,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_raw_echo),
 		cmocka_unit_test(test_heartbeats),
 		cmocka_unit_test(test_stats_frame),
+		cmocka_unit_test(test_stats_print),
 		cmocka_unit_test(test_send_to),
 		cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_ipv6),

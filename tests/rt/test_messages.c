@@ -23,7 +23,6 @@
 #include "percore/shared_buf.h"
 #include "percore/slab.h"
 #include "engine_util.h"
-#include "rt/rt.h"
 
 /* ---- messages ---------------------------------------------------------- */
 
@@ -125,9 +124,10 @@ static void fill_ring(void *arg)
 	int rc = 0;
 	unsigned accepted = 0;
 	static int round;
-	uint64_t mails = rt_self->stats.mail_out;
+	struct pc_shard_stats before, after;
 	(void)arg;
 
+	pc_engine_stats_read(pc_shard_engine(), 0, &before);
 	while (fill_sent < fill_target &&
 	       (rc = pc_shard_submit(2, filler, (void *)(uintptr_t)fill_sent)) == 0) {
 		fill_sent++;
@@ -135,13 +135,16 @@ static void fill_ring(void *arg)
 	}
 	if (round++ == 0) {
 		/* The first finds the ring empty and goes by the pair's
-		 * mailbox, and so does each next one while shard 2 has taken
-		 * the mail before it (a mail is visible at once); then the
-		 * ring's capacity 64 minus the 16 kept for replies. Nothing
-		 * was published yet, so nothing of the ring drained. */
-		mails = rt_self->stats.mail_out - mails;
+		 * mailbox; so may the next ones, while shard 2 takes each
+		 * before the next is sent (a slow or emulated sender). Then
+		 * capacity 64 minus the 16 kept for replies: nothing was
+		 * published yet, so nothing drained. */
+		uint64_t mails;
+
+		pc_engine_stats_read(pc_shard_engine(), 0, &after);
+		mails = after.mail_out - before.mail_out;
 		RT_CHECK(mails >= 1 && accepted == mails + 48,
-			 "%u accepted into an empty ring of 64 (%llu by mail)", accepted,
+			 "%u accepted into an empty ring of 64, %llu of them by mail", accepted,
 			 (unsigned long long)mails);
 		RT_CHECK(rc == -EAGAIN, "full ring said %d", rc);
 		RT_CHECK(pc_shard_broadcast(bcast, &bcast_hits) == -EAGAIN, "broadcast into a full ring");

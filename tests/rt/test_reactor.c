@@ -377,9 +377,16 @@ static void timers_drive_the_wait(void **state)
 	arm(&d, r, 4, 4000000);
 	assert_true(pc_wheel_cancel(w, &d.t));
 	assert_int_equal(pc_wheel_count(w), 3);
-	/* A wait shorter than any timer times out with nothing fired. */
-	assert_int_equal(pc_reactor_poll(r, 1000), 0);
-	assert_int_equal(nfired, 0);
+	/* A wait shorter than any timer times out with nothing fired, when
+	 * it ended before the first was due (a busy or emulated machine may
+	 * return later; timers fire only inside a poll, so a clock read
+	 * after it bounds the poll's end). */
+	int late = pc_reactor_poll(r, 1000);
+	assert_true(late >= 0);
+	if (pc_now_ns() < a.due_ns) {
+		assert_int_equal(late, 0);
+		assert_int_equal(nfired, 0);
+	}
 	/* Infinite waits end at each timer in turn. */
 	while (nfired < 3)
 		assert_true(pc_reactor_poll(r, -1) >= 0);

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "percore/json.h"
 #include "percore/place.h"
 #include "percore/topo.h"
 

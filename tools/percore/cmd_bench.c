@@ -16,6 +16,7 @@
 #include "percore/audit.h"
 #include "percore/bench.h"
 #include "percore/clock.h"
+#include "percore/json.h"
 #include "percore/place.h"
 #include "percore/topo.h"
 #include "bench_decide.h"

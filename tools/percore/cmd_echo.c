@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "net_args.h"
+#include "percore/json.h"
 #include "percore/listener.h"
 #include "percore/load.h"
 #include "percore/server.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "percore/cpulist.h"
+#include "percore/json.h"
 #include "percore/place.h"
 #include "percore/topo.h"
 #include "cmd.h"
