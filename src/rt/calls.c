@@ -23,6 +23,7 @@
 #include "percore/outbox.h"
 #include "percore/reactor.h"
 #include "percore/slab.h"
+#include "rt/mesh_send.h"
 #include "rt/outbox.h"
 #include "rt/rt.h"
 
@@ -102,12 +103,7 @@ int rt_call_send(struct rt_shard *s, unsigned to, pc_shard_call_fn fn, void *arg
 	m = (struct rt_msg *)rt_obx_open(s, to, false, exempt, &where, &rc);
 	if (!m)
 		return rc;
-	m->h.fn = (void (*)(void))fn;
-	m->h.kind = RT_MSG_CALL;
-	m->h.u.arg = arg;
-	m->x.call.reply = reply;
-	m->x.call.ctx = ctx;
-	s->out[to].calls++;
+	rt_mesh_fill_call(s, to, m, fn, arg, reply, ctx);
 	rt_obx_sent(s, to, where);
 	return 0;
 }

@@ -73,12 +73,7 @@ int pc_shard_call(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn
 	m = rt_mesh_stage(s, to, false);
 	if (!m)
 		return refuse(s);
-	m->h.fn = (void (*)(void))fn;
-	m->h.kind = RT_MSG_CALL;
-	m->h.u.arg = arg;
-	m->x.call.reply = reply;
-	m->x.call.ctx = ctx;
-	s->out[to].calls++;
+	rt_mesh_fill_call(s, to, m, fn, arg, reply, ctx);
 	rt_mesh_staged(s, to);
 	return 0;
 }

@@ -115,6 +115,20 @@ PC_INLINE void rt_mesh_done(struct rt_shard *s, unsigned to, bool mail)
 		rt_mesh_staged(s, to);
 }
 
+/* Write a call into the message m to `to` and count it against the
+ * destination's call limit (pc_shard_call and the outbox's calls). */
+PC_INLINE void rt_mesh_fill_call(struct rt_shard *s, unsigned to, struct rt_msg *m,
+				 pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,
+				 void *ctx)
+{
+	m->h.fn = (void (*)(void))fn;
+	m->h.kind = RT_MSG_CALL;
+	m->h.u.arg = arg;
+	m->x.call.reply = reply;
+	m->x.call.ctx = ctx;
+	s->out[to].calls++;
+}
+
 /* A copy's bytes: from the head's payload on, through the rest of a ring
  * slot for copies over RT_HEAD_INLINE (rt_msg). */
 PC_INLINE unsigned char *rt_mesh_copy_bytes(struct rt_head *h)

@@ -13,14 +13,8 @@
 #include <string.h>
 
 #include "percore/frame.h"
+#include "fuzz_check.h"
 
-#define CHECK(cond)                                                            \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);  \
-			abort();                                              \
-		}                                                             \
-	} while (0)
 
 /* Rings live across inputs: mapping one per input would make the fuzzer
  * spend its time in mmap. Index: config bits 0-2. */

@@ -14,14 +14,8 @@
 #include "cmd.h"
 #include "keyhash.h"
 #include "resp.h"
+#include "fuzz_check.h"
 
-#define CHECK(cond)                                                            \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);  \
-			abort();                                              \
-		}                                                             \
-	} while (0)
 
 /* Length of the one complete reply at r[0..n), or 0 when it is not one. */
 static size_t reply_len(const char *r, size_t n)

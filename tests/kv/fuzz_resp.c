@@ -12,14 +12,8 @@
 #include <string.h>
 
 #include "resp.h"
+#include "fuzz_check.h"
 
-#define CHECK(cond)                                                            \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);  \
-			abort();                                              \
-		}                                                             \
-	} while (0)
 
 /* A digest of every request parsed, then the final status. */
 struct outcome {
