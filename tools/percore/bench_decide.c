@@ -31,7 +31,7 @@ bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_decide
 	double need = fmax(est * zi / zt, log(1 + d->margin) - est);
 
 	if (!max_reps || j->decided || j->out == PC_OUT_UNTESTED || !(j->lo > 0) || !isfinite(j->hi) ||
-	    !(n > 0) || !(half > 0))
+	    n < PC_DECIDE_FUTILE_MIN_REPS || !(half > 0))
 		return false;
 	return need <= 0 || half * sqrt(n / (double)max_reps) > need;
 }

@@ -35,12 +35,19 @@ struct pc_bench_decide {
  * percore report (alpha 0.05, 95% interval, 5%). */
 void pc_bench_decide_init(struct pc_bench_decide *d);
 
+/* Repetitions a side before a pair may be called hopeless: on a noisy VM
+ * one outlier among five makes the interval many times wider than it is
+ * after a dozen (seen: 0.59x..19x at 5, SessionEcho/64), so an early
+ * verdict of futility would stop measuring pairs more rounds decide. */
+#define PC_DECIDE_FUTILE_MIN_REPS 12
+
 /* Whether more repetitions, up to max_reps per row, cannot decide the
  * undecided pair j judged by rule d (d->ci_alpha's interval): the interval's
  * half-width on the log scale, shrunk by sqrt(n / max_reps), is still wider
  * than both the estimate's distance from 1x (scaled to the test's stricter
  * level) and the room left inside the margin. False while the interval is
- * unbounded: too few repetitions to tell. */
+ * unbounded or fewer than PC_DECIDE_FUTILE_MIN_REPS repetitions a side:
+ * too few to tell. */
 bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_decide *d,
 			    unsigned max_reps);
 
