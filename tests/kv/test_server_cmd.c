@@ -344,6 +344,43 @@ static void test_quit_select(void **state)
 	assert_string_equal(f->conn.last_cmd, "quit");
 }
 
+/* Over the keyspace's limit, noeviction refuses DENYOOM commands with
+ * Redis's text and runs the rest; allkeys-lru makes room instead. */
+static void test_oom(void **state)
+{
+	struct fixture *f = *state;
+	const char *oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+	expect(f, "SET a 1", "+OK\r\n");
+	expect(f, "SET b 2", "+OK\r\n");
+	kv_db_set_maxmemory(f->db, 1, KV_POLICY_NOEVICTION, 5);
+	expect(f, "SET c 3", oom);
+	expect(f, "APPEND a x", oom);
+	expect(f, "INCR n", oom);
+	expect(f, "MSET x 1 y 2", oom);
+	expect(f, "GET a", "$1\r\n1\r\n");
+	expect(f, "EXPIRE a 100", ":1\r\n");
+	expect(f, "DEL b", ":1\r\n");
+	expect(f, "PING", "+PONG\r\n");
+	expect(f, "DBSIZE", ":1\r\n");
+	kv_db_set_maxmemory(f->db, 0, KV_POLICY_NOEVICTION, 5);
+	expect(f, "SET c 3", "+OK\r\n");
+	/* allkeys-lru with room for nothing: every key goes, then OOM */
+	kv_db_set_maxmemory(f->db, 1, KV_POLICY_ALLKEYS_LRU, 5);
+	expect(f, "SET d 4", oom);
+	expect(f, "DBSIZE", ":0\r\n");
+	f->with_view = false;
+	expect_has(f, "INFO stats", "\r\nevicted_keys:2\r\n");
+	/* room for some keys: writes go on, the oldest keys go */
+	kv_db_set_maxmemory(f->db, kv_db_used(f->db) + 600, KV_POLICY_ALLKEYS_LRU, 5);
+	char cmd[64];
+	for (int i = 0; i < 200; i++) {
+		snprintf(cmd, sizeof(cmd), "SET key:%d value", i);
+		expect(f, cmd, "+OK\r\n");
+	}
+	expect(f, "EXISTS key:199", ":1\r\n");
+	expect(f, "EXISTS key:0", ":0\r\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +392,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quit_select, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
