@@ -326,8 +326,9 @@ static void config_set(struct kv_call *c)
 	struct kv_config cfg;
 	char why[160];
 
+	/* a parameter without its value: Redis calls it a syntax error */
 	if (c->argc % 2) {
-		kv_err_arity(c);
+		kv_err(c, KV_ERR_SYNTAX);
 		return;
 	}
 	current(c, &cfg);

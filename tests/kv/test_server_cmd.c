@@ -247,7 +247,7 @@ static void test_config_set(void **state)
 	       "-ERR CONFIG SET failed (possibly related to argument 'HZ') - duplicate parameter\r\n");
 	expect(f, "CONFIG SET foo 1", "-ERR Unknown option or number of arguments for CONFIG SET - 'foo'\r\n");
 	expect(f, "CONFIG SET hz", "-ERR wrong number of arguments for 'config|set' command\r\n");
-	expect(f, "CONFIG SET hz 1 timeout", "-ERR wrong number of arguments for 'config|set' command\r\n");
+	expect(f, "CONFIG SET hz 1 timeout", "-ERR syntax error\r\n");
 	/* all or nothing: the valid first pair is not applied either */
 	int calls = f->config_sets;
 	expect_has(f, "CONFIG SET timeout 5 maxclients 0", "'maxclients') - argument must be between 1");
