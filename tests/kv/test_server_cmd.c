@@ -26,6 +26,7 @@ struct fixture {
 	int config_sets;       /* config_set calls */
 	int config_rc;         /* what config_set returns */
 	struct kv_totals tot;  /* what totals hands out */
+	int64_t now;           /* the requests' clock, ms */
 };
 
 static int apply(void *arg, const struct kv_config *next)
@@ -66,7 +67,7 @@ static const char *run(struct fixture *f, const char *cmd)
 		argv[argc] = empty ? "" : t;
 		argl[argc++] = empty ? 0 : strlen(t);
 	}
-	struct kv_call c = { .db = f->db, .out = &f->out, .now = 5000, .max_bulk = 1 << 20,
+	struct kv_call c = { .db = f->db, .out = &f->out, .now = f->now, .max_bulk = 1 << 20,
 			     .conn = &f->conn, .cfg = &f->cfg, .view = f->with_view ? &f->view : NULL,
 			     .argc = argc, .argv = argv, .argl = argl };
 	kv_reply_clear(&f->out);
@@ -101,6 +102,7 @@ static int setup(void **state)
 	f->view = (struct kv_server_view){ .totals = totals, .config_set = apply,
 					   .client_list = list, .arg = f };
 	f->with_view = true;
+	f->now = 5000;
 	*state = f;
 	return f->db ? 0 : -1;
 }
@@ -370,11 +372,12 @@ static void test_oom(void **state)
 	expect(f, "DBSIZE", ":0\r\n");
 	f->with_view = false;
 	expect_has(f, "INFO stats", "\r\nevicted_keys:2\r\n");
-	/* room for some keys: writes go on, the oldest keys go */
+	/* room for some keys: writes go on, the least recently used go */
 	kv_db_set_maxmemory(f->db, kv_db_used(f->db) + 600, KV_POLICY_ALLKEYS_LRU, 5);
 	char cmd[64];
 	for (int i = 0; i < 200; i++) {
 		snprintf(cmd, sizeof(cmd), "SET key:%d value", i);
+		f->now++;
 		expect(f, cmd, "+OK\r\n");
 	}
 	expect(f, "EXISTS key:199", ":1\r\n");
