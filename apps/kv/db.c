@@ -3,12 +3,12 @@
 #include "db.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "keyhash.h"
+#include "pool.h"
 #include "percore/clock.h"
 #include "percore/map.h"
 
@@ -18,16 +18,20 @@
 /* klen's top bit says whether an expiry time opens data[]; the key and
  * the value follow. lru: when the key was last looked up (the low 32 bits
  * of its ms clock; ages are taken with pc_elapsed32, so they are right for
- * keys idle less than 24 days and read as new beyond), for allkeys-lru. */
+ * keys idle less than 24 days and read as new beyond), for allkeys-lru.
+ * cls: the pool class the entry came from. 13 bytes of header: a 16-byte
+ * key with a 32-byte value fills a 64-byte class exactly. */
 struct kv_entry {
 	uint32_t klen;
 	uint32_t vlen;
 	uint32_t lru;
+	uint8_t cls;
 	unsigned char data[];
 };
 
 struct kv_db {
 	struct pc_map map;        /* hash -> struct kv_entry * */
+	struct kv_pool mem;       /* where the entries live */
 	size_t entry_bytes;       /* entries as the allocator sized them */
 	uint64_t epoch;           /* inserts so far: slot pointers older than this may have moved */
 	uint64_t expire_cursor;   /* where active expiry goes on */
@@ -91,17 +95,15 @@ static void put_expire(struct kv_entry *e, int64_t when)
 	memcpy(e->data, &when, sizeof(when));
 }
 
-/* What an allocation costs: its usable bytes and the allocator's header
- * word in front of it (glibc keeps one per chunk), so the count matches
- * what the process really holds. */
-static size_t alloc_bytes(const void *p)
+/* What an entry costs the process, as the pool sizes it. */
+static size_t alloc_bytes(const struct kv_entry *e)
 {
-	return malloc_usable_size((void *)p) + sizeof(size_t);
+	return kv_pool_cost(e, e->cls);
 }
 
 static size_t entry_size(size_t klen, size_t vlen, bool expire)
 {
-	return sizeof(struct kv_entry) + (expire ? sizeof(int64_t) : 0) + klen + vlen;
+	return offsetof(struct kv_entry, data) + (expire ? sizeof(int64_t) : 0) + klen + vlen;
 }
 
 struct kv_db *kv_db_new(void)
@@ -112,16 +114,23 @@ struct kv_db *kv_db_new(void)
 	if (!db)
 		return NULL;
 	pc_map_init(&db->map, PC_MAP_HASHED);
+	kv_pool_init(&db->mem);
 	db->samples = 5;
 	db->rng = kv_keyhash(&db, sizeof(db)) | 1;
 	return db;
 }
 
+/* Frees every entry: those from malloc one by one, the pooled ones with
+ * their slabs, all at once (their memory goes back to the system). */
 static void free_entries(struct kv_db *db)
 {
 	struct pc_map_slot *s;
-	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&db->map, &it));)
-		free((void *)(uintptr_t)s->value);
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&db->map, &it));) {
+		struct kv_entry *e = (struct kv_entry *)(uintptr_t)s->value;
+		if (!e->cls)
+			free(e);
+	}
+	kv_pool_destroy(&db->mem);
 	db->entry_bytes = 0;
 }
 
@@ -189,7 +198,7 @@ static void drop(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
 	db->expires -= has_expire(e);
 	pc_map_erase_slot(&db->map, s);
 	db->entry_bytes -= alloc_bytes(e);
-	free(e);
+	kv_pool_free(&db->mem, e, e->cls);
 }
 
 void kv_db_erase(struct kv_db *db, struct kv_pos *pos)
@@ -224,12 +233,14 @@ struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, in
 
 /* A new entry for pos's key with room for vlen value bytes (cap bytes in
  * all), its value bytes undefined, used now. */
-static struct kv_entry *new_entry(const struct kv_db *db, const struct kv_pos *pos, size_t vlen,
+static struct kv_entry *new_entry(struct kv_db *db, const struct kv_pos *pos, size_t vlen,
 				  bool expire, size_t cap)
 {
-	struct kv_entry *e = malloc(cap);
+	uint8_t cls;
+	struct kv_entry *e = kv_pool_alloc(&db->mem, cap, &cls);
 	if (!e)
 		return NULL;
+	e->cls = cls;
 	e->klen = (uint32_t)pos->klen | (expire ? HAS_EXPIRE : 0);
 	e->vlen = (uint32_t)vlen;
 	e->lru = db->clock;
@@ -240,7 +251,7 @@ static struct kv_entry *new_entry(const struct kv_db *db, const struct kv_pos *p
 static int add(struct kv_db *db, struct kv_pos *pos, struct kv_entry *e)
 {
 	if (pc_map_insert_hashed(&db->map, pos->hash, (uint64_t)(uintptr_t)e)) {
-		free(e);
+		kv_pool_free(&db->mem, e, e->cls);
 		return -ENOMEM;
 	}
 	db->epoch++;
@@ -272,7 +283,7 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 		struct kv_entry *e = new_entry(db, pos, vlen, expire, need + (grow ? slack(vlen) : 0));
 		return e && add(db, pos, e) == 0 ? pos->entry : NULL;
 	}
-	size_t have = malloc_usable_size(old);
+	size_t have = kv_pool_usable(old, old->cls);
 	if (has_expire(old) == expire && need <= have && (need >= have / 2 || have <= 64)) {
 		old->vlen = (uint32_t)vlen;
 		return old;
@@ -289,7 +300,7 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 	pos_slot(db, pos)->value = (uint64_t)(uintptr_t)e;
 	db->entry_bytes += alloc_bytes(e) - alloc_bytes(old);
 	db->expires += (uint64_t)has_expire(e) - (uint64_t)has_expire(old);
-	free(old);
+	kv_pool_free(&db->mem, old, old->cls);
 	pos->entry = e;
 	return e;
 }

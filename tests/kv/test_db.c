@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "db.h"
+#include "pool.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 
@@ -345,6 +346,42 @@ static void test_limit_lru(void **state)
 	kv_db_free(db);
 }
 
+/* Every size gets room for itself from the smallest class that holds it
+ * (checked against its neighbour), sizes above the largest class come from
+ * malloc, and each object's bytes are all writable (ASan would say). */
+static void test_pool_classes(void **state)
+{
+	(void)state;
+	struct kv_pool p;
+	static void *obj[700];
+	static uint8_t cls[700];
+	kv_pool_init(&p);
+	for (size_t n = 1; n < 700; n++) {
+		obj[n] = kv_pool_alloc(&p, n, &cls[n]);
+		assert_non_null(obj[n]);
+		assert_true(((uintptr_t)obj[n] & 7) == 0);
+		assert_int_equal(cls[n] == 0, n > KV_POOL_MAX);
+		size_t u = kv_pool_usable(obj[n], cls[n]);
+		assert_true(u >= n);
+		if (cls[n]) {
+			assert_int_equal(kv_pool_cost(obj[n], cls[n]), u);
+			assert_true(n > 16 ? u - n < n / 8 + 8 : u == 16);
+		} else {
+			assert_true(kv_pool_cost(obj[n], cls[n]) > u);
+		}
+		memset(obj[n], 0xa5, u);
+	}
+	for (size_t n = 1; n < 700; n += 2)
+		kv_pool_free(&p, obj[n], cls[n]);
+	for (size_t n = 1; n < 700; n += 2) {
+		obj[n] = kv_pool_alloc(&p, n, &cls[n]);
+		memset(obj[n], 0x5a, n);
+	}
+	for (size_t n = KV_POOL_MAX + 1; n < 700; n++)
+		kv_pool_free(&p, obj[n], cls[n]);
+	kv_pool_destroy(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_scan_while_growing),
 		cmocka_unit_test(test_limit_noeviction),
 		cmocka_unit_test(test_limit_lru),
+		cmocka_unit_test(test_pool_classes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
