@@ -201,6 +201,13 @@ bool kv_arg_ll(struct kv_call *c, uint32_t i, int64_t *v)
 	return false;
 }
 
+void kv_reply_help(struct kv_call *c, const char *const *lines, size_t n)
+{
+	kv_reply_array(c->out, n);
+	for (size_t i = 0; i < n; i++)
+		kv_reply_status(c->out, lines[i]);
+}
+
 void kv_err_arity(struct kv_call *c)
 {
 	kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);

@@ -6,6 +6,7 @@
 #include "cmd_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "glob.h"
 
@@ -84,20 +85,14 @@ static const struct doc docs[] = {
 	{ "unlink", "generic", "4.0.0", "Remove keys" },
 };
 
+static int doc_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct doc *)elem)->name);
+}
+
 static const struct doc *find_doc(const char *name)
 {
-	size_t lo = 0, hi = sizeof(docs) / sizeof(docs[0]);
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int d = strcmp(name, docs[mid].name);
-		if (d == 0)
-			return &docs[mid];
-		if (d < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return bsearch(name, docs, sizeof(docs) / sizeof(docs[0]), sizeof(docs[0]), doc_cmp);
 }
 
 const char *kv_cmd_group(const char *name)
@@ -310,9 +305,7 @@ static void command_help(struct kv_call *c)
 		"LIST [FILTERBY PATTERN <pattern>]", "    Command names, those matching the pattern.",
 		"HELP", "    This text.",
 	};
-	kv_reply_array(c->out, sizeof(lines) / sizeof(lines[0]));
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-		kv_reply_status(c->out, lines[i]);
+	kv_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 #define L  KV_CMD_NOKEY_LOCAL

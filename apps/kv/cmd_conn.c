@@ -235,9 +235,7 @@ static void client_help(struct kv_call *c)
 		"SETNAME <name>", "    Name this connection (\"\" removes the name).",
 		"HELP", "    This text.",
 	};
-	kv_reply_array(c->out, sizeof(lines) / sizeof(lines[0]));
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-		kv_reply_status(c->out, lines[i]);
+	kv_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 #define L  KV_CMD_NOKEY_LOCAL

@@ -36,6 +36,10 @@ static inline struct kv_entry *kv_arg_key(struct kv_call *c, uint32_t i, struct 
 	return kv_db_lookup(c->db, c->argv[i], c->argl[i], c->now, pos);
 }
 
+/* A container's HELP: the lines as an array of status replies, as Redis
+ * sends its help texts. */
+void kv_reply_help(struct kv_call *c, const char *const *lines, size_t n);
+
 /* Replies "wrong number of arguments for '<command>' command". */
 void kv_err_arity(struct kv_call *c);
 
