@@ -151,10 +151,6 @@ static void stats_section(struct info *in)
 			       (unsigned long long)t->rejected_connections);
 	kv_text_printf(&in->t, "expired_keys:%llu\r\nevicted_keys:%llu\r\n",
 		       (unsigned long long)t->expired_keys, (unsigned long long)t->evicted_keys);
-	if (in->counted)
-		kv_text_printf(&in->t, "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\n",
-			       (unsigned long long)t->keyspace_hits,
-			       (unsigned long long)t->keyspace_misses);
 }
 
 static void keyspace_section(struct info *in)

@@ -97,7 +97,6 @@ struct kv_totals {
 	uint64_t net_input_bytes, net_output_bytes;
 	uint64_t expired_keys;          /* deleted by lazy or active expiry */
 	uint64_t evicted_keys;          /* deleted by maxmemory eviction */
-	uint64_t keyspace_hits, keyspace_misses;
 	uint64_t keys, expires;         /* summed over the shards */
 	uint64_t used_memory;           /* summed over the shards */
 	int64_t start_time;             /* ms since the epoch */
