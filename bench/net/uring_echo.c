@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "epoll_echo.h"
 #include "uring_echo.h"
 
 #define UE_ENTRIES 1024
@@ -293,26 +294,6 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-static int listen_loopback(uint16_t *port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t alen = sizeof(a);
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 4096) ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen)) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	*port = ntohs(a.sin_port);
-	return fd;
-}
-
 static void free_all(struct uring_echo *s)
 {
 	for (unsigned fd = 0; fd < s->nconns; fd++)
@@ -342,7 +323,7 @@ int uring_echo_start(struct uring_echo **out, uint16_t *port, int cpu)
 	s->cpu = cpu;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	s->lfd = listen_loopback(port);
+	s->lfd = echo_listen_loopback(port);
 	s->stopfd = eventfd(0, EFD_CLOEXEC);
 	err = s->lfd < 0 ? s->lfd : s->stopfd < 0 ? -errno : 0;
 	if (!err)

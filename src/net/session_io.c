@@ -7,6 +7,7 @@
  * error found deep in a call, only marks it dead: it is freed when the
  * outermost callback returns (net_session_unwind). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -338,6 +339,24 @@ static void read_in(struct pc_session *s)
 	net_session_buf_release(sh, &s->rx);
 }
 
+/* Free bytes of the input ring that no reply still points at. Referenced
+ * bytes were consumed, so they lie just behind the read position, at the
+ * far end of the free space: a copy stops short of the oldest of them. */
+static size_t rx_room(const struct pc_session *s)
+{
+	size_t space = pc_ringbuf_space(s->rx), cap = pc_ringbuf_capacity(s->rx), len;
+	const uint8_t *rp;
+	ptrdiff_t back;
+
+	if (!s->ref_head)
+		return space;
+	rp = pc_ringbuf_read_span(s->rx, &len);
+	back = (rp - s->sh->refs[s->ref_head - 1].p) % (ptrdiff_t)cap;
+	if (back <= 0)
+		back += (ptrdiff_t)cap;
+	return (size_t)back < space ? space - (size_t)back : 0;
+}
+
 size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
 {
 	size_t took = 0, len;
@@ -352,25 +371,26 @@ size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
 		return 0;
 	}
 	while (took < (size_t)n && !(s->flags & NS_NO_READ)) {
-		/* Replies may still point at consumed bytes of the ring, which
-		 * the copy below would overwrite: give them their own copy. */
 		/* A read brings at most one ring per turn, so output is written
 		 * before much more input is taken; bytes completing in bulk
 		 * must not pile up replies beyond what the socket refused. */
-		if (net_session_queued(s) >= s->sh->cfg->low_water && !(s->flags & NS_WBLOCKED)) {
+		if (net_session_queued(s) >= s->sh->cfg->high_water / 2 &&
+		    !(s->flags & NS_WBLOCKED)) {
 			net_session_flush(s);
 			if (s->flags & NS_NO_READ)
 				break;
-		}
-		if (s->ref_head && net_session_materialize(s)) {
-			net_session_abort(s, PC_CLOSE_NOMEM);
-			break;
 		}
 		if (!s->rx && !(s->rx = net_session_buf_get(s->sh, s->sh->cfg->rx_buffer))) {
 			net_session_abort(s, PC_CLOSE_NOMEM);
 			break;
 		}
+		/* Replies pointing at every free byte: give them their own copy. */
+		if (s->ref_head && !rx_room(s) && net_session_materialize(s)) {
+			net_session_abort(s, PC_CLOSE_NOMEM);
+			break;
+		}
 		uint8_t *dst = pc_ringbuf_write_span(s->rx, &len);
+		len = len < rx_room(s) ? len : rx_room(s);
 		if (!len)
 			break; /* full: the rest waits for the output to drain */
 		len = len < (size_t)n - took ? len : (size_t)n - took;

@@ -17,7 +17,7 @@
  * completion and each comes back when its callback returns, so the pool
  * only needs to cover the completions of one turn. */
 #define UR_BUFS 256
-#define UR_BUF_SIZE 4096
+#define UR_BUF_SIZE 16384
 #define UR_BGID 0
 #define UR_GEN_MASK 0x3fffffffu
 
