@@ -7,8 +7,9 @@
  * buffers; each buffer received is sent back as it is, from that buffer,
  * and returns to the ring when its send has completed. A connection keeps
  * one send in flight (a later one could overtake an earlier one that the
- * kernel had to retry): the buffers behind it wait in a FIFO chained
- * through the buffer ids. Everything queued in a turn goes to the kernel
+ * kernel had to retry): the buffers received meanwhile wait in a FIFO
+ * chained through the buffer ids, and the next send gathers them all
+ * (sendmsg, up to 32 buffers). Everything queued in a turn goes to the kernel
  * in the next io_uring_enter, which also waits. The load generator's
  * framed messages are echoed as bytes, unparsed, as the epoll peer does. */
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "epoll_echo.h"
@@ -31,6 +33,7 @@
 #define UE_BUFS 1024
 #define UE_BUF_SIZE 8192
 #define UE_NONE 0xffff
+#define UE_IOV 32
 
 enum { UE_ACCEPT, UE_RECV, UE_SEND, UE_STOP };
 
@@ -38,6 +41,8 @@ struct ue_conn {
 	bool open, recv_armed, sending, eof;
 	uint16_t head, tail;       /* buffers to send, chained by ue->next */
 	uint32_t off;              /* sent of the head buffer */
+	struct iovec iov[UE_IOV];  /* the send in flight */
+	struct msghdr msg;
 };
 
 struct uring_echo {
@@ -103,15 +108,23 @@ static void arm_recv(struct uring_echo *s, int fd)
 	s->conns[fd].recv_armed = true;
 }
 
-static void send_head(struct uring_echo *s, int fd)
+/* Send everything queued (up to UE_IOV buffers) in one sendmsg. */
+static void send_queued(struct uring_echo *s, int fd)
 {
 	struct ue_conn *c = &s->conns[fd];
 	struct io_uring_sqe *sqe = ue_sqe(s);
+	unsigned n = 0;
 
 	if (!sqe)
 		return;
-	io_uring_prep_send(sqe, fd, s->bufs + (size_t)c->head * UE_BUF_SIZE + c->off,
-			   s->len[c->head] - c->off, MSG_NOSIGNAL);
+	for (unsigned bid = c->head; bid != UE_NONE && n < UE_IOV; bid = s->next[bid], n++) {
+		uint32_t off = n ? 0 : c->off;
+
+		c->iov[n].iov_base = s->bufs + (size_t)bid * UE_BUF_SIZE + off;
+		c->iov[n].iov_len = s->len[bid] - off;
+	}
+	c->msg = (struct msghdr){ .msg_iov = c->iov, .msg_iovlen = n };
+	io_uring_prep_sendmsg(sqe, fd, &c->msg, MSG_NOSIGNAL);
 	io_uring_sqe_set_data64(sqe, ue_tag(UE_SEND, fd));
 	c->sending = true;
 }
@@ -176,10 +189,8 @@ static void on_recv(struct uring_echo *s, int fd, int res, unsigned flags)
 		else
 			s->next[c->tail] = (uint16_t)bid;
 		c->tail = (uint16_t)bid;
-		if (!c->sending) {
-			c->off = 0;
-			send_head(s, fd);
-		}
+		if (!c->sending)
+			send_queued(s, fd);
 	} else if (res != -ENOBUFS) {
 		c->eof = true; /* end of stream or error */
 	}
@@ -191,23 +202,29 @@ static void on_recv(struct uring_echo *s, int fd, int res, unsigned flags)
 static void on_send(struct uring_echo *s, int fd, int res)
 {
 	struct ue_conn *c = &s->conns[fd];
+	uint32_t left = res > 0 ? (uint32_t)res : 0;
 
 	c->sending = false;
-	if (res <= 0) {
+	if (res <= 0)
 		c->eof = true;
-	} else if ((c->off += (uint32_t)res) < s->len[c->head]) {
-		send_head(s, fd); /* short: the rest of the same buffer */
-	} else {
+	/* Give back every buffer sent whole; a short send leaves an offset. */
+	while (left && c->head != UE_NONE) {
 		unsigned bid = c->head;
+		uint32_t rest = s->len[bid] - c->off;
 
-		c->head = s->next[bid];
-		if (c->head == UE_NONE)
-			c->tail = UE_NONE;
-		buf_put(s, bid);
+		if (left < rest) {
+			c->off += left;
+			break;
+		}
+		left -= rest;
 		c->off = 0;
-		if (c->head != UE_NONE && !c->eof)
-			send_head(s, fd);
+		c->head = s->next[bid];
+		buf_put(s, bid);
 	}
+	if (c->head == UE_NONE)
+		c->tail = UE_NONE;
+	else if (!c->eof)
+		send_queued(s, fd);
 	conn_settle(s, fd);
 }
 
