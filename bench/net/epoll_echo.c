@@ -49,7 +49,7 @@ struct epoll_echo {
 	char buf[ECHO_READ_BUF]; /* every read lands here; the thread owns it */
 };
 
-static int listen_loopback(uint16_t *port)
+int echo_listen_loopback(uint16_t *port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -205,7 +205,7 @@ int epoll_echo_start(struct epoll_echo **out, uint16_t *port, int cpu, bool busy
 	s->cpu = cpu;
 	s->busy = busy;
 	s->conns.next = s->conns.prev = &s->conns;
-	s->lfd = listen_loopback(port);
+	s->lfd = echo_listen_loopback(port);
 	s->efd = epoll_create1(EPOLL_CLOEXEC);
 	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	err = s->lfd < 0 ? s->lfd : (s->efd < 0 || s->stopfd < 0) ? -errno : 0;

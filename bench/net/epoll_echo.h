@@ -20,4 +20,8 @@ int epoll_echo_start(struct epoll_echo **out, uint16_t *port, int cpu, bool busy
 /* Stop serving, close every connection and free the server. */
 void epoll_echo_stop(struct epoll_echo *srv);
 
+/* A non-blocking listening socket on 127.0.0.1, at an ephemeral port
+ * (returned in *port), for the plain peers. Returns the fd or -errno. */
+int echo_listen_loopback(uint16_t *port);
+
 #endif

@@ -17,6 +17,12 @@
  *   Peer/epoll_busy/Latency/64         as counters, the server idling
  *                                      under policy P; the generator spins
  *                                      so the rows differ by the server only
+ *   SessionEcho/N/backend:uring        the io_uring backend (untagged rows:
+ *   Peer/uring_echo/N                  epoll) and the plain io_uring server
+ *   .../conns:64                       (uring_echo.c); each with 64
+ *                                      connections too
+ *   Session/Create/backend:uring       connection rate on io_uring, beside
+ *   Peer/uring_echo/Create             the plain io_uring server's
  *   Session/IdleMemory/10000           (idle_bench.c) a percore echo process
  *                                      holding 10,000 idle sessions
  *
@@ -40,6 +46,7 @@
 #include <unistd.h>
 
 #include "epoll_echo.h"
+#include "uring_echo.h"
 #include "percore/bench.h"
 #include "percore/load.h"
 #include "percore/place.h"
@@ -47,15 +54,17 @@
 #include "percore/topo.h"
 
 #define CONNS 16
+#define CONNS_MANY 64
 #define DEPTH 16
 
 /* Which server a row measures; latency rows keep it in arg2 (a session's
  * idle policy is >= 0). */
-enum target { SESSION = 0, PEER_SLEEP = -1, PEER_BUSY = -2 };
+enum target { SESSION = 0, PEER_SLEEP = -1, PEER_BUSY = -2, PEER_URING = -3, SESSION_URING = -4 };
 
 struct nb {
 	struct pc_server *srv;
 	struct epoll_echo *peer;
+	struct uring_echo *upeer;
 	uint16_t port;
 	int server_cpu, load_cpu;    /* -1: not pinned */
 	char load_place[16];
@@ -111,6 +120,27 @@ static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *use
 	pc_session_send_flags(s, f->msg_id, f->flags, f->body, f->len);
 }
 
+static void target_teardown_srv(struct nb *n)
+{
+	if (n->srv) {
+		pc_server_stop(n->srv);
+		pc_server_wait(n->srv);
+		pc_server_destroy(n->srv);
+	}
+	if (n->peer)
+		epoll_echo_stop(n->peer);
+	if (n->upeer)
+		uring_echo_stop(n->upeer);
+}
+
+static void target_teardown(struct pc_bench_state *st)
+{
+	struct nb *n = st->ctx;
+
+	target_teardown_srv(n);
+	free(n);
+}
+
 /* One shard of percore's server, or a plain peer, on the server CPU. */
 static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle idle)
 {
@@ -121,7 +151,11 @@ static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle i
 
 	if (!n)
 		return st->affinity ? -ENOTSUP : -ENOMEM;
-	if (t != SESSION) {
+	if (t == PEER_URING) {
+		rc = uring_echo_start(&n->upeer, &n->port, n->server_cpu);
+		if (rc)
+			fprintf(stderr, "%s: %s\n", st->bench->name, strerror(-rc));
+	} else if (t != SESSION && t != SESSION_URING) {
 		rc = epoll_echo_start(&n->peer, &n->port, n->server_cpu, t == PEER_BUSY);
 	} else {
 		pc_server_cfg_init(&c);
@@ -131,11 +165,18 @@ static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle i
 		c.engine.placement = n->server_cpu >= 0 ? place : "off";
 		c.engine.idle = idle;
 		c.on_frame = echo_frame;
+		c.engine.backend = t == SESSION_URING ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
 		rc = pc_server_start(&c, &n->srv, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "%s: %s\n", st->bench->name, err);
 		else
 			n->port = pc_server_port(n->srv);
+		/* A row named for io_uring must not measure the fallback. */
+		if (!rc && pc_engine_backend(pc_server_engine(n->srv)) != c.engine.backend) {
+			fprintf(stderr, "%s: io_uring unavailable\n", st->bench->name);
+			target_teardown_srv(n);
+			rc = -ENOTSUP;
+		}
 	}
 	if (rc) {
 		free(n);
@@ -145,19 +186,6 @@ static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle i
 	return 0;
 }
 
-static void target_teardown(struct pc_bench_state *st)
-{
-	struct nb *n = st->ctx;
-
-	if (n->srv) {
-		pc_server_stop(n->srv);
-		pc_server_wait(n->srv);
-		pc_server_destroy(n->srv);
-	}
-	if (n->peer)
-		epoll_echo_stop(n->peer);
-	free(n);
-}
 
 struct load_job {
 	const struct pc_load_cfg *cfg;
@@ -257,9 +285,24 @@ static int busy_setup(struct pc_bench_state *st)
 	return target_setup(st, PEER_BUSY, PC_IDLE_ADAPTIVE);
 }
 
+static int session_uring_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, SESSION_URING, PC_IDLE_ADAPTIVE);
+}
+
+static int uring_peer_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, PEER_URING, PC_IDLE_ADAPTIVE);
+}
+
 static void echo_run(struct pc_bench_state *st)
 {
 	drive(st, PC_LOAD_ECHO, CONNS, DEPTH, PC_IDLE_ADAPTIVE);
+}
+
+static void echo_many_run(struct pc_bench_state *st)
+{
+	drive(st, PC_LOAD_ECHO, CONNS_MANY, DEPTH, PC_IDLE_ADAPTIVE);
 }
 
 #define NET_BENCH(var, title, setup_fn, run_fn, size)                            \
@@ -280,6 +323,30 @@ NET_BENCH(busy_64, "Peer/epoll_busy/64", busy_setup, echo_run, 64)
 NET_BENCH(busy_512, "Peer/epoll_busy/512", busy_setup, echo_run, 512)
 NET_BENCH(busy_4096, "Peer/epoll_busy/4096", busy_setup, echo_run, 4096)
 
+/* The io_uring backend and the plain io_uring server, and every server
+ * again with 64 connections. */
+NET_BENCH(suring_64, "SessionEcho/64/backend:uring", session_uring_setup, echo_run, 64)
+NET_BENCH(suring_512, "SessionEcho/512/backend:uring", session_uring_setup, echo_run, 512)
+NET_BENCH(suring_4096, "SessionEcho/4096/backend:uring", session_uring_setup, echo_run, 4096)
+NET_BENCH(s64_64, "SessionEcho/64/conns:64", session_setup, echo_many_run, 64)
+NET_BENCH(s64_512, "SessionEcho/512/conns:64", session_setup, echo_many_run, 512)
+NET_BENCH(s64_4096, "SessionEcho/4096/conns:64", session_setup, echo_many_run, 4096)
+NET_BENCH(suring64_64, "SessionEcho/64/conns:64/backend:uring", session_uring_setup,
+	  echo_many_run, 64)
+NET_BENCH(suring64_512, "SessionEcho/512/conns:64/backend:uring", session_uring_setup,
+	  echo_many_run, 512)
+NET_BENCH(suring64_4096, "SessionEcho/4096/conns:64/backend:uring", session_uring_setup,
+	  echo_many_run, 4096)
+NET_BENCH(upeer_64, "Peer/uring_echo/64", uring_peer_setup, echo_run, 64)
+NET_BENCH(upeer_512, "Peer/uring_echo/512", uring_peer_setup, echo_run, 512)
+NET_BENCH(upeer_4096, "Peer/uring_echo/4096", uring_peer_setup, echo_run, 4096)
+NET_BENCH(upeer64_64, "Peer/uring_echo/64/conns:64", uring_peer_setup, echo_many_run, 64)
+NET_BENCH(upeer64_512, "Peer/uring_echo/512/conns:64", uring_peer_setup, echo_many_run, 512)
+NET_BENCH(upeer64_4096, "Peer/uring_echo/4096/conns:64", uring_peer_setup, echo_many_run, 4096)
+NET_BENCH(epeer64_64, "Peer/epoll_echo/64/conns:64", peer_setup, echo_many_run, 64)
+NET_BENCH(epeer64_512, "Peer/epoll_echo/512/conns:64", peer_setup, echo_many_run, 512)
+NET_BENCH(epeer64_4096, "Peer/epoll_echo/4096/conns:64", peer_setup, echo_many_run, 4096)
+
 /* ---- connection rate ------------------------------------------------------ */
 
 static void create_run(struct pc_bench_state *st)
@@ -290,6 +357,8 @@ static void create_run(struct pc_bench_state *st)
 NET_BENCH(session_create, "Session/Create", session_setup, create_run, 64)
 NET_BENCH(peer_create, "Peer/epoll_echo/Create", peer_setup, create_run, 64)
 NET_BENCH(busy_create, "Peer/epoll_busy/Create", busy_setup, create_run, 64)
+NET_BENCH(session_uring_create, "Session/Create/backend:uring", session_uring_setup, create_run, 64)
+NET_BENCH(upeer_create, "Peer/uring_echo/Create", uring_peer_setup, create_run, 64)
 
 /* ---- latency -------------------------------------------------------------- */
 

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "percore/defs.h"
 #include "percore/wheel.h"
@@ -52,10 +53,20 @@ enum {
 	/* With PC_BACKEND_URING: fail with the io_uring error instead of
 	 * falling back to epoll (tests use it to skip visibly). */
 	PC_REACTOR_NO_FALLBACK = 1u << 0,
+	/* With PC_BACKEND_URING: readiness polling only, no completion
+	 * receive (pc_reactor_add_recv() answers -EOPNOTSUPP); the path a
+	 * kernel without multishot receive gets. */
+	PC_REACTOR_NO_COMPLETION = 1u << 1,
 };
 
 typedef void (*pc_io_fn)(struct pc_reactor *r, int fd, unsigned events, void *arg);
 typedef void (*pc_task_fn)(void *arg);
+/* Bytes received for fd (pc_reactor_add_recv()): n > 0 bytes at p; 0 the
+ * peer closed its side; < 0 -errno. Returns how many of the n bytes it
+ * took; the rest are kept and offered again, first, the next time PC_EV_IN
+ * is in fd's interest (taking none while keeping PC_EV_IN set waits for
+ * the next turn). The end of stream and errors are offered once. */
+typedef size_t (*pc_recv_fn)(struct pc_reactor *r, int fd, const void *p, ssize_t n, void *arg);
 
 /* Create a reactor with the asked backend. When io_uring cannot be set up
  * (kernel.io_uring_disabled, seccomp, an old kernel) it falls back to epoll
@@ -79,6 +90,30 @@ PC_API const char *pc_backend_name(enum pc_backend b);
  * interest bits), -EEXIST (fd already registered), -ENOMEM, or the
  * backend's -errno (e.g. -EPERM for a regular file under epoll). */
 PC_API int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg);
+
+/* Like pc_reactor_add(), but while PC_EV_IN is in fd's interest the
+ * backend receives into buffers of its own (one pool per reactor; an fd
+ * holds none between turns) and hands the bytes to rfn instead of
+ * reporting PC_EV_IN; fn still gets PC_EV_OUT, ERR and HUP. Dropping
+ * PC_EV_IN (pc_reactor_mod()) stops receiving; bytes already received are
+ * kept for rfn, never lost. Owner thread. Returns -EOPNOTSUPP when the
+ * backend has no completion receive (epoll, io_uring without multishot
+ * receive or provided buffer rings: use pc_reactor_add()), else as
+ * pc_reactor_add(). */
+PC_API int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn,
+			       pc_recv_fn rfn, void *arg);
+
+/* What the io_uring backend has in flight (all 0 under epoll). */
+struct pc_reactor_io_stats {
+	uint32_t requests;     /* kernel requests not yet finished */
+	uint32_t buffers;      /* receive buffers in the pool */
+	uint32_t buffers_out;  /* of which taken by completions, not yet back */
+	bool completion;       /* completion receive is available */
+	bool defer_taskrun;    /* IORING_SETUP_DEFER_TASKRUN in use */
+};
+
+/* Fill *st. Owner thread. */
+PC_API void pc_reactor_io_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *st);
 
 /* Change the events watched on a registered fd; 0 watches only for
  * errors and hang-ups (always reported). Returns 0, -ENOENT (not

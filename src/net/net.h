@@ -45,7 +45,11 @@ enum {
 	NS_HELD = 1u << 11,    /* pc_session_pause_read(): not read */
 	NS_UNREAD = 1u << 12,  /* the frame in hand is offered again */
 	NS_RESUME = 1u << 13,  /* held, resuming from a task (session_hold.c) */
+	NS_RECV = 1u << 14,    /* bytes come by completion (session_uring.c) */
 };
+
+/* No input is taken in these states. */
+#define NS_NO_READ (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD | NS_HELD)
 
 struct net_shard;
 
@@ -217,6 +221,12 @@ static inline size_t net_session_queued(const struct pc_session *s)
 void net_session_io(struct pc_reactor *r, int fd, unsigned events, void *arg);
 void net_session_input(struct pc_session *s);
 void net_session_read_once(struct pc_session *s);
+/* Bytes received for s by the completion path: n > 0 bytes at p, 0 the
+ * client's EOF, < 0 -errno; the same as a read that brought them. Copies
+ * what the session can take into its input ring and decodes it. Returns
+ * how many bytes it took (fewer while it takes no input: the rest is
+ * offered again). */
+size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n);
 int net_session_ping(struct pc_session *s);
 void net_session_unwind(struct pc_session *s);
 void net_session_settle(struct pc_session *s);
@@ -228,6 +238,11 @@ void net_session_opened(struct pc_session *s);
  * ends the connection with the FIN already sent rather than a reset. */
 #define NET_DISCARD_READS 16
 void net_session_discard(struct pc_session *s);
+
+/* session_uring.c */
+/* Register a new session's fd with its reactor: completion receive where
+ * the reactor has it, readiness otherwise. Returns 0 or -errno. */
+int net_session_watch(struct pc_session *s);
 
 /* session_out.c */
 void net_mem_update(struct net_shard *sh);

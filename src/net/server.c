@@ -353,19 +353,34 @@ static void drain_deadline(struct pc_wheel *w, struct pc_timer *t)
 	net_shard_drained(sh);
 }
 
+static void drain_sessions(void *arg)
+{
+	struct net_shard *sh = arg;
+
+	net_each_session(sh, net_session_drain);
+	if (!sh->nsessions)
+		net_shard_drained(sh);
+}
+
 static void shard_drain(void *arg)
 {
 	struct pc_server *srv = arg;
 	struct net_shard *sh = net_self;
+	struct pc_reactor_io_stats io;
 
 	if (!sh || sh->draining)
 		return;
 	sh->draining = true;
 	close_listener(sh);
 	pc_reactor_timer_after(sh->r, &sh->drain_timer, (uint64_t)srv->drain_ms * 1000000);
-	net_each_session(sh, net_session_drain);
-	if (!sh->nsessions)
-		net_shard_drained(sh);
+	/* A draining session answers what has arrived. On the completion
+	 * path, bytes already in a socket are received in the next wait (a
+	 * read here would overtake them), so the sessions drain one turn
+	 * later. */
+	pc_reactor_io_stats(sh->r, &io);
+	if (io.completion && pc_reactor_defer(sh->r, drain_sessions, sh) == 0)
+		return;
+	drain_sessions(sh);
 }
 
 int pc_server_shutdown(struct pc_server *srv, uint32_t drain_ms)

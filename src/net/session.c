@@ -225,7 +225,7 @@ struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct so
 		pc_slab_free(sh->slab, s);
 		return NULL;
 	}
-	if (pc_reactor_add(sh->r, fd, PC_EV_IN, net_session_io, s)) {
+	if (net_session_watch(s)) {
 		slot_free(sh, s->slot);
 		pc_slab_free(sh->slab, s);
 		return NULL;

@@ -7,6 +7,7 @@
  * error found deep in a call, only marks it dead: it is freed when the
  * outermost callback returns (net_session_unwind). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -282,6 +283,34 @@ static bool rx_stuck(const struct pc_session *s)
 	       !(s->flags & (NS_PAUSED | NS_CLOSING | NS_HELD));
 }
 
+/* n bytes were written into s->rx: account for them and decode. */
+static void took_in(struct pc_session *s, size_t n)
+{
+	struct net_shard *sh = s->sh;
+
+	pc_ringbuf_commit(s->rx, n);
+	NET_STAT_ADD(sh, bytes_in, n);
+	NET_STAT_ADD(sh, buffered_bytes, n);
+	if (sh->idle_ticks || sh->hb_ticks)
+		s->last_rx = (uint32_t)net_tick();
+	net_session_input(s);
+	if (!(s->flags & NS_DEAD) && rx_stuck(s))
+		net_session_abort(s, PC_CLOSE_NOMEM);
+}
+
+/* The client is done sending; what it sent is answered, a partial frame
+ * is dropped. */
+static void input_ended(struct pc_session *s)
+{
+	s->flags |= NS_EOF;
+	if (s->why == PC_CLOSE_REASONS)
+		s->why = PC_CLOSE_PEER;
+	if (s->rx) {
+		NET_STAT_SUB(s->sh, buffered_bytes, pc_ringbuf_used(s->rx));
+		pc_ringbuf_reset(s->rx);
+	}
+}
+
 static void read_in(struct pc_session *s)
 {
 	struct net_shard *sh = s->sh;
@@ -298,29 +327,78 @@ static void read_in(struct pc_session *s)
 		return; /* full: frames wait for the output to drain */
 	n = recv(s->fd, p, len, MSG_DONTWAIT);
 	if (n > 0) {
-		pc_ringbuf_commit(s->rx, (size_t)n);
-		NET_STAT_ADD(sh, bytes_in, n);
-		NET_STAT_ADD(sh, buffered_bytes, n);
-		if (sh->idle_ticks || sh->hb_ticks)
-			s->last_rx = (uint32_t)net_tick();
-		net_session_input(s);
-		if (!(s->flags & NS_DEAD) && rx_stuck(s))
-			net_session_abort(s, PC_CLOSE_NOMEM);
+		took_in(s, (size_t)n);
 		return;
 	}
 	if (n == 0) {
-		/* The client is done sending; what it sent is answered, a
-		 * partial frame is dropped. */
-		s->flags |= NS_EOF;
-		if (s->why == PC_CLOSE_REASONS)
-			s->why = PC_CLOSE_PEER;
-		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
-		pc_ringbuf_reset(s->rx);
+		input_ended(s);
 	} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 		net_session_abort(s, PC_CLOSE_RESET);
 		return;
 	}
 	net_session_buf_release(sh, &s->rx);
+}
+
+/* Free bytes of the input ring that no reply still points at. Referenced
+ * bytes were consumed, so they lie just behind the read position, at the
+ * far end of the free space: a copy stops short of the oldest of them. */
+static size_t rx_room(const struct pc_session *s)
+{
+	size_t space = pc_ringbuf_space(s->rx), cap = pc_ringbuf_capacity(s->rx), len;
+	const uint8_t *rp;
+	ptrdiff_t back;
+
+	if (!s->ref_head)
+		return space;
+	rp = pc_ringbuf_read_span(s->rx, &len);
+	back = (rp - s->sh->refs[s->ref_head - 1].p) % (ptrdiff_t)cap;
+	if (back <= 0)
+		back += (ptrdiff_t)cap;
+	return (size_t)back < space ? space - (size_t)back : 0;
+}
+
+size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
+{
+	size_t took = 0, len;
+
+	if (n <= 0) {
+		if (n == 0)
+			input_ended(s);
+		else
+			net_session_abort(s, PC_CLOSE_RESET);
+		if (!(s->flags & NS_DEAD) && !s->ref_head)
+			net_session_buf_release(s->sh, &s->rx);
+		return 0;
+	}
+	while (took < (size_t)n && !(s->flags & NS_NO_READ)) {
+		/* A read brings at most one ring per turn, so output is written
+		 * before much more input is taken; bytes completing in bulk
+		 * must not pile up replies beyond what the socket refused. */
+		if (net_session_queued(s) >= s->sh->cfg->high_water / 2 &&
+		    !(s->flags & NS_WBLOCKED)) {
+			net_session_flush(s);
+			if (s->flags & NS_NO_READ)
+				break;
+		}
+		if (!s->rx && !(s->rx = net_session_buf_get(s->sh, s->sh->cfg->rx_buffer))) {
+			net_session_abort(s, PC_CLOSE_NOMEM);
+			break;
+		}
+		/* Replies pointing at every free byte: give them their own copy. */
+		if (s->ref_head && !rx_room(s) && net_session_materialize(s)) {
+			net_session_abort(s, PC_CLOSE_NOMEM);
+			break;
+		}
+		uint8_t *dst = pc_ringbuf_write_span(s->rx, &len);
+		len = len < rx_room(s) ? len : rx_room(s);
+		if (!len)
+			break; /* full: the rest waits for the output to drain */
+		len = len < (size_t)n - took ? len : (size_t)n - took;
+		memcpy(dst, p + took, len);
+		took += len;
+		took_in(s, len);
+	}
+	return took;
 }
 
 /* After FIN: read and drop until the client's EOF. */
@@ -344,8 +422,7 @@ void net_session_read_once(struct pc_session *s)
 	/* Replies still in the input ring: reading now could overwrite them;
 	 * the flush at the end of this turn frees them, and the readiness,
 	 * level-triggered, comes back next turn. */
-	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD | NS_HELD)) &&
-	    !s->ref_head)
+	if (!(s->flags & (NS_NO_READ | NS_RECV)) && !s->ref_head)
 		read_in(s);
 }
 

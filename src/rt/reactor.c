@@ -64,6 +64,7 @@ int pc_reactor_create(struct pc_reactor **out, enum pc_backend backend, unsigned
 		return rc;
 	}
 	pc_wheel_init(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
+	r->flags = flags;
 	rc = backend_init(r, backend, flags);
 	if (rc) {
 		close(r->wake_fd);
@@ -124,7 +125,8 @@ static bool events_valid(unsigned events)
 	       (events & (PC_EV_IN | PC_EV_OUT));
 }
 
-int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg)
+static int add_fd(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, pc_recv_fn rfn,
+		  void *arg)
 {
 	struct rt_fd *f;
 	int rc;
@@ -138,17 +140,44 @@ int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, v
 		return rc;
 	f = &r->fds[fd];
 	f->fn = fn;
+	f->rfn = rfn;
 	f->arg = arg;
 	f->events = events & (PC_EV_IN | PC_EV_OUT);
 	f->gen++;
 	f->armed = 0;
-	rc = r->ops->add(r, fd, f);
+	f->recv = rfn != NULL;
+	f->recv_armed = f->recv_cancel = f->recv_done = 0;
+	f->held = 0;
+	rc = rfn ? r->ops->add_recv(r, fd, f) : r->ops->add(r, fd, f);
 	if (rc) {
 		f->events = 0;
+		f->recv = 0;
 		return rc;
 	}
 	r->nfds++;
 	return 0;
+}
+
+int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg)
+{
+	return add_fd(r, fd, events, fn, NULL, arg);
+}
+
+int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn,
+			pc_recv_fn rfn, void *arg)
+{
+	if (!rfn)
+		return -EINVAL;
+	if (!r->ops->add_recv)
+		return -EOPNOTSUPP;
+	return add_fd(r, fd, events, fn, rfn, arg);
+}
+
+void pc_reactor_io_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (r->ops->stats)
+		r->ops->stats(r, st);
 }
 
 int pc_reactor_mod(struct pc_reactor *r, int fd, unsigned events)
@@ -184,7 +213,9 @@ int pc_reactor_del(struct pc_reactor *r, int fd)
 	r->ops->del(r, fd, f);
 	f->events = 0;
 	f->gen++;        /* anything already collected for fd is now stale */
+	f->rgen++;
 	f->armed = 0;
+	f->recv = 0;
 	r->nfds--;
 	return 0;
 }

@@ -21,6 +21,17 @@ struct rt_fd {
 	uint32_t gen;        /* bumped on every (re)registration; stale
 	                      * completions carry an older one */
 	uint8_t armed;       /* uring: a poll request is in flight */
+	/* Completion receive (pc_reactor_add_recv(), io_uring only). */
+	uint8_t recv;        /* bytes go to rfn instead of IN readiness */
+	uint8_t recv_armed;  /* a multishot receive is in flight */
+	uint8_t recv_cancel; /* its cancellation is asked */
+	uint8_t recv_done;   /* end of stream or error delivered: not re-armed */
+	uint16_t held;       /* completions kept back for it (interest off) */
+	uint32_t rgen;       /* the receive's generation: bumped by delete only,
+	                      * so bytes that complete after IN is dropped are
+	                      * kept, never taken for stale */
+	uint32_t pass;       /* last delivery pass that kept bytes back */
+	pc_recv_fn rfn;
 };
 
 struct rt_task {
@@ -42,6 +53,10 @@ struct rt_backend_ops {
 	 * fds through rt_reactor_ready(). Returns how many fd callbacks ran,
 	 * or -errno. */
 	int (*wait)(struct pc_reactor *r, int64_t timeout_ns);
+	/* Start watching f with completion receive (NULL: not offered). */
+	int (*add_recv)(struct pc_reactor *r, int fd, struct rt_fd *f);
+	/* Fill in the io_uring figures of pc_reactor_io_stats() (NULL: none). */
+	void (*stats)(const struct pc_reactor *r, struct pc_reactor_io_stats *st);
 };
 
 struct pc_reactor {
@@ -49,6 +64,7 @@ struct pc_reactor {
 	enum pc_backend backend;
 	int wake_fd;                 /* eventfd; written by pc_reactor_wake() */
 	bool wake_armed;             /* uring: a poll on wake_fd is in flight */
+	unsigned flags;              /* of pc_reactor_create() */
 
 	struct rt_fd *fds;           /* indexed by fd */
 	unsigned fds_cap;

@@ -1,39 +1,49 @@
 /* SPDX-License-Identifier: MIT */
 /* percore rt: the reactor's io_uring backend.
  *
- * Readiness comes from one-shot IORING_OP_POLL_ADD requests, re-armed after
- * the fd's callback has run. Arming a poll checks the file at once, so an
- * fd that is still ready completes again on the next submit: the same
- * level-triggered behaviour the epoll backend gives (multishot polls only
- * report new wake-ups, which would be edge-triggered).
+ * Two ways to watch an fd:
  *
- * A request's user_data holds the fd and the registration generation;
- * completions for a deleted or modified registration carry an old
- * generation and are dropped. Removal requests use UR_IGNORE.
- * Requests are queued in the submission ring and go to the kernel in one
- * io_uring_enter per turn, together with the wait. */
+ * Readiness (pc_reactor_add): one-shot IORING_OP_POLL_ADD requests,
+ * re-armed after the fd's callback has run. Arming a poll checks the file
+ * at once, so an fd that is still ready completes again on the next
+ * submit: the same level-triggered behaviour the epoll backend gives
+ * (multishot polls only report new wake-ups, which would be
+ * edge-triggered).
+ *
+ * Completion receive (pc_reactor_add_recv): while PC_EV_IN is wanted, one
+ * multishot IORING_OP_RECV per fd selects buffers from a ring of provided
+ * buffers owned by the reactor (reactor_ubuf.c); each completion's bytes go
+ * to the fd's receive callback and the buffer returns to the ring as soon
+ * as it returns, so no fd holds a buffer between turns. Dropping PC_EV_IN
+ * cancels the receive; what completes before the cancellation takes effect
+ * is kept ("held") with its buffer and offered first when PC_EV_IN comes
+ * back. A poll is armed beside it only for PC_EV_OUT, or for errors alone
+ * when nothing is wanted.
+ *
+ * A request's user_data holds its kind, the fd and a generation; a
+ * completion whose generation is no longer the fd's is stale: dropped, its
+ * buffer returned. Requests queue in the submission ring and go to the
+ * kernel in one io_uring_enter per turn, together with the wait.
+ *
+ * Set-up, newest first, each step falling back to the next: a ring with
+ * SINGLE_ISSUER | DEFER_TASKRUN (completions are processed only when the
+ * owner waits: no interrupts, no task work at odd times), COOP_TASKRUN, or
+ * neither. SINGLE_ISSUER binds the ring to one thread, and the reactor may
+ * be created on one thread and run by another, so the ring starts disabled
+ * and is enabled, with its fd registered, by the first wait. */
 #include <errno.h>
 #include <liburing.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "rt/reactor_impl.h"
+#include "rt/reactor_uring.h"
 
-#define UR_ENTRIES 256
-#define UR_IGNORE UINT64_MAX
-
-struct ur_state {
-	struct io_uring ring;
-	/* A re-arm found no submission entry (the queue full and the kernel
-	 * not taking more): retried before the next wait, so no fd, and not
-	 * the wake-up eventfd, is left unwatched. */
-	bool rearm;
-};
-
-static inline uint64_t ur_tag(int fd, uint32_t gen)
+static inline uint64_t ur_tag(enum ur_kind kind, int fd, uint32_t gen)
 {
-	return (uint32_t)fd | (uint64_t)gen << 32;
+	return (uint32_t)fd | (uint64_t)(gen & UR_GEN_MASK) << 32 | (uint64_t)kind << 62;
 }
 
 static unsigned poll_mask(unsigned events)
@@ -49,21 +59,26 @@ static unsigned ready_mask(int res)
 	       (res & POLLERR ? PC_EV_ERR : 0) | (res & POLLHUP ? PC_EV_HUP : 0);
 }
 
-/* A free submission entry, flushing the queue to the kernel when full. */
-static struct io_uring_sqe *ur_sqe(struct io_uring *ring)
+/* A free submission entry, flushing the queue to the kernel when full.
+ * Every entry taken is a request in flight until its last completion. */
+struct io_uring_sqe *ur_sqe(struct ur_state *st)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&st->ring);
 
-	if (!sqe) {
-		io_uring_submit(ring);
-		sqe = io_uring_get_sqe(ring);
+	/* Full before the first wait: the ring is bound to this thread now
+	 * (the thread that sets a reactor up is almost always its owner). */
+	if (!sqe && (st->enabled || ur_enable(st) == 0)) {
+		io_uring_submit(&st->ring);
+		sqe = io_uring_get_sqe(&st->ring);
 	}
+	if (sqe)
+		st->requests++;
 	return sqe;
 }
 
-static int ur_poll(struct io_uring *ring, int fd, unsigned mask, uint64_t tag)
+static int ur_poll(struct ur_state *st, int fd, unsigned mask, uint64_t tag)
 {
-	struct io_uring_sqe *sqe = ur_sqe(ring);
+	struct io_uring_sqe *sqe = ur_sqe(st);
 
 	if (!sqe)
 		return -EBUSY;
@@ -72,45 +87,37 @@ static int ur_poll(struct io_uring *ring, int fd, unsigned mask, uint64_t tag)
 	return 0;
 }
 
-static void ur_cancel(struct io_uring *ring, uint64_t tag)
+/* Returns 0 when asked; without an entry the old request stays in flight
+ * and its completions are sorted out by generation. */
+static int ur_cancel(struct ur_state *st, uint64_t tag)
 {
-	struct io_uring_sqe *sqe = ur_sqe(ring);
+	struct io_uring_sqe *sqe = ur_sqe(st);
 
-	/* Without an entry the old poll stays in flight; its completion then
-	 * carries a stale generation and is dropped, so nothing runs twice. */
 	if (!sqe)
-		return;
-	io_uring_prep_poll_remove(sqe, tag);
-	io_uring_sqe_set_data64(sqe, UR_IGNORE);
-}
-
-static struct io_uring *ur_ring(struct pc_reactor *r)
-{
-	return &((struct ur_state *)r->backend_state)->ring;
+		return -EBUSY;
+	io_uring_prep_cancel64(sqe, tag, 0);
+	io_uring_sqe_set_data64(sqe, ur_tag(UR_CANCEL, 0, 0));
+	return 0;
 }
 
 static int ur_init(struct pc_reactor *r)
 {
 	struct ur_state *st = calloc(1, sizeof(*st));
-	struct io_uring *ring = &st->ring;
 	int rc;
 
 	if (!st)
 		return -ENOMEM;
-	/* COOP_TASKRUN (5.19) spares us inter-processor interrupts; older
-	 * kernels reject the flag, so retry without it. */
-	rc = io_uring_queue_init(UR_ENTRIES, ring, IORING_SETUP_COOP_TASKRUN);
-	if (rc == -EINVAL)
-		rc = io_uring_queue_init(UR_ENTRIES, ring, 0);
+	st->cb_fd = -1;
+	rc = ur_setup(st, r->flags);
 	if (rc) {
 		free(st);
 		return rc;
 	}
 	r->backend_state = st;
-	rc = ur_poll(ring, r->wake_fd, POLLIN, ur_tag(r->wake_fd, 0));
+	rc = ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0));
 	r->wake_armed = rc == 0;
 	if (rc) {
-		io_uring_queue_exit(ring);
+		ur_teardown(st);
 		free(st);
 		r->backend_state = NULL;
 	}
@@ -119,15 +126,86 @@ static int ur_init(struct pc_reactor *r)
 
 static void ur_fini(struct pc_reactor *r)
 {
-	io_uring_queue_exit(ur_ring(r));
+	ur_teardown(r->backend_state);
 	free(r->backend_state);
+}
+
+/* The poll mask f needs now: a receiving fd polls only for OUT, or for
+ * errors alone when it wants nothing (a mask of 0 still reports them). */
+static unsigned want_poll(const struct rt_fd *f, bool *need)
+{
+	unsigned ev = f->events;
+
+	if (f->recv && (ev & PC_EV_IN)) {
+		*need = ev & PC_EV_OUT;
+		return POLLOUT;
+	}
+	*need = true;
+	return poll_mask(ev);
 }
 
 static int ur_add(struct pc_reactor *r, int fd, struct rt_fd *f)
 {
-	int rc = ur_poll(ur_ring(r), fd, poll_mask(f->events), ur_tag(fd, f->gen));
+	bool need;
+	unsigned mask = want_poll(f, &need);
+	int rc = need ? ur_poll(r->backend_state, fd, mask, ur_tag(UR_POLL, fd, f->gen)) : 0;
 
-	f->armed = rc == 0;
+	f->armed = need && rc == 0;
+	return rc;
+}
+
+/* Start the multishot receive when f wants input and none is running.
+ * Held bytes go first: a new receive waits until they are taken. */
+static int ur_recv_arm(struct ur_state *st, int fd, struct rt_fd *f)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!f->recv || !(f->events & PC_EV_IN) || f->recv_armed || f->recv_done || f->held)
+		return 0;
+	sqe = ur_sqe(st);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = UR_BGID;
+	io_uring_sqe_set_data64(sqe, ur_tag(UR_RECV, fd, f->rgen));
+	f->recv_armed = 1;
+	f->recv_cancel = 0;
+	return 0;
+}
+
+/* Stop the receive of an fd that no longer wants input. */
+static void ur_recv_stop(struct ur_state *st, int fd, struct rt_fd *f)
+{
+	if (f->recv_armed && !f->recv_cancel && ur_cancel(st, ur_tag(UR_RECV, fd, f->rgen)) == 0)
+		f->recv_cancel = 1;
+}
+
+/* Bring f's receive in line with its interest; 0 or -EBUSY (retried). */
+int ur_recv_sync(struct ur_state *st, int fd, struct rt_fd *f)
+{
+	if (!f->recv)
+		return 0;
+	if (!(f->events & PC_EV_IN)) {
+		ur_recv_stop(st, fd, f);
+		return 0;
+	}
+	return ur_recv_arm(st, fd, f);
+}
+
+static int ur_add_recv(struct pc_reactor *r, int fd, struct rt_fd *f)
+{
+	struct ur_state *st = r->backend_state;
+	int rc;
+
+	if (!st->completion)
+		return -EOPNOTSUPP;
+	f->rgen++;
+	rc = ur_add(r, fd, f);
+	if (!rc)
+		rc = ur_recv_sync(st, fd, f);
+	if (rc && f->armed)
+		ur_cancel(st, ur_tag(UR_POLL, fd, f->gen));
 	return rc;
 }
 
@@ -137,39 +215,75 @@ static void ur_rearm_all(struct pc_reactor *r)
 	struct ur_state *st = r->backend_state;
 
 	st->rearm = false;
-	if (!r->wake_armed && ur_poll(&st->ring, r->wake_fd, POLLIN, ur_tag(r->wake_fd, 0)) == 0)
+	if (!r->wake_armed && ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0)) == 0)
 		r->wake_armed = true;
 	st->rearm = !r->wake_armed;
 	for (unsigned fd = 0; fd < r->fds_cap; fd++) {
 		struct rt_fd *f = &r->fds[fd];
+		bool need;
 
-		if (f->events && !f->armed && ur_add(r, (int)fd, f))
+		if (!f->events)
+			continue;
+		want_poll(f, &need);
+		if (need && !f->armed && ur_add(r, (int)fd, f))
+			st->rearm = true;
+		if (ur_recv_sync(st, (int)fd, f))
 			st->rearm = true;
 	}
 }
 
 static int ur_mod(struct pc_reactor *r, int fd, struct rt_fd *f)
 {
-	if (!f->armed)
-		return 0; /* inside its callback: the re-arm uses the new events */
-	ur_cancel(ur_ring(r), ur_tag(fd, f->gen));
-	f->gen++;
-	return ur_add(r, fd, f);
+	struct ur_state *st = r->backend_state;
+	int rc = 0;
+
+	if (f->armed) {
+		/* Not inside its callback: replace the poll (its old
+		 * completion, if any, is stale by generation). */
+		ur_cancel(st, ur_tag(UR_POLL, fd, f->gen));
+		f->gen++;
+		f->armed = 0;
+		rc = ur_add(r, fd, f);
+	} else if (f->recv && st->cb_fd != fd) {
+		rc = ur_add(r, fd, f);
+	}
+	if (!rc && ur_recv_sync(st, fd, f))
+		st->rearm = true;
+	return rc;
 }
 
 static void ur_del(struct pc_reactor *r, int fd, struct rt_fd *f)
 {
+	struct ur_state *st = r->backend_state;
+
 	if (f->armed)
-		ur_cancel(ur_ring(r), ur_tag(fd, f->gen));
+		ur_cancel(st, ur_tag(UR_POLL, fd, f->gen));
+	if (f->recv_armed && !f->recv_cancel && ur_cancel(st, ur_tag(UR_RECV, fd, f->rgen)) == 0 &&
+	    st->enabled) {
+		/* The receive holds a reference to the socket: until it is
+		 * gone, the close() that follows a delete would neither send
+		 * the FIN nor the reset. Cancel now and run the task work that
+		 * frees the request; its completion is stale by generation. */
+		io_uring_submit_and_get_events(&st->ring);
+	}
+	if (f->held)
+		ur_held_drop(st, fd);
+	f->held = 0;
+	f->recv_armed = 0;
 }
 
-static int ur_enter(struct io_uring *ring, int64_t timeout_ns)
+static int ur_enter(struct ur_state *st, int64_t timeout_ns)
 {
+	struct io_uring *ring = &st->ring;
 	struct io_uring_cqe *cqe;
 	int rc;
 
+	if (!st->enabled && (rc = ur_enable(st)))
+		return rc;
+	/* Without DEFER_TASKRUN completions are posted on their own; with
+	 * it, only a call that asks for events runs their task work. */
 	if (timeout_ns == 0)
-		return io_uring_submit(ring);
+		return io_uring_submit_and_get_events(ring);
 	if (timeout_ns < 0)
 		return io_uring_submit_and_wait(ring, 1);
 	struct __kernel_timespec ts = { .tv_sec = timeout_ns / 1000000000,
@@ -178,48 +292,77 @@ static int ur_enter(struct io_uring *ring, int64_t timeout_ns)
 	return rc == -ETIME ? 0 : rc;
 }
 
-/* Handle one completion; returns 1 when a user callback ran. */
-static int ur_complete(struct pc_reactor *r, uint64_t tag, int res)
+/* A poll completion; returns 1 when a user callback ran. */
+static int ur_poll_done(struct pc_reactor *r, int fd, uint32_t gen, int res)
 {
-	int fd = (int)(uint32_t)tag;
-	uint32_t gen = (uint32_t)(tag >> 32);
+	struct ur_state *st = r->backend_state;
 	struct rt_fd *f;
 	int ran;
 
-	if (tag == UR_IGNORE)
-		return 0;
 	if (fd == r->wake_fd) {
 		rt_reactor_drain_wake(r);
-		r->wake_armed = ur_poll(ur_ring(r), fd, POLLIN, tag) == 0;
+		r->wake_armed = ur_poll(st, fd, POLLIN, ur_tag(UR_POLL, fd, 0)) == 0;
 		if (!r->wake_armed)
-			((struct ur_state *)r->backend_state)->rearm = true;
+			st->rearm = true;
 		return 0;
 	}
 	f = rt_reactor_slot(r, fd);
-	if (!f || f->gen != gen)
+	if (!f || (f->gen & UR_GEN_MASK) != gen)
 		return 0; /* cancelled or superseded registration */
 	f->armed = 0;
+	gen = f->gen;
+	st->cb_fd = fd;
 	ran = rt_reactor_ready(r, fd, gen, ready_mask(res));
+	st->cb_fd = -1;
 	/* The callback may have deleted or modified the registration. */
 	f = rt_reactor_slot(r, fd);
-	if (f && f->gen == gen && !f->armed && ur_add(r, fd, f))
-		((struct ur_state *)r->backend_state)->rearm = true;
+	if (f && f->gen == gen && !f->armed) {
+		bool need;
+
+		want_poll(f, &need);
+		if ((need && ur_add(r, fd, f)) || ur_recv_sync(st, fd, f))
+			st->rearm = true;
+	}
 	return ran;
+}
+
+static int ur_complete(struct pc_reactor *r, uint64_t tag, int res, unsigned flags)
+{
+	struct ur_state *st = r->backend_state;
+	enum ur_kind kind = (enum ur_kind)(tag >> 62);
+	int fd = (int)(uint32_t)tag;
+	uint32_t gen = (uint32_t)(tag >> 32) & UR_GEN_MASK;
+
+	if (kind != UR_RECV || !(flags & IORING_CQE_F_MORE))
+		st->requests--;
+	if (kind == UR_CANCEL)
+		return 0;
+	if (kind == UR_POLL)
+		return ur_poll_done(r, fd, gen, res);
+	return ur_recv_done(r, fd, gen, res, flags);
 }
 
 static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 {
-	struct io_uring *ring = ur_ring(r);
+	struct ur_state *st = r->backend_state;
+	struct io_uring *ring = &st->ring;
 	struct io_uring_cqe *cqe;
 	int rc, ran = 0;
 
-	if (((struct ur_state *)r->backend_state)->rearm) {
+	/* Bytes kept for fds that want them again go first; any still
+	 * waiting for a taker that wants input must not sleep. */
+	if (st->nheld) {
+		ran += ur_held_offer(r);
+		if (ur_held_ready(r))
+			timeout_ns = 0;
+	}
+	if (st->rearm) {
 		ur_rearm_all(r);
 		/* Still short of entries: do not sleep on what is unwatched. */
-		if (((struct ur_state *)r->backend_state)->rearm && timeout_ns != 0)
+		if (st->rearm && timeout_ns != 0)
 			timeout_ns = 1000000;
 	}
-	rc = ur_enter(ring, timeout_ns);
+	rc = ur_enter(st, timeout_ns);
 	if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
 		return rc;
 	/* Only what completed before this point: a re-arm that overflows the
@@ -230,11 +373,23 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 	for (unsigned n = io_uring_cq_ready(ring); n && io_uring_peek_cqe(ring, &cqe) == 0; n--) {
 		uint64_t tag = io_uring_cqe_get_data64(cqe);
 		int res = cqe->res;
+		unsigned flags = cqe->flags;
 
 		io_uring_cqe_seen(ring, cqe);
-		ran += ur_complete(r, tag, res);
+		ran += ur_complete(r, tag, res, flags);
 	}
 	return ran;
+}
+
+static void ur_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *out)
+{
+	const struct ur_state *st = r->backend_state;
+
+	out->requests = st->requests;
+	out->buffers = st->completion ? UR_BUFS : 0;
+	out->buffers_out = st->bufs_out;
+	out->completion = st->completion;
+	out->defer_taskrun = st->defer_taskrun;
 }
 
 const struct rt_backend_ops rt_backend_uring = {
@@ -245,4 +400,6 @@ const struct rt_backend_ops rt_backend_uring = {
 	.mod = ur_mod,
 	.del = ur_del,
 	.wait = ur_wait,
+	.add_recv = ur_add_recv,
+	.stats = ur_stats,
 };

@@ -50,10 +50,20 @@ static inline size_t tu_echo_raw(struct pc_session *s, const uint8_t *d, size_t 
 	return pc_session_write(s, d, n) ? 0 : n;
 }
 
+/* The reactor backend the suite runs on: PC_TEST_BACKEND=uring or epoll
+ * (the default), set by tests/net/CMakeLists.txt. */
+static inline enum pc_backend tu_backend(void)
+{
+	const char *b = getenv("PC_TEST_BACKEND");
+
+	return b && !strcmp(b, "uring") ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
+}
+
 /* A server on 127.0.0.1, port chosen by the kernel, shards not pinned. */
 static inline void tu_cfg(struct pc_server_cfg *c, unsigned shards)
 {
 	pc_server_cfg_init(c);
+	c->engine.backend = tu_backend();
 	c->host = "127.0.0.1";
 	c->engine.shards = shards;
 	c->engine.placement = "off";

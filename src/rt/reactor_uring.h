@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* percore rt: what the io_uring backend's two files share: the ring, its
+ * set-up (reactor_ubuf.c) and the receive path with its buffers and held
+ * completions (reactor_ubuf.c), and the request plumbing
+ * (reactor_uring.c). */
+#ifndef PERCORE_SRC_RT_REACTOR_URING_H
+#define PERCORE_SRC_RT_REACTOR_URING_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rt/reactor_impl.h"
+
+#define UR_ENTRIES 256
+/* Receive buffers of one reactor: a multishot receive takes one per
+ * completion and each comes back when its callback returns, so the pool
+ * only needs to cover the completions of one turn. */
+#define UR_BUFS 256
+#define UR_BUF_SIZE 16384
+#define UR_BGID 0
+#define UR_GEN_MASK 0x3fffffffu
+
+/* The top two bits of a request's user_data. */
+enum ur_kind { UR_POLL = 0, UR_RECV = 1, UR_CANCEL = 2 };
+
+/* A receive completion kept back: its fd did not want input when it came,
+ * or did not take all of it. */
+struct ur_held {
+	int fd;                /* -1: taken or dropped */
+	uint32_t rgen;
+	int32_t res;           /* bytes left (> 0), 0 end of stream, -errno */
+	uint32_t off;          /* into the buffer */
+	uint16_t bid;
+	bool buf;              /* holds buffer bid */
+};
+
+struct ur_state {
+	struct io_uring ring;
+	/* A re-arm found no submission entry (the queue full and the kernel
+	 * not taking more): retried before the next wait, so no fd, and not
+	 * the wake-up eventfd, is left unwatched. */
+	bool rearm;
+	bool enabled;          /* bound to its thread, ring fd registered */
+	bool completion;       /* multishot receive and provided buffers */
+	bool defer_taskrun;
+	int cb_fd;             /* whose poll callback runs now, or -1 */
+	uint32_t requests;     /* submitted and not finished */
+	uint32_t bufs_out;     /* buffers taken by completions, not returned */
+	uint32_t pass;         /* held-delivery passes */
+	struct io_uring_buf_ring *br;
+	uint8_t *bufs;
+	struct ur_held *held;  /* FIFO, in completion order */
+	unsigned nheld, held_cap;
+};
+
+/* reactor_uring.c */
+struct io_uring_sqe *ur_sqe(struct ur_state *st);
+int ur_recv_sync(struct ur_state *st, int fd, struct rt_fd *f);
+
+/* reactor_ubuf.c */
+int ur_setup(struct ur_state *st, unsigned flags);
+int ur_enable(struct ur_state *st);
+void ur_teardown(struct ur_state *st);
+int ur_recv_done(struct pc_reactor *r, int fd, uint32_t gen, int res, unsigned flags);
+int ur_held_offer(struct pc_reactor *r);
+bool ur_held_ready(const struct pc_reactor *r);
+void ur_held_drop(struct ur_state *st, int fd);
+
+#endif

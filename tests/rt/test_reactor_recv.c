@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* The io_uring backend's completion receive (pc_reactor_add_recv): bytes
+ * arrive in order, are kept (never lost) while input is not wanted and
+ * when the callback takes only part, the end of stream comes once, and a
+ * deleted fd gets no callback, with every buffer and request back
+ * afterwards. Backends without it say so (-EOPNOTSUPP). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "percore/reactor.h"
+#include "testmain.h"
+
+/* What one fd's receive callback saw. */
+struct got {
+	uint8_t bytes[1 << 16];
+	size_t len;
+	int calls, eofs, errors;
+	size_t take_max;   /* 0: take everything offered */
+	bool deleted;      /* set by the test: any later call is a failure */
+};
+
+static size_t on_recv(struct pc_reactor *r, int fd, const void *p, ssize_t n, void *arg)
+{
+	struct got *g = arg;
+	size_t take;
+
+	(void)r;
+	(void)fd;
+	assert_false(g->deleted);
+	g->calls++;
+	if (n == 0) {
+		g->eofs++;
+		return 0;
+	}
+	if (n < 0) {
+		g->errors++;
+		return 0;
+	}
+	take = g->take_max && g->take_max < (size_t)n ? g->take_max : (size_t)n;
+	assert_true(g->len + take <= sizeof(g->bytes));
+	memcpy(g->bytes + g->len, p, take);
+	g->len += take;
+	return take;
+}
+
+static void on_io(struct pc_reactor *r, int fd, unsigned ev, void *arg)
+{
+	(void)r;
+	(void)fd;
+	(void)ev;
+	(void)arg;
+}
+
+static struct pc_reactor *ring(void)
+{
+	struct pc_reactor *r;
+	struct pc_reactor_io_stats st;
+	int rc = pc_reactor_create(&r, PC_BACKEND_URING, PC_REACTOR_NO_FALLBACK);
+
+	if (rc)
+		PC_SKIP("io_uring cannot be set up here: %s", strerror(-rc));
+	pc_reactor_io_stats(r, &st);
+	if (!st.completion) {
+		pc_reactor_destroy(r);
+		PC_SKIP("this kernel's io_uring has no multishot receive");
+	}
+	return r;
+}
+
+static void pair(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+/* Poll until cond holds or 200 turns have passed. */
+#define POLL_UNTIL(r, cond)                                                      \
+	do {                                                                     \
+		for (int t_ = 0; t_ < 200 && !(cond); t_++)                      \
+			assert_true(pc_reactor_poll((r), 10000000) >= 0);         \
+	} while (0)
+
+static void fill(uint8_t *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed + i * 7);
+}
+
+/* Idle: only the wake-up poll in flight and every buffer in the pool. */
+static void assert_quiet(struct pc_reactor *r)
+{
+	struct pc_reactor_io_stats st;
+
+	for (int t = 0; t < 50; t++) {
+		pc_reactor_io_stats(r, &st);
+		if (st.requests == 1 && st.buffers_out == 0)
+			break;
+		assert_true(pc_reactor_poll(r, 1000000) >= 0);
+	}
+	pc_reactor_io_stats(r, &st);
+	assert_int_equal(st.requests, 1);
+	assert_int_equal(st.buffers_out, 0);
+}
+
+static void bytes_arrive_in_order(void **state)
+{
+	static struct got g;
+	static uint8_t want[40000];
+	struct pc_reactor *r = ring();
+	int sv[2];
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	pair(sv);
+	fill(want, sizeof(want), 3);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), 0);
+	/* More than one buffer's worth, in pieces of odd sizes. */
+	for (size_t off = 0; off < sizeof(want);) {
+		size_t k = sizeof(want) - off < 1237 ? sizeof(want) - off : 1237;
+		ssize_t w = write(sv[1], want + off, k);
+
+		if (w < 0) {
+			assert_int_equal(errno, EAGAIN);
+			assert_true(pc_reactor_poll(r, 10000000) >= 0);
+			continue;
+		}
+		off += (size_t)w;
+	}
+	POLL_UNTIL(r, g.len == sizeof(want));
+	assert_int_equal(g.len, sizeof(want));
+	assert_memory_equal(g.bytes, want, sizeof(want));
+	close(sv[1]);
+	POLL_UNTIL(r, g.eofs);
+	assert_int_equal(g.eofs, 1);
+	for (int t = 0; t < 5; t++)
+		assert_true(pc_reactor_poll(r, 1000000) >= 0);
+	assert_int_equal(g.eofs, 1); /* offered once, never again */
+	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
+	close(sv[0]);
+	assert_quiet(r);
+	pc_reactor_destroy(r);
+}
+
+/* Without PC_EV_IN nothing is offered; once it is back, everything sent
+ * meanwhile comes, in order. */
+static void interest_off_keeps_bytes(void **state)
+{
+	static struct got g;
+	struct pc_reactor *r = ring();
+	int sv[2];
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	pair(sv);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), 0);
+	assert_int_equal(write(sv[1], "abc", 3), 3);
+	/* Dropped in the same turn as the bytes arrive: the receive may
+	 * complete before its cancellation does. */
+	assert_int_equal(pc_reactor_mod(r, sv[0], 0), 0);
+	for (int t = 0; t < 5; t++)
+		assert_true(pc_reactor_poll(r, 1000000) >= 0);
+	assert_int_equal(write(sv[1], "def", 3), 3);
+	for (int t = 0; t < 5; t++)
+		assert_true(pc_reactor_poll(r, 1000000) >= 0);
+	assert_int_equal(g.calls, 0);
+	assert_int_equal(pc_reactor_mod(r, sv[0], PC_EV_IN), 0);
+	POLL_UNTIL(r, g.len == 6);
+	assert_int_equal(g.len, 6);
+	assert_memory_equal(g.bytes, "abcdef", 6);
+	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
+	close(sv[0]);
+	close(sv[1]);
+	assert_quiet(r);
+	pc_reactor_destroy(r);
+}
+
+/* A callback that takes part of what it is offered gets the rest first. */
+static void partial_take_offers_rest(void **state)
+{
+	static struct got g;
+	static uint8_t want[3000];
+	struct pc_reactor *r = ring();
+	int sv[2];
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.take_max = 100;
+	pair(sv);
+	fill(want, sizeof(want), 11);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), 0);
+	assert_int_equal(write(sv[1], want, 1500), 1500);
+	assert_true(pc_reactor_poll(r, 10000000) >= 0);
+	assert_int_equal(write(sv[1], want + 1500, 1500), 1500);
+	POLL_UNTIL(r, g.len == sizeof(want));
+	assert_int_equal(g.len, sizeof(want));
+	assert_memory_equal(g.bytes, want, sizeof(want));
+	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
+	close(sv[0]);
+	close(sv[1]);
+	assert_quiet(r);
+	pc_reactor_destroy(r);
+}
+
+/* Deleted with bytes received and kept, and more in flight: no callback
+ * afterwards, and all buffers and requests come back. */
+static void delete_leaves_nothing(void **state)
+{
+	enum { N = 300 }; /* more fds than the pool has buffers */
+	static struct got g[N];
+	static int sv[N][2];
+	struct pc_reactor *r = ring();
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		memset(&g[i], 0, sizeof(g[i]));
+		pair(sv[i]);
+		assert_int_equal(pc_reactor_add_recv(r, sv[i][0], PC_EV_IN, on_io, on_recv, &g[i]), 0);
+		assert_int_equal(write(sv[i][1], "0123456789", 10), 10);
+	}
+	/* A third keep what they receive (no interest), a third take part. */
+	for (int i = 0; i < N; i += 3)
+		assert_int_equal(pc_reactor_mod(r, sv[i][0], 0), 0);
+	for (int i = 1; i < N; i += 3)
+		g[i].take_max = 4;
+	assert_true(pc_reactor_poll(r, 10000000) >= 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(write(sv[i][1], "abcdefghij", 10), 10);
+		assert_int_equal(pc_reactor_del(r, sv[i][0]), 0);
+		g[i].deleted = true;
+		close(sv[i][0]);
+		close(sv[i][1]);
+	}
+	assert_quiet(r);
+	assert_int_equal(pc_reactor_nfds(r), 0);
+	pc_reactor_destroy(r);
+}
+
+static void not_offered_elsewhere(void **state)
+{
+	static struct got g;
+	struct pc_reactor *r;
+	int sv[2];
+
+	(void)state;
+	pair(sv);
+	assert_int_equal(pc_reactor_create(&r, PC_BACKEND_EPOLL, 0), 0);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), -EOPNOTSUPP);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, NULL, &g), -EINVAL);
+	assert_int_equal(pc_reactor_nfds(r), 0);
+	pc_reactor_destroy(r);
+	if (pc_reactor_create(&r, PC_BACKEND_URING, PC_REACTOR_NO_FALLBACK | PC_REACTOR_NO_COMPLETION) == 0) {
+		assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g),
+				 -EOPNOTSUPP);
+		assert_int_equal(pc_reactor_nfds(r), 0);
+		/* Readiness still works on that ring. */
+		assert_int_equal(pc_reactor_add(r, sv[0], PC_EV_IN, on_io, &g), 0);
+		assert_int_equal(pc_reactor_del(r, sv[0]), 0);
+		pc_reactor_destroy(r);
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bytes_arrive_in_order),
+		cmocka_unit_test(interest_off_keeps_bytes),
+		cmocka_unit_test(partial_take_offers_rest),
+		cmocka_unit_test(delete_leaves_nothing),
+		cmocka_unit_test(not_offered_elsewhere),
+	};
+	return pc_test_main(tests, argc, argv);
+}
