@@ -70,6 +70,19 @@ int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags)
 	rb->_mask = cap - 1;
 	rb->_head = rb->_tail = 0;
 	rb->_mirrored = mirrored;
+	rb->_lent = false;
+	return 0;
+}
+
+int pc_ringbuf_init_at(struct pc_ringbuf *rb, void *mem, size_t capacity)
+{
+	if (!mem || !capacity || capacity > PC_RINGBUF_MAX_CAPACITY || (capacity & (capacity - 1)))
+		return -EINVAL;
+	rb->_buf = mem;
+	rb->_mask = capacity - 1;
+	rb->_head = rb->_tail = 0;
+	rb->_mirrored = false;
+	rb->_lent = true;
 	return 0;
 }
 
@@ -77,7 +90,9 @@ void pc_ringbuf_destroy(struct pc_ringbuf *rb)
 {
 	if (!rb->_buf)
 		return;
-	if (rb->_mirrored)
+	if (rb->_lent)
+		; /* the caller's */
+	else if (rb->_mirrored)
 		munmap(rb->_buf, 2 * pc_ringbuf_capacity(rb));
 	else
 		free(rb->_buf);

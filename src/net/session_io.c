@@ -121,16 +121,17 @@ int net_session_ping(struct pc_session *s)
 	return send_heartbeat(s, PC_MSG_HEARTBEAT, NULL, 0);
 }
 
-/* While a handler looks at bytes of this session's mirrored input ring,
- * what it sends from them may stay there until the flush (struct
- * net_ref). A plain ring may move a wrapped frame's bytes on the next
- * decode, so it never lends them. */
+/* While a handler looks at bytes of this session's input ring, what it
+ * sends from them may stay there until the flush (struct net_ref). A
+ * plain ring lends them too: nothing is read into it before the flush,
+ * and without a read at most one frame of a pass wraps (the next ones
+ * begin after its end), so the wrapped part copied after the ring's end
+ * is not overwritten either; offering the same frame again copies the
+ * same bytes to the same place. */
 static void refs_open(struct pc_session *s, const uint8_t *p, size_t len)
 {
 	struct net_shard *sh = s->sh;
 
-	if (!pc_ringbuf_mirrored(s->rx))
-		return;
 	sh->ref_owner = s;
 	sh->ref_lo = p;
 	sh->ref_hi = p + len;

@@ -139,7 +139,7 @@ void net_session_mark_dirty(struct pc_session *s)
 }
 
 /* Whether this piece may stay where it is: it lies in the body the
- * session's own handler is looking at (in its mirrored input ring), is
+ * session's own handler is looking at (in its input ring), is
  * worth it, and the session has room for one more reference. */
 static bool can_refer(const struct pc_session *s, const struct iovec *v)
 {
