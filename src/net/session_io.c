@@ -26,13 +26,13 @@ void net_session_set_interest(struct pc_session *s)
 
 	if (s->flags & NS_FIN)
 		want = PC_EV_IN; /* only to see the client's EOF; input discarded */
-	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN | NS_HELD)))
+	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN | NS_HELD | NS_BUDGET)))
 		want = PC_EV_IN;
 	if (net_session_queued(s) && ((s->flags & NS_WBLOCKED) || !want))
 		want |= PC_EV_OUT;
 	/* Nothing wanted happens on the way to being freed, or while held
 	 * with nothing to write: then only errors and hang-ups. */
-	if ((!want && !(s->flags & (NS_HELD | NS_EOF | NS_DRAIN))) || want == s->events)
+	if ((!want && !(s->flags & (NS_HELD | NS_EOF | NS_DRAIN | NS_BUDGET))) || want == s->events)
 		return;
 	if (pc_reactor_mod(s->sh->r, s->fd, want))
 		net_session_abort(s, PC_CLOSE_NOMEM);
@@ -280,7 +280,7 @@ void net_session_input(struct pc_session *s)
 static bool rx_stuck(const struct pc_session *s)
 {
 	return s->rx && !pc_ringbuf_space(s->rx) &&
-	       !(s->flags & (NS_PAUSED | NS_CLOSING | NS_HELD));
+	       !(s->flags & (NS_PAUSED | NS_CLOSING | NS_HELD | NS_BUDGET));
 }
 
 static void read_in(struct pc_session *s)
@@ -299,12 +299,15 @@ static void read_in(struct pc_session *s)
 		return; /* full: frames wait for the output to drain */
 	n = recv(s->fd, p, len, MSG_DONTWAIT);
 	if (n > 0) {
+		bool held = pc_ringbuf_used(s->rx);
+
 		pc_ringbuf_commit(s->rx, (size_t)n);
 		NET_STAT_ADD(sh, bytes_in, n);
 		NET_STAT_ADD(sh, buffered_bytes, n);
 		if (sh->idle_ticks || sh->hb_ticks)
 			s->last_rx = (uint32_t)net_tick();
 		net_session_input(s);
+		net_budget_settle(sh, held || (s->rx && pc_ringbuf_used(s->rx)));
 		if (!(s->flags & NS_DEAD) && rx_stuck(s))
 			net_session_abort(s, PC_CLOSE_NOMEM);
 		return;
@@ -345,7 +348,7 @@ void net_session_read_once(struct pc_session *s)
 	/* Replies still in the input ring: reading now could overwrite them;
 	 * the flush at the end of this turn frees them, and the readiness,
 	 * level-triggered, comes back next turn. */
-	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD | NS_HELD)) &&
+	if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD | NS_HELD | NS_BUDGET)) &&
 	    !s->ref_head)
 		read_in(s);
 }

@@ -26,6 +26,8 @@ void net_mem_update(struct net_shard *sh)
 	__atomic_store_n(&sh->stats.buffer_bytes, sh->pool.busy_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&sh->stats.pool_bytes, sh->pool.idle_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&sh->stats.buffers_mapped, sh->pool.maps, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->stats.buffer_maps, net_arena_chunks(&sh->pool.arena),
+			 __ATOMIC_RELAXED);
 }
 
 struct pc_ringbuf *net_session_buf_get(struct net_shard *sh, size_t bytes)
