@@ -19,6 +19,8 @@
  *                                      so the rows differ by the server only
  *   Session/IdleMemory/10000           (idle_bench.c) a percore echo process
  *                                      holding 10,000 idle sessions
+ *   Session/PartialFrame/10000         (idle_bench.c) the same, each session
+ *                                      holding half of a 1 KiB frame
  *
  * The two peers are the same server (epoll_echo.c): epoll_echo sleeps in
  * epoll_wait(-1), the counterpart of idle:sleep; epoll_busy polls

@@ -45,6 +45,11 @@ out:
 	return err;
 }
 
+static void set_up(struct pc_ringbuf *rb, uint8_t *buf, size_t cap, bool mirrored, bool lent)
+{
+	*rb = (struct pc_ringbuf){ ._buf = buf, ._mask = cap - 1, ._mirrored = mirrored, ._lent = lent };
+}
+
 int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags)
 {
 	bool mirrored = flags & PC_RINGBUF_MIRRORED;
@@ -66,11 +71,7 @@ int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags)
 		if (!buf)
 			return -ENOMEM;
 	}
-	rb->_buf = buf;
-	rb->_mask = cap - 1;
-	rb->_head = rb->_tail = 0;
-	rb->_mirrored = mirrored;
-	rb->_lent = false;
+	set_up(rb, buf, cap, mirrored, false);
 	return 0;
 }
 
@@ -78,11 +79,7 @@ int pc_ringbuf_init_at(struct pc_ringbuf *rb, void *mem, size_t capacity)
 {
 	if (!mem || !capacity || capacity > PC_RINGBUF_MAX_CAPACITY || (capacity & (capacity - 1)))
 		return -EINVAL;
-	rb->_buf = mem;
-	rb->_mask = capacity - 1;
-	rb->_head = rb->_tail = 0;
-	rb->_mirrored = false;
-	rb->_lent = true;
+	set_up(rb, mem, capacity, false, true);
 	return 0;
 }
 

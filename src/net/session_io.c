@@ -286,18 +286,20 @@ static bool rx_stuck(const struct pc_session *s)
 static void read_in(struct pc_session *s)
 {
 	struct net_shard *sh = s->sh;
-	size_t len;
-	uint8_t *p;
+	struct iovec iov[2];
 	ssize_t n;
 
 	if (!s->rx && !(s->rx = net_session_buf_get(sh, sh->cfg->rx_buffer))) {
 		net_session_abort(s, PC_CLOSE_NOMEM);
 		return;
 	}
-	p = pc_ringbuf_write_span(s->rx, &len);
-	if (!len)
+	/* The free space in one call, both parts where it wraps: a plain
+	 * ring's first part ends at the buffer's end. */
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)pc_ringbuf_write_iov(s->rx, iov) };
+	if (!m.msg_iovlen)
 		return; /* full: frames wait for the output to drain */
-	n = recv(s->fd, p, len, MSG_DONTWAIT);
+	n = m.msg_iovlen == 1 ? recv(s->fd, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT)
+			      : recvmsg(s->fd, &m, MSG_DONTWAIT);
 	if (n > 0) {
 		bool held = pc_ringbuf_used(s->rx);
 
