@@ -64,7 +64,8 @@ for bad in "--port x" "--port 70000" "--max-body 0" "--max-body 17M" "--idle-pol
   grep -q "percore echo: " "$tmp/err" || { echo "FAIL: echo $bad: no reason"; fail=1; }
 done
 for bad in "--size 5-1" "--size 1-" "--conns 0" "--depth 5000" "--duration 0" \
-           "--duration 3x" "--raw --idle 5" "--raw --size 0" "--port" "--host example.com"; do
+           "--duration 3x" "--raw --idle 5" "--raw --size 0" "--port" "--host example.com" \
+           "--partial 512" "--idle 5 --partial 6" "--idle 5 --partial 1M"; do
   # shellcheck disable=SC2086
   check 2 "load $bad" "$pc" load $bad
   grep -q "percore load: " "$tmp/err" || { echo "FAIL: load $bad: no reason"; fail=1; }
@@ -81,6 +82,9 @@ if start_echo budget --shards 1 --max-input-bytes 4M --json; then
   check 0 "load against an input budget" "$pc" load --port "$port" --conns 4 --messages 200 \
     --size 3000 --policy off --idle-policy sleep --json
   expect "every message back under a budget" '.messages == 200 and .errors.total == 0'
+  check 0 "load --idle --partial" "$pc" load --port "$port" --idle 50 --partial 100 --json
+  expect "every half frame held, no mapping per session" \
+    '.idle.sessions == 50 and .idle.server_buffered_growth == 5000 and .idle.maps_per_session < 0.5'
   stop_echo budget
   cp "$tmp/budget.out" "$tmp/out"
   expect "the budget's figures reported" '.total.input_pauses == 0 and .total.input_shed == 0'
