@@ -60,7 +60,9 @@ void net_arena_init(struct net_arena *a);
 void net_arena_fini(struct net_arena *a);
 
 /* A block of at least `bytes` (rounded up to a power of two, 8 KiB at
- * least), aligned to its size. Its bytes are whatever they were. Returns
+ * least), page-aligned (blocks are aligned to their size within their
+ * chunk, whose start mmap only aligns to a page). Its bytes are whatever
+ * they were. Returns
  * NULL when bytes exceeds a chunk or no memory could be mapped. */
 void *net_arena_alloc(struct net_arena *a, size_t bytes);
 
