@@ -228,6 +228,32 @@ static void test_input_budget(void **state)
 	tu_stop(srv);
 }
 
+/* The largest frame the wire allows (16 MiB body) still goes through,
+ * arriving in pieces (the input ring grows to its 32 MiB class, carved
+ * from the arena) under a budget of exactly one such frame, twice. */
+static void test_largest_frame(void **state)
+{
+	const uint32_t body = PC_FRAME_MAX_BODY_CAP;
+	struct pc_server_cfg c;
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.max_body = body;
+	c.max_input_bytes = PC_FRAME_HEADER_LEN + (uint64_t)body;
+	struct pc_server *srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
+	for (int round = 0; round < 2; round++) {
+		send_part(fd, body, 0, PC_FRAME_HEADER_LEN + body);
+		assert_true(echoed(fd, body));
+	}
+	struct pc_server_stats st = tu_stats(srv);
+	assert_int_equal(st.input_pauses, 0);
+	assert_int_equal(st.input_shed, 0);
+	assert_true(st.buffer_maps >= 1 && st.buffer_maps <= 2);
+	close(fd);
+	tu_stop(srv);
+}
+
 /* A budget that one largest frame would exceed is refused, saying so. */
 static void test_budget_below_one_frame(void **state)
 {
@@ -252,6 +278,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_many_partial_frames),
 		cmocka_unit_test(test_input_budget),
+		cmocka_unit_test(test_largest_frame),
 		cmocka_unit_test(test_budget_below_one_frame),
 	};
 
