@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Session/IdleMemory/10000: what 10,000 idle sessions cost a server.
+ * Session/PartialFrame/10000: the same with each connection holding half
+ * of a 1 KiB frame (512 bytes sent, the rest never), so the server keeps
+ * an input buffer per session.
  *
  * The server is `percore echo` in a process of its own (this program run
  * as a child), so its resident memory holds nothing of the generator's.
@@ -17,6 +20,13 @@
  *                              id slot (no buffer: idle sessions hold none)
  *   kernel_tcp_mem_bytes       growth of the machine's TCP buffer memory
  *                              (/proc/net/sockstat), both ends
+ *   maps_per_session           growth of the server's memory mappings
+ *                              (lines of /proc/PID/maps) per session
+ *   maps_after                 the server's mappings at the end (the
+ *                              kernel refuses every mmap past
+ *                              vm.max_map_count, 65,530 by default)
+ *   buffered_bytes_per_session PartialFrame: what the server holds per
+ *                              session (512 when every half frame arrived)
  *   server_accepted_before     the most connections any measured server
  *                              had accepted before its measurement: 1 (the
  *                              generator's statistics connection) when
@@ -40,6 +50,7 @@
 #include "percore/load.h"
 
 #define IDLE_SESSIONS 10000
+#define PARTIAL_BYTES 512 /* half of a 1 KiB frame */
 
 struct idle_ctx {
 	pid_t pid;         /* the server for the next measurement; 0: none */
@@ -99,7 +110,7 @@ static int child_start(struct pc_bench_state *st, struct idle_ctx *c)
 	int fds[2], rc;
 	char *argv[] = { "percore", "echo", "--host", "127.0.0.1", "--port", "0", "--shards", "1",
 			 "--policy", st->affinity ? "auto" : "off", "--idle-policy", "sleep",
-			 "--idle-timeout", "0", NULL };
+			 "--idle-timeout", "0", "--frame-timeout", "0", NULL };
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 	if (null < 0 || pipe2(fds, O_CLOEXEC)) {
@@ -170,6 +181,7 @@ static int idle_once(struct pc_bench_state *st, struct idle_ctx *c, struct pc_lo
 	l.port = c->port;
 	l.mode = PC_LOAD_IDLE;
 	l.idle = IDLE_SESSIONS;
+	l.idle_partial = (uint32_t)st->bench->arg;
 	rc = pc_load_run(&l, r, err, sizeof(err));
 	child_stop(c); /* spent: the next measurement gets a new one */
 	if (rc)
@@ -184,7 +196,8 @@ static int idle_once(struct pc_bench_state *st, struct idle_ctx *c, struct pc_lo
 static void idle_run(struct pc_bench_state *st)
 {
 	struct idle_ctx *c = st->ctx;
-	double rss = 0, acct = 0, kmem = 0, errors = 0, before = 0;
+	double rss = 0, acct = 0, kmem = 0, errors = 0, before = 0, maps = 0, maps_end = 0;
+	double held = 0;
 	uint64_t done = 0;
 
 	for (uint64_t i = 0; i < st->iterations; i++) {
@@ -201,6 +214,9 @@ static void idle_run(struct pc_bench_state *st)
 		rss += r.rss_per_session;
 		acct += r.acct_per_session;
 		kmem += (double)r.kernel_tcp_mem_delta;
+		maps += r.maps_per_session;
+		maps_end += (double)r.server_maps_after;
+		held += r.idle_open ? (double)r.server_buffered_growth / (double)r.idle_open : 0;
 		errors += (double)r.errors;
 		if ((double)r.server_accepted_before > before)
 			before = (double)r.server_accepted_before;
@@ -211,6 +227,10 @@ static void idle_run(struct pc_bench_state *st)
 		pc_bench_counter(st, "rss_bytes_per_session", rss / (double)done);
 		pc_bench_counter(st, "accounted_bytes_per_session", acct / (double)done);
 		pc_bench_counter(st, "kernel_tcp_mem_bytes", kmem / (double)done);
+		pc_bench_counter(st, "maps_per_session", maps / (double)done);
+		pc_bench_counter(st, "maps_after", maps_end / (double)done);
+		if (st->bench->arg)
+			pc_bench_counter(st, "buffered_bytes_per_session", held / (double)done);
 		pc_bench_counter(st, "server_accepted_before", before);
 	}
 	pc_bench_counter(st, "errors", errors);
@@ -230,3 +250,10 @@ static const struct pc_bench idle_memory = {
 	.setup = idle_setup, .run = idle_run, .teardown = idle_teardown,
 };
 PC_BENCH_REGISTER(idle_memory)
+
+static const struct pc_bench partial_memory = {
+	.name = "Session/PartialFrame/10000", .arg = PARTIAL_BYTES,
+	.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,
+	.setup = idle_setup, .run = idle_run, .teardown = idle_teardown,
+};
+PC_BENCH_REGISTER(partial_memory)

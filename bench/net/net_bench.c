@@ -25,6 +25,8 @@
  *   Peer/uring_echo/Create             the plain io_uring server's
  *   Session/IdleMemory/10000           (idle_bench.c) a percore echo process
  *                                      holding 10,000 idle sessions
+ *   Session/PartialFrame/10000         (idle_bench.c) the same, each session
+ *                                      holding half of a 1 KiB frame
  *
  * The two peers are the same server (epoll_echo.c): epoll_echo sleeps in
  * epoll_wait(-1), the counterpart of idle:sleep; epoll_busy polls

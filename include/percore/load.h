@@ -16,7 +16,8 @@
  *            (bytes, so a plain server can be driven the same way)
  *   connect  C connections, each cycling: connect, one round trip, close
  *            (with a reset, so no TIME_WAIT exhausts the ports), again
- *   idle     open N connections that send nothing and ask the server, with
+ *   idle     open N connections that send nothing (or, with idle_partial,
+ *            the first half of a frame each) and ask the server, with
  *            PC_MSG_STATS frames before and after, what they cost it
  *
  * pc_load_run() is for a thread that is not a shard of another engine.
@@ -59,6 +60,10 @@ struct pc_load_cfg {
 	                          * 0: 5 s. Unanswered ones count as lost */
 	uint64_t seed;
 	unsigned idle;           /* idle mode: connections to open */
+	/* idle mode: bytes of a frame twice as large (header and body, at
+	 * most 1 MiB) that each connection sends after connecting, so the
+	 * server holds an incomplete frame per connection; 0: nothing. */
+	uint32_t idle_partial;
 	/* The load generator's own shards: count (0: 1), placement, idle
 	 * policy. on_start, on_stop and arg are its own. */
 	struct pc_engine_cfg engine;
@@ -86,9 +91,13 @@ struct pc_load_result {
 	                          * statistics connection) on a fresh server */
 	uint64_t server_rss_before, server_rss_after;          /* bytes */
 	uint64_t server_session_bytes_before, server_session_bytes_after;
-	uint64_t server_buffer_bytes_after;                    /* should be 0 */
+	uint64_t server_buffer_bytes_after;                    /* idle: should be 0 */
+	uint64_t server_maps_before, server_maps_after;        /* memory mappings */
+	uint64_t server_buffered_growth; /* bytes the server received and holds
+	                          * after - before (idle_partial x idle_open) */
 	double rss_per_session;  /* (after - before) / idle_open */
 	double acct_per_session; /* the server's own accounting, same way */
+	double maps_per_session; /* (maps after - before) / idle_open */
 	int64_t kernel_tcp_mem_delta; /* /proc/net/sockstat TCP mem, bytes:
 	                          * socket buffers of both ends (loopback) */
 };

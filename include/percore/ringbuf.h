@@ -52,6 +52,7 @@ struct pc_ringbuf {
 	uint64_t _head;   /* bytes consumed since init or reset */
 	uint64_t _tail;   /* bytes committed since init or reset */
 	bool _mirrored;
+	bool _lent;       /* the memory is the caller's (pc_ringbuf_init_at) */
 };
 
 /* Set up an empty ring of at least `capacity` bytes (rounded up to a power
@@ -62,7 +63,16 @@ struct pc_ringbuf {
  * memfd: use plain mode then). rb is untouched on failure. */
 PC_API int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags);
 
-/* Release the memory. rb may be re-initialised afterwards. */
+/* Set up an empty plain ring on memory the caller owns: mem holds
+ * 2 * capacity bytes (the ring and the half a wrapped region is copied
+ * into), capacity a power of two within PC_RINGBUF_MAX_CAPACITY. For a
+ * pool that carves many rings from one mapping. The memory stays the
+ * caller's: pc_ringbuf_destroy() leaves it alone. Returns 0, or -EINVAL
+ * for a NULL mem or a bad capacity (rb untouched). */
+PC_API int pc_ringbuf_init_at(struct pc_ringbuf *rb, void *mem, size_t capacity);
+
+/* Release the memory (not a pc_ringbuf_init_at() caller's). rb may be
+ * re-initialised afterwards. */
 PC_API void pc_ringbuf_destroy(struct pc_ringbuf *rb);
 
 /* Check the invariants: a buffer, a power-of-two capacity within

@@ -92,6 +92,14 @@ struct pc_server_cfg {
 	uint32_t max_sessions;      /* per shard */
 	uint32_t max_per_addr;      /* per client address, over all shards */
 	uint32_t max_body;
+	/* Input bytes a shard may hold (received, not yet consumed: mostly
+	 * incomplete frames), at least one largest frame. Above it the shard
+	 * stops reading the sessions holding the most; when that leaves no
+	 * session that could complete a frame, it drops the oldest
+	 * incomplete frames (error reply, close as PC_CLOSE_NOMEM) down to
+	 * three quarters of it, where the paused sessions are read again.
+	 * Counted in input_pauses and input_shed. */
+	uint64_t max_input_bytes;
 
 	/* Buffers (0: the defaults above). low_water 0: high_water / 4.
 	 * A session holds at most an input ring for the largest frame and
@@ -152,6 +160,9 @@ struct pc_server_stats {
 	uint64_t replies_discarded; /* sequenced answers for a closed session,
 	                             * or refused when written (percore/reply.h) */
 	uint64_t read_holds;        /* pc_session_pause_read() calls that paused */
+	uint64_t input_pauses;      /* sessions stopped over the input budget */
+	uint64_t input_paused;      /* stopped for it now */
+	uint64_t input_shed;        /* incomplete frames dropped for it */
 	/* memory now (what is not counted: docs/BENCHMARKS.md) */
 	uint64_t queued_bytes;      /* unsent output */
 	uint64_t buffered_bytes;    /* received, not yet consumed */
@@ -159,6 +170,7 @@ struct pc_server_stats {
 	uint64_t buffer_bytes;      /* ring capacity attached to sessions */
 	uint64_t pool_bytes;        /* ring capacity idle in the pools */
 	uint64_t buffers_mapped;    /* rings created, all time */
+	uint64_t buffer_maps;       /* memory mappings holding rings now */
 	uint64_t drain_aborted;     /* sessions cut at the drain deadline */
 };
 
@@ -216,6 +228,11 @@ PC_API int pc_server_stats_print(const struct pc_server_stats *st, bool json, FI
 
 /* Resident memory of this process (VmRSS) in bytes, 0 when unknown. */
 PC_API uint64_t pc_process_rss(void);
+
+/* Memory mappings of this process (lines of /proc/self/maps), 0 when
+ * unknown. The kernel refuses every mmap of a process past
+ * vm.max_map_count of them. Any thread; reads the whole file. */
+PC_API uint64_t pc_process_maps(void);
 
 PC_END_DECLS
 

@@ -45,6 +45,11 @@ out:
 	return err;
 }
 
+static void set_up(struct pc_ringbuf *rb, uint8_t *buf, size_t cap, bool mirrored, bool lent)
+{
+	*rb = (struct pc_ringbuf){ ._buf = buf, ._mask = cap - 1, ._mirrored = mirrored, ._lent = lent };
+}
+
 int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags)
 {
 	bool mirrored = flags & PC_RINGBUF_MIRRORED;
@@ -66,10 +71,15 @@ int pc_ringbuf_init(struct pc_ringbuf *rb, size_t capacity, unsigned flags)
 		if (!buf)
 			return -ENOMEM;
 	}
-	rb->_buf = buf;
-	rb->_mask = cap - 1;
-	rb->_head = rb->_tail = 0;
-	rb->_mirrored = mirrored;
+	set_up(rb, buf, cap, mirrored, false);
+	return 0;
+}
+
+int pc_ringbuf_init_at(struct pc_ringbuf *rb, void *mem, size_t capacity)
+{
+	if (!mem || !capacity || capacity > PC_RINGBUF_MAX_CAPACITY || (capacity & (capacity - 1)))
+		return -EINVAL;
+	set_up(rb, mem, capacity, false, true);
 	return 0;
 }
 
@@ -77,7 +87,9 @@ void pc_ringbuf_destroy(struct pc_ringbuf *rb)
 {
 	if (!rb->_buf)
 		return;
-	if (rb->_mirrored)
+	if (rb->_lent)
+		; /* the caller's */
+	else if (rb->_mirrored)
 		munmap(rb->_buf, 2 * pc_ringbuf_capacity(rb));
 	else
 		free(rb->_buf);

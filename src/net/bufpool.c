@@ -12,6 +12,7 @@ int net_bufpool_init(struct net_bufpool *p, unsigned keep, size_t keep_bytes)
 	memset(p, 0, sizeof(*p));
 	p->keep = keep;
 	p->keep_bytes = keep_bytes;
+	net_arena_init(&p->arena);
 	if (!keep)
 		return 0;
 	for (unsigned c = 0; c < NET_BUF_CLASSES; c++) {
@@ -24,9 +25,11 @@ int net_bufpool_init(struct net_bufpool *p, unsigned keep, size_t keep_bytes)
 	return 0;
 }
 
-static void ring_free(struct pc_ringbuf *rb)
+static void ring_free(struct net_bufpool *p, struct pc_ringbuf *rb)
 {
-	pc_ringbuf_destroy(rb);
+	size_t cap = pc_ringbuf_capacity(rb);
+
+	net_arena_free(&p->arena, rb->_buf, 2 * cap);
 	free(rb);
 }
 
@@ -34,12 +37,13 @@ void net_bufpool_fini(struct net_bufpool *p)
 {
 	for (unsigned c = 0; c < NET_BUF_CLASSES; c++) {
 		for (unsigned i = 0; i < p->nfree[c]; i++)
-			ring_free(p->free[c][i]);
+			ring_free(p, p->free[c][i]);
 		free(p->free[c]);
 		p->free[c] = NULL;
 		p->nfree[c] = 0;
 	}
 	p->idle_bytes = 0;
+	net_arena_fini(&p->arena);
 }
 
 static int class_of(size_t bytes)
@@ -58,23 +62,14 @@ size_t net_buf_class_size(size_t bytes)
 	return c < 0 ? 0 : (size_t)1 << (NET_BUF_MIN_SHIFT + (unsigned)c);
 }
 
+/* A plain ring on an arena block: the ring and its copy half. */
 static struct pc_ringbuf *ring_new(struct net_bufpool *p, size_t cap)
 {
 	struct pc_ringbuf *rb = malloc(sizeof(*rb));
-	int rc = -ENOSYS;
+	void *mem = rb ? net_arena_alloc(&p->arena, 2 * cap) : NULL;
 
-	if (!rb)
-		return NULL;
-	if (!p->plain) {
-		rc = pc_ringbuf_init(rb, cap, PC_RINGBUF_MIRRORED);
-		/* Out of memory is not a reason to give up mirroring; a refused
-		 * memfd or mapping (sandbox, no memfd) is. */
-		if (rc && rc != -ENOMEM)
-			p->plain = true;
-	}
-	if (rc && p->plain)
-		rc = pc_ringbuf_init(rb, cap, 0);
-	if (rc) {
+	if (!mem || pc_ringbuf_init_at(rb, mem, cap)) {
+		net_arena_free(&p->arena, mem, 2 * cap);
 		free(rb);
 		return NULL;
 	}
@@ -124,7 +119,7 @@ void net_buf_put(struct net_bufpool *p, struct pc_ringbuf *rb)
 		p->idle_bytes += cap;
 		return;
 	}
-	ring_free(rb);
+	ring_free(p, rb);
 }
 
 struct pc_ringbuf *net_buf_grow(struct net_bufpool *p, struct pc_ringbuf *rb, size_t bytes)
@@ -166,6 +161,10 @@ int net_bufpool_validate(const struct net_bufpool *p, char *err, size_t errlen)
 			idle += pc_ringbuf_capacity(rb);
 		}
 	}
+	int rc = net_arena_validate(&p->arena, err, errlen);
+
+	if (rc)
+		return rc;
 	if (idle != p->idle_bytes || idle > p->keep_bytes)
 		return sys_errmsg(err, errlen, -EINVAL,
 				 "%zu idle bytes, count says %zu, expected at most %zu", idle,

@@ -4,14 +4,15 @@
  * Sessions hold a ring only while bytes are buffered: one is taken when
  * bytes arrive (or output is queued) and given back once drained, so an
  * idle session holds none. Rings come in power-of-two size classes. A ring
- * given back is reset and kept mapped, up to `keep` per class and
- * `keep_bytes` in all, so a busy shard maps a mirrored ring (memfd and
- * three mmaps) once per pool slot and reuses it for every session
- * afterwards; beyond those bounds it is unmapped.
+ * given back is reset and kept, up to `keep` per class and `keep_bytes` in
+ * all, so a busy shard reuses the same few rings, their pages already
+ * resident; beyond those bounds its memory goes back to the arena.
  *
- * Mirrored rings need memfd_create; the first refusal (a sandbox) switches
- * the pool to plain rings for good, which work the same, slower only when a
- * frame wraps.
+ * The rings are plain, on memory from the shard's arena (bufarena.h):
+ * no ring costs a memory mapping of its own, whatever the number of
+ * sessions. A frame that wraps around a ring's end is made contiguous by
+ * copying its wrapped part (pc_ringbuf_linearize); every other frame is
+ * decoded in place.
  *
  * Owned by one shard: only its thread may call these.
  */
@@ -21,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "net/bufarena.h"
 #include "percore/ringbuf.h"
 
 #define NET_BUF_MIN_SHIFT 12   /* 4 KiB: one page, the mirrored minimum */
@@ -32,11 +34,12 @@ struct net_bufpool {
 	unsigned nfree[NET_BUF_CLASSES];
 	unsigned keep;          /* idle rings kept per class */
 	size_t keep_bytes;      /* and at most this much idle capacity */
-	bool plain;             /* memfd refused: plain rings from now on */
+	struct net_arena arena; /* the rings' memory */
 	size_t idle_bytes;      /* capacity of the idle rings */
 	size_t busy_bytes;      /* capacity of the rings handed out */
 	size_t busy;            /* rings handed out */
 	size_t maps;            /* rings created over the pool's life */
+	/* (the memory mappings are the arena's chunks: arena.nchunks) */
 };
 
 /* An empty pool keeping up to keep idle rings per class (0: none) and

@@ -93,6 +93,10 @@ static int cfg_check(struct pc_load_cfg *c, char *err, size_t len)
 		return fail(err, len, -EINVAL, "messages are at most 16 MiB");
 	if (c->raw && !c->size_min)
 		return fail(err, len, -EINVAL, "raw messages need at least one byte");
+	if (c->idle_partial > (1u << 19))
+		return fail(err, len, -EINVAL, "a partial frame is at most half of 1 MiB");
+	if (c->idle_partial && c->idle_partial * 2 < PC_FRAME_HEADER_LEN + 1)
+		return fail(err, len, -EINVAL, "a partial frame is at least 7 bytes");
 	if (c->mode == PC_LOAD_IDLE ? !c->idle : !c->duration_ns && !c->messages)
 		return fail(err, len, -EINVAL, c->mode == PC_LOAD_IDLE ? "idle mode needs a count" :
 					       "give a duration or a number of messages");
@@ -354,6 +358,25 @@ static cJSON *server_stats(int fd)
 	return NULL;
 }
 
+/* The first `bytes` bytes of a frame of 2 x bytes (0: send nothing):
+ * the server then holds an incomplete frame for this connection. */
+static int half_frame(int fd, uint32_t bytes)
+{
+	uint8_t *f;
+	int rc;
+
+	if (!bytes)
+		return 0;
+	/* The header is written whole even when fewer of its bytes go. */
+	f = calloc(1, bytes > PC_FRAME_HEADER_LEN ? bytes : PC_FRAME_HEADER_LEN);
+	if (!f)
+		return -ENOMEM;
+	pc_frame_header_encode(f, 1, 0, 2 * bytes - PC_FRAME_HEADER_LEN);
+	rc = io_all(fd, f, bytes, true);
+	free(f);
+	return rc;
+}
+
 static uint64_t num(const cJSON *o, const char *name)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -386,9 +409,10 @@ static void close_all(int *fds, unsigned n)
 		close(fds[i]);
 }
 
-/* Poll the server's figures until it counts `want` sessions (or a bound
- * on the wait passes). Returns the last answer, NULL when none came. */
-static cJSON *wait_sessions(int ctl, uint64_t want, unsigned n)
+/* Poll the server's figures until it counts `want` sessions and holds
+ * `bytes` received bytes (or a bound on the wait passes). Returns the
+ * last answer, NULL when none came. */
+static cJSON *wait_sessions(int ctl, uint64_t want, uint64_t bytes, unsigned n)
 {
 	uint64_t end = pc_now_ns() + 10000000000ull + (uint64_t)n * 1000000;
 	cJSON *o = NULL;
@@ -396,7 +420,8 @@ static cJSON *wait_sessions(int ctl, uint64_t want, unsigned n)
 	for (;;) {
 		cJSON_Delete(o);
 		o = server_stats(ctl);
-		if (!o || num(o, "sessions") >= want || pc_now_ns() > end)
+		if (!o || (num(o, "sessions") >= want && num(o, "buffered_bytes") >= bytes) ||
+		    pc_now_ns() > end)
 			return o;
 		nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
 	}
@@ -422,17 +447,22 @@ static int run_idle(struct lg_run *run, struct pc_load_result *res, char *err, s
 		goto out;
 	}
 	int64_t kmem0 = tcp_mem();
-	uint64_t t0 = pc_now_ns();
+	uint64_t t0 = pc_now_ns(), sent = 0;
 	for (; opened < n; opened++) {
 		fds[opened] = blocking_connect(run);
-		if (fds[opened] < 0) {
+		int e = fds[opened] < 0 ? fds[opened] : half_frame(fds[opened], run->cfg.idle_partial);
+		if (e) {
+			if (fds[opened] >= 0)
+				close(fds[opened]);
 			res->connect_errors++;
 			snprintf(res->first_error, sizeof(res->first_error), "connection %u: %s", opened,
-				 strerror(-fds[opened]));
+				 strerror(-e));
 			break;
 		}
+		sent += run->cfg.idle_partial;
 	}
-	after = wait_sessions(ctl, num(before, "sessions") + opened, opened);
+	after = wait_sessions(ctl, num(before, "sessions") + opened,
+			      num(before, "buffered_bytes") + sent, opened);
 	if (!after) {
 		rc = fail(err, len, -EPROTO, "the server stopped answering statistics requests");
 		goto out;
@@ -446,11 +476,17 @@ static int run_idle(struct lg_run *run, struct pc_load_result *res, char *err, s
 	res->server_session_bytes_before = num(before, "session_bytes");
 	res->server_session_bytes_after = num(after, "session_bytes");
 	res->server_buffer_bytes_after = num(after, "buffer_bytes");
+	/* Less before: both answers count their own request, being read. */
+	res->server_buffered_growth = num(after, "buffered_bytes") - num(before, "buffered_bytes");
+	res->server_maps_before = num(before, "maps");
+	res->server_maps_after = num(after, "maps");
 	if (res->idle_open) {
 		res->rss_per_session = ((double)res->server_rss_after - (double)res->server_rss_before) /
 				       (double)res->idle_open;
 		res->acct_per_session = ((double)res->server_session_bytes_after -
 					 (double)res->server_session_bytes_before) / (double)res->idle_open;
+		res->maps_per_session = ((double)res->server_maps_after -
+					 (double)res->server_maps_before) / (double)res->idle_open;
 	}
 	res->kernel_tcp_mem_delta = kmem0 >= 0 && kmem1 >= 0 ? kmem1 - kmem0 : 0;
 	res->errors = res->connect_errors;

@@ -46,10 +46,11 @@ enum {
 	NS_UNREAD = 1u << 12,  /* the frame in hand is offered again */
 	NS_RESUME = 1u << 13,  /* held, resuming from a task (session_hold.c) */
 	NS_RECV = 1u << 14,    /* bytes come by completion (session_uring.c) */
+	NS_BUDGET = 1u << 15,  /* not read: the shard is over its input budget */
 };
 
 /* No input is taken in these states. */
-#define NS_NO_READ (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD | NS_HELD)
+#define NS_NO_READ (NS_PAUSED | NS_EOF | NS_CLOSING | NS_FIN | NS_DEAD | NS_HELD | NS_BUDGET)
 
 struct net_shard;
 
@@ -67,7 +68,8 @@ struct pc_session {
 	 * pc_elapsed32(), which stays right because the timer looks at them
 	 * at least every 2^31 ticks (each timer is at most 2^31 - 1 ms). */
 	uint32_t last_rx;             /* tick of the last byte received */
-	uint32_t frame_t0;            /* NS_PARTIAL: tick at which the first
+	uint32_t frame_t0;            /* NS_PARTIAL (with a frame timeout or an
+	                               * input budget): tick at which the first
 	                               * byte of the incomplete frame came */
 	uint32_t slot;                /* in the shard's id table */
 	/* Output still in the input ring (see struct net_ref): the first and
@@ -153,6 +155,12 @@ struct net_shard {
 	uint32_t max_body;            /* effective (pc_frame_max_body) */
 	size_t rx_max, tx_max;        /* ring capacities a session may reach */
 	uint64_t idle_ticks, hb_ticks, frame_ticks, linger_ticks;
+	/* The input budget (session_budget.c): buffered bytes above which
+	 * the largest holders stop being read, and the low watermark under
+	 * which they are read again. */
+	uint64_t max_input, input_low;
+	uint32_t budget_paused;       /* sessions with NS_BUDGET */
+	bool budget_acting;
 
 	/* ---- written by the owner, read by any thread -------------------- */
 	PC_CACHE_ALIGNED struct pc_server_stats stats;
@@ -272,6 +280,23 @@ void net_reply_forget(struct pc_session *s);
  * server, waits for them before the FIN. */
 bool net_reply_owed(const struct pc_session *s);
 void net_reply_table_free(struct net_shard *sh);
+
+/* session_budget.c */
+/* Pause, shed or resume as the budget asks (see net_budget_settle). */
+void net_budget_act(struct net_shard *sh);
+/* A session leaving: forget its pause. */
+void net_budget_forget(struct pc_session *s);
+/* After a session read or left: act when it held bytes before or holds
+ * some now (held: a holder added or finished; a session that held none
+ * and holds none changed nothing) and the shard is over the budget, or
+ * when under the low watermark with sessions paused. */
+static inline void net_budget_settle(struct net_shard *sh, bool held)
+{
+	uint64_t b = sh->stats.buffered_bytes;
+
+	if (PC_UNLIKELY((b > sh->max_input && held) || (sh->budget_paused && b <= sh->input_low)))
+		net_budget_act(sh);
+}
 
 /* stats.c */
 int net_stats_reply(struct pc_session *s);

@@ -55,6 +55,14 @@ static int cfg_resolve(struct pc_server_cfg *c, char *err, size_t len)
 	    !net_buf_class_size((size_t)c->high_water + PC_FRAME_HEADER_LEN +
 				pc_frame_max_body(c->max_body)))
 		return fail(err, len, -EINVAL, "buffer sizes or high water above 16 MiB");
+	uint64_t frame = PC_FRAME_HEADER_LEN + (uint64_t)pc_frame_max_body(c->max_body);
+	if (c->max_input_bytes && c->max_input_bytes < frame) {
+		if (err && len)
+			snprintf(err, len, "max_input_bytes %llu is below one largest frame (%llu "
+					   "bytes)", (unsigned long long)c->max_input_bytes,
+				 (unsigned long long)frame);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -229,6 +237,8 @@ static int shard_setup(struct net_shard *sh)
 	/* A raw session has no frames to time. */
 	sh->frame_ticks = c->raw ? 0 : (uint64_t)c->frame_timeout_ms * 1000000 / PC_REACTOR_TICK_NS;
 	sh->linger_ticks = (uint64_t)c->linger_ms * 1000000 / PC_REACTOR_TICK_NS;
+	sh->max_input = c->max_input_bytes ? c->max_input_bytes : UINT64_MAX;
+	sh->input_low = sh->max_input - sh->max_input / 4;
 	pc_timer_init(&sh->accept_timer, accept_retry);
 	pc_timer_init(&sh->drain_timer, drain_deadline);
 	/* The shard's own pool for objects of this size (on its node, kept

@@ -188,11 +188,17 @@ void net_session_partial(struct pc_session *s, bool fresh)
 	struct net_shard *sh = s->sh;
 	uint64_t now, at;
 
-	if (!sh->frame_ticks || ((s->flags & NS_PARTIAL) && !fresh))
+	/* The stamp serves the frame deadline and the input budget (which
+	 * drops the oldest incomplete frames first); without either, this
+	 * costs nothing. */
+	if ((!sh->frame_ticks && sh->max_input == UINT64_MAX) ||
+	    ((s->flags & NS_PARTIAL) && !fresh))
 		return;
 	now = net_tick();
 	s->flags |= NS_PARTIAL;
 	s->frame_t0 = (uint32_t)now;
+	if (!sh->frame_ticks)
+		return;
 	/* The timer may be set for a later check (or none): bring it forward. */
 	at = now + ticks_left(now, s->frame_t0, sh->frame_ticks);
 	if (!pc_timer_active(&s->timer) || pc_timer_expiry(&s->timer) > at)
@@ -271,6 +277,9 @@ static void session_free(struct pc_session *s)
 	NET_STAT_SUB(sh, queued_bytes, net_session_queued(s));
 	if (s->tx)
 		net_buf_put(&sh->pool, s->tx);
+	bool held = s->rx && pc_ringbuf_used(s->rx);
+
+	net_budget_forget(s);
 	if (s->rx) {
 		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
 		net_buf_put(&sh->pool, s->rx);
@@ -287,6 +296,7 @@ static void session_free(struct pc_session *s)
 	NET_STAT_ADD(sh, closed_reason[why], 1);
 	__atomic_store_n(&sh->stats.buffer_bytes, sh->pool.busy_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&sh->stats.pool_bytes, sh->pool.idle_bytes, __ATOMIC_RELAXED);
+	net_budget_settle(sh, held);
 	if (sh->draining && !sh->nsessions)
 		net_shard_drained(sh);
 }

@@ -27,13 +27,13 @@ void net_session_set_interest(struct pc_session *s)
 
 	if (s->flags & NS_FIN)
 		want = PC_EV_IN; /* only to see the client's EOF; input discarded */
-	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN | NS_HELD)))
+	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN | NS_HELD | NS_BUDGET)))
 		want = PC_EV_IN;
 	if (net_session_queued(s) && ((s->flags & NS_WBLOCKED) || !want))
 		want |= PC_EV_OUT;
 	/* Nothing wanted happens on the way to being freed, or while held
 	 * with nothing to write: then only errors and hang-ups. */
-	if ((!want && !(s->flags & (NS_HELD | NS_EOF | NS_DRAIN))) || want == s->events)
+	if ((!want && !(s->flags & (NS_HELD | NS_EOF | NS_DRAIN | NS_BUDGET))) || want == s->events)
 		return;
 	if (pc_reactor_mod(s->sh->r, s->fd, want))
 		net_session_abort(s, PC_CLOSE_NOMEM);
@@ -122,16 +122,17 @@ int net_session_ping(struct pc_session *s)
 	return send_heartbeat(s, PC_MSG_HEARTBEAT, NULL, 0);
 }
 
-/* While a handler looks at bytes of this session's mirrored input ring,
- * what it sends from them may stay there until the flush (struct
- * net_ref). A plain ring may move a wrapped frame's bytes on the next
- * decode, so it never lends them. */
+/* While a handler looks at bytes of this session's input ring, what it
+ * sends from them may stay there until the flush (struct net_ref). A
+ * plain ring lends them too: nothing is read into it before the flush,
+ * and without a read at most one frame of a pass wraps (the next ones
+ * begin after its end), so the wrapped part copied after the ring's end
+ * is not overwritten either; offering the same frame again copies the
+ * same bytes to the same place. */
 static void refs_open(struct pc_session *s, const uint8_t *p, size_t len)
 {
 	struct net_shard *sh = s->sh;
 
-	if (!pc_ringbuf_mirrored(s->rx))
-		return;
 	sh->ref_owner = s;
 	sh->ref_lo = p;
 	sh->ref_hi = p + len;
@@ -280,13 +281,14 @@ void net_session_input(struct pc_session *s)
 static bool rx_stuck(const struct pc_session *s)
 {
 	return s->rx && !pc_ringbuf_space(s->rx) &&
-	       !(s->flags & (NS_PAUSED | NS_CLOSING | NS_HELD));
+	       !(s->flags & (NS_PAUSED | NS_CLOSING | NS_HELD | NS_BUDGET));
 }
 
 /* n bytes were written into s->rx: account for them and decode. */
 static void took_in(struct pc_session *s, size_t n)
 {
 	struct net_shard *sh = s->sh;
+	bool held = pc_ringbuf_used(s->rx);
 
 	pc_ringbuf_commit(s->rx, n);
 	NET_STAT_ADD(sh, bytes_in, n);
@@ -294,6 +296,8 @@ static void took_in(struct pc_session *s, size_t n)
 	if (sh->idle_ticks || sh->hb_ticks)
 		s->last_rx = (uint32_t)net_tick();
 	net_session_input(s);
+	/* the input budget looks only where a session held or holds bytes */
+	net_budget_settle(sh, held || (s->rx && pc_ringbuf_used(s->rx)));
 	if (!(s->flags & NS_DEAD) && rx_stuck(s))
 		net_session_abort(s, PC_CLOSE_NOMEM);
 }
@@ -314,18 +318,20 @@ static void input_ended(struct pc_session *s)
 static void read_in(struct pc_session *s)
 {
 	struct net_shard *sh = s->sh;
-	size_t len;
-	uint8_t *p;
+	struct iovec iov[2];
 	ssize_t n;
 
 	if (!s->rx && !(s->rx = net_session_buf_get(sh, sh->cfg->rx_buffer))) {
 		net_session_abort(s, PC_CLOSE_NOMEM);
 		return;
 	}
-	p = pc_ringbuf_write_span(s->rx, &len);
-	if (!len)
+	/* The free space in one call, both parts where it wraps: a plain
+	 * ring's first part ends at the buffer's end. */
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)pc_ringbuf_write_iov(s->rx, iov) };
+	if (!m.msg_iovlen)
 		return; /* full: frames wait for the output to drain */
-	n = recv(s->fd, p, len, MSG_DONTWAIT);
+	n = m.msg_iovlen == 1 ? recv(s->fd, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT)
+			      : recvmsg(s->fd, &m, MSG_DONTWAIT);
 	if (n > 0) {
 		took_in(s, (size_t)n);
 		return;

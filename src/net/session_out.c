@@ -26,6 +26,8 @@ void net_mem_update(struct net_shard *sh)
 	__atomic_store_n(&sh->stats.buffer_bytes, sh->pool.busy_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&sh->stats.pool_bytes, sh->pool.idle_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&sh->stats.buffers_mapped, sh->pool.maps, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->stats.buffer_maps, net_arena_chunks(&sh->pool.arena),
+			 __ATOMIC_RELAXED);
 }
 
 struct pc_ringbuf *net_session_buf_get(struct net_shard *sh, size_t bytes)
@@ -139,7 +141,7 @@ void net_session_mark_dirty(struct pc_session *s)
 }
 
 /* Whether this piece may stay where it is: it lies in the body the
- * session's own handler is looking at (in its mirrored input ring), is
+ * session's own handler is looking at (in its input ring), is
  * worth it, and the session has room for one more reference. */
 static bool can_refer(const struct pc_session *s, const struct iovec *v)
 {

@@ -27,8 +27,10 @@ static const struct {
 	FIELD(frames_in), FIELD(frames_out), FIELD(bytes_in), FIELD(bytes_out),
 	FIELD(heartbeats_in), FIELD(heartbeats_out),
 	FIELD(read_pauses), FIELD(paused), FIELD(send_refused), FIELD(send_to_gone), FIELD(replies_discarded), FIELD(read_holds),
+	FIELD(input_pauses), FIELD(input_paused), FIELD(input_shed),
 	FIELD(queued_bytes), FIELD(buffered_bytes), FIELD(session_bytes),
-	FIELD(buffer_bytes), FIELD(pool_bytes), FIELD(buffers_mapped), FIELD(drain_aborted),
+	FIELD(buffer_bytes), FIELD(pool_bytes), FIELD(buffers_mapped), FIELD(buffer_maps),
+	FIELD(drain_aborted),
 };
 
 _Static_assert(sizeof(struct pc_server_stats) % sizeof(uint64_t) == 0,
@@ -153,8 +155,24 @@ uint64_t pc_process_rss(void)
 	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+uint64_t pc_process_maps(void)
+{
+	char buf[4096];
+	uint64_t lines = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	close(fd);
+	return n < 0 ? 0 : lines;
+}
+
 /* The reply to PC_MSG_STATS: the whole server's figures, the process's
- * resident memory, the size of one session's state and the shard that
+ * resident memory and memory mappings, the size of one session's state and the shard that
  * answered (the one serving this connection: clients can see how
  * SO_REUSEPORT spread them), as JSON. */
 int net_stats_reply(struct pc_session *s)
@@ -170,6 +188,7 @@ int net_stats_reply(struct pc_session *s)
 	sj_member(&j, "", "shards", s->sh->nshards);
 	sj_member(&j, "", "shard", s->sh->index);
 	sj_member(&j, "", "rss_bytes", pc_process_rss());
+	sj_member(&j, "", "maps", pc_process_maps());
 	sj_member(&j, "", "session_struct_bytes", s->sh->slab->_stride);
 	len = sj_end(&j);
 	return len < 0 ? len : pc_session_send(s, PC_MSG_STATS, text, (size_t)len);

@@ -56,13 +56,16 @@ check 0 "echo --help" "$pc" echo --help
 check 0 "load --help" "$pc" load --help
 for bad in "--port x" "--port 70000" "--max-body 0" "--max-body 17M" "--idle-policy nope" \
            "--shards 0" "--idle-timeout -1" "--frame-timeout x" "--backend kqueue" "--nope" \
+           "--max-input-bytes 0" "--max-input-bytes x" "--max-input-bytes 64k" \
+           "--max-body 4k --max-input-bytes 4k" \
            "extra" "--host example.com" "--host 1.2.3" "--host"; do
   # shellcheck disable=SC2086
   check 2 "echo $bad" "$pc" echo $bad
   grep -q "percore echo: " "$tmp/err" || { echo "FAIL: echo $bad: no reason"; fail=1; }
 done
 for bad in "--size 5-1" "--size 1-" "--conns 0" "--depth 5000" "--duration 0" \
-           "--duration 3x" "--raw --idle 5" "--raw --size 0" "--port" "--host example.com"; do
+           "--duration 3x" "--raw --idle 5" "--raw --size 0" "--port" "--host example.com" \
+           "--partial 512" "--idle 5 --partial 6" "--idle 5 --partial 1M"; do
   # shellcheck disable=SC2086
   check 2 "load $bad" "$pc" load $bad
   grep -q "percore load: " "$tmp/err" || { echo "FAIL: load $bad: no reason"; fail=1; }
@@ -73,6 +76,19 @@ for c in echo load; do
   check 2 "$c --host a name" "$pc" $c --host localhost.localdomain
   grep -q -- "--host" "$tmp/err" || { echo "FAIL: $c --host: the option is not named"; fail=1; }
 done
+
+# ---- an input budget --------------------------------------------------------------
+if start_echo budget --shards 1 --max-input-bytes 4M --json; then
+  check 0 "load against an input budget" "$pc" load --port "$port" --conns 4 --messages 200 \
+    --size 3000 --policy off --idle-policy sleep --json
+  expect "every message back under a budget" '.messages == 200 and .errors.total == 0'
+  check 0 "load --idle --partial" "$pc" load --port "$port" --idle 50 --partial 100 --json
+  expect "every half frame held, no mapping per session" \
+    '.idle.sessions == 50 and .idle.server_buffered_growth == 5000 and .idle.maps_per_session < 0.5'
+  stop_echo budget
+  cp "$tmp/budget.out" "$tmp/out"
+  expect "the budget's figures reported" '.total.input_pauses == 0 and .total.input_shed == 0'
+fi
 
 # ---- more shards than CPUs ------------------------------------------------------
 over=$(( $(nproc) + 14 ))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The parts under the server: address parsing and formatting, listening
- * with SO_REUSEPORT, accepting and connecting; the ring buffer pool; the
- * per-address table against a model. */
+ * with SO_REUSEPORT, accepting and connecting; the ring buffer pool and
+ * the arena under it; the per-address table against a model. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "net/addrtab.h"
+#include "net/bufarena.h"
 #include "net/bufpool.h"
 #include "net_util.h"
 
@@ -230,12 +231,118 @@ static void test_addrtab_model(void **state)
 	net_addrtab_destroy(t);
 }
 
+/* Live blocks of the arena test: each filled with its own byte. */
+struct arena_blk {
+	uint8_t *p;
+	size_t bytes;
+	uint8_t mark;
+};
+
+static void arena_check(const struct net_arena *a)
+{
+	char err[200] = "";
+
+	if (net_arena_validate(a, err, sizeof(err)))
+		fail_msg("arena: %s", err);
+}
+
+/* Random blocks of every size class a ring uses, held and freed in random
+ * order: no two live blocks overlap (each keeps its own bytes), blocks are
+ * page-aligned, the invariants hold after every fiftieth step, and once
+ * everything is back one chunk is left, whole again. */
+static void test_arena_model(void **state)
+{
+	enum { LIVE = 64, STEPS = 3000 };
+	struct arena_blk b[LIVE] = { { 0 } };
+	struct net_arena a;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	net_arena_init(&a);
+	assert_null(net_arena_alloc(&a, ((size_t)1 << NET_ARENA_CHUNK_SHIFT) + 1));
+	for (int step = 0; step < STEPS; step++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		struct arena_blk *x = &b[(seed >> 33) % LIVE];
+		if (x->p) {
+			for (size_t k = 0; k < x->bytes; k += 997)
+				assert_int_equal(x->p[k], x->mark);
+			net_arena_free(&a, x->p, x->bytes);
+			x->p = NULL;
+		} else {
+			/* 8 KiB .. 2 MiB, mostly small, sometimes a size between two
+			 * classes (rounded up). */
+			size_t bytes = (size_t)8192 << ((seed >> 20) % 9);
+			if ((seed >> 40) & 1)
+				bytes -= bytes / 4;
+			x->p = net_arena_alloc(&a, bytes);
+			assert_non_null(x->p);
+			assert_int_equal((uintptr_t)x->p % 4096, 0);
+			x->bytes = bytes;
+			x->mark = (uint8_t)step;
+			for (size_t k = 0; k < bytes; k += 997)
+				x->p[k] = x->mark;
+		}
+		if (step % 50 == 0)
+			arena_check(&a);
+	}
+	for (int i = 0; i < LIVE; i++)
+		net_arena_free(&a, b[i].p, b[i].bytes);
+	arena_check(&a);
+	assert_int_equal(a.used_bytes, 0);
+	assert_int_equal(net_arena_chunks(&a), 1);
+	/* A block as large as a whole chunk fits; a second one needs a
+	 * second mapping, given back once free. */
+	size_t big = (size_t)1 << NET_ARENA_FLOOR_SHIFT;
+	void *p = net_arena_alloc(&a, big), *q = net_arena_alloc(&a, big);
+	assert_non_null(p);
+	assert_non_null(q);
+	memset(q, 1, 4096);
+	net_arena_free(&a, q, big);
+	net_arena_free(&a, p, big);
+	arena_check(&a);
+	assert_int_equal(net_arena_chunks(&a), 1);
+	net_arena_fini(&a);
+}
+
+/* Many rings cost the pool no mapping each: 4,000 rings of 64 KiB come
+ * from the arena's few chunks, each its own memory. */
+static void test_bufpool_mappings(void **state)
+{
+	enum { RINGS = 4000 };
+	struct pc_ringbuf **r = calloc(RINGS, sizeof(*r));
+	struct net_bufpool p;
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(net_bufpool_init(&p, 4, 1u << 20), 0);
+	for (unsigned i = 0; i < RINGS; i++) {
+		r[i] = net_buf_get(&p, 64u << 10);
+		assert_non_null(r[i]);
+		assert_false(pc_ringbuf_mirrored(r[i]));
+		assert_int_equal(pc_ringbuf_write(r[i], &i, sizeof(i)), 0);
+	}
+	/* 4,000 x 128 KiB (ring and copy half) = 500 MiB: one 1 GiB chunk,
+	 * or 8 of 64 MiB where the system refuses large reservations. */
+	assert_true(net_arena_chunks(&p.arena) <= 8);
+	for (unsigned i = 0; i < RINGS; i++) {
+		unsigned v = ~0u;
+		assert_int_equal(pc_ringbuf_read(r[i], &v, sizeof(v)), 0);
+		assert_int_equal(v, i);
+		net_buf_put(&p, r[i]);
+	}
+	assert_int_equal(net_bufpool_validate(&p, NULL, 0), 0);
+	net_bufpool_fini(&p);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_format),
 		cmocka_unit_test(test_listen_accept),
 		cmocka_unit_test(test_bufpool),
+		cmocka_unit_test(test_arena_model),
+		cmocka_unit_test(test_bufpool_mappings),
 		cmocka_unit_test(test_addrtab_model),
 	};
 

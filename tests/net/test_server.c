@@ -185,14 +185,15 @@ static void test_stats_frame(void **state)
 	assert_int_equal(f.msg_id, PC_MSG_STATS);
 	cJSON *o = cJSON_Parse((const char *)body);
 	assert_non_null(o);
-	/* Every figure, and the reply's own four members. */
+	/* Every figure, and the reply's own five members. */
 	assert_int_equal(cJSON_GetArraySize(o),
-			 sizeof(struct pc_server_stats) / sizeof(uint64_t) + 4);
+			 sizeof(struct pc_server_stats) / sizeof(uint64_t) + 5);
 	assert_int_equal(cJSON_GetObjectItem(o, "sessions")->valuedouble, 1);
 	assert_int_equal(cJSON_GetObjectItem(o, "shards")->valuedouble, 2);
 	assert_true(cJSON_GetObjectItem(o, "shard")->valuedouble < 2);
 	assert_non_null(cJSON_GetObjectItem(o, "closed_idle"));
 	assert_true(cJSON_GetObjectItem(o, "rss_bytes")->valuedouble > 0);
+	assert_true(cJSON_GetObjectItem(o, "maps")->valuedouble > 0);
 	assert_true(cJSON_GetObjectItem(o, "session_bytes")->valuedouble > 0);
 	assert_true(cJSON_GetObjectItem(o, "frames_in")->valuedouble >= 1);
 	cJSON_Delete(o);

@@ -56,6 +56,13 @@ static void usage(FILE *f)
 		"  --max-sessions N    sessions per shard (default: no limit)\n"
 		"  --max-per-addr N    sessions per client address (default: no limit)\n"
 		"  --max-body BYTES    largest frame body (default 1M, at most 16M)\n"
+		"  --max-input-bytes BYTES\n"
+		"                      received bytes a shard may hold, mostly incomplete\n"
+		"                      frames (default: no limit; at least one largest\n"
+		"                      frame). Above it the sessions holding the most are\n"
+		"                      not read; if that leaves none that could finish a\n"
+		"                      frame, the oldest incomplete frames are dropped\n"
+		"                      (error reply, close) down to three quarters of it\n"
 		"  --backlog N         listen backlog (default %d)\n"
 		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
 		"                      (default 5)\n"
@@ -84,7 +91,7 @@ static size_t echo_raw(struct pc_session *s, const uint8_t *data, size_t len, vo
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_BACKEND, OPT_RAW,
-       OPT_IDLE, OPT_HB, OPT_FRAME, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_BACKLOG,
+       OPT_IDLE, OPT_HB, OPT_FRAME, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_MAX_INPUT, OPT_BACKLOG,
        OPT_DRAIN, OPT_JSON, OPT_OVER, OPT_JOIN };
 
 static const struct option long_opts[] = {
@@ -101,6 +108,7 @@ static const struct option long_opts[] = {
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "max-per-addr", required_argument, NULL, OPT_MAX_ADDR },
 	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
+	{ "max-input-bytes", required_argument, NULL, OPT_MAX_INPUT },
 	{ "backlog", required_argument, NULL, OPT_BACKLOG },
 	{ "drain", required_argument, NULL, OPT_DRAIN },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -147,6 +155,12 @@ static int take_value(void *arg, int c, const char *v)
 		if (net_arg_bytes(v, PC_FRAME_MAX_BODY_CAP, &u) || !u)
 			return -EINVAL;
 		cfg->max_body = (uint32_t)u;
+		return 0;
+	case OPT_MAX_INPUT:
+		/* At least one frame: checked with max_body at the start. */
+		if (net_arg_bytes(v, PC_RINGBUF_MAX_CAPACITY, &u) || !u)
+			return -EINVAL;
+		cfg->max_input_bytes = u;
 		return 0;
 	}
 	if (net_arg_count(v, c == OPT_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
@@ -234,6 +248,13 @@ static int echo_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	uint64_t frame = PC_FRAME_HEADER_LEN + (uint64_t)pc_frame_max_body(a.cfg.max_body);
+	if (a.cfg.max_input_bytes && a.cfg.max_input_bytes < frame) {
+		fprintf(stderr, "percore echo: --max-input-bytes %llu is below one largest frame "
+				"(%llu bytes; see --max-body)\n",
+			(unsigned long long)a.cfg.max_input_bytes, (unsigned long long)frame);
+		return PC_EXIT_USAGE;
+	}
 	pc_raise_nofile(UINT64_MAX >> 1); /* as many sessions as allowed */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);

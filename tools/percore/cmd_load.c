@@ -43,6 +43,9 @@ static void usage(FILE *f)
 		"  --connect           each connection: connect, one round trip, close, again\n"
 		"  --idle N            open N idle sessions and report the server's memory\n"
 		"                      per session (needs percore echo, framed)\n"
+		"  --partial BYTES     with --idle: each session sends the first BYTES of a\n"
+		"                      frame twice that size and stops, so the server holds\n"
+		"                      an incomplete frame per session (7 to 512k)\n"
 		"  --shards N          load generator shards (default 1)\n"
 		"  --oversubscribe     allow more shards than usable CPUs (they share CPUs)\n"
 		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
@@ -57,7 +60,7 @@ static void usage(FILE *f)
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_CONNS, OPT_DEPTH, OPT_SIZE, OPT_DURATION, OPT_MESSAGES,
        OPT_RAW, OPT_CONNECT, OPT_IDLE, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_SEED,
-       OPT_JSON, OPT_OVER };
+       OPT_JSON, OPT_OVER, OPT_PARTIAL };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -70,6 +73,7 @@ static const struct option long_opts[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "connect", no_argument, NULL, OPT_CONNECT },
 	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "partial", required_argument, NULL, OPT_PARTIAL },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "policy", required_argument, NULL, OPT_PLACEMENT },
 	{ "idle-policy", required_argument, NULL, OPT_POLICY },
@@ -121,6 +125,11 @@ static int take_value(void *arg, int c, const char *v)
 		cfg->messages = 0;
 		return net_arg_time(v, 86400, &cfg->duration_ns) || !cfg->duration_ns ? -EINVAL : 0;
 	case OPT_SEED: return net_arg_count(v, UINT64_MAX >> 1, &cfg->seed);
+	case OPT_PARTIAL:
+		if (net_arg_bytes(v, 1u << 19, &u) || u < 7)
+			return -EINVAL;
+		cfg->idle_partial = (uint32_t)u;
+		return 0;
 	}
 	if (net_arg_count(v, c == OPT_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
 			      c == OPT_DEPTH ? 4096 : c == OPT_MESSAGES ? UINT64_MAX >> 1 : 1u << 20,
@@ -152,6 +161,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return rc;
 	if (a->cfg.mode == PC_LOAD_IDLE && a->cfg.raw)
 		return pc_cmd_usage_error("load", "--idle needs a framed server (no --raw)");
+	if (a->cfg.idle_partial && a->cfg.mode != PC_LOAD_IDLE)
+		return pc_cmd_usage_error("load", "--partial goes with --idle");
 	if (a->cfg.raw && !a->cfg.size_min)
 		return pc_cmd_usage_error("load", "--raw needs messages of at least one byte");
 	return -1;
@@ -209,6 +220,10 @@ static cJSON *result_json(const struct args *a, const struct pc_load_result *r)
 		cJSON_AddNumberToObject(i, "rss_bytes_per_session", r->rss_per_session);
 		cJSON_AddNumberToObject(i, "accounted_bytes_per_session", r->acct_per_session);
 		cJSON_AddNumberToObject(i, "kernel_tcp_mem_delta", (double)r->kernel_tcp_mem_delta);
+		cJSON_AddNumberToObject(i, "server_maps_before", (double)r->server_maps_before);
+		cJSON_AddNumberToObject(i, "server_maps_after", (double)r->server_maps_after);
+		cJSON_AddNumberToObject(i, "maps_per_session", r->maps_per_session);
+		cJSON_AddNumberToObject(i, "server_buffered_growth", (double)r->server_buffered_growth);
 	}
 	return o;
 }
@@ -224,6 +239,12 @@ static void print_table(const struct args *a, const struct pc_load_result *r)
 		       r->rss_per_session, r->acct_per_session);
 		printf("kernel tcp mem   %+lld bytes (socket buffers of both ends)\n",
 		       (long long)r->kernel_tcp_mem_delta);
+		printf("server mappings  %llu before, %llu after (%.4f per session)\n",
+		       (unsigned long long)r->server_maps_before,
+		       (unsigned long long)r->server_maps_after, r->maps_per_session);
+		if (c->idle_partial)
+			printf("server holds     %llu bytes of incomplete frames\n",
+			       (unsigned long long)r->server_buffered_growth);
 	} else {
 		printf("messages         %llu in %.2f s%s\n", (unsigned long long)r->messages,
 		       (double)r->elapsed_ns / 1e9, c->mode == PC_LOAD_CONNECT ? " (one per connection)" : "");
