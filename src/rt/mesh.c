@@ -124,6 +124,7 @@ void rt_mesh_connect(struct rt_shard *s)
 		s->out[k].inbox = e->shards[k].inbox;
 		s->out[k].reactor = e->shards[k].reactor;
 		s->out[k].skip_turn = UINT64_MAX;
+		s->out[k].batch = e->cfg.publish_batch;
 		if (k == s->id)
 			continue;
 		/* half[0] carries the lower shard's messages, half[1] the

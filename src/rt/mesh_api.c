@@ -21,7 +21,9 @@ static int refuse(struct rt_shard *s)
 	return -EAGAIN; /* full: nothing staged, the caller retries later */
 }
 
-int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
+/* pc_shard_submit() past the fast path: the mailbox, the first slot of
+ * a batch, a look at the room, refusals. */
+static PC_NOINLINE int submit_slow(unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_shard *s = sender(to);
 	struct rt_head *h;
@@ -37,6 +39,22 @@ int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
 	h->u.arg = arg;
 	rt_mesh_done(s, to, mail);
 	return 0;
+}
+
+int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
+{
+	struct rt_shard *s = sender(to);
+
+	if (PC_LIKELY(s && fn) && rt_mesh_fast(&s->out[to])) {
+		struct rt_msg *m = rt_mesh_fast_slot(&s->out[to]);
+
+		m->h.fn = (void (*)(void))fn;
+		m->h.kind = RT_MSG_PTR;
+		m->h.u.arg = arg;
+		rt_mesh_fast_done(s, to);
+		return 0;
+	}
+	return submit_slow(to, fn, arg);
 }
 
 int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len)

@@ -35,6 +35,7 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 	struct rt_out *o = &s->out[to];
 
 	rt_ring_publish(o->ring);    /* release: contents before words */
+	RT_STAT_ADD(s, msgs_out, o->staged);
 	o->staged = 0;
 	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
@@ -43,6 +44,19 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 		return;
 	}
 	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+}
+
+struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
+				  bool *mail)
+{
+	struct rt_head *h = small ? rt_mesh_mail_slot(s, to) : NULL;
+	struct rt_msg *m;
+
+	*mail = h != NULL;
+	if (h)
+		return h;
+	m = rt_mesh_stage(s, to, reply);
+	return m ? &m->h : NULL;
 }
 
 void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)

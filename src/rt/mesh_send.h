@@ -37,14 +37,31 @@ PC_INLINE bool rt_mesh_has_room(struct rt_shard *s, unsigned to)
 	return pc_spsc_seq_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
+/* What o->credit should be now: the free slots of ring (s, to) as last
+ * seen, less the reserve; 0 while the outbox holds anything. */
+PC_INLINE uint32_t rt_mesh_credit(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+	size_t room = pc_spsc_seq_room(&o->ring->ring, 0); /* the cached count */
+
+	if (o->obx.first || room <= s->e->reserve)
+		return 0;
+	return (uint32_t)(room - s->e->reserve);
+}
+
 /* A slot in ring (s, to), or NULL when full, without looking at the
  * outbox (the outbox's own drain uses it). Anything but a reply must
- * leave e->reserve slots free for the replies s may owe `to`. */
+ * leave e->reserve slots free for the replies s may owe `to`. Every slot
+ * staged outside the fast path comes from here, which keeps the credit. */
 PC_INLINE struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply)
 {
+	struct rt_msg *m;
+
 	if (!reply && !rt_mesh_has_room(s, to))
 		return NULL;
-	return rt_ring_stage(s->out[to].ring);
+	m = rt_ring_stage(s->out[to].ring);
+	s->out[to].credit = rt_mesh_credit(s, to);
+	return m;
 }
 
 /* rt_mesh_ring_slot(), after whatever waits in the outbox to `to`
@@ -75,34 +92,60 @@ PC_INLINE struct rt_head *rt_mesh_mail_slot(struct rt_shard *s, unsigned to)
 	return o->mail;
 }
 
+/* rt_mesh_open() for a message the fast path does not take (mesh_send.c). */
+struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
+				  bool *mail);
+
+/* The fast path of a send, a stream under way: slots staged since the
+ * last publish (so no mailbox) and credit left (so room beyond the
+ * reserve and an empty outbox). One branch, no look at shared state.
+ * When true, take the slot with rt_mesh_fast_slot(), write it, then
+ * rt_mesh_fast_done(); else rt_mesh_open(). */
+PC_INLINE bool rt_mesh_fast(const struct rt_out *o)
+{
+	return PC_LIKELY(o->staged && o->credit);
+}
+
+PC_INLINE struct rt_msg *rt_mesh_fast_slot(struct rt_out *o)
+{
+	o->credit--;
+	return rt_ring_stage_free(o->ring);
+}
+
 /* Where the next message to `to` goes: the mailbox when `small` (it fits
  * in a head) and rt_mesh_mail_slot() allows, else a ring slot; NULL when
  * the ring is full. *mail tells which, for rt_mesh_done(). */
 PC_INLINE struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small,
 				       bool reply, bool *mail)
 {
-	struct rt_head *h = small ? rt_mesh_mail_slot(s, to) : NULL;
-	struct rt_msg *m;
-
-	*mail = h != NULL;
-	if (h)
-		return h;
-	m = rt_mesh_stage(s, to, reply);
-	return m ? &m->h : NULL;
+	if (rt_mesh_fast(&s->out[to])) {
+		*mail = false;
+		return &rt_mesh_fast_slot(&s->out[to])->h;
+	}
+	return rt_mesh_open_slow(s, to, small, reply, mail);
 }
 
-/* A ring slot was written: count it, remember the ring for the flush, and
- * publish once publish_batch slots wait. */
+/* A ring slot was written: remember the ring for the flush, and publish
+ * once publish_batch slots wait (msgs_out counts them then). */
 PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	RT_STAT_ADD(s, msgs_out, 1);
 	if (!o->dirty) {
 		o->dirty = true;
 		s->dirty[s->ndirty++] = to;
 	}
-	if (++o->staged >= s->e->cfg.publish_batch)
+	if (++o->staged >= o->batch)
+		rt_mesh_publish(s, to);
+}
+
+/* The slot rt_mesh_fast_slot() gave is written. Staged slots were
+ * waiting, so the ring is on the dirty list already. */
+PC_INLINE void rt_mesh_fast_done(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	if (PC_UNLIKELY(++o->staged >= o->batch))
 		rt_mesh_publish(s, to);
 }
 

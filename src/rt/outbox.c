@@ -128,6 +128,7 @@ struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc
 			ob->first = c;
 		ob->last = c;
 	}
+	s->out[to].credit = 0; /* the fast path stops: nothing overtakes this */
 	if (!ob->listed) {
 		ob->listed = true;
 		ob->full_turn = UINT64_MAX;
