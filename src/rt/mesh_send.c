@@ -43,6 +43,17 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 		s->pending[to / 64] |= 1ull << (to % 64);
 		return;
 	}
+	/* One doorbell check per destination between flushes, and the
+	 * flush's own: the first publish of a turn wakes a receiver that
+	 * does not poll this ring, which from then on polls it (hot) while
+	 * the stream lasts; any later publish is covered by the flush's
+	 * check, whose fence comes after its words (rt_mesh_ring_bell).
+	 * A stream pays one fence per turn, not one per publish_batch. */
+	if (o->belled) {
+		o->bell_due = true;
+		return;
+	}
+	o->belled = true;
 	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
 }
 
@@ -76,10 +87,15 @@ void rt_mesh_flush(struct rt_shard *s)
 		rt_mesh_send_returns(s);
 	for (unsigned i = 0; i < s->ndirty; i++) {
 		unsigned to = s->dirty[i];
+		struct rt_out *o = &s->out[to];
 
-		s->out[to].dirty = false;
-		if (s->out[to].staged)
+		o->dirty = false;
+		if (o->staged)
 			rt_mesh_publish(s, to);
+		if (o->bell_due)
+			RT_STAT_ADD(s, wakeups_sent,
+				    (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+		o->belled = o->bell_due = false;
 	}
 	s->ndirty = 0;
 }

@@ -6,10 +6,11 @@
  * the ring is empty, else a slot staged in ring (s, to)), written, then
  * handed to rt_mesh_done(): a mail is posted at once; a staged slot is
  * published when publish_batch of them wait, or at the end of the turn
- * (rt_mesh_flush). Each publish and each mail rings the receiver's doorbell
- * (rt_mesh_ring_bell in mesh_send.c holds the ordering argument). The helpers are inline: they
- * are the sending path, a few instructions each. Caller: the sending shard
- * only.
+ * (rt_mesh_flush). Each mail, the first publish of a turn and the flush
+ * ring the receiver's doorbell (rt_mesh_ring_bell in mesh_send.c holds
+ * the ordering argument). The helpers are inline: they are the sending
+ * path, a few instructions each; a stream under way takes the fast path
+ * (rt_mesh_fast). Caller: the sending shard only.
  */
 #ifndef PERCORE_SRC_RT_MESH_SEND_H
 #define PERCORE_SRC_RT_MESH_SEND_H

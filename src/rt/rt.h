@@ -140,6 +140,8 @@ struct rt_out {
 	 * anything, so that nothing overtakes it (outbox.c). */
 	uint32_t credit;
 	uint32_t batch;          /* e->cfg.publish_batch */
+	bool belled;             /* a doorbell check since the last flush */
+	bool bell_due;           /* published since then without one */
 	/* Copies of dest's pointers: reading them from dest's struct would
 	 * pull in a line dest writes every turn. */
 	struct rt_inbox *inbox;
