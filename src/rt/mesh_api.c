@@ -34,9 +34,7 @@ static PC_NOINLINE int submit_slow(unsigned to, pc_msg_fn fn, void *arg)
 	h = rt_mesh_open(s, to, true, false, &mail);
 	if (!h)
 		return refuse(s);
-	h->fn = (void (*)(void))fn;
-	h->kind = RT_MSG_PTR;
-	h->u.arg = arg;
+	rt_mesh_fill_ptr(h, fn, arg);
 	rt_mesh_done(s, to, mail);
 	return 0;
 }
@@ -45,15 +43,8 @@ int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_shard *s = sender(to);
 
-	if (PC_LIKELY(s && fn) && rt_mesh_fast(&s->out[to])) {
-		struct rt_msg *m = rt_mesh_fast_slot(&s->out[to]);
-
-		m->h.fn = (void (*)(void))fn;
-		m->h.kind = RT_MSG_PTR;
-		m->h.u.arg = arg;
-		rt_mesh_fast_done(s, to);
+	if (PC_LIKELY(s && fn) && rt_mesh_fast_ptr(s, to, fn, arg))
 		return 0;
-	}
 	return submit_slow(to, fn, arg);
 }
 

@@ -150,6 +150,27 @@ PC_INLINE void rt_mesh_fast_done(struct rt_shard *s, unsigned to)
 		rt_mesh_publish(s, to);
 }
 
+/* Write a pointer message into h. */
+PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
+{
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_PTR;
+	h->u.arg = arg;
+}
+
+/* Send a pointer message by the fast path when it applies (the public
+ * sends try it first); false: it does not, nothing was sent. */
+PC_INLINE bool rt_mesh_fast_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
+{
+	struct rt_out *o = &s->out[to];
+
+	if (!rt_mesh_fast(o))
+		return false;
+	rt_mesh_fill_ptr(&rt_mesh_fast_slot(o)->h, fn, arg);
+	rt_mesh_fast_done(s, to);
+	return true;
+}
+
 /* The message rt_mesh_open() gave is written: send it. */
 PC_INLINE void rt_mesh_done(struct rt_shard *s, unsigned to, bool mail)
 {
