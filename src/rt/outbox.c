@@ -101,7 +101,7 @@ static void chunk_free(struct rt_shard *s, struct rt_obx_chunk *c)
 
 /* A new entry at the tail of the outbox to `to`, or NULL: *rc says why.
  * The caller writes it, then calls rt_obx_commit(). */
-struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc)
+PC_INLINE struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc)
 {
 	struct rt_app *a = &s->app;
 	struct rt_outbox *ob = &s->out[to].obx;
@@ -143,7 +143,7 @@ struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc
 
 /* The entry rt_obx_push() gave is written: say so if the destination has
  * just come under pressure (now, so a handler stops reading at once). */
-void rt_obx_commit(struct rt_shard *s, unsigned to)
+PC_INLINE void rt_obx_commit(struct rt_shard *s, unsigned to)
 {
 	struct rt_outbox *ob = &s->out[to].obx;
 	struct rt_app *a = &s->app;
@@ -324,20 +324,27 @@ void rt_outbox_end(struct rt_shard *s)
 
 /* ---- sending ------------------------------------------------------------- */
 
+/* Whether a message to `to` goes to the outbox's tail at once: behind
+ * messages that found the ring full this turn (rt_mesh_open() would
+ * refuse it, after a longer look). */
+PC_INLINE bool obx_behind(const struct rt_shard *s, unsigned to)
+{
+	const struct rt_outbox *ob = &s->out[to].obx;
+
+	return ob->first && ob->full_turn == s->stats.turns;
+}
+
 /* Where a new message to `to` goes: the ring or the mailbox when nothing
  * waits and there is room, else the outbox. *where says which, for
  * rt_obx_sent(). NULL with *rc set when the outbox refuses. */
 struct rt_head *rt_obx_open(struct rt_shard *s, unsigned to, bool small, bool exempt,
 			    enum rt_obx_where *where, int *rc)
 {
-	struct rt_outbox *ob = &s->out[to].obx;
 	struct rt_head *h;
 	struct rt_msg *m;
 	bool mail;
 
-	/* Behind messages that found the ring full this turn: to the tail
-	 * at once (rt_mesh_open() would refuse, after a longer look). */
-	if (!ob->first || ob->full_turn != s->stats.turns) {
+	if (!obx_behind(s, to)) {
 		h = rt_mesh_open(s, to, small, false, &mail);
 		if (h) {
 			*where = mail ? RT_OBX_MAIL : RT_OBX_RING;
@@ -395,6 +402,15 @@ PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 		return rt_self ? -EINVAL : -EPERM;
 	if (rt_mesh_fast_ptr(s, to, fn, arg))
 		return 0;
+	if (obx_behind(s, to)) {
+		struct rt_msg *m = rt_obx_push(s, to, exempt, &rc);
+
+		if (!m)
+			return rc;
+		rt_mesh_fill_ptr(&m->h, fn, arg);
+		rt_obx_commit(s, to);
+		return 0;
+	}
 	h = rt_obx_open(s, to, true, exempt, &where, &rc);
 	if (!h)
 		return rc;
