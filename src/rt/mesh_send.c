@@ -4,17 +4,22 @@
 #include "percore/reactor.h"
 #include "rt/mesh_send.h"
 
-int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+/* Whether ring `bit` into ib is polled every turn ("hot") and so needs
+ * no doorbell. The full fence comes between the slot words just stored
+ * and the load of `hot`: against the consumer's "hot = 0; fence; load
+ * the next slot's word" when it stops polling this ring, either it sees
+ * our words or we see hot == 0 and ring the doorbell (store-buffering,
+ * forbidden across seq_cst fences). A hot ring costs no RMW on the line
+ * the consumer reads. */
+static bool polled(struct rt_inbox *ib, unsigned bit)
 {
-	/* Full fence between the slot words just stored and the load of
-	 * `hot`: against the consumer's "hot = 0; fence; load the next slot's
-	 * word" when it stops polling this ring, either it sees our words or
-	 * we see hot == 0 and ring the doorbell (store-buffering, forbidden
-	 * across seq_cst fences). A hot ring is polled every turn: no
-	 * doorbell, no RMW on the line the consumer reads. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&ib->hot[bit], memory_order_relaxed))
-		return 0;
+	return atomic_load_explicit(&ib->hot[bit], memory_order_relaxed);
+}
+
+/* The doorbell itself, for a ring that is not polled. */
+static int bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+{
 	/* seq_cst read-modify-write: the release half makes the slots just
 	 * published visible to the consumer's exchange that takes this bit;
 	 * being seq_cst, it and the load of `sleeping` below, against the
@@ -30,6 +35,11 @@ int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
 	return 1;
 }
 
+int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+{
+	return polled(ib, bit) ? 0 : bell(ib, r, bit);
+}
+
 void rt_mesh_publish(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
@@ -43,34 +53,36 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 		s->pending[to / 64] |= 1ull << (to % 64);
 		return;
 	}
-	/* One doorbell check per destination between flushes, and the
-	 * flush's own: the first publish of a turn wakes a receiver that
-	 * does not poll this ring, which from then on polls it (hot) while
-	 * the stream lasts; any later publish is covered by the flush's
-	 * check, whose fence comes after its words (rt_mesh_ring_bell).
-	 * A stream pays one fence per turn, not one per publish_batch. */
-	if (o->belled) {
+	/* Once a publish has found the ring polled, the later ones until the
+	 * flush leave the doorbell check to the flush, whose fence comes
+	 * after all their words (polled()): a stream pays one fence per
+	 * turn, not one per publish_batch. A ring that is not polled gets
+	 * the doorbell at every publish, so a receiver that went to sleep
+	 * wakes at once. */
+	if (o->polled_seen) {
 		o->bell_due = true;
 		return;
 	}
-	o->belled = true;
-	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+	if (polled(o->inbox, s->id)) {
+		o->polled_seen = true;
+		return;
+	}
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)bell(o->inbox, o->reactor, s->id));
 }
 
 struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
 				  bool *mail)
 {
-	struct rt_head *h = small ? rt_mesh_mail_slot(s, to) : NULL;
-	struct rt_msg *m;
-
-	*mail = h != NULL;
-	if (h)
-		return h;
-	m = rt_mesh_stage(s, to, reply);
-	return m ? &m->h : NULL;
+	return rt_mesh_open_any(s, to, small, reply, mail);
 }
 
-void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
+int rt_mesh_publish_sent(struct rt_shard *s, unsigned to)
+{
+	rt_mesh_publish(s, to);
+	return 0;
+}
+
+int rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
@@ -79,6 +91,7 @@ void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);
 	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+	return 0;
 }
 
 void rt_mesh_flush(struct rt_shard *s)
@@ -95,7 +108,7 @@ void rt_mesh_flush(struct rt_shard *s)
 		if (o->bell_due)
 			RT_STAT_ADD(s, wakeups_sent,
 				    (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
-		o->belled = o->bell_due = false;
+		o->polled_seen = o->bell_due = false;
 	}
 	s->ndirty = 0;
 }

@@ -28,8 +28,12 @@ int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit);
 /* Publish what s staged into ring (s, to) and ring the doorbell. */
 void rt_mesh_publish(struct rt_shard *s, unsigned to);
 
-/* A mail to `to` is written into s's mailbox half: post it and ring. */
-void rt_mesh_mail_sent(struct rt_shard *s, unsigned to);
+/* rt_mesh_publish(), then 0: the end of a send. */
+int rt_mesh_publish_sent(struct rt_shard *s, unsigned to);
+
+/* A mail to `to` is written into s's mailbox half: post it and ring.
+ * Returns 0, so that a send can end in it. */
+int rt_mesh_mail_sent(struct rt_shard *s, unsigned to);
 
 /* True when ring (s, to) can take a non-reply message now. Only s
  * stages into it, so the answer holds until s itself sends. */
@@ -93,7 +97,23 @@ PC_INLINE struct rt_head *rt_mesh_mail_slot(struct rt_shard *s, unsigned to)
 	return o->mail;
 }
 
-/* rt_mesh_open() for a message the fast path does not take (mesh_send.c). */
+/* rt_mesh_open() past its fast path: the mailbox when `small` and
+ * rt_mesh_mail_slot() allows, else a ring slot (after the outbox). Inline
+ * for the public sends' own slow paths; rt_mesh_open_slow() (mesh_send.c)
+ * is the same out of line. */
+PC_INLINE struct rt_head *rt_mesh_open_any(struct rt_shard *s, unsigned to, bool small,
+					   bool reply, bool *mail)
+{
+	struct rt_head *h = small ? rt_mesh_mail_slot(s, to) : NULL;
+	struct rt_msg *m;
+
+	*mail = h != NULL;
+	if (h)
+		return h;
+	m = rt_mesh_stage(s, to, reply);
+	return m ? &m->h : NULL;
+}
+
 struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
 				  bool *mail);
 
@@ -141,13 +161,15 @@ PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
 }
 
 /* The slot rt_mesh_fast_slot() gave is written. Staged slots were
- * waiting, so the ring is on the dirty list already. */
-PC_INLINE void rt_mesh_fast_done(struct rt_shard *s, unsigned to)
+ * waiting, so the ring is on the dirty list already. Returns 0, so that
+ * a send can end in it (and the publish be a tail call). */
+PC_INLINE int rt_mesh_fast_done(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
 	if (PC_UNLIKELY(++o->staged >= o->batch))
-		rt_mesh_publish(s, to);
+		return rt_mesh_publish_sent(s, to);
+	return 0;
 }
 
 /* Write a pointer message into h. */
@@ -159,16 +181,16 @@ PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
 }
 
 /* Send a pointer message by the fast path when it applies (the public
- * sends try it first); false: it does not, nothing was sent. */
-PC_INLINE bool rt_mesh_fast_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
+ * sends try it first): 0 when sent, 1 when it does not apply (nothing
+ * was sent). */
+PC_INLINE int rt_mesh_fast_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_out *o = &s->out[to];
 
 	if (!rt_mesh_fast(o))
-		return false;
+		return 1;
 	rt_mesh_fill_ptr(&rt_mesh_fast_slot(o)->h, fn, arg);
-	rt_mesh_fast_done(s, to);
-	return true;
+	return rt_mesh_fast_done(s, to);
 }
 
 /* The message rt_mesh_open() gave is written: send it. */

@@ -140,8 +140,9 @@ struct rt_out {
 	 * anything, so that nothing overtakes it (outbox.c). */
 	uint32_t credit;
 	uint32_t batch;          /* e->cfg.publish_batch */
-	bool belled;             /* a doorbell check since the last flush */
-	bool bell_due;           /* published since then without one */
+	bool polled_seen;        /* a publish since the last flush found the
+	                          * ring polled (hot) */
+	bool bell_due;           /* published since then, no doorbell check */
 	/* Copies of dest's pointers: reading them from dest's struct would
 	 * pull in a line dest writes every turn. */
 	struct rt_inbox *inbox;
@@ -237,8 +238,13 @@ struct pc_engine {
 	__atomic_store_n(&(s)->stats.field, (s)->stats.field + (n), __ATOMIC_RELAXED)
 #define RT_STAT_SET(s, field, v) __atomic_store_n(&(s)->stats.field, (v), __ATOMIC_RELAXED)
 
-/* The shard running on this thread (NULL elsewhere). */
-extern __thread struct rt_shard *rt_self;
+/* The shard running on this thread (NULL elsewhere). Initial-exec: every
+ * send reads it, and in position-independent code the default model
+ * would make that a call to __tls_get_addr (the compiler then keeps the
+ * send's arguments in saved registers even where the linker removes the
+ * call); a pointer fits the static TLS that glibc keeps spare for
+ * libraries loaded later. */
+extern __thread struct rt_shard *rt_self __attribute__((tls_model("initial-exec")));
 
 /* mesh.c (memory), mesh_send.c, mesh_recv.c, mesh_api.c, mesh_ext.c,
  * mesh_returns.c */
