@@ -41,7 +41,7 @@ static void wait_for(bool (*cond)(void), const char *what)
 	uint64_t t0 = pc_now_ns();
 
 	while (!cond()) {
-		if (pc_now_ns() - t0 > 10000000000ull) {
+		if (pc_now_ns() - t0 > 60000000000ull) {
 			fprintf(stderr, "timed out waiting for %s\n", what);
 			_exit(1);
 		}
