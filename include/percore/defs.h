@@ -50,6 +50,7 @@
 #define PC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define PC_INLINE      static inline __attribute__((always_inline))
 #define PC_UNUSED      __attribute__((unused))
+#define PC_NOINLINE    __attribute__((noinline))
 #define PC_IS_POW2(x)  ((x) != 0 && ((x) & ((x) - 1)) == 0)
 #define PC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -302,14 +302,21 @@ PC_INLINE int pc_spsc__bulk_result(const struct pc_spsc *r, unsigned n, unsigned
 	return n > r->_p._mask + 1 ? -EMSGSIZE : -EAGAIN;
 }
 
-PC_INLINE void *pc_spsc__stage(struct pc_spsc *r, size_t esz)
+/* Stage the next slot, which the caller knows is free (a count of free
+ * slots it keeps from an earlier pc_spsc_room()). */
+PC_INLINE void *pc_spsc__stage_free(struct pc_spsc *r, size_t esz)
 {
 	size_t t = r->_p._next;
 
-	if (PC_UNLIKELY(pc_spsc__room(r, 1) == 0))
-		return NULL;
 	r->_p._next = t + 1; /* private: the consumer cannot see it yet */
 	return r->_p._buf + (t & r->_p._mask) * esz;
+}
+
+PC_INLINE void *pc_spsc__stage(struct pc_spsc *r, size_t esz)
+{
+	if (PC_UNLIKELY(pc_spsc__room(r, 1) == 0))
+		return NULL;
+	return pc_spsc__stage_free(r, esz);
 }
 
 PC_INLINE void *pc_spsc__take(struct pc_spsc *r, size_t esz)

@@ -4,16 +4,19 @@
  * Producer side (shard i towards j): stage the message in ring (i, j),
  * publish it once per turn or every publish_batch messages (the ring is in
  * slot-sequence mode: publishing stores each staged slot's sequence word,
- * which is what the consumer polls; spsc_seq.h), and on
- * every publish set bit i of j's doorbell and look whether j sleeps.
+ * which is what the consumer polls; spsc_seq.h), then set bit i of j's
+ * doorbell and look whether j sleeps: at the turn's first publish to j
+ * and once more at its end, not at every publish (mesh_send.c), and not
+ * at all while j polls the ring every turn ("hot").
  * Consumer side (shard j): exchange each non-zero doorbell word with 0,
  * add its bits to the rings it knows are non-empty, and drain those rings;
  * a ring leaves that set only when a take finds it empty. A turn therefore
  * costs O(active senders), not O(N).
  *
  * Why no message is stranded (the argument in full: docs/ARCHITECTURE.md):
- * every publish is followed by a fetch_or of the doorbell, and the
- * consumer's exchange that clears the bit acquires that fetch_or, so the
+ * every publish is followed, by the end of its turn, by a doorbell check
+ * that either finds the ring hot or does a fetch_or of the doorbell, and
+ * the consumer's exchange that clears the bit acquires that fetch_or, so the
  * consumer sees the slots it announces. A publish whose bit was cleared
  * before it was set leaves the bit set for the next turn.
  *
@@ -124,6 +127,7 @@ void rt_mesh_connect(struct rt_shard *s)
 		s->out[k].inbox = e->shards[k].inbox;
 		s->out[k].reactor = e->shards[k].reactor;
 		s->out[k].skip_turn = UINT64_MAX;
+		s->out[k].batch = e->cfg.publish_batch;
 		if (k == s->id)
 			continue;
 		/* half[0] carries the lower shard's messages, half[1] the

@@ -21,22 +21,35 @@ static int refuse(struct rt_shard *s)
 	return -EAGAIN; /* full: nothing staged, the caller retries later */
 }
 
+/* pc_shard_submit() past the fast path and the mailbox: the first slot
+ * of a batch, a look at the room, refusals. */
+static PC_NOINLINE int submit_ring(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
+{
+	struct rt_msg *m = rt_mesh_stage(s, to, false);
+
+	if (!m)
+		return refuse(s);
+	rt_mesh_fill_ptr(&m->h, fn, arg);
+	rt_mesh_staged(s, to);
+	return 0;
+}
+
+/* Each path ends in a tail call, so none saves registers: a stream takes
+ * the fast path, a message at a time the mailbox (mesh_send.h). */
 int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_shard *s = sender(to);
 	struct rt_head *h;
-	bool mail;
 
-	if (!s || !fn)
+	if (PC_UNLIKELY(!s || !fn))
 		return rt_self ? -EINVAL : -EPERM;
-	h = rt_mesh_open(s, to, true, false, &mail);
+	if (rt_mesh_fast(&s->out[to]))
+		return rt_mesh_fast_ptr(s, to, fn, arg);
+	h = rt_mesh_mail_slot(s, to);
 	if (!h)
-		return refuse(s);
-	h->fn = (void (*)(void))fn;
-	h->kind = RT_MSG_PTR;
-	h->u.arg = arg;
-	rt_mesh_done(s, to, mail);
-	return 0;
+		return submit_ring(s, to, fn, arg);
+	rt_mesh_fill_ptr(h, fn, arg);
+	return rt_mesh_mail_sent(s, to);
 }
 
 int pc_shard_submit_copy(unsigned to, pc_msg_fn fn, const void *data, size_t len)

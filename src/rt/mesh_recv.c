@@ -37,15 +37,14 @@ static void send_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, vo
 	rt_mesh_done(s, to, mail);
 }
 
-static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
+/* Every kind but a pointer message, out of line: a call's reply path
+ * needs registers that the pointer message, the common kind, would
+ * otherwise save and restore around each run (run_msg). */
+static PC_NOINLINE void run_other(struct rt_shard *s, unsigned from, struct rt_msg *m)
 {
 	struct rt_head *h = &m->h;
 
-	RT_STAT_ADD(s, msgs_in, 1);
 	switch (h->kind) {
-	case RT_MSG_PTR:
-		((pc_msg_fn)h->fn)(h->u.arg);
-		break;
 	case RT_MSG_COPY:
 		((pc_msg_fn)h->fn)(rt_mesh_copy_bytes(h));
 		break;
@@ -63,6 +62,14 @@ static void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 		rt_shared_buf_free_list(h->u.free_list);
 		break;
 	}
+}
+
+PC_INLINE void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
+{
+	if (PC_LIKELY(m->h.kind == RT_MSG_PTR))
+		((pc_msg_fn)m->h.fn)(m->h.u.arg);
+	else
+		run_other(s, from, m);
 }
 
 /* The next message from source i in the order it was sent, or NULL: a
@@ -84,25 +91,64 @@ PC_INLINE struct rt_msg *next_msg(struct rt_shard *s, unsigned i, struct rt_msg 
 	return m;
 }
 
-/* Run up to RT_DRAIN_BUDGET messages from source i; *empty tells whether
- * it ran dry. Ring slots are freed for the producer once, after the batch. */
-static unsigned drain_source(struct rt_shard *s, unsigned i, bool *empty)
+/* The rest of a batch from ring i, after its first ring message: ring
+ * slots alone, no look at the mailbox. None can be due among them: a
+ * mail goes only to a ring its sender sees empty (mailbox.h), and the
+ * sender sees this batch's first slot taken only once we release it,
+ * after the batch. Each slot's successor is fetched while it runs (past
+ * the buffer's end the fetch is merely wasted). Returns the count k has
+ * reached; *empty when the ring ran dry. */
+static unsigned drain_ring(struct rt_shard *s, unsigned i, unsigned k, bool *empty)
 {
-	struct rt_msg mail, *m;
-	unsigned k = 0;
+	struct rt_ring *r = s->in[i];
+	struct rt_msg *m;
 
-	*empty = false;
-	while (k < RT_DRAIN_BUDGET) {
-		m = next_msg(s, i, &mail);
+	for (; k < RT_DRAIN_BUDGET; k++) {
+		m = rt_ring_take(r);
 		if (!m) {
 			*empty = true;
 			break;
 		}
-		k++;
+		__builtin_prefetch(m + 1);
 		run_msg(s, i, m);
 	}
+	return k;
+}
+
+/* Run up to RT_DRAIN_BUDGET messages from source i; *empty tells whether
+ * it ran dry. First the mails due before the ring's next slot (the
+ * slot's word first, then the tag: mailbox.h), then that slot and the
+ * rest of the batch (drain_ring). Ring slots are freed for the producer
+ * once, after the batch. */
+static unsigned drain_source(struct rt_shard *s, unsigned i, bool *empty)
+{
+	struct rt_ring *r = s->in[i];
+	struct rt_head *half;
+	struct rt_msg mail, *m;
+	unsigned k = 0;
+
+	*empty = false;
+	for (;;) {
+		m = rt_ring_peek(r);
+		half = rt_mail_due(s->mail_in[i], r);
+		if (!half)
+			break;
+		rt_mail_take(half, &mail);
+		run_msg(s, i, &mail);
+		if (++k == RT_DRAIN_BUDGET)
+			goto out;
+	}
+	if (!m) {
+		*empty = true;
+		goto out;
+	}
+	rt_ring_take(r);
+	run_msg(s, i, m);
+	k = drain_ring(s, i, k + 1, empty);
+out:
 	if (k) {
-		rt_ring_release(s->in[i]);
+		RT_STAT_ADD(s, msgs_in, k);
+		rt_ring_release(r);
 		/* A sender asleep with messages for us in its outbox */
 		if (PC_UNLIKELY(i < s->e->n &&
 				atomic_load_explicit(&s->inbox->want_room[i], memory_order_relaxed)))
@@ -205,6 +251,7 @@ void rt_mesh_final_drain(struct rt_shard *s)
 		while ((m = next_msg(s, i, &mail))) {
 			/* Returned buffers are memory, not work: free them. */
 			if (m->h.kind == RT_MSG_FREE) {
+				RT_STAT_ADD(s, msgs_in, 1);
 				run_msg(s, i, m);
 				continue;
 			}

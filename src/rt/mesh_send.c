@@ -4,17 +4,22 @@
 #include "percore/reactor.h"
 #include "rt/mesh_send.h"
 
-int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+/* Whether ring `bit` into ib is polled every turn ("hot") and so needs
+ * no doorbell. The full fence comes between the slot words just stored
+ * and the load of `hot`: against the consumer's "hot = 0; fence; load
+ * the next slot's word" when it stops polling this ring, either it sees
+ * our words or we see hot == 0 and ring the doorbell (store-buffering,
+ * forbidden across seq_cst fences). A hot ring costs no RMW on the line
+ * the consumer reads. */
+static bool polled(struct rt_inbox *ib, unsigned bit)
 {
-	/* Full fence between the slot words just stored and the load of
-	 * `hot`: against the consumer's "hot = 0; fence; load the next slot's
-	 * word" when it stops polling this ring, either it sees our words or
-	 * we see hot == 0 and ring the doorbell (store-buffering, forbidden
-	 * across seq_cst fences). A hot ring is polled every turn: no
-	 * doorbell, no RMW on the line the consumer reads. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&ib->hot[bit], memory_order_relaxed))
-		return 0;
+	return atomic_load_explicit(&ib->hot[bit], memory_order_relaxed);
+}
+
+/* The doorbell itself, for a ring that is not polled. */
+static int bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+{
 	/* seq_cst read-modify-write: the release half makes the slots just
 	 * published visible to the consumer's exchange that takes this bit;
 	 * being seq_cst, it and the load of `sleeping` below, against the
@@ -30,11 +35,17 @@ int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
 	return 1;
 }
 
+int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+{
+	return polled(ib, bit) ? 0 : bell(ib, r, bit);
+}
+
 void rt_mesh_publish(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
 	rt_ring_publish(o->ring);    /* release: contents before words */
+	RT_STAT_ADD(s, msgs_out, o->staged);
 	o->staged = 0;
 	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
@@ -42,10 +53,36 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 		s->pending[to / 64] |= 1ull << (to % 64);
 		return;
 	}
-	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+	/* Once a publish has found the ring polled, the later ones until the
+	 * flush leave the doorbell check to the flush, whose fence comes
+	 * after all their words (polled()): a stream pays one fence per
+	 * turn, not one per publish_batch. A ring that is not polled gets
+	 * the doorbell at every publish, so a receiver that went to sleep
+	 * wakes at once. */
+	if (o->polled_seen) {
+		o->bell_due = true;
+		return;
+	}
+	if (polled(o->inbox, s->id)) {
+		o->polled_seen = true;
+		return;
+	}
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)bell(o->inbox, o->reactor, s->id));
 }
 
-void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
+struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
+				  bool *mail)
+{
+	return rt_mesh_open_any(s, to, small, reply, mail);
+}
+
+int rt_mesh_publish_sent(struct rt_shard *s, unsigned to)
+{
+	rt_mesh_publish(s, to);
+	return 0;
+}
+
+int rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
@@ -54,6 +91,7 @@ void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);
 	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+	return 0;
 }
 
 void rt_mesh_flush(struct rt_shard *s)
@@ -62,10 +100,15 @@ void rt_mesh_flush(struct rt_shard *s)
 		rt_mesh_send_returns(s);
 	for (unsigned i = 0; i < s->ndirty; i++) {
 		unsigned to = s->dirty[i];
+		struct rt_out *o = &s->out[to];
 
-		s->out[to].dirty = false;
-		if (s->out[to].staged)
+		o->dirty = false;
+		if (o->staged)
 			rt_mesh_publish(s, to);
+		if (o->bell_due)
+			RT_STAT_ADD(s, wakeups_sent,
+				    (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+		o->polled_seen = o->bell_due = false;
 	}
 	s->ndirty = 0;
 }

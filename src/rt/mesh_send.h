@@ -6,10 +6,11 @@
  * the ring is empty, else a slot staged in ring (s, to)), written, then
  * handed to rt_mesh_done(): a mail is posted at once; a staged slot is
  * published when publish_batch of them wait, or at the end of the turn
- * (rt_mesh_flush). Each publish and each mail rings the receiver's doorbell
- * (rt_mesh_ring_bell in mesh_send.c holds the ordering argument). The helpers are inline: they
- * are the sending path, a few instructions each. Caller: the sending shard
- * only.
+ * (rt_mesh_flush). Each mail, the first publish of a turn and the flush
+ * ring the receiver's doorbell (rt_mesh_ring_bell in mesh_send.c holds
+ * the ordering argument). The helpers are inline: they are the sending
+ * path, a few instructions each; a stream under way takes the fast path
+ * (rt_mesh_fast). Caller: the sending shard only.
  */
 #ifndef PERCORE_SRC_RT_MESH_SEND_H
 #define PERCORE_SRC_RT_MESH_SEND_H
@@ -27,8 +28,12 @@ int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit);
 /* Publish what s staged into ring (s, to) and ring the doorbell. */
 void rt_mesh_publish(struct rt_shard *s, unsigned to);
 
-/* A mail to `to` is written into s's mailbox half: post it and ring. */
-void rt_mesh_mail_sent(struct rt_shard *s, unsigned to);
+/* rt_mesh_publish(), then 0: the end of a send. */
+int rt_mesh_publish_sent(struct rt_shard *s, unsigned to);
+
+/* A mail to `to` is written into s's mailbox half: post it and ring.
+ * Returns 0, so that a send can end in it. */
+int rt_mesh_mail_sent(struct rt_shard *s, unsigned to);
 
 /* True when ring (s, to) can take a non-reply message now. Only s
  * stages into it, so the answer holds until s itself sends. */
@@ -37,14 +42,31 @@ PC_INLINE bool rt_mesh_has_room(struct rt_shard *s, unsigned to)
 	return pc_spsc_seq_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
+/* What o->credit should be now: the free slots of ring (s, to) as last
+ * seen, less the reserve; 0 while the outbox holds anything. */
+PC_INLINE uint32_t rt_mesh_credit(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+	size_t room = pc_spsc_seq_room(&o->ring->ring, 0); /* the cached count */
+
+	if (o->obx.first || room <= s->e->reserve)
+		return 0;
+	return (uint32_t)(room - s->e->reserve);
+}
+
 /* A slot in ring (s, to), or NULL when full, without looking at the
  * outbox (the outbox's own drain uses it). Anything but a reply must
- * leave e->reserve slots free for the replies s may owe `to`. */
+ * leave e->reserve slots free for the replies s may owe `to`. Every slot
+ * staged outside the fast path comes from here, which keeps the credit. */
 PC_INLINE struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply)
 {
+	struct rt_msg *m;
+
 	if (!reply && !rt_mesh_has_room(s, to))
 		return NULL;
-	return rt_ring_stage(s->out[to].ring);
+	m = rt_ring_stage(s->out[to].ring);
+	s->out[to].credit = rt_mesh_credit(s, to);
+	return m;
 }
 
 /* rt_mesh_ring_slot(), after whatever waits in the outbox to `to`
@@ -75,11 +97,12 @@ PC_INLINE struct rt_head *rt_mesh_mail_slot(struct rt_shard *s, unsigned to)
 	return o->mail;
 }
 
-/* Where the next message to `to` goes: the mailbox when `small` (it fits
- * in a head) and rt_mesh_mail_slot() allows, else a ring slot; NULL when
- * the ring is full. *mail tells which, for rt_mesh_done(). */
-PC_INLINE struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small,
-				       bool reply, bool *mail)
+/* rt_mesh_open() past its fast path: the mailbox when `small` and
+ * rt_mesh_mail_slot() allows, else a ring slot (after the outbox). Inline
+ * for the public sends' own slow paths; rt_mesh_open_slow() (mesh_send.c)
+ * is the same out of line. */
+PC_INLINE struct rt_head *rt_mesh_open_any(struct rt_shard *s, unsigned to, bool small,
+					   bool reply, bool *mail)
 {
 	struct rt_head *h = small ? rt_mesh_mail_slot(s, to) : NULL;
 	struct rt_msg *m;
@@ -91,19 +114,83 @@ PC_INLINE struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool sma
 	return m ? &m->h : NULL;
 }
 
-/* A ring slot was written: count it, remember the ring for the flush, and
- * publish once publish_batch slots wait. */
+struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
+				  bool *mail);
+
+/* The fast path of a send, a stream under way: slots staged since the
+ * last publish (so no mailbox) and credit left (so room beyond the
+ * reserve and an empty outbox). One branch, no look at shared state.
+ * When true, take the slot with rt_mesh_fast_slot(), write it, then
+ * rt_mesh_fast_done(); else rt_mesh_open(). */
+PC_INLINE bool rt_mesh_fast(const struct rt_out *o)
+{
+	return PC_LIKELY(o->staged && o->credit);
+}
+
+PC_INLINE struct rt_msg *rt_mesh_fast_slot(struct rt_out *o)
+{
+	o->credit--;
+	return rt_ring_stage_free(o->ring);
+}
+
+/* Where the next message to `to` goes: the mailbox when `small` (it fits
+ * in a head) and rt_mesh_mail_slot() allows, else a ring slot; NULL when
+ * the ring is full. *mail tells which, for rt_mesh_done(). */
+PC_INLINE struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool small,
+				       bool reply, bool *mail)
+{
+	if (rt_mesh_fast(&s->out[to])) {
+		*mail = false;
+		return &rt_mesh_fast_slot(&s->out[to])->h;
+	}
+	return rt_mesh_open_slow(s, to, small, reply, mail);
+}
+
+/* A ring slot was written: remember the ring for the flush, and publish
+ * once publish_batch slots wait (msgs_out counts them then). */
 PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	RT_STAT_ADD(s, msgs_out, 1);
 	if (!o->dirty) {
 		o->dirty = true;
 		s->dirty[s->ndirty++] = to;
 	}
-	if (++o->staged >= s->e->cfg.publish_batch)
+	if (++o->staged >= o->batch)
 		rt_mesh_publish(s, to);
+}
+
+/* The slot rt_mesh_fast_slot() gave is written. Staged slots were
+ * waiting, so the ring is on the dirty list already. Returns 0, so that
+ * a send can end in it (and the publish be a tail call). */
+PC_INLINE int rt_mesh_fast_done(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+
+	if (PC_UNLIKELY(++o->staged >= o->batch))
+		return rt_mesh_publish_sent(s, to);
+	return 0;
+}
+
+/* Write a pointer message into h. */
+PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
+{
+	h->fn = (void (*)(void))fn;
+	h->kind = RT_MSG_PTR;
+	h->u.arg = arg;
+}
+
+/* Send a pointer message by the fast path when it applies (the public
+ * sends try it first): 0 when sent, 1 when it does not apply (nothing
+ * was sent). */
+PC_INLINE int rt_mesh_fast_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
+{
+	struct rt_out *o = &s->out[to];
+
+	if (!rt_mesh_fast(o))
+		return 1;
+	rt_mesh_fill_ptr(&rt_mesh_fast_slot(o)->h, fn, arg);
+	return rt_mesh_fast_done(s, to);
 }
 
 /* The message rt_mesh_open() gave is written: send it. */

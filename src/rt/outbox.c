@@ -101,7 +101,7 @@ static void chunk_free(struct rt_shard *s, struct rt_obx_chunk *c)
 
 /* A new entry at the tail of the outbox to `to`, or NULL: *rc says why.
  * The caller writes it, then calls rt_obx_commit(). */
-struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc)
+PC_INLINE struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc)
 {
 	struct rt_app *a = &s->app;
 	struct rt_outbox *ob = &s->out[to].obx;
@@ -128,6 +128,7 @@ struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc
 			ob->first = c;
 		ob->last = c;
 	}
+	s->out[to].credit = 0; /* the fast path stops: nothing overtakes this */
 	if (!ob->listed) {
 		ob->listed = true;
 		ob->full_turn = UINT64_MAX;
@@ -142,7 +143,7 @@ struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc
 
 /* The entry rt_obx_push() gave is written: say so if the destination has
  * just come under pressure (now, so a handler stops reading at once). */
-void rt_obx_commit(struct rt_shard *s, unsigned to)
+PC_INLINE void rt_obx_commit(struct rt_shard *s, unsigned to)
 {
 	struct rt_outbox *ob = &s->out[to].obx;
 	struct rt_app *a = &s->app;
@@ -162,29 +163,44 @@ static void copy_msg(struct rt_msg *dst, const struct rt_msg *src)
 	memcpy(&dst->h.kind, &src->h.kind, sizeof(*dst) - offsetof(struct rt_msg, h.kind));
 }
 
+/* Whether ring (s, to) takes m: a reply may use the reserve, anything
+ * else must leave it. *room: the free slots known, counted down by the
+ * caller; the consumer's head is read again only when they run short. */
+static bool ring_takes(struct rt_shard *s, unsigned to, const struct rt_msg *m, size_t *room)
+{
+	size_t need = m->h.kind == RT_MSG_REPLY ? 1 : (size_t)s->e->reserve + 1;
+
+	if (*room < need)
+		*room = pc_spsc_seq_room(&s->out[to].ring->ring, need);
+	return *room >= need;
+}
+
 /* Move what fits from the outbox to `to` into the ring, oldest first.
- * Returns the messages left. */
+ * Returns the messages left. The send's credit stays 0 throughout (the
+ * outbox is not empty) and is set again once it is. */
 uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 {
-	struct rt_outbox *ob = &s->out[to].obx;
+	struct rt_out *o = &s->out[to];
+	struct rt_outbox *ob = &o->obx;
 	uint32_t moved = 0;
+	size_t room = 0;
 	struct rt_obx_chunk *c;
 
 	while ((c = ob->first)) {
 		for (; c->head < c->tail; c->head++, moved++) {
 			struct rt_msg *m = &c->msgs[c->head];
-			struct rt_msg *slot = rt_mesh_ring_slot(s, to, m->h.kind == RT_MSG_REPLY);
 
-			if (!slot) {
+			if (!ring_takes(s, to, m, &room)) {
 				/* Full: what was staged is a whole ring's worth,
 				 * a batch; let the receiver start on it now
 				 * rather than at the end of the turn. */
-				if (s->out[to].staged)
+				if (o->staged)
 					rt_mesh_publish(s, to);
 				ob->full_turn = s->stats.turns;
 				goto out;
 			}
-			copy_msg(slot, m);
+			room--;
+			copy_msg(rt_ring_stage_free(o->ring), m);
 			rt_mesh_staged(s, to);
 		}
 		ob->first = c->next;
@@ -192,6 +208,7 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 			ob->last = NULL;
 		chunk_free(s, c);
 	}
+	o->credit = rt_mesh_credit(s, to);
 out:
 	ob->depth -= moved;
 	s->app.obx_total -= moved;
@@ -307,19 +324,32 @@ void rt_outbox_end(struct rt_shard *s)
 
 /* ---- sending ------------------------------------------------------------- */
 
+/* Whether a message to `to` goes to the outbox's tail at once: behind
+ * messages that found the ring full this turn (rt_mesh_open() would
+ * refuse it, after a longer look). */
+PC_INLINE bool obx_behind(const struct rt_shard *s, unsigned to)
+{
+	const struct rt_outbox *ob = &s->out[to].obx;
+
+	return ob->first && ob->full_turn == s->stats.turns;
+}
+
 /* Where a new message to `to` goes: the ring or the mailbox when nothing
  * waits and there is room, else the outbox. *where says which, for
  * rt_obx_sent(). NULL with *rc set when the outbox refuses. */
 struct rt_head *rt_obx_open(struct rt_shard *s, unsigned to, bool small, bool exempt,
 			    enum rt_obx_where *where, int *rc)
 {
-	bool mail;
-	struct rt_head *h = rt_mesh_open(s, to, small, false, &mail);
+	struct rt_head *h;
 	struct rt_msg *m;
+	bool mail;
 
-	if (h) {
-		*where = mail ? RT_OBX_MAIL : RT_OBX_RING;
-		return h;
+	if (!obx_behind(s, to)) {
+		h = rt_mesh_open(s, to, small, false, &mail);
+		if (h) {
+			*where = mail ? RT_OBX_MAIL : RT_OBX_RING;
+			return h;
+		}
 	}
 	m = rt_obx_push(s, to, exempt, rc);
 	*where = RT_OBX_QUEUED;
@@ -361,7 +391,7 @@ static struct rt_shard *sender(unsigned to)
 	return s && to < s->e->n ? s : NULL;
 }
 
-static int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
+PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 {
 	struct rt_shard *s = sender(to);
 	enum rt_obx_where where;
@@ -370,12 +400,21 @@ static int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 
 	if (!s || !fn)
 		return rt_self ? -EINVAL : -EPERM;
+	if (rt_mesh_fast(&s->out[to]))
+		return rt_mesh_fast_ptr(s, to, fn, arg);
+	if (obx_behind(s, to)) {
+		struct rt_msg *m = rt_obx_push(s, to, exempt, &rc);
+
+		if (!m)
+			return rc;
+		rt_mesh_fill_ptr(&m->h, fn, arg);
+		rt_obx_commit(s, to);
+		return 0;
+	}
 	h = rt_obx_open(s, to, true, exempt, &where, &rc);
 	if (!h)
 		return rc;
-	h->fn = (void (*)(void))fn;
-	h->kind = RT_MSG_PTR;
-	h->u.arg = arg;
+	rt_mesh_fill_ptr(h, fn, arg);
 	rt_obx_sent(s, to, where);
 	return 0;
 }

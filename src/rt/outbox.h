@@ -27,10 +27,6 @@ struct rt_head *rt_obx_open(struct rt_shard *s, unsigned to, bool small, bool ex
 			    enum rt_obx_where *where, int *rc);
 void rt_obx_sent(struct rt_shard *s, unsigned to, enum rt_obx_where where);
 
-/* The outbox alone: a new entry at the tail, and its commit. */
-struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc);
-void rt_obx_commit(struct rt_shard *s, unsigned to);
-
 /* calls.c: a call message to `to` through the outbox (exempt: past the
  * budget, for the library's own calls), counted against the pair's
  * outstanding calls but not limited by them. */

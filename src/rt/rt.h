@@ -74,6 +74,13 @@ _Static_assert(offsetof(struct rt_msg, x) == offsetof(struct rt_msg, h.u) + RT_H
 
 PC_SPSC_SEQ_TYPED(rt_ring, struct rt_msg, h.word)
 
+/* rt_ring_stage() of a slot known to be free (rt_out.credit): no look at
+ * the room. Producer only. */
+PC_INLINE struct rt_msg *rt_ring_stage_free(struct rt_ring *q)
+{
+	return (struct rt_msg *)pc_spsc__stage_free(&q->ring._ring, sizeof(struct rt_msg));
+}
+
 /* The line shards i < j share: half[0] carries i's messages to j, half[1]
  * j's to i, one at a time each (mailbox.h says when and why). Padded to
  * its own line pair. */
@@ -125,7 +132,17 @@ struct rt_outbox {
 
 /* Shard i's producer state towards one destination: private to i. */
 struct rt_out {
+	/* The send's fast path reads the first four (mesh_send.h). */
 	struct rt_ring *ring;    /* ring (i, dest), in dest's memory */
+	uint32_t staged;         /* staged since the last publish */
+	/* Slots a non-reply may take without another look: the free slots
+	 * as last seen, less e->reserve; 0 while the outbox to dest holds
+	 * anything, so that nothing overtakes it (outbox.c). */
+	uint32_t credit;
+	uint32_t batch;          /* e->cfg.publish_batch */
+	bool polled_seen;        /* a publish since the last flush found the
+	                          * ring polled (hot) */
+	bool bell_due;           /* published since then, no doorbell check */
 	/* Copies of dest's pointers: reading them from dest's struct would
 	 * pull in a line dest writes every turn. */
 	struct rt_inbox *inbox;
@@ -134,7 +151,6 @@ struct rt_out {
 	                          * NULL towards itself */
 	uint64_t skip_turn;      /* the turn the ring to dest was found busy:
 	                          * no mailbox until the next */
-	uint32_t staged;         /* staged since the last publish */
 	uint32_t calls;          /* calls to dest awaiting their reply */
 	bool dirty;              /* on the dirty list */
 	struct pc_shared_buf *frees; /* dest's buffers to send back */
@@ -222,8 +238,13 @@ struct pc_engine {
 	__atomic_store_n(&(s)->stats.field, (s)->stats.field + (n), __ATOMIC_RELAXED)
 #define RT_STAT_SET(s, field, v) __atomic_store_n(&(s)->stats.field, (v), __ATOMIC_RELAXED)
 
-/* The shard running on this thread (NULL elsewhere). */
-extern __thread struct rt_shard *rt_self;
+/* The shard running on this thread (NULL elsewhere). Initial-exec: every
+ * send reads it, and in position-independent code the default model
+ * would make that a call to __tls_get_addr (the compiler then keeps the
+ * send's arguments in saved registers even where the linker removes the
+ * call); a pointer fits the static TLS that glibc keeps spare for
+ * libraries loaded later. */
+extern __thread struct rt_shard *rt_self __attribute__((tls_model("initial-exec")));
 
 /* mesh.c (memory), mesh_send.c, mesh_recv.c, mesh_api.c, mesh_ext.c,
  * mesh_returns.c */
