@@ -181,8 +181,9 @@ PC_API const struct pc_placement *pc_engine_placement(const struct pc_engine *e)
 
 /* Copy shard i's statistics. Exact after pc_engine_join(); while the
  * shard runs, each figure is one the shard has recently stored, but the
- * set is not taken at one instant and busy_ns stays 0 until the shard
- * ends (pc_engine_stats() from a shard gives a consistent snapshot).
+ * set is not taken at one instant; busy_ns and idle_ns run up to now (the
+ * idle span in progress counts as idle), so their rates give utilization
+ * (pc_engine_stats() from a shard gives a consistent snapshot).
  * Returns 0 or -EINVAL for a bad i. Any thread. */
 PC_API int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
 

@@ -181,6 +181,9 @@ struct rt_shard {
 	void *mem;                   /* inbox + rings + slots, one mapping */
 	size_t mem_size;
 	uint64_t start_ns;
+	/* When the idle span now running began (0: busy): stored relaxed
+	 * so that readers on other threads count it as idle already. */
+	uint64_t idle_from;
 	struct pc_shard_stats stats;
 	struct rt_app app;
 	pthread_t thread;

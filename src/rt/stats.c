@@ -11,6 +11,23 @@
 #include "percore/service.h"
 #include "rt/rt.h"
 
+/* While the shard runs, busy and idle time up to now: the idle span it is
+ * in counts as idle. The span's start and the idle sum are two stores, so
+ * a reader between them may see the span twice or not at all; the clamps
+ * keep busy from going below what it was (0 at most for that moment). */
+static void live_times(const struct rt_shard *s, struct pc_shard_stats *out)
+{
+	uint64_t start = __atomic_load_n(&s->start_ns, __ATOMIC_RELAXED);
+	uint64_t from = __atomic_load_n(&s->idle_from, __ATOMIC_RELAXED);
+	uint64_t now = pc_now_ns();
+
+	if (out->busy_ns || !start)
+		return; /* ended (busy_ns final), or not started yet */
+	if (from)
+		out->idle_ns += pc_elapsed(now, from);
+	out->busy_ns = pc_elapsed(pc_elapsed(now, start), out->idle_ns);
+}
+
 int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out)
 {
 	const struct pc_shard_stats *st;
@@ -26,6 +43,7 @@ int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_
 	RT_READ(turns);
 	RT_READ(busy_ns);
 	RT_READ(idle_ns);
+	live_times(&e->shards[i], out);
 	RT_READ(msgs_in);
 	RT_READ(msgs_out);
 	RT_READ(mail_out);
