@@ -56,7 +56,7 @@ int net_http_feed(struct net_http_req *r, const char *buf, size_t len)
 			return 400;
 	}
 	if (!r->head_done)
-		return r->fed >= NET_HTTP_MAX_HEAD ? 431 : 0;
+		return r->fed > NET_HTTP_MAX_HEAD ? 431 : 0;
 	if (r->fed > NET_HTTP_MAX_HEAD)
 		return 431;
 	if (r->url_long)
