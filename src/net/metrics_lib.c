@@ -150,9 +150,9 @@ static unsigned server_table(struct pc_metric_field *rows)
 	return n;
 }
 
-/* Request handling time: 1 us to 1 s, in nanoseconds. */
+/* Request handling time: 100 ns to 1 s, in nanoseconds. */
 static const uint64_t latency_bounds[] = {
-	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
 	1000000, 2500000, 5000000, 10000000, 25000000, 50000000, 100000000,
 	250000000, 500000000, 1000000000,
 };
