@@ -128,6 +128,10 @@ struct pc_shard_stats {
 	uint64_t calls_timed_out; /* calls answered with -ETIMEDOUT */
 	uint64_t late_replies;   /* answers after that, discarded */
 	uint64_t calls_canceled; /* calls answered with -ECANCELED */
+	/* The reactor's polls (percore/reactor.h). */
+	uint64_t fd_events;      /* fd callbacks run */
+	uint64_t timers_fired;   /* timing-wheel timers expired */
+	uint64_t tasks_run;      /* deferred tasks run */
 };
 
 /* Defaults: 0 shards (placement's default), "auto", adaptive idle with a
@@ -186,6 +190,12 @@ PC_API const struct pc_placement *pc_engine_placement(const struct pc_engine *e)
  * (pc_engine_stats() from a shard gives a consistent snapshot).
  * Returns 0 or -EINVAL for a bad i. Any thread. */
 PC_API int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
+
+/* Messages shard `from` has sent to each shard: out[k] for destination k,
+ * k < pc_engine_shards(e) (replies and messages to itself included).
+ * Each figure is one the shard recently stored, as pc_engine_stats_read.
+ * Returns 0 or -EINVAL for a bad from. Any thread. */
+PC_API int pc_engine_sent_to(const struct pc_engine *e, unsigned from, uint64_t *out);
 
 /* Run fn(arg) on shard `to` from a thread that is not a shard (the main
  * thread, a test, a benchmark driver). Serialised by a lock per target

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "net/metrics_impl.h"
@@ -77,6 +78,9 @@ static const struct pc_metric_field engine_rows[] = {
 	ENG("calls_timed_out_total", C, calls_timed_out, 1, "Calls answered with a timeout."),
 	ENG("calls_late_replies_total", C, late_replies, 1, "Replies after their call timed out."),
 	ENG("calls_canceled_total", C, calls_canceled, 1, "Calls answered as canceled."),
+	ENG("reactor_fd_events_total", C, fd_events, 1, "File descriptor callbacks run."),
+	ENG("reactor_timers_fired_total", C, timers_fired, 1, "Timing-wheel timers expired."),
+	ENG("reactor_tasks_run_total", C, tasks_run, 1, "Deferred tasks run."),
 };
 
 static int read_engine(void *ctx, unsigned i, void *out)
@@ -84,12 +88,45 @@ static int read_engine(void *ctx, unsigned i, void *out)
 	return pc_engine_stats_read(ctx, i, out);
 }
 
+static int read_sent_to(void *ctx, unsigned i, void *out)
+{
+	return pc_engine_sent_to(ctx, i, out);
+}
+
+/* Messages per destination: one row per shard, labelled to="k", over an
+ * array of n counts. */
+static int add_sent_to(struct pc_metrics *m, struct pc_engine *e)
+{
+	unsigned n = pc_engine_shards(e);
+	struct pc_metric_field *rows = calloc(n, sizeof(*rows));
+	char (*names)[12] = calloc(n, sizeof(*names));
+	int rc = -ENOMEM;
+
+	if (rows && names) {
+		for (unsigned k = 0; k < n; k++) {
+			snprintf(names[k], sizeof(names[k]), "%u", k);
+			rows[k] = (struct pc_metric_field){
+				"mesh_messages_sent_to_total", "Messages sent, by destination shard.",
+				C, k * sizeof(uint64_t), 1, "to", names[k]
+			};
+		}
+		rc = pc_metrics_add_table(m, rows, n, n * sizeof(uint64_t), true, read_sent_to, e,
+					  NULL, 0);
+	}
+	free(rows);
+	free(names);
+	return rc;
+}
+
 int pc_metrics_add_engine(struct pc_metrics *m, struct pc_engine *e)
 {
+	int rc;
+
 	if (!e || pc_engine_shards(e) > m->shards)
 		return -EINVAL;
-	return pc_metrics_add_table(m, engine_rows, PC_ARRAY_LEN(engine_rows),
-				    sizeof(struct pc_shard_stats), true, read_engine, e, NULL, 0);
+	rc = pc_metrics_add_table(m, engine_rows, PC_ARRAY_LEN(engine_rows),
+				  sizeof(struct pc_shard_stats), true, read_engine, e, NULL, 0);
+	return rc ? rc : add_sent_to(m, e);
 }
 
 /* ---- the server ------------------------------------------------------------- */

@@ -53,6 +53,7 @@ void rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 	s->mailed = true;
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);
+	__atomic_store_n(&o->sent, o->sent + 1, __ATOMIC_RELAXED);
 	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
 }
 

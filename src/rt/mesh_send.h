@@ -98,6 +98,7 @@ PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
 	struct rt_out *o = &s->out[to];
 
 	RT_STAT_ADD(s, msgs_out, 1);
+	__atomic_store_n(&o->sent, o->sent + 1, __ATOMIC_RELAXED);
 	if (!o->dirty) {
 		o->dirty = true;
 		s->dirty[s->ndirty++] = to;

@@ -135,6 +135,8 @@ struct rt_out {
 	uint64_t skip_turn;      /* the turn the ring to dest was found busy:
 	                          * no mailbox until the next */
 	uint32_t staged;         /* staged since the last publish */
+	uint64_t sent;           /* messages sent to dest, all time: stored
+	                          * relaxed for pc_engine_sent_to() */
 	uint32_t calls;          /* calls to dest awaiting their reply */
 	bool dirty;              /* on the dirty list */
 	struct pc_shared_buf *frees; /* dest's buffers to send back */

@@ -9,7 +9,31 @@
 
 #include "percore/clock.h"
 #include "percore/service.h"
+#include "rt/reactor_impl.h"
 #include "rt/rt.h"
+
+/* The reactor's counts. The reactor lives as long as the engine. */
+static void reactor_figures(const struct rt_shard *s, struct pc_shard_stats *out)
+{
+	const struct pc_reactor *r = s->reactor;
+
+	out->fd_events = __atomic_load_n(&r->fd_events, __ATOMIC_RELAXED);
+	out->timers_fired = __atomic_load_n(&r->timers_fired, __ATOMIC_RELAXED);
+	out->tasks_run = __atomic_load_n(&r->tasks_run, __ATOMIC_RELAXED);
+}
+
+int pc_engine_sent_to(const struct pc_engine *e, unsigned from, uint64_t *out)
+{
+	const struct rt_out *o;
+
+	if (from >= e->n)
+		return -EINVAL;
+	/* out[] was allocated before the start-up gate and never moves. */
+	o = e->shards[from].out;
+	for (unsigned k = 0; k < e->n; k++)
+		out[k] = __atomic_load_n(&o[k].sent, __ATOMIC_RELAXED);
+	return 0;
+}
 
 /* While the shard runs, busy and idle time up to now: the idle span it is
  * in counts as idle. The span's start and the idle sum are two stores, so
@@ -61,6 +85,7 @@ int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_
 	RT_READ(late_replies);
 	RT_READ(calls_canceled);
 #undef RT_READ
+	reactor_figures(&e->shards[i], out);
 	return 0;
 }
 
@@ -85,6 +110,7 @@ static intptr_t snapshot(void *all)
 	struct pc_shard_stats *out = (struct pc_shard_stats *)all + s->id;
 
 	*out = s->stats;
+	reactor_figures(s, out);
 	out->busy_ns = rt_busy_ns(s);
 	return 0;
 }

@@ -15,6 +15,8 @@
 
 #include "metrics_util.h"
 #include "percore/engine.h"
+#include "percore/reactor.h"
+#include "percore/shard.h"
 #include "testmain.h"
 
 static void test_counter_gauge(void **state)
@@ -204,8 +206,33 @@ static void test_table(void **state)
 	pc_metrics_destroy(m);
 }
 
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* The first failure on a shard (cmocka asserts only on the test thread). */
+static _Atomic int start_rc;
+
+/* Shard 0 sends 10 messages to shard 1 and defers one task. */
+static void on_start(void *arg)
+{
+	int rc = 0;
+
+	(void)arg;
+	if (pc_shard_id() != 0)
+		return;
+	for (int k = 0; k < 10 && !rc; k++)
+		rc = pc_shard_submit(1, nothing, NULL);
+	if (!rc)
+		rc = pc_reactor_defer(pc_shard_reactor(), nothing, NULL);
+	if (rc)
+		atomic_store(&start_rc, rc);
+}
+
 /* An engine's figures while it runs: turns counted, busy and idle time
- * running, both only ever growing. */
+ * running, both only ever growing; messages per destination and tasks
+ * run exactly as sent. */
 static void test_engine_live(void **state)
 {
 	struct pc_engine_cfg cfg;
@@ -219,6 +246,7 @@ static void test_engine_live(void **state)
 	cfg.placement = "off";
 	cfg.oversubscribe = true;
 	cfg.idle = PC_IDLE_SLEEP;
+	cfg.on_start = on_start;
 	assert_int_equal(pc_engine_start(&cfg, &e, NULL, 0), 0);
 	assert_int_equal(pc_metrics_add_engine(m, e), 0);
 	assert_int_equal(pc_metrics_add_engine(m, e), -EEXIST);
@@ -239,6 +267,24 @@ static void test_engine_live(void **state)
 	/* A sleeping shard's time is idle time as it passes. */
 	assert_true(last_idle > 0.05);
 	assert_true(last_turns > 0);
+	/* Shard 1 has run the 10 messages (it reports them as it runs them). */
+	struct pc_shard_stats st = { 0 };
+	for (int k = 0; k < 500 && st.msgs_in < 10; k++) {
+		struct timespec ts = { .tv_nsec = 10000000 };
+		pc_engine_stats_read(e, 1, &st);
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(atomic_load(&start_rc), 0);
+	assert_int_equal(st.msgs_in, 10);
+	char *t = mu_text(m);
+	assert_true(mu_value(t, "percore_mesh_messages_sent_to_total{shard=\"0\",to=\"1\"}") == 10);
+	assert_true(mu_value(t, "percore_mesh_messages_sent_to_total{shard=\"0\",to=\"0\"}") == 0);
+	assert_true(mu_value(t, "percore_mesh_messages_sent_to_total{shard=\"1\",to=\"0\"}") == 0);
+	assert_true(mu_value(t, "percore_mesh_messages_received_total{shard=\"1\"}") == 10);
+	assert_true(mu_value(t, "percore_reactor_tasks_run_total{shard=\"0\"}") >= 1);
+	free(t);
+	uint64_t sent[2];
+	assert_int_equal(pc_engine_sent_to(e, 2, sent), -EINVAL);
 	pc_engine_stop(e);
 	pc_engine_join(e);
 	pc_engine_destroy(e);

@@ -72,6 +72,9 @@ static const struct pair_rule rules[] = {
 	     PEER("^Peer/epoll_busy/Latency/\\1\\3$")),
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/Latency/([0-9]+)(/idle:sleep)?" TAGS,
 	     PEER("^Peer/epoll_echo/Latency/\\1\\3$")),
+	/* the same server with its metrics endpoint on and scraped */
+	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/metrics:scraped" TAGS,
+	     VARIANT("^SessionEcho/\\1\\2$")),
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/idle:(spin|adaptive)" TAGS,
 	     PEER("^Peer/epoll_busy/\\1\\3$")),
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)(/idle:sleep)?" TAGS,
