@@ -6,25 +6,11 @@
  * against scrapes, never against a shard. */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net/metrics_impl.h"
-
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#include "sys/errmsg.h"
 
 static bool name_ok(const char *s, bool colon)
 {
@@ -63,14 +49,14 @@ int met_check_family(const char *name, const char *help, enum pc_metric_kind kin
 		     size_t len)
 {
 	if (!name_ok(name, true))
-		return fail(err, len, -EINVAL, "metric name \"%s\" is not [a-zA-Z_:][a-zA-Z0-9_:]*",
+		return sys_errmsg(err, len, -EINVAL, "metric name \"%s\" is not [a-zA-Z_:][a-zA-Z0-9_:]*",
 			    name ? name : "(null)");
 	if (kind == PC_METRIC_COUNTER && !ends_with(name, "_total"))
-		return fail(err, len, -EINVAL, "counter \"%s\" must end in _total", name);
+		return sys_errmsg(err, len, -EINVAL, "counter \"%s\" must end in _total", name);
 	if (kind != PC_METRIC_COUNTER && ends_with(name, "_total"))
-		return fail(err, len, -EINVAL, "only counters end in _total (\"%s\")", name);
+		return sys_errmsg(err, len, -EINVAL, "only counters end in _total (\"%s\")", name);
 	if (!help || strchr(help, '\n'))
-		return fail(err, len, -EINVAL, "metric \"%s\" needs a one-line help", name);
+		return sys_errmsg(err, len, -EINVAL, "metric \"%s\" needs a one-line help", name);
 	return 0;
 }
 
@@ -167,7 +153,7 @@ static struct pc_metric *add_family(struct pc_metrics *m, const char *name, cons
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->fam.name = strdup(name)) || !(e->fam.help = strdup(help)) ||
 	    (nbounds && !(e->fam.bounds = malloc(nbounds * sizeof(*bounds))))) {
-		fail(err, len, -ENOMEM, "out of memory");
+		sys_errmsg(err, len, -ENOMEM, "out of memory");
 		goto out;
 	}
 	if (nbounds)
@@ -175,9 +161,9 @@ static struct pc_metric *add_family(struct pc_metrics *m, const char *name, cons
 	e->fam.scale = scale ? scale : 1;
 	pthread_mutex_lock(&m->lock);
 	if (name_taken(m, name)) {
-		fail(err, len, -EEXIST, "metric \"%s\" is registered already", name);
+		sys_errmsg(err, len, -EEXIST, "metric \"%s\" is registered already", name);
 	} else if (m->used + need > m->slots) {
-		fail(err, len, -ENOSPC, "no slots left for \"%s\" (%u of %u used)", name, m->used,
+		sys_errmsg(err, len, -ENOSPC, "no slots left for \"%s\" (%u of %u used)", name, m->used,
 		     m->slots);
 	} else {
 		e->fam.h = (struct pc_metric){ ._slot = m->values + m->used, ._stride = m->stride,
@@ -212,20 +198,20 @@ struct pc_metric *pc_metrics_histogram(struct pc_metrics *m, const char *name, c
 				       char *err, size_t errlen)
 {
 	if (!bounds || !nbounds || nbounds > PC_METRICS_MAX_BUCKETS) {
-		fail(err, errlen, -EINVAL, "histogram \"%s\" needs 1 to %u bounds, not %u",
+		sys_errmsg(err, errlen, -EINVAL, "histogram \"%s\" needs 1 to %u bounds, not %u",
 		     name ? name : "(null)", PC_METRICS_MAX_BUCKETS, nbounds);
 		return NULL;
 	}
 	for (unsigned b = 1; b < nbounds; b++)
 		if (bounds[b] <= bounds[b - 1]) {
-			fail(err, errlen, -EINVAL,
+			sys_errmsg(err, errlen, -EINVAL,
 			     "histogram \"%s\": bound %u (%llu) is not above bound %u (%llu)", name,
 			     b, (unsigned long long)bounds[b], b - 1,
 			     (unsigned long long)bounds[b - 1]);
 			return NULL;
 		}
 	if (scale < 0) {
-		fail(err, errlen, -EINVAL, "histogram \"%s\": negative scale", name ? name : "(null)");
+		sys_errmsg(err, errlen, -EINVAL, "histogram \"%s\": negative scale", name ? name : "(null)");
 		return NULL;
 	}
 	return add_family(m, name, help, PC_METRIC_HISTOGRAM, bounds, nbounds, scale, err, errlen);
@@ -242,25 +228,25 @@ static int check_rows(const struct pc_metric_field *rows, unsigned n, size_t siz
 		int rc;
 
 		if (f->kind == PC_METRIC_HISTOGRAM)
-			return fail(err, len, -EINVAL, "row %u (%s): a table holds counters and gauges",
+			return sys_errmsg(err, len, -EINVAL, "row %u (%s): a table holds counters and gauges",
 				    r, f->name);
 		rc = met_check_family(f->name, f->help, f->kind, err, len);
 		if (rc)
 			return rc;
 		if (f->offset + sizeof(uint64_t) > size || f->offset % sizeof(uint64_t))
-			return fail(err, len, -EINVAL,
+			return sys_errmsg(err, len, -EINVAL,
 				    "row %u (%s): offset %zu is not a uint64_t inside %zu bytes", r,
 				    f->name, f->offset, size);
 		if (f->label && (!name_ok(f->label, false) || !strcmp(f->label, "shard") ||
 				 !strcmp(f->label, "le") || !f->label_value))
-			return fail(err, len, -EINVAL, "row %u (%s): bad label \"%s\"", r, f->name,
+			return sys_errmsg(err, len, -EINVAL, "row %u (%s): bad label \"%s\"", r, f->name,
 				    f->label);
 		if (same && (rows[r - 1].kind != f->kind || strcmp(rows[r - 1].help, f->help)))
-			return fail(err, len, -EINVAL, "row %u (%s): kind or help differs from row %u",
+			return sys_errmsg(err, len, -EINVAL, "row %u (%s): kind or help differs from row %u",
 				    r, f->name, r - 1);
 		for (unsigned k = 0; !same && k + 1 < r; k++)
 			if (!strcmp(rows[k].name, f->name))
-				return fail(err, len, -EINVAL,
+				return sys_errmsg(err, len, -EINVAL,
 					    "row %u (%s): rows of one family must be adjacent", r,
 					    f->name);
 	}
@@ -308,14 +294,14 @@ int pc_metrics_add_table(struct pc_metrics *m, const struct pc_metric_field *row
 	int rc;
 
 	if (!rows || !nrows || !read || !size)
-		return fail(err, errlen, -EINVAL, "a table needs rows, a size and a read function");
+		return sys_errmsg(err, errlen, -EINVAL, "a table needs rows, a size and a read function");
 	rc = check_rows(rows, nrows, size, err, errlen);
 	if (rc)
 		return rc;
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->table = copy_table(rows, nrows))) {
 		free(e);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return sys_errmsg(err, errlen, -ENOMEM, "out of memory");
 	}
 	e->table->size = size;
 	e->table->per_shard = per_shard;
@@ -324,7 +310,7 @@ int pc_metrics_add_table(struct pc_metrics *m, const struct pc_metric_field *row
 	pthread_mutex_lock(&m->lock);
 	for (unsigned r = 0; r < nrows && !rc; r++)
 		if ((!r || strcmp(rows[r - 1].name, rows[r].name)) && name_taken(m, rows[r].name))
-			rc = fail(err, errlen, -EEXIST, "metric \"%s\" is registered already",
+			rc = sys_errmsg(err, errlen, -EEXIST, "metric \"%s\" is registered already",
 				  rows[r].name);
 	if (!rc)
 		link_entry(m, e);

@@ -80,8 +80,13 @@ static void conn_write(struct http_conn *c)
 			break;
 		c->outpos += (size_t)n;
 	}
-	/* All written (or the peer is gone): the answer ends the exchange. */
+	/* All written (or the peer is gone): the answer ends the exchange.
+	 * Bytes the peer sent past the head are read away first: closing
+	 * with them unread would reset the connection, and the peer could
+	 * lose the answer. */
 	shutdown(c->fd, SHUT_WR);
+	while (recv(c->fd, c->in, sizeof(c->in), MSG_DONTWAIT) > 0)
+		;
 	conn_close(c);
 }
 

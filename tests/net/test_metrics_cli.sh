@@ -54,17 +54,9 @@ check 2 "echo --metrics-port x" "$pc" echo --metrics-port x
 check 2 "echo --metrics-host name" "$pc" echo --metrics-host metrics.example --metrics-port 0
 
 # ---- a server with metrics ----------------------------------------------------------
-"$pc" echo --host 127.0.0.1 --port 0 --shards 2 --oversubscribe --policy off \
-  --idle-policy sleep --metrics-port 0 >"$tmp/echo.out" 2>"$tmp/echo.err" &
-pid=$!
-port=""; mport=""
-for _ in $(seq 1 $((100 * slow))); do
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/echo.err")
-  mport=$(sed -n 's|.*metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/echo.err")
-  [ -n "$port" ] && [ -n "$mport" ] && break
-  sleep 0.05
-done
-if [ -z "$mport" ]; then bad "echo did not say where its metrics are"; cat "$tmp/echo.err"; exit 1; fi
+# shellcheck source=tests/net/metrics_echo.sh
+. "$(dirname "$0")/metrics_echo.sh"
+start_metrics_echo || exit 1
 ok "echo serves metrics on 127.0.0.1:$mport"
 
 [ "$(get /health)" = 200 ] && ok "/health 200" || bad "/health"

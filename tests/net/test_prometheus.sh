@@ -17,17 +17,11 @@ ok() { echo "ok: $1"; }
 bad() { echo "FAIL: $1"; fail=1; }
 command -v prometheus >/dev/null || { echo "prometheus is not installed (scripts/deps.sh)"; exit 1; }
 
-"$pc" echo --host 127.0.0.1 --port 0 --shards 2 --oversubscribe --policy off \
-  --idle-policy sleep --metrics-port 0 >"$tmp/echo.out" 2>"$tmp/echo.err" &
-pids+=($!)
-port=""; mport=""
-for _ in $(seq 1 $((100 * slow))); do
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/echo.err")
-  mport=$(sed -n 's|.*metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/echo.err")
-  [ -n "$port" ] && [ -n "$mport" ] && break
-  sleep 0.05
-done
-[ -n "$mport" ] || { bad "echo did not start"; cat "$tmp/echo.err"; exit 1; }
+# shellcheck source=tests/net/metrics_echo.sh
+. "$(dirname "$0")/metrics_echo.sh"
+start_metrics_echo; started=$?
+pids+=("$pid")
+[ $started = 0 ] || exit 1
 
 # A free loopback port for Prometheus's own web server.
 pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
