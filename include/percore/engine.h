@@ -191,6 +191,24 @@ PC_API const struct pc_placement *pc_engine_placement(const struct pc_engine *e)
  * Returns 0 or -EINVAL for a bad i. Any thread. */
 PC_API int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
 
+/* The memory of a shard's own pools (pc_shard_slab, pc_shard_arena), as
+ * the shard last measured it for pc_engine_mem_refresh(). */
+struct pc_shard_mem {
+	uint64_t slab_bytes;      /* chunk bytes the size-class slabs hold */
+	uint64_t slab_used_bytes; /* of those, objects handed out */
+	uint64_t arena_bytes;     /* bytes mapped for the arena's blocks */
+};
+
+/* Ask every shard to measure its pools once it next runs (a message per
+ * shard; the shards' own figures are never read from here). Returns 0, or
+ * the first refusal of pc_engine_submit (-EAGAIN, -ESHUTDOWN); a shard
+ * that refused keeps its last figures. Any thread that is not a shard. */
+PC_API int pc_engine_mem_refresh(struct pc_engine *e);
+
+/* Shard i's figures from its last measurement (zeros before the first).
+ * Returns 0 or -EINVAL for a bad i. Any thread. */
+PC_API int pc_engine_mem_read(const struct pc_engine *e, unsigned i, struct pc_shard_mem *out);
+
 /* Messages shard `from` has sent to each shard: out[k] for destination k,
  * k < pc_engine_shards(e) (replies and messages to itself included).
  * Each figure is one the shard recently stored, as pc_engine_stats_read.

@@ -118,6 +118,28 @@ static int add_sent_to(struct pc_metrics *m, struct pc_engine *e)
 	return rc;
 }
 
+/* The pools' figures as each shard last measured them; reading shard 0
+ * asks every shard to measure again, for the next scrape (a shard's
+ * figures are only ever read from here, never its pools). */
+static int read_mem(void *ctx, unsigned i, void *out)
+{
+	if (i == 0)
+		pc_engine_mem_refresh(ctx);
+	return pc_engine_mem_read(ctx, i, out);
+}
+
+#define MEM(name, field, help) \
+	{ name, help, G, offsetof(struct pc_shard_mem, field), 1, NULL, NULL }
+
+static const struct pc_metric_field mem_rows[] = {
+	MEM("shard_slab_bytes", slab_bytes,
+	    "Chunk bytes the shard's size-class slabs hold (as of the last scrape)."),
+	MEM("shard_slab_used_bytes", slab_used_bytes,
+	    "Of those, bytes of objects handed out (as of the last scrape)."),
+	MEM("shard_arena_bytes", arena_bytes,
+	    "Bytes mapped for the shard's arena (as of the last scrape)."),
+};
+
 int pc_metrics_add_engine(struct pc_metrics *m, struct pc_engine *e)
 {
 	int rc;
@@ -126,6 +148,9 @@ int pc_metrics_add_engine(struct pc_metrics *m, struct pc_engine *e)
 		return -EINVAL;
 	rc = pc_metrics_add_table(m, engine_rows, PC_ARRAY_LEN(engine_rows),
 				  sizeof(struct pc_shard_stats), true, read_engine, e, NULL, 0);
+	if (!rc)
+		rc = pc_metrics_add_table(m, mem_rows, PC_ARRAY_LEN(mem_rows),
+					  sizeof(struct pc_shard_mem), true, read_mem, e, NULL, 0);
 	return rc ? rc : add_sent_to(m, e);
 }
 

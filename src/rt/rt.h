@@ -187,6 +187,7 @@ struct rt_shard {
 	 * so that readers on other threads count it as idle already. */
 	uint64_t idle_from;
 	struct pc_shard_stats stats;
+	struct pc_shard_mem mem_figs; /* pc_engine_mem_refresh(): stored relaxed */
 	struct rt_app app;
 	pthread_t thread;
 	int setup_err;

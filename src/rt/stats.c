@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "percore/arena.h"
 #include "percore/clock.h"
+#include "percore/slab.h"
 #include "percore/service.h"
 #include "rt/reactor_impl.h"
 #include "rt/rt.h"
@@ -20,6 +22,59 @@ static void reactor_figures(const struct rt_shard *s, struct pc_shard_stats *out
 	out->fd_events = __atomic_load_n(&r->fd_events, __ATOMIC_RELAXED);
 	out->timers_fired = __atomic_load_n(&r->timers_fired, __ATOMIC_RELAXED);
 	out->tasks_run = __atomic_load_n(&r->tasks_run, __ATOMIC_RELAXED);
+}
+
+/* On shard s: measure its pools and publish the figures. */
+static void measure_mem(void *arg)
+{
+	struct rt_shard *s = rt_self;
+	struct pc_shard_mem m = { 0 };
+
+	(void)arg;
+	for (unsigned c = 0; c < RT_SLAB_CLASSES; c++) {
+		struct pc_slab_stats st;
+
+		if (!s->slabs[c])
+			continue;
+		pc_slab_stats(s->slabs[c], &st);
+		m.slab_bytes += st.reserved * st.stride;
+		m.slab_used_bytes += st.live * st.stride;
+	}
+	if (s->arena) {
+		struct pc_arena_stats st;
+
+		pc_arena_stats(s->arena, &st);
+		m.arena_bytes = st.bytes + st.spare_bytes;
+	}
+	__atomic_store_n(&s->mem_figs.slab_bytes, m.slab_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->mem_figs.slab_used_bytes, m.slab_used_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->mem_figs.arena_bytes, m.arena_bytes, __ATOMIC_RELAXED);
+}
+
+int pc_engine_mem_refresh(struct pc_engine *e)
+{
+	int first = 0;
+
+	for (unsigned i = 0; i < e->n; i++) {
+		int rc = pc_engine_submit(e, i, measure_mem, NULL);
+
+		if (rc && !first)
+			first = rc;
+	}
+	return first;
+}
+
+int pc_engine_mem_read(const struct pc_engine *e, unsigned i, struct pc_shard_mem *out)
+{
+	const struct pc_shard_mem *m;
+
+	if (i >= e->n)
+		return -EINVAL;
+	m = &e->shards[i].mem_figs;
+	out->slab_bytes = __atomic_load_n(&m->slab_bytes, __ATOMIC_RELAXED);
+	out->slab_used_bytes = __atomic_load_n(&m->slab_used_bytes, __ATOMIC_RELAXED);
+	out->arena_bytes = __atomic_load_n(&m->arena_bytes, __ATOMIC_RELAXED);
+	return 0;
 }
 
 int pc_engine_sent_to(const struct pc_engine *e, unsigned from, uint64_t *out)
