@@ -45,6 +45,7 @@
 #include "percore/fb_error.h"
 #include "percore/fb_heartbeat.h"
 #include "percore/listener.h"
+#include "percore/metrics.h"
 #include "percore/session.h"
 #include "percore/reply.h"
 #include "percore/server.h"

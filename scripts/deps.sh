@@ -10,15 +10,22 @@ packages=(
   cmake make gcc g++ pkg-config clang libclang-rt-14-dev
   # libraries percore uses
   libhwloc-dev hwloc libnuma-dev numactl liburing-dev libcjson-dev
+  # the metrics endpoint's HTTP request parser
+  libhttp-parser-dev
   # hwloc's static link flags name -ludev (pkg-config --static)
   libudev-dev
   # tests
   libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq
+  # a real Prometheus server and promtool against the metrics endpoint
+  prometheus
   flatbuffers-compiler python3-flatbuffers
   # aarch64 cross build of the runtime and its tests, run under qemu
   # (tests/cross); the :arm64 libraries co-install with the amd64 ones
   gcc-aarch64-linux-gnu qemu-user libcmocka-dev:arm64 libnuma-dev:arm64
   libhwloc-dev:arm64 liburing-dev:arm64 libcjson-dev:arm64
+  # the runtime library only: libhttp-parser-dev:arm64 conflicts with the
+  # amd64 one, whose header serves both (tests/cross/aarch64 links the .so.2.9)
+  libhttp-parser2.9:arm64
   # benchmark peers
   libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4
   libck-dev libuv1-dev libabsl-dev libglib2.0-dev

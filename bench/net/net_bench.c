@@ -12,6 +12,10 @@
  *   Session/Create                     connect, accept, one round trip,
  *   Peer/epoll_echo/Create             close (a reset): per second
  *   Peer/epoll_busy/Create
+ *   SessionEcho/64/metrics:scraped     SessionEcho/64 with the server's metrics
+ *                                      endpoint on and a client scraping
+ *                                      /metrics every second: what watching
+ *                                      a server costs it (a variant pair)
  *   SessionEcho/Latency/64/idle:P      one connection, one 64-byte message in
  *   Peer/epoll_echo/Latency/64         flight: round trip p50 and p99 (us)
  *   Peer/epoll_busy/Latency/64         as counters, the server idling
@@ -40,7 +44,11 @@
  * own (every connection up to the last reply): server and engine start-up
  * are not in the figures. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +71,16 @@
  * idle policy is >= 0). */
 enum target { SESSION = 0, PEER_SLEEP = -1, PEER_BUSY = -2, PEER_URING = -3, SESSION_URING = -4 };
 
+/* A client fetching /metrics every second, as Prometheus would. */
+struct scraper {
+	pthread_t thread;
+	_Atomic bool stop;
+	uint16_t port;
+};
+
 struct nb {
 	struct pc_server *srv;
+	struct scraper *scraper;      /* metrics rows only */
 	struct epoll_echo *peer;
 	struct uring_echo *upeer;
 	uint16_t port;
@@ -122,8 +138,65 @@ static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *use
 	pc_session_send_flags(s, f->msg_id, f->flags, f->body, f->len);
 }
 
+/* One GET /metrics, read to its end; errors only end it early (the row
+ * measures the server's echo, not this client). */
+static void scrape_once(uint16_t port)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char buf[16384];
+
+	if (fd < 0)
+		return;
+	if (!connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(req) - 1)
+		while (recv(fd, buf, sizeof(buf), 0) > 0)
+			;
+	close(fd);
+}
+
+static void *scraper_main(void *arg)
+{
+	struct scraper *s = arg;
+	struct timespec tick = { .tv_nsec = 10000000 };
+
+	while (!atomic_load(&s->stop)) {
+		scrape_once(s->port);
+		for (int k = 0; k < 100 && !atomic_load(&s->stop); k++)
+			nanosleep(&tick, NULL);
+	}
+	return NULL;
+}
+
+static int scraper_start(struct nb *n)
+{
+	n->scraper = calloc(1, sizeof(*n->scraper));
+	if (!n->scraper)
+		return -ENOMEM;
+	n->scraper->port = pc_server_metrics_port(n->srv);
+	if (pthread_create(&n->scraper->thread, NULL, scraper_main, n->scraper)) {
+		free(n->scraper);
+		n->scraper = NULL;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static void scraper_stop(struct nb *n)
+{
+	if (!n->scraper)
+		return;
+	atomic_store(&n->scraper->stop, true);
+	pthread_join(n->scraper->thread, NULL);
+	free(n->scraper);
+	n->scraper = NULL;
+}
+
 static void target_teardown_srv(struct nb *n)
 {
+	scraper_stop(n);
 	if (n->srv) {
 		pc_server_stop(n->srv);
 		pc_server_wait(n->srv);
@@ -143,8 +216,10 @@ static void target_teardown(struct pc_bench_state *st)
 	free(n);
 }
 
-/* One shard of percore's server, or a plain peer, on the server CPU. */
-static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle idle)
+/* One shard of percore's server, or a plain peer, on the server CPU;
+ * metrics: the server's endpoint on and scraped every second. */
+static int target_setup_m(struct pc_bench_state *st, enum target t, enum pc_idle idle,
+			  bool metrics)
 {
 	struct nb *n = nb_new(st);
 	struct pc_server_cfg c;
@@ -168,6 +243,7 @@ static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle i
 		c.engine.idle = idle;
 		c.on_frame = echo_frame;
 		c.engine.backend = t == SESSION_URING ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
+		c.metrics = metrics;
 		rc = pc_server_start(&c, &n->srv, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "%s: %s\n", st->bench->name, err);
@@ -179,6 +255,8 @@ static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle i
 			target_teardown_srv(n);
 			rc = -ENOTSUP;
 		}
+		if (!rc && metrics && (rc = scraper_start(n)))
+			target_teardown_srv(n);
 	}
 	if (rc) {
 		free(n);
@@ -188,6 +266,10 @@ static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle i
 	return 0;
 }
 
+static int target_setup(struct pc_bench_state *st, enum target t, enum pc_idle idle)
+{
+	return target_setup_m(st, t, idle, false);
+}
 
 struct load_job {
 	const struct pc_load_cfg *cfg;
@@ -277,6 +359,11 @@ static int session_setup(struct pc_bench_state *st)
 	return target_setup(st, SESSION, PC_IDLE_ADAPTIVE);
 }
 
+static int scraped_setup(struct pc_bench_state *st)
+{
+	return target_setup_m(st, SESSION, PC_IDLE_ADAPTIVE, true);
+}
+
 static int peer_setup(struct pc_bench_state *st)
 {
 	return target_setup(st, PEER_SLEEP, PC_IDLE_ADAPTIVE);
@@ -316,6 +403,7 @@ static void echo_many_run(struct pc_bench_state *st)
 	PC_BENCH_REGISTER(var)
 
 NET_BENCH(session_64, "SessionEcho/64", session_setup, echo_run, 64)
+NET_BENCH(scraped_64, "SessionEcho/64/metrics:scraped", scraped_setup, echo_run, 64)
 NET_BENCH(session_512, "SessionEcho/512", session_setup, echo_run, 512)
 NET_BENCH(session_4096, "SessionEcho/4096", session_setup, echo_run, 4096)
 NET_BENCH(peer_64, "Peer/epoll_echo/64", peer_setup, echo_run, 64)

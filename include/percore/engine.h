@@ -128,6 +128,10 @@ struct pc_shard_stats {
 	uint64_t calls_timed_out; /* calls answered with -ETIMEDOUT */
 	uint64_t late_replies;   /* answers after that, discarded */
 	uint64_t calls_canceled; /* calls answered with -ECANCELED */
+	/* The reactor's polls (percore/reactor.h). */
+	uint64_t fd_events;      /* fd callbacks run */
+	uint64_t timers_fired;   /* timing-wheel timers expired */
+	uint64_t tasks_run;      /* deferred tasks run */
 };
 
 /* Defaults: 0 shards (placement's default), "auto", adaptive idle with a
@@ -181,10 +185,35 @@ PC_API const struct pc_placement *pc_engine_placement(const struct pc_engine *e)
 
 /* Copy shard i's statistics. Exact after pc_engine_join(); while the
  * shard runs, each figure is one the shard has recently stored, but the
- * set is not taken at one instant and busy_ns stays 0 until the shard
- * ends (pc_engine_stats() from a shard gives a consistent snapshot).
+ * set is not taken at one instant; busy_ns and idle_ns run up to now (the
+ * idle span in progress counts as idle), so their rates give utilization
+ * (pc_engine_stats() from a shard gives a consistent snapshot).
  * Returns 0 or -EINVAL for a bad i. Any thread. */
 PC_API int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_stats *out);
+
+/* The memory of a shard's own pools (pc_shard_slab, pc_shard_arena), as
+ * the shard last measured it for pc_engine_mem_refresh(). */
+struct pc_shard_mem {
+	uint64_t slab_bytes;      /* chunk bytes the size-class slabs hold */
+	uint64_t slab_used_bytes; /* of those, objects handed out */
+	uint64_t arena_bytes;     /* bytes mapped for the arena's blocks */
+};
+
+/* Ask every shard to measure its pools once it next runs (a message per
+ * shard; the shards' own figures are never read from here). Returns 0, or
+ * the first refusal of pc_engine_submit (-EAGAIN, -ESHUTDOWN); a shard
+ * that refused keeps its last figures. Any thread that is not a shard. */
+PC_API int pc_engine_mem_refresh(struct pc_engine *e);
+
+/* Shard i's figures from its last measurement (zeros before the first).
+ * Returns 0 or -EINVAL for a bad i. Any thread. */
+PC_API int pc_engine_mem_read(const struct pc_engine *e, unsigned i, struct pc_shard_mem *out);
+
+/* Messages shard `from` has sent to each shard: out[k] for destination k,
+ * k < pc_engine_shards(e) (replies and messages to itself included).
+ * Each figure is one the shard recently stored, as pc_engine_stats_read.
+ * Returns 0 or -EINVAL for a bad from. Any thread. */
+PC_API int pc_engine_sent_to(const struct pc_engine *e, unsigned from, uint64_t *out);
 
 /* Run fn(arg) on shard `to` from a thread that is not a shard (the main
  * thread, a test, a benchmark driver). Serialised by a lock per target

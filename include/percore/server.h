@@ -37,6 +37,7 @@
 PC_BEGIN_DECLS
 
 struct pc_server;
+struct pc_metrics;
 
 /* Defaults for the fields left 0. */
 #define PC_SERVER_RX_BUFFER   (64u << 10)  /* first input ring of a session */
@@ -126,6 +127,16 @@ struct pc_server_cfg {
 
 	/* Answer PC_MSG_STATS frames with the server's statistics. */
 	bool stats_frames;
+
+	/* The metrics endpoint (percore/metrics.h): with metrics true the
+	 * server makes a registry with its own and its engine's figures
+	 * (pc_server_metrics: add the application's) and serves /metrics,
+	 * /health and /ready on its own thread at metrics_host (NULL:
+	 * 127.0.0.1, never every address unless asked) and metrics_port (0:
+	 * the kernel picks, pc_server_metrics_port says which). */
+	bool metrics;
+	const char *metrics_host;
+	uint16_t metrics_port;
 };
 
 /* What a server counts: per shard, or summed over shards. Every figure is
@@ -225,6 +236,13 @@ PC_API int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_
  * in percore/json.h), or as "name value" lines when json is false.
  * Returns 0 or -EIO. */
 PC_API int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out);
+
+/* The server's metrics registry, for the application's own families;
+ * NULL without cfg.metrics. Valid until pc_server_destroy(). */
+PC_API struct pc_metrics *pc_server_metrics(struct pc_server *srv);
+
+/* The port the metrics endpoint listens on; 0 without cfg.metrics. */
+PC_API uint16_t pc_server_metrics_port(const struct pc_server *srv);
 
 /* Resident memory of this process (VmRSS) in bytes, 0 when unknown. */
 PC_API uint64_t pc_process_rss(void);

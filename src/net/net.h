@@ -23,6 +23,7 @@
 #include "net/bufpool.h"
 #include "percore/clock.h"
 #include "percore/defs.h"
+#include "percore/metrics.h"
 #include "percore/reactor.h"
 #include "percore/server.h"
 #include "percore/session.h"
@@ -186,7 +187,31 @@ struct pc_server {
 	_Atomic unsigned draining;
 	_Atomic bool shutdown;
 	uint32_t drain_ms;
+	/* Request latency family, set once when metrics are added; read by
+	 * every shard per frame (read-mostly: never written again). */
+	struct pc_metric *latency;
+	struct pc_metrics *metrics;   /* cfg.metrics: the registry we made */
+	_Atomic bool ready;           /* pc_server_start() has succeeded */
+	struct pc_metrics_http *http; /* and its endpoint */
 };
+
+/* server_metrics.c: start the endpoint when cfg.metrics (0 otherwise);
+ * stop its thread; free the registry once no shard runs. */
+int net_server_metrics_start(struct pc_server *srv, const char *host, char *err, size_t len);
+void net_server_metrics_stop(struct pc_server *srv);
+void net_server_metrics_free(struct pc_server *srv);
+
+/* metrics_lib.c: the latency family shards record into, NULL: none.
+ * Release/acquire: the handle's fields are visible before the pointer. */
+static inline struct pc_metric *net_server_latency(const struct pc_server *srv)
+{
+	return __atomic_load_n(&srv->latency, __ATOMIC_ACQUIRE);
+}
+
+static inline void net_server_set_latency(struct pc_server *srv, struct pc_metric *h)
+{
+	__atomic_store_n(&srv->latency, h, __ATOMIC_RELEASE);
+}
 
 /* The net shard running on this thread (NULL elsewhere). */
 extern __thread struct net_shard *net_self;

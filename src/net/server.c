@@ -475,6 +475,7 @@ static void server_free(struct pc_server *srv)
 	if (srv->lfd0 >= 0)
 		close(srv->lfd0);
 	net_addrtab_destroy(srv->addrs);
+	net_server_metrics_free(srv);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);
 	free(srv->shards);
@@ -530,10 +531,17 @@ int pc_server_start(const struct pc_server_cfg *cfg, struct pc_server **out, cha
 		rc = server_listen(srv, cfg->host, err, len);
 	if (!rc)
 		rc = engine_start(srv, err, len);
+	if (!rc && (rc = net_server_metrics_start(srv, cfg->metrics_host, err, len))) {
+		pc_engine_stop(srv->engine);
+		pc_engine_join(srv->engine);
+	}
 	if (rc) {
+		net_server_metrics_stop(srv);
+		pc_engine_destroy(srv->engine);
 		server_free(srv);
 		return rc;
 	}
+	atomic_store(&srv->ready, true);
 	*out = srv;
 	return 0;
 }
@@ -572,6 +580,7 @@ void pc_server_destroy(struct pc_server *srv)
 {
 	if (!srv)
 		return;
+	net_server_metrics_stop(srv);
 	pc_engine_destroy(srv->engine);
 	server_free(srv);
 }

@@ -138,9 +138,22 @@ static void refs_open(struct pc_session *s, const uint8_t *p, size_t len)
 	sh->ref_hi = p + len;
 }
 
+static void handle(struct pc_session *s, const struct pc_frame *f,
+		   const struct pc_server_cfg *cfg)
+{
+	if (s->sh->dispatching) {
+		pc_dispatch_frame(&s->sh->dispatch, f, s);
+		__atomic_store_n(&s->sh->stats.unknown_ids, pc_dispatch_unknown(&s->sh->dispatch),
+				 __ATOMIC_RELAXED);
+	} else {
+		cfg->on_frame(s, f, cfg->user);
+	}
+}
+
 static void dispatch(struct pc_session *s, const struct pc_frame *f)
 {
 	const struct pc_server_cfg *cfg = s->sh->cfg;
+	struct pc_metric *lat;
 
 	if (f->flags & PC_FRAME_HEARTBEAT) {
 		NET_STAT_ADD(s->sh, heartbeats_in, 1);
@@ -157,12 +170,15 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 		return;
 	}
 	refs_open(s, f->body, f->len);
-	if (s->sh->dispatching) {
-		pc_dispatch_frame(&s->sh->dispatch, f, s);
-		__atomic_store_n(&s->sh->stats.unknown_ids, pc_dispatch_unknown(&s->sh->dispatch),
-				 __ATOMIC_RELAXED);
+	lat = net_server_latency(s->sh->srv);
+	if (PC_UNLIKELY(lat)) {
+		/* Two clock reads per frame, only when metrics are on. */
+		uint64_t t0 = pc_now_ns();
+
+		handle(s, f, cfg);
+		pc_metric_observe(lat, s->sh->index, pc_elapsed(pc_now_ns(), t0));
 	} else {
-		cfg->on_frame(s, f, cfg->user);
+		handle(s, f, cfg);
 	}
 	s->sh->ref_owner = NULL;
 }

@@ -163,7 +163,8 @@ static void shard_body(struct rt_shard *s)
 
 	rt_self = s;
 	rt_mesh_connect(s);
-	s->start_ns = pc_now_ns();
+	/* relaxed atomic: pc_engine_stats_read reads it from other threads */
+	__atomic_store_n(&s->start_ns, pc_now_ns(), __ATOMIC_RELAXED);
 	if (e->cfg.on_start)
 		e->cfg.on_start(e->cfg.arg);
 	shard_loop(s);

@@ -58,10 +58,18 @@ static void spin_pause(bool mailed)
 	}
 }
 
+/* An idle span starts: readers of the statistics count it from now. */
+static void idle_begin(struct rt_shard *s, struct rt_idle *st)
+{
+	st->t0 = pc_now_ns();
+	__atomic_store_n(&s->idle_from, st->t0, __ATOMIC_RELAXED);
+}
+
 void rt_idle_busy(struct rt_shard *s, struct rt_idle *st)
 {
 	if (st->t0) {
 		RT_STAT_ADD(s, idle_ns, pc_elapsed(pc_now_ns(), st->t0));
+		__atomic_store_n(&s->idle_from, 0, __ATOMIC_RELAXED);
 		st->t0 = 0;
 	}
 	st->empty = 0;
@@ -107,7 +115,7 @@ void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 	switch (e->cfg.idle) {
 	case PC_IDLE_SPIN:
 		if (k == RT_IDLE_TIMED)
-			st->t0 = pc_now_ns();
+			idle_begin(s, st);
 		spin_pause(mailed);
 		return;
 	case PC_IDLE_ADAPTIVE:
@@ -116,13 +124,13 @@ void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 			return;
 		}
 		if (k == RT_IDLE_TIMED)
-			st->t0 = pc_now_ns();
+			idle_begin(s, st);
 		if (pc_elapsed(pc_now_ns(), st->t0) >= e->budget_ns)
 			idle_sleep(s, st);
 		return;
 	case PC_IDLE_SLEEP:
 		if (!st->t0)
-			st->t0 = pc_now_ns();
+			idle_begin(s, st);
 		idle_sleep(s, st);
 		return;
 	}

@@ -46,6 +46,7 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 
 	rt_ring_publish(o->ring);    /* release: contents before words */
 	RT_STAT_ADD(s, msgs_out, o->staged);
+	__atomic_store_n(&o->sent, o->sent + o->staged, __ATOMIC_RELAXED);
 	o->staged = 0;
 	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
@@ -90,6 +91,7 @@ int rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 	s->mailed = true;
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);
+	__atomic_store_n(&o->sent, o->sent + 1, __ATOMIC_RELAXED);
 	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
 	return 0;
 }

@@ -322,6 +322,13 @@ static int64_t timer_timeout(struct pc_reactor *r, int64_t timeout_ns)
 	return timeout_ns < 0 || left < timeout_ns ? left : timeout_ns;
 }
 
+/* Count n into one of the reactor's figures (owner only). */
+static void count(uint64_t *fig, int n)
+{
+	if (n > 0)
+		__atomic_store_n(fig, *fig + (uint64_t)n, __ATOMIC_RELAXED);
+}
+
 int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
 {
 	int ran = 0, n;
@@ -335,9 +342,14 @@ int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
 		ran = r->ops->wait(r, timeout_ns);
 		if (ran < 0)
 			return ran;
+		count(&r->fd_events, ran);
 	}
-	if (pc_wheel_count(&r->wheel))
-		ran += (int)pc_wheel_advance(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
+	if (pc_wheel_count(&r->wheel)) {
+		n = (int)pc_wheel_advance(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
+		count(&r->timers_fired, n);
+		ran += n;
+	}
 	n = run_tasks(r);
+	count(&r->tasks_run, n);
 	return ran + n;
 }

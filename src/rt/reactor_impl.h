@@ -75,6 +75,10 @@ struct pc_reactor {
 
 	void *backend_state;         /* epoll fd or struct io_uring, etc. */
 	struct pc_wheel wheel;       /* ticks of PC_REACTOR_TICK_NS */
+
+	/* What the polls ran. Written by the owner alone, stored relaxed so
+	 * that another thread may read them (pc_engine_stats_read). */
+	uint64_t fd_events, timers_fired, tasks_run;
 };
 
 extern const struct rt_backend_ops rt_backend_epoll;

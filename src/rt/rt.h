@@ -151,6 +151,9 @@ struct rt_out {
 	                          * NULL towards itself */
 	uint64_t skip_turn;      /* the turn the ring to dest was found busy:
 	                          * no mailbox until the next */
+	uint64_t sent;           /* messages sent to dest, all time: stored
+	                          * relaxed at each publish and mail, for
+	                          * pc_engine_sent_to() */
 	uint32_t calls;          /* calls to dest awaiting their reply */
 	bool dirty;              /* on the dirty list */
 	struct pc_shared_buf *frees; /* dest's buffers to send back */
@@ -197,7 +200,11 @@ struct rt_shard {
 	void *mem;                   /* inbox + rings + slots, one mapping */
 	size_t mem_size;
 	uint64_t start_ns;
+	/* When the idle span now running began (0: busy): stored relaxed
+	 * so that readers on other threads count it as idle already. */
+	uint64_t idle_from;
 	struct pc_shard_stats stats;
+	struct pc_shard_mem mem_figs; /* pc_engine_mem_refresh(): stored relaxed */
 	struct rt_app app;
 	pthread_t thread;
 	int setup_err;

@@ -66,9 +66,14 @@ static void usage(FILE *f)
 		"  --backlog N         listen backlog (default %d)\n"
 		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
 		"                      (default 5)\n"
+		"  --metrics-port P    serve /metrics (Prometheus), /health and /ready over\n"
+		"                      HTTP on port P (0: the kernel chooses), from a thread\n"
+		"                      of its own\n"
+		"  --metrics-host H    address for that endpoint (default 127.0.0.1)\n"
 		"  --json              print the statistics on exit as JSON\n"
 		"  -h, --help          this text\n\n"
-		"It says \"percore echo: listening on ADDRESS\" on stderr once it accepts.\n"
+		"It says \"percore echo: listening on ADDRESS\" on stderr once it accepts,\n"
+		"and \"percore echo: metrics on http://ADDRESS/metrics\" with --metrics-port.\n"
 		"SIGINT or SIGTERM: stop accepting, answer what was received, flush, exit\n"
 		"(a second one exits at once). SIGUSR1: statistics to stderr. On exit the\n"
 		"statistics (totals, then each shard) go to stdout.\n"
@@ -92,7 +97,7 @@ static size_t echo_raw(struct pc_session *s, const uint8_t *data, size_t len, vo
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_BACKEND, OPT_RAW,
        OPT_IDLE, OPT_HB, OPT_FRAME, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_MAX_INPUT, OPT_BACKLOG,
-       OPT_DRAIN, OPT_JSON, OPT_OVER, OPT_JOIN };
+       OPT_DRAIN, OPT_JSON, OPT_OVER, OPT_JOIN, OPT_METRICS_PORT, OPT_METRICS_HOST };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -114,6 +119,8 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "oversubscribe", no_argument, NULL, OPT_OVER },
 	{ "reuseport-join", no_argument, NULL, OPT_JOIN },
+	{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
+	{ "metrics-host", required_argument, NULL, OPT_METRICS_HOST },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -140,6 +147,7 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_OVER: cfg->engine.oversubscribe = true; return 0;
 	case OPT_JOIN: cfg->reuseport_join = true; return 0;
 	case OPT_HOST: cfg->host = v; return net_arg_host(v);
+	case OPT_METRICS_HOST: cfg->metrics_host = v; return net_arg_host(v);
 	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
 	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
 	case OPT_BACKEND:
@@ -163,11 +171,15 @@ static int take_value(void *arg, int c, const char *v)
 		cfg->max_input_bytes = u;
 		return 0;
 	}
-	if (net_arg_count(v, c == OPT_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
+	if (net_arg_count(v, c == OPT_PORT || c == OPT_METRICS_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
 			      INT32_MAX, &u))
 		return -EINVAL;
 	switch (c) {
 	case OPT_PORT: cfg->port = (uint16_t)u; return 0;
+	case OPT_METRICS_PORT:
+		cfg->metrics = true;
+		cfg->metrics_port = (uint16_t)u;
+		return 0;
 	case OPT_SHARDS: cfg->engine.shards = (unsigned)u; return u ? 0 : -EINVAL;
 	case OPT_MAX_SESSIONS: cfg->max_sessions = (uint32_t)u; return 0;
 	case OPT_MAX_ADDR: cfg->max_per_addr = (uint32_t)u; return 0;
@@ -272,6 +284,12 @@ static int echo_main(int argc, char **argv)
 		pc_server_shards(srv), a.cfg.raw ? "raw" : "framed",
 		pc_backend_name(pc_engine_backend(pc_server_engine(srv))),
 		pc_idle_name(a.cfg.engine.idle));
+	if (a.cfg.metrics) {
+		pc_sockaddr_parse(a.cfg.metrics_host ? a.cfg.metrics_host : "127.0.0.1",
+				  pc_server_metrics_port(srv), &ss, &len);
+		pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
+		fprintf(stderr, "percore echo: metrics on http://%s/metrics\n", addr);
+	}
 	serve(srv, &a, &set);
 	pc_server_wait(srv);
 	rc = print_stats(srv, a.json, stdout) ? PC_EXIT_FAIL : PC_EXIT_OK;

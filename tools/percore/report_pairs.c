@@ -80,6 +80,9 @@ static const struct pair_rule rules[] = {
 	     PEER("^Peer/epoll_echo/\\1/conns:64\\2$")),
 	RULE(PC_SEC_INTEGRATION, "^Session/Create/backend:uring" TAGS,
 	     PEER("^Peer/epoll_echo/Create\\1$"), LIMIT("^Peer/uring_echo/Create\\1$", 1.0)),
+	/* the same server with its metrics endpoint on and scraped */
+	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/metrics:scraped" TAGS,
+	     VARIANT("^SessionEcho/\\1\\2$")),
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/idle:(spin|adaptive)" TAGS,
 	     PEER("^Peer/epoll_busy/\\1\\3$")),
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)(/idle:sleep)?" TAGS,
