@@ -165,6 +165,7 @@ static void warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns)
 	atomic_fetch_add_explicit(&s->stalls, 1, memory_order_relaxed);
 	struct pc_log_field f[] = {
 		PC_LOG_UINT("stuck_ms", stuck_ns / 1000000),
+		PC_LOG_UINT("stalled_shard", s->id),
 		PC_LOG_UINT("threshold_ms", st->threshold_ns / 1000000),
 		PC_LOG_STR("backtrace", n ? text : "(none: the thread did not answer)"),
 	};
