@@ -173,9 +173,11 @@ static void shard_body(struct rt_shard *s)
 	rt_self = s;
 	rt_mesh_connect(s);
 	s->start_ns = pc_now_ns();
-	rt_stall_loop_begin(s);
 	if (e->cfg.on_start)
 		e->cfg.on_start(e->cfg.arg);
+	/* Watched from here: on_start is set-up, which may wait for the
+	 * other shards. */
+	rt_stall_loop_begin(s);
 	shard_loop(s);
 	rt_stall_loop_end(s);
 	rt_calls_cancel(s);

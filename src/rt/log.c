@@ -115,12 +115,19 @@ static int open_locked(const struct pc_log_cfg *cfg, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	l = log_new(cfg, &rc);
-	if (l && (rc = rt_log_writer_start(l))) {
-		log_free(l);
-		l = NULL;
+	if (!l && rc == -ENOMEM)
+		return fail(err, errlen, rc, "out of memory");
+	if (!l) {
+		if (err && errlen)
+			snprintf(err, errlen, "cannot open the log file %s: %s", cfg->file,
+				 strerror(-rc));
+		return rc;
 	}
-	if (!l)
-		return fail(err, errlen, rc, rc == -ENOMEM ? "out of memory" : "cannot open the log file");
+	rc = rt_log_writer_start(l);
+	if (rc) {
+		log_free(l);
+		return fail(err, errlen, rc, "cannot start the log writer thread");
+	}
 	atomic_store(&log_level, cfg->level);
 	atomic_store_explicit(&log_open, l, memory_order_release);
 	return 0;

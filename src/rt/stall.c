@@ -36,7 +36,7 @@
 /* The watchdog's view of one shard. */
 struct stall_view {
 	uint64_t turns;      /* the count at the last progress seen */
-	uint64_t since;      /* when that was (pc_now_ns) */
+	uint64_t since;      /* when that was (pc_now_ns); 0: not looked yet */
 	bool warned;         /* this stall has had its warning */
 };
 
@@ -183,7 +183,7 @@ static void look(struct rt_stall *st, unsigned i, uint64_t now)
 		       atomic_load_explicit(&s->reactor->waiting, memory_order_relaxed);
 
 	if (!atomic_load_explicit(&s->looping, memory_order_acquire) || waiting ||
-	    turns != v->turns) {
+	    turns != v->turns || !v->since) {
 		if (v->warned) {
 			pc_log_fields(PC_LOG_INFO, NULL, 0, "shard %u back in its loop after %llu ms",
 				      s->id, (unsigned long long)(pc_elapsed(now, v->since) / 1000000));
