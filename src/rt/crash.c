@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "percore/crash.h"
+#include "rt/log_impl.h"
 #include "rt/rt.h"
 
 #define CRASH_STACK (64u * 1024)
@@ -66,20 +67,6 @@ static const char *sig_name(int sig)
 	return "signal";
 }
 
-static void write_all(const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(2, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return;
-		p += k;
-		n -= (size_t)k;
-	}
-}
-
 static void report(int sig, const siginfo_t *si)
 {
 	struct line l = { .len = 0 };
@@ -102,7 +89,7 @@ static void report(int sig, const siginfo_t *si)
 	add(&l, ", pid ");
 	add_num(&l, (uint64_t)getpid(), 10);
 	add(&l, "\nbacktrace:\n");
-	write_all(l.text, l.len);
+	rt_log_write_all(2, l.text, l.len); /* write(2) only */
 	n = backtrace(frames, CRASH_FRAMES);
 	backtrace_symbols_fd(frames, n, 2);
 }

@@ -13,6 +13,7 @@
 
 #include "percore/shard.h"
 #include "rt/rt.h"
+#include "sys/errmsg.h"
 #include "rt/log_impl.h"
 
 static _Atomic int log_level = PC_LOG_INFO;
@@ -34,22 +35,15 @@ void pc_log_cfg_init(struct pc_log_cfg *cfg)
 	cfg->format = PC_LOG_LOGFMT;
 }
 
-static int fail(char *err, size_t len, int rc, const char *why)
-{
-	if (err && len)
-		snprintf(err, len, "%s", why);
-	return rc;
-}
-
 static int check_cfg(const struct pc_log_cfg *c, char *err, size_t len)
 {
 	if ((unsigned)c->level > PC_LOG_DEBUG)
-		return fail(err, len, -EINVAL, "unknown log level");
+		return sys_errmsg(err, len, -EINVAL, "unknown log level");
 	if ((unsigned)c->format > PC_LOG_JSON)
-		return fail(err, len, -EINVAL, "unknown log format");
+		return sys_errmsg(err, len, -EINVAL, "unknown log format");
 	if (c->ring_size && (!PC_IS_POW2(c->ring_size) || c->ring_size < 4096 ||
 			     c->ring_size > 1u << 30))
-		return fail(err, len, -EINVAL, "log ring size must be a power of two from 4K to 1G");
+		return sys_errmsg(err, len, -EINVAL, "log ring size must be a power of two from 4K to 1G");
 	return 0;
 }
 
@@ -116,17 +110,14 @@ static int open_locked(const struct pc_log_cfg *cfg, char *err, size_t errlen)
 		return rc;
 	l = log_new(cfg, &rc);
 	if (!l && rc == -ENOMEM)
-		return fail(err, errlen, rc, "out of memory");
-	if (!l) {
-		if (err && errlen)
-			snprintf(err, errlen, "cannot open the log file %s: %s", cfg->file,
-				 strerror(-rc));
-		return rc;
-	}
+		return sys_errmsg(err, errlen, rc, "out of memory");
+	if (!l)
+		return sys_errmsg(err, errlen, rc, "cannot open the log file %s: %s", cfg->file,
+				  strerror(-rc));
 	rc = rt_log_writer_start(l);
 	if (rc) {
 		log_free(l);
-		return fail(err, errlen, rc, "cannot start the log writer thread");
+		return sys_errmsg(err, errlen, rc, "cannot start the log writer thread");
 	}
 	atomic_store(&log_level, cfg->level);
 	atomic_store_explicit(&log_open, l, memory_order_release);
@@ -141,7 +132,7 @@ int pc_log_open(const struct pc_log_cfg *cfg, char *err, size_t errlen)
 	if (!atomic_load(&log_open))
 		rc = open_locked(cfg, err, errlen);
 	else
-		fail(err, errlen, rc, "the log is open already");
+		sys_errmsg(err, errlen, rc, "the log is open already");
 	pthread_mutex_unlock(&open_lock);
 	return rc;
 }

@@ -15,6 +15,15 @@
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static const char *const format_names[] = { "logfmt", "json" };
 
+/* The index of name in names, or -1. */
+static int find_name(const char *const *names, unsigned n, const char *name)
+{
+	for (unsigned i = 0; name && i < n; i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	return -1;
+}
+
 const char *pc_log_level_name(enum pc_log_level level)
 {
 	return (unsigned)level < PC_ARRAY_LEN(level_names) ? level_names[level] : "?";
@@ -22,12 +31,12 @@ const char *pc_log_level_name(enum pc_log_level level)
 
 int pc_log_level_parse(const char *name, enum pc_log_level *out)
 {
-	for (unsigned i = 0; name && i < PC_ARRAY_LEN(level_names); i++)
-		if (!strcmp(name, level_names[i])) {
-			*out = (enum pc_log_level)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = find_name(level_names, PC_ARRAY_LEN(level_names), name);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum pc_log_level)i;
+	return 0;
 }
 
 const char *pc_log_format_name(enum pc_log_format format)
@@ -37,12 +46,12 @@ const char *pc_log_format_name(enum pc_log_format format)
 
 int pc_log_format_parse(const char *name, enum pc_log_format *out)
 {
-	for (unsigned i = 0; name && i < PC_ARRAY_LEN(format_names); i++)
-		if (!strcmp(name, format_names[i])) {
-			*out = (enum pc_log_format)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = find_name(format_names, PC_ARRAY_LEN(format_names), name);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum pc_log_format)i;
+	return 0;
 }
 
 /* ---- encoding (producer) ------------------------------------------- */
