@@ -144,7 +144,10 @@ static void pass(struct pass *p)
 	flush_out(p);
 }
 
-static void wait_period(struct rt_log *l, uint64_t ticket)
+/* Under l->lock: until the period ends, or a flush is pending (asked
+ * for and not yet done: asked during the last pass, too), a stop or a
+ * reopen. */
+static void wait_period(struct rt_log *l)
 {
 	struct timespec until;
 
@@ -154,7 +157,7 @@ static void wait_period(struct rt_log *l, uint64_t ticket)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	while (!l->stop && l->flush_req == ticket && !atomic_load(&rt_log_reopen_flag))
+	while (!l->stop && l->flush_req == l->flush_done && !atomic_load(&rt_log_reopen_flag))
 		if (pthread_cond_timedwait(&l->wake, &l->lock, &until) == ETIMEDOUT)
 			break;
 }
@@ -169,8 +172,7 @@ static void *writer_main(void *arg)
 		uint64_t ticket;
 
 		pthread_mutex_lock(&l->lock);
-		ticket = l->flush_req;
-		wait_period(l, ticket);
+		wait_period(l);
 		/* Lines logged before a flush request or the stop are in
 		 * their rings now: this pass writes them. */
 		ticket = l->flush_req;
