@@ -24,19 +24,26 @@
 #include "percore/crash.h"
 #include "testmain.h"
 
+/* The address read at run time: a constant one is a compile error with
+ * optimisation (array bounds). */
+static volatile uintptr_t fault_at = 16;
+
 __attribute__((noinline)) void crash_test_segv(void)
 {
-	*(volatile int *)(uintptr_t)16 = 1;
+	*(volatile int *)fault_at = 1;
 }
 
 /* Through a pointer the compiler cannot see is abort: after a call it
  * knows never returns it may place nothing, and the return address in
  * the backtrace would then fall into the next function. */
+static volatile int after_abort;
+
 __attribute__((noinline)) void crash_test_abort(void)
 {
 	void (*volatile stop)(void) = abort;
 
 	stop();
+	after_abort++; /* and not a tail call, so this frame stays */
 }
 
 /* Deeper than any stack: the limit is read at run time, so the compiler
