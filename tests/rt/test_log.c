@@ -57,38 +57,40 @@ static const char *after_ts(const char *line, const char *lead)
 	return line + k + 27;
 }
 
-static void logfmt_line(void **state)
+/* The sample line written in format, read back (malloc'd). */
+static char *sample_in(enum pc_log_format format)
 {
 	char path[128];
 	char *text;
-	(void)state;
 
-	log_tmp_path(path, sizeof(path), "logfmt");
-	open_file(path, PC_LOG_LOGFMT, 0);
+	log_tmp_path(path, sizeof(path), pc_log_format_name(format));
+	open_file(path, format, 0);
 	log_sample();
 	assert_int_equal(pc_log_flush(), 0);
 	pc_log_close();
 	text = log_slurp(path);
+	unlink(path);
+	return text;
+}
+
+static void logfmt_line(void **state)
+{
+	char *text = sample_in(PC_LOG_LOGFMT);
+	(void)state;
+
 	assert_string_equal(after_ts(text, "ts="),
 			    " level=warn shard=-1 msg=\"hello world 7\" path=\"/a b/\\\"c\\\"\\n\""
 			    " word=plain empty=\"\" delta=-42 bytes=18446744073709551615"
 			    " bad_key_=x\n");
 	free(text);
-	unlink(path);
 }
 
 static void json_line(void **state)
 {
-	char path[128];
-	char *text, *nl;
+	char *text = sample_in(PC_LOG_JSON), *nl;
 	cJSON *o;
 	(void)state;
 
-	log_tmp_path(path, sizeof(path), "json");
-	open_file(path, PC_LOG_JSON, 0);
-	log_sample();
-	pc_log_close();
-	text = log_slurp(path);
 	assert_string_equal(after_ts(text, "{\"ts\":\""),
 			    "\",\"level\":\"warn\",\"shard\":-1,\"msg\":\"hello world 7\","
 			    "\"path\":\"/a b/\\\"c\\\"\\n\",\"word\":\"plain\",\"empty\":\"\","
@@ -102,7 +104,6 @@ static void json_line(void **state)
 	assert_int_equal(cJSON_GetObjectItem(o, "delta")->valuedouble, -42);
 	cJSON_Delete(o);
 	free(text);
-	unlink(path);
 }
 
 static void log_from_shard(void *arg)
