@@ -158,14 +158,44 @@ static void puts_(struct out *o, const char *s)
 
 /* A quoted string, escaped the JSON way (which logfmt readers also take):
  * quote, backslash and control bytes. */
+/* The length of the well-formed UTF-8 sequence at s (n bytes left), or 0
+ * (a stray continuation, an overlong form, a surrogate, past U+10FFFF, or
+ * cut short). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+		     c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (!len || len > n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* A quoted string, escaped the JSON way (which logfmt readers also take):
+ * quote, backslash and control bytes; a byte that is not part of valid
+ * UTF-8 becomes U+FFFD, so every line is valid JSON. */
 static void put_quoted(struct out *o, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
 
 	put(o, "\"", 1);
 	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+		unsigned char c = u[i];
 		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+		size_t k;
 
 		if (c == '"' || c == '\\') {
 			esc[1] = (char)c;
@@ -175,8 +205,13 @@ static void put_quoted(struct out *o, const char *s, size_t n)
 			put(o, esc, 2);
 		} else if (c < 0x20 || c == 0x7f) {
 			put(o, esc, 6);
+		} else if (c < 0x80) {
+			put(o, &s[i], 1);
+		} else if ((k = utf8_len(u + i, n - i))) {
+			put(o, &s[i], k);
+			i += k - 1;
 		} else {
-			put(o, (const char *)&s[i], 1);
+			puts_(o, "\\ufffd");
 		}
 	}
 	put(o, "\"", 1);

@@ -57,6 +57,34 @@ static const char *after_ts(const char *line, const char *lead)
 	return line + k + 27;
 }
 
+/* Text that is not UTF-8 comes out as U+FFFD, each bad byte once; valid
+ * sequences pass unchanged: every line is valid JSON. */
+static void bad_utf8_replaced(void **state)
+{
+	char path[128];
+	struct pc_log_field f[] = {
+		/* ok: e-acute, euro sign, an emoji; bad: a stray continuation, an
+		 * overlong slash, a surrogate, a cut-short sequence */
+		PC_LOG_STR("v", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\x80|\xc0\xaf|\xed\xa0\x80|\xe2\x82"),
+	};
+	char *text;
+	cJSON *o;
+	(void)state;
+
+	log_tmp_path(path, sizeof(path), "utf8");
+	open_file(path, PC_LOG_JSON, 0);
+	pc_log_fields(PC_LOG_INFO, f, 1, "x");
+	pc_log_close();
+	text = log_slurp(path);
+	assert_non_null(strstr(text, "\"v\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\\ufffd|"
+				     "\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\""));
+	o = cJSON_Parse(text);
+	assert_non_null(o);
+	cJSON_Delete(o);
+	free(text);
+	unlink(path);
+}
+
 /* The sample line written in format, read back (malloc'd). */
 static char *sample_in(enum pc_log_format format)
 {
@@ -321,6 +349,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(logfmt_line),
 		cmocka_unit_test(json_line),
+		cmocka_unit_test(bad_utf8_replaced),
 		cmocka_unit_test(shard_line_and_threshold),
 		cmocka_unit_test(flood_drops_and_counts),
 		cmocka_unit_test(sighup_reopens),
