@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "percore/defs.h"
 #include "percore/engine.h"
@@ -195,6 +196,7 @@ struct rt_shard {
 	 * self only under that lock while it reads 1. */
 	PC_CACHE_ALIGNED _Atomic int looping;
 	pthread_t self;              /* the thread running the shard */
+	pid_t tid;                   /* its kernel thread id */
 	pthread_mutex_t stall_lock;
 	_Atomic uint64_t stalls;     /* written by the watchdog */
 };

@@ -13,14 +13,20 @@
  * an info line says after how long. The shards' hot path gains nothing.
  *
  * The time stuck is measured from the last look that saw progress, so it
- * is at most one look period short. */
+ * is at most one look period short, less the time the thread waited for
+ * a CPU meanwhile (the run_delay of /proc/self/task/TID/schedstat, read
+ * only for a shard that is not making progress): a shard the scheduler
+ * preempted on a crowded machine is not stuck in its own code, and
+ * warning about it would make the warning noise. */
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "percore/clock.h"
 #include "percore/log.h"
@@ -30,6 +36,12 @@
 #define RT_STALL_FRAMES 32
 /* Frames written into the warning, and its backtrace field's bytes. */
 #define RT_STALL_TEXT 1400
+/* Warnings per engine per minute: a machine so slow or crowded that
+ * shards stall all the time (an emulator, a swap storm) gets a few, with
+ * the number left out, not a backtrace taken from every shard every
+ * threshold. Every stall is counted either way. */
+#define RT_STALL_REPORTS 5
+#define RT_STALL_MINUTE_NS 60000000000ull
 /* How long the watchdog waits for the stuck thread's handler. */
 #define RT_STALL_GRAB_NS 200000000ull
 
@@ -37,7 +49,12 @@
 struct stall_view {
 	uint64_t turns;      /* the count at the last progress seen */
 	uint64_t since;      /* when that was (pc_now_ns); 0: not looked yet */
-	bool warned;         /* this stall has had its warning */
+	uint64_t queued0;    /* the thread's run-queue wait at the first look
+	                      * without progress */
+	bool based;          /* queued0 is set for this stretch */
+	bool warned;         /* this stall has been counted */
+	bool reported;       /* and had its warning */
+	int fd;              /* its schedstat; -1: not open, -2: unavailable */
 };
 
 struct rt_stall {
@@ -47,6 +64,11 @@ struct rt_stall {
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC; signalled to stop */
 	bool stop;
 	uint64_t threshold_ns, period_ns;
+	/* Reports (warnings with a backtrace) in the current minute, and
+	 * stalls counted but not reported since the last report. */
+	uint64_t minute_start;
+	unsigned reports;
+	uint64_t suppressed;
 	struct stall_view view[];
 };
 
@@ -148,10 +170,31 @@ static void frames_text(int n, char *out, size_t cap)
 	free(sym);
 }
 
-static void warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns)
+/* Whether this stall may be reported (see RT_STALL_REPORTS). */
+static bool may_report(struct rt_stall *st, uint64_t now)
+{
+	if (!st->minute_start || pc_elapsed(now, st->minute_start) >= RT_STALL_MINUTE_NS) {
+		st->minute_start = now;
+		st->reports = 0;
+	}
+	if (st->reports == RT_STALL_REPORTS) {
+		st->suppressed++;
+		return false;
+	}
+	st->reports++;
+	return true;
+}
+
+/* Count the stall; report it unless too many were this minute. Returns
+ * whether it was reported. */
+static bool warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns, uint64_t now)
 {
 	char text[RT_STALL_TEXT] = "";
 	int n = 0;
+
+	atomic_fetch_add_explicit(&s->stalls, 1, memory_order_relaxed);
+	if (!may_report(st, now))
+		return false;
 
 	/* Under the shard's stall_lock: its thread is alive until we let go. */
 	pthread_mutex_lock(&s->stall_lock);
@@ -162,16 +205,51 @@ static void warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns)
 		pthread_mutex_unlock(&grab_lock);
 	}
 	pthread_mutex_unlock(&s->stall_lock);
-	atomic_fetch_add_explicit(&s->stalls, 1, memory_order_relaxed);
 	struct pc_log_field f[] = {
 		PC_LOG_UINT("stuck_ms", stuck_ns / 1000000),
 		PC_LOG_UINT("stalled_shard", s->id),
 		PC_LOG_UINT("threshold_ms", st->threshold_ns / 1000000),
+		PC_LOG_UINT("unreported_before", st->suppressed),
 		PC_LOG_STR("backtrace", n ? text : "(none: the thread did not answer)"),
 	};
+	st->suppressed = 0;
 	pc_log_fields(PC_LOG_WARN, f, PC_ARRAY_LEN(f),
 		      "shard %u stalled: not back to its loop for %llu ms", s->id,
 		      (unsigned long long)(stuck_ns / 1000000));
+	return true;
+}
+
+/* Nanoseconds the shard's thread has waited on a run queue, or 0 when
+ * the kernel does not say (no schedstat: wall time alone then counts). */
+static uint64_t queued_ns(struct stall_view *v, const struct rt_shard *s)
+{
+	char buf[96];
+	ssize_t n;
+
+	if (v->fd == -1) {
+		snprintf(buf, sizeof(buf), "/proc/self/task/%d/schedstat", (int)s->tid);
+		v->fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (v->fd < 0)
+			v->fd = -2;
+	}
+	if (v->fd < 0 || (n = pread(v->fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "time on the CPU, time waiting for it, slices" */
+	char *sp = strchr(buf, ' ');
+	return sp ? strtoull(sp + 1, NULL, 10) : 0;
+}
+
+/* Time stuck: since the last progress, less the run-queue wait. */
+static uint64_t stuck_ns(struct stall_view *v, const struct rt_shard *s, uint64_t now)
+{
+	uint64_t q = queued_ns(v, s);
+
+	if (!v->based) {
+		v->queued0 = q;
+		v->based = true;
+	}
+	return pc_elapsed(pc_elapsed(now, v->since), pc_elapsed(q, v->queued0));
 }
 
 static void look(struct rt_stall *st, unsigned i, uint64_t now)
@@ -184,18 +262,22 @@ static void look(struct rt_stall *st, unsigned i, uint64_t now)
 
 	if (!atomic_load_explicit(&s->looping, memory_order_acquire) || waiting ||
 	    turns != v->turns || !v->since) {
-		if (v->warned) {
+		if (v->reported)
 			pc_log_fields(PC_LOG_INFO, NULL, 0, "shard %u back in its loop after %llu ms",
 				      s->id, (unsigned long long)(pc_elapsed(now, v->since) / 1000000));
-			v->warned = false;
-		}
+		v->warned = v->reported = false;
 		v->turns = turns;
 		v->since = now;
+		v->based = false;
 		return;
 	}
-	if (!v->warned && pc_elapsed(now, v->since) >= st->threshold_ns) {
-		v->warned = true;
-		warn(st, s, pc_elapsed(now, v->since));
+	if (!v->warned) {
+		uint64_t stuck = stuck_ns(v, s, now);
+
+		if (stuck >= st->threshold_ns) {
+			v->warned = true;
+			v->reported = warn(st, s, stuck, now);
+		}
 	}
 }
 
@@ -246,6 +328,8 @@ static struct rt_stall *stall_new(struct pc_engine *e)
 	if (!st)
 		return NULL;
 	st->e = e;
+	for (unsigned i = 0; i < e->n; i++)
+		st->view[i].fd = -1;
 	st->threshold_ns = (uint64_t)e->cfg.stall_threshold_ms * 1000000;
 	/* Four looks per threshold, 1 ms to 250 ms apart. */
 	st->period_ns = st->threshold_ns / 4;
@@ -261,6 +345,9 @@ static struct rt_stall *stall_new(struct pc_engine *e)
 
 static void stall_free(struct rt_stall *st)
 {
+	for (unsigned i = 0; i < st->e->n; i++)
+		if (st->view[i].fd >= 0)
+			close(st->view[i].fd);
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->cond);
 	free(st);
@@ -310,6 +397,7 @@ void rt_stall_stop(struct pc_engine *e)
 void rt_stall_loop_begin(struct rt_shard *s)
 {
 	s->self = pthread_self();
+	s->tid = gettid();
 	/* release: self is set before the watchdog may signal it */
 	atomic_store_explicit(&s->looping, 1, memory_order_release);
 }
