@@ -32,6 +32,8 @@
 #include "percore/reactor.h"
 #include "percore/engine.h"
 #include "percore/shard.h"
+#include "percore/log.h"
+#include "percore/crash.h"
 #include "percore/outbox.h"
 #include "percore/service.h"
 #include "percore/shared_buf.h"

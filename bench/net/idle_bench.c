@@ -58,14 +58,30 @@ struct idle_ctx {
 	uint16_t port;
 };
 
-/* Read the child's stderr until it says where it listens (5 s at most). */
+/* A full buffer keeps only its last, unfinished line (none when the
+ * whole buffer is one line): the lines before it were not the one
+ * wanted, and a log line (a stall warning with its backtrace) may be
+ * longer than the buffer. */
+static size_t keep_last_line(char *buf, size_t n)
+{
+	char *nl = memrchr(buf, '\n', n);
+	size_t keep = nl ? n - (size_t)(nl + 1 - buf) : 0;
+
+	memmove(buf, buf + n - keep, keep);
+	return keep;
+}
+
+/* Read the child's stderr until it says where it listens (5 s at most),
+ * whatever it logs before. */
 static int wait_port(int fd, uint16_t *port)
 {
 	char buf[512];
 	size_t n = 0;
 	uint64_t end = pc_now_ns() + 5000000000ull;
 
-	while (n < sizeof(buf) - 1 && pc_now_ns() < end) {
+	while (pc_now_ns() < end) {
+		if (n == sizeof(buf) - 1)
+			n = keep_last_line(buf, n);
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		if (poll(&p, 1, 100) <= 0)
 			continue;

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "percore/defs.h"
+#include "percore/log.h"
 #include "percore/reactor.h"
 
 PC_BEGIN_DECLS
@@ -45,6 +46,8 @@ enum pc_idle {
 #define PC_ENGINE_MAX_SHARDS     1024
 #define PC_ENGINE_DEFAULT_BUDGET_US 50
 #define PC_ENGINE_DEFAULT_BATCH  32
+/* A shard away from its loop this long gets a stall warning. */
+#define PC_ENGINE_DEFAULT_STALL_MS 25
 /* Messages one shard's outboxes may hold together (4 MiB of them). */
 #define PC_ENGINE_DEFAULT_OUTBOX 65536
 
@@ -90,6 +93,25 @@ struct pc_engine_cfg {
 	 * the outbox. */
 	uint32_t call_limit;
 
+	/* The log (percore/log.h): pc_engine_start() opens it with these
+	 * unless it is open already (the program's settings then hold), and
+	 * the last engine that opened it closes it in pc_engine_destroy().
+	 * pc_engine_cfg_init: info, logfmt, stderr, the default ring. */
+	enum pc_log_level log_level;
+	enum pc_log_format log_format;
+	const char *log_file;        /* NULL: stderr */
+	uint32_t log_ring_size;      /* bytes per shard; 0: PC_LOG_DEFAULT_RING */
+
+	/* A shard that has not come back to its loop for this long (a
+	 * handler that blocks or spins) gets one warning in the log, with
+	 * how long and a backtrace of its thread, and is counted in its
+	 * stats' stalls. 0: no watchdog. pc_engine_cfg_init:
+	 * PC_ENGINE_DEFAULT_STALL_MS. */
+	uint32_t stall_threshold_ms;
+	/* Leave the fatal signals alone: no crash report (percore/crash.h),
+	 * which the engine otherwise installs. */
+	bool no_crash_report;
+
 	/* Run on each shard before its first turn and after its last (find
 	 * which with pc_shard_id()). May submit messages. NULL: nothing. */
 	void (*on_start)(void *arg);
@@ -132,10 +154,17 @@ struct pc_shard_stats {
 	uint64_t fd_events;      /* fd callbacks run */
 	uint64_t timers_fired;   /* timing-wheel timers expired */
 	uint64_t tasks_run;      /* deferred tasks run */
+	/* Operations. */
+	uint64_t log_dropped;    /* log lines dropped: the shard's ring was
+	                          * full (percore/log.h) */
+	uint64_t stalls;         /* times the shard stayed away from its
+	                          * loop past the stall threshold */
 };
 
 /* Defaults: 0 shards (placement's default), "auto", adaptive idle with a
- * 50 microsecond budget, automatic ring capacity, batches of 32, epoll. */
+ * 50 microsecond budget, automatic ring capacity, batches of 32, epoll,
+ * the log at info in logfmt on stderr, a 25 ms stall threshold, the crash
+ * report installed. */
 PC_API void pc_engine_cfg_init(struct pc_engine_cfg *cfg);
 
 /* Start an engine. Returns 0 and stores it in *out, or: -EINVAL for a bad

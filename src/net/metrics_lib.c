@@ -81,6 +81,8 @@ static const struct pc_metric_field engine_rows[] = {
 	ENG("reactor_fd_events_total", C, fd_events, 1, "File descriptor callbacks run."),
 	ENG("reactor_timers_fired_total", C, timers_fired, 1, "Timing-wheel timers expired."),
 	ENG("reactor_tasks_run_total", C, tasks_run, 1, "Deferred tasks run."),
+	ENG("stalls_total", C, stalls, 1, "Times the shard was stuck past the stall threshold."),
+	ENG("log_dropped_total", C, log_dropped, 1, "Log lines dropped: the shard's ring was full."),
 };
 
 static int read_engine(void *ctx, unsigned i, void *out)

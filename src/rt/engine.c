@@ -8,6 +8,8 @@
 
 #include "percore/clock.h"
 #include "percore/cpulist.h"
+#include "percore/crash.h"
+#include "percore/log.h"
 #include "percore/place.h"
 #include "percore/service.h"
 #include "percore/topo.h"
@@ -45,6 +47,9 @@ void pc_engine_cfg_init(struct pc_engine_cfg *cfg)
 	cfg->poll_budget_us = PC_ENGINE_DEFAULT_BUDGET_US;
 	cfg->publish_batch = PC_ENGINE_DEFAULT_BATCH;
 	cfg->backend = PC_BACKEND_EPOLL;
+	cfg->log_level = PC_LOG_INFO;
+	cfg->log_format = PC_LOG_LOGFMT;
+	cfg->stall_threshold_ms = PC_ENGINE_DEFAULT_STALL_MS;
 }
 
 static int fail(char *err, size_t len, int rc, const char *why)
@@ -114,6 +119,10 @@ static int shard_setup(struct rt_shard *s)
 {
 	int rc = s->cpu >= 0 ? pc_pin_self(s->cpu) : 0;
 
+	rt_log_attach((int)s->id, &s->stats.log_dropped);
+	if (!s->e->cfg.no_crash_report)
+		rt_crash_thread_stack();
+
 	if (!rc)
 		rc = pc_reactor_create(&s->reactor, s->e->cfg.backend, 0);
 	if (!rc)
@@ -167,7 +176,11 @@ static void shard_body(struct rt_shard *s)
 	__atomic_store_n(&s->start_ns, pc_now_ns(), __ATOMIC_RELAXED);
 	if (e->cfg.on_start)
 		e->cfg.on_start(e->cfg.arg);
+	/* Watched from here: on_start is set-up, which may wait for the
+	 * other shards. */
+	rt_stall_loop_begin(s);
 	shard_loop(s);
+	rt_stall_loop_end(s);
 	rt_calls_cancel(s);
 	if (e->cfg.on_stop)
 		e->cfg.on_stop(e->cfg.arg);
@@ -181,6 +194,7 @@ static void shard_body(struct rt_shard *s)
 	rt_maps_free(s);
 	RT_STAT_SET(s, busy_ns, rt_busy_ns(s));
 	rt_self = NULL;
+	rt_log_detach();
 }
 
 static void *shard_main(void *arg)
@@ -201,6 +215,8 @@ static void *shard_main(void *arg)
 	pthread_mutex_unlock(&e->gate_lock);
 	if (!atomic_load(&e->setup_failed))
 		shard_body(s);
+	rt_log_detach();
+	rt_crash_thread_end();
 	return NULL;
 }
 
@@ -246,6 +262,7 @@ static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, struct pc
 		e->shards[i].cpu = pl->shards[i].cpu;
 		e->shards[i].node = pl->shards[i].node;
 		pthread_mutex_init(&e->shards[i].ext_lock, NULL);
+		pthread_mutex_init(&e->shards[i].stall_lock, NULL);
 	}
 	pthread_mutex_init(&e->gate_lock, NULL);
 	pthread_cond_init(&e->gate_cond, NULL);
@@ -255,12 +272,14 @@ static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, struct pc
 
 static void engine_free(struct pc_engine *e)
 {
+	rt_log_engine_close(e->log_owner);
 	for (unsigned i = 0; i < e->n; i++) {
 		rt_mesh_free(&e->shards[i]);
 		rt_shard_mem_free(&e->shards[i]);
 		rt_outbox_free(&e->shards[i]);
 		pc_reactor_destroy(e->shards[i].reactor);
 		pthread_mutex_destroy(&e->shards[i].ext_lock);
+		pthread_mutex_destroy(&e->shards[i].stall_lock);
 	}
 	pthread_mutex_destroy(&e->gate_lock);
 	pthread_cond_destroy(&e->gate_cond);
@@ -268,6 +287,18 @@ static void engine_free(struct pc_engine *e)
 	pc_placement_free(e->placement);
 	free(e->shards);
 	free(e);
+}
+
+static void log_started(const struct pc_engine *e)
+{
+	struct pc_log_field f[] = {
+		PC_LOG_UINT("shards", e->n),
+		PC_LOG_STR("backend", pc_backend_name(pc_engine_backend(e))),
+		PC_LOG_STR("idle", pc_idle_name(e->cfg.idle)),
+		PC_LOG_UINT("stall_threshold_ms", e->cfg.stall_threshold_ms),
+	};
+
+	pc_log_fields(PC_LOG_DEBUG, f, PC_ARRAY_LEN(f), "engine started");
 }
 
 /* Start the shard threads with SIGINT and SIGTERM blocked, so those
@@ -317,6 +348,8 @@ static int launch(struct pc_engine *e)
 	open_gate(e, started);
 	if (!atomic_load(&e->setup_failed))
 		return 0;
+	if (first)
+		rt_log_detach(); /* shard 0's ring, on this thread */
 	for (unsigned i = first; i < first + started; i++)
 		pthread_join(e->shards[i].thread, NULL);
 	return rc ? rc : first_setup_error(e);
@@ -339,11 +372,20 @@ int pc_engine_start(const struct pc_engine_cfg *cfg, struct pc_engine **out, cha
 		pc_placement_free(placement);
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	}
+	rc = rt_log_engine_open(cfg, &e->log_owner, err, errlen);
+	if (rc) {
+		engine_free(e);
+		return rc;
+	}
+	if (!cfg->no_crash_report)
+		pc_crash_install();
 	rc = launch(e);
 	if (rc) {
 		engine_free(e);
 		return fail(err, errlen, rc, "a shard could not start, set up its reactor or its rings");
 	}
+	rt_stall_start(e);
+	log_started(e);
 	*out = e;
 	return 0;
 }
@@ -395,7 +437,9 @@ int pc_engine_join(struct pc_engine *e)
 		pc_engine_run(e);
 	for (unsigned i = first; i < e->n; i++)
 		pthread_join(e->shards[i].thread, NULL);
+	rt_stall_stop(e);
 	e->joined = true;
+	pc_log(PC_LOG_DEBUG, "engine stopped");
 	return 0;
 }
 

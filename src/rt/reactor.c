@@ -3,13 +3,13 @@
  * Backends: reactor_epoll.c, reactor_uring.c. */
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "percore/clock.h"
+#include "percore/log.h"
 #include "rt/reactor_impl.h"
 
 const char *pc_backend_name(enum pc_backend b)
@@ -24,9 +24,9 @@ static void report_fallback(int err)
 
 	if (atomic_flag_test_and_set(&said))
 		return;
-	fprintf(stderr, "percore: io_uring unavailable (%s%s), using epoll\n", strerror(-err),
-		err == -EPERM ? ": kernel.io_uring_disabled or seccomp" :
-		err == -ENOSYS ? ": kernel without io_uring" : "");
+	pc_log(PC_LOG_WARN, "io_uring unavailable (%s%s), using epoll", strerror(-err),
+	       err == -EPERM ? ": kernel.io_uring_disabled or seccomp" :
+	       err == -ENOSYS ? ": kernel without io_uring" : "");
 }
 
 static int backend_init(struct pc_reactor *r, enum pc_backend backend, unsigned flags)

@@ -111,7 +111,9 @@ static int ep_wait(struct pc_reactor *r, int64_t timeout_ns)
 	struct epoll_event evs[EP_BATCH];
 	int n, ran = 0;
 
+	rt_reactor_waiting(r, timeout_ns, 1);
 	n = ep_wait_raw(s, evs, timeout_ns);
+	rt_reactor_waiting(r, timeout_ns, 0);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (int i = 0; i < n; i++) {

@@ -8,6 +8,7 @@
 #ifndef PERCORE_SRC_RT_REACTOR_IMPL_H
 #define PERCORE_SRC_RT_REACTOR_IMPL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -79,7 +80,19 @@ struct pc_reactor {
 	/* What the polls ran. Written by the owner alone, stored relaxed so
 	 * that another thread may read them (pc_engine_stats_read). */
 	uint64_t fd_events, timers_fired, tasks_run;
+	/* 1 while blocked in the kernel's wait (a wait with a timeout):
+	 * the stall watchdog takes such a shard for idle, not stuck.
+	 * Written by the owner around that system call only. */
+	_Atomic uint32_t waiting;
 };
+
+/* Around a wait that may block (timeout_ns not 0). Relaxed: the watchdog
+ * reads it as a hint, and a stale 1 only delays a warning by a period. */
+static inline void rt_reactor_waiting(struct pc_reactor *r, int64_t timeout_ns, uint32_t on)
+{
+	if (timeout_ns)
+		atomic_store_explicit(&r->waiting, on, memory_order_relaxed);
+}
 
 extern const struct rt_backend_ops rt_backend_epoll;
 extern const struct rt_backend_ops rt_backend_uring;

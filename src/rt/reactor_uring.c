@@ -362,7 +362,9 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 		if (st->rearm && timeout_ns != 0)
 			timeout_ns = 1000000;
 	}
+	rt_reactor_waiting(r, timeout_ns, 1);
 	rc = ur_enter(st, timeout_ns);
+	rt_reactor_waiting(r, timeout_ns, 0);
 	if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
 		return rc;
 	/* Only what completed before this point: a re-arm that overflows the

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "percore/defs.h"
 #include "percore/engine.h"
@@ -211,6 +212,16 @@ struct rt_shard {
 
 	/* ---- written by external submitters, under the lock ------------- */
 	PC_CACHE_ALIGNED pthread_mutex_t ext_lock;
+
+	/* ---- the stall watchdog's (stall.c): written rarely ------------- */
+	/* The shard sets it (release, after self) when its loop starts and
+	 * clears it under stall_lock when the loop ends; the watchdog signals
+	 * self only under that lock while it reads 1. */
+	PC_CACHE_ALIGNED _Atomic int looping;
+	pthread_t self;              /* the thread running the shard */
+	pid_t tid;                   /* its kernel thread id */
+	pthread_mutex_t stall_lock;
+	_Atomic uint64_t stalls;     /* written by the watchdog */
 };
 
 struct pc_engine {
@@ -236,6 +247,8 @@ struct pc_engine {
 	bool signals;                    /* holds SIGINT/SIGTERM */
 	struct rt_shard *shards;         /* n entries, padded */
 	struct pc_placement *placement;
+	struct rt_stall *stall;          /* the watchdog, or NULL */
+	bool log_owner;                  /* opened the log (rt_log_engine_open) */
 };
 
 /* Count into a shard's statistics. Only the shard itself writes them; the
@@ -304,6 +317,27 @@ uint64_t rt_busy_ns(const struct rt_shard *s);
 /* shard_mem.c */
 int rt_shard_mem_setup(struct rt_shard *s);
 void rt_shard_mem_free(struct rt_shard *s);
+
+/* stall.c: the watchdog thread, when cfg.stall_threshold_ms is set (one
+ * that cannot start is logged; the engine runs without). */
+void rt_stall_start(struct pc_engine *e);
+void rt_stall_stop(struct pc_engine *e);
+void rt_stall_loop_begin(struct rt_shard *s);  /* on the shard */
+void rt_stall_loop_end(struct rt_shard *s);
+
+/* log.c: the engine's share of the log. */
+int rt_log_engine_open(const struct pc_engine_cfg *cfg, bool *owner, char *err, size_t len);
+void rt_log_engine_close(bool owner);
+/* A ring for the calling shard's thread while the log is open; stat: the
+ * shard's drop figure. Detach when the shard ends (the writer drains
+ * the ring, then frees it). */
+void rt_log_attach(int shard, uint64_t *stat);
+void rt_log_detach(void);
+
+/* crash.c: the calling thread's alternate signal stack, for the crash
+ * report (kept until the thread ends or rt_crash_thread_end). */
+void rt_crash_thread_stack(void);
+void rt_crash_thread_end(void);
 
 /* signals.c */
 void rt_signals_release(struct pc_engine *e);

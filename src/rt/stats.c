@@ -139,8 +139,10 @@ int pc_engine_stats_read(const struct pc_engine *e, unsigned i, struct pc_shard_
 	RT_READ(calls_timed_out);
 	RT_READ(late_replies);
 	RT_READ(calls_canceled);
+	RT_READ(log_dropped);
 #undef RT_READ
 	reactor_figures(&e->shards[i], out);
+	out->stalls = atomic_load_explicit(&e->shards[i].stalls, memory_order_relaxed);
 	return 0;
 }
 
@@ -167,6 +169,7 @@ static intptr_t snapshot(void *all)
 	*out = s->stats;
 	reactor_figures(s, out);
 	out->busy_ns = rt_busy_ns(s);
+	out->stalls = atomic_load_explicit(&s->stalls, memory_order_relaxed);
 	return 0;
 }
 

@@ -80,6 +80,10 @@ got=$(total percore_request_duration_seconds_count)
 grep -q '^percore_reactor_busy_seconds_total{shard="1"} ' "$tmp/body" && ok "per-shard reactor time" ||
   bad "no reactor time for shard 1"
 grep -q '^percore_process_resident_memory_bytes [1-9]' "$tmp/body" && ok "process RSS" || bad "RSS"
+for series in percore_stalls_total percore_log_dropped_total; do
+  grep -q "^$series{shard=\"1\"} [0-9]" "$tmp/body" && ok "$series per shard" ||
+    bad "no $series for shard 1"
+done
 
 # percore stat while a load runs.
 "$pc" load --port "$port" --conns 2 --depth 2 --duration $((3 * slow)) >/dev/null 2>&1 &

@@ -11,7 +11,9 @@
 
 #include "cmd.h"
 #include "net_args.h"
+#include "percore/crash.h"
 #include "percore/json.h"
+#include "percore/log.h"
 #include "percore/listener.h"
 #include "percore/load.h"
 #include "percore/server.h"
@@ -71,14 +73,23 @@ static void usage(FILE *f)
 		"                      of its own\n"
 		"  --metrics-host H    address for that endpoint (default 127.0.0.1)\n"
 		"  --json              print the statistics on exit as JSON\n"
+		"  --log-level L       error, warn, info (default), debug\n"
+		"  --log-format F      logfmt (default) or json: one line per message\n"
+		"  --log-file PATH     append the log there instead of stderr; SIGHUP\n"
+		"                      reopens it (after logrotate moved it)\n"
+		"  --stall-threshold MS  warn, with a backtrace, about a shard away from\n"
+		"                      its loop this long (default %d; 0: never)\n"
 		"  -h, --help          this text\n\n"
 		"It says \"percore echo: listening on ADDRESS\" on stderr once it accepts,\n"
 		"and \"percore echo: metrics on http://ADDRESS/metrics\" with --metrics-port.\n"
 		"SIGINT or SIGTERM: stop accepting, answer what was received, flush, exit\n"
-		"(a second one exits at once). SIGUSR1: statistics to stderr. On exit the\n"
-		"statistics (totals, then each shard) go to stdout.\n"
+		"(a second one exits at once). SIGUSR1: statistics to stderr. SIGHUP:\n"
+		"reopen the log file. On exit the statistics (totals, then each shard) go\n"
+		"to stdout. A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) prints the\n"
+		"signal, the address, the shard and a backtrace to stderr, then ends the\n"
+		"process by that signal.\n"
 		"Exit status: 0 success, 1 the server could not start, 2 usage error.\n",
-		DEFAULT_PORT, PC_LISTEN_BACKLOG_DEFAULT);
+		DEFAULT_PORT, PC_LISTEN_BACKLOG_DEFAULT, PC_ENGINE_DEFAULT_STALL_MS);
 }
 
 static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *user)
@@ -97,7 +108,8 @@ static size_t echo_raw(struct pc_session *s, const uint8_t *data, size_t len, vo
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_PLACEMENT, OPT_POLICY, OPT_BACKEND, OPT_RAW,
        OPT_IDLE, OPT_HB, OPT_FRAME, OPT_MAX_SESSIONS, OPT_MAX_ADDR, OPT_MAX_BODY, OPT_MAX_INPUT, OPT_BACKLOG,
-       OPT_DRAIN, OPT_JSON, OPT_OVER, OPT_JOIN, OPT_METRICS_PORT, OPT_METRICS_HOST };
+       OPT_DRAIN, OPT_JSON, OPT_OVER, OPT_JOIN, OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL,
+       OPT_LOG_FORMAT, OPT_LOG_FILE, OPT_STALL };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -121,6 +133,10 @@ static const struct option long_opts[] = {
 	{ "reuseport-join", no_argument, NULL, OPT_JOIN },
 	{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
 	{ "metrics-host", required_argument, NULL, OPT_METRICS_HOST },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "stall-threshold", required_argument, NULL, OPT_STALL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -149,6 +165,11 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_HOST: cfg->host = v; return net_arg_host(v);
 	case OPT_METRICS_HOST: cfg->metrics_host = v; return net_arg_host(v);
 	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
+	case OPT_LOG_LEVEL: return pc_log_level_parse(v, &cfg->engine.log_level);
+	case OPT_LOG_FORMAT: return pc_log_format_parse(v, &cfg->engine.log_format);
+	case OPT_LOG_FILE:
+		cfg->engine.log_file = v;
+		return *v ? 0 : -EINVAL;
 	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
 	case OPT_BACKEND:
 		if (strcmp(v, "epoll") && strcmp(v, "uring"))
@@ -171,10 +192,12 @@ static int take_value(void *arg, int c, const char *v)
 		cfg->max_input_bytes = u;
 		return 0;
 	}
-	if (net_arg_count(v, c == OPT_PORT || c == OPT_METRICS_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
-			      INT32_MAX, &u))
+	if (net_arg_count(v, c == OPT_PORT || c == OPT_METRICS_PORT ? 65535 :
+			      c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
+			      c == OPT_STALL ? 3600000 : INT32_MAX, &u))
 		return -EINVAL;
 	switch (c) {
+	case OPT_STALL: cfg->engine.stall_threshold_ms = (uint32_t)u; return 0;
 	case OPT_PORT: cfg->port = (uint16_t)u; return 0;
 	case OPT_METRICS_PORT:
 		cfg->metrics = true;
@@ -238,6 +261,8 @@ static void serve(struct pc_server *srv, const struct args *a, const sigset_t *s
 
 		if (sig == SIGUSR1) {
 			print_stats(srv, false, stderr);
+		} else if (sig == SIGHUP) {
+			pc_log_reopen();
 		} else if ((sig == SIGINT || sig == SIGTERM) && !draining) {
 			fprintf(stderr, "percore echo: draining (at most %.1f s)\n",
 				(double)a->drain_ns / 1e9);
@@ -272,7 +297,9 @@ static int echo_main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pc_crash_install(); /* this thread too, not only the shards */
 	rc = pc_server_start(&a.cfg, &srv, err, sizeof(err));
 	if (rc)
 		return pc_cmd_refused("echo", rc, err);
