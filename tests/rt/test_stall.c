@@ -24,6 +24,7 @@
 struct spin {
 	struct pc_engine *e;  /* NULL: 100 ms, whatever was counted */
 	uint64_t stalls;      /* spin on until shard 0 has this many */
+	uint64_t turns;       /* out: shard 0's turn count during the spin */
 };
 
 __attribute__((noinline)) void stall_test_spin_100ms(void *arg)
@@ -37,6 +38,25 @@ __attribute__((noinline)) void stall_test_spin_100ms(void *arg)
 		if (sp && t >= 100000000)
 			pc_engine_stats_read(sp->e, 0, &st);
 	} while (t < 100000000 || (sp && st.stalls < sp->stalls && t < 10000000000ull));
+	if (sp)
+		sp->turns = st.turns;
+}
+
+/* Until shard 0 has finished the turn that ran the spin (bounded): a
+ * spin submitted sooner may run in that same turn, and two handlers in
+ * one turn are one stall, the loop never having come back in between. */
+static void wait_turn_after(struct pc_engine *e, const struct spin *sp)
+{
+	struct pc_shard_stats st = { .turns = 0 };
+	uint64_t t0 = pc_now_ns();
+
+	do {
+		assert_int_equal(pc_engine_stats_read(e, 0, &st), 0);
+		if (st.turns > sp->turns)
+			return;
+		usleep(1000);
+	} while (pc_elapsed(pc_now_ns(), t0) < 10000000000ull);
+	fail_msg("shard 0 did not finish its turn");
 }
 
 static void open_log(char *path, size_t len)
@@ -59,7 +79,7 @@ static void spinning_handler_warns_once(void **state)
 	open_log(path, sizeof(path));
 	e = log_engine(1, THRESHOLD_MS);
 	assert_non_null(e);
-	assert_int_equal(log_on_shard(e, 0, stall_test_spin_100ms, &(struct spin){ e, 1 }), 0);
+	assert_int_equal(log_on_shard(e, 0, stall_test_spin_100ms, &(struct spin){ e, 1, 0 }), 0);
 	/* The line that the shard is back comes at the watchdog's next look
 	 * after the spin. */
 	for (int i = 0; i < 1000; i++) {
@@ -95,7 +115,7 @@ static void count_is_one(void **state)
 	open_log(path, sizeof(path));
 	e = log_engine(1, THRESHOLD_MS);
 	assert_non_null(e);
-	assert_int_equal(log_on_shard(e, 0, stall_test_spin_100ms, &(struct spin){ e, 1 }), 0);
+	assert_int_equal(log_on_shard(e, 0, stall_test_spin_100ms, &(struct spin){ e, 1, 0 }), 0);
 	assert_int_equal(pc_engine_stats_read(e, 0, &st), 0);
 	assert_int_equal(st.stalls, 1);
 	pc_engine_destroy(e);
@@ -117,8 +137,12 @@ static void reports_are_limited(void **state)
 	open_log(path, sizeof(path));
 	e = log_engine(1, THRESHOLD_MS);
 	assert_non_null(e);
-	for (uint64_t k = 1; k <= 7; k++)
-		assert_int_equal(log_on_shard(e, 0, stall_test_spin_100ms, &(struct spin){ e, k }), 0);
+	for (uint64_t k = 1; k <= 7; k++) {
+		struct spin sp = { e, k, 0 };
+
+		assert_int_equal(log_on_shard(e, 0, stall_test_spin_100ms, &sp), 0);
+		wait_turn_after(e, &sp);
+	}
 	assert_int_equal(pc_engine_stats_read(e, 0, &st), 0);
 	assert_int_equal(st.stalls, 7);
 	pc_engine_destroy(e);
