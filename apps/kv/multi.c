@@ -24,7 +24,7 @@
 enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME };
 
 struct kv_tx {
-	struct kv_conn *c;
+	struct kv_client *c;
 	struct kv_shard *sh;          /* home */
 	uint64_t id;
 	const struct kv_cmd *cmd;
@@ -405,7 +405,7 @@ static void tx_end(struct kv_tx *t)
 		if (kv_job_submit(t->sh, u))
 			abort();
 	}
-	kv_conn_tx_done(t->c, &t->out);
+	kv_client_tx_done(t->c, &t->out);
 	tx_free(t);
 }
 
@@ -527,7 +527,7 @@ static int plan(struct kv_tx *t)
 	return 0;
 }
 
-int kv_multi_start(struct kv_shard *sh, struct kv_conn *c, const struct kv_cmd *cmd,
+int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 		   uint32_t argc, const char *const *argv, const size_t *argl)
 {
 	struct kv_tx *t = calloc(1, sizeof(*t));

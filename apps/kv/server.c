@@ -47,9 +47,9 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 
 	c->engine.shards = k->n;
 	c->raw = true;
-	c->on_data = kv_conn_data;
-	c->on_open = kv_conn_open;
-	c->on_close = kv_conn_close;
+	c->on_data = kv_client_data;
+	c->on_open = kv_client_open;
+	c->on_close = kv_client_close;
 	c->on_shard_start = kv_shard_start;
 	c->on_shard_stop = kv_shard_stop;
 	c->user = k;

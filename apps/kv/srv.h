@@ -122,14 +122,14 @@ static inline bool kv_shard_free(const struct kv_shard *sh)
 void kv_shard_start(unsigned idx, void *user);
 void kv_shard_stop(unsigned idx, void *user);
 
-/* ---- conn.c --------------------------------------------------------------- */
+/* ---- client.c ------------------------------------------------------------- */
 
-struct kv_conn;
-void kv_conn_open(struct pc_session *s, void *user);
-void kv_conn_close(struct pc_session *s, enum pc_close_reason why, void *user);
-size_t kv_conn_data(struct pc_session *s, const uint8_t *data, size_t len, void *user);
+struct kv_client;
+void kv_client_open(struct pc_session *s, void *user);
+void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user);
+size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user);
 /* A transaction of c ended with its reply in out (moved from). */
-void kv_conn_tx_done(struct kv_conn *c, struct kv_reply *out);
+void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
 
 /* ---- multi.c -------------------------------------------------------------- */
 
@@ -139,8 +139,8 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		     const char *const *argv, const size_t *argl);
 
 /* Starts the transaction for a request (copied): its reply goes to
- * kv_conn_tx_done(c, ...) later. Returns 0 or -ENOMEM. */
-int kv_multi_start(struct kv_shard *sh, struct kv_conn *c, const struct kv_cmd *cmd,
+ * kv_client_tx_done(c, ...) later. Returns 0 or -ENOMEM. */
+int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 		   uint32_t argc, const char *const *argv, const size_t *argl);
 
 /* ---- merge.c -------------------------------------------------------------- */

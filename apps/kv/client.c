@@ -25,7 +25,7 @@
  * read until they answered. */
 #define IN_HOLD (1u << 20)
 
-struct kv_conn {
+struct kv_client {
 	struct pc_session *s;         /* NULL once the session closed */
 	struct kv_shard *sh;
 	struct kv_parser p;
@@ -40,7 +40,7 @@ struct kv_conn {
 	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
 };
 
-static void conn_free(struct kv_conn *c)
+static void conn_free(struct kv_client *c)
 {
 	kv_resp_free(&c->p);
 	kv_reply_free(&c->out);
@@ -50,7 +50,7 @@ static void conn_free(struct kv_conn *c)
 
 /* Queues the replies ready. A client whose unsent replies would pass
  * the output limit is closed, as Redis does. */
-static void flush(struct kv_conn *c)
+static void flush(struct kv_client *c)
 {
 	struct kv_server *k = c->sh->srv;
 	int rc;
@@ -77,7 +77,7 @@ out:
 }
 
 /* Moves the replies of the oldest finished jobs to the output. */
-static void collect(struct kv_conn *c)
+static void collect(struct kv_client *c)
 {
 	while (c->head && c->head->finished) {
 		struct kv_job *j = c->head;
@@ -93,10 +93,10 @@ static void collect(struct kv_conn *c)
 		c->target = -1;
 }
 
-static void process(struct kv_conn *c);
+static void process(struct kv_client *c);
 
 /* Something outstanding answered: write what is ready, go on. */
-static void answered(struct kv_conn *c)
+static void answered(struct kv_client *c)
 {
 	if (!c->s) {
 		if (!c->inflight && !c->busy)
@@ -108,7 +108,7 @@ static void answered(struct kv_conn *c)
 
 static void job_done(struct kv_shard *sh, struct kv_job *j)
 {
-	struct kv_conn *c = j->owner;
+	struct kv_client *c = j->owner;
 
 	if (j->scan_shard >= 0)
 		kv_scan_rewrite(&j->out, (unsigned)j->scan_shard, sh->n);
@@ -116,7 +116,7 @@ static void job_done(struct kv_shard *sh, struct kv_job *j)
 	answered(c);
 }
 
-void kv_conn_tx_done(struct kv_conn *c, struct kv_reply *out)
+void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 {
 	kv_reply_raw(&c->out, out->buf, out->len);
 	c->in_tx = false;
@@ -151,7 +151,7 @@ static struct kv_job *request_job(const struct kv_resp_req *r, int scan_shard, u
 }
 
 /* Sends the request to shard t as a job of this connection. */
-static void send_job(struct kv_conn *c, const struct kv_resp_req *r, unsigned t, int scan_shard,
+static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned t, int scan_shard,
 		     uint64_t cursor)
 {
 	struct kv_job *j = request_job(r, scan_shard, cursor);
@@ -192,7 +192,7 @@ static bool is_quit(const struct kv_resp_req *r)
 
 /* Runs or sends one request. Returns false when it must wait for the
  * outstanding ones (it is read again later). */
-static bool dispatch(struct kv_conn *c, const struct kv_resp_req *r)
+static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
 {
 	struct kv_shard *sh = c->sh;
 	const struct kv_cmd *cmd = kv_cmd_lookup(r->argv[0], r->argl[0]);
@@ -242,7 +242,7 @@ static bool dispatch(struct kv_conn *c, const struct kv_resp_req *r)
 
 /* After a QUIT or a protocol error, once everything before it answered:
  * its reply, then the close. */
-static void end_conn(struct kv_conn *c)
+static void end_conn(struct kv_client *c)
 {
 	if (c->proto) {
 		kv_reply_errorf(&c->out, "ERR %s", c->proto_msg);
@@ -255,7 +255,7 @@ static void end_conn(struct kv_conn *c)
 }
 
 /* Runs what the input holds, as far as order allows. */
-static void run_input(struct kv_conn *c)
+static void run_input(struct kv_client *c)
 {
 	while (!c->ending) {
 		struct kv_resp_req r;
@@ -287,7 +287,7 @@ static void run_input(struct kv_conn *c)
 	}
 }
 
-static void process(struct kv_conn *c)
+static void process(struct kv_client *c)
 {
 	if (c->busy)
 		return;
@@ -310,7 +310,7 @@ static void process(struct kv_conn *c)
 
 /* Appends received bytes to the connection's input (consumed ones are
  * dropped first). */
-static int append(struct kv_conn *c, const uint8_t *data, size_t len)
+static int append(struct kv_client *c, const uint8_t *data, size_t len)
 {
 	if (c->off && (c->off == c->len || c->off > c->cap / 2)) {
 		memmove(c->in, c->in + c->off, c->len - c->off);
@@ -334,9 +334,9 @@ static int append(struct kv_conn *c, const uint8_t *data, size_t len)
 	return 0;
 }
 
-size_t kv_conn_data(struct pc_session *s, const uint8_t *data, size_t len, void *user)
+size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user)
 {
-	struct kv_conn *c = pc_session_data(s);
+	struct kv_client *c = pc_session_data(s);
 
 	(void)user;
 	if (!c || c->ending)
@@ -350,13 +350,13 @@ size_t kv_conn_data(struct pc_session *s, const uint8_t *data, size_t len, void 
 	return len;
 }
 
-void kv_conn_open(struct pc_session *s, void *user)
+void kv_client_open(struct pc_session *s, void *user)
 {
 	static const char full[] = "-ERR max number of clients reached\r\n";
 	struct kv_server *k = user;
 	struct kv_shard *sh = pc_shard_user();
 	uint64_t n = atomic_fetch_add_explicit(&k->clients, 1, memory_order_relaxed);
-	struct kv_conn *c = NULL;
+	struct kv_client *c = NULL;
 
 	if (k->o.max_clients && n >= k->o.max_clients) {
 		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
@@ -379,9 +379,9 @@ void kv_conn_open(struct pc_session *s, void *user)
 	pc_session_set_data(s, c);
 }
 
-void kv_conn_close(struct pc_session *s, enum pc_close_reason why, void *user)
+void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 {
-	struct kv_conn *c = pc_session_data(s);
+	struct kv_client *c = pc_session_data(s);
 	struct kv_server *k = user;
 
 	(void)why;
