@@ -11,51 +11,53 @@
 #define R  KV_CMD_READONLY
 #define M  KV_CMD_DENYOOM
 #define F  KV_CMD_FAST
+#define A  KV_CMD_ALLSHARDS
+#define L  KV_CMD_NOKEY_LOCAL
 
 /* Sorted by name, for the binary search in kv_cmd_lookup(). Arity and key
  * positions are Redis 7.0's. */
 static const struct kv_cmd table[] = {
-	{ "append",      3,  W | M | F, 1, 1, 1, kv_append },
-	{ "dbsize",      1,  R | F,     0, 0, 0, kv_dbsize },
-	{ "decr",        2,  W | M | F, 1, 1, 1, kv_decr },
-	{ "decrby",      3,  W | M | F, 1, 1, 1, kv_decrby },
-	{ "del",         -2, W,         1, -1, 1, kv_del },
-	{ "echo",        2,  F,         0, 0, 0, kv_echo },
-	{ "exists",      -2, R | F,     1, -1, 1, kv_exists },
-	{ "expire",      -3, W | F,     1, 1, 1, kv_expire },
-	{ "expireat",    -3, W | F,     1, 1, 1, kv_expireat },
-	{ "flushall",    -1, W,         0, 0, 0, kv_flushall },
-	{ "flushdb",     -1, W,         0, 0, 0, kv_flushall },
-	{ "get",         2,  R | F,     1, 1, 1, kv_get },
-	{ "getdel",      2,  W | F,     1, 1, 1, kv_getdel },
-	{ "getex",       -2, W | F,     1, 1, 1, kv_getex },
-	{ "getrange",    4,  R,         1, 1, 1, kv_getrange },
-	{ "getset",      3,  W | M | F, 1, 1, 1, kv_getset },
-	{ "incr",        2,  W | M | F, 1, 1, 1, kv_incr },
-	{ "incrby",      3,  W | M | F, 1, 1, 1, kv_incrby },
-	{ "incrbyfloat", 3,  W | M | F, 1, 1, 1, kv_incrbyfloat },
-	{ "keys",        2,  R,         0, 0, 0, kv_keys },
-	{ "mget",        -2, R | F,     1, -1, 1, kv_mget },
-	{ "mset",        -3, W | M,     1, -1, 2, kv_mset },
-	{ "msetnx",      -3, W | M,     1, -1, 2, kv_msetnx },
-	{ "persist",     2,  W | F,     1, 1, 1, kv_persist },
-	{ "pexpire",     -3, W | F,     1, 1, 1, kv_pexpire },
-	{ "pexpireat",   -3, W | F,     1, 1, 1, kv_pexpireat },
-	{ "ping",        -1, F,         0, 0, 0, kv_ping },
-	{ "psetex",      4,  W | M,     1, 1, 1, kv_psetex },
-	{ "pttl",        2,  R | F,     1, 1, 1, kv_pttl },
-	{ "rename",      3,  W,         1, 2, 1, kv_rename },
-	{ "renamenx",    3,  W | F,     1, 2, 1, kv_renamenx },
-	{ "scan",        -2, R,         0, 0, 0, kv_scan },
-	{ "select",      2,  F,         0, 0, 0, kv_select },
-	{ "set",         -3, W | M,     1, 1, 1, kv_set },
-	{ "setex",       4,  W | M,     1, 1, 1, kv_setex },
-	{ "setnx",       3,  W | M | F, 1, 1, 1, kv_setnx },
-	{ "setrange",    4,  W | M,     1, 1, 1, kv_setrange },
-	{ "strlen",      2,  R | F,     1, 1, 1, kv_strlen },
-	{ "ttl",         2,  R | F,     1, 1, 1, kv_ttl },
-	{ "type",        2,  R | F,     1, 1, 1, kv_type },
-	{ "unlink",      -2, W | F,     1, -1, 1, kv_del },
+	{ "append",      3,  W | M | F,     1, 1, 1, kv_append },
+	{ "dbsize",      1,  R | F | A,     0, 0, 0, kv_dbsize },
+	{ "decr",        2,  W | M | F,     1, 1, 1, kv_decr },
+	{ "decrby",      3,  W | M | F,     1, 1, 1, kv_decrby },
+	{ "del",         -2, W,             1, -1, 1, kv_del },
+	{ "echo",        2,  F | L,         0, 0, 0, kv_echo },
+	{ "exists",      -2, R | F,         1, -1, 1, kv_exists },
+	{ "expire",      -3, W | F,         1, 1, 1, kv_expire },
+	{ "expireat",    -3, W | F,         1, 1, 1, kv_expireat },
+	{ "flushall",    -1, W | A,         0, 0, 0, kv_flushall },
+	{ "flushdb",     -1, W | A,         0, 0, 0, kv_flushall },
+	{ "get",         2,  R | F,         1, 1, 1, kv_get },
+	{ "getdel",      2,  W | F,         1, 1, 1, kv_getdel },
+	{ "getex",       -2, W | F,         1, 1, 1, kv_getex },
+	{ "getrange",    4,  R,             1, 1, 1, kv_getrange },
+	{ "getset",      3,  W | M | F,     1, 1, 1, kv_getset },
+	{ "incr",        2,  W | M | F,     1, 1, 1, kv_incr },
+	{ "incrby",      3,  W | M | F,     1, 1, 1, kv_incrby },
+	{ "incrbyfloat", 3,  W | M | F,     1, 1, 1, kv_incrbyfloat },
+	{ "keys",        2,  R | A,         0, 0, 0, kv_keys },
+	{ "mget",        -2, R | F,         1, -1, 1, kv_mget },
+	{ "mset",        -3, W | M,         1, -1, 2, kv_mset },
+	{ "msetnx",      -3, W | M,         1, -1, 2, kv_msetnx },
+	{ "persist",     2,  W | F,         1, 1, 1, kv_persist },
+	{ "pexpire",     -3, W | F,         1, 1, 1, kv_pexpire },
+	{ "pexpireat",   -3, W | F,         1, 1, 1, kv_pexpireat },
+	{ "ping",        -1, F | L,         0, 0, 0, kv_ping },
+	{ "psetex",      4,  W | M,         1, 1, 1, kv_psetex },
+	{ "pttl",        2,  R | F,         1, 1, 1, kv_pttl },
+	{ "rename",      3,  W,             1, 2, 1, kv_rename },
+	{ "renamenx",    3,  W | F,         1, 2, 1, kv_renamenx },
+	{ "scan",        -2, R | A,         0, 0, 0, kv_scan },
+	{ "select",      2,  F | L,         0, 0, 0, kv_select },
+	{ "set",         -3, W | M,         1, 1, 1, kv_set },
+	{ "setex",       4,  W | M,         1, 1, 1, kv_setex },
+	{ "setnx",       3,  W | M | F,     1, 1, 1, kv_setnx },
+	{ "setrange",    4,  W | M,         1, 1, 1, kv_setrange },
+	{ "strlen",      2,  R | F,         1, 1, 1, kv_strlen },
+	{ "ttl",         2,  R | F,         1, 1, 1, kv_ttl },
+	{ "type",        2,  R | F,         1, 1, 1, kv_type },
+	{ "unlink",      -2, W | F,         1, -1, 1, kv_del },
 };
 
 const struct kv_cmd *kv_cmd_table(size_t *count)
@@ -130,11 +132,19 @@ bool kv_cmd_check(struct kv_call *c)
 		kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
 		return false;
 	}
+	if (c->conn) {
+		snprintf(c->conn->last_cmd, sizeof(c->conn->last_cmd), "%s", c->cmd->name);
+		c->conn->last_active = c->now;
+	}
 	return true;
 }
 
 void kv_cmd_run(struct kv_call *c)
 {
+	if (!kv_db_make_room(c->db) && (c->cmd->flags & KV_CMD_DENYOOM)) {
+		kv_err(c, "OOM command not allowed when used memory > 'maxmemory'.");
+		return;
+	}
 	c->cmd->fn(c);
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conn.h"
 #include "db.h"
 #include "reply.h"
 
@@ -21,6 +22,14 @@
 #define KV_CMD_READONLY 0x2u
 #define KV_CMD_DENYOOM  0x4u   /* refused while over --maxmemory */
 #define KV_CMD_FAST     0x8u   /* O(1) or O(log n) */
+/* Where the server runs a command (every command has one of these or keys):
+ * ALLSHARDS: on every shard, the replies merged (DBSIZE summed, KEYS
+ * concatenated, FLUSHALL/FLUSHDB one OK, SCAN walked shard by shard);
+ * NOKEY_LOCAL: once, on the connection's own shard, with the connection
+ * (c->conn) and the server view (INFO's whole-server figures come from
+ * view->totals, not from a fan-out of INFO itself). */
+#define KV_CMD_ALLSHARDS    0x10u
+#define KV_CMD_NOKEY_LOCAL  0x20u
 
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {
@@ -28,6 +37,14 @@ struct kv_call {
 	struct kv_reply *out;
 	int64_t now;             /* ms since the epoch, read once per request */
 	uint64_t max_bulk;       /* longest string a command may build (proto-max-bulk-len) */
+	/* The connection that sent the request: NULL where there is none, and
+	 * NULL when the command runs on a shard other than the connection's
+	 * (only NOKEY_LOCAL commands read it). */
+	struct kv_conn *conn;
+	/* The settings (NULL: Redis's defaults) and the whole server (NULL:
+	 * just this keyspace and connection). */
+	const struct kv_config *cfg;
+	const struct kv_server_view *view;
 	uint32_t argc;           /* at least 1: argv[0] is the command's name */
 	const char *const *argv;
 	const size_t *argl;
@@ -52,10 +69,14 @@ const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);
 
 /* Finds c's command and checks its arity; on failure writes Redis's
  * "unknown command" or "wrong number of arguments" error to c->out and
- * returns false. */
+ * returns false. Records the command on c->conn (when not NULL) as its
+ * last, for CLIENT LIST. */
 bool kv_cmd_check(struct kv_call *c);
 
-/* Runs the checked command c->cmd: its reply (or error) goes to c->out. */
+/* Runs the checked command c->cmd: its reply (or error) goes to c->out.
+ * With a memory limit on c->db (kv_db_set_maxmemory) it first evicts keys
+ * as the policy allows, and refuses a DENYOOM command with Redis's -OOM
+ * error while the keyspace is still over its limit. */
 void kv_cmd_run(struct kv_call *c);
 
 /* kv_cmd_check() then kv_cmd_run(): one request, start to end. */

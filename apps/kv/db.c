@@ -27,6 +27,12 @@ struct kv_db {
 	size_t entry_bytes;       /* entries as the allocator sized them */
 	uint64_t epoch;           /* inserts so far: slot pointers older than this may have moved */
 	uint64_t expire_cursor;   /* where active expiry goes on */
+	uint64_t expires;         /* entries with an expiry time */
+	uint64_t expired;         /* deleted past their expiry, since creation */
+	uint64_t evicted;         /* deleted over the memory limit, since creation */
+	uint64_t maxmemory;       /* 0: no limit */
+	enum kv_policy policy;
+	uint32_t samples;
 };
 
 static bool has_expire(const struct kv_entry *e)
@@ -117,6 +123,7 @@ void kv_db_flush(struct kv_db *db)
 	pc_map_init(&db->map, PC_MAP_HASHED);
 	db->epoch++;
 	db->expire_cursor = 0;
+	db->expires = 0;
 }
 
 size_t kv_db_size(const struct kv_db *db)
@@ -128,6 +135,26 @@ size_t kv_db_used(const struct kv_db *db)
 {
 	size_t cap = pc_map_capacity(&db->map);
 	return sizeof(*db) + db->entry_bytes + cap + cap * sizeof(struct pc_map_slot);
+}
+
+void kv_db_set_maxmemory(struct kv_db *db, uint64_t bytes, enum kv_policy policy,
+			 uint32_t samples)
+{
+	db->maxmemory = bytes;
+	db->policy = policy;
+	db->samples = samples ? samples : 1;
+}
+
+void kv_db_stats(const struct kv_db *db, struct kv_db_stats *s)
+{
+	*s = (struct kv_db_stats){ .keys = kv_db_size(db), .expires = db->expires,
+				   .used = kv_db_used(db), .expired = db->expired,
+				   .evicted = db->evicted };
+}
+
+bool kv_db_make_room(struct kv_db *db)
+{
+	return !db->maxmemory || kv_db_used(db) <= db->maxmemory;
 }
 
 struct key_ref {
@@ -160,6 +187,7 @@ static struct pc_map_slot *pos_slot(struct kv_db *db, struct kv_pos *pos)
 
 static void drop(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
 {
+	db->expires -= has_expire(e);
 	pc_map_erase_slot(&db->map, s);
 	db->entry_bytes -= alloc_bytes(e);
 	free(e);
@@ -183,8 +211,10 @@ struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, in
 	pos->_epoch = db->epoch;
 	pos->_slot = pc_map_find_hashed(&db->map, pos->hash, key_eq, &k);
 	pos->entry = pos->_slot ? (struct kv_entry *)(uintptr_t)pos->_slot->value : NULL;
-	if (pos->entry && has_expire(pos->entry) && now > kv_entry_expire(pos->entry))
+	if (pos->entry && has_expire(pos->entry) && now > kv_entry_expire(pos->entry)) {
 		kv_db_erase(db, pos);
+		db->expired++;
+	}
 	return pos->entry;
 }
 
@@ -209,6 +239,7 @@ static int add(struct kv_db *db, struct kv_pos *pos, struct kv_entry *e)
 	}
 	db->epoch++;
 	db->entry_bytes += alloc_bytes(e);
+	db->expires += has_expire(e);
 	pos->entry = e;
 	pos->_epoch = db->epoch - 1;    /* the slot is found when needed */
 	return 0;
@@ -251,6 +282,7 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 		put_expire(e, kv_entry_expire(old));
 	pos_slot(db, pos)->value = (uint64_t)(uintptr_t)e;
 	db->entry_bytes += alloc_bytes(e) - alloc_bytes(old);
+	db->expires += (uint64_t)has_expire(e) - (uint64_t)has_expire(old);
 	free(old);
 	pos->entry = e;
 	return e;
@@ -307,6 +339,7 @@ static void expire_one(struct pc_map *m, struct pc_map_slot *s, void *arg)
 	if (has_expire(e) && w->now > kv_entry_expire(e)) {
 		drop(w->db, s, e);
 		w->deleted++;
+		w->db->expired++;
 	}
 }
 

@@ -44,6 +44,12 @@ struct kv_pos {
 	uint64_t _epoch;
 };
 
+/* maxmemory-policy values. */
+enum kv_policy {
+	KV_POLICY_NOEVICTION,    /* refuse DENYOOM commands over the limit (Redis's default) */
+	KV_POLICY_ALLKEYS_LRU,   /* evict the least recently used of a sample of keys */
+};
+
 /* A new, empty keyspace, or NULL when out of memory or when the process's
  * hash key cannot be drawn. */
 struct kv_db *kv_db_new(void);
@@ -86,6 +92,29 @@ size_t kv_db_size(const struct kv_db *db);
 
 /* Bytes the keyspace holds: entries as allocated, the table, the db. */
 size_t kv_db_used(const struct kv_db *db);
+
+/* Sets this keyspace's memory limit: bytes as kv_db_used() counts them (0:
+ * none), what to do over it, and how many keys an eviction samples (Redis's
+ * maxmemory-samples; at least 1). The server gives each shard its share of
+ * the whole limit. */
+void kv_db_set_maxmemory(struct kv_db *db, uint64_t bytes, enum kv_policy policy,
+			 uint32_t samples);
+
+/* Before a command: when over the limit, deletes keys as the policy allows
+ * (allkeys-lru: of samples random keys, the least recently used, again
+ * until under the limit or empty; noeviction: none). Returns whether the
+ * keyspace is within its limit (always, with none). */
+bool kv_db_make_room(struct kv_db *db);
+
+/* Counters for INFO. */
+struct kv_db_stats {
+	uint64_t keys;       /* kv_db_size() */
+	uint64_t expires;    /* of which with an expiry time */
+	uint64_t used;       /* kv_db_used() */
+	uint64_t expired;    /* deleted for being past their expiry, since creation */
+	uint64_t evicted;    /* deleted by kv_db_make_room(), since creation */
+};
+void kv_db_stats(const struct kv_db *db, struct kv_db_stats *s);
 
 /* Entry fields. */
 const char *kv_entry_key(const struct kv_entry *e, size_t *len);

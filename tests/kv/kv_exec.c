@@ -64,7 +64,7 @@ static long read_more(struct input *in)
 /* Runs every complete request in in; 1 after a protocol error, -1 on
  * failure, else 0. */
 static int run_requests(struct kv_parser *p, struct input *in, struct kv_db *db,
-			struct kv_reply *out)
+			struct kv_conn *conn, const struct kv_config *cfg, struct kv_reply *out)
 {
 	for (;;) {
 		struct kv_resp_req req;
@@ -79,8 +79,8 @@ static int run_requests(struct kv_parser *p, struct input *in, struct kv_db *db,
 			return 0;
 		if (req.argc) {
 			struct kv_call c = { .db = db, .out = out, .now = now_ms(),
-					     .max_bulk = p->lim.max_bulk, .argc = req.argc,
-					     .argv = req.argv, .argl = req.argl };
+					     .max_bulk = p->lim.max_bulk, .conn = conn, .cfg = cfg,
+					     .argc = req.argc, .argv = req.argv, .argl = req.argl };
 			kv_cmd_exec(&c);
 		}
 		memmove(in->buf, in->buf + n, in->len - (size_t)n);
@@ -94,10 +94,15 @@ int main(void)
 	struct kv_reply out;
 	struct input in = { 0 };
 	struct kv_db *db = kv_db_new();
+	struct kv_config cfg;
+	struct kv_conn conn;
 	int rc = 0;
 
-	if (!db || kv_resp_init(&p, NULL))
+	kv_config_init(&cfg);
+	struct kv_resp_limits lim = kv_config_resp_limits(&cfg);
+	if (!db || kv_resp_init(&p, &lim))
 		return 1;
+	kv_conn_init(&conn, 1, now_ms());
 	kv_reply_init(&out);
 	for (;;) {
 		long r = read_more(&in);
@@ -105,7 +110,7 @@ int main(void)
 			rc = r < 0;
 			break;
 		}
-		int s = run_requests(&p, &in, db, &out);
+		int s = run_requests(&p, &in, db, &conn, &cfg, &out);
 		if (s < 0 || kv_reply_failed(&out) || write_all(out.buf, out.len)) {
 			rc = 1;
 			break;
@@ -114,6 +119,7 @@ int main(void)
 		if (s == 1)
 			break;
 	}
+	kv_conn_fini(&conn);
 	kv_reply_free(&out);
 	kv_resp_free(&p);
 	kv_db_free(db);

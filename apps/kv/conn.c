@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* Connection state, the settings' defaults and the text builder INFO and
+ * CLIENT use: see conn.h. */
+#include "conn.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
+{
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	c->ctime = now;
+	c->last_active = now;
+	c->proto = 2;
+	c->fd = -1;
+	strcpy(c->last_cmd, "NULL");
+}
+
+void kv_conn_fini(struct kv_conn *c)
+{
+	(void)c;
+}
+
+void kv_config_init(struct kv_config *cfg)
+{
+	*cfg = (struct kv_config){
+		.port = 6379,
+		.shards = 1,
+		.maxmemory = 0,
+		.maxmemory_policy = KV_POLICY_NOEVICTION,
+		.maxmemory_samples = 5,
+		.proto_max_bulk_len = KV_RESP_MAX_BULK_DEFAULT,
+		.max_multibulk_len = KV_RESP_MAX_ARGS_DEFAULT,
+		.maxclients = 10000,
+		.client_output_limit = 0,
+		.timeout = 0,
+		.tcp_keepalive = 300,
+		.hz = 10,
+	};
+	strcpy(cfg->bind, "* -::*");
+}
+
+struct kv_resp_limits kv_config_resp_limits(const struct kv_config *cfg)
+{
+	return (struct kv_resp_limits){ .max_bulk = cfg->proto_max_bulk_len,
+					.max_args = cfg->max_multibulk_len };
+}
+
+/* Makes room for n more bytes and a NUL; false when out of memory. */
+static bool text_room(struct kv_text *t, size_t n)
+{
+	if (t->failed)
+		return false;
+	if (t->cap - t->len > n)
+		return true;
+	size_t cap = t->cap ? t->cap : 256;
+	while (cap - t->len <= n)
+		cap *= 2;
+	char *b = realloc(t->buf, cap);
+	if (!b) {
+		t->failed = true;
+		return false;
+	}
+	t->buf = b;
+	t->cap = cap;
+	return true;
+}
+
+void kv_text_printf(struct kv_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !text_room(t, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
+}
+
+void kv_text_free(struct kv_text *t)
+{
+	free(t->buf);
+	*t = (struct kv_text){ 0 };
+}
+
+/* Redis's age and idle: whole seconds, never negative. */
+static long long secs_since(int64_t then, int64_t now)
+{
+	return now > then ? (long long)((now - then) / 1000) : 0;
+}
+
+void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now)
+{
+	kv_text_printf(t,
+		       "id=%llu addr=%s laddr=%s fd=%d name=%.*s age=%lld idle=%lld flags=N db=%d "
+		       "sub=0 psub=0 ssub=0 multi=-1 cmd=%s user=default redir=-1 resp=%d "
+		       "lib-name=%.*s lib-ver=%.*s\n",
+		       (unsigned long long)c->id, c->addr, c->laddr, c->fd, (int)c->name_len,
+		       c->name, secs_since(c->ctime, now), secs_since(c->last_active, now), c->db,
+		       c->last_cmd, c->proto, (int)c->lib_name_len, c->lib_name,
+		       (int)c->lib_ver_len, c->lib_ver);
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/* What the kv commands know beyond one shard's keyspace: the connection
+ * that sent the request (struct kv_conn), the server's settings (struct
+ * kv_config) and a view of the whole server for INFO and CLIENT (struct
+ * kv_server_view).
+ *
+ * The network server owns all three: it fills a kv_conn per connection on
+ * the shard that owns the connection, keeps one kv_config per shard (a copy:
+ * CONFIG SET hands the new settings to view->config_set, which carries them
+ * to every shard) and answers view->totals with figures from every shard.
+ * Everything here is read and written on the connection's shard only. */
+#ifndef KV_CONN_H
+#define KV_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "resp.h"
+
+/* Connection flags. */
+#define KV_CONN_CLOSE     0x1u   /* close once the replies so far are written (QUIT) */
+#define KV_CONN_NO_EVICT  0x2u   /* CLIENT NO-EVICT on: kept as state, reported by CLIENT INFO */
+
+/* Longest CLIENT SETNAME, SETINFO LIB-NAME / LIB-VER we keep (Redis has no
+ * limit but the request's; ours keeps the state fixed-size). */
+#define KV_CONN_NAME_MAX 128
+
+/* One client connection's state. */
+struct kv_conn {
+	uint64_t id;            /* unique in the server, from 1 (CLIENT ID) */
+	int64_t ctime;          /* when it connected, ms since the epoch */
+	int64_t last_active;    /* when its last command ran, ms since the epoch */
+	int proto;              /* RESP version: 2 (HELLO 3 is refused) */
+	int db;                 /* selected database: always 0 */
+	unsigned flags;         /* KV_CONN_* */
+	char last_cmd[24];      /* the last command's name, lower case ("NULL" before any) */
+	char addr[64];          /* peer "ip:port", set by the server ("" when none) */
+	char laddr[64];         /* local "ip:port", set by the server ("" when none) */
+	int fd;                 /* the socket, -1 when none (CLIENT INFO's fd=) */
+	size_t name_len;        /* CLIENT SETNAME; 0: no name */
+	char name[KV_CONN_NAME_MAX];
+	size_t lib_name_len;    /* CLIENT SETINFO LIB-NAME */
+	char lib_name[KV_CONN_NAME_MAX];
+	size_t lib_ver_len;     /* CLIENT SETINFO LIB-VER */
+	char lib_ver[KV_CONN_NAME_MAX];
+};
+
+/* A fresh connection: id, created now (ms since the epoch), RESP2, db 0,
+ * no name, fd -1, no addresses. */
+void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now);
+
+/* Releases what the connection holds (nothing today; call it anyway, so a
+ * later field that owns memory needs no change in the server). */
+void kv_conn_fini(struct kv_conn *c);
+
+/* Every setting of the server, with Redis 7's defaults from
+ * kv_config_init(). Sizes in bytes, times in seconds. */
+struct kv_config {
+	uint16_t port;                 /* 6379 */
+	uint32_t shards;               /* shards running (set by the server; 1) */
+	uint64_t maxmemory;            /* the whole server's limit; 0: none */
+	enum kv_policy maxmemory_policy;
+	uint32_t maxmemory_samples;    /* keys looked at per eviction (5) */
+	uint64_t proto_max_bulk_len;   /* 512 MiB */
+	uint32_t max_multibulk_len;    /* arguments in one request (1,048,576) */
+	uint32_t maxclients;           /* 10000 */
+	uint64_t client_output_limit;  /* unsent reply bytes before a close; 0: none (Redis's "normal 0 0 0") */
+	uint32_t timeout;              /* idle seconds before a close; 0: never */
+	uint32_t tcp_keepalive;        /* 300 */
+	uint32_t hz;                   /* background task frequency (10) */
+	char bind[128];                /* listen address ("* -::*" as Redis reports it) */
+};
+
+/* Redis 7's defaults, port 6379, one shard. */
+void kv_config_init(struct kv_config *cfg);
+
+/* The parser limits the settings name. */
+struct kv_resp_limits kv_config_resp_limits(const struct kv_config *cfg);
+
+/* One shard's figures for INFO. */
+struct kv_shard_totals {
+	uint64_t keys;          /* keys held (DBSIZE's share) */
+	uint64_t expires;       /* of which with an expiry time */
+	uint64_t used_memory;   /* bytes its keyspace holds */
+};
+
+/* The whole server's figures, as INFO and CLIENT LIST show them. */
+struct kv_totals {
+	uint64_t connected_clients;
+	uint64_t total_connections;     /* accepted since start */
+	uint64_t rejected_connections;  /* refused over maxclients */
+	uint64_t total_commands;        /* commands processed */
+	uint64_t net_input_bytes, net_output_bytes;
+	uint64_t expired_keys;          /* deleted by lazy or active expiry */
+	uint64_t evicted_keys;          /* deleted by maxmemory eviction */
+	uint64_t keyspace_hits, keyspace_misses;
+	uint64_t keys, expires;         /* summed over the shards */
+	uint64_t used_memory;           /* summed over the shards */
+	int64_t start_time;             /* ms since the epoch */
+	uint32_t shards;                /* entries in per_shard */
+	/* one per shard, or NULL: storage owned by the server, valid until
+	 * the next totals() call from the same shard */
+	const struct kv_shard_totals *per_shard;
+};
+
+/* A growable text for INFO and CLIENT LIST (bulk string replies). */
+struct kv_text {
+	char *buf;
+	size_t len, cap;
+	bool failed;    /* out of memory: later appends are dropped */
+};
+
+/* Appends a printf-formatted text. */
+void kv_text_printf(struct kv_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Frees the text; it may be used again from empty. */
+void kv_text_free(struct kv_text *t);
+
+/* Appends the CLIENT INFO / CLIENT LIST line of c (ending in '\n') as of
+ * now (ms since the epoch). */
+void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now);
+
+/* The server as the commands see it. Every member may be NULL (kv_exec and
+ * the tests have no server): commands then report this one connection and
+ * the keyspace they run on. */
+struct kv_server_view {
+	/* Fills *t with the server's current figures. */
+	void (*totals)(void *arg, struct kv_totals *t);
+	/* Applies new settings on every shard (CONFIG SET): 0, or a negative
+	 * errno, the settings unchanged. */
+	int (*config_set)(void *arg, const struct kv_config *next);
+	/* Writes one CLIENT LIST line per connection to out (each line as
+	 * kv_client_info_line() builds it). NULL: only this connection. */
+	void (*client_list)(void *arg, struct kv_text *out);
+	void *arg;
+};
+
+#endif
