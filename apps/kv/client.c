@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "percore/listener.h"
 #include "percore/session.h"
 #include "srv.h"
 
@@ -26,6 +27,7 @@
 #define IN_HOLD (1u << 20)
 
 struct kv_client {
+	struct kv_conn conn;          /* what the commands know of it */
 	struct pc_session *s;         /* NULL once the session closed */
 	struct kv_shard *sh;
 	struct kv_parser p;
@@ -42,6 +44,7 @@ struct kv_client {
 
 static void conn_free(struct kv_client *c)
 {
+	kv_conn_fini(&c->conn);
 	kv_resp_free(&c->p);
 	kv_reply_free(&c->out);
 	free(c->in);
@@ -55,14 +58,14 @@ static void flush(struct kv_client *c)
 	struct kv_server *k = c->sh->srv;
 	int rc;
 
-	if (!c->out.len || !c->s)
-		goto out;
+	if (!c->out.len || !c->s || c->ending)
+		goto out; /* nothing, or the client is being closed: dropped */
 	if (kv_reply_failed(&c->out)) {
 		pc_session_close(c->s);
 		c->ending = true;
 		goto out;
 	}
-	if (k->o.output_limit && pc_session_queued(c->s) + c->out.len > k->o.output_limit)
+	if (k->o.cfg.client_output_limit && pc_session_queued(c->s) + c->out.len > k->o.cfg.client_output_limit)
 		rc = -ENOBUFS;
 	else
 		rc = pc_session_write(c->s, c->out.buf, c->out.len);
@@ -197,10 +200,12 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
 	struct kv_shard *sh = c->sh;
 	const struct kv_cmd *cmd = kv_cmd_lookup(r->argv[0], r->argl[0]);
 	bool scan = cmd && !strcmp(cmd->name, "scan");
+	bool local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
 	uint64_t cursor = 0;
+	bool routed = true;
 	unsigned t;
 
-	if (is_quit(r) || !cmd || !arity_ok(cmd, r->argc) ||
+	if (is_quit(r) || !cmd || !arity_ok(cmd, r->argc) || local ||
 	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
 		/* Runs here, on nothing of another shard's. */
 		if (c->inflight)
@@ -209,7 +214,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
 			kv_reply_status(&c->out, "OK");
 			c->quit = true;
 		} else {
-			kv_shard_exec(sh, r->argc, r->argv, r->argl, &c->out);
+			kv_shard_exec(sh, &c->conn, r->argc, r->argv, r->argl, &c->out);
+			c->quit = c->conn.flags & KV_CONN_CLOSE;
 		}
 		return true;
 	}
@@ -225,18 +231,19 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
 		return true;
 	}
 	if (scan) {
-		if (!kv_scan_route(r->argv[1], r->argl[1], sh->n, &t, &cursor))
+		routed = kv_scan_route(r->argv[1], r->argl[1], sh->n, &t, &cursor);
+		if (!routed)
 			t = sh->idx; /* its SCAN refuses the cursor */
 	} else {
 		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
 	}
 	if (t == sh->idx && !c->inflight && kv_shard_free(sh) && (!scan || sh->n == 1)) {
-		kv_shard_exec(sh, r->argc, r->argv, r->argl, &c->out);
+		kv_shard_exec(sh, &c->conn, r->argc, r->argv, r->argl, &c->out);
 		return true;
 	}
 	if (c->inflight && (c->in_tx || c->target != (int)t || c->inflight >= MAX_INFLIGHT))
 		return false;
-	send_job(c, r, t, scan ? (int)t : -1, cursor);
+	send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
 	return true;
 }
 
@@ -350,6 +357,16 @@ size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, voi
 	return len;
 }
 
+/* The client's address for CLIENT LIST. */
+static void peer_name(struct pc_session *s, struct kv_conn *conn)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (!pc_session_peer(s, &ss, &len))
+		pc_sockaddr_format((struct sockaddr *)&ss, conn->addr, sizeof(conn->addr));
+}
+
 void kv_client_open(struct pc_session *s, void *user)
 {
 	static const char full[] = "-ERR max number of clients reached\r\n";
@@ -358,7 +375,7 @@ void kv_client_open(struct pc_session *s, void *user)
 	uint64_t n = atomic_fetch_add_explicit(&k->clients, 1, memory_order_relaxed);
 	struct kv_client *c = NULL;
 
-	if (k->o.max_clients && n >= k->o.max_clients) {
+	if (k->o.cfg.maxclients && n >= k->o.cfg.maxclients) {
 		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&k->rejected, 1, memory_order_relaxed);
 		pc_session_write(s, full, sizeof(full) - 1);
@@ -366,12 +383,16 @@ void kv_client_open(struct pc_session *s, void *user)
 		return;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c || kv_resp_init(&c->p, &k->o.limits)) {
+	if (!c || kv_resp_init(&c->p, &k->limits)) {
 		free(c);
 		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 		pc_session_close(s);
 		return;
 	}
+	kv_conn_init(&c->conn, atomic_fetch_add_explicit(&k->next_id, 1, memory_order_relaxed) + 1,
+		     kv_now_ms());
+	peer_name(s, &c->conn);
+	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
 	c->s = s;
 	c->sh = sh;
 	c->target = -1;

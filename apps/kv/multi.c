@@ -47,10 +47,10 @@ static bool named(const struct kv_cmd *cmd, const char *name)
 	return !strcmp(cmd->name, name);
 }
 
+/* Server-wide commands but SCAN, which walks one shard at a time. */
 static bool server_wide(const struct kv_cmd *cmd)
 {
-	return named(cmd, "dbsize") || named(cmd, "flushall") || named(cmd, "flushdb") ||
-	       named(cmd, "keys");
+	return (cmd->flags & KV_CMD_ALLSHARDS) && !named(cmd, "scan");
 }
 
 /* The last key's argument index. */

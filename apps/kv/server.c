@@ -17,9 +17,7 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	pc_server_cfg_init(&o->net);
 	o->net.host = "127.0.0.1";
 	o->net.port = KV_SERVER_PORT;
-	o->max_clients = KV_SERVER_MAX_CLIENTS;
-	o->limits.max_bulk = KV_RESP_MAX_BULK_DEFAULT;
-	o->limits.max_args = KV_RESP_MAX_ARGS_DEFAULT;
+	kv_config_init(&o->cfg);
 }
 
 int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char *err,
@@ -38,6 +36,10 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 		return n;
 	}
 	k->n = (unsigned)n;
+	k->o.cfg.shards = k->n;
+	k->o.cfg.port = o->net.port;
+	k->limits = kv_config_resp_limits(&k->o.cfg);
+	k->start_ms = kv_now_ms();
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	if (!k->stats) {
 		free(k);
@@ -57,6 +59,10 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	if (!c->high_water)
 		c->high_water = KV_HIGH_WATER;
 	rc = pc_server_start(c, &k->net, err, errlen);
+	if (!rc) {
+		k->o.cfg.port = pc_server_port(k->net);
+		atomic_store_explicit(&k->net_pub, k->net, memory_order_release);
+	}
 	if (rc) {
 		free(k->stats);
 		free(k);
@@ -86,6 +92,7 @@ void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t)
 	memset(t, 0, sizeof(*t));
 	for (unsigned i = 0; i < k->n; i++) {
 		t->keys += rd(&k->stats[i].keys);
+		t->expires += rd(&k->stats[i].expires);
 		t->used_bytes += rd(&k->stats[i].used);
 		t->expired += rd(&k->stats[i].expired);
 		t->commands += rd(&k->stats[i].commands);
@@ -94,6 +101,40 @@ void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t)
 	t->rejected_clients = rd(&k->rejected);
 	t->output_limit_closes = rd(&k->outlimit);
 	t->protocol_errors = rd(&k->proto_errors);
+}
+
+void kv_view_totals(void *arg, struct kv_totals *t)
+{
+	struct kv_shard *sh = arg;
+	struct kv_server *k = sh->srv;
+	struct pc_server *net = atomic_load_explicit(&k->net_pub, memory_order_acquire);
+	struct pc_server_stats ns;
+
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < k->n; i++) {
+		const struct kv_shard_stats *s = &k->stats[i];
+		struct kv_shard_totals *p = &sh->per_shard[i];
+
+		p->keys = rd(&s->keys);
+		p->expires = rd(&s->expires);
+		p->used_memory = rd(&s->used);
+		t->keys += p->keys;
+		t->expires += p->expires;
+		t->used_memory += p->used_memory;
+		t->expired_keys += rd(&s->expired);
+		t->evicted_keys += rd(&s->evicted);
+		t->total_commands += rd(&s->commands);
+	}
+	t->connected_clients = rd(&k->clients);
+	t->total_connections = rd(&k->accepted);
+	t->rejected_connections = rd(&k->rejected);
+	if (net && !pc_server_stats(net, -1, &ns)) {
+		t->net_input_bytes = ns.bytes_in;
+		t->net_output_bytes = ns.bytes_out;
+	}
+	t->start_time = k->start_ms;
+	t->shards = k->n;
+	t->per_shard = sh->per_shard;
 }
 
 int kv_server_shutdown(struct kv_server *k, uint32_t drain_ms)

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "percore/server.h"
+#include "conn.h"
 #include "resp.h"
 
 struct kv_server;
@@ -33,21 +34,21 @@ struct kv_server_opts {
 	 * and buffer sizes are the kv server's own: kv_server_opts_init()
 	 * sets them. */
 	struct pc_server_cfg net;
-	/* Clients at once over all shards; a client past it is answered
-	 * "-ERR max number of clients reached" and closed. 0: no limit. */
-	uint32_t max_clients;
-	/* A client whose replies waiting to be sent would pass this many
-	 * bytes is closed (Redis's client-output-buffer-limit). 0: only
-	 * the session's own bound (high water plus the largest write). */
-	uint64_t output_limit;
-	/* Request limits (proto-max-bulk-len, arguments a request). */
-	struct kv_resp_limits limits;
+	/* The settings, as CONFIG GET reports them (kv_config_init()'s
+	 * defaults). The server reads: maxclients (a client past it is
+	 * answered "-ERR max number of clients reached" and closed; 0: no
+	 * limit), client_output_limit (a client whose unsent replies would
+	 * pass it is closed; 0: only the session's own bound, high water
+	 * plus the largest write), maxmemory (split evenly over the shards)
+	 * and its policy, proto_max_bulk_len and max_multibulk_len. port and
+	 * shards are filled in from net. */
+	struct kv_config cfg;
 	/* Active expiry period in ms (0: KV_SERVER_EXPIRE_MS). */
 	uint32_t expire_ms;
 };
 
-/* Defaults: 127.0.0.1:6379, one shard per usable CPU, 10,000 clients,
- * Redis's request limits. */
+/* Defaults: 127.0.0.1:6379, one shard per usable CPU, Redis 7's
+ * settings (10,000 clients, its request limits, no maxmemory). */
 void kv_server_opts_init(struct kv_server_opts *o);
 
 /* Start a server. Returns 0 and *out, or pc_server_start()'s errors
@@ -65,6 +66,7 @@ struct pc_server *kv_server_net(struct kv_server *k);
  * relaxed, so a total is a recent one. */
 struct kv_server_totals {
 	uint64_t keys;
+	uint64_t expires;
 	uint64_t used_bytes;
 	uint64_t expired;
 	uint64_t commands;

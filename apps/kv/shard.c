@@ -15,6 +15,8 @@
  * at once, as Redis's active expiry cycle does. */
 #define EXPIRE_BUDGET 512
 #define EXPIRE_STEPS  32
+/* An empty keyspace whose table holds more than this is reset. */
+#define EMPTY_TABLE_KEEP (64u << 10)
 
 unsigned kv_key_shard(const struct kv_shard *sh, const char *key, size_t len)
 {
@@ -65,12 +67,13 @@ void kv_job_free(struct kv_job *j)
 	free(j);
 }
 
-void kv_shard_exec(struct kv_shard *sh, uint32_t argc, const char *const *argv,
-		   const size_t *argl, struct kv_reply *out)
+void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, uint32_t argc,
+		   const char *const *argv, const size_t *argl, struct kv_reply *out)
 {
 	struct kv_call c = {
 		.db = sh->db, .out = out, .now = kv_now_ms(),
-		.max_bulk = sh->srv->o.limits.max_bulk, .argc = argc, .argv = argv, .argl = argl,
+		.max_bulk = sh->srv->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
+		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl,
 	};
 
 	kv_cmd_exec(&c);
@@ -82,8 +85,14 @@ void kv_shard_exec(struct kv_shard *sh, uint32_t argc, const char *const *argv,
 /* Counts the keyspace for readers on other threads. */
 static void publish(struct kv_shard *sh)
 {
-	atomic_store_explicit(&sh->st->keys, kv_db_size(sh->db), memory_order_relaxed);
-	atomic_store_explicit(&sh->st->used, kv_db_used(sh->db), memory_order_relaxed);
+	struct kv_db_stats s;
+
+	kv_db_stats(sh->db, &s);
+	atomic_store_explicit(&sh->st->keys, s.keys, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->expires, s.expires, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->used, s.used, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->expired, s.expired, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->evicted, s.evicted, memory_order_relaxed);
 }
 
 static void home_done(void *arg)
@@ -91,19 +100,22 @@ static void home_done(void *arg)
 	struct kv_job *j = arg;
 	struct kv_shard *sh = pc_shard_user();
 
+	j->finished = true;
 	j->done(sh, j);
 }
 
-/* The job ran: its done runs at home. An unlock has no answer. */
+/* The job ran: its done runs at home, where alone `finished` is written
+ * (home reads it to write replies in order). An unlock has no answer. */
 static void finish(struct kv_shard *sh, struct kv_job *j)
 {
 	if (j->kind == KV_JOB_UNLOCK) {
 		kv_job_free(j);
 		return;
 	}
-	j->finished = true;
-	if (j->home == sh->idx)
+	if (j->home == sh->idx) {
+		j->finished = true;
 		j->done(sh, j);
+	}
 	else if (pc_shard_send_reply(j->home, home_done, j))
 		abort(); /* -ENOMEM for a 64-byte chunk: nothing can go on */
 }
@@ -114,7 +126,7 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 {
 	switch (j->kind) {
 	case KV_JOB_CMD:
-		kv_shard_exec(sh, j->a.argc, j->a.argv, j->a.argl, &j->out);
+		kv_shard_exec(sh, NULL, j->a.argc, j->a.argv, j->a.argl, &j->out);
 		break;
 	case KV_JOB_LOCK:
 		sh->lock = j->tx;
@@ -192,21 +204,15 @@ static void expire_tick(struct pc_periodic *p, void *arg)
 {
 	struct kv_shard *sh = arg;
 	int64_t now = kv_now_ms();
-	size_t total = 0;
 
 	(void)p;
-	for (int i = 0; i < EXPIRE_STEPS; i++) {
-		size_t n = kv_db_expire_step(sh->db, now, EXPIRE_BUDGET);
-
-		total += n;
-		if (n < EXPIRE_BUDGET / 4)
+	for (int i = 0; i < EXPIRE_STEPS; i++)
+		if (kv_db_expire_step(sh->db, now, EXPIRE_BUDGET) < EXPIRE_BUDGET / 4)
 			break;
-	}
-	if (total)
-		atomic_store_explicit(&sh->st->expired,
-				      atomic_load_explicit(&sh->st->expired, memory_order_relaxed) +
-					      total,
-				      memory_order_relaxed);
+	/* The table does not shrink as keys go; once none is left, its
+	 * memory goes back too. */
+	if (!kv_db_size(sh->db) && kv_db_used(sh->db) > EMPTY_TABLE_KEEP)
+		kv_db_flush(sh->db);
 	publish(sh);
 }
 
@@ -221,6 +227,13 @@ void kv_shard_start(unsigned idx, void *user)
 	sh->idx = idx;
 	sh->n = k->n;
 	sh->st = &k->stats[idx];
+	sh->cfg = k->o.cfg;
+	sh->per_shard = calloc(k->n, sizeof(*sh->per_shard));
+	if (!sh->per_shard)
+		abort();
+	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .arg = sh };
+	kv_db_set_maxmemory(sh->db, k->o.cfg.maxmemory / k->n, k->o.cfg.maxmemory_policy,
+			    k->o.cfg.maxmemory_samples);
 	pc_shard_set_user(sh);
 	pc_periodic_start(&sh->expiry, pc_shard_reactor(),
 			  k->o.expire_ms ? k->o.expire_ms : KV_SERVER_EXPIRE_MS, expire_tick, sh);
@@ -242,6 +255,7 @@ void kv_shard_stop(unsigned idx, void *user)
 		kv_job_free(j);
 	}
 	kv_db_free(sh->db);
+	free(sh->per_shard);
 	free(sh);
 	pc_shard_set_user(NULL);
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "cmd.h"
+#include "conn.h"
 #include "db.h"
 #include "percore/service.h"
 #include "reply.h"
@@ -62,7 +63,7 @@ struct kv_job {
 
 /* Figures one shard writes and anyone reads (relaxed). */
 struct kv_shard_stats {
-	_Atomic uint64_t keys, used, expired, commands;
+	_Atomic uint64_t keys, expires, used, expired, evicted, commands;
 };
 
 struct kv_server;
@@ -77,14 +78,20 @@ struct kv_shard {
 	bool draining;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
+	struct kv_config cfg;                 /* this shard's copy of the settings */
+	struct kv_server_view view;           /* INFO's whole-server figures */
+	struct kv_shard_totals *per_shard;    /* storage for view's answers */
 };
 
 struct kv_server {
 	struct pc_server *net;
+	_Atomic(struct pc_server *) net_pub;  /* net, for the shards once started */
 	struct kv_server_opts o;
+	struct kv_resp_limits limits;
 	unsigned n;
 	struct kv_shard_stats *stats;         /* one per shard */
-	_Atomic uint64_t clients, rejected, outlimit, proto_errors;
+	_Atomic uint64_t clients, accepted, rejected, outlimit, proto_errors, next_id;
+	int64_t start_ms;
 };
 
 /* ---- shard.c -------------------------------------------------------------- */
@@ -108,15 +115,19 @@ void kv_job_free(struct kv_job *j);
  * -ENOBUFS / -ENOMEM when it could not be sent (done never runs). */
 int kv_job_submit(struct kv_shard *sh, struct kv_job *j);
 
-/* Runs a parsed command on sh's keyspace, the reply into out. */
-void kv_shard_exec(struct kv_shard *sh, uint32_t argc, const char *const *argv,
-		   const size_t *argl, struct kv_reply *out);
+/* Runs a parsed command on sh's keyspace, the reply into out; conn: the
+ * client's state when it runs on the client's shard, else NULL. */
+void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, uint32_t argc,
+		   const char *const *argv, const size_t *argl, struct kv_reply *out);
 
 /* True when a job for sh submitted now would run at once. */
 static inline bool kv_shard_free(const struct kv_shard *sh)
 {
 	return !sh->lock && !sh->wait_head;
 }
+
+/* view.totals: the whole server's figures (server.c). */
+void kv_view_totals(void *arg, struct kv_totals *t);
 
 /* Shard start and stop (the server's hooks). */
 void kv_shard_start(unsigned idx, void *user);

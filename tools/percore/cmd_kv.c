@@ -41,9 +41,15 @@ static void usage(FILE *f)
 		"  --backend B         epoll (default) or uring\n"
 		"  --max-clients N     clients at once; more are answered \"-ERR max number of\n"
 		"                      clients reached\" and closed (default %u; 0: no limit)\n"
+		"  --maxmemory BYTES   limit of the keyspaces' memory, split evenly over the\n"
+		"                      shards (default 0: none)\n"
+		"  --maxmemory-policy P\n"
+		"                      over the limit: noeviction (refuse writes that add\n"
+		"                      memory with -OOM, the default) or allkeys-lru (evict\n"
+		"                      the least recently used of a sample of keys)\n"
 		"  --client-output-limit BYTES\n"
 		"                      close a client whose unsent replies would pass BYTES\n"
-		"                      (default: 17M, the session's own bound)\n"
+		"                      (default 0: only the session's own bound, 17M)\n"
 		"  --proto-max-bulk-len BYTES\n"
 		"                      longest argument of a request (default 512M)\n"
 		"  --max-args N        most arguments in one request (default 1048576)\n"
@@ -60,7 +66,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
-       OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_BULK, OPT_ARGS, OPT_EXPIRE, OPT_DRAIN, OPT_JSON };
+       OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_EXPIRE, OPT_DRAIN, OPT_JSON };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -72,6 +78,8 @@ static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 	{ "client-output-limit", required_argument, NULL, OPT_OUTPUT },
+	{ "maxmemory", required_argument, NULL, OPT_MAXMEM },
+	{ "maxmemory-policy", required_argument, NULL, OPT_POLICY },
 	{ "proto-max-bulk-len", required_argument, NULL, OPT_BULK },
 	{ "max-args", required_argument, NULL, OPT_ARGS },
 	{ "expire-period", required_argument, NULL, OPT_EXPIRE },
@@ -99,11 +107,20 @@ static int take_value(void *arg, int c, const char *v)
 		o->net.engine.backend = !strcmp(v, "uring") ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
 		return 0;
 	case OPT_DRAIN: return net_arg_time(v, 86400, &a->drain_ns);
-	case OPT_OUTPUT: return net_arg_bytes(v, UINT64_MAX >> 1, &o->output_limit);
+	case OPT_OUTPUT: return net_arg_bytes(v, UINT64_MAX >> 1, &o->cfg.client_output_limit);
+	case OPT_MAXMEM: return net_arg_bytes(v, UINT64_MAX >> 1, &o->cfg.maxmemory);
+	case OPT_POLICY:
+		if (!strcmp(v, "noeviction"))
+			o->cfg.maxmemory_policy = KV_POLICY_NOEVICTION;
+		else if (!strcmp(v, "allkeys-lru"))
+			o->cfg.maxmemory_policy = KV_POLICY_ALLKEYS_LRU;
+		else
+			return -EINVAL;
+		return 0;
 	case OPT_BULK:
 		if (net_arg_bytes(v, INT64_MAX, &u) || !u)
 			return -EINVAL;
-		o->limits.max_bulk = u;
+		o->cfg.proto_max_bulk_len = u;
 		return 0;
 	}
 	if (net_arg_count(v, c == OPT_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
@@ -112,8 +129,8 @@ static int take_value(void *arg, int c, const char *v)
 	switch (c) {
 	case OPT_PORT: o->net.port = (uint16_t)u; return 0;
 	case OPT_SHARDS: o->net.engine.shards = (unsigned)u; return u ? 0 : -EINVAL;
-	case OPT_MAX_CLIENTS: o->max_clients = (uint32_t)u; return 0;
-	case OPT_ARGS: o->limits.max_args = (uint32_t)u; return u ? 0 : -EINVAL;
+	case OPT_MAX_CLIENTS: o->cfg.maxclients = (uint32_t)u; return 0;
+	case OPT_ARGS: o->cfg.max_multibulk_len = (uint32_t)u; return u ? 0 : -EINVAL;
 	default: o->expire_ms = (uint32_t)u; return u ? 0 : -EINVAL; /* OPT_EXPIRE */
 	}
 }
