@@ -109,10 +109,34 @@ static void answered(struct kv_client *c)
 	process(c);
 }
 
+/* A SCAN part that found nothing and ended its shard's walk goes on to
+ * the next shard at once, as Redis's SCAN of an empty keyspace answers
+ * cursor 0 in one call. Returns true when the job was sent on. */
+static bool scan_hop(struct kv_shard *sh, struct kv_job *j)
+{
+	static const char empty_end[] = "*2\r\n$1\r\n0\r\n*0\r\n";
+
+	if ((unsigned)j->scan_shard + 1 >= sh->n || j->out.len != sizeof(empty_end) - 1 ||
+	    memcmp(j->out.buf, empty_end, j->out.len))
+		return false;
+	j->target = (unsigned)++j->scan_shard;
+	j->a.argv[1] = "0";
+	j->a.argl[1] = 1;
+	j->finished = false;
+	kv_reply_clear(&j->out);
+	if (!kv_job_submit(sh, j))
+		return true;
+	j->finished = true; /* refused: this shard's empty answer stands */
+	kv_reply_raw(&j->out, empty_end, sizeof(empty_end) - 1);
+	return false;
+}
+
 static void job_done(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_client *c = j->owner;
 
+	if (j->scan_shard >= 0 && scan_hop(sh, j))
+		return;
 	if (j->scan_shard >= 0)
 		kv_scan_rewrite(&j->out, (unsigned)j->scan_shard, sh->n);
 	collect(c);
