@@ -65,7 +65,7 @@ static void flush(struct kv_client *c)
 		c->ending = true;
 		goto out;
 	}
-	if (k->o.cfg.client_output_limit && pc_session_queued(c->s) + c->out.len > k->o.cfg.client_output_limit)
+	if (c->sh->cfg.client_output_limit && pc_session_queued(c->s) + c->out.len > c->sh->cfg.client_output_limit)
 		rc = -ENOBUFS;
 	else
 		rc = pc_session_write(c->s, c->out.buf, c->out.len);
@@ -297,6 +297,7 @@ static void run_input(struct kv_client *c)
 				end_conn(c);
 			return;
 		}
+		c->p.lim = c->sh->limits; /* CONFIG SET may have changed them */
 		n = kv_resp_parse(&c->p, c->in + c->off, c->len - c->off, &r);
 		if (n == -EPROTO) {
 			c->proto = true;
@@ -399,7 +400,7 @@ void kv_client_open(struct pc_session *s, void *user)
 	uint64_t n = atomic_fetch_add_explicit(&k->clients, 1, memory_order_relaxed);
 	struct kv_client *c = NULL;
 
-	if (k->o.cfg.maxclients && n >= k->o.cfg.maxclients) {
+	if (sh->cfg.maxclients && n >= sh->cfg.maxclients) {
 		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&k->rejected, 1, memory_order_relaxed);
 		pc_session_write(s, full, sizeof(full) - 1);
@@ -407,7 +408,7 @@ void kv_client_open(struct pc_session *s, void *user)
 		return;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c || kv_resp_init(&c->p, &k->limits)) {
+	if (!c || kv_resp_init(&c->p, &sh->limits)) {
 		free(c);
 		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 		pc_session_close(s);

@@ -17,47 +17,53 @@
 /* Sorted by name, for the binary search in kv_cmd_lookup(). Arity and key
  * positions are Redis 7.0's. */
 static const struct kv_cmd table[] = {
-	{ "append",      3,  W | M | F,     1, 1, 1, kv_append },
-	{ "dbsize",      1,  R | F | A,     0, 0, 0, kv_dbsize },
-	{ "decr",        2,  W | M | F,     1, 1, 1, kv_decr },
-	{ "decrby",      3,  W | M | F,     1, 1, 1, kv_decrby },
-	{ "del",         -2, W,             1, -1, 1, kv_del },
-	{ "echo",        2,  F | L,         0, 0, 0, kv_echo },
-	{ "exists",      -2, R | F,         1, -1, 1, kv_exists },
-	{ "expire",      -3, W | F,         1, 1, 1, kv_expire },
-	{ "expireat",    -3, W | F,         1, 1, 1, kv_expireat },
-	{ "flushall",    -1, W | A,         0, 0, 0, kv_flushall },
-	{ "flushdb",     -1, W | A,         0, 0, 0, kv_flushall },
-	{ "get",         2,  R | F,         1, 1, 1, kv_get },
-	{ "getdel",      2,  W | F,         1, 1, 1, kv_getdel },
-	{ "getex",       -2, W | F,         1, 1, 1, kv_getex },
-	{ "getrange",    4,  R,             1, 1, 1, kv_getrange },
-	{ "getset",      3,  W | M | F,     1, 1, 1, kv_getset },
-	{ "incr",        2,  W | M | F,     1, 1, 1, kv_incr },
-	{ "incrby",      3,  W | M | F,     1, 1, 1, kv_incrby },
-	{ "incrbyfloat", 3,  W | M | F,     1, 1, 1, kv_incrbyfloat },
-	{ "keys",        2,  R | A,         0, 0, 0, kv_keys },
-	{ "mget",        -2, R | F,         1, -1, 1, kv_mget },
-	{ "mset",        -3, W | M,         1, -1, 2, kv_mset },
-	{ "msetnx",      -3, W | M,         1, -1, 2, kv_msetnx },
-	{ "persist",     2,  W | F,         1, 1, 1, kv_persist },
-	{ "pexpire",     -3, W | F,         1, 1, 1, kv_pexpire },
-	{ "pexpireat",   -3, W | F,         1, 1, 1, kv_pexpireat },
-	{ "ping",        -1, F | L,         0, 0, 0, kv_ping },
-	{ "psetex",      4,  W | M,         1, 1, 1, kv_psetex },
-	{ "pttl",        2,  R | F,         1, 1, 1, kv_pttl },
-	{ "rename",      3,  W,             1, 2, 1, kv_rename },
-	{ "renamenx",    3,  W | F,         1, 2, 1, kv_renamenx },
-	{ "scan",        -2, R | A,         0, 0, 0, kv_scan },
-	{ "select",      2,  F | L,         0, 0, 0, kv_select },
-	{ "set",         -3, W | M,         1, 1, 1, kv_set },
-	{ "setex",       4,  W | M,         1, 1, 1, kv_setex },
-	{ "setnx",       3,  W | M | F,     1, 1, 1, kv_setnx },
-	{ "setrange",    4,  W | M,         1, 1, 1, kv_setrange },
-	{ "strlen",      2,  R | F,         1, 1, 1, kv_strlen },
-	{ "ttl",         2,  R | F,         1, 1, 1, kv_ttl },
-	{ "type",        2,  R | F,         1, 1, 1, kv_type },
-	{ "unlink",      -2, W | F,         1, -1, 1, kv_del },
+	{ "append",      3,  W | M | F,     1, 1, 1, kv_append, NULL, 0 },
+	{ "client",      -2, L,             0, 0, 0, NULL, kv_client_subs, KV_CLIENT_NSUBS },
+	{ "command",     -1, L,             0, 0, 0, kv_command, kv_command_subs, KV_COMMAND_NSUBS },
+	{ "config",      -2, L,             0, 0, 0, NULL, kv_config_subs, KV_CONFIG_NSUBS },
+	{ "dbsize",      1,  R | F | A,     0, 0, 0, kv_dbsize, NULL, 0 },
+	{ "decr",        2,  W | M | F,     1, 1, 1, kv_decr, NULL, 0 },
+	{ "decrby",      3,  W | M | F,     1, 1, 1, kv_decrby, NULL, 0 },
+	{ "del",         -2, W,             1, -1, 1, kv_del, NULL, 0 },
+	{ "echo",        2,  F | L,         0, 0, 0, kv_echo, NULL, 0 },
+	{ "exists",      -2, R | F,         1, -1, 1, kv_exists, NULL, 0 },
+	{ "expire",      -3, W | F,         1, 1, 1, kv_expire, NULL, 0 },
+	{ "expireat",    -3, W | F,         1, 1, 1, kv_expireat, NULL, 0 },
+	{ "flushall",    -1, W | A,         0, 0, 0, kv_flushall, NULL, 0 },
+	{ "flushdb",     -1, W | A,         0, 0, 0, kv_flushall, NULL, 0 },
+	{ "get",         2,  R | F,         1, 1, 1, kv_get, NULL, 0 },
+	{ "getdel",      2,  W | F,         1, 1, 1, kv_getdel, NULL, 0 },
+	{ "getex",       -2, W | F,         1, 1, 1, kv_getex, NULL, 0 },
+	{ "getrange",    4,  R,             1, 1, 1, kv_getrange, NULL, 0 },
+	{ "getset",      3,  W | M | F,     1, 1, 1, kv_getset, NULL, 0 },
+	{ "hello",       -1, L | F,         0, 0, 0, kv_hello, NULL, 0 },
+	{ "incr",        2,  W | M | F,     1, 1, 1, kv_incr, NULL, 0 },
+	{ "incrby",      3,  W | M | F,     1, 1, 1, kv_incrby, NULL, 0 },
+	{ "incrbyfloat", 3,  W | M | F,     1, 1, 1, kv_incrbyfloat, NULL, 0 },
+	{ "info",        -1, L,             0, 0, 0, kv_info, NULL, 0 },
+	{ "keys",        2,  R | A,         0, 0, 0, kv_keys, NULL, 0 },
+	{ "mget",        -2, R | F,         1, -1, 1, kv_mget, NULL, 0 },
+	{ "mset",        -3, W | M,         1, -1, 2, kv_mset, NULL, 0 },
+	{ "msetnx",      -3, W | M,         1, -1, 2, kv_msetnx, NULL, 0 },
+	{ "persist",     2,  W | F,         1, 1, 1, kv_persist, NULL, 0 },
+	{ "pexpire",     -3, W | F,         1, 1, 1, kv_pexpire, NULL, 0 },
+	{ "pexpireat",   -3, W | F,         1, 1, 1, kv_pexpireat, NULL, 0 },
+	{ "ping",        -1, F | L,         0, 0, 0, kv_ping, NULL, 0 },
+	{ "psetex",      4,  W | M,         1, 1, 1, kv_psetex, NULL, 0 },
+	{ "pttl",        2,  R | F,         1, 1, 1, kv_pttl, NULL, 0 },
+	{ "quit",        -1, L | F,         0, 0, 0, kv_quit, NULL, 0 },
+	{ "rename",      3,  W,             1, 2, 1, kv_rename, NULL, 0 },
+	{ "renamenx",    3,  W | F,         1, 2, 1, kv_renamenx, NULL, 0 },
+	{ "scan",        -2, R | A,         0, 0, 0, kv_scan, NULL, 0 },
+	{ "select",      2,  F | L,         0, 0, 0, kv_select, NULL, 0 },
+	{ "set",         -3, W | M,         1, 1, 1, kv_set, NULL, 0 },
+	{ "setex",       4,  W | M,         1, 1, 1, kv_setex, NULL, 0 },
+	{ "setnx",       3,  W | M | F,     1, 1, 1, kv_setnx, NULL, 0 },
+	{ "setrange",    4,  W | M,         1, 1, 1, kv_setrange, NULL, 0 },
+	{ "strlen",      2,  R | F,         1, 1, 1, kv_strlen, NULL, 0 },
+	{ "ttl",         2,  R | F,         1, 1, 1, kv_ttl, NULL, 0 },
+	{ "type",        2,  R | F,         1, 1, 1, kv_type, NULL, 0 },
+	{ "unlink",      -2, W | F,         1, -1, 1, kv_del, NULL, 0 },
 };
 
 const struct kv_cmd *kv_cmd_table(size_t *count)
@@ -120,6 +126,31 @@ static void unknown_command(struct kv_call *c)
 			c_len(c->argv[0], c->argl[0], 128), c->argv[0], args);
 }
 
+/* The subcommand of container cmd that argv[1] names, any letter case, or
+ * NULL. */
+static const struct kv_cmd *find_sub(const struct kv_cmd *cmd, const char *name, size_t len)
+{
+	size_t plen = strlen(cmd->name) + 1;
+	for (size_t i = 0; i < cmd->nsubs; i++) {
+		const char *sub = cmd->subs[i].name + plen;
+		if (strlen(sub) == len && strncasecmp(sub, name, len) == 0)
+			return &cmd->subs[i];
+	}
+	return NULL;
+}
+
+/* Redis's text for a subcommand the container lacks. */
+static void unknown_sub(struct kv_call *c, const struct kv_cmd *container)
+{
+	char upper[16];
+	size_t n = strlen(container->name);
+	for (size_t i = 0; i <= n; i++)
+		upper[i] = (char)(container->name[i] >= 'a' && container->name[i] <= 'z' ?
+				  container->name[i] - 32 : container->name[i]);
+	kv_reply_errorf(c->out, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+			c_len(c->argv[1], c->argl[1], 128), c->argv[1], upper);
+}
+
 bool kv_cmd_check(struct kv_call *c)
 {
 	c->cmd = kv_cmd_lookup(c->argv[0], c->argl[0]);
@@ -127,9 +158,17 @@ bool kv_cmd_check(struct kv_call *c)
 		unknown_command(c);
 		return false;
 	}
+	if (c->cmd->subs && c->argc >= 2) {
+		const struct kv_cmd *sub = find_sub(c->cmd, c->argv[1], c->argl[1]);
+		if (!sub) {
+			unknown_sub(c, c->cmd);
+			return false;
+		}
+		c->cmd = sub;
+	}
 	int a = c->cmd->arity;
 	if ((a > 0 && (uint32_t)a != c->argc) || (a < 0 && c->argc < (uint32_t)-a)) {
-		kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+		kv_err_arity(c);
 		return false;
 	}
 	if (c->conn) {
@@ -162,6 +201,18 @@ bool kv_arg_ll(struct kv_call *c, uint32_t i, int64_t *v)
 	return false;
 }
 
+void kv_reply_help(struct kv_call *c, const char *const *lines, size_t n)
+{
+	kv_reply_array(c->out, n);
+	for (size_t i = 0; i < n; i++)
+		kv_reply_status(c->out, lines[i]);
+}
+
+void kv_err_arity(struct kv_call *c)
+{
+	kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+}
+
 void kv_err_expire(struct kv_call *c)
 {
 	kv_reply_errorf(c->out, "ERR invalid expire time in '%s' command", c->cmd->name);
@@ -175,7 +226,7 @@ void kv_err_oom(struct kv_call *c)
 void kv_ping(struct kv_call *c)
 {
 	if (c->argc > 2)
-		kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+		kv_err_arity(c);
 	else if (c->argc == 2)
 		kv_reply_bulk(c->out, c->argv[1], c->argl[1]);
 	else

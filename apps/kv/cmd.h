@@ -62,14 +62,20 @@ struct kv_cmd {
 	 * no keys */
 	int first_key, last_key, key_step;
 	kv_cmd_fn *fn;
+	/* A container (CLIENT, CONFIG, COMMAND): its subcommands, named
+	 * "container|sub" as Redis's errors quote them, with arity counting
+	 * the container's name; fn runs when no subcommand is named. NULL:
+	 * none. */
+	const struct kv_cmd *subs;
+	size_t nsubs;
 };
 
 /* The command named name[0..len), any letter case, or NULL. */
 const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);
 
-/* Finds c's command and checks its arity; on failure writes Redis's
- * "unknown command" or "wrong number of arguments" error to c->out and
- * returns false. Records the command on c->conn (when not NULL) as its
+/* Finds c's command (for a container, its subcommand) and checks its arity;
+ * on failure writes Redis's "unknown command", "unknown subcommand" or
+ * "wrong number of arguments" error to c->out and returns false. Records the command on c->conn (when not NULL) as its
  * last, for CLIENT LIST. */
 bool kv_cmd_check(struct kv_call *c);
 
@@ -81,6 +87,11 @@ void kv_cmd_run(struct kv_call *c);
 
 /* kv_cmd_check() then kv_cmd_run(): one request, start to end. */
 void kv_cmd_exec(struct kv_call *c);
+
+/* The Redis command group of a command or subcommand ("string",
+ * "generic", "connection", "server"), or NULL when it has no
+ * documentation. */
+const char *kv_cmd_group(const char *name);
 
 /* The commands in the table, in order (for COMMAND and tests). */
 const struct kv_cmd *kv_cmd_table(size_t *count);

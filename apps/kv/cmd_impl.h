@@ -36,14 +36,30 @@ static inline struct kv_entry *kv_arg_key(struct kv_call *c, uint32_t i, struct 
 	return kv_db_lookup(c->db, c->argv[i], c->argl[i], c->now, pos);
 }
 
+/* A container's HELP: the lines as an array of status replies, as Redis
+ * sends its help texts. */
+void kv_reply_help(struct kv_call *c, const char *const *lines, size_t n);
+
+/* Replies "wrong number of arguments for '<command>' command". */
+void kv_err_arity(struct kv_call *c);
+
 /* Replies "invalid expire time in '<command>' command". */
 void kv_err_expire(struct kv_call *c);
 
 /* Replies the out-of-memory error for a store that failed. */
 void kv_err_oom(struct kv_call *c);
 
-/* Connection and server (cmd.c). */
+/* Connection and server (cmd.c, cmd_conn.c, cmd_info.c, cmd_command.c). */
 kv_cmd_fn kv_ping, kv_echo, kv_select, kv_dbsize, kv_flushall;
+kv_cmd_fn kv_hello, kv_quit, kv_info, kv_command;
+
+/* The containers' subcommands (cmd_conn.c, cmd_config.c, cmd_command.c). */
+#define KV_CLIENT_NSUBS  8
+#define KV_CONFIG_NSUBS  3
+#define KV_COMMAND_NSUBS 6
+extern const struct kv_cmd kv_client_subs[KV_CLIENT_NSUBS];
+extern const struct kv_cmd kv_config_subs[KV_CONFIG_NSUBS];
+extern const struct kv_cmd kv_command_subs[KV_COMMAND_NSUBS];
 
 /* Strings (cmd_string.c, cmd_number.c). */
 kv_cmd_fn kv_get, kv_set, kv_setnx, kv_setex, kv_psetex, kv_getset, kv_getdel, kv_getex,

@@ -224,7 +224,7 @@ static void mset_generic(struct kv_call *c, bool nx)
 {
 	struct kv_pos pos;
 	if (c->argc % 2 == 0) {
-		kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+		kv_err_arity(c);
 		return;
 	}
 	for (uint32_t i = 1; nx && i < c->argc; i += 2) {

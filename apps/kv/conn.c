@@ -3,6 +3,7 @@
  * CLIENT use: see conn.h. */
 #include "conn.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,20 @@ void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
 
 void kv_conn_fini(struct kv_conn *c)
 {
-	(void)c;
+	free(c->name);
+	free(c->lib_name);
+	free(c->lib_ver);
+	c->name = c->lib_name = c->lib_ver = NULL;
+}
+
+int kv_conn_set_str(char **field, const char *s, size_t n)
+{
+	char *v = NULL;
+	if (n && !(v = strndup(s, n)))
+		return -ENOMEM;
+	free(*field);
+	*field = v;
+	return 0;
 }
 
 void kv_config_init(struct kv_config *cfg)
@@ -98,11 +112,11 @@ static long long secs_since(int64_t then, int64_t now)
 void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now)
 {
 	kv_text_printf(t,
-		       "id=%llu addr=%s laddr=%s fd=%d name=%.*s age=%lld idle=%lld flags=N db=%d "
+		       "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
 		       "sub=0 psub=0 ssub=0 multi=-1 cmd=%s user=default redir=-1 resp=%d "
-		       "lib-name=%.*s lib-ver=%.*s\n",
-		       (unsigned long long)c->id, c->addr, c->laddr, c->fd, (int)c->name_len,
-		       c->name, secs_since(c->ctime, now), secs_since(c->last_active, now), c->db,
-		       c->last_cmd, c->proto, (int)c->lib_name_len, c->lib_name,
-		       (int)c->lib_ver_len, c->lib_ver);
+		       "lib-name=%s lib-ver=%s\n",
+		       (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+		       secs_since(c->ctime, now), secs_since(c->last_active, now),
+		       c->flags & KV_CONN_NO_EVICT ? "e" : "N", c->db, c->last_cmd, c->proto,
+		       c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

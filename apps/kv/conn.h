@@ -23,9 +23,9 @@
 #define KV_CONN_CLOSE     0x1u   /* close once the replies so far are written (QUIT) */
 #define KV_CONN_NO_EVICT  0x2u   /* CLIENT NO-EVICT on: kept as state, reported by CLIENT INFO */
 
-/* Longest CLIENT SETNAME, SETINFO LIB-NAME / LIB-VER we keep (Redis has no
- * limit but the request's; ours keeps the state fixed-size). */
-#define KV_CONN_NAME_MAX 128
+/* The Redis release whose replies and errors the commands follow, as HELLO
+ * and INFO report it (clients choose features by it). */
+#define KV_REDIS_VERSION "7.0.15"
 
 /* One client connection's state. */
 struct kv_conn {
@@ -39,20 +39,22 @@ struct kv_conn {
 	char addr[64];          /* peer "ip:port", set by the server ("" when none) */
 	char laddr[64];         /* local "ip:port", set by the server ("" when none) */
 	int fd;                 /* the socket, -1 when none (CLIENT INFO's fd=) */
-	size_t name_len;        /* CLIENT SETNAME; 0: no name */
-	char name[KV_CONN_NAME_MAX];
-	size_t lib_name_len;    /* CLIENT SETINFO LIB-NAME */
-	char lib_name[KV_CONN_NAME_MAX];
-	size_t lib_ver_len;     /* CLIENT SETINFO LIB-VER */
-	char lib_ver[KV_CONN_NAME_MAX];
+	/* CLIENT SETNAME and CLIENT SETINFO LIB-NAME / LIB-VER: allocated,
+	 * NULL when unset */
+	char *name;
+	char *lib_name;
+	char *lib_ver;
 };
+
+/* Replaces one of c's strings (&c->name, &c->lib_name, &c->lib_ver) with
+ * s[0..n) (n 0: unset). Returns 0 or -ENOMEM (unchanged). */
+int kv_conn_set_str(char **field, const char *s, size_t n);
 
 /* A fresh connection: id, created now (ms since the epoch), RESP2, db 0,
  * no name, fd -1, no addresses. */
 void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now);
 
-/* Releases what the connection holds (nothing today; call it anyway, so a
- * later field that owns memory needs no change in the server). */
+/* Frees what the connection holds (its name and library strings). */
 void kv_conn_fini(struct kv_conn *c);
 
 /* Every setting of the server, with Redis 7's defaults from
@@ -95,7 +97,6 @@ struct kv_totals {
 	uint64_t net_input_bytes, net_output_bytes;
 	uint64_t expired_keys;          /* deleted by lazy or active expiry */
 	uint64_t evicted_keys;          /* deleted by maxmemory eviction */
-	uint64_t keyspace_hits, keyspace_misses;
 	uint64_t keys, expires;         /* summed over the shards */
 	uint64_t used_memory;           /* summed over the shards */
 	int64_t start_time;             /* ms since the epoch */

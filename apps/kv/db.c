@@ -3,27 +3,35 @@
 #include "db.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "keyhash.h"
+#include "pool.h"
+#include "percore/clock.h"
 #include "percore/map.h"
 
 #define HAS_EXPIRE 0x80000000u
+#define POOL_SIZE  16
 
 /* klen's top bit says whether an expiry time opens data[]; the key and
- * the value follow. 8 bytes of header: 16-byte keys with 32-byte values
- * take 56 bytes, one 64-byte chunk of glibc's allocator. */
+ * the value follow. lru: when the key was last looked up (the low 32 bits
+ * of its ms clock; ages are taken with pc_elapsed32, so they are right for
+ * keys idle less than 24 days and read as new beyond), for allkeys-lru.
+ * cls: the pool class the entry came from. 13 bytes of header: a 16-byte
+ * key with a 32-byte value fills a 64-byte class exactly. */
 struct kv_entry {
 	uint32_t klen;
 	uint32_t vlen;
+	uint32_t lru;
+	uint8_t cls;
 	unsigned char data[];
 };
 
 struct kv_db {
 	struct pc_map map;        /* hash -> struct kv_entry * */
+	struct kv_pool mem;       /* where the entries live */
 	size_t entry_bytes;       /* entries as the allocator sized them */
 	uint64_t epoch;           /* inserts so far: slot pointers older than this may have moved */
 	uint64_t expire_cursor;   /* where active expiry goes on */
@@ -33,6 +41,17 @@ struct kv_db {
 	uint64_t maxmemory;       /* 0: no limit */
 	enum kv_policy policy;
 	uint32_t samples;
+	uint32_t clock;           /* the last lookup's time: the age of entries made now */
+	uint64_t rng;             /* xorshift state for eviction samples */
+	/* the oldest keys sampled so far and not yet evicted (Redis's
+	 * eviction pool): each eviction takes the oldest that is still there
+	 * and unread since, so samples add up across evictions */
+	uint32_t npool;
+	struct candidate {
+		uint64_t hash;
+		const struct kv_entry *entry;   /* compared, read only while in the map */
+		uint32_t lru;                   /* entry->lru when sampled */
+	} pool[POOL_SIZE];
 };
 
 static bool has_expire(const struct kv_entry *e)
@@ -76,17 +95,15 @@ static void put_expire(struct kv_entry *e, int64_t when)
 	memcpy(e->data, &when, sizeof(when));
 }
 
-/* What an allocation costs: its usable bytes and the allocator's header
- * word in front of it (glibc keeps one per chunk), so the count matches
- * what the process really holds. */
-static size_t alloc_bytes(const void *p)
+/* What an entry costs the process, as the pool sizes it. */
+static size_t alloc_bytes(const struct kv_entry *e)
 {
-	return malloc_usable_size((void *)p) + sizeof(size_t);
+	return kv_pool_cost(e, e->cls);
 }
 
 static size_t entry_size(size_t klen, size_t vlen, bool expire)
 {
-	return sizeof(struct kv_entry) + (expire ? sizeof(int64_t) : 0) + klen + vlen;
+	return offsetof(struct kv_entry, data) + (expire ? sizeof(int64_t) : 0) + klen + vlen;
 }
 
 struct kv_db *kv_db_new(void)
@@ -94,16 +111,26 @@ struct kv_db *kv_db_new(void)
 	if (kv_keyhash_init())
 		return NULL;
 	struct kv_db *db = calloc(1, sizeof(*db));
-	if (db)
-		pc_map_init(&db->map, PC_MAP_HASHED);
+	if (!db)
+		return NULL;
+	pc_map_init(&db->map, PC_MAP_HASHED);
+	kv_pool_init(&db->mem);
+	db->samples = 5;
+	db->rng = kv_keyhash(&db, sizeof(db)) | 1;
 	return db;
 }
 
+/* Frees every entry: those from malloc one by one, the pooled ones with
+ * their slabs, all at once (their memory goes back to the system). */
 static void free_entries(struct kv_db *db)
 {
 	struct pc_map_slot *s;
-	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&db->map, &it));)
-		free((void *)(uintptr_t)s->value);
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&db->map, &it));) {
+		struct kv_entry *e = (struct kv_entry *)(uintptr_t)s->value;
+		if (!e->cls)
+			free(e);
+	}
+	kv_pool_destroy(&db->mem);
 	db->entry_bytes = 0;
 }
 
@@ -124,6 +151,7 @@ void kv_db_flush(struct kv_db *db)
 	db->epoch++;
 	db->expire_cursor = 0;
 	db->expires = 0;
+	db->npool = 0;
 }
 
 size_t kv_db_size(const struct kv_db *db)
@@ -135,26 +163,6 @@ size_t kv_db_used(const struct kv_db *db)
 {
 	size_t cap = pc_map_capacity(&db->map);
 	return sizeof(*db) + db->entry_bytes + cap + cap * sizeof(struct pc_map_slot);
-}
-
-void kv_db_set_maxmemory(struct kv_db *db, uint64_t bytes, enum kv_policy policy,
-			 uint32_t samples)
-{
-	db->maxmemory = bytes;
-	db->policy = policy;
-	db->samples = samples ? samples : 1;
-}
-
-void kv_db_stats(const struct kv_db *db, struct kv_db_stats *s)
-{
-	*s = (struct kv_db_stats){ .keys = kv_db_size(db), .expires = db->expires,
-				   .used = kv_db_used(db), .expired = db->expired,
-				   .evicted = db->evicted };
-}
-
-bool kv_db_make_room(struct kv_db *db)
-{
-	return !db->maxmemory || kv_db_used(db) <= db->maxmemory;
 }
 
 struct key_ref {
@@ -190,7 +198,7 @@ static void drop(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
 	db->expires -= has_expire(e);
 	pc_map_erase_slot(&db->map, s);
 	db->entry_bytes -= alloc_bytes(e);
-	free(e);
+	kv_pool_free(&db->mem, e, e->cls);
 }
 
 void kv_db_erase(struct kv_db *db, struct kv_pos *pos)
@@ -211,22 +219,31 @@ struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, in
 	pos->_epoch = db->epoch;
 	pos->_slot = pc_map_find_hashed(&db->map, pos->hash, key_eq, &k);
 	pos->entry = pos->_slot ? (struct kv_entry *)(uintptr_t)pos->_slot->value : NULL;
-	if (pos->entry && has_expire(pos->entry) && now > kv_entry_expire(pos->entry)) {
+	db->clock = (uint32_t)now;
+	if (!pos->entry)
+		return NULL;
+	if (has_expire(pos->entry) && now > kv_entry_expire(pos->entry)) {
 		kv_db_erase(db, pos);
 		db->expired++;
+		return NULL;
 	}
+	pos->entry->lru = db->clock;
 	return pos->entry;
 }
 
 /* A new entry for pos's key with room for vlen value bytes (cap bytes in
- * all), its value bytes undefined. */
-static struct kv_entry *new_entry(const struct kv_pos *pos, size_t vlen, bool expire, size_t cap)
+ * all), its value bytes undefined, used now. */
+static struct kv_entry *new_entry(struct kv_db *db, const struct kv_pos *pos, size_t vlen,
+				  bool expire, size_t cap)
 {
-	struct kv_entry *e = malloc(cap);
+	uint8_t cls;
+	struct kv_entry *e = kv_pool_alloc(&db->mem, cap, &cls);
 	if (!e)
 		return NULL;
+	e->cls = cls;
 	e->klen = (uint32_t)pos->klen | (expire ? HAS_EXPIRE : 0);
 	e->vlen = (uint32_t)vlen;
+	e->lru = db->clock;
 	memcpy(key_at(e), pos->key, pos->klen);
 	return e;
 }
@@ -234,7 +251,7 @@ static struct kv_entry *new_entry(const struct kv_pos *pos, size_t vlen, bool ex
 static int add(struct kv_db *db, struct kv_pos *pos, struct kv_entry *e)
 {
 	if (pc_map_insert_hashed(&db->map, pos->hash, (uint64_t)(uintptr_t)e)) {
-		free(e);
+		kv_pool_free(&db->mem, e, e->cls);
 		return -ENOMEM;
 	}
 	db->epoch++;
@@ -263,15 +280,15 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 	size_t need = entry_size(pos->klen, vlen, expire);
 
 	if (!old) {
-		struct kv_entry *e = new_entry(pos, vlen, expire, need + (grow ? slack(vlen) : 0));
+		struct kv_entry *e = new_entry(db, pos, vlen, expire, need + (grow ? slack(vlen) : 0));
 		return e && add(db, pos, e) == 0 ? pos->entry : NULL;
 	}
-	size_t have = malloc_usable_size(old);
+	size_t have = kv_pool_usable(old, old->cls);
 	if (has_expire(old) == expire && need <= have && (need >= have / 2 || have <= 64)) {
 		old->vlen = (uint32_t)vlen;
 		return old;
 	}
-	struct kv_entry *e = new_entry(pos, vlen, expire, need + (grow ? slack(vlen) : 0));
+	struct kv_entry *e = new_entry(db, pos, vlen, expire, need + (grow ? slack(vlen) : 0));
 	if (!e)
 		return NULL;
 	size_t olen, keep;
@@ -283,7 +300,7 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 	pos_slot(db, pos)->value = (uint64_t)(uintptr_t)e;
 	db->entry_bytes += alloc_bytes(e) - alloc_bytes(old);
 	db->expires += (uint64_t)has_expire(e) - (uint64_t)has_expire(old);
-	free(old);
+	kv_pool_free(&db->mem, old, old->cls);
 	pos->entry = e;
 	return e;
 }
@@ -320,6 +337,122 @@ int kv_db_set_expire(struct kv_db *db, struct kv_pos *pos, int64_t when)
 	if (with)
 		put_expire(e, when);
 	return 0;
+}
+
+void kv_db_set_maxmemory(struct kv_db *db, uint64_t bytes, enum kv_policy policy,
+			 uint32_t samples)
+{
+	db->maxmemory = bytes;
+	db->policy = policy;
+	db->samples = samples ? samples : 1;
+}
+
+void kv_db_stats(const struct kv_db *db, struct kv_db_stats *s)
+{
+	*s = (struct kv_db_stats){ .keys = kv_db_size(db), .expires = db->expires,
+				   .used = kv_db_used(db), .expired = db->expired,
+				   .evicted = db->evicted };
+}
+
+/* xorshift64: where an eviction sample starts. */
+static uint64_t next_random(struct kv_db *db)
+{
+	db->rng ^= db->rng << 13;
+	db->rng ^= db->rng >> 7;
+	db->rng ^= db->rng << 17;
+	return db->rng;
+}
+
+/* Adds e to the pool when there is room or it is older than the pool's
+ * youngest (which it then replaces). */
+static void pool_offer(struct kv_db *db, uint64_t hash, const struct kv_entry *e)
+{
+	uint32_t age = pc_elapsed32(db->clock, e->lru), young = 0;
+	size_t yi = 0;
+
+	for (size_t i = 0; i < db->npool; i++) {
+		uint32_t a = pc_elapsed32(db->clock, db->pool[i].lru);
+		if (db->pool[i].entry == e)
+			return;
+		if (i == 0 || a < young) {
+			young = a;
+			yi = i;
+		}
+	}
+	if (db->npool < POOL_SIZE)
+		yi = db->npool++;
+	else if (age <= young)
+		return;
+	db->pool[yi] = (struct candidate){ hash, e, e->lru };
+}
+
+struct sample {
+	struct kv_db *db;
+	size_t seen;
+};
+
+static void sample_one(struct pc_map *m, struct pc_map_slot *s, void *arg)
+{
+	struct sample *w = arg;
+	(void)m;
+	pool_offer(w->db, s->key, (const struct kv_entry *)(uintptr_t)s->value);
+	w->seen++;
+}
+
+/* Offers the pool about db->samples keys read from a random place in the
+ * table (whole groups, as Redis samples whole buckets). */
+static void sample(struct kv_db *db)
+{
+	struct sample w = { db, 0 };
+	uint64_t cursor = next_random(db);
+	size_t steps = 2 * pc_map_capacity(&db->map) + 1;
+
+	/* a walk from any cursor and then one from 0 visit every group, each
+	 * step at least one, so a key is found within steps */
+	for (size_t i = 0; i < steps && w.seen < db->samples; i++)
+		cursor = pc_map_scan(&db->map, cursor, sample_one, &w);
+}
+
+/* Takes the pool's oldest candidate out: its slot when the entry is still
+ * in the map and unread since it was sampled, else NULL. */
+static struct pc_map_slot *pool_take(struct kv_db *db)
+{
+	size_t oi = 0;
+	for (size_t i = 1; i < db->npool; i++)
+		if (pc_elapsed32(db->clock, db->pool[i].lru) > pc_elapsed32(db->clock, db->pool[oi].lru))
+			oi = i;
+	struct candidate c = db->pool[oi];
+	db->pool[oi] = db->pool[--db->npool];
+	struct pc_map_slot *s = pc_map_find_hashed(&db->map, c.hash, same_entry, c.entry);
+	return s && c.entry->lru == c.lru ? s : NULL;
+}
+
+/* Deletes the least recently used key the samples found. The table holds
+ * at least one key. */
+static void evict_one(struct kv_db *db)
+{
+	struct pc_map_slot *s = NULL;
+	sample(db);
+	while (!s) {
+		/* stale candidates are dropped; an empty pool is sampled again */
+		if (!db->npool)
+			sample(db);
+		s = pool_take(db);
+	}
+	drop(db, s, (struct kv_entry *)(uintptr_t)s->value);
+	db->evicted++;
+}
+
+bool kv_db_make_room(struct kv_db *db)
+{
+	if (!db->maxmemory)
+		return true;
+	while (kv_db_used(db) > db->maxmemory) {
+		if (db->policy != KV_POLICY_ALLKEYS_LRU || !kv_db_size(db))
+			return false;
+		evict_one(db);
+	}
+	return true;
 }
 
 struct expire_walk {
@@ -379,7 +512,7 @@ uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_f
 int kv_db_validate(const struct kv_db *db, char *why, size_t whylen)
 {
 	const struct pc_map_slot *s;
-	size_t bytes = 0;
+	size_t bytes = 0, expires = 0;
 
 	if (pc_map_validate(&db->map, why, whylen))
 		return -EINVAL;
@@ -395,6 +528,13 @@ int kv_db_validate(const struct kv_db *db, char *why, size_t whylen)
 			return -EINVAL;
 		}
 		bytes += alloc_bytes(e);
+		expires += has_expire(e);
+	}
+	if (expires != db->expires) {
+		if (why)
+			snprintf(why, whylen, "%zu entries have an expiry, the count says %llu", expires,
+				 (unsigned long long)db->expires);
+		return -EINVAL;
 	}
 	if (bytes != db->entry_bytes) {
 		if (why)

@@ -38,7 +38,6 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->n = (unsigned)n;
 	k->o.cfg.shards = k->n;
 	k->o.cfg.port = o->net.port;
-	k->limits = kv_config_resp_limits(&k->o.cfg);
 	k->start_ms = kv_now_ms();
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	if (!k->stats) {
@@ -60,7 +59,6 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 		c->high_water = KV_HIGH_WATER;
 	rc = pc_server_start(c, &k->net, err, errlen);
 	if (!rc) {
-		k->o.cfg.port = pc_server_port(k->net);
 		atomic_store_explicit(&k->net_pub, k->net, memory_order_release);
 	}
 	if (rc) {

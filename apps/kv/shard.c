@@ -72,7 +72,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, uint32_t argc,
 {
 	struct kv_call c = {
 		.db = sh->db, .out = out, .now = kv_now_ms(),
-		.max_bulk = sh->srv->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
+		.max_bulk = sh->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
 		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl,
 	};
 
@@ -216,6 +216,48 @@ static void expire_tick(struct pc_periodic *p, void *arg)
 	publish(sh);
 }
 
+/* New settings on this shard: the keyspace's share of maxmemory, the
+ * parsers' limits (each connection takes them before it parses). */
+static void apply(struct kv_shard *sh, const struct kv_config *cfg)
+{
+	sh->cfg = *cfg;
+	sh->limits = kv_config_resp_limits(cfg);
+	/* rounded up: a limit is never 0, which would mean none */
+	kv_db_set_maxmemory(sh->db, (cfg->maxmemory + sh->n - 1) / sh->n,
+			    cfg->maxmemory_policy, cfg->maxmemory_samples);
+}
+
+static void apply_msg(void *arg)
+{
+	apply(pc_shard_user(), arg);
+	free(arg);
+}
+
+/* CONFIG SET: here at once, on the other shards a message later (each
+ * takes its copy in its own turn). The client that set them sees them
+ * everywhere: its later requests to a shard travel behind that message. */
+static int config_set(void *arg, const struct kv_config *next)
+{
+	struct kv_shard *sh = arg;
+
+	for (unsigned i = 0; i < sh->n; i++) {
+		struct kv_config *copy;
+
+		if (i == sh->idx)
+			continue;
+		copy = malloc(sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		*copy = *next;
+		if (pc_shard_send_reply(i, apply_msg, copy)) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	apply(sh, next);
+	return 0;
+}
+
 void kv_shard_start(unsigned idx, void *user)
 {
 	struct kv_server *k = user;
@@ -227,13 +269,12 @@ void kv_shard_start(unsigned idx, void *user)
 	sh->idx = idx;
 	sh->n = k->n;
 	sh->st = &k->stats[idx];
-	sh->cfg = k->o.cfg;
 	sh->per_shard = calloc(k->n, sizeof(*sh->per_shard));
 	if (!sh->per_shard)
 		abort();
-	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .arg = sh };
-	kv_db_set_maxmemory(sh->db, k->o.cfg.maxmemory / k->n, k->o.cfg.maxmemory_policy,
-			    k->o.cfg.maxmemory_samples);
+	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
+					    .arg = sh };
+	apply(sh, &k->o.cfg);
 	pc_shard_set_user(sh);
 	pc_periodic_start(&sh->expiry, pc_shard_reactor(),
 			  k->o.expire_ms ? k->o.expire_ms : KV_SERVER_EXPIRE_MS, expire_tick, sh);

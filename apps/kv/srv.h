@@ -79,6 +79,7 @@ struct kv_shard {
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
 	struct kv_config cfg;                 /* this shard's copy of the settings */
+	struct kv_resp_limits limits;         /* the parsers', from cfg */
 	struct kv_server_view view;           /* INFO's whole-server figures */
 	struct kv_shard_totals *per_shard;    /* storage for view's answers */
 };
@@ -87,7 +88,6 @@ struct kv_server {
 	struct pc_server *net;
 	_Atomic(struct pc_server *) net_pub;  /* net, for the shards once started */
 	struct kv_server_opts o;
-	struct kv_resp_limits limits;
 	unsigned n;
 	struct kv_shard_stats *stats;         /* one per shard */
 	_Atomic uint64_t clients, accepted, rejected, outlimit, proto_errors, next_id;

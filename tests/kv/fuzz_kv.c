@@ -4,7 +4,10 @@
  * millisecond a request (so keys expire, lazily and through active expiry
  * steps), must never crash, leak or read outside a buffer (ASan), must
  * leave the keyspace's invariants whole after every request, and must
- * answer every request with exactly one complete reply. */
+ * answer every request with exactly one complete reply. The keyspace starts
+ * with a 64 KiB limit under allkeys-lru, so eviction runs, and the
+ * connection and server commands act on a connection and settings that
+ * CONFIG SET changes (its limit reaching the keyspace) until QUIT. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,9 +42,26 @@ static size_t reply_len(const char *r, size_t n)
 	return at;
 }
 
-static void run_one(struct kv_db *db, struct kv_resp_req *req, int64_t now, struct kv_reply *out)
+struct server {
+	struct kv_db *db;
+	struct kv_config cfg;
+	struct kv_conn conn;
+	struct kv_server_view view;
+};
+
+static int apply(void *arg, const struct kv_config *next)
 {
+	struct server *s = arg;
+	s->cfg = *next;
+	kv_db_set_maxmemory(s->db, next->maxmemory, next->maxmemory_policy, next->maxmemory_samples);
+	return 0;
+}
+
+static void run_one(struct server *s, struct kv_resp_req *req, int64_t now, struct kv_reply *out)
+{
+	struct kv_db *db = s->db;
 	struct kv_call c = { .db = db, .out = out, .now = now, .max_bulk = 1 << 20,
+			     .conn = &s->conn, .cfg = &s->cfg, .view = &s->view,
 			     .argc = req->argc, .argv = req->argv, .argl = req->argl };
 	kv_reply_clear(out);
 	kv_cmd_exec(&c);
@@ -66,18 +86,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* a fixed hash key, so a crash replays */
 	CHECK(kv_keyhash_init() == 0);
 	kv_keyhash_set_key(key);
-	struct kv_db *db = kv_db_new();
+	struct server s = { .db = kv_db_new() };
+	struct kv_db *db = s.db;
 	CHECK(db && kv_resp_init(&p, &lim) == 0);
+	kv_config_init(&s.cfg);
+	s.cfg.maxmemory = 64 * 1024;
+	s.cfg.maxmemory_policy = KV_POLICY_ALLKEYS_LRU;
+	s.view = (struct kv_server_view){ .config_set = apply, .arg = &s };
+	apply(&s, &s.cfg);
+	kv_conn_init(&s.conn, 1, now);
 	kv_reply_init(&out);
 	size_t at = 0;
 	long r;
-	while ((r = kv_resp_parse(&p, (const char *)data + at, size - at, &req)) > 0) {
+	while (!(s.conn.flags & KV_CONN_CLOSE) &&
+	       (r = kv_resp_parse(&p, (const char *)data + at, size - at, &req)) > 0) {
 		if (req.argc)
-			run_one(db, &req, now++, &out);
+			run_one(&s, &req, now++, &out);
 		if (now % 16 == 0)
 			kv_db_expire_step(db, now, 32);
 		at += (size_t)r;
 	}
+	kv_conn_fini(&s.conn);
 	kv_reply_free(&out);
 	kv_resp_free(&p);
 	kv_db_free(db);

@@ -3,8 +3,9 @@
  * executor and writes the raw replies to stdout, as one connection to a
  * one-shard server would see them. The oracle test drives it beside a real
  * redis-server. A protocol error gets Redis's reply and ends the run, as
- * Redis closes the connection. Exit status 0, or 1 on a read, write or
- * memory failure. */
+ * Redis closes the connection; so does QUIT, after its reply. CONFIG SET
+ * applies to this run's keyspace and parser. Exit status 0, or 1 on a
+ * read, write or memory failure. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,23 @@ static int write_all(const char *p, size_t n)
 	return 0;
 }
 
+/* The one-shard server kv_exec stands for: settings it applies itself. */
+struct server {
+	struct kv_config cfg;
+	struct kv_db *db;
+	struct kv_parser *parser;
+};
+
+/* CONFIG SET: new limits for the keyspace and the parser. */
+static int apply_config(void *arg, const struct kv_config *next)
+{
+	struct server *s = arg;
+	s->cfg = *next;
+	kv_db_set_maxmemory(s->db, next->maxmemory, next->maxmemory_policy, next->maxmemory_samples);
+	s->parser->lim = kv_config_resp_limits(next);
+	return 0;
+}
+
 struct input {
 	char *buf;
 	size_t len, cap;
@@ -63,8 +81,8 @@ static long read_more(struct input *in)
 
 /* Runs every complete request in in; 1 after a protocol error, -1 on
  * failure, else 0. */
-static int run_requests(struct kv_parser *p, struct input *in, struct kv_db *db,
-			struct kv_conn *conn, const struct kv_config *cfg, struct kv_reply *out)
+static int run_requests(struct kv_parser *p, struct input *in, struct server *srv,
+			const struct kv_server_view *view, struct kv_conn *conn, struct kv_reply *out)
 {
 	for (;;) {
 		struct kv_resp_req req;
@@ -78,13 +96,16 @@ static int run_requests(struct kv_parser *p, struct input *in, struct kv_db *db,
 		if (n == 0)
 			return 0;
 		if (req.argc) {
-			struct kv_call c = { .db = db, .out = out, .now = now_ms(),
-					     .max_bulk = p->lim.max_bulk, .conn = conn, .cfg = cfg,
-					     .argc = req.argc, .argv = req.argv, .argl = req.argl };
+			struct kv_call c = { .db = srv->db, .out = out, .now = now_ms(),
+					     .max_bulk = p->lim.max_bulk, .conn = conn,
+					     .cfg = &srv->cfg, .view = view, .argc = req.argc,
+					     .argv = req.argv, .argl = req.argl };
 			kv_cmd_exec(&c);
 		}
 		memmove(in->buf, in->buf + n, in->len - (size_t)n);
 		in->len -= (size_t)n;
+		if (conn->flags & KV_CONN_CLOSE)
+			return 1;
 	}
 }
 
@@ -93,14 +114,14 @@ int main(void)
 	struct kv_parser p;
 	struct kv_reply out;
 	struct input in = { 0 };
-	struct kv_db *db = kv_db_new();
-	struct kv_config cfg;
+	struct server srv = { .db = kv_db_new(), .parser = &p };
+	struct kv_server_view view = { .config_set = apply_config, .arg = &srv };
 	struct kv_conn conn;
 	int rc = 0;
 
-	kv_config_init(&cfg);
-	struct kv_resp_limits lim = kv_config_resp_limits(&cfg);
-	if (!db || kv_resp_init(&p, &lim))
+	kv_config_init(&srv.cfg);
+	struct kv_resp_limits lim = kv_config_resp_limits(&srv.cfg);
+	if (!srv.db || kv_resp_init(&p, &lim))
 		return 1;
 	kv_conn_init(&conn, 1, now_ms());
 	kv_reply_init(&out);
@@ -110,7 +131,7 @@ int main(void)
 			rc = r < 0;
 			break;
 		}
-		int s = run_requests(&p, &in, db, &conn, &cfg, &out);
+		int s = run_requests(&p, &in, &srv, &view, &conn, &out);
 		if (s < 0 || kv_reply_failed(&out) || write_all(out.buf, out.len)) {
 			rc = 1;
 			break;
@@ -122,7 +143,7 @@ int main(void)
 	kv_conn_fini(&conn);
 	kv_reply_free(&out);
 	kv_resp_free(&p);
-	kv_db_free(db);
+	kv_db_free(srv.db);
 	free(in.buf);
 	return rc;
 }

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: MIT
 """Runs the same command sequences through kv_exec (the kv parser and
 single-shard executor) and a real redis-server on a loopback port, and
-compares the reply bytes: exactly, except TTL replies (within a tolerance)
-and KEYS (as sets: hash order differs). Exit 0 when every reply matches,
+compares the reply bytes: exactly, except TTL replies (within a tolerance),
+KEYS (as sets: hash order differs), and the server's descriptions of itself
+(HELLO, CLIENT INFO, CONFIG GET, INFO, COMMAND INFO and DOCS), whose shape
+and the fields both servers have are compared, since Redis has more
+commands, parameters and fields. Exit 0 when every reply matches,
 1 when any differs, 77 (skip) when redis-server is not installed.
 
 With --tcp, the same sequences go over TCP to `percore kv --shards 2`
@@ -189,8 +192,87 @@ def replies(peer, item):
     return got
 
 
+def pairs(v):
+    """A RESP2 map (an array of name, value) as a dict of raw values."""
+    items = v[1] or []
+    return {items[i][1][1]: items[i + 1][1] for i in range(0, len(items) - 1, 2)}
+
+
+def info_fields(text):
+    """INFO's text as {section: {field: value}}."""
+    out, sec = {}, None
+    for line in text.decode().split("\r\n"):
+        if line.startswith("# "):
+            sec = out.setdefault(line[2:], {})
+        elif line and sec is not None:
+            k, _, v = line.partition(":")
+            sec[k] = v
+    return out
+
+
+# Fields that only this server has, or whose values differ by nature.
+OWN_INFO_FIELDS = {"shards"}
+VARYING_CONFIG = {b"bind", b"port"}
+OWN_SUBCOMMANDS = {b"client|setinfo"}     # Redis 7.2's, which clients send
+
+
+def same_structure(mode, va, vb):
+    """Whether our reply va has the shape of Redis's vb, for the modes
+    that compare what both servers have."""
+    if va[0] != vb[0]:
+        return False
+    if va[0] == b"-" or va[1] is None:
+        return va == vb
+    if mode == "hello":
+        a, b = pairs(va), pairs(vb)
+        return a.keys() == b.keys() and all(a[k] == b[k] for k in a if k != b"id")
+    if mode == "config":
+        a, b = pairs(va), pairs(vb)
+        return all(k in b and (a[k] == b[k] or k in VARYING_CONFIG) for k in a)
+    if mode == "info":
+        a, b = info_fields(va[1]), info_fields(vb[1])
+        return all(s in b and all(f in b[s] or f in OWN_INFO_FIELDS for f in a[s]) for s in a)
+    if mode == "clientinfo":
+        a = dict(f.split(b"=", 1) for f in va[1].split())
+        b = dict(f.split(b"=", 1) for f in vb[1].split())
+        fixed = (b"name", b"db", b"flags", b"cmd", b"user", b"resp", b"multi", b"sub")
+        return all(k in b for k in a if not k.startswith(b"lib-")) and \
+            all(a[k] == b[k] for k in fixed)
+    if mode == "cmdinfo":
+        return same_cmdinfo(va, vb)
+    if mode == "docs":
+        a, b = pairs(va), pairs(vb)
+        return a.keys() <= b.keys() and all(
+            pairs(a[k]).get(f) == pairs(b[k]).get(f) for k in a for f in (b"since", b"group"))
+    raise ValueError(mode)
+
+
+def same_cmdinfo(va, vb):
+    """COMMAND INFO entries: name, arity and key positions equal, our flags
+    among Redis's, our subcommands among Redis's."""
+    if len(va[1]) != len(vb[1]):
+        return False
+    for (_, a), (_, b) in zip(va[1], vb[1]):
+        if a[0] != b[0] or a[1] is None or b[1] is None:
+            if a != b:
+                return False
+            continue
+        fa, fb = a[1], b[1]
+        if [x[1] for x in fa[:2]] + [x[1] for x in fa[3:6]] != \
+                [x[1] for x in fb[:2]] + [x[1] for x in fb[3:6]]:
+            return False
+        if not {f[1][1] for f in fa[2][1][1]} <= {f[1][1] for f in fb[2][1][1]}:
+            return False
+        subs_b = {e[1][1][0][1][1] for e in fb[9][1][1]}
+        if not all(e[1][1][0][1][1] in subs_b | OWN_SUBCOMMANDS for e in fa[9][1][1]):
+            return False
+    return True
+
+
 def same(mode, a, b):
     (ra, va), (rb, vb) = a, b
+    if mode in ("hello", "config", "info", "clientinfo", "cmdinfo", "docs"):
+        return same_structure(mode, va, vb)
     if mode == "exact" or va[0] != b":" or vb[0] != b":":
         if mode == "sorted" and va[0] == vb[0] == b"*":
             return sorted(x for x, _ in va[1]) == sorted(x for x, _ in vb[1])
@@ -453,6 +535,79 @@ def inline():
             RAW(b"*1\r\n$4\r\nPINGxx", 1, "two bytes after a bulk are skipped unread")]
 
 
+def server_cmds():
+    """HELLO, CLIENT, CONFIG, INFO, COMMAND, memory limits. Not here: HELLO 3
+    (Redis speaks RESP3, kv refuses it), CLIENT SETINFO (Redis 7.2),
+    CONFIG SET of port or bind (fixed here), COMMAND COUNT and LIST (Redis
+    has more commands)."""
+    ours = [n for n in ("append", "dbsize", "decr", "decrby", "del", "echo", "exists", "expire",
+                        "expireat", "flushall", "flushdb", "get", "getdel", "getex", "getrange",
+                        "getset", "incr", "incrby", "incrbyfloat", "keys", "mget", "mset", "msetnx",
+                        "persist", "pexpire", "pexpireat", "ping", "psetex", "pttl", "rename",
+                        "renamenx", "scan", "select", "set", "setex", "setnx", "setrange", "strlen",
+                        "ttl", "type", "unlink", "hello", "info", "quit", "client", "config",
+                        "command")]
+    oom = [C("SET", "a", 1), C("SET", "b", 2), C("CONFIG", "SET", "maxmemory", 1),
+           C("SET", "c", 3), C("APPEND", "a", "x"), C("INCR", "n"), C("MSET", "x", 1, "y", 2),
+           C("SETNX", "z", 1), C("GET", "a"), C("EXPIRE", "a", 100), C("DEL", "b"), C("DBSIZE"),
+           C("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"), C("SET", "c", 3), C("DBSIZE"),
+           C("CONFIG", "SET", "maxmemory", 0), C("SET", "c", 3), C("DBSIZE"),
+           C("CONFIG", "SET", "maxmemory-policy", "noeviction")]
+    return [C("HELLO", mode="hello"), C("HELLO", 2, mode="hello"), C("HELLO", 4), C("HELLO", 1),
+            C("HELLO", "two"), C("HELLO", 2, "foo"), C("HELLO", 2, "AUTH", "default"),
+            C("HELLO", 2, "AUTH", "bob", "pw"), C("HELLO", 2, "SETNAME"),
+            C("HELLO", 2, "AUTH", "default", "pw", "SETNAME", "c1", mode="hello"),
+            C("CLIENT", "GETNAME"), C("CLIENT", "SETNAME", "app"), C("CLIENT", "GETNAME"),
+            C("CLIENT", "SETNAME", "a b"), C("CLIENT", "SETNAME", "a\nb"), C("CLIENT", "GETNAME"),
+            C("CLIENT", "SETNAME", ""), C("CLIENT", "GETNAME"), C("CLIENT"), C("CLIENT", "SETNAME"),
+            C("CLIENT", "nosuch"), C("client", "Nosuch", "x"), C("CLIENT", "ID", "x"),
+            C("CLIENT", "NO-EVICT", "on"), C("CLIENT", "NO-EVICT", "maybe"),
+            C("CLIENT", "NO-EVICT", "off"), C("CLIENT", "SETNAME", "named"),
+            C("CLIENT", "INFO", mode="clientinfo"), C("CLIENT", "LIST", "TYPE", "nope"),
+            C("CLIENT", "LIST", "TYPE", "pubsub"),
+            C("CONFIG", "GET", "save"), C("CONFIG", "GET", "appendonly"), C("CONFIG", "GET", "databases"),
+            C("CONFIG", "GET", "nosuch"), C("CONFIG", "GET"), C("CONFIG"), C("CONFIG", "nosuch"),
+            C("CONFIG", "GET", "*", mode="config"), C("CONFIG", "GET", "MAXMEM*", mode="config"),
+            C("CONFIG", "GET", "maxmemory", "maxmemory-policy", "maxmemory", mode="config"),
+            C("CONFIG", "SET", "nosuch", 1), C("CONFIG", "SET", "hz"), C("CONFIG", "SET", "hz", 1, "x"),
+            C("CONFIG", "SET", "databases", 2), C("CONFIG", "SET", "hz", 5, "HZ", 6),
+            C("CONFIG", "SET", "maxmemory", "1x"), C("CONFIG", "SET", "maxmemory", "-1"),
+            C("CONFIG", "SET", "maxmemory-policy", "bad"), C("CONFIG", "SET", "timeout", -1),
+            C("CONFIG", "SET", "timeout", "x"), C("CONFIG", "SET", "maxclients", 0),
+            C("CONFIG", "SET", "maxmemory-samples", 0), C("CONFIG", "SET", "proto-max-bulk-len", 10),
+            C("CONFIG", "SET", "timeout", 5, "maxclients", 0), C("CONFIG", "GET", "timeout"),
+            C("CONFIG", "SET", "timeout", 0, "hz", 10), C("CONFIG", "GET", "timeout"),
+            C("CONFIG", "SET", "maxmemory", "10mb"), C("CONFIG", "GET", "maxmemory"),
+            C("CONFIG", "SET", "maxmemory", "2GB"), C("CONFIG", "GET", "maxmemory"),
+            C("CONFIG", "SET", "maxmemory", 0), C("CONFIG", "SET", "maxmemory-samples", 7),
+            C("CONFIG", "GET", "maxmemory-samples"), C("CONFIG", "SET", "maxmemory-samples", 5),
+            C("SET", "k1", "v"), C("SET", "k2", "v", "EX", 100), C("INFO", mode="info"),
+            C("INFO", "all", mode="info"), C("INFO", "memory", mode="info"),
+            C("INFO", "server", "keyspace", mode="info"), C("INFO", "nosuch"), C("INFO", "keyspace", mode="info"),
+            C("COMMAND", "INFO", *ours, "nosuch", mode="cmdinfo"),
+            C("COMMAND", "DOCS", *ours, mode="docs"), C("COMMAND", "DOCS", "nosuch"),
+            C("COMMAND", "GETKEYS", "mset", "a", 1, "b", 2), C("COMMAND", "GETKEYS", "get", "a", "b"),
+            C("COMMAND", "GETKEYS", "nosuch", "a"), C("COMMAND", "GETKEYS", "echo", "a"),
+            C("COMMAND", "GETKEYS", "rename", "a", "b"), C("COMMAND", "GETKEYS", "get"),
+            C("COMMAND", "COUNT", "x"), C("COMMAND", "nosuch")] + oom
+
+
+def fresh_connection_cases(make_ours, port, failures):
+    """What ends a connection: QUIT (after its OK), and a bulk longer than
+    a lowered proto-max-bulk-len (a protocol error)."""
+    cases = [[C("QUIT")], [C("PING"), C("QUIT", "now")],
+             [C("CONFIG", "SET", "proto-max-bulk-len", "1mb"), C("ECHO", "x" * 1048576),
+              RAW(b"*2\r\n$4\r\nECHO\r\n$1048577\r\n", 1)]]
+    for items in cases:
+        ours, redis = make_ours(), RedisPeer(port)
+        run_items(items, ours, redis, failures)
+        closed = (ours.closed(), redis.closed())
+        if closed != (True, True):
+            failures.append("%r: kv closed %s, redis closed %s" % ((items[-1].label,) + closed))
+        redis.close()
+    return sum(len(items) for items in cases)
+
+
 # Not here: "*3000000\r\n". Redis 7.0 takes up to INT_MAX arguments from a
 # client that needs no password; kv refuses more than 1,048,576 (the limit
 # the server is specified with), so the two differ on purpose.
@@ -543,7 +698,7 @@ def main():
         now = int(time.time())
         groups = [connection(), strings_set(now), strings_getex(now), strings_multi(), strings_numbers(),
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
-                  pipelines(rng), inline()]
+                  pipelines(rng), inline(), server_cmds()]
         ours, redis = make_ours(), RedisPeer(port)
         for g in groups:
             items = [C("FLUSHALL")] + g
@@ -553,6 +708,7 @@ def main():
         redis.close()
         protocol_errors(make_ours, port, failures)
         count += len(PROTOCOL_ERRORS)
+        count += fresh_connection_cases(make_ours, port, failures)
     finally:
         proc.kill()
         proc.wait()

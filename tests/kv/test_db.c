@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* One shard's keyspace: entries and their expiry, lazy and active expiry,
- * the byte count, and the scan guarantee while the table grows. */
+ * the byte count, the scan guarantee while the table grows, the memory
+ * limit and allkeys-lru eviction. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "db.h"
+#include "pool.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 
@@ -257,6 +259,129 @@ static void test_scan_while_growing(void **state)
 	kv_db_free(db);
 }
 
+/* Stores key:<i> = 32 bytes at time now. */
+static void store_at(struct kv_db *db, int i, int64_t now)
+{
+	char k[32], v[33];
+	struct kv_pos pos;
+	snprintf(k, sizeof(k), "key:%012d", i);
+	snprintf(v, sizeof(v), "%032d", i);
+	kv_db_lookup(db, k, 16, now, &pos);
+	assert_int_equal(kv_db_store(db, &pos, v, 32, KV_NO_EXPIRE), 0);
+}
+
+static bool has_key(struct kv_db *db, int i, int64_t now)
+{
+	char k[32];
+	struct kv_pos pos;
+	snprintf(k, sizeof(k), "key:%012d", i);
+	return kv_db_lookup(db, k, 16, now, &pos) != NULL;
+}
+
+/* noeviction: over the limit nothing is deleted and make_room says no;
+ * deleting keys brings the keyspace back under. */
+static void test_limit_noeviction(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	struct kv_db_stats st;
+	for (int i = 0; i < 500; i++)
+		store_at(db, i, 1000);
+	assert_true(kv_db_make_room(db));    /* no limit */
+	kv_db_set_maxmemory(db, kv_db_used(db) - 1, KV_POLICY_NOEVICTION, 5);
+	assert_false(kv_db_make_room(db));
+	assert_int_equal(kv_db_size(db), 500);
+	struct kv_pos pos;
+	kv_db_lookup(db, S("key:000000000007"), 1000, &pos);
+	kv_db_erase(db, &pos);
+	assert_true(kv_db_make_room(db));
+	kv_db_stats(db, &st);
+	assert_int_equal(st.evicted, 0);
+	assert_int_equal(st.keys, 499);
+	check(db);
+	kv_db_free(db);
+}
+
+/* allkeys-lru: each make_room evicts until under the limit; keys looked up
+ * recently outlive the keys nobody read, and evictions are counted. */
+static void test_limit_lru(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	struct kv_db_stats st;
+	int64_t now = 1000;
+	for (int i = 0; i < 1000; i++)
+		store_at(db, i, now++);
+	size_t limit = kv_db_used(db);
+	kv_db_set_maxmemory(db, limit, KV_POLICY_ALLKEYS_LRU, 5);
+	for (int i = 0; i < 100; i++)    /* read the first hundred again */
+		assert_true(has_key(db, i, now++));
+	for (int i = 1000; i < 1500; i++) {
+		assert_true(kv_db_make_room(db));
+		store_at(db, i, now++);
+	}
+	assert_true(kv_db_make_room(db));
+	assert_true(kv_db_used(db) <= limit);
+	kv_db_stats(db, &st);
+	assert_int_equal(st.keys + st.evicted, 1500);
+	assert_true(st.evicted >= 450);
+	int read_kept = 0, unread_kept = 0, new_kept = 0;
+	for (int i = 0; i < 1500; i++) {
+		bool kept = has_key(db, i, now);
+		read_kept += i < 100 && kept;
+		unread_kept += i >= 100 && i < 1000 && kept;
+		new_kept += i >= 1000 && kept;
+	}
+	/* sampled, so approximate: the read keys and the new ones stay, the
+	 * evictions fall on the unread */
+	if (read_kept < 95 || new_kept < 475 || unread_kept > 900 - 400)
+		fail_msg("kept %d of 100 read, %d of 900 unread, %d of 500 new", read_kept,
+			 unread_kept, new_kept);
+	check(db);
+	/* a limit below an empty table's size: eviction empties it and gives up */
+	kv_db_set_maxmemory(db, 1, KV_POLICY_ALLKEYS_LRU, 3);
+	assert_false(kv_db_make_room(db));
+	assert_int_equal(kv_db_size(db), 0);
+	check(db);
+	kv_db_free(db);
+}
+
+/* Every size gets room for itself from the smallest class that holds it
+ * (checked against its neighbour), sizes above the largest class come from
+ * malloc, and each object's bytes are all writable (ASan would say). */
+static void test_pool_classes(void **state)
+{
+	(void)state;
+	struct kv_pool p;
+	static void *obj[700];
+	static uint8_t cls[700];
+	kv_pool_init(&p);
+	for (size_t n = 1; n < 700; n++) {
+		obj[n] = kv_pool_alloc(&p, n, &cls[n]);
+		assert_non_null(obj[n]);
+		assert_true(((uintptr_t)obj[n] & 7) == 0);
+		assert_int_equal(cls[n] == 0, n > KV_POOL_MAX);
+		size_t u = kv_pool_usable(obj[n], cls[n]);
+		assert_true(u >= n);
+		if (cls[n]) {
+			assert_int_equal(kv_pool_cost(obj[n], cls[n]), u);
+			assert_true(n > 16 ? u - n < n / 8 + 8 : u == 16);
+		} else {
+			assert_true(kv_pool_cost(obj[n], cls[n]) > u);
+		}
+		memset(obj[n], 0xa5, u);
+	}
+	for (size_t n = 1; n < 700; n += 2)
+		kv_pool_free(&p, obj[n], cls[n]);
+	for (size_t n = 1; n < 700; n += 2) {
+		obj[n] = kv_pool_alloc(&p, n, &cls[n]);
+		memset(obj[n], 0x5a, n);
+	}
+	for (size_t n = KV_POOL_MAX + 1; n < 700; n++)
+		kv_pool_free(&p, obj[n], cls[n]);
+	kv_pool_destroy(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +391,9 @@ int main(void)
 		cmocka_unit_test(test_pos_survives_growth),
 		cmocka_unit_test(test_active_expiry),
 		cmocka_unit_test(test_scan_while_growing),
+		cmocka_unit_test(test_limit_noeviction),
+		cmocka_unit_test(test_limit_lru),
+		cmocka_unit_test(test_pool_classes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/* CONFIG GET, CONFIG SET and CONFIG HELP over struct kv_config, with Redis
+ * 7's parameter names, value forms and errors. A parameter with a fixed
+ * value (save, appendonly, databases: what this server does not have) is
+ * reported as Redis reports its equivalent, and may be "set" only to the
+ * value it has. */
+#include "cmd_impl.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "glob.h"
+#include "num.h"
+
+enum ptype {
+	P_MEM,      /* uint64_t, bytes with an optional unit */
+	P_U32,      /* uint32_t */
+	P_U16,      /* uint16_t */
+	P_POLICY,   /* enum kv_policy */
+	P_STR,      /* char[] in the config, immutable */
+	P_FIXED,    /* a constant text */
+	P_COBL,     /* client-output-buffer-limit: the normal class's hard limit */
+};
+
+struct param {
+	const char *name;
+	enum ptype type;
+	bool mutable_;
+	size_t off;             /* the field in struct kv_config */
+	uint64_t min, max;      /* numbers: the accepted range */
+	const char *fixed;      /* P_FIXED: the value */
+};
+
+#define FIELD(f) offsetof(struct kv_config, f)
+#define I32MAX   2147483647ull
+
+/* Sorted by name, as CONFIG GET * lists them. */
+static const struct param params[] = {
+	{ "appendonly", P_FIXED, false, 0, 0, 0, "no" },
+	{ "bind", P_STR, false, FIELD(bind), 0, 0, NULL },
+	{ "client-output-buffer-limit", P_COBL, true, FIELD(client_output_limit), 0, UINT64_MAX, NULL },
+	{ "databases", P_FIXED, false, 0, 0, 0, "1" },
+	{ "hz", P_U32, true, FIELD(hz), 0, I32MAX, NULL },
+	{ "maxclients", P_U32, true, FIELD(maxclients), 1, UINT32_MAX, NULL },
+	{ "maxmemory", P_MEM, true, FIELD(maxmemory), 0, UINT64_MAX, NULL },
+	{ "maxmemory-policy", P_POLICY, true, FIELD(maxmemory_policy), 0, 0, NULL },
+	{ "maxmemory-samples", P_U32, true, FIELD(maxmemory_samples), 1, I32MAX, NULL },
+	{ "port", P_U16, false, FIELD(port), 0, 65535, NULL },
+	{ "proto-max-bulk-len", P_MEM, true, FIELD(proto_max_bulk_len), 1024 * 1024, INT64_MAX, NULL },
+	{ "save", P_FIXED, false, 0, 0, 0, "" },
+	{ "tcp-keepalive", P_U32, true, FIELD(tcp_keepalive), 0, I32MAX, NULL },
+	{ "timeout", P_U32, true, FIELD(timeout), 0, I32MAX, NULL },
+};
+#define NPARAMS (sizeof(params) / sizeof(params[0]))
+
+/* Redis's policy names; ours are the first two, the rest refused. */
+static const char *const policies[] = { "noeviction", "allkeys-lru" };
+#define POLICY_CHOICES "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, " \
+	"allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
+
+static void *field(const struct kv_config *cfg, const struct param *p)
+{
+	return (char *)cfg + p->off;
+}
+
+/* The parameter's value as CONFIG GET prints it, into buf (64 bytes or
+ * more). */
+static const char *value_of(const struct kv_config *cfg, const struct param *p, char *buf,
+			    size_t cap)
+{
+	switch (p->type) {
+	case P_MEM:
+		snprintf(buf, cap, "%llu", (unsigned long long)*(uint64_t *)field(cfg, p));
+		return buf;
+	case P_U32:
+		snprintf(buf, cap, "%u", *(uint32_t *)field(cfg, p));
+		return buf;
+	case P_U16:
+		snprintf(buf, cap, "%u", *(uint16_t *)field(cfg, p));
+		return buf;
+	case P_POLICY:
+		return policies[*(enum kv_policy *)field(cfg, p)];
+	case P_STR:
+		return (const char *)field(cfg, p);
+	case P_COBL:
+		snprintf(buf, cap, "normal %llu 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+			 (unsigned long long)cfg->client_output_limit);
+		return buf;
+	case P_FIXED:
+		break;
+	}
+	return p->fixed;
+}
+
+static const struct param *find_param(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NPARAMS; i++)
+		if (strlen(params[i].name) == len && strncasecmp(params[i].name, name, len) == 0)
+			return &params[i];
+	return NULL;
+}
+
+/* The settings the call runs with (Redis's defaults when it has none). */
+static void current(const struct kv_call *c, struct kv_config *cfg)
+{
+	if (c->cfg)
+		*cfg = *c->cfg;
+	else
+		kv_config_init(cfg);
+}
+
+/* CONFIG GET pattern [pattern ...]: each parameter once, in table order;
+ * patterns match without regard to case, as Redis's do. */
+static void config_get(struct kv_call *c)
+{
+	struct kv_config cfg;
+	bool hit[NPARAMS] = { false };
+	size_t n = 0;
+	char buf[128];
+
+	current(c, &cfg);
+	for (uint32_t a = 2; a < c->argc; a++) {
+		char pat[128];
+		size_t plen = c->argl[a] < sizeof(pat) ? c->argl[a] : sizeof(pat);
+		for (size_t i = 0; i < plen; i++)
+			pat[i] = (char)(c->argv[a][i] >= 'A' && c->argv[a][i] <= 'Z' ?
+					c->argv[a][i] + 32 : c->argv[a][i]);
+		for (size_t i = 0; i < NPARAMS; i++) {
+			if (hit[i] || c->argl[a] > sizeof(pat) ||
+			    !kv_glob_match(pat, plen, params[i].name, strlen(params[i].name)))
+				continue;
+			hit[i] = true;
+			n++;
+		}
+	}
+	kv_reply_array(c->out, 2 * n);
+	for (size_t i = 0; i < NPARAMS; i++) {
+		if (!hit[i])
+			continue;
+		const char *v = value_of(&cfg, &params[i], buf, sizeof(buf));
+		kv_reply_bulk(c->out, params[i].name, strlen(params[i].name));
+		kv_reply_bulk(c->out, v, strlen(v));
+	}
+}
+
+/* Reads a memory value: digits, then an optional unit (b, k, kb, m, mb, g,
+ * gb, any case; k is 1000, kb 1024), as Redis's memtoull. */
+static bool parse_mem(const char *s, size_t n, uint64_t *out)
+{
+	static const struct { const char *unit; uint64_t mul; } units[] = {
+		{ "", 1 }, { "b", 1 }, { "k", 1000 }, { "kb", 1024 }, { "m", 1000 * 1000 },
+		{ "mb", 1024 * 1024 }, { "g", 1000ull * 1000 * 1000 }, { "gb", 1024ull * 1024 * 1024 },
+	};
+	size_t d = 0;
+	while (d < n && s[d] >= '0' && s[d] <= '9')
+		d++;
+	if (d == 0 || d > 20)
+		return false;
+	uint64_t v = 0;
+	for (size_t i = 0; i < d; i++) {
+		if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strlen(units[i].unit) != n - d || strncasecmp(units[i].unit, s + d, n - d) != 0)
+			continue;
+		if (v && units[i].mul > UINT64_MAX / v)
+			return false;
+		*out = v * units[i].mul;
+		return true;
+	}
+	return false;
+}
+
+/* Reads a number in p's range; on failure writes Redis's reason. */
+static bool parse_number(const struct param *p, const char *s, size_t n, uint64_t *v,
+			 char *why, size_t whylen)
+{
+	int64_t ll;
+	bool ok = p->type == P_MEM ? parse_mem(s, n, v) : kv_str2ll(s, n, &ll) && ll >= 0;
+	if (p->type != P_MEM && ok)
+		*v = (uint64_t)ll;
+	if (!ok && p->type == P_MEM) {
+		snprintf(why, whylen, "argument must be a memory value");
+		return false;
+	}
+	if (!ok && !kv_str2ll(s, n, &ll)) {
+		snprintf(why, whylen, "argument couldn't be parsed into an integer");
+		return false;
+	}
+	if (!ok || *v < p->min || *v > p->max) {
+		snprintf(why, whylen, "argument must be between %llu and %llu inclusive",
+			 (unsigned long long)p->min, (unsigned long long)p->max);
+		return false;
+	}
+	return true;
+}
+
+/* client-output-buffer-limit: "<class> <hard> <soft> <seconds>" groups;
+ * only the normal class's hard limit is kept, and a soft limit on it is
+ * refused (this server closes at the hard limit only). */
+static bool parse_cobl(struct kv_config *cfg, const char *s, size_t n, char *why, size_t whylen)
+{
+	char buf[256], *save = NULL;
+	if (n >= sizeof(buf))
+		goto bad;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	for (char *cls = strtok_r(buf, " ", &save); cls; cls = strtok_r(NULL, " ", &save)) {
+		char *f[3];
+		uint64_t v[3];
+		for (int i = 0; i < 3; i++)
+			if (!(f[i] = strtok_r(NULL, " ", &save)) || !parse_mem(f[i], strlen(f[i]), &v[i]))
+				goto bad;
+		if (strcasecmp(cls, "normal") == 0) {
+			if (v[1] || v[2]) {
+				snprintf(why, whylen, "only a hard limit is supported for the normal class");
+				return false;
+			}
+			cfg->client_output_limit = v[0];
+		} else if (strcasecmp(cls, "slave") && strcasecmp(cls, "replica") &&
+			   strcasecmp(cls, "pubsub")) {
+			goto bad;
+		}
+	}
+	return true;
+bad:
+	snprintf(why, whylen, "Wrong number of arguments in buffer limit configuration.");
+	return false;
+}
+
+/* maxmemory-policy: one of ours; Redis's other names get our own reason,
+ * anything else Redis's list. */
+static bool set_policy(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
+		       char *why, size_t whylen)
+{
+	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+		if (strlen(policies[i]) == n && strncasecmp(policies[i], s, n) == 0) {
+			*(enum kv_policy *)field(cfg, p) = (enum kv_policy)i;
+			return true;
+		}
+	const char *q = POLICY_CHOICES;
+	bool redis_has = false;
+	for (size_t len; *q; q += len + (q[len] ? 2 : 0)) {
+		len = strcspn(q, ",");
+		redis_has |= len == n && strncasecmp(q, s, n) == 0;
+	}
+	if (redis_has)
+		snprintf(why, whylen, "this server has only the noeviction and allkeys-lru policies");
+	else
+		snprintf(why, whylen, "argument(s) must be one of the following: %s", POLICY_CHOICES);
+	return false;
+}
+
+/* Sets one parameter in cfg from s[0..n); false with Redis's reason. */
+static bool set_param(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
+		      char *why, size_t whylen)
+{
+	uint64_t v;
+	switch (p->type) {
+	case P_POLICY:
+		return set_policy(cfg, p, s, n, why, whylen);
+	case P_COBL:
+		return parse_cobl(cfg, s, n, why, whylen);
+	case P_MEM:
+	case P_U32:
+	case P_U16:
+		if (!parse_number(p, s, n, &v, why, whylen))
+			return false;
+		if (p->type == P_MEM)
+			*(uint64_t *)field(cfg, p) = v;
+		else if (p->type == P_U32)
+			*(uint32_t *)field(cfg, p) = (uint32_t)v;
+		else
+			*(uint16_t *)field(cfg, p) = (uint16_t)v;
+		return true;
+	case P_STR:
+	case P_FIXED:
+		break;
+	}
+	snprintf(why, whylen, "can't set immutable config");
+	return false;
+}
+
+/* Whether s[0..n) is the value p has now (a fixed parameter may be "set"
+ * to it). */
+static bool same_value(const struct kv_config *cfg, const struct param *p, const char *s, size_t n)
+{
+	char buf[128];
+	const char *v = value_of(cfg, p, buf, sizeof(buf));
+	return strlen(v) == n && strncasecmp(v, s, n) == 0;
+}
+
+/* Refuses unknown, duplicate and immutable parameters before anything is
+ * set, as Redis does; false after replying. */
+static bool check_names(struct kv_call *c, const struct kv_config *cfg)
+{
+	bool seen[NPARAMS] = { false };
+	for (uint32_t a = 2; a < c->argc; a += 2) {
+		const struct param *p = find_param(c->argv[a], c->argl[a]);
+		const char *why = NULL;
+		if (!p) {
+			kv_reply_errorf(c->out, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+					(int)c->argl[a], c->argv[a]);
+			return false;
+		}
+		if (!p->mutable_ && !same_value(cfg, p, c->argv[a + 1], c->argl[a + 1]))
+			why = "can't set immutable config";
+		else if (seen[p - params])
+			why = "duplicate parameter";
+		if (why) {
+			kv_reply_errorf(c->out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
+					(int)c->argl[a], c->argv[a], why);
+			return false;
+		}
+		seen[p - params] = true;
+	}
+	return true;
+}
+
+/* CONFIG SET parameter value [parameter value ...]: all or nothing. The
+ * new settings go to the server through view->config_set. */
+static void config_set(struct kv_call *c)
+{
+	struct kv_config cfg;
+	char why[160];
+
+	/* a parameter without its value: Redis calls it a syntax error */
+	if (c->argc % 2) {
+		kv_err(c, KV_ERR_SYNTAX);
+		return;
+	}
+	current(c, &cfg);
+	if (!check_names(c, &cfg))
+		return;
+	for (uint32_t a = 2; a < c->argc; a += 2) {
+		const struct param *p = find_param(c->argv[a], c->argl[a]);
+		if (p->mutable_ && !set_param(&cfg, p, c->argv[a + 1], c->argl[a + 1], why, sizeof(why))) {
+			kv_reply_errorf(c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+					p->name, why);
+			return;
+		}
+	}
+	/* Redis keeps hz within 1..500 whatever is asked */
+	cfg.hz = cfg.hz < 1 ? 1 : cfg.hz > 500 ? 500 : cfg.hz;
+	if (!c->view || !c->view->config_set) {
+		kv_err(c, "ERR CONFIG SET failed - no server to apply the settings to");
+		return;
+	}
+	int rc = c->view->config_set(c->view->arg, &cfg);
+	if (rc)
+		kv_reply_errorf(c->out, "ERR CONFIG SET failed - %s", strerror(-rc));
+	else
+		kv_reply_status(c->out, "OK");
+}
+
+static void config_help(struct kv_call *c)
+{
+	static const char *const lines[] = {
+		"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GET <pattern> [<pattern> ...]", "    Every parameter matching a glob-style pattern, with its value.",
+		"SET <parameter> <value> [<parameter> <value> ...]", "    Change parameters, all or none.",
+		"HELP", "    This text.",
+	};
+	kv_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+#define L  KV_CMD_NOKEY_LOCAL
+
+const struct kv_cmd kv_config_subs[] = {
+	{ "config|get",  -3, L, 0, 0, 0, config_get, NULL, 0 },
+	{ "config|help", 2,  L, 0, 0, 0, config_help, NULL, 0 },
+	{ "config|set",  -4, L, 0, 0, 0, config_set, NULL, 0 },
+};
+_Static_assert(sizeof(kv_config_subs) / sizeof(kv_config_subs[0]) == KV_CONFIG_NSUBS,
+	       "KV_CONFIG_NSUBS is the table's length");

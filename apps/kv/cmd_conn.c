@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/* Connection commands: HELLO, QUIT and CLIENT's subcommands, with Redis
+ * 7's replies and errors. They run on the connection's own shard and act
+ * on c->conn. */
+#include "cmd_impl.h"
+
+#include "num.h"
+
+/* The connection, or NULL after replying an error (an executor with no
+ * connection, such as a fuzz target). */
+static struct kv_conn *need_conn(struct kv_call *c)
+{
+	if (!c->conn)
+		kv_err(c, "ERR no connection to act on");
+	return c->conn;
+}
+
+/* Redis's rule for names: printable ASCII, no space. */
+static bool valid_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '!' || s[i] > '~')
+			return false;
+	return true;
+}
+
+/* Sets the connection's name from argument i ("" clears it); false after
+ * replying the error. */
+static bool set_name(struct kv_call *c, uint32_t i)
+{
+	if (!valid_name(c->argv[i], c->argl[i])) {
+		kv_err(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+		return false;
+	}
+	if (kv_conn_set_str(&c->conn->name, c->argv[i], c->argl[i])) {
+		kv_err_oom(c);
+		return false;
+	}
+	return true;
+}
+
+/* HELLO [protover [AUTH username password] [SETNAME clientname]]: RESP2
+ * only; the default user has no password, so AUTH takes any password for
+ * "default" and refuses every other user, as Redis does out of the box. */
+void kv_hello(struct kv_call *c)
+{
+	struct kv_conn *conn = need_conn(c);
+	int64_t ver = 0;
+	uint32_t setname = 0;
+
+	if (!conn)
+		return;
+	if (c->argc >= 2 && !kv_str2ll(c->argv[1], c->argl[1], &ver)) {
+		kv_err(c, "ERR Protocol version is not an integer or out of range");
+		return;
+	}
+	if (c->argc >= 2 && ver != 2) {
+		kv_err(c, "NOPROTO unsupported protocol version");
+		return;
+	}
+	bool bad_user = false;
+	for (uint32_t j = 2; j < c->argc; j++) {
+		uint32_t more = c->argc - 1 - j;
+		if (kv_arg_is(c, j, "auth") && more >= 2) {
+			bad_user |= !(c->argl[j + 1] == 7 && memcmp(c->argv[j + 1], "default", 7) == 0);
+			j += 2;
+		} else if (kv_arg_is(c, j, "setname") && more >= 1) {
+			setname = ++j;
+		} else {
+			kv_reply_errorf(c->out, "ERR Syntax error in HELLO option '%.*s'",
+					(int)c->argl[j], c->argv[j]);
+			return;
+		}
+	}
+	if (bad_user) {
+		kv_err(c, "WRONGPASS invalid username-password pair or user is disabled.");
+		return;
+	}
+	if (setname && !set_name(c, setname))
+		return;
+	kv_reply_array(c->out, 14);
+	kv_reply_bulk(c->out, "server", 6);
+	kv_reply_bulk(c->out, "redis", 5);
+	kv_reply_bulk(c->out, "version", 7);
+	kv_reply_bulk(c->out, KV_REDIS_VERSION, sizeof(KV_REDIS_VERSION) - 1);
+	kv_reply_bulk(c->out, "proto", 5);
+	kv_reply_int(c->out, conn->proto);
+	kv_reply_bulk(c->out, "id", 2);
+	kv_reply_int(c->out, (int64_t)conn->id);
+	kv_reply_bulk(c->out, "mode", 4);
+	kv_reply_bulk(c->out, "standalone", 10);
+	kv_reply_bulk(c->out, "role", 4);
+	kv_reply_bulk(c->out, "master", 6);
+	kv_reply_bulk(c->out, "modules", 7);
+	kv_reply_array(c->out, 0);
+}
+
+/* QUIT: OK, then the server closes the connection once it is written. */
+void kv_quit(struct kv_call *c)
+{
+	if (c->conn)
+		c->conn->flags |= KV_CONN_CLOSE;
+	kv_reply_status(c->out, "OK");
+}
+
+static void client_id(struct kv_call *c)
+{
+	struct kv_conn *conn = need_conn(c);
+	if (conn)
+		kv_reply_int(c->out, (int64_t)conn->id);
+}
+
+static void client_getname(struct kv_call *c)
+{
+	struct kv_conn *conn = need_conn(c);
+	if (!conn)
+		return;
+	if (conn->name)
+		kv_reply_bulk(c->out, conn->name, strlen(conn->name));
+	else
+		kv_reply_null(c->out);
+}
+
+static void client_setname(struct kv_call *c)
+{
+	if (need_conn(c) && set_name(c, 2))
+		kv_reply_status(c->out, "OK");
+}
+
+/* CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2; client libraries send
+ * it on connect). */
+static void client_setinfo(struct kv_call *c)
+{
+	struct kv_conn *conn = need_conn(c);
+	char **field;
+
+	if (!conn)
+		return;
+	if (kv_arg_is(c, 2, "lib-name"))
+		field = &conn->lib_name;
+	else if (kv_arg_is(c, 2, "lib-ver"))
+		field = &conn->lib_ver;
+	else {
+		kv_reply_errorf(c->out, "ERR Unrecognized option '%.*s'", (int)c->argl[2], c->argv[2]);
+		return;
+	}
+	if (!valid_name(c->argv[3], c->argl[3])) {
+		kv_reply_errorf(c->out, "ERR %s cannot contain spaces, newlines or special characters.",
+				field == &conn->lib_name ? "lib-name" : "lib-ver");
+		return;
+	}
+	if (kv_conn_set_str(field, c->argv[3], c->argl[3]))
+		kv_err_oom(c);
+	else
+		kv_reply_status(c->out, "OK");
+}
+
+/* CLIENT NO-EVICT ON|OFF: kept and reported; eviction here never closes
+ * clients, so it changes nothing else. */
+static void client_no_evict(struct kv_call *c)
+{
+	struct kv_conn *conn = need_conn(c);
+	if (!conn)
+		return;
+	if (kv_arg_is(c, 2, "on"))
+		conn->flags |= KV_CONN_NO_EVICT;
+	else if (kv_arg_is(c, 2, "off"))
+		conn->flags &= ~KV_CONN_NO_EVICT;
+	else {
+		kv_err(c, KV_ERR_SYNTAX);
+		return;
+	}
+	kv_reply_status(c->out, "OK");
+}
+
+/* Replies the text as one bulk string, or the out-of-memory error. */
+static void reply_text(struct kv_call *c, struct kv_text *t)
+{
+	if (t->failed)
+		kv_err_oom(c);
+	else
+		kv_reply_bulk(c->out, t->buf ? t->buf : "", t->len);
+	kv_text_free(t);
+}
+
+static void client_info(struct kv_call *c)
+{
+	struct kv_text t = { 0 };
+	if (!need_conn(c))
+		return;
+	kv_client_info_line(&t, c->conn, c->now);
+	reply_text(c, &t);
+}
+
+/* CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB]: every connection is a
+ * normal one here. */
+static void client_list(struct kv_call *c)
+{
+	struct kv_text t = { 0 };
+	bool normal = true;
+
+	if (!need_conn(c))
+		return;
+	if (c->argc == 4 && kv_arg_is(c, 2, "type")) {
+		if (!kv_arg_is(c, 3, "normal") && !kv_arg_is(c, 3, "master") &&
+		    !kv_arg_is(c, 3, "replica") && !kv_arg_is(c, 3, "slave") &&
+		    !kv_arg_is(c, 3, "pubsub")) {
+			kv_reply_errorf(c->out, "ERR Unknown client type '%.*s'", (int)c->argl[3],
+					c->argv[3]);
+			return;
+		}
+		normal = kv_arg_is(c, 3, "normal");
+	} else if (c->argc != 2) {
+		kv_err(c, KV_ERR_SYNTAX);
+		return;
+	}
+	if (normal && c->view && c->view->client_list)
+		c->view->client_list(c->view->arg, &t);
+	else if (normal)
+		kv_client_info_line(&t, c->conn, c->now);
+	reply_text(c, &t);
+}
+
+/* Our own words for the subcommands there are. */
+static void client_help(struct kv_call *c)
+{
+	static const char *const lines[] = {
+		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GETNAME", "    The name of this connection, or null.",
+		"ID", "    This connection's unique id.",
+		"INFO", "    This connection's state, as one CLIENT LIST line.",
+		"LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB]", "    Every connection's state, a line each.",
+		"NO-EVICT (ON|OFF)", "    Keep the flag (eviction never closes clients here).",
+		"SETINFO LIB-NAME|LIB-VER <value>", "    The client library's name or version.",
+		"SETNAME <name>", "    Name this connection (\"\" removes the name).",
+		"HELP", "    This text.",
+	};
+	kv_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+#define L  KV_CMD_NOKEY_LOCAL
+#define F  KV_CMD_FAST
+
+const struct kv_cmd kv_client_subs[] = {
+	{ "client|getname",  2,  L | F, 0, 0, 0, client_getname, NULL, 0 },
+	{ "client|help",     2,  L,     0, 0, 0, client_help, NULL, 0 },
+	{ "client|id",       2,  L | F, 0, 0, 0, client_id, NULL, 0 },
+	{ "client|info",     2,  L,     0, 0, 0, client_info, NULL, 0 },
+	{ "client|list",     -2, L,     0, 0, 0, client_list, NULL, 0 },
+	{ "client|no-evict", 3,  L,     0, 0, 0, client_no_evict, NULL, 0 },
+	{ "client|setinfo",  4,  L,     0, 0, 0, client_setinfo, NULL, 0 },
+	{ "client|setname",  3,  L,     0, 0, 0, client_setname, NULL, 0 },
+};
+_Static_assert(sizeof(kv_client_subs) / sizeof(kv_client_subs[0]) == KV_CLIENT_NSUBS,
+	       "KV_CLIENT_NSUBS is the table's length");
