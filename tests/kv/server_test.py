@@ -23,12 +23,8 @@ SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0016"), 0)
 PERCORE = None
 
 
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        b = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(b), b))
-    return b"".join(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import enc  # noqa: E402  (a multibulk request)
 
 
 class Server:

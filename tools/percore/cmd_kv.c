@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "net_args.h"
+#include "serve.h"
 #include "percore/listener.h"
 #include "percore/load.h"
 #include "server.h"
@@ -152,26 +153,9 @@ static void print_totals(const struct kv_server *k, bool json, FILE *out)
 		(unsigned long long)t.output_limit_closes, (unsigned long long)t.protocol_errors);
 }
 
-/* Signals are taken synchronously on this thread (the shards block them
- * too): nothing runs in a handler. */
-static void serve(struct kv_server *k, const struct args *a, const sigset_t *set)
+static void usr1_totals(void *arg)
 {
-	struct timespec tick = { .tv_nsec = 100000000 };
-	bool draining = false;
-
-	while (!pc_server_stopping(kv_server_net(k))) {
-		int sig = sigtimedwait(set, NULL, &tick);
-
-		if (sig == SIGUSR1) {
-			print_totals(k, false, stderr);
-		} else if ((sig == SIGINT || sig == SIGTERM) && !draining) {
-			draining = true;
-			if (kv_server_shutdown(k, (uint32_t)(a->drain_ns / 1000000)))
-				kv_server_stop(k);
-		} else if (sig == SIGINT || sig == SIGTERM) {
-			kv_server_stop(k);
-		}
-	}
+	print_totals(arg, false, stderr);
 }
 
 static int kv_main(int argc, char **argv)
@@ -203,7 +187,7 @@ static int kv_main(int argc, char **argv)
 	pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
 	fprintf(stderr, "percore kv: listening on %s (%u shards)\n", addr,
 		pc_server_shards(kv_server_net(k)));
-	serve(k, &a, &set);
+	pc_serve_signals(kv_server_net(k), &set, a.drain_ns, usr1_totals, NULL, k);
 	kv_server_wait(k);
 	print_totals(k, a.json, stdout);
 	kv_server_destroy(k);
