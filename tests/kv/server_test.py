@@ -478,6 +478,23 @@ def t_redis_py(srv):
     r.close()
 
 
+def cli_refusals():
+    """Bad option values: exit 2 with the option named; --help exits 0."""
+    bad = [("--port", "99999"), ("--shards", "0"), ("--maxmemory", "lots"),
+           ("--maxmemory-policy", "bogus"), ("--max-clients", "-1"),
+           ("--client-output-limit", "1Q"), ("--proto-max-bulk-len", "0"),
+           ("--expire-period", "0"), ("--host", "not-an-address")]
+    failures = []
+    for opt, val in bad:
+        r = subprocess.run([PERCORE, "kv", opt, val], capture_output=True, timeout=60)
+        if r.returncode != 2 or opt.encode() not in r.stderr:
+            failures.append("%s %s: exit %d, %r" % (opt, val, r.returncode, r.stderr[:200]))
+    r = subprocess.run([PERCORE, "kv", "--help"], capture_output=True, timeout=60)
+    if r.returncode != 0 or b"--max-clients" not in r.stdout:
+        failures.append("--help: exit %d" % r.returncode)
+    return failures
+
+
 TESTS = [
     ("pipeline", (), t_pipeline),
     ("binary", (), t_binary),
@@ -499,6 +516,13 @@ def main():
     PERCORE = sys.argv[1]
     only = set(sys.argv[2:])
     failed = 0
+    if not only or "cli" in only:
+        bad = cli_refusals()
+        for f in bad:
+            print("FAIL cli: " + f)
+        failed += len(bad)
+        if not bad:
+            print("ok   cli")
     for name, extra, fn in TESTS:
         if only and name not in only:
             continue
