@@ -8,7 +8,8 @@
  * the shard that owns the connection, keeps one kv_config per shard (a copy:
  * CONFIG SET hands the new settings to view->config_set, which carries them
  * to every shard) and answers view->totals with figures from every shard.
- * Everything here is read and written on the connection's shard only. */
+ * A kv_conn is used on its connection's shard only; each shard reads its
+ * own kv_config copy. */
 #ifndef KV_CONN_H
 #define KV_CONN_H
 
