@@ -30,7 +30,7 @@ packages=(
   libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4
   libck-dev libuv1-dev libabsl-dev libglib2.0-dev
   # the kv server's oracle and clients
-  redis-server redis-tools
+  redis-server redis-tools libhiredis-dev python3-redis
 )
 
 missing=()

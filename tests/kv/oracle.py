@@ -9,10 +9,16 @@ and the fields both servers have are compared, since Redis has more
 commands, parameters and fields. Exit 0 when every reply matches,
 1 when any differs, 77 (skip) when redis-server is not installed.
 
-usage: oracle.py KV_EXEC [REDIS_SERVER]"""
+With --tcp, the same sequences go over TCP to `percore kv --shards 2`
+(two shards, so keys of both and the cross-shard paths are exercised)
+instead of through kv_exec; the server must exit cleanly at the end.
+
+usage: oracle.py KV_EXEC [REDIS_SERVER]
+       oracle.py --tcp PERCORE [REDIS_SERVER]"""
 import os
 import random
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -586,14 +592,14 @@ def server_cmds():
             C("COMMAND", "COUNT", "x"), C("COMMAND", "nosuch")] + oom
 
 
-def fresh_connection_cases(kv_exec, port, failures):
+def fresh_connection_cases(make_ours, port, failures):
     """What ends a connection: QUIT (after its OK), and a bulk longer than
     a lowered proto-max-bulk-len (a protocol error)."""
     cases = [[C("QUIT")], [C("PING"), C("QUIT", "now")],
              [C("CONFIG", "SET", "proto-max-bulk-len", "1mb"), C("ECHO", "x" * 1048576),
               RAW(b"*2\r\n$4\r\nECHO\r\n$1048577\r\n", 1)]]
     for items in cases:
-        ours, redis = ExecPeer(kv_exec), RedisPeer(port)
+        ours, redis = make_ours(), RedisPeer(port)
         run_items(items, ours, redis, failures)
         closed = (ours.closed(), redis.closed())
         if closed != (True, True):
@@ -610,16 +616,41 @@ b"*1\r\n:4\r\n", b"*1\r\n$600000000\r\n",
                    b"ECHO \"a\"b\r\n", b"*-\r\n", b"*1\r\n$01\r\nx\r\n"]
 
 
-def protocol_errors(kv_exec, port, failures):
+def protocol_errors(make_ours, port, failures):
     """Each ends the connection: fresh peers, one reply each, then closed."""
     for raw in PROTOCOL_ERRORS:
-        ours, redis = ExecPeer(kv_exec), RedisPeer(port)
+        ours, redis = make_ours(), RedisPeer(port)
         it = RAW(raw, 1, raw)
         run_items([it], ours, redis, failures)
         closed = (ours.closed(), redis.closed())
         if closed != (True, True):
             failures.append("%r: kv closed %s, redis closed %s" % ((raw,) + closed))
         redis.close()
+
+
+class KvServer:
+    """`percore kv` on a port the kernel picks, two shards; peer() opens
+    a connection to it."""
+
+    def __init__(self, percore):
+        self.proc = subprocess.Popen([percore, "kv", "--port", "0", "--shards", "2",
+                                      "--oversubscribe", "--policy", "off"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        line = b""
+        while b"listening on" not in line:
+            line = self.proc.stderr.readline()
+            if not line:
+                raise RuntimeError("percore kv did not start")
+        self.port = int(line.split(b" (")[0].rsplit(b":", 1)[1])
+
+    def peer(self):
+        return RedisPeer(self.port)
+
+    def stop(self):
+        """Exit status and what it said (a sanitizer's report fails)."""
+        self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=120)
+        return self.proc.returncode, err.decode(errors="replace")
 
 
 def start_redis(server):
@@ -647,8 +678,12 @@ def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    kv_exec = sys.argv[1]
-    server = sys.argv[2] if len(sys.argv) > 2 else "redis-server"
+    args = sys.argv[1:]
+    tcp = args[0] == "--tcp"
+    if tcp:
+        args = args[1:]
+    kv_exec = args[0]
+    server = args[1] if len(args) > 1 else "redis-server"
     if not any(os.access(os.path.join(d, server), os.X_OK) for d in os.environ["PATH"].split(":")) \
             and not os.access(server, os.X_OK):
         print("oracle: skipped, redis-server is not installed (scripts/deps.sh installs it)")
@@ -657,24 +692,30 @@ def main():
     print("oracle: PC_TEST_SEED=%#x" % SEED)
     proc, port = start_redis(server)
     failures, count = [], 0
+    kv = KvServer(kv_exec) if tcp else None
+    make_ours = kv.peer if tcp else (lambda: ExecPeer(kv_exec))
     try:
         now = int(time.time())
         groups = [connection(), strings_set(now), strings_getex(now), strings_multi(), strings_numbers(),
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline(), server_cmds()]
-        ours, redis = ExecPeer(kv_exec), RedisPeer(port)
+        ours, redis = make_ours(), RedisPeer(port)
         for g in groups:
             items = [C("FLUSHALL")] + g
             count += sum(it.n for it in items)
             run_items(items, ours, redis, failures)
         ours.close()
         redis.close()
-        protocol_errors(kv_exec, port, failures)
+        protocol_errors(make_ours, port, failures)
         count += len(PROTOCOL_ERRORS)
-        count += fresh_connection_cases(kv_exec, port, failures)
+        count += fresh_connection_cases(make_ours, port, failures)
     finally:
         proc.kill()
         proc.wait()
+        if kv:
+            rc, err = kv.stop()
+            if rc != 0 or "Sanitizer" in err or "runtime error" in err:
+                failures.append("percore kv exited %d: %s" % (rc, err[-3000:]))
     for f in failures:
         print("MISMATCH " + f)
     print("oracle: %d replies compared, %d differ" % (count, len(failures)))

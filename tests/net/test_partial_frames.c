@@ -201,7 +201,7 @@ static void test_input_budget(void **state)
 	send_part(b, SMALL_BODY, 1000, 500);
 	assert_true(TU_WAIT_STAT(srv, input_shed, 1));
 	/* A gets an error reply (flags bit 1) and the connection ends. */
-	struct pc_frame f;
+	struct pc_frame f = { .flags = 0 };
 	assert_int_equal(tu_recv_frame(a, &f, NULL), 0);
 	assert_true(f.flags & PC_FRAME_ERROR);
 	assert_true(tu_closed(a));

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "net_args.h"
 #include "percore/crash.h"
+#include "serve.h"
 #include "percore/json.h"
 #include "percore/log.h"
 #include "percore/listener.h"
@@ -249,30 +250,17 @@ static int print_stats(const struct pc_server *srv, bool json, FILE *out)
 	return rc;
 }
 
-/* Signals are taken synchronously on this thread (the shards block them
- * too): nothing runs in a handler. */
-static void serve(struct pc_server *srv, const struct args *a, const sigset_t *set)
+static void usr1_stats(void *arg)
 {
-	struct timespec tick = { .tv_nsec = 100000000 };
-	bool draining = false;
+	print_stats(arg, false, stderr);
+}
 
-	while (!pc_server_stopping(srv)) {
-		int sig = sigtimedwait(set, NULL, &tick);
+static uint64_t drain_ns;
 
-		if (sig == SIGUSR1) {
-			print_stats(srv, false, stderr);
-		} else if (sig == SIGHUP) {
-			pc_log_reopen();
-		} else if ((sig == SIGINT || sig == SIGTERM) && !draining) {
-			fprintf(stderr, "percore echo: draining (at most %.1f s)\n",
-				(double)a->drain_ns / 1e9);
-			draining = true;
-			if (pc_server_shutdown(srv, (uint32_t)(a->drain_ns / 1000000)))
-				pc_server_stop(srv);
-		} else if (sig == SIGINT || sig == SIGTERM) {
-			pc_server_stop(srv);
-		}
-	}
+static void say_draining(void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "percore echo: draining (at most %.1f s)\n", (double)drain_ns / 1e9);
 }
 
 static int echo_main(int argc, char **argv)
@@ -317,7 +305,8 @@ static int echo_main(int argc, char **argv)
 		pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
 		fprintf(stderr, "percore echo: metrics on http://%s/metrics\n", addr);
 	}
-	serve(srv, &a, &set);
+	drain_ns = a.drain_ns;
+	pc_serve_signals(srv, &set, a.drain_ns, usr1_stats, say_draining, srv);
 	pc_server_wait(srv);
 	rc = print_stats(srv, a.json, stdout) ? PC_EXIT_FAIL : PC_EXIT_OK;
 	pc_server_destroy(srv);

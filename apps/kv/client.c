@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: MIT */
+/* A client connection of the kv server: input, parsing, routing each
+ * request to the shard that owns its key, and the replies in request
+ * order.
+ *
+ * Order. A connection runs its requests in the order they came, as
+ * Redis does: a request is sent on only while every request before it
+ * that has not answered yet went to the same shard (the jobs one shard
+ * sends another run in order, and a shard's wait queue keeps them in
+ * order too), and a command that spans shards waits until nothing is
+ * outstanding and holds every later one until it is done. Replies join
+ * the connection's output in the same order: a job's reply waits in its
+ * job until every older one has been written. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "percore/listener.h"
+#include "percore/session.h"
+#include "srv.h"
+
+/* Jobs one connection may have outstanding; past it, reading waits. */
+#define MAX_INFLIGHT 512
+/* Unparsed input held while requests wait: past it the socket is not
+ * read until they answered. */
+#define IN_HOLD (1u << 20)
+
+struct kv_client {
+	struct kv_conn conn;          /* what the commands know of it */
+	struct pc_session *s;         /* NULL once the session closed */
+	struct kv_shard *sh;
+	struct kv_parser p;
+	char *in;                     /* received, not yet run: in[off..len) */
+	size_t off, len, cap;
+	struct kv_reply out;          /* replies ready to write, in order */
+	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
+	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
+	int target;                   /* the shard outstanding jobs went to; -1 */
+	bool in_tx, busy, paused, ending;
+	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
+	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
+};
+
+static void conn_free(struct kv_client *c)
+{
+	kv_conn_fini(&c->conn);
+	kv_resp_free(&c->p);
+	kv_reply_free(&c->out);
+	free(c->in);
+	free(c);
+}
+
+/* Queues the replies ready. A client whose unsent replies would pass
+ * the output limit is closed, as Redis does. */
+static void flush(struct kv_client *c)
+{
+	struct kv_server *k = c->sh->srv;
+	int rc;
+
+	if (!c->out.len || !c->s || c->ending)
+		goto out; /* nothing, or the client is being closed: dropped */
+	if (kv_reply_failed(&c->out)) {
+		pc_session_close(c->s);
+		c->ending = true;
+		goto out;
+	}
+	if (c->sh->cfg.client_output_limit && pc_session_queued(c->s) + c->out.len > c->sh->cfg.client_output_limit)
+		rc = -ENOBUFS;
+	else
+		rc = pc_session_write(c->s, c->out.buf, c->out.len);
+	if (rc) {
+		if (rc == -ENOBUFS)
+			atomic_fetch_add_explicit(&k->outlimit, 1, memory_order_relaxed);
+		pc_session_close(c->s);
+		c->ending = true;
+	}
+out:
+	kv_reply_clear(&c->out);
+}
+
+/* Moves the replies of the oldest finished jobs to the output. */
+static void collect(struct kv_client *c)
+{
+	while (c->head && c->head->finished) {
+		struct kv_job *j = c->head;
+
+		c->head = j->next;
+		if (!c->head)
+			c->tail = NULL;
+		kv_reply_raw(&c->out, j->out.buf, j->out.len);
+		kv_job_free(j);
+		c->inflight--;
+	}
+	if (!c->inflight)
+		c->target = -1;
+}
+
+static void process(struct kv_client *c);
+
+/* Something outstanding answered: write what is ready, go on. */
+static void answered(struct kv_client *c)
+{
+	if (!c->s) {
+		if (!c->inflight && !c->busy)
+			conn_free(c);
+		return;
+	}
+	process(c);
+}
+
+/* A SCAN part that found nothing and ended its shard's walk goes on to
+ * the next shard at once, as Redis's SCAN of an empty keyspace answers
+ * cursor 0 in one call. Returns true when the job was sent on. */
+static bool scan_hop(struct kv_shard *sh, struct kv_job *j)
+{
+	static const char empty_end[] = "*2\r\n$1\r\n0\r\n*0\r\n";
+
+	if ((unsigned)j->scan_shard + 1 >= sh->n || j->out.len != sizeof(empty_end) - 1 ||
+	    memcmp(j->out.buf, empty_end, j->out.len))
+		return false;
+	j->target = (unsigned)++j->scan_shard;
+	j->a.argv[1] = "0";
+	j->a.argl[1] = 1;
+	j->finished = false;
+	kv_reply_clear(&j->out);
+	if (!kv_job_submit(sh, j))
+		return true;
+	j->finished = true; /* refused: this shard's empty answer stands */
+	kv_reply_raw(&j->out, empty_end, sizeof(empty_end) - 1);
+	return false;
+}
+
+static void job_done(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_client *c = j->owner;
+
+	if (j->scan_shard >= 0 && scan_hop(sh, j))
+		return;
+	if (j->scan_shard >= 0)
+		kv_scan_rewrite(&j->out, (unsigned)j->scan_shard, sh->n);
+	collect(c);
+	answered(c);
+}
+
+void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
+{
+	kv_reply_raw(&c->out, out->buf, out->len);
+	c->in_tx = false;
+	c->inflight--;
+	c->target = -1;
+	answered(c);
+}
+
+/* A job for the request, its arguments copied; for a SCAN part the
+ * cursor argument becomes the shard's own. */
+static struct kv_job *request_job(const struct kv_resp_req *r, int scan_shard, uint64_t cursor)
+{
+	char text[24];
+	size_t bytes = 0, clen = 0;
+	struct kv_job *j;
+
+	if (scan_shard >= 0)
+		clen = (size_t)snprintf(text, sizeof(text), "%llu", (unsigned long long)cursor);
+	for (uint32_t i = 0; i < r->argc; i++)
+		bytes += r->argl[i];
+	j = kv_job_new(KV_JOB_CMD, r->argc, bytes + clen);
+	if (!j)
+		return NULL;
+	for (uint32_t i = 0; i < r->argc; i++) {
+		if (i == 1 && scan_shard >= 0)
+			kv_job_arg(j, text, clen);
+		else
+			kv_job_arg(j, r->argv[i], r->argl[i]);
+	}
+	j->scan_shard = scan_shard;
+	return j;
+}
+
+/* Sends the request to shard t as a job of this connection. */
+static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned t, int scan_shard,
+		     uint64_t cursor)
+{
+	struct kv_job *j = request_job(r, scan_shard, cursor);
+
+	if (!j) {
+		kv_reply_error(&c->out, "ERR out of memory", 17);
+		return;
+	}
+	j->target = t;
+	j->done = job_done;
+	j->owner = c;
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->inflight++;
+	c->target = (int)t;
+	if (kv_job_submit(c->sh, j)) {
+		/* Past the outbox budget: this request is refused, not lost. */
+		kv_reply_error(&j->out, "ERR server busy, try again", 26);
+		j->finished = true;
+		collect(c);
+	}
+}
+
+static bool arity_ok(const struct kv_cmd *cmd, uint32_t argc)
+{
+	int a = cmd->arity;
+
+	return a > 0 ? (uint32_t)a == argc : argc >= (uint32_t)-a;
+}
+
+static bool is_quit(const struct kv_resp_req *r)
+{
+	return r->argl[0] == 4 && !strncasecmp(r->argv[0], "quit", 4);
+}
+
+/* Runs or sends one request. Returns false when it must wait for the
+ * outstanding ones (it is read again later). */
+static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
+{
+	struct kv_shard *sh = c->sh;
+	const struct kv_cmd *cmd = kv_cmd_lookup(r->argv[0], r->argl[0]);
+	bool scan = cmd && !strcmp(cmd->name, "scan");
+	bool local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
+	uint64_t cursor = 0;
+	bool routed = true;
+	unsigned t;
+
+	if (is_quit(r) || !cmd || !arity_ok(cmd, r->argc) || local ||
+	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
+		/* Runs here, on nothing of another shard's. */
+		if (c->inflight)
+			return false;
+		if (is_quit(r)) {
+			kv_reply_status(&c->out, "OK");
+			c->quit = true;
+		} else {
+			kv_shard_exec(sh, &c->conn, r->argc, r->argv, r->argl, &c->out);
+			c->quit = c->conn.flags & KV_CONN_CLOSE;
+		}
+		return true;
+	}
+	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
+		if (c->inflight)
+			return false;
+		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl)) {
+			kv_reply_error(&c->out, "ERR out of memory", 17);
+		} else {
+			c->inflight++;
+			c->in_tx = true;
+		}
+		return true;
+	}
+	if (scan) {
+		routed = kv_scan_route(r->argv[1], r->argl[1], sh->n, &t, &cursor);
+		if (!routed)
+			t = sh->idx; /* its SCAN refuses the cursor */
+	} else {
+		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
+	}
+	if (t == sh->idx && !c->inflight && kv_shard_free(sh) && (!scan || sh->n == 1)) {
+		kv_shard_exec(sh, &c->conn, r->argc, r->argv, r->argl, &c->out);
+		return true;
+	}
+	if (c->inflight && (c->in_tx || c->target != (int)t || c->inflight >= MAX_INFLIGHT))
+		return false;
+	send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
+	return true;
+}
+
+/* After a QUIT or a protocol error, once everything before it answered:
+ * its reply, then the close. */
+static void end_conn(struct kv_client *c)
+{
+	if (c->proto) {
+		kv_reply_errorf(&c->out, "ERR %s", c->proto_msg);
+		atomic_fetch_add_explicit(&c->sh->srv->proto_errors, 1, memory_order_relaxed);
+	}
+	flush(c);
+	if (c->s)
+		pc_session_close(c->s);
+	c->ending = true;
+}
+
+/* Runs what the input holds, as far as order allows. */
+static void run_input(struct kv_client *c)
+{
+	while (!c->ending) {
+		struct kv_resp_req r;
+		long n;
+
+		if (c->quit || c->proto) {
+			if (!c->inflight)
+				end_conn(c);
+			return;
+		}
+		c->p.lim = c->sh->limits; /* CONFIG SET may have changed them */
+		n = kv_resp_parse(&c->p, c->in + c->off, c->len - c->off, &r);
+		if (n == -EPROTO) {
+			c->proto = true;
+			memcpy(c->proto_msg, c->p.error, sizeof(c->proto_msg));
+			continue;
+		}
+		if (n < 0) {
+			pc_session_close(c->s);
+			c->ending = true;
+			return;
+		}
+		if (n == 0)
+			return;
+		if (r.argc && !dispatch(c, &r)) {
+			kv_resp_reset(&c->p);
+			return;
+		}
+		c->off += (size_t)n;
+	}
+}
+
+static void process(struct kv_client *c)
+{
+	if (c->busy)
+		return;
+	c->busy = true;
+	run_input(c);
+	flush(c);
+	if (c->s && !c->ending) {
+		bool hold = c->inflight && c->len - c->off > IN_HOLD;
+
+		if (hold && !c->paused)
+			pc_session_pause_read(c->s);
+		else if (!hold && c->paused)
+			pc_session_resume_read(c->s);
+		c->paused = hold;
+	}
+	c->busy = false;
+	if (!c->s && !c->inflight)
+		conn_free(c);
+}
+
+/* Appends received bytes to the connection's input (consumed ones are
+ * dropped first). */
+static int append(struct kv_client *c, const uint8_t *data, size_t len)
+{
+	if (c->off && (c->off == c->len || c->off > c->cap / 2)) {
+		memmove(c->in, c->in + c->off, c->len - c->off);
+		c->len -= c->off;
+		c->off = 0;
+	}
+	if (c->cap - c->len < len) {
+		size_t cap = c->cap ? c->cap : 16384;
+		char *n;
+
+		while (cap - c->len < len)
+			cap *= 2;
+		n = realloc(c->in, cap);
+		if (!n)
+			return -ENOMEM;
+		c->in = n;
+		c->cap = cap;
+	}
+	memcpy(c->in + c->len, data, len);
+	c->len += len;
+	return 0;
+}
+
+size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user)
+{
+	struct kv_client *c = pc_session_data(s);
+
+	(void)user;
+	if (!c || c->ending)
+		return len; /* refused, or past a QUIT: dropped */
+	if (append(c, data, len)) {
+		pc_session_close(s);
+		c->ending = true;
+		return len;
+	}
+	process(c);
+	return len;
+}
+
+/* The client's address for CLIENT LIST. */
+static void peer_name(struct pc_session *s, struct kv_conn *conn)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (!pc_session_peer(s, &ss, &len))
+		pc_sockaddr_format((struct sockaddr *)&ss, conn->addr, sizeof(conn->addr));
+}
+
+void kv_client_open(struct pc_session *s, void *user)
+{
+	static const char full[] = "-ERR max number of clients reached\r\n";
+	struct kv_server *k = user;
+	struct kv_shard *sh = pc_shard_user();
+	uint64_t n = atomic_fetch_add_explicit(&k->clients, 1, memory_order_relaxed);
+	struct kv_client *c = NULL;
+
+	if (sh->cfg.maxclients && n >= sh->cfg.maxclients) {
+		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&k->rejected, 1, memory_order_relaxed);
+		pc_session_write(s, full, sizeof(full) - 1);
+		pc_session_close(s);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || kv_resp_init(&c->p, &sh->limits)) {
+		free(c);
+		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+		pc_session_close(s);
+		return;
+	}
+	kv_conn_init(&c->conn, atomic_fetch_add_explicit(&k->next_id, 1, memory_order_relaxed) + 1,
+		     kv_now_ms());
+	peer_name(s, &c->conn);
+	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
+	c->s = s;
+	c->sh = sh;
+	c->target = -1;
+	kv_reply_init(&c->out);
+	pc_session_set_data(s, c);
+}
+
+void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
+{
+	struct kv_client *c = pc_session_data(s);
+	struct kv_server *k = user;
+
+	(void)why;
+	if (!c)
+		return;
+	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+	pc_session_set_data(s, NULL);
+	c->s = NULL;
+	if (!c->inflight && !c->busy)
+		conn_free(c);
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* The kv server's life: configuration, start, totals, shutdown. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyhash.h"
+#include "srv.h"
+
+/* Reading stops while this much output waits for a slow client; the
+ * largest single write is PC_FRAME_MAX_BODY_CAP. */
+#define KV_HIGH_WATER (1u << 20)
+
+void kv_server_opts_init(struct kv_server_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	pc_server_cfg_init(&o->net);
+	o->net.host = "127.0.0.1";
+	o->net.port = KV_SERVER_PORT;
+	kv_config_init(&o->cfg);
+}
+
+int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char *err,
+		    size_t errlen)
+{
+	struct kv_server *k = calloc(1, sizeof(*k));
+	int n, rc;
+
+	if (!k)
+		return -ENOMEM;
+	k->o = *o;
+	rc = kv_keyhash_init();
+	n = rc ? rc : pc_engine_cfg_shards(&o->net.engine, err, errlen);
+	if (n < 0) {
+		free(k);
+		return n;
+	}
+	k->n = (unsigned)n;
+	k->o.cfg.shards = k->n;
+	k->o.cfg.port = o->net.port;
+	k->start_ms = kv_now_ms();
+	k->stats = calloc(k->n, sizeof(*k->stats));
+	if (!k->stats) {
+		free(k);
+		return -ENOMEM;
+	}
+	struct pc_server_cfg *c = &k->o.net;
+
+	c->engine.shards = k->n;
+	c->raw = true;
+	c->on_data = kv_client_data;
+	c->on_open = kv_client_open;
+	c->on_close = kv_client_close;
+	c->on_shard_start = kv_shard_start;
+	c->on_shard_stop = kv_shard_stop;
+	c->user = k;
+	c->max_body = PC_FRAME_MAX_BODY_CAP;
+	if (!c->high_water)
+		c->high_water = KV_HIGH_WATER;
+	rc = pc_server_start(c, &k->net, err, errlen);
+	if (!rc) {
+		atomic_store_explicit(&k->net_pub, k->net, memory_order_release);
+	}
+	if (rc) {
+		free(k->stats);
+		free(k);
+		return rc;
+	}
+	*out = k;
+	return 0;
+}
+
+uint16_t kv_server_port(const struct kv_server *k)
+{
+	return pc_server_port(k->net);
+}
+
+struct pc_server *kv_server_net(struct kv_server *k)
+{
+	return k->net;
+}
+
+static uint64_t rd(const _Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < k->n; i++) {
+		t->keys += rd(&k->stats[i].keys);
+		t->expires += rd(&k->stats[i].expires);
+		t->used_bytes += rd(&k->stats[i].used);
+		t->expired += rd(&k->stats[i].expired);
+		t->commands += rd(&k->stats[i].commands);
+	}
+	t->clients = rd(&k->clients);
+	t->rejected_clients = rd(&k->rejected);
+	t->output_limit_closes = rd(&k->outlimit);
+	t->protocol_errors = rd(&k->proto_errors);
+}
+
+void kv_view_totals(void *arg, struct kv_totals *t)
+{
+	struct kv_shard *sh = arg;
+	struct kv_server *k = sh->srv;
+	struct pc_server *net = atomic_load_explicit(&k->net_pub, memory_order_acquire);
+	struct pc_server_stats ns;
+
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < k->n; i++) {
+		const struct kv_shard_stats *s = &k->stats[i];
+		struct kv_shard_totals *p = &sh->per_shard[i];
+
+		p->keys = rd(&s->keys);
+		p->expires = rd(&s->expires);
+		p->used_memory = rd(&s->used);
+		t->keys += p->keys;
+		t->expires += p->expires;
+		t->used_memory += p->used_memory;
+		t->expired_keys += rd(&s->expired);
+		t->evicted_keys += rd(&s->evicted);
+		t->total_commands += rd(&s->commands);
+	}
+	t->connected_clients = rd(&k->clients);
+	t->total_connections = rd(&k->accepted);
+	t->rejected_connections = rd(&k->rejected);
+	if (net && !pc_server_stats(net, -1, &ns)) {
+		t->net_input_bytes = ns.bytes_in;
+		t->net_output_bytes = ns.bytes_out;
+	}
+	t->start_time = k->start_ms;
+	t->shards = k->n;
+	t->per_shard = sh->per_shard;
+}
+
+int kv_server_shutdown(struct kv_server *k, uint32_t drain_ms)
+{
+	return pc_server_shutdown(k->net, drain_ms);
+}
+
+void kv_server_stop(struct kv_server *k)
+{
+	pc_server_stop(k->net);
+}
+
+void kv_server_wait(struct kv_server *k)
+{
+	pc_server_wait(k->net);
+}
+
+void kv_server_destroy(struct kv_server *k)
+{
+	if (!k)
+		return;
+	pc_server_destroy(k->net);
+	free(k->stats);
+	free(k);
+}

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/* `percore kv --shards 1` beside redis-server, driven by redis-benchmark:
+ *
+ *   KV/{SET,GET,INCR,MSET10}/P{1,16}          Peer/redis/{...}/P{1,16}
+ *   KV/Memory/1M                              Peer/redis/Memory/1M
+ *
+ * Each server runs in a process of its own, started in setup() with no
+ * persistence; with affinity on it is pinned to the first usable CPU and
+ * redis-benchmark to the next (the two share the machine's CPUs
+ * otherwise). One iteration is one redis-benchmark run of 50 connections
+ * at pipeline depth 1 or 16; its requests are the items and its wall
+ * time the time, so rows read as requests per second. Counters (means
+ * over the iterations): p50_us and p99_us, redis-benchmark's latency
+ * percentiles. MSET10 is redis-benchmark's "MSET (10 keys)".
+ *
+ * Memory/1M: a fresh server, 1,000,000 SETs of 16-byte names and 32-byte
+ * values in pipelined batches; counter bytes_per_key is the growth of the
+ * server's VmRSS divided by the keys; time and items the inserts.
+ *
+ * Rows are skipped, with the reason, where redis-server or
+ * redis-benchmark is not installed (scripts/deps.sh installs both). */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "percore/bench.h"
+#include "percore/clock.h"
+
+#define KV_CONNS 50
+#define MEM_KEYS 1000000
+#define MEM_BATCH 1000
+
+enum server_kind { SRV_KV, SRV_REDIS };
+
+struct kv_ctx {
+	enum server_kind kind;
+	pid_t pid;
+	uint16_t port;
+	int cpu_server, cpu_client;   /* -1: not pinned */
+};
+
+/* Two CPUs this process may use, or -1 each. */
+static void pick_cpus(bool affinity, int *a, int *b)
+{
+	cpu_set_t set;
+	int found = 0;
+
+	*a = *b = -1;
+	if (!affinity || sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+		if (CPU_ISSET(c, &set))
+			*(found++ ? b : a) = c;
+	if (found < 2)
+		*a = *b = -1;
+}
+
+/* A port nobody listens on now (the kernel's choice, released). */
+static uint16_t free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	uint16_t port = 0;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &len))
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static bool on_path(const char *prog)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
+	return system(cmd) == 0;
+}
+
+/* fork + exec argv with stdout and stderr to /dev/null, pinned to cpu
+ * (-1: not). Returns the pid or -errno. */
+static pid_t spawn(char *const argv[], int cpu, bool quiet)
+{
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	pid_t pid;
+
+	if (null < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		if (cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
+		dup2(null, 2);
+		if (quiet)
+			dup2(null, 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(null);
+	return pid < 0 ? -errno : pid;
+}
+
+static int connect_port(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Waits until the server answers PING (10 s at most). */
+static int wait_ready(uint16_t port)
+{
+	uint64_t end = pc_now_ns() + 10000000000ull;
+
+	while (pc_now_ns() < end) {
+		int fd = connect_port(port);
+		char buf[16];
+
+		if (fd >= 0) {
+			ssize_t n = write(fd, "PING\r\n", 6) == 6 ? read(fd, buf, sizeof(buf)) : -1;
+
+			close(fd);
+			if (n >= 5 && !memcmp(buf, "+PONG", 5))
+				return 0;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+static void server_stop(struct kv_ctx *c)
+{
+	int st;
+
+	if (c->pid <= 0)
+		return;
+	kill(c->pid, SIGTERM);
+	for (int i = 0; i < 500 && waitpid(c->pid, &st, WNOHANG) != c->pid; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	if (kill(c->pid, 0) == 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &st, 0);
+	}
+	c->pid = 0;
+}
+
+static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
+{
+	char port[8], cpu[8];
+
+	c->port = free_port();
+	snprintf(port, sizeof(port), "%u", c->port);
+	snprintf(cpu, sizeof(cpu), "%d", c->cpu_server);
+	if (c->kind == SRV_KV) {
+		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", "1", "--policy",
+				 c->cpu_server >= 0 ? cpu : "off", "--max-clients", "0", NULL };
+		c->pid = spawn(argv, -1, true);
+	} else {
+		char *argv[] = { "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+				 "--appendonly", "no", "--daemonize", "no", NULL };
+		c->pid = spawn(argv, c->cpu_server, true);
+	}
+	if (c->pid < 0 || wait_ready(c->port)) {
+		fprintf(stderr, "%s: the server did not start\n", st->bench->name);
+		server_stop(c);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int kv_setup(struct pc_bench_state *st)
+{
+	struct kv_ctx *c;
+
+	if (!on_path("redis-benchmark") || (st->bench->arg2 == SRV_REDIS && !on_path("redis-server"))) {
+		fprintf(stderr, "%s: redis-server and redis-benchmark are needed "
+				"(scripts/deps.sh installs them)\n", st->bench->name);
+		return -ENOTSUP;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->kind = (enum server_kind)st->bench->arg2;
+	pick_cpus(st->affinity, &c->cpu_server, &c->cpu_client);
+	if (server_start(st, c)) {
+		free(c);
+		return -ENOTSUP;
+	}
+	st->ctx = c;
+	return 0;
+}
+
+static void kv_teardown(struct pc_bench_state *st)
+{
+	server_stop(st->ctx);
+	free(st->ctx);
+}
+
+/* The test name, pipeline depth and requests of a row (arg). */
+static const struct {
+	const char *test;
+	int depth;
+	int requests;
+} runs[] = {
+	{ "set", 1, 5000 }, { "get", 1, 5000 }, { "incr", 1, 5000 }, { "mset", 1, 2000 },
+	{ "set", 16, 50000 }, { "get", 16, 50000 }, { "incr", 16, 50000 }, { "mset", 16, 10000 },
+};
+
+/* Reads redis-benchmark's CSV row: p50 and p99 in ms. */
+static int parse_csv(int fd, double *p50, double *p99)
+{
+	char buf[4096];
+	size_t n = 0;
+	ssize_t k;
+
+	while (n < sizeof(buf) - 1 && (k = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = '\0';
+	char *row = strstr(buf, "\n\"");
+	double rps, avg, min, p95;
+
+	if (!row || sscanf(row + 1, "\"%*[^\"]\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\"", &rps,
+			   &avg, &min, p50, &p95, p99) != 6)
+		return -EPROTO;
+	return 0;
+}
+
+/* One redis-benchmark run; its time goes to manual_ns. */
+static int bench_once(struct pc_bench_state *st, struct kv_ctx *c, double *p50, double *p99)
+{
+	char port[8], conns[8], reqs[16], depth[8];
+	int fds[2], status, rc;
+	uint64_t t0;
+	pid_t pid;
+
+	snprintf(port, sizeof(port), "%u", c->port);
+	snprintf(conns, sizeof(conns), "%d", KV_CONNS);
+	snprintf(reqs, sizeof(reqs), "%d", runs[st->bench->arg].requests);
+	snprintf(depth, sizeof(depth), "%d", runs[st->bench->arg].depth);
+	char *argv[] = { "redis-benchmark", "-p", port, "-c", conns, "-n", reqs, "-P", depth, "-t",
+			 (char *)runs[st->bench->arg].test, "--csv", NULL };
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	t0 = pc_now_ns();
+	pid = fork();
+	if (pid == 0) {
+		if (c->cpu_client >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(c->cpu_client, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null >= 0)
+			dup2(null, 2); /* its warnings are not the row's */
+		dup2(fds[1], 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	rc = pid < 0 ? -errno : parse_csv(fds[0], p50, p99);
+	close(fds[0]);
+	if (pid > 0 && (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			WEXITSTATUS(status)))
+		rc = rc ? rc : -ECHILD;
+	st->manual_ns += pc_elapsed(t0, pc_now_ns());
+	st->items += (uint64_t)runs[st->bench->arg].requests;
+	return rc;
+}
+
+static void kv_run(struct pc_bench_state *st)
+{
+	struct kv_ctx *c = st->ctx;
+	double s50 = 0, s99 = 0, errors = 0;
+	uint64_t done = 0;
+
+	for (uint64_t i = 0; i < st->iterations; i++) {
+		double p50, p99;
+
+		if (bench_once(st, c, &p50, &p99)) {
+			errors++;
+			continue;
+		}
+		s50 += p50;
+		s99 += p99;
+		done++;
+	}
+	if (done) {
+		pc_bench_counter(st, "p50_us", s50 * 1000 / (double)done);
+		pc_bench_counter(st, "p99_us", s99 * 1000 / (double)done);
+	}
+	pc_bench_counter(st, "errors", errors);
+}
+
+/* ---- memory per key -------------------------------------------------------- */
+
+static uint64_t rss_of(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+/* Reads until n replies ("+OK\r\n" each) came. */
+static int read_oks(int fd, int n)
+{
+	char buf[16384];
+	int lines = 0;
+
+	while (lines < n) {
+		ssize_t k = read(fd, buf, sizeof(buf));
+
+		if (k <= 0)
+			return -EIO;
+		for (ssize_t i = 0; i < k; i++)
+			lines += buf[i] == '\n';
+	}
+	return 0;
+}
+
+/* 1M keys, "key:%012d" (16 bytes), values of 32 bytes. */
+static int insert_keys(uint16_t port)
+{
+	char *req = malloc((size_t)MEM_BATCH * 80);
+	int fd = connect_port(port), rc = 0;
+
+	if (!req || fd < 0) {
+		free(req);
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	for (int b = 0; b < MEM_KEYS && !rc; b += MEM_BATCH) {
+		size_t len = 0;
+
+		for (int i = b; i < b + MEM_BATCH; i++)
+			len += (size_t)sprintf(req + len,
+					       "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$32\r\n"
+					       "%032d\r\n", i, i);
+		rc = write(fd, req, len) == (ssize_t)len ? read_oks(fd, MEM_BATCH) : -EIO;
+	}
+	close(fd);
+	free(req);
+	return rc;
+}
+
+static void mem_run(struct pc_bench_state *st)
+{
+	struct kv_ctx *c = st->ctx;
+	double per_key = 0, errors = 0;
+	uint64_t done = 0;
+
+	for (uint64_t i = 0; i < st->iterations; i++) {
+		if (!c->pid && server_start(st, c)) {
+			errors++;
+			break;
+		}
+		uint64_t before = rss_of(c->pid), t0 = pc_now_ns();
+		int rc = insert_keys(c->port);
+
+		st->manual_ns += pc_elapsed(t0, pc_now_ns());
+		if (rc) {
+			errors++;
+		} else {
+			per_key += ((double)rss_of(c->pid) - (double)before) / MEM_KEYS;
+			st->items += MEM_KEYS;
+			done++;
+		}
+		server_stop(c); /* each measurement on a fresh server */
+	}
+	if (done)
+		pc_bench_counter(st, "bytes_per_key", per_key / (double)done);
+	pc_bench_counter(st, "errors", errors);
+}
+
+#define KV_BENCH(var, nm, row, kind)                                                   \
+	static const struct pc_bench var = {                                             \
+		.name = nm, .flags = PC_BENCH_MANUAL_TIME | PC_BENCH_AFFINITY, .arg = row,    \
+		.arg2 = kind, .setup = kv_setup, .run = kv_run, .teardown = kv_teardown,     \
+	};                                                                               \
+	PC_BENCH_REGISTER(var)
+
+KV_BENCH(kv_set1, "KV/SET/P1", 0, SRV_KV)
+KV_BENCH(kv_get1, "KV/GET/P1", 1, SRV_KV)
+KV_BENCH(kv_incr1, "KV/INCR/P1", 2, SRV_KV)
+KV_BENCH(kv_mset1, "KV/MSET10/P1", 3, SRV_KV)
+KV_BENCH(kv_set16, "KV/SET/P16", 4, SRV_KV)
+KV_BENCH(kv_get16, "KV/GET/P16", 5, SRV_KV)
+KV_BENCH(kv_incr16, "KV/INCR/P16", 6, SRV_KV)
+KV_BENCH(kv_mset16, "KV/MSET10/P16", 7, SRV_KV)
+KV_BENCH(rd_set1, "Peer/redis/SET/P1", 0, SRV_REDIS)
+KV_BENCH(rd_get1, "Peer/redis/GET/P1", 1, SRV_REDIS)
+KV_BENCH(rd_incr1, "Peer/redis/INCR/P1", 2, SRV_REDIS)
+KV_BENCH(rd_mset1, "Peer/redis/MSET10/P1", 3, SRV_REDIS)
+KV_BENCH(rd_set16, "Peer/redis/SET/P16", 4, SRV_REDIS)
+KV_BENCH(rd_get16, "Peer/redis/GET/P16", 5, SRV_REDIS)
+KV_BENCH(rd_incr16, "Peer/redis/INCR/P16", 6, SRV_REDIS)
+KV_BENCH(rd_mset16, "Peer/redis/MSET10/P16", 7, SRV_REDIS)
+
+#define MEM_BENCH(var, nm, kind)                                                       \
+	static const struct pc_bench var = {                                             \
+		.name = nm, .flags = PC_BENCH_MANUAL_TIME | PC_BENCH_AFFINITY, .arg2 = kind,  \
+		.label = "bytes_per_key: server RSS growth / 1M keys (16 B names, 32 B values)", \
+		.setup = kv_setup, .run = mem_run, .teardown = kv_teardown,                   \
+	};                                                                               \
+	PC_BENCH_REGISTER(var)
+
+MEM_BENCH(kv_mem, "KV/Memory/1M", SRV_KV)
+MEM_BENCH(rd_mem, "Peer/redis/Memory/1M", SRV_REDIS)

@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`percore kv --shards 2` over TCP, driven by raw sockets, redis-cli and
+the redis Python package: pipelines of thousands of commands in one write,
+binary keys, huge values, inline commands, SCAN over both shards, multi-key
+commands atomic across shards under concurrent writers, active expiry,
+the output limit, protocol errors and the client limit. Every server must
+exit cleanly (a sanitizer's report fails the test).
+
+usage: server_test.py PERCORE [TEST...]"""
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0016"), 0)
+PERCORE = None
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import enc  # noqa: E402  (a multibulk request)
+
+
+class Server:
+    """One `percore kv` on a port the kernel picks, two shards."""
+
+    def __init__(self, *extra):
+        cmd = [PERCORE, "kv", "--port", "0", "--shards", "2", "--oversubscribe",
+               "--policy", "off", *extra]
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.err = b""
+        line = b""
+        deadline = time.monotonic() + 60
+        while b"listening on" not in line:
+            line = self.p.stderr.readline()
+            if not line or time.monotonic() > deadline:
+                raise RuntimeError("server did not start: %r" % line)
+        self.port = int(re.search(rb":(\d+) \(", line).group(1))
+
+    def totals(self):
+        """The server's totals, from SIGUSR1 (name value lines on stderr)."""
+        self.p.send_signal(signal.SIGUSR1)
+        got = {}
+        while "protocol_errors" not in got:
+            name, value = self.p.stderr.readline().decode().split()
+            got[name] = int(value)
+        return got
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        out, err = self.p.communicate(timeout=120)
+        self.err = err
+        bad = (b"Sanitizer" in err or b"runtime error" in err)
+        if self.p.returncode != 0 or bad:
+            raise AssertionError("server exit %d:\n%s" % (self.p.returncode,
+                                                            err.decode(errors="replace")))
+
+
+class Conn:
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=60)
+        self.buf = b""
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def fill(self):
+        d = self.s.recv(1 << 20)
+        if not d:
+            raise EOFError("server closed")
+        self.buf += d
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            self.fill()
+        i = self.buf.index(b"\r\n")
+        ln, self.buf = self.buf[:i], self.buf[i + 2:]
+        return ln
+
+    def reply(self):
+        ln = self.line()
+        t, rest = ln[:1], ln[1:]
+        if t in (b"+", b"-"):
+            return ln
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self.fill()
+            v, self.buf = self.buf[:n], self.buf[n + 2:]
+            return v
+        if t == b"*":
+            return [self.reply() for _ in range(int(rest))]
+        raise AssertionError("bad reply line %r" % ln)
+
+    def call(self, *args):
+        self.send(enc(*args))
+        return self.reply()
+
+    def closed(self):
+        """True once the server closed the connection (what it sent
+        before is kept in buf)."""
+        try:
+            while True:
+                d = self.s.recv(1 << 20)
+                if not d:
+                    return True
+                self.buf += d
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+
+    def close(self):
+        self.s.close()
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+# ---- the tests ---------------------------------------------------------------
+
+def t_pipeline(srv):
+    """Thousands of commands in one write, keys of both shards, replies in
+    request order; then GETs, INCRs and DELs in one write."""
+    c = Conn(srv.port)
+    n = 5000
+    c.send(b"".join(enc("SET", "key:%d" % i, "v%d" % i) for i in range(n)))
+    for i in range(n):
+        check(c.reply() == b"+OK", "SET %d" % i)
+    req = []
+    for i in range(n):
+        req.append(enc("GET", "key:%d" % i))
+        req.append(enc("INCR", "ctr:%d" % (i % 7)))
+        req.append(enc("PING"))
+    c.send(b"".join(req))
+    counts = [0] * 7
+    for i in range(n):
+        check(c.reply() == b"v%d" % i, "GET %d out of order" % i)
+        counts[i % 7] += 1
+        check(c.reply() == counts[i % 7], "INCR %d" % i)
+        check(c.reply() == b"+PONG", "PING %d" % i)
+    check(c.call("DBSIZE") == n + 7, "DBSIZE")
+    c.send(b"".join(enc("DEL", "key:%d" % i) for i in range(n)))
+    for i in range(n):
+        check(c.reply() == 1, "DEL %d" % i)
+    check(c.call("DBSIZE") == 7, "DBSIZE after DEL")
+    check(c.call("FLUSHALL") == b"+OK", "FLUSHALL")
+    c.close()
+
+
+def t_binary(srv):
+    """Keys and values with every byte value, CR LF and NUL included."""
+    c = Conn(srv.port)
+    rnd = random.Random(SEED)
+    pairs = {}
+    for i in range(300):
+        k = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 40))) + b"\r\n\0%d" % i
+        v = bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 300)))
+        pairs[k] = v
+    c.send(b"".join(enc("SET", k, v) for k, v in pairs.items()))
+    for _ in pairs:
+        check(c.reply() == b"+OK", "binary SET")
+    keys = list(pairs)
+    got = c.call("MGET", *keys)
+    check(got == [pairs[k] for k in keys], "binary MGET")
+    check(set(c.call("KEYS", "*")) == set(keys), "binary KEYS")
+    check(c.call("DEL", *keys) == len(keys), "binary DEL")
+    c.close()
+
+
+def t_huge(srv):
+    """An 8 MiB value, set, read, appended to, in pieces of any size."""
+    c = Conn(srv.port)
+    big = bytes(random.Random(SEED).randrange(256) for _ in range(1 << 16)) * 128
+    data = enc("SET", "big", big)
+    for i in range(0, len(data), 100003):
+        c.send(data[i:i + 100003])
+    check(c.reply() == b"+OK", "SET big")
+    check(c.call("GET", "big") == big, "GET big")
+    check(c.call("APPEND", "big", b"tail") == len(big) + 4, "APPEND big")
+    check(c.call("STRLEN", "big") == len(big) + 4, "STRLEN big")
+    check(c.call("GETRANGE", "big", -4, -1) == b"tail", "GETRANGE big")
+    check(c.call("MSET", "big", "small", "other", big) == b"+OK", "MSET big")
+    check(c.call("MGET", "big", "other") == [b"small", big], "MGET big")
+    c.call("FLUSHALL")
+    c.close()
+
+
+def t_inline(srv):
+    """Inline commands, as typed into nc, mixed with multibulk ones."""
+    c = Conn(srv.port)
+    c.send(b"PING\r\nSET greeting \"hello world\"\r\nGET greeting\r\n" +
+           enc("EXISTS", "greeting", "nothing") + b"\r\n  \r\nDEL greeting\n")
+    check(c.reply() == b"+PONG", "inline PING")
+    check(c.reply() == b"+OK", "inline SET")
+    check(c.reply() == b"hello world", "inline GET")
+    check(c.reply() == 1, "EXISTS after inline")
+    check(c.reply() == 1, "inline DEL")
+    c.close()
+
+
+def t_scan(srv):
+    """SCAN walks both shards: every key once or more, MATCH and COUNT
+    obeyed, cursor 0 at the end."""
+    c = Conn(srv.port)
+    n = 3000
+    c.send(b"".join(enc("SET", "s:%d" % i, i) for i in range(n)) +
+           b"".join(enc("SET", "t:%d" % i, i) for i in range(100)))
+    for _ in range(n + 100):
+        c.reply()
+    seen, cursor, calls = set(), b"0", 0
+    while True:
+        cursor, keys = c.call("SCAN", cursor, "MATCH", "s:*", "COUNT", 50)
+        seen.update(keys)
+        calls += 1
+        check(calls < 100000, "SCAN does not end")
+        if cursor == b"0":
+            break
+    check(seen == {b"s:%d" % i for i in range(n)}, "SCAN missed keys")
+    check(c.call("SCAN", "x")[:1] == b"-", "SCAN bad cursor")
+    check(len(c.call("KEYS", "t:*")) == 100, "KEYS over both shards")
+    c.call("FLUSHALL")
+    c.close()
+
+
+def t_atomic(srv):
+    """Writers MSET all-old or all-new values over keys of both shards (and
+    MSETNX, DEL, RENAME across shards); observers' MGETs must see one
+    generation whole, never a mix."""
+    keys = ["atom:%d" % i for i in range(12)]
+    stop = threading.Event()
+    errors = []
+    rounds = int(os.environ.get("KV_ATOMIC_ROUNDS", "1500"))
+
+    def writer(tag):
+        c = Conn(srv.port)
+        for g in range(rounds):
+            val = "%s-%d" % (tag, g)
+            args = []
+            for k in keys:
+                args += [k, val]
+            r = c.call("MSET", *args)
+            if r != b"+OK":
+                errors.append("MSET %r" % r)
+        c.close()
+
+    def observer():
+        c = Conn(srv.port)
+        seen = 0
+        while not stop.is_set() or seen < 10:
+            vals = c.call("MGET", *keys)
+            if len(set(vals)) != 1:
+                errors.append("MGET saw a mix: %r" % vals[:4])
+                break
+            seen += 1
+        c.close()
+
+    c = Conn(srv.port)
+    c.call("MSET", *sum(([k, "init"] for k in keys), []))
+    obs = [threading.Thread(target=observer) for _ in range(2)]
+    wr = [threading.Thread(target=writer, args=("w%d" % i,)) for i in range(2)]
+    for t in obs + wr:
+        t.start()
+    for t in wr:
+        t.join()
+    stop.set()
+    for t in obs:
+        t.join()
+    check(not errors, "; ".join(errors[:3]))
+
+    # RENAME back and forth over many pairs (some across shards): the
+    # value is always under exactly one of the two names.
+    pairs = [("ra:%d" % i, "rb:%d" % i) for i in range(16)]
+    for a, _ in pairs:
+        c.call("SET", a, "moving")
+    stop.clear()
+
+    def renamer():
+        r = Conn(srv.port)
+        for _ in range(rounds // 4):
+            for a, b in pairs:
+                src, dst = (a, b) if r.call("EXISTS", a) else (b, a)
+                got = r.call("RENAME", src, dst)
+                if got != b"+OK":
+                    errors.append("RENAME %r" % got)
+        r.close()
+
+    def watcher():
+        w = Conn(srv.port)
+        while not stop.is_set():
+            for a, b in pairs:
+                got = w.call("MGET", a, b)
+                if got.count(b"moving") != 1 or got.count(None) != 1:
+                    errors.append("MGET during RENAME saw %r" % got)
+                    stop.set()
+                n = w.call("EXISTS", a, b)
+                if n != 1:
+                    errors.append("EXISTS during RENAME saw %r" % n)
+                    stop.set()
+        w.close()
+
+    rt, wt = threading.Thread(target=renamer), threading.Thread(target=watcher)
+    wt.start()
+    rt.start()
+    rt.join()
+    stop.set()
+    wt.join()
+    check(not errors, "; ".join(errors[:3]))
+    check(c.call("MSETNX", "nx:1", "a", "nx:2", "b", "nx:3", "c") == 1, "MSETNX new")
+    check(c.call("MSETNX", "nx:4", "a", "nx:2", "z") == 0, "MSETNX one exists")
+    check(c.call("MGET", "nx:1", "nx:2", "nx:3", "nx:4") == [b"a", b"b", b"c", None],
+          "MSETNX all or nothing")
+    check(c.call("RENAMENX", "nx:1", "nx:2") == 0, "RENAMENX onto a key")
+    check(c.call("RENAME", "nothing", "nx:9")[:1] == b"-", "RENAME no such key")
+    c.call("SET", "ttl:src", "v", "PX", 100000)
+    for i in range(8):
+        check(c.call("RENAME", "ttl:src" if i == 0 else "ttl:%d" % (i - 1), "ttl:%d" % i) ==
+              b"+OK", "RENAME with TTL")
+    check(0 < c.call("PTTL", "ttl:7") <= 100000, "RENAME keeps the TTL")
+    c.call("FLUSHALL")
+    c.close()
+
+
+def t_expiry(srv):
+    """100,000 keys given a 1 s TTL, never touched again: active expiry
+    deletes them and their memory comes back within a few seconds."""
+    c = Conn(srv.port)
+    base = srv.totals()["used_bytes"]
+    n = 100000
+    batch = 10000
+
+    def each(cmd, *tail):
+        for s in range(0, n, batch):
+            c.send(b"".join(enc(cmd, "exp:%d" % i, *tail) for i in range(s, s + batch)))
+            for _ in range(batch):
+                check(c.reply() in (b"+OK", 1), cmd)
+    each("SET", "x" * 32)
+    full = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the totals are published each period
+        full = srv.totals()
+        if full["keys"] == n:
+            break
+        time.sleep(0.1)
+    check(full["keys"] == n, "keys counted: %r" % full)
+    each("PEXPIRE", 1000)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        now = srv.totals()
+        if now["keys"] == 0:
+            break
+        time.sleep(0.2)
+    check(now["keys"] == 0, "keys left after expiry: %r" % now)
+    check(now["used_bytes"] <= base + (full["used_bytes"] - base) // 10,
+          "memory not returned: base %d full %d now %d" %
+          (base, full["used_bytes"], now["used_bytes"]))
+    check(c.call("DBSIZE") == 0, "DBSIZE after expiry")
+    c.close()
+
+
+def t_protocol_error(srv):
+    """A protocol error gets Redis's reply after the replies before it,
+    then the connection closes."""
+    c = Conn(srv.port)
+    c.send(enc("SET", "pe", "1") + enc("GET", "pe") + b"*1\r\n$abc\r\n")
+    check(c.reply() == b"+OK", "before the error")
+    check(c.reply() == b"1", "before the error")
+    check(c.reply() == b"-ERR Protocol error: invalid bulk length", "protocol error reply")
+    check(c.closed() and c.buf == b"", "closed after a protocol error")
+    c = Conn(srv.port)
+    c.send(b"SET a \"unbalanced\r\n")
+    check(c.reply() == b"-ERR Protocol error: unbalanced quotes in request", "quotes")
+    check(c.closed(), "closed after unbalanced quotes")
+    c = Conn(srv.port)
+    check(c.call("QUIT") == b"+OK", "QUIT")
+    check(c.closed(), "closed after QUIT")
+    check(srv.totals()["protocol_errors"] >= 2, "protocol errors counted")
+
+
+def t_output_limit(srv):
+    """A client that sends GETs of a large value and never reads is closed
+    once its unsent replies pass the limit; others are served on."""
+    c = Conn(srv.port)
+    check(c.call("SET", "fat", b"f" * 100000) == b"+OK", "SET fat")
+    hog = Conn(srv.port)
+    try:
+        for _ in range(200):
+            hog.send(b"".join(enc("GET", "fat") for _ in range(100)))
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    deadline = time.monotonic() + 30
+    while srv.totals()["output_limit_closes"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check(srv.totals()["output_limit_closes"] >= 1, "the hog was not closed")
+    check(hog.closed(), "hog connection still open")
+    hog.close()
+    check(c.call("GET", "fat") == b"f" * 100000, "others served on")
+    c.close()
+
+
+def t_max_clients(srv):
+    """Past --max-clients a client is told Redis's error and closed."""
+    a, b = Conn(srv.port), Conn(srv.port)
+    check(a.call("PING") == b"+PONG" and b.call("PING") == b"+PONG", "two clients")
+    third = Conn(srv.port)
+    check(third.reply() == b"-ERR max number of clients reached", "third refused")
+    check(third.closed(), "third closed")
+    check(srv.totals()["rejected_clients"] >= 1, "refusal counted")
+    a.close()
+    deadline = time.monotonic() + 30
+    while srv.totals()["clients"] > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    again = Conn(srv.port)
+    check(again.call("PING") == b"+PONG", "room again after a close")
+    b.close()
+    again.close()
+
+
+def t_redis_cli(srv):
+    """redis-cli typed at (stdin) and --pipe mass insertion."""
+    cli = shutil.which("redis-cli")
+    if not cli:
+        print("  redis-cli not installed: part skipped")
+        return
+    base = [cli, "-p", str(srv.port)]
+    out = subprocess.run(base, input=b"SET cli:a hello\nGET cli:a\nMSET cli:b 1 cli:c 2\n"
+                         b"MGET cli:a cli:b cli:c\nDBSIZE\n", capture_output=True, timeout=60)
+    check(out.returncode == 0, "redis-cli failed: %r" % out.stderr)
+    check(out.stdout.split() == [b"OK", b"hello", b"OK", b"hello", b"1", b"2", b"3"],
+          "redis-cli output %r" % out.stdout)
+    n = 20000
+    mass = b"".join(enc("SET", "pipe:%d" % i, "v%d" % i) for i in range(n))
+    out = subprocess.run(base + ["--pipe"], input=mass, capture_output=True, timeout=120)
+    check(out.returncode == 0, "redis-cli --pipe failed: %r" % out.stdout)
+    check(b"errors: 0, replies: %d" % n in out.stdout, "--pipe said %r" % out.stdout)
+    c = Conn(srv.port)
+    check(c.call("DBSIZE") == n + 3, "DBSIZE after --pipe")
+    check(c.call("GET", "pipe:%d" % (n - 1)) == b"v%d" % (n - 1), "last piped key")
+    c.call("FLUSHALL")
+    c.close()
+
+
+def t_redis_py(srv):
+    """The redis Python package: commands, a pipeline of thousands, SCAN."""
+    try:
+        import redis
+    except ImportError:
+        print("  python3-redis not installed here: part skipped")
+        return
+    r = redis.Redis(host="127.0.0.1", port=srv.port)
+    check(r.ping(), "ping")
+    check(r.set("py:a", "1") and r.get("py:a") == b"1", "set/get")
+    check(r.incrby("py:a", 41) == 42, "incrby")
+    check(r.mset({"py:%d" % i: i for i in range(50)}), "mset")
+    check(r.mget(["py:%d" % i for i in range(50)]) == [b"%d" % i for i in range(50)], "mget")
+    p = r.pipeline(transaction=False)
+    for i in range(3000):
+        p.set("pp:%d" % i, i)
+        p.get("pp:%d" % i)
+    res = p.execute()
+    check(all(res[2 * i] is True and res[2 * i + 1] == b"%d" % i for i in range(3000)),
+          "pipeline replies")
+    check(len(set(r.scan_iter(match="pp:*", count=100))) == 3000, "scan_iter")
+    check(r.delete(*["pp:%d" % i for i in range(3000)]) == 3000, "delete")
+    check(r.set("py:t", "x", px=50000) and 0 < r.pttl("py:t") <= 50000, "px")
+    check(r.rename("py:t", "py:u") and r.get("py:u") == b"x", "rename")
+    r.flushall()
+    r.close()
+
+
+def cli_refusals():
+    """Bad option values: exit 2 with the option named; --help exits 0."""
+    bad = [("--port", "99999"), ("--shards", "0"), ("--maxmemory", "lots"),
+           ("--maxmemory-policy", "bogus"), ("--max-clients", "-1"),
+           ("--client-output-limit", "1Q"), ("--proto-max-bulk-len", "0"),
+           ("--expire-period", "0"), ("--host", "not-an-address")]
+    failures = []
+    for opt, val in bad:
+        r = subprocess.run([PERCORE, "kv", opt, val], capture_output=True, timeout=60)
+        if r.returncode != 2 or opt.encode() not in r.stderr:
+            failures.append("%s %s: exit %d, %r" % (opt, val, r.returncode, r.stderr[:200]))
+    r = subprocess.run([PERCORE, "kv", "--help"], capture_output=True, timeout=60)
+    if r.returncode != 0 or b"--max-clients" not in r.stdout:
+        failures.append("--help: exit %d" % r.returncode)
+    return failures
+
+
+TESTS = [
+    ("pipeline", (), t_pipeline),
+    ("binary", (), t_binary),
+    ("huge", (), t_huge),
+    ("inline", (), t_inline),
+    ("scan", (), t_scan),
+    ("atomic", (), t_atomic),
+    ("expiry", (), t_expiry),
+    ("protocol_error", (), t_protocol_error),
+    ("output_limit", ("--client-output-limit", "1M"), t_output_limit),
+    ("max_clients", ("--max-clients", "2"), t_max_clients),
+    ("redis_cli", (), t_redis_cli),
+    ("redis_py", (), t_redis_py),
+]
+
+
+def main():
+    global PERCORE
+    PERCORE = sys.argv[1]
+    only = set(sys.argv[2:])
+    failed = 0
+    if not only or "cli" in only:
+        bad = cli_refusals()
+        for f in bad:
+            print("FAIL cli: " + f)
+        failed += len(bad)
+        if not bad:
+            print("ok   cli")
+    for name, extra, fn in TESTS:
+        if only and name not in only:
+            continue
+        t0 = time.monotonic()
+        srv = Server(*extra)
+        try:
+            fn(srv)
+        except Exception as e:  # report every test, then fail
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+            srv.p.kill()
+            srv.p.wait()
+            continue
+        try:
+            srv.stop()
+            print("ok   %s (%.1f s)" % (name, time.monotonic() - t0))
+        except AssertionError as e:
+            failed += 1
+            print("FAIL %s at exit: %s" % (name, e))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

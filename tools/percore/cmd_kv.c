@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* percore kv: the Redis-protocol key-value server (apps/kv). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "net_args.h"
+#include "serve.h"
+#include "percore/listener.h"
+#include "percore/load.h"
+#include "server.h"
+
+struct args {
+	struct kv_server_opts o;
+	uint64_t drain_ns;
+	bool json;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: percore kv [OPTIONS]\n\n"
+		"Serve the Redis protocol (RESP2) over TCP: strings, expiry and the keyspace\n"
+		"commands, pipelining, inline commands. Keys are owned by shards (a hash of\n"
+		"the key); a request for another shard's key runs there and its reply comes\n"
+		"back in request order. MSET, MSETNX, MGET, DEL, EXISTS and RENAME over keys\n"
+		"of several shards are atomic. Expired keys are deleted when touched and by\n"
+		"each shard's active expiry.\n\n"
+		"options:\n"
+		"  --host H            address to listen on: numeric IPv4 or IPv6, or localhost\n"
+		"                      (default 127.0.0.1)\n"
+		"  --port P            port (default %d; 0: the kernel chooses)\n"
+		"  --shards N          shards (default: one per usable CPU)\n"
+		"  --oversubscribe     allow more shards than usable CPUs (they share CPUs)\n"
+		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
+		"                      list such as 0,2-3 (default auto; see percore topo)\n"
+		"  --idle-policy P     spin, adaptive (default), sleep\n"
+		"  --backend B         epoll (default) or uring\n"
+		"  --max-clients N     clients at once; more are answered \"-ERR max number of\n"
+		"                      clients reached\" and closed (default %u; 0: no limit)\n"
+		"  --maxmemory BYTES   limit of the keyspaces' memory, split evenly over the\n"
+		"                      shards (default 0: none)\n"
+		"  --maxmemory-policy P\n"
+		"                      over the limit: noeviction (refuse writes that add\n"
+		"                      memory with -OOM, the default) or allkeys-lru (evict\n"
+		"                      the least recently used of a sample of keys)\n"
+		"  --client-output-limit BYTES\n"
+		"                      close a client whose unsent replies would pass BYTES\n"
+		"                      (default 0: only the session's own bound, 17M)\n"
+		"  --proto-max-bulk-len BYTES\n"
+		"                      longest argument of a request (default 512M)\n"
+		"  --max-args N        most arguments in one request (default 1048576)\n"
+		"  --expire-period MS  active expiry runs every MS milliseconds (default %u)\n"
+		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
+		"                      (default 5)\n"
+		"  --json              print the totals on exit as JSON\n"
+		"  -h, --help          this text\n\n"
+		"It says \"percore kv: listening on ADDRESS\" on stderr once it accepts.\n"
+		"SIGINT or SIGTERM: stop accepting, answer what was received, exit (a second\n"
+		"one exits at once). SIGUSR1: totals to stderr.\n"
+		"Exit status: 0 success, 1 the server could not start, 2 usage error.\n",
+		KV_SERVER_PORT, KV_SERVER_MAX_CLIENTS, KV_SERVER_EXPIRE_MS);
+}
+
+enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
+       OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_EXPIRE, OPT_DRAIN, OPT_JSON };
+
+static const struct option long_opts[] = {
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "oversubscribe", no_argument, NULL, OPT_OVER },
+	{ "policy", required_argument, NULL, OPT_PLACEMENT },
+	{ "idle-policy", required_argument, NULL, OPT_IDLE },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+	{ "client-output-limit", required_argument, NULL, OPT_OUTPUT },
+	{ "maxmemory", required_argument, NULL, OPT_MAXMEM },
+	{ "maxmemory-policy", required_argument, NULL, OPT_POLICY },
+	{ "proto-max-bulk-len", required_argument, NULL, OPT_BULK },
+	{ "max-args", required_argument, NULL, OPT_ARGS },
+	{ "expire-period", required_argument, NULL, OPT_EXPIRE },
+	{ "drain", required_argument, NULL, OPT_DRAIN },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int take_value(void *arg, int c, const char *v)
+{
+	struct args *a = arg;
+	struct kv_server_opts *o = &a->o;
+	uint64_t u;
+
+	switch (c) {
+	case OPT_OVER: o->net.engine.oversubscribe = true; return 0;
+	case OPT_JSON: a->json = true; return 0;
+	case OPT_HOST: o->net.host = v; return net_arg_host(v);
+	case OPT_PLACEMENT: o->net.engine.placement = v; return 0;
+	case OPT_IDLE: return pc_idle_parse(v, &o->net.engine.idle);
+	case OPT_BACKEND:
+		if (strcmp(v, "epoll") && strcmp(v, "uring"))
+			return -EINVAL;
+		o->net.engine.backend = !strcmp(v, "uring") ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
+		return 0;
+	case OPT_DRAIN: return net_arg_time(v, 86400, &a->drain_ns);
+	case OPT_OUTPUT: return net_arg_bytes(v, UINT64_MAX >> 1, &o->cfg.client_output_limit);
+	case OPT_MAXMEM: return net_arg_bytes(v, UINT64_MAX >> 1, &o->cfg.maxmemory);
+	case OPT_POLICY:
+		if (!strcmp(v, "noeviction"))
+			o->cfg.maxmemory_policy = KV_POLICY_NOEVICTION;
+		else if (!strcmp(v, "allkeys-lru"))
+			o->cfg.maxmemory_policy = KV_POLICY_ALLKEYS_LRU;
+		else
+			return -EINVAL;
+		return 0;
+	case OPT_BULK:
+		if (net_arg_bytes(v, INT64_MAX, &u) || !u)
+			return -EINVAL;
+		o->cfg.proto_max_bulk_len = u;
+		return 0;
+	}
+	if (net_arg_count(v, c == OPT_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
+			      INT32_MAX, &u))
+		return -EINVAL;
+	switch (c) {
+	case OPT_PORT: o->net.port = (uint16_t)u; return 0;
+	case OPT_SHARDS: o->net.engine.shards = (unsigned)u; return u ? 0 : -EINVAL;
+	case OPT_MAX_CLIENTS: o->cfg.maxclients = (uint32_t)u; return 0;
+	case OPT_ARGS: o->cfg.max_multibulk_len = (uint32_t)u; return u ? 0 : -EINVAL;
+	default: o->expire_ms = (uint32_t)u; return u ? 0 : -EINVAL; /* OPT_EXPIRE */
+	}
+}
+
+static void print_totals(const struct kv_server *k, bool json, FILE *out)
+{
+	struct kv_server_totals t;
+
+	kv_server_totals(k, &t);
+	fprintf(out,
+		json ? "{\"keys\": %llu, \"used_bytes\": %llu, \"expired\": %llu, "
+		       "\"commands\": %llu, \"clients\": %llu, \"rejected_clients\": %llu, "
+		       "\"output_limit_closes\": %llu, \"protocol_errors\": %llu}\n" :
+		       "keys %llu\nused_bytes %llu\nexpired %llu\ncommands %llu\nclients %llu\n"
+		       "rejected_clients %llu\noutput_limit_closes %llu\nprotocol_errors %llu\n",
+		(unsigned long long)t.keys, (unsigned long long)t.used_bytes,
+		(unsigned long long)t.expired, (unsigned long long)t.commands,
+		(unsigned long long)t.clients, (unsigned long long)t.rejected_clients,
+		(unsigned long long)t.output_limit_closes, (unsigned long long)t.protocol_errors);
+}
+
+static void usr1_totals(void *arg)
+{
+	print_totals(arg, false, stderr);
+}
+
+static int kv_main(int argc, char **argv)
+{
+	struct args a;
+	struct kv_server *k;
+	char err[200], addr[80];
+	sigset_t set;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	kv_server_opts_init(&a.o);
+	a.drain_ns = 5000000000ull;
+	rc = net_args_parse("kv", argc, argv, long_opts, usage, take_value, &a);
+	if (rc >= 0)
+		return rc;
+	pc_raise_nofile(UINT64_MAX >> 1);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	rc = kv_server_start(&a.o, &k, err, sizeof(err));
+	if (rc)
+		return pc_cmd_refused("kv", rc, err);
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pc_sockaddr_parse(a.o.net.host, kv_server_port(k), &ss, &len);
+	pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
+	fprintf(stderr, "percore kv: listening on %s (%u shards)\n", addr,
+		pc_server_shards(kv_server_net(k)));
+	pc_serve_signals(kv_server_net(k), &set, a.drain_ns, usr1_totals, NULL, k);
+	kv_server_wait(k);
+	print_totals(k, a.json, stdout);
+	kv_server_destroy(k);
+	return PC_EXIT_OK;
+}
+
+static const struct pc_cmd kv_cmd = {
+	.name = "kv",
+	.summary = "serve the Redis protocol: a sharded key-value server",
+	.order = 62,
+	.main = kv_main,
+};
+PC_CMD_REGISTER(kv_cmd)
