@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The kv server's life: configuration, start, totals, shutdown. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "keyhash.h"
+#include "percore/metrics.h"
 #include "srv.h"
 
 /* Reading stops while this much output waits for a slow client; the
@@ -18,6 +20,47 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	o->net.host = "127.0.0.1";
 	o->net.port = KV_SERVER_PORT;
 	kv_config_init(&o->cfg);
+}
+
+static uint64_t rd(const _Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* The keyspace's figures per shard, as metrics (percore_kv_*): a copy of
+ * the relaxed counters the shard alone writes. */
+struct kv_metric_figs {
+	uint64_t keys, expires, used, expired, evicted, commands;
+};
+
+#define KV_ROW(n, k, f, h) { .name = n, .help = h, .kind = PC_METRIC_##k, \
+			     .offset = offsetof(struct kv_metric_figs, f), .scale = 1 }
+static const struct pc_metric_field kv_metric_rows[] = {
+	KV_ROW("kv_keys", GAUGE, keys, "Keys the shard holds, expired ones not yet deleted included."),
+	KV_ROW("kv_keys_with_expiry", GAUGE, expires, "Of those, keys with a time to live."),
+	KV_ROW("kv_used_bytes", GAUGE, used, "Bytes the shard's keyspace holds."),
+	KV_ROW("kv_expired_keys_total", COUNTER, expired, "Keys deleted because they expired."),
+	KV_ROW("kv_evicted_keys_total", COUNTER, evicted, "Keys evicted under maxmemory."),
+	KV_ROW("kv_commands_total", COUNTER, commands, "Commands the shard ran."),
+};
+
+static int read_figs(void *ctx, unsigned i, void *out)
+{
+	const struct kv_server *k = ctx;
+	const struct kv_shard_stats *s = &k->stats[i];
+
+	*(struct kv_metric_figs *)out = (struct kv_metric_figs){
+		.keys = rd(&s->keys), .expires = rd(&s->expires), .used = rd(&s->used),
+		.expired = rd(&s->expired), .evicted = rd(&s->evicted), .commands = rd(&s->commands),
+	};
+	return 0;
+}
+
+static int add_metrics(struct kv_server *k, char *err, size_t errlen)
+{
+	return pc_metrics_add_table(pc_server_metrics(k->net), kv_metric_rows,
+				    sizeof(kv_metric_rows) / sizeof(kv_metric_rows[0]),
+				    sizeof(struct kv_metric_figs), true, read_figs, k, err, errlen);
 }
 
 int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char *err,
@@ -60,6 +103,11 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	rc = pc_server_start(c, &k->net, err, errlen);
 	if (!rc) {
 		atomic_store_explicit(&k->net_pub, k->net, memory_order_release);
+		if (c->metrics && (rc = add_metrics(k, err, errlen))) {
+			pc_server_stop(k->net);
+			pc_server_wait(k->net);
+			pc_server_destroy(k->net);
+		}
 	}
 	if (rc) {
 		free(k->stats);
@@ -78,11 +126,6 @@ uint16_t kv_server_port(const struct kv_server *k)
 struct pc_server *kv_server_net(struct kv_server *k)
 {
 	return k->net;
-}
-
-static uint64_t rd(const _Atomic uint64_t *v)
-{
-	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
 void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t)

@@ -426,6 +426,51 @@ def t_max_clients(srv):
     again.close()
 
 
+def t_metrics(srv):
+    """--metrics-port: the server's series and percore_kv_* per shard, as
+    Prometheus reads them."""
+    import shutil
+    import urllib.request
+    line = b""
+    while b"metrics on" not in line:
+        line = srv.p.stderr.readline()
+        check(line, "no metrics line")
+    url = re.search(rb"(http://\S+/metrics)", line).group(1).decode()
+    c = Conn(srv.port)
+    args = []
+    for i in range(100):
+        args += ["m%d" % i, "v"]
+    check(c.call("MSET", *args) == b"+OK", "mset")
+    check(c.call("SET", "ttl", "v", "EX", "100") == b"+OK", "set ex")
+    c.close()
+    body = ""
+
+    def total(name):
+        vals = [float(v) for k, v in re.findall(r"^(%s\{shard=\"\d+\"\}) (\S+)$" % name,
+                                                 body, re.M)]
+        check(len(vals) == 2, "%s: %d shards, want 2" % (name, len(vals)))
+        return sum(vals)
+
+    # each shard publishes its keyspace figures with its expiry pass
+    deadline = time.monotonic() + 60
+    while True:
+        body = urllib.request.urlopen(url, timeout=30).read().decode()
+        if total("percore_kv_keys") == 101 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    check(total("percore_kv_keys") == 101, "kv_keys %s" % total("percore_kv_keys"))
+    check(total("percore_kv_keys_with_expiry") == 1, "kv_keys_with_expiry")
+    check(total("percore_kv_commands_total") >= 2, "kv_commands_total")
+    check(total("percore_kv_used_bytes") > 0, "kv_used_bytes")
+    check(total("percore_sessions_accepted_total") >= 1, "sessions accepted")
+    ready = url.replace("/metrics", "/ready")
+    check(urllib.request.urlopen(ready, timeout=30).status == 200, "/ready")
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=body.encode(),
+                           capture_output=True)
+        check(r.returncode == 0, "promtool: %r" % (r.stdout + r.stderr))
+
+
 def t_redis_cli(srv):
     """redis-cli typed at (stdin) and --pipe mass insertion."""
     cli = shutil.which("redis-cli")
@@ -506,6 +551,7 @@ TESTS = [
     ("protocol_error", (), t_protocol_error),
     ("output_limit", ("--client-output-limit", "1M"), t_output_limit),
     ("max_clients", ("--max-clients", "2"), t_max_clients),
+    ("metrics", ("--metrics-port", "0"), t_metrics),
     ("redis_cli", (), t_redis_cli),
     ("redis_py", (), t_redis_py),
 ]

@@ -299,12 +299,7 @@ static int echo_main(int argc, char **argv)
 		pc_server_shards(srv), a.cfg.raw ? "raw" : "framed",
 		pc_backend_name(pc_engine_backend(pc_server_engine(srv))),
 		pc_idle_name(a.cfg.engine.idle));
-	if (a.cfg.metrics) {
-		pc_sockaddr_parse(a.cfg.metrics_host ? a.cfg.metrics_host : "127.0.0.1",
-				  pc_server_metrics_port(srv), &ss, &len);
-		pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
-		fprintf(stderr, "percore echo: metrics on http://%s/metrics\n", addr);
-	}
+	pc_serve_say_metrics("echo", srv, &a.cfg);
 	drain_ns = a.drain_ns;
 	pc_serve_signals(srv, &set, a.drain_ns, usr1_stats, say_draining, srv);
 	pc_server_wait(srv);

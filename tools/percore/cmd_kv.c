@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "net_args.h"
+#include "percore/log.h"
 #include "serve.h"
 #include "percore/listener.h"
 #include "percore/load.h"
@@ -57,17 +58,27 @@ static void usage(FILE *f)
 		"  --expire-period MS  active expiry runs every MS milliseconds (default %u)\n"
 		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
 		"                      (default 5)\n"
+		"  --metrics-port P    serve /metrics (Prometheus: the server's series and\n"
+		"                      percore_kv_* per shard), /health and /ready over HTTP\n"
+		"                      on port P (0: the kernel chooses)\n"
+		"  --metrics-host H    address for that endpoint (default 127.0.0.1)\n"
+		"  --log-level L       error, warn, info (default), debug\n"
+		"  --log-format F      logfmt (default) or json\n"
+		"  --log-file PATH     append the log there instead of stderr; SIGHUP\n"
+		"                      reopens it\n"
 		"  --json              print the totals on exit as JSON\n"
 		"  -h, --help          this text\n\n"
-		"It says \"percore kv: listening on ADDRESS\" on stderr once it accepts.\n"
+		"It says \"percore kv: listening on ADDRESS\" on stderr once it accepts,\n"
+		"and \"percore kv: metrics on http://ADDRESS/metrics\" with --metrics-port.\n"
 		"SIGINT or SIGTERM: stop accepting, answer what was received, exit (a second\n"
-		"one exits at once). SIGUSR1: totals to stderr.\n"
+		"one exits at once). SIGUSR1: totals to stderr. SIGHUP: reopen the log file.\n"
 		"Exit status: 0 success, 1 the server could not start, 2 usage error.\n",
 		KV_SERVER_PORT, KV_SERVER_MAX_CLIENTS, KV_SERVER_EXPIRE_MS);
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
-       OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_EXPIRE, OPT_DRAIN, OPT_JSON };
+       OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_EXPIRE, OPT_DRAIN, OPT_JSON,
+       OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -86,6 +97,11 @@ static const struct option long_opts[] = {
 	{ "expire-period", required_argument, NULL, OPT_EXPIRE },
 	{ "drain", required_argument, NULL, OPT_DRAIN },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
+	{ "metrics-host", required_argument, NULL, OPT_METRICS_HOST },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -100,6 +116,12 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_OVER: o->net.engine.oversubscribe = true; return 0;
 	case OPT_JSON: a->json = true; return 0;
 	case OPT_HOST: o->net.host = v; return net_arg_host(v);
+	case OPT_METRICS_HOST: o->net.metrics_host = v; return net_arg_host(v);
+	case OPT_LOG_LEVEL: return pc_log_level_parse(v, &o->net.engine.log_level);
+	case OPT_LOG_FORMAT: return pc_log_format_parse(v, &o->net.engine.log_format);
+	case OPT_LOG_FILE:
+		o->net.engine.log_file = v;
+		return *v ? 0 : -EINVAL;
 	case OPT_PLACEMENT: o->net.engine.placement = v; return 0;
 	case OPT_IDLE: return pc_idle_parse(v, &o->net.engine.idle);
 	case OPT_BACKEND:
@@ -124,11 +146,16 @@ static int take_value(void *arg, int c, const char *v)
 		o->cfg.proto_max_bulk_len = u;
 		return 0;
 	}
-	if (net_arg_count(v, c == OPT_PORT ? 65535 : c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
+	if (net_arg_count(v, c == OPT_PORT || c == OPT_METRICS_PORT ? 65535 :
+			      c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
 			      INT32_MAX, &u))
 		return -EINVAL;
 	switch (c) {
 	case OPT_PORT: o->net.port = (uint16_t)u; return 0;
+	case OPT_METRICS_PORT:
+		o->net.metrics = true;
+		o->net.metrics_port = (uint16_t)u;
+		return 0;
 	case OPT_SHARDS: o->net.engine.shards = (unsigned)u; return u ? 0 : -EINVAL;
 	case OPT_MAX_CLIENTS: o->cfg.maxclients = (uint32_t)u; return 0;
 	case OPT_ARGS: o->cfg.max_multibulk_len = (uint32_t)u; return u ? 0 : -EINVAL;
@@ -188,6 +215,7 @@ static int kv_main(int argc, char **argv)
 	pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
 	fprintf(stderr, "percore kv: listening on %s (%u shards)\n", addr,
 		pc_server_shards(kv_server_net(k)));
+	pc_serve_say_metrics("kv", kv_server_net(k), &a.o.net);
 	pc_serve_signals(kv_server_net(k), &set, a.drain_ns, usr1_totals, NULL, k);
 	kv_server_wait(k);
 	print_totals(k, a.json, stdout);

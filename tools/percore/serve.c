@@ -3,7 +3,12 @@
  * handler: the signals are taken with sigtimedwait. */
 #include "serve.h"
 
+#include <stdio.h>
 #include <time.h>
+
+#include <sys/socket.h>
+
+#include "percore/listener.h"
 
 #include "percore/log.h"
 
@@ -30,4 +35,18 @@ void pc_serve_signals(struct pc_server *srv, const sigset_t *set, uint64_t drain
 			pc_server_stop(srv);
 		}
 	}
+}
+
+void pc_serve_say_metrics(const char *cmd, struct pc_server *srv, const struct pc_server_cfg *cfg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char addr[80];
+
+	if (!cfg->metrics)
+		return;
+	pc_sockaddr_parse(cfg->metrics_host ? cfg->metrics_host : "127.0.0.1",
+			  pc_server_metrics_port(srv), &ss, &len);
+	pc_sockaddr_format((struct sockaddr *)&ss, addr, sizeof(addr));
+	fprintf(stderr, "percore %s: metrics on http://%s/metrics\n", cmd, addr);
 }

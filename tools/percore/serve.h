@@ -18,4 +18,8 @@
 void pc_serve_signals(struct pc_server *srv, const sigset_t *set, uint64_t drain_ns,
 		      void (*usr1)(void *arg), void (*draining)(void *arg), void *arg);
 
+/* With cfg->metrics: "percore CMD: metrics on http://ADDRESS/metrics" on
+ * stderr, the address the endpoint of srv (started from cfg) listens on. */
+void pc_serve_say_metrics(const char *cmd, struct pc_server *srv, const struct pc_server_cfg *cfg);
+
 #endif
