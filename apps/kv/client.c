@@ -39,11 +39,14 @@ struct kv_client {
 	int target;                   /* the shard outstanding jobs went to; -1 */
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
+	bool closing;                 /* counted in the server's closing */
 	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
 };
 
 static void conn_free(struct kv_client *c)
 {
+	if (c->closing)
+		atomic_fetch_sub_explicit(&c->sh->srv->closing, 1, memory_order_relaxed);
 	kv_conn_fini(&c->conn);
 	kv_resp_free(&c->p);
 	kv_reply_free(&c->out);
@@ -436,6 +439,12 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
-	if (!c->inflight && !c->busy)
+	if (!c->inflight && !c->busy) {
 		conn_free(c);
+		return;
+	}
+	/* Freed when the last answer comes back; an engine stopped before
+	 * then never runs those answers, so a clean stop waits for 0. */
+	c->closing = true;
+	atomic_fetch_add_explicit(&k->closing, 1, memory_order_relaxed);
 }

@@ -141,6 +141,7 @@ void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t)
 	t->clients = rd(&k->clients);
 	t->rejected_clients = rd(&k->rejected);
 	t->output_limit_closes = rd(&k->outlimit);
+	t->closing = rd(&k->closing);
 	t->protocol_errors = rd(&k->proto_errors);
 }
 

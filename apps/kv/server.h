@@ -73,6 +73,7 @@ struct kv_server_totals {
 	uint64_t clients;
 	uint64_t rejected_clients;
 	uint64_t output_limit_closes;
+	uint64_t closing;             /* closed, answers still to come back */
 	uint64_t protocol_errors;
 };
 void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t);

@@ -91,6 +91,9 @@ struct kv_server {
 	unsigned n;
 	struct kv_shard_stats *stats;         /* one per shard */
 	_Atomic uint64_t clients, accepted, rejected, outlimit, proto_errors, next_id;
+	/* clients closed while requests were still out on other shards,
+	 * freed once the last answer is back */
+	_Atomic uint64_t closing;
 	int64_t start_ms;
 };
 

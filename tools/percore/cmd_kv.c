@@ -171,13 +171,14 @@ static void print_totals(const struct kv_server *k, bool json, FILE *out)
 	fprintf(out,
 		json ? "{\"keys\": %llu, \"used_bytes\": %llu, \"expired\": %llu, "
 		       "\"commands\": %llu, \"clients\": %llu, \"rejected_clients\": %llu, "
-		       "\"output_limit_closes\": %llu, \"protocol_errors\": %llu}\n" :
+		       "\"output_limit_closes\": %llu, \"closing\": %llu, \"protocol_errors\": %llu}\n" :
 		       "keys %llu\nused_bytes %llu\nexpired %llu\ncommands %llu\nclients %llu\n"
-		       "rejected_clients %llu\noutput_limit_closes %llu\nprotocol_errors %llu\n",
+		       "rejected_clients %llu\noutput_limit_closes %llu\nclosing %llu\nprotocol_errors %llu\n",
 		(unsigned long long)t.keys, (unsigned long long)t.used_bytes,
 		(unsigned long long)t.expired, (unsigned long long)t.commands,
 		(unsigned long long)t.clients, (unsigned long long)t.rejected_clients,
-		(unsigned long long)t.output_limit_closes, (unsigned long long)t.protocol_errors);
+		(unsigned long long)t.output_limit_closes, (unsigned long long)t.closing,
+		(unsigned long long)t.protocol_errors);
 }
 
 static void usr1_totals(void *arg)
