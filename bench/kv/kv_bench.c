@@ -164,14 +164,16 @@ static int wait_ready(uint16_t port)
 
 static void server_stop(struct kv_ctx *c)
 {
+	pid_t rc = 0;
 	int st;
 
 	if (c->pid <= 0)
 		return;
 	kill(c->pid, SIGTERM);
-	for (int i = 0; i < 500 && waitpid(c->pid, &st, WNOHANG) != c->pid; i++)
+	/* 5 s to exit on its own (0: still running, else reaped or gone) */
+	for (int i = 0; i < 500 && (rc = waitpid(c->pid, &st, WNOHANG)) == 0; i++)
 		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
-	if (kill(c->pid, 0) == 0) {
+	if (rc == 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, &st, 0);
 	}
@@ -194,8 +196,17 @@ static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 				 "--appendonly", "no", "--daemonize", "no", NULL };
 		c->pid = spawn(argv, c->cpu_server, -1);
 	}
-	if (c->pid < 0 || wait_ready(c->port)) {
-		fprintf(stderr, "%s: the server did not start\n", st->bench->name);
+	bool up = c->pid > 0 && !wait_ready(c->port);
+
+	/* The port was free a moment ago; a server that lost it to another
+	 * process has exited, and the PONG came from that process. */
+	if (up && waitpid(c->pid, &(int){ 0 }, WNOHANG) == c->pid) {
+		c->pid = 0;
+		up = false;
+	}
+	if (!up) {
+		fprintf(stderr, "%s: the server did not start on port %u\n", st->bench->name,
+			c->port);
 		server_stop(c);
 		return -ENOTSUP;
 	}
