@@ -208,6 +208,10 @@ static const char *const pair_names[] = {
 	"SessionEcho/4096/idle:adaptive", "Peer/epoll_busy/4096", "Peer/epoll_echo/4096",
 	"SpscQueue/Concurrent/batch:32/affinity:on", "FalseSharing/Padded",
 	"FalseSharing/SameLine", "RingBuffer/WriteRead/4096/plain",
+	/* the Redis-protocol server: a depth meets only its own depth */
+	"KV/SET/P1", "KV/SET/P16", "KV/GET/P16", "KV/Memory/1M", "KV/INCR/P1/affinity:on",
+	"Peer/redis/SET/P1", "Peer/redis/SET/P16", "Peer/redis/GET/P1", "Peer/redis/Memory/1M",
+	"Peer/redis/INCR/P1",
 };
 #define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
 
@@ -267,6 +271,10 @@ static void rows_meet_their_peers(void **state)
 	static const char *const echo512[] = { "Peer/epoll_echo/512" };
 	static const char *const c2c[] = { "Peer/core2core/RTT/affinity:on",
 					   "Peer/core2core/RTT/affinity:off" };
+	static const char *const redis_set1[] = { "Peer/redis/SET/P1" };
+	static const char *const redis_set16[] = { "Peer/redis/SET/P16" };
+	static const char *const redis_mem[] = { "Peer/redis/Memory/1M" };
+	static const char *const redis_incr1[] = { "Peer/redis/INCR/P1" };
 
 	(void)state;
 	assert_non_null(r);
@@ -303,6 +311,17 @@ static void rows_meet_their_peers(void **state)
 			   0.5, EPS);
 	assert_float_equal(pp.p[pc_results_index(r, "CrossCore/RTT/idle:spin")].peers[0].scale, 1,
 			   EPS);
+	assert_peers(r, &pp, "KV/SET/P1", redis_set1, 1);
+	assert_peers(r, &pp, "KV/SET/P16", redis_set16, 1);
+	assert_int_equal(kind_of(r, &pp, "KV/SET/P16", 0), PC_PAIR_PEER);
+	assert_peers(r, &pp, "KV/Memory/1M", redis_mem, 1);
+	assert_peers(r, &pp, "KV/INCR/P1/affinity:on", redis_incr1, 1);
+	/* Peer/redis/GET/P1 is another depth: GET/P16 stands alone */
+	assert_peers(r, &pp, "KV/GET/P16", NULL, 0);
+	assert_int_equal(pp.p[pc_results_index(r, "KV/GET/P16")].sec, PC_SEC_INTEGRATION);
+	assert_int_equal(pp.p[pc_results_index(r, "KV/SET/P1")].sec, PC_SEC_INTEGRATION);
+	assert_false(pp.p[pc_results_index(r, "Peer/redis/GET/P1")].claimed);
+	assert_true(pp.p[pc_results_index(r, "Peer/redis/Memory/1M")].claimed);
 	assert_peers(r, &pp, "Foo/Bar", NULL, 0);
 	assert_int_equal(pp.p[pc_results_index(r, "Foo/Bar")].sec, PC_SEC_MICRO);
 	assert_int_equal(pp.p[pc_results_index(r, "SessionEcho/64")].sec, PC_SEC_INTEGRATION);

@@ -88,8 +88,11 @@ static const struct pair_rule rules[] = {
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)(/idle:sleep)?" TAGS,
 	     PEER("^Peer/epoll_echo/\\1\\3$")),
 	RULE(PC_SEC_INTEGRATION, "^Session/Create" TAGS, PEER("^Peer/epoll_echo/Create\\1$")),
-	/* the Redis-protocol server beside redis-server, same redis-benchmark runs */
-	RULE(PC_SEC_INTEGRATION, "^KV/(.+)", PEER("^Peer/redis/\\1$")),
+	/* the Redis-protocol server beside redis-server under the same
+	 * redis-benchmark runs: KV/<test>/<depth> and KV/Memory/<keys> */
+	RULE(PC_SEC_INTEGRATION, "^KV/([A-Za-z0-9]+/[A-Za-z0-9]+)" TAGS,
+	     PEER("^Peer/redis/\\1\\2$")),
+	RULE(PC_SEC_INTEGRATION, "^KV/"),
 	RULE(PC_SEC_INTEGRATION, "^Session(Echo)?/"),
 	/* micro benchmarks beside their peers */
 	RULE(PC_SEC_MICRO, "^SlabAlloc/([0-9]+(/batch)?)" TAGS,
