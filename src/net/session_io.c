@@ -379,27 +379,20 @@ static size_t rx_room(const struct pc_session *s)
 	return (size_t)back < space ? space - (size_t)back : 0;
 }
 
-size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
+/* Copy n bytes into the input ring and decode them there, while none of
+ * the `stop` flags is set. Returns the bytes taken. */
+static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned stop)
 {
 	size_t took = 0, len;
 
-	if (n <= 0) {
-		if (n == 0)
-			input_ended(s);
-		else
-			net_session_abort(s, PC_CLOSE_RESET);
-		if (!(s->flags & NS_DEAD) && !s->ref_head)
-			net_session_buf_release(s->sh, &s->rx);
-		return 0;
-	}
-	while (took < (size_t)n && !(s->flags & NS_NO_READ)) {
+	while (took < n && !(s->flags & stop)) {
 		/* A read brings at most one ring per turn, so output is written
 		 * before much more input is taken; bytes completing in bulk
 		 * must not pile up replies beyond what the socket refused. */
 		if (net_session_queued(s) >= s->sh->cfg->high_water / 2 &&
 		    !(s->flags & NS_WBLOCKED)) {
 			net_session_flush(s);
-			if (s->flags & NS_NO_READ)
+			if (s->flags & stop)
 				break;
 		}
 		if (!s->rx && !(s->rx = net_session_buf_get(s->sh, s->sh->cfg->rx_buffer))) {
@@ -415,10 +408,135 @@ size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
 		len = len < rx_room(s) ? len : rx_room(s);
 		if (!len)
 			break; /* full: the rest waits for the output to drain */
-		len = len < (size_t)n - took ? len : (size_t)n - took;
+		len = len < n - took ? len : n - took;
 		memcpy(dst, p + took, len);
 		took += len;
 		took_in(s, len);
+	}
+	return took;
+}
+
+/* Replies lending bodies from a provided buffer may not outlive the
+ * receive call: the buffer goes back to the kernel when it returns. They
+ * are written now (what the socket refuses is copied into the output
+ * ring, as after any short write), which costs a sendmsg per completion
+ * rather than per turn but copies nothing; with the socket already full
+ * they are copied at once. */
+static void refs_drop_lent(struct pc_session *s)
+{
+	if (!s->ref_head || (s->flags & NS_DEAD))
+		return;
+	if (!(s->flags & NS_WBLOCKED))
+		net_session_flush(s);
+	else if (net_session_materialize(s))
+		net_session_abort(s, PC_CLOSE_NOMEM);
+}
+
+/* Whole frames decoded straight from the receive buffer, for a session
+ * that holds no input: no copy into the input ring. It stops where
+ * input_frames() would, or at an incomplete frame. Returns the bytes
+ * consumed; the caller copies the rest into the input ring. */
+static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
+{
+	struct net_shard *sh = s->sh;
+	struct pc_frame f;
+	size_t took = 0;
+
+	/* No input held: no incomplete frame, whatever is left of its mark. */
+	s->flags &= (uint16_t)~NS_PARTIAL;
+	while (took < n && !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN | NS_HELD))) {
+		if (net_session_queued(s) >= sh->cfg->high_water / 2 && !(s->flags & NS_WBLOCKED)) {
+			net_session_flush(s); /* as copy_in() does, for the same reason */
+			continue;
+		}
+		if (net_session_queued(s) >= sh->cfg->high_water) {
+			net_session_pause(s);
+			break;
+		}
+		int rc = pc_frame_parse(p + took, n - took, sh->max_body, &f);
+		if (rc == -EAGAIN)
+			break;
+		if (rc) {
+			refuse_frame(s, rc);
+			break;
+		}
+		sh->in_frame = s;
+		dispatch(s, &f);
+		sh->in_frame = NULL;
+		if (s->flags & NS_UNREAD) {
+			/* Offered again on resume: it goes into the input ring. */
+			s->flags &= (uint16_t)~NS_UNREAD;
+			break;
+		}
+		took += pc_frame_size(&f);
+	}
+	NET_STAT_ADD(sh, bytes_in, took);
+	if (took && (sh->idle_ticks || sh->hb_ticks))
+		s->last_rx = (uint32_t)net_tick();
+	refs_drop_lent(s);
+	return took;
+}
+
+/* Bytes that complete the frame begun in the input ring (its header
+ * first), or 0 when the ring holds more than that or a bad header (then
+ * everything is copied, and decoding there reports it). */
+static size_t rx_frame_rest(const struct pc_session *s)
+{
+	uint8_t h[PC_FRAME_HEADER_LEN];
+	size_t used = pc_ringbuf_used(s->rx);
+	struct pc_frame f;
+
+	if (used < sizeof(h))
+		return sizeof(h) - used;
+	if (pc_ringbuf_peek(s->rx, h, sizeof(h)) ||
+	    pc_frame_header_check(h, sizeof(h), s->sh->max_body, &f))
+		return 0;
+	return pc_frame_size(&f) > used ? pc_frame_size(&f) - used : 0;
+}
+
+/* A frame begun in an earlier buffer: copy only what completes it, so
+ * that the frames after it can be decoded in place. */
+static size_t complete_frame(struct pc_session *s, const uint8_t *p, size_t n)
+{
+	size_t took = 0, want, k;
+
+	while (took < n && s->rx && pc_ringbuf_used(s->rx) && !(s->flags & NS_NO_READ) &&
+	       (want = rx_frame_rest(s))) {
+		want = want < n - took ? want : n - took;
+		k = copy_in(s, p + took, want, NS_NO_READ);
+		took += k;
+		if (k < want)
+			break;
+	}
+	return took;
+}
+
+size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
+{
+	size_t took;
+
+	if (n <= 0) {
+		if (n == 0)
+			input_ended(s);
+		else
+			net_session_abort(s, PC_CLOSE_RESET);
+		if (!(s->flags & NS_DEAD) && !s->ref_head)
+			net_session_buf_release(s->sh, &s->rx);
+		return 0;
+	}
+	if (s->sh->cfg->raw || (s->flags & NS_NO_READ))
+		return copy_in(s, p, (size_t)n, NS_NO_READ);
+	took = complete_frame(s, p, (size_t)n);
+	if (took < (size_t)n && !(s->flags & NS_NO_READ) && (!s->rx || !pc_ringbuf_used(s->rx)))
+		took += decode_in_place(s, p + took, (size_t)n - took);
+	if (took < (size_t)n) {
+		/* An incomplete frame, or frames left by a pause or a hold: into
+		 * the input ring, so that the buffer goes back now. */
+		took += copy_in(s, p + took, (size_t)n - took, NS_DEAD | NS_CLOSING | NS_FIN);
+	} else if (!(s->flags & NS_DEAD)) {
+		net_budget_settle(s->sh, false);
+		if (!s->ref_head)
+			net_session_buf_release(s->sh, &s->rx);
 	}
 	return took;
 }
