@@ -183,6 +183,19 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 	s->sh->ref_owner = NULL;
 }
 
+/* Hand one decoded frame to the application. Returns false when it was
+ * left unread (pc_session_unread_frame(): offered again on resume). */
+static bool offer_frame(struct pc_session *s, const struct pc_frame *f)
+{
+	s->sh->in_frame = s;
+	dispatch(s, f);
+	s->sh->in_frame = NULL;
+	if (!(s->flags & NS_UNREAD))
+		return true;
+	s->flags &= (uint16_t)~NS_UNREAD;
+	return false;
+}
+
 /* A frame refused with -EMSGSIZE is either over the body maximum (the
  * client's fault) or merely larger than the ring it sits in: then move it
  * to a larger ring. Returns 0 when grown, else the error to report. */
@@ -241,14 +254,8 @@ static void input_frames(struct pc_session *s)
 			refuse_frame(s, rc);
 			return;
 		}
-		sh->in_frame = s;
-		dispatch(s, &f);
-		sh->in_frame = NULL;
-		if (s->flags & NS_UNREAD) {
-			/* pc_session_unread_frame(): offered again on resume */
-			s->flags &= ~NS_UNREAD;
+		if (!offer_frame(s, &f))
 			return;
-		}
 		pc_frame_consume(s->rx, &f);
 		NET_STAT_SUB(sh, buffered_bytes, pc_frame_size(&f));
 		consumed = true;
@@ -379,6 +386,17 @@ static size_t rx_room(const struct pc_session *s)
 	return (size_t)back < space ? space - (size_t)back : 0;
 }
 
+/* A read brings at most one ring per turn, so output is written before
+ * much more input is taken; bytes completing in bulk must not pile up
+ * replies beyond what the socket refused. Returns true when it wrote. */
+static bool flush_early(struct pc_session *s)
+{
+	if (net_session_queued(s) < s->sh->cfg->high_water / 2 || (s->flags & NS_WBLOCKED))
+		return false;
+	net_session_flush(s);
+	return true;
+}
+
 /* Copy n bytes into the input ring and decode them there, while none of
  * the `stop` flags is set. Returns the bytes taken. */
 static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned stop)
@@ -386,15 +404,8 @@ static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned
 	size_t took = 0, len;
 
 	while (took < n && !(s->flags & stop)) {
-		/* A read brings at most one ring per turn, so output is written
-		 * before much more input is taken; bytes completing in bulk
-		 * must not pile up replies beyond what the socket refused. */
-		if (net_session_queued(s) >= s->sh->cfg->high_water / 2 &&
-		    !(s->flags & NS_WBLOCKED)) {
-			net_session_flush(s);
-			if (s->flags & stop)
-				break;
-		}
+		if (flush_early(s) && (s->flags & stop))
+			break;
 		if (!s->rx && !(s->rx = net_session_buf_get(s->sh, s->sh->cfg->rx_buffer))) {
 			net_session_abort(s, PC_CLOSE_NOMEM);
 			break;
@@ -445,10 +456,8 @@ static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
 	/* No input held: no incomplete frame, whatever is left of its mark. */
 	s->flags &= (uint16_t)~NS_PARTIAL;
 	while (took < n && !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN | NS_HELD))) {
-		if (net_session_queued(s) >= sh->cfg->high_water / 2 && !(s->flags & NS_WBLOCKED)) {
-			net_session_flush(s); /* as copy_in() does, for the same reason */
+		if (flush_early(s))
 			continue;
-		}
 		if (net_session_queued(s) >= sh->cfg->high_water) {
 			net_session_pause(s);
 			break;
@@ -460,14 +469,8 @@ static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
 			refuse_frame(s, rc);
 			break;
 		}
-		sh->in_frame = s;
-		dispatch(s, &f);
-		sh->in_frame = NULL;
-		if (s->flags & NS_UNREAD) {
-			/* Offered again on resume: it goes into the input ring. */
-			s->flags &= (uint16_t)~NS_UNREAD;
-			break;
-		}
+		if (!offer_frame(s, &f))
+			break; /* into the input ring, for the resume */
 		took += pc_frame_size(&f);
 	}
 	NET_STAT_ADD(sh, bytes_in, took);
