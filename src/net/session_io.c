@@ -150,7 +150,8 @@ static void handle(struct pc_session *s, const struct pc_frame *f,
 	}
 }
 
-static void dispatch(struct pc_session *s, const struct pc_frame *f)
+/* lend: replies may point into f's body until the flush (refs_open). */
+static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 {
 	const struct pc_server_cfg *cfg = s->sh->cfg;
 	struct pc_metric *lat;
@@ -169,7 +170,8 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 		net_stats_reply(s);
 		return;
 	}
-	refs_open(s, f->body, f->len);
+	if (lend)
+		refs_open(s, f->body, f->len);
 	lat = net_server_latency(s->sh->srv);
 	if (PC_UNLIKELY(lat)) {
 		/* Two clock reads per frame, only when metrics are on. */
@@ -185,10 +187,10 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 
 /* Hand one decoded frame to the application. Returns false when it was
  * left unread (pc_session_unread_frame(): offered again on resume). */
-static bool offer_frame(struct pc_session *s, const struct pc_frame *f)
+static bool offer_frame(struct pc_session *s, const struct pc_frame *f, bool lend)
 {
 	s->sh->in_frame = s;
-	dispatch(s, f);
+	dispatch(s, f, lend);
 	s->sh->in_frame = NULL;
 	if (!(s->flags & NS_UNREAD))
 		return true;
@@ -254,7 +256,7 @@ static void input_frames(struct pc_session *s)
 			refuse_frame(s, rc);
 			return;
 		}
-		if (!offer_frame(s, &f))
+		if (!offer_frame(s, &f, true))
 			return;
 		pc_frame_consume(s->rx, &f);
 		NET_STAT_SUB(sh, buffered_bytes, pc_frame_size(&f));
@@ -427,22 +429,16 @@ static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned
 	return took;
 }
 
-/* Replies lending bodies from a provided buffer may not outlive the
- * receive call: the buffer goes back to the kernel when it returns. They
- * are copied into the output ring. Writing them now instead copies
- * nothing (a quarter fewer instructions per 4 KiB echo) but doubles the
- * sendmsg calls, one per completion rather than per turn, and a loopback
- * sendmsg costs more than the 4 KiB copy. */
-static void refs_drop_lent(struct pc_session *s)
-{
-	if (s->ref_head && !(s->flags & NS_DEAD) && net_session_materialize(s))
-		net_session_abort(s, PC_CLOSE_NOMEM);
-}
-
 /* Whole frames decoded straight from the receive buffer, for a session
  * that holds no input: no copy into the input ring. It stops where
  * input_frames() would, or at an incomplete frame. Returns the bytes
- * consumed; the caller copies the rest into the input ring. */
+ * consumed; the caller copies the rest into the input ring.
+ *
+ * The buffer goes back to the kernel when the receive call returns, so
+ * replies may not point into it: bodies are copied into the output ring
+ * (no lending). Lending them and writing before the buffer returns copies
+ * nothing but doubles the sendmsg calls (one per completion rather than
+ * per turn), and a loopback sendmsg costs more than a 4 KiB copy. */
 static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
 {
 	struct net_shard *sh = s->sh;
@@ -465,14 +461,13 @@ static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
 			refuse_frame(s, rc);
 			break;
 		}
-		if (!offer_frame(s, &f))
+		if (!offer_frame(s, &f, false))
 			break; /* into the input ring, for the resume */
 		took += pc_frame_size(&f);
 	}
 	NET_STAT_ADD(sh, bytes_in, took);
 	if (took && (sh->idle_ticks || sh->hb_ticks))
 		s->last_rx = (uint32_t)net_tick();
-	refs_drop_lent(s);
 	return took;
 }
 
