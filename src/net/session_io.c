@@ -150,7 +150,8 @@ static void handle(struct pc_session *s, const struct pc_frame *f,
 	}
 }
 
-static void dispatch(struct pc_session *s, const struct pc_frame *f)
+/* lend: replies may point into f's body until the flush (refs_open). */
+static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 {
 	const struct pc_server_cfg *cfg = s->sh->cfg;
 	struct pc_metric *lat;
@@ -169,7 +170,8 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 		net_stats_reply(s);
 		return;
 	}
-	refs_open(s, f->body, f->len);
+	if (lend)
+		refs_open(s, f->body, f->len);
 	lat = net_server_latency(s->sh->srv);
 	if (PC_UNLIKELY(lat)) {
 		/* Two clock reads per frame, only when metrics are on. */
@@ -181,6 +183,19 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f)
 		handle(s, f, cfg);
 	}
 	s->sh->ref_owner = NULL;
+}
+
+/* Hand one decoded frame to the application. Returns false when it was
+ * left unread (pc_session_unread_frame(): offered again on resume). */
+static bool offer_frame(struct pc_session *s, const struct pc_frame *f, bool lend)
+{
+	s->sh->in_frame = s;
+	dispatch(s, f, lend);
+	s->sh->in_frame = NULL;
+	if (!(s->flags & NS_UNREAD))
+		return true;
+	s->flags &= (uint16_t)~NS_UNREAD;
+	return false;
 }
 
 /* A frame refused with -EMSGSIZE is either over the body maximum (the
@@ -241,14 +256,8 @@ static void input_frames(struct pc_session *s)
 			refuse_frame(s, rc);
 			return;
 		}
-		sh->in_frame = s;
-		dispatch(s, &f);
-		sh->in_frame = NULL;
-		if (s->flags & NS_UNREAD) {
-			/* pc_session_unread_frame(): offered again on resume */
-			s->flags &= ~NS_UNREAD;
+		if (!offer_frame(s, &f, true))
 			return;
-		}
 		pc_frame_consume(s->rx, &f);
 		NET_STAT_SUB(sh, buffered_bytes, pc_frame_size(&f));
 		consumed = true;
@@ -379,29 +388,26 @@ static size_t rx_room(const struct pc_session *s)
 	return (size_t)back < space ? space - (size_t)back : 0;
 }
 
-size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
+/* A read brings at most one ring per turn, so output is written before
+ * much more input is taken; bytes completing in bulk must not pile up
+ * replies beyond what the socket refused. Returns true when it wrote. */
+static bool flush_early(struct pc_session *s)
+{
+	if (net_session_queued(s) < s->sh->cfg->high_water / 2 || (s->flags & NS_WBLOCKED))
+		return false;
+	net_session_flush(s);
+	return true;
+}
+
+/* Copy n bytes into the input ring and decode them there, while none of
+ * the `stop` flags is set. Returns the bytes taken. */
+static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned stop)
 {
 	size_t took = 0, len;
 
-	if (n <= 0) {
-		if (n == 0)
-			input_ended(s);
-		else
-			net_session_abort(s, PC_CLOSE_RESET);
-		if (!(s->flags & NS_DEAD) && !s->ref_head)
-			net_session_buf_release(s->sh, &s->rx);
-		return 0;
-	}
-	while (took < (size_t)n && !(s->flags & NS_NO_READ)) {
-		/* A read brings at most one ring per turn, so output is written
-		 * before much more input is taken; bytes completing in bulk
-		 * must not pile up replies beyond what the socket refused. */
-		if (net_session_queued(s) >= s->sh->cfg->high_water / 2 &&
-		    !(s->flags & NS_WBLOCKED)) {
-			net_session_flush(s);
-			if (s->flags & NS_NO_READ)
-				break;
-		}
+	while (took < n && !(s->flags & stop)) {
+		if (flush_early(s) && (s->flags & stop))
+			break;
 		if (!s->rx && !(s->rx = net_session_buf_get(s->sh, s->sh->cfg->rx_buffer))) {
 			net_session_abort(s, PC_CLOSE_NOMEM);
 			break;
@@ -415,10 +421,116 @@ size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
 		len = len < rx_room(s) ? len : rx_room(s);
 		if (!len)
 			break; /* full: the rest waits for the output to drain */
-		len = len < (size_t)n - took ? len : (size_t)n - took;
+		len = len < n - took ? len : n - took;
 		memcpy(dst, p + took, len);
 		took += len;
 		took_in(s, len);
+	}
+	return took;
+}
+
+/* Whole frames decoded straight from the receive buffer, for a session
+ * that holds no input: no copy into the input ring. It stops where
+ * input_frames() would, or at an incomplete frame. Returns the bytes
+ * consumed; the caller copies the rest into the input ring.
+ *
+ * The buffer goes back to the kernel when the receive call returns, so
+ * replies may not point into it: bodies are copied into the output ring
+ * (no lending). Lending them and writing before the buffer returns copies
+ * nothing but doubles the sendmsg calls (one per completion rather than
+ * per turn), and a loopback sendmsg costs more than a 4 KiB copy. */
+static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
+{
+	struct net_shard *sh = s->sh;
+	struct pc_frame f;
+	size_t took = 0;
+
+	/* No input held: no incomplete frame, whatever is left of its mark. */
+	s->flags &= (uint16_t)~NS_PARTIAL;
+	while (took < n && !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN | NS_HELD))) {
+		if (flush_early(s))
+			continue;
+		if (net_session_queued(s) >= sh->cfg->high_water) {
+			net_session_pause(s);
+			break;
+		}
+		int rc = pc_frame_parse(p + took, n - took, sh->max_body, &f);
+		if (rc == -EAGAIN)
+			break;
+		if (rc) {
+			refuse_frame(s, rc);
+			break;
+		}
+		if (!offer_frame(s, &f, false))
+			break; /* into the input ring, for the resume */
+		took += pc_frame_size(&f);
+	}
+	NET_STAT_ADD(sh, bytes_in, took);
+	if (took && (sh->idle_ticks || sh->hb_ticks))
+		s->last_rx = (uint32_t)net_tick();
+	return took;
+}
+
+/* Bytes that complete the frame begun in the input ring (its header
+ * first), or 0 when the ring holds more than that or a bad header (then
+ * everything is copied, and decoding there reports it). */
+static size_t rx_frame_rest(const struct pc_session *s)
+{
+	uint8_t h[PC_FRAME_HEADER_LEN];
+	size_t used = pc_ringbuf_used(s->rx);
+	struct pc_frame f;
+
+	if (used < sizeof(h))
+		return sizeof(h) - used;
+	if (pc_ringbuf_peek(s->rx, h, sizeof(h)) ||
+	    pc_frame_header_check(h, sizeof(h), s->sh->max_body, &f))
+		return 0;
+	return pc_frame_size(&f) > used ? pc_frame_size(&f) - used : 0;
+}
+
+/* A frame begun in an earlier buffer: copy only what completes it, so
+ * that the frames after it can be decoded in place. */
+static size_t complete_frame(struct pc_session *s, const uint8_t *p, size_t n)
+{
+	size_t took = 0, want, k;
+
+	while (took < n && s->rx && pc_ringbuf_used(s->rx) && !(s->flags & NS_NO_READ) &&
+	       (want = rx_frame_rest(s))) {
+		want = want < n - took ? want : n - took;
+		k = copy_in(s, p + took, want, NS_NO_READ);
+		took += k;
+		if (k < want)
+			break;
+	}
+	return took;
+}
+
+size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
+{
+	size_t took;
+
+	if (n <= 0) {
+		if (n == 0)
+			input_ended(s);
+		else
+			net_session_abort(s, PC_CLOSE_RESET);
+		if (!(s->flags & NS_DEAD) && !s->ref_head)
+			net_session_buf_release(s->sh, &s->rx);
+		return 0;
+	}
+	if (s->sh->cfg->raw || (s->flags & NS_NO_READ))
+		return copy_in(s, p, (size_t)n, NS_NO_READ);
+	took = complete_frame(s, p, (size_t)n);
+	if (took < (size_t)n && !(s->flags & NS_NO_READ) && (!s->rx || !pc_ringbuf_used(s->rx)))
+		took += decode_in_place(s, p + took, (size_t)n - took);
+	if (took < (size_t)n) {
+		/* An incomplete frame, or frames left by a pause or a hold: into
+		 * the input ring, so that the buffer goes back now. */
+		took += copy_in(s, p + took, (size_t)n - took, NS_DEAD | NS_CLOSING | NS_FIN);
+	} else if (!(s->flags & NS_DEAD)) {
+		net_budget_settle(s->sh, false);
+		if (!s->ref_head)
+			net_session_buf_release(s->sh, &s->rx);
 	}
 	return took;
 }

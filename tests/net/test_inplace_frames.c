@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/* Frames laid against the io_uring backend's 16 KiB receive buffers, which
+ * sessions decode in place: one frame exactly filling a buffer, many small
+ * frames in one buffer, frames (and a header) spanning two buffers, and a
+ * frame left unread in the middle of a buffer, resumed later. Every frame
+ * must be answered once, intact and in order. The stream is written while
+ * the session holds its reading, so it lies whole in the socket when the
+ * receive starts and fills the buffers from the stream's first byte; each
+ * round shifts the layout by a different prefix. Runs on both backends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "net_util.h"
+#include "testmain.h"
+
+/* The provided-buffer size of the io_uring backend (reactor_uring.h). */
+#define RECV_BUF 16384u
+#define SMALL 64u
+#define SMALL_TOTAL (PC_FRAME_HEADER_LEN + SMALL)
+#define MAX_FRAMES 512u
+
+enum { ID_HOLD = 1, ID_RESUME = 2, ID_UNREAD = 3, ID_FIRST = 10 };
+
+/* Shard-side state: the held session, and the round whose ID_UNREAD frame
+ * was already left unread once. */
+static struct pc_session *held;
+static uint32_t unread_round;
+
+static void frames_handler(struct pc_session *s, const struct pc_frame *f, void *user)
+{
+	uint32_t round;
+
+	(void)user;
+	switch (f->msg_id) {
+	case ID_HOLD:
+		pc_session_send(s, ID_HOLD, NULL, 0);
+		pc_session_pause_read(s);
+		held = s;
+		return;
+	case ID_RESUME:
+		if (held)
+			pc_session_resume_read(held);
+		held = NULL;
+		pc_session_send(s, ID_RESUME, NULL, 0);
+		return;
+	case ID_UNREAD:
+		memcpy(&round, f->body, sizeof(round));
+		if (unread_round != round) {
+			unread_round = round;
+			assert_int_equal(pc_session_unread_frame(s), 0);
+			held = s;
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	pc_session_send(s, f->msg_id, f->body, f->len); /* lends the body */
+}
+
+struct stream {
+	uint8_t *buf;
+	size_t len;
+	uint32_t n, unread_at; /* frames, and the index of ID_UNREAD */
+	uint32_t id[MAX_FRAMES], size[MAX_FRAMES];
+	size_t off[MAX_FRAMES];
+};
+
+/* Append one frame of `total` bytes on the wire. */
+static void put(struct stream *st, uint32_t id, size_t total, uint32_t round)
+{
+	uint32_t body = (uint32_t)(total - PC_FRAME_HEADER_LEN);
+	uint8_t *p = st->buf + st->len;
+
+	assert_true(st->n < MAX_FRAMES);
+	assert_int_equal(pc_frame_header_encode(p, id, 0, body), 0);
+	for (uint32_t k = 0; k < body; k++)
+		p[PC_FRAME_HEADER_LEN + k] = (uint8_t)(st->n * 13u + k);
+	if (id == ID_UNREAD) {
+		assert_true(body >= sizeof(round));
+		memcpy(p + PC_FRAME_HEADER_LEN, &round, sizeof(round));
+		st->unread_at = st->n;
+	}
+	st->id[st->n] = id;
+	st->size[st->n] = (uint32_t)total;
+	st->off[st->n++] = st->len;
+	st->len += total;
+}
+
+static void put_small(struct stream *st, unsigned count)
+{
+	for (unsigned i = 0; i < count; i++)
+		put(st, ID_FIRST + st->n, PC_FRAME_HEADER_LEN + SMALL, 0);
+}
+
+/* Frames up to `back` bytes before the next buffer boundary, so that
+ * the next frame's header is split by it. */
+static void fill_to_boundary(struct stream *st, size_t back)
+{
+	size_t at = (st->len / RECV_BUF + 1) * RECV_BUF - back;
+
+	if (at < st->len + PC_FRAME_HEADER_LEN)
+		at += RECV_BUF;
+	while (at - st->len >= SMALL_TOTAL + PC_FRAME_HEADER_LEN)
+		put_small(st, 1);
+	put(st, ID_FIRST + st->n, at - st->len, 0);
+}
+
+/* The layout, after a prefix frame of `prefix` bytes (none when 0). Offsets
+ * are from the stream's first byte, where the first buffer begins. */
+static void build(struct stream *st, size_t prefix, uint32_t round)
+{
+	memset(st, 0, sizeof(*st));
+	st->buf = malloc(6 * RECV_BUF);
+	assert_non_null(st->buf);
+	if (prefix)
+		put(st, ID_FIRST, prefix, 0);
+	put(st, ID_FIRST + st->n, RECV_BUF, 0); /* exactly a buffer when prefix is 0 */
+	put_small(st, 100);                     /* many in one buffer */
+	put(st, ID_FIRST + st->n, 10000, 0);    /* across the second boundary */
+	put_small(st, 20);
+	put(st, ID_UNREAD, PC_FRAME_HEADER_LEN + 100, round); /* unread mid-buffer */
+	put_small(st, 20);
+	fill_to_boundary(st, 5);                /* a header split by a boundary */
+	put(st, ID_FIRST + st->n, PC_FRAME_HEADER_LEN + 300, 0);
+	put(st, ID_FIRST + st->n, 6000, 0);
+	put_small(st, 3);
+	assert_true(st->len <= 6 * RECV_BUF);
+}
+
+/* The answer to frame i, exactly as sent. */
+static void expect_echo(int fd, const struct stream *st, uint32_t i)
+{
+	struct pc_frame f;
+	uint8_t *body = NULL;
+
+	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
+	assert_int_equal(f.msg_id, st->id[i]);
+	assert_int_equal(PC_FRAME_HEADER_LEN + f.len, st->size[i]);
+	assert_memory_equal(body, st->buf + st->off[i] + PC_FRAME_HEADER_LEN, f.len);
+	free(body);
+}
+
+static void expect_reply(int fd, uint32_t id)
+{
+	struct pc_frame f;
+
+	assert_int_equal(tu_recv_frame(fd, &f, NULL), 0);
+	assert_int_equal(f.msg_id, id);
+}
+
+static void one_round(struct pc_server *srv, int ctl, size_t prefix, uint32_t round)
+{
+	struct stream *st = malloc(sizeof(*st));
+	int fd = TU_CLIENT(srv), sndbuf = 1 << 20;
+
+	assert_non_null(st);
+	build(st, prefix, round);
+	/* Room for the whole stream while the server reads nothing. */
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+	/* Held: the stream waits whole in the socket. */
+	assert_int_equal(tu_send_frame(fd, ID_HOLD, 0, NULL, 0), 0);
+	expect_reply(fd, ID_HOLD);
+	assert_int_equal(tu_send_all(fd, st->buf, st->len), 0);
+	assert_int_equal(tu_send_frame(ctl, ID_RESUME, 0, NULL, 0), 0);
+	expect_reply(ctl, ID_RESUME);
+	for (uint32_t i = 0; i < st->unread_at; i++)
+		expect_echo(fd, st, i);
+	/* The unread frame and everything after it wait for the resume,
+	 * sent once the frame was left unread (the round's second hold). */
+	assert_true(TU_WAIT_STAT(srv, read_holds, 2 * round));
+	assert_int_equal(tu_send_frame(ctl, ID_RESUME, 0, NULL, 0), 0);
+	expect_reply(ctl, ID_RESUME);
+	for (uint32_t i = st->unread_at; i < st->n; i++)
+		expect_echo(fd, st, i);
+	assert_true(tu_echo_ok(fd, 7, 100)); /* and the session goes on */
+	close(fd);
+	free(st->buf);
+	free(st);
+}
+
+static void frames_across_buffers_in_order(void **state)
+{
+	/* No prefix (exact fills), a bare header, odd and near-whole shifts. */
+	static const size_t prefixes[] = { 0, PC_FRAME_HEADER_LEN, PC_FRAME_HEADER_LEN + 5, 700,
+					   RECV_BUF - 3 };
+	struct pc_server_cfg c;
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.on_frame = frames_handler;
+	struct pc_server *srv = TU_SERVE(&c);
+	int ctl = TU_CLIENT(srv);
+
+	for (uint32_t r = 0; r < sizeof(prefixes) / sizeof(prefixes[0]); r++)
+		one_round(srv, ctl, prefixes[r], r + 1);
+	struct pc_server_stats s = tu_stats(srv);
+	assert_int_equal(s.buffered_bytes, 0);
+	close(ctl);
+	tu_stop(srv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(frames_across_buffers_in_order),
+	};
+
+	return pc_test_main(tests, argc, argv);
+}
