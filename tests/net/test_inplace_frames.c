@@ -134,7 +134,7 @@ static void build(struct stream *st, size_t prefix, uint32_t round)
 /* The answer to frame i, exactly as sent. */
 static void expect_echo(int fd, const struct stream *st, uint32_t i)
 {
-	struct pc_frame f;
+	struct pc_frame f = { .len = 0 };
 	uint8_t *body = NULL;
 
 	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
@@ -146,7 +146,7 @@ static void expect_echo(int fd, const struct stream *st, uint32_t i)
 
 static void expect_reply(int fd, uint32_t id)
 {
-	struct pc_frame f;
+	struct pc_frame f = { .len = 0 };
 
 	assert_int_equal(tu_recv_frame(fd, &f, NULL), 0);
 	assert_int_equal(f.msg_id, id);
