@@ -316,7 +316,10 @@ def connection():
             C("SET", "a", 1), C("FLUSHDB"), C("FLUSHDB", "bad"), C("FLUSHDB", "Async"), C("DBSIZE"),
             C("FOO"), C("foo", "a", "b"), C("foo", "x" * 200), C("foo", "a\r\nb", "c\nd"),
             C("foo", *["%020d" % i for i in range(10)]), C("f" * 300, "a"),
-            C(b"g\x00et", "k"), C(b"get\x00", "k"), C(""), C("", "x"), C("foo", b"a\x00b", "c"),
+            # not "get\x00": Redis hashes all four bytes but compares names
+            # up to the NUL, so it finds GET only when its per-process hash
+            # seed puts both in one bucket; the answer differs run to run
+            C(b"g\x00et", "k"), C(""), C("", "x"), C("foo", b"a\x00b", "c"),
             C("GET"), C("GET", "a", "b"), C("SET", "a"), C("MGET"), C("EXPIRE", "a"),
             C("GeT", "a"), C("sEt", "a", "b"), C("gEt", "a")]
 
