@@ -224,7 +224,10 @@ static const struct {
 	{ "set", 16, 300000 }, { "get", 16, 300000 }, { "incr", 16, 300000 }, { "mset", 16, 100000 },
 };
 
-/* The key redis-benchmark's GET reads, SET as its SET test would. */
+/* The key redis-benchmark's GET reads, SET as its SET test would.
+ * "key:__rand_int__" is that key's literal name, not a placeholder here:
+ * redis-benchmark substitutes __rand_int__ only when run with -r, and
+ * these rows run it without, so every GET reads this one existing key. */
 static int preload_get_key(uint16_t port)
 {
 	static const char req[] = "SET key:__rand_int__ xxx\r\n";
