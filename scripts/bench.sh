@@ -9,12 +9,15 @@
 #   2. the suite, threaded benchmarks pinned and unpinned (--affinity both):
 #      5 interleaved rounds, then more rounds of the rows whose pair (ours
 #      beside a peer) is not yet decided, while the run stays within
-#      PC_BENCH_BUDGET seconds (default 480, so make bench ends within about
+#      PC_BENCH_BUDGET seconds (default 540, so make bench ends within about
 #      ten minutes on a 2-CPU machine) -> build/bench/results.json.
-#      Repetitions last PC_BENCH_MIN_TIME seconds (default 0.1, half of
+#      Repetitions last PC_BENCH_MIN_TIME seconds (default 0.02, a tenth of
 #      percore bench's own default): the U test decides by the number of
-#      repetitions, not their length, so shorter ones leave more of the
-#      budget for the pairs that need more rounds. The noise experiment's
+#      repetitions, not their length, and on a VM the time per iteration
+#      moves between levels that last seconds (host contention), so a
+#      repetition five times longer scatters about as much (measured: the
+#      median IQR of every row 28% at 0.1 s, 30% at 0.02 s) and five short
+#      ones decide far more than one long one. The noise experiment's
 #      PM QoS rows (Noise/.../pm_qos:on) are in it, interleaved with the
 #      rest: each holds the request itself during its repetitions, and is
 #      skipped with the reason where the request cannot be made
@@ -37,8 +40,8 @@ bench_has() { "$pc" bench --help 2>/dev/null | grep -- "$1" >/dev/null; }
 common=()
 [ "$suite" = full ] && common+=(--full)
 bench_has --affinity && common+=(--affinity both)
-budget=${PC_BENCH_BUDGET:-480}
-common+=(--min-time "${PC_BENCH_MIN_TIME:-0.1}")
+budget=${PC_BENCH_BUDGET:-540}
+common+=(--min-time "${PC_BENCH_MIN_TIME:-0.02}")
 main=()
 bench_has --budget && main+=(--budget "$budget")
 

@@ -262,14 +262,14 @@ static void idle_teardown(struct pc_bench_state *st)
 
 static const struct pc_bench idle_memory = {
 	.name = "Session/IdleMemory/10000",
-	.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,
+	.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME | PC_BENCH_UNPINNED_FULL,
 	.setup = idle_setup, .run = idle_run, .teardown = idle_teardown,
 };
 PC_BENCH_REGISTER(idle_memory)
 
 static const struct pc_bench partial_memory = {
 	.name = "Session/PartialFrame/10000", .arg = PARTIAL_BYTES,
-	.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,
+	.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME | PC_BENCH_UNPINNED_FULL,
 	.setup = idle_setup, .run = idle_run, .teardown = idle_teardown,
 };
 PC_BENCH_REGISTER(partial_memory)

@@ -397,7 +397,8 @@ static void echo_many_run(struct pc_bench_state *st)
 #define NET_BENCH(var, title, setup_fn, run_fn, size)                            \
 	static const struct pc_bench var = {                                      \
 		.name = title, .arg = size,                                        \
-		.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,                 \
+		.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME |                \
+			 PC_BENCH_UNPINNED_FULL,                                    \
 		.setup = setup_fn, .run = run_fn, .teardown = target_teardown,     \
 	};                                                                        \
 	PC_BENCH_REGISTER(var)
@@ -467,7 +468,8 @@ static void latency_run(struct pc_bench_state *st)
 #define LATENCY_BENCH(var, title, idle)                                           \
 	static const struct pc_bench var = {                                      \
 		.name = title, .arg = 64, .arg2 = idle,                            \
-		.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,                 \
+		.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME |                \
+			 PC_BENCH_UNPINNED_FULL,                                    \
 		.setup = latency_setup, .run = latency_run,                        \
 		.teardown = target_teardown,                                       \
 	};                                                                        \

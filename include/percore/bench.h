@@ -40,6 +40,11 @@ enum {
 	/* run() measures its own time and stores it in state->manual_ns (for
 	 * work done in a child process, or latency loops that exclude set-up). */
 	PC_BENCH_MANUAL_TIME = 1u << 2,
+	/* With PC_BENCH_AFFINITY: the unpinned entry only in the full suite.
+	 * For servers that place their own threads, where the unpinned row
+	 * asks the pinned row's question again with the scheduler's noise
+	 * added, and would take budget the pinned pair needs to be decided. */
+	PC_BENCH_UNPINNED_FULL = 1u << 3,
 };
 
 /* A named figure attached to a result row (see pc_bench_counter()). */
@@ -226,6 +231,14 @@ PC_API int pc_bench_session_print(const struct pc_bench_session *s, FILE *out);
  * "max_repetitions", "budget". NULL before the session ran. */
 PC_API unsigned pc_bench_session_rounds(const struct pc_bench_session *s);
 PC_API const char *pc_bench_session_stop_reason(const struct pc_bench_session *s);
+
+/* For a more() callback that plans the rounds the budget still allows:
+ * what one repetition of entry i costs, in wall seconds by its calibration
+ * (set-up included; 0 when skipped or not yet calibrated), and the seconds
+ * left of budget_s since the run started (INFINITY without a budget;
+ * negative once past it). */
+PC_API double pc_bench_session_rep_cost_s(const struct pc_bench_session *s, size_t i);
+PC_API double pc_bench_session_budget_left_s(const struct pc_bench_session *s);
 
 /* Free a session (NULL is fine). */
 PC_API void pc_bench_session_destroy(struct pc_bench_session *s);

@@ -281,14 +281,38 @@ out:
 	return rc;
 }
 
+/* Pin the calling thread to the one CPU placement gives a single thread,
+ * saving its mask in *old. Returns whether it moved. */
+static bool pin_here(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu;
+
+	if (getenv("PC_BENCH_NO_PIN") || bench_place_threads(1, true, &cpu) || cpu < 0 ||
+	    pthread_getaffinity_np(pthread_self(), sizeof(*old), old))
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return !pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
 static void run_here(const struct pc_bench_job *job, struct pc_bench_state *st,
 		     struct pc_bench_sample *out)
 {
+	/* Unpinned, the scheduler may move the row between CPUs that run at
+	 * different speeds on a VM, so a row and its peer would not see the
+	 * same machine. Rows that time themselves start processes and threads
+	 * of their own, which must not inherit one CPU: they stay unpinned. */
+	bool self_timed = job->bench->flags & PC_BENCH_MANUAL_TIME;
+	cpu_set_t old;
+	bool pinned = !self_timed && pin_here(&old);
 	uint64_t c0 = pc_thread_cpu_ns(), t0 = pc_now_ns(), t1, c1;
 
 	job->bench->run(st);
 	t1 = pc_now_ns();
 	c1 = pc_thread_cpu_ns();
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
 	close_pause(st, t1, c1);
 	out->run_wall_ns = (double)pc_elapsed(t1, t0);
 	out->time_ns = job->bench->flags & PC_BENCH_MANUAL_TIME

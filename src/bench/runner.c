@@ -106,6 +106,12 @@ static int select_bench(struct pc_bench_session *s, const struct pc_bench *b,
 			free(s->e[--s->n].name);
 			continue;
 		}
+		if (!variants[v].on && (b->flags & PC_BENCH_UNPINNED_FULL) && !s->opt.full &&
+		    !(b->flags & PC_BENCH_FULL)) {
+			free(s->e[--s->n].name);
+			s->full_only++;
+			continue;
+		}
 		instance++;
 	}
 	return (int)(s->n - before);
@@ -213,6 +219,18 @@ size_t pc_bench_session_full_only(const struct pc_bench_session *s)
 unsigned pc_bench_session_rounds(const struct pc_bench_session *s)
 {
 	return s->rounds;
+}
+
+double pc_bench_session_rep_cost_s(const struct pc_bench_session *s, size_t i)
+{
+	return i < s->n && !s->e[i].skip ? s->e[i].est_ns / 1e9 : 0;
+}
+
+double pc_bench_session_budget_left_s(const struct pc_bench_session *s)
+{
+	if (!(s->opt.budget_s > 0))
+		return INFINITY;
+	return s->opt.budget_s - (double)pc_elapsed(pc_now_ns(), s->started_ns) / 1e9;
 }
 
 const char *pc_bench_session_stop_reason(const struct pc_bench_session *s)
@@ -459,13 +477,12 @@ static void run_more(struct pc_bench_session *s, size_t *order, struct pc_bench_
 	for (;;) {
 		bool asked;
 		size_t n = wanted(s, want, &asked), k = 0;
-		double elapsed = (double)(pc_now_ns() - s->started_ns) / 1e9;
 
 		if (!n) {
 			s->stop = asked ? "max_repetitions" : "decided";
 			break;
 		}
-		if (s->opt.budget_s > 0 && elapsed + round_cost(s, want) > s->opt.budget_s) {
+		if (round_cost(s, want) > pc_bench_session_budget_left_s(s)) {
 			s->stop = "budget";
 			break;
 		}

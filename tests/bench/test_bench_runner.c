@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -201,6 +202,29 @@ static const struct pc_bench full_bench = {
 	.name = "T/full", .flags = PC_BENCH_FULL, .run = full_run,
 };
 PC_BENCH_REGISTER(full_bench)
+
+/* A server row: pinned in the default suite, unpinned only in the full. */
+static const struct pc_bench server_bench = {
+	.name = "T/server", .flags = PC_BENCH_AFFINITY | PC_BENCH_UNPINNED_FULL,
+	.run = full_run,
+};
+PC_BENCH_REGISTER(server_bench)
+
+/* Whether T/where ran on one CPU only, through every repetition. */
+static atomic_int where_one_cpu, where_more_cpus;
+
+static void where_run(struct pc_bench_state *st)
+{
+	cpu_set_t set;
+
+	spin(st->iterations);
+	if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0 && CPU_COUNT(&set) == 1)
+		atomic_fetch_add(&where_one_cpu, 1);
+	else
+		atomic_fetch_add(&where_more_cpus, 1);
+}
+static const struct pc_bench where_bench = { .name = "T/where", .run = where_run };
+PC_BENCH_REGISTER(where_bench)
 
 /* Refused at registration: a second "T/add", and one without run(). */
 static const struct pc_bench dup_bench = { .name = "T/add", .run = full_run };
@@ -573,6 +597,63 @@ static void selection(void **state)
 	assert_int_equal(pc_bench_session_create(&o, &s, NULL, 0), 0);
 	assert_int_equal(pc_bench_session_count(s), 0);
 	pc_bench_session_destroy(s);
+
+	/* A server row's unpinned entry belongs to the full suite. */
+	o = opts("^T/server", 1);
+	o.affinity = PC_BENCH_AFFINITY_MODE_BOTH;
+	assert_int_equal(pc_bench_session_create(&o, &s, NULL, 0), 0);
+	assert_int_equal(pc_bench_session_count(s), 1);
+	assert_string_equal(pc_bench_session_name(s, 0), "T/server/affinity:on");
+	assert_int_equal(pc_bench_session_full_only(s), 1);
+	pc_bench_session_destroy(s);
+	o.full = true;
+	assert_int_equal(pc_bench_session_create(&o, &s, NULL, 0), 0);
+	assert_int_equal(pc_bench_session_count(s), 2);
+	assert_string_equal(pc_bench_session_name(s, 1), "T/server/affinity:off");
+	assert_int_equal(pc_bench_session_full_only(s), 0);
+	pc_bench_session_destroy(s);
+}
+
+/* A single-threaded row runs pinned to one CPU, and the runner's thread
+ * gets its own mask back afterwards. */
+static void single_threaded_rows_run_pinned(void **state)
+{
+	struct pc_bench_options o = opts("^T/where$", 3);
+	struct pc_bench_session *s;
+	cpu_set_t before, after;
+	(void)state;
+
+	/* (with one CPU allowed the row is trivially on one CPU) */
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	atomic_store(&where_one_cpu, 0);
+	atomic_store(&where_more_cpus, 0);
+	s = run_session(&o, 1);
+	assert_true(atomic_load(&where_one_cpu) >= 4);  /* calibration and three rounds */
+	assert_int_equal(atomic_load(&where_more_cpus), 0);
+	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(after), &after), 0);
+	assert_true(CPU_EQUAL(&before, &after));
+	pc_bench_session_destroy(s);
+}
+
+/* What the budget leaves and what a repetition costs, for more(). */
+static void budget_and_cost_are_visible(void **state)
+{
+	struct pc_bench_options o = opts("^T/add$", 1);
+	struct pc_bench_session *s;
+	(void)state;
+
+	o.budget_s = 1000;
+	s = run_session(&o, 1);
+	assert_true(pc_bench_session_budget_left_s(s) < 1000);
+	assert_true(pc_bench_session_budget_left_s(s) > 900);
+	assert_true(pc_bench_session_rep_cost_s(s, 0) > 0);
+	assert_true(pc_bench_session_rep_cost_s(s, 0) < 100);
+	assert_true(pc_bench_session_rep_cost_s(s, 99) == 0);
+	pc_bench_session_destroy(s);
+	o.budget_s = 0;
+	s = run_session(&o, 1);
+	assert_true(isinf(pc_bench_session_budget_left_s(s)));
+	pc_bench_session_destroy(s);
 }
 
 /* ---- more rounds --------------------------------------------------------- */
@@ -753,6 +834,8 @@ int main(void)
 		cmocka_unit_test(selection),
 		cmocka_unit_test(more_rounds_run_only_what_is_wanted),
 		cmocka_unit_test(more_rounds_stop_at_the_cap_and_the_budget),
+		cmocka_unit_test(single_threaded_rows_run_pinned),
+		cmocka_unit_test(budget_and_cost_are_visible),
 		cmocka_unit_test(bad_options_are_rejected),
 		cmocka_unit_test(a_session_runs_once),
 		cmocka_unit_test(all_skipped_measures_nothing),

@@ -20,20 +20,23 @@ void pc_bench_decide_init(struct pc_bench_decide *d)
 	};
 }
 
-bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_decide *d,
-			    unsigned max_reps)
+bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_bench_decide *d,
+			    double reach)
 {
 	double n = (double)(j->n_ours < j->n_other ? j->n_ours : j->n_other);
-	double half = (log(j->hi) - log(j->lo)) / 2, est = fabs(log(j->speedup));
+	/* j's interval is at the interim level; what counts is whether the
+	 * report's rule will decide, so widths are taken at the final level */
+	double zi = pc_normal_isf(d->interim.ci_alpha / 2), zf = pc_normal_isf(d->final.ci_alpha / 2);
+	double half = (log(j->hi) - log(j->lo)) / 2 * zf / zi, est = fabs(log(j->speedup));
 	/* significance needs the estimate beyond the test's own quantile, a
-	 * little further out than the interval's */
-	double zi = pc_normal_isf(d->ci_alpha / 2), zt = pc_normal_isf(d->alpha / 2);
-	double need = fmax(est * zi / zt, log(1 + d->margin) - est);
+	 * little further out than the interval's when the two levels differ */
+	double zt = pc_normal_isf(d->final.alpha / 2);
+	double need = fmax(est * zf / zt, log(1 + d->final.margin) - est);
 
-	if (!max_reps || j->decided || j->out == PC_OUT_UNTESTED || !(j->lo > 0) || !isfinite(j->hi) ||
+	if (j->decided || j->out == PC_OUT_UNTESTED || !(j->lo > 0) || !isfinite(j->hi) ||
 	    n < PC_DECIDE_FUTILE_MIN_REPS || !(half > 0))
 		return false;
-	return need <= 0 || half * sqrt(n / (double)max_reps) > need;
+	return need <= 0 || half * sqrt(n / fmax(reach, n)) > need;
 }
 
 /* The session's rows as the report reads them, paired and judged by rule
@@ -75,35 +78,63 @@ static long entry_of(const struct pc_bench_session *s, const char *name)
 	return -1;
 }
 
-static void want_row(const struct pc_bench_session *s, const struct pc_results *res, size_t row,
-		     bool *want)
+/* Repetitions a side the pair can still reach: its own plus one per round
+ * the budget left affords, at round_s seconds a round; capped at max_reps. */
+static double reachable(const struct pc_judgement *j, const struct pc_bench_decide *d,
+			double budget_left, double round_s)
 {
-	long e = entry_of(s, res->b[row].name);
+	double n = (double)(j->n_ours < j->n_other ? j->n_ours : j->n_other);
+	double more = round_s > 0 ? floor(budget_left / round_s) : INFINITY;
 
-	if (e >= 0)
-		want[e] = true;
+	return fmin((double)d->max_reps, n + fmax(more, 0));
+}
+
+/* Pass 1 (round_s < 0): the pairs worth more rounds with the whole cap
+ * ahead of them; marks their rows and returns the seconds a round of them
+ * costs. Pass 2: of those, the ones the rounds the budget leaves can
+ * still decide; marks their rows only. */
+static double mark_pairs(const struct pc_bench_session *s, struct pc_bench_decide *d,
+			 const struct pc_results *res, const struct pc_pairing *pp,
+			 const struct pc_judged *j, size_t nj, double round_s, bool *want)
+{
+	double left = pc_bench_session_budget_left_s(s), cost = 0;
+
+	for (size_t k = 0; k < nj; k++) {
+		const struct pc_peer *pr = &pp->p[j[k].ours].peers[j[k].peer];
+		double reach = round_s < 0 ? d->max_reps : reachable(&j[k].j, d, left, round_s);
+
+		if (pr->kind == PC_PAIR_VARIANT || j[k].j.decided ||
+		    pc_bench_decide_futile(&j[k].j, d, reach))
+			continue;
+		long a = entry_of(s, res->b[j[k].ours].name), b = entry_of(s, res->b[pr->idx].name);
+		if (a >= 0 && !want[a]) {
+			want[a] = true;
+			cost += pc_bench_session_rep_cost_s(s, (size_t)a);
+		}
+		if (b >= 0 && !want[b]) {
+			want[b] = true;
+			cost += pc_bench_session_rep_cost_s(s, (size_t)b);
+		}
+	}
+	return cost;
 }
 
 size_t pc_bench_decide_more(const struct pc_bench_session *s, bool *want, void *arg)
 {
 	struct pc_bench_decide *d = arg;
+	size_t count = pc_bench_session_count(s), nj, n = 0;
 	struct pc_results *res;
 	struct pc_pairing pp;
 	struct pc_judged *j;
-	size_t nj, n = 0;
+	double round_s;
 
 	if (judge_session(s, &d->interim, &res, &pp, &j, &nj) < 0)
 		return 0;
-	for (size_t k = 0; k < nj; k++) {
-		const struct pc_peer *pr = &pp.p[j[k].ours].peers[j[k].peer];
-		if (pr->kind == PC_PAIR_VARIANT || j[k].j.decided ||
-		    pc_bench_decide_futile(&j[k].j, &d->interim, d->max_reps))
-			continue;
-		want_row(s, res, j[k].ours, want);
-		want_row(s, res, pr->idx, want);
-	}
+	round_s = mark_pairs(s, d, res, &pp, j, nj, -1, want);
+	memset(want, 0, count * sizeof(*want));
+	mark_pairs(s, d, res, &pp, j, nj, round_s, want);
 	free_judged(res, &pp, j);
-	for (size_t i = 0; i < pc_bench_session_count(s); i++)
+	for (size_t i = 0; i < count; i++)
 		n += want[i];
 	return n;
 }

@@ -11,10 +11,14 @@
  * alpha the many looks cost little, and the report's verdict at the end is
  * taken at its own alpha.
  *
- * A pair whose interval is so wide for its estimate that even the cap on
- * repetitions could not decide it (the width shrinks as one over the square
- * root of the repetitions) stops asking: the budget goes to the pairs that
- * can still be decided. Its verdict stays "undecided". */
+ * A pair whose interval is so wide for its estimate that the repetitions
+ * it can still reach could not make the report decide it (the width
+ * shrinks as one over the square root of the repetitions) stops asking:
+ * the budget goes to the pairs that can still be decided. Its verdict
+ * stays "undecided". The repetitions within reach are the cap, or fewer
+ * when the budget left affords fewer rounds of the pairs still asking:
+ * on a noisy machine most of the budget would otherwise go to pairs a
+ * few percent apart that no affordable number of rounds separates. */
 #ifndef PERCORE_TOOL_BENCH_DECIDE_H
 #define PERCORE_TOOL_BENCH_DECIDE_H
 
@@ -41,15 +45,15 @@ void pc_bench_decide_init(struct pc_bench_decide *d);
  * verdict of futility would stop measuring pairs more rounds decide. */
 #define PC_DECIDE_FUTILE_MIN_REPS 12
 
-/* Whether more repetitions, up to max_reps per row, cannot decide the
- * undecided pair j judged by rule d (d->ci_alpha's interval): the interval's
- * half-width on the log scale, shrunk by sqrt(n / max_reps), is still wider
- * than both the estimate's distance from 1x (scaled to the test's stricter
- * level) and the room left inside the margin. False while the interval is
- * unbounded or fewer than PC_DECIDE_FUTILE_MIN_REPS repetitions a side:
- * too few to tell. */
-bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_decide *d,
-			    unsigned max_reps);
+/* Whether more repetitions, up to reach a side, cannot make the report's
+ * rule (d->final) decide the undecided pair j, judged by d->interim: the
+ * interval's half-width on the log scale, taken at the final level and
+ * shrunk by sqrt(n / reach), is still wider than both the estimate's
+ * distance from 1x (scaled to the test's level) and the room left inside
+ * the margin. False while the interval is unbounded or fewer than
+ * PC_DECIDE_FUTILE_MIN_REPS repetitions a side: too few to tell. */
+bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_bench_decide *d,
+			    double reach);
 
 /* The runner's more() callback (arg: a struct pc_bench_decide). Marks the
  * rows of undecided pairs; when the results cannot be read back (no
