@@ -50,7 +50,7 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 	RT_STAT_ADD(s, msgs_out, n);
 	__atomic_store_n(&o->sent, o->sent + n, __ATOMIC_RELAXED);
 	o->published += n;
-	o->limit = 0; /* nothing staged: the next send may take the mailbox */
+	rt_mesh_limit(s, to);
 	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
 		/* Our own ring: no atomics, we are the consumer. */
@@ -110,6 +110,8 @@ void rt_mesh_flush(struct rt_shard *s)
 		o->dirty = false;
 		if (rt_mesh_nstaged(o))
 			rt_mesh_publish(s, to);
+		/* the next turn's first message may take the mailbox */
+		o->limit = 0;
 		if (o->bell_due)
 			RT_STAT_ADD(s, wakeups_sent,
 				    (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));

@@ -45,9 +45,21 @@ PC_INLINE size_t rt_mesh_nstaged(const struct rt_out *o)
 	return pc_spsc_seq_produced(&o->ring->ring) - o->published;
 }
 
+/* Whether a message to `to` cannot take the mailbox, whatever the ring
+ * holds: there is none (towards s itself), or the ring was found busy
+ * this turn (rt_mesh_mail_slot). */
+PC_INLINE bool rt_mesh_no_mail(const struct rt_shard *s, const struct rt_out *o)
+{
+	return !o->mail || o->skip_turn == s->stats.turns;
+}
+
 /* Set o->limit for what the ring holds now (rt_out): the end of the
  * free slots as last seen, less the reserve, or of the publish batch,
- * whichever comes first; 0 with nothing staged or the outbox in use. */
+ * whichever comes first; 0 while the mailbox may still be taken or the
+ * outbox is in use, and while the ring is not on the dirty list (the
+ * fast path does not put it there). A stream keeps the fast path across
+ * publishes, its batch's first message included, until the turn's
+ * flush. */
 PC_INLINE void rt_mesh_limit(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
@@ -56,7 +68,8 @@ PC_INLINE void rt_mesh_limit(struct rt_shard *s, unsigned to)
 	size_t lim;
 
 	o->limit = 0;
-	if (t == o->published || o->obx.first || room <= s->e->reserve)
+	if (!o->dirty || (t == o->published && !rt_mesh_no_mail(s, o)) || o->obx.first ||
+	    room <= s->e->reserve)
 		return;
 	lim = t + room - s->e->reserve;
 	o->limit = lim < o->published + o->batch ? lim : o->published + o->batch;
@@ -123,9 +136,9 @@ struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, b
 				  bool *mail);
 
 /* The fast path of a send, a stream under way: the ring's next position
- * is below the limit (rt_out: slots staged since the last publish, so
- * no mailbox; room beyond the reserve; the outbox empty; the batch not
- * complete). One comparison, no look at shared state. When true, take
+ * is below the limit (rt_out: no mailbox; room beyond the reserve; the
+ * outbox empty; the batch not complete). One comparison, no look at
+ * shared state. When true, take
  * the slot with rt_mesh_fast_slot(), write it, then rt_mesh_staged()
  * (rt_mesh_fast_ptr() has a shorter ending); else rt_mesh_open(). */
 PC_INLINE bool rt_mesh_fast(const struct rt_out *o)
@@ -182,10 +195,10 @@ PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
 /* Send a pointer message by the fast path when it applies (the public
  * sends try it first): 0 when sent, 1 when it does not apply (nothing
  * was sent). Below limit - 1 nothing but the slot changes: the ring is
- * on the dirty list since the batch's first slot, and the limit still
- * holds. At limit - 1, rt_mesh_staged() publishes a complete batch, or
- * finds the room spent and leaves the limit where the next send takes
- * the slow path's look at the consumer's head. */
+ * on the dirty list already, and the limit still holds. At limit - 1,
+ * rt_mesh_staged() publishes a complete batch, or finds the room spent
+ * and leaves the limit where the next send takes the slow path's look
+ * at the consumer's head. */
 PC_INLINE int rt_mesh_fast_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_out *o = &s->out[to];

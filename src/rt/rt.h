@@ -135,11 +135,13 @@ struct rt_outbox {
 struct rt_out {
 	/* The send's fast path reads the first two (mesh_send.h). */
 	struct rt_ring *ring;    /* ring (i, dest), in dest's memory */
-	/* The ring position the fast path stages below: staged slots wait
-	 * (so no mailbox), each below it is free beyond e->reserve as last
-	 * seen, and the one at limit - 1 completes a publish_batch. 0 while
-	 * nothing is staged, and while the outbox to dest holds anything,
-	 * so that nothing overtakes it (outbox.c). */
+	/* The ring position the fast path stages below: the mailbox is out
+	 * of the question (slots staged, or none, or the ring found busy
+	 * this turn), each slot below it is free beyond e->reserve as last
+	 * seen, the one at limit - 1 completes a publish_batch, and the
+	 * ring is on the dirty list. 0 else, and while the outbox to dest
+	 * holds anything, so that nothing overtakes it (outbox.c); 0 at
+	 * each turn's flush. */
 	size_t limit;
 	size_t published;        /* the ring's position at the last publish */
 	uint32_t batch;          /* e->cfg.publish_batch */
