@@ -68,7 +68,7 @@ PC_INLINE void rt_mesh_limit(struct rt_shard *s, unsigned to)
 	size_t lim;
 
 	o->limit = 0;
-	if (!o->dirty || (t == o->published && !rt_mesh_no_mail(s, o)) || o->obx.first ||
+	if (o->obx.first || !o->dirty || (t == o->published && !rt_mesh_no_mail(s, o)) ||
 	    room <= s->e->reserve)
 		return;
 	lim = t + room - s->e->reserve;
