@@ -203,7 +203,8 @@ a=$(awk '/^summary:/ {print $2}' "$work/cg.100000.1")
 b=$(awk '/^summary:/ {print $2}' "$work/cg.200000.1")
 echo "$mode: $(echo "scale=1; ($b - $a) / 100000" | bc) instructions per message"
 # Self cost per function: cost lines not under a calls= line.
-awk '/^fn=/ {fn = substr($0, 4)} /^calls=/ {call = 1; next}
+# A function callgrind counts in several contexts (name'N) counts once.
+awk '/^fn=/ {fn = substr($0, 4); sub(/'"'"'[0-9]+$/, "", fn)} /^calls=/ {call = 1; next}
      /^[0-9]/ {if (!call) self[fn] += $2; call = 0}
      END {for (f in self) if (self[f] > 20000) printf "  %6.1f  %s\n", self[f] / 200000, f}' \
 	"$work/cg.200000.1" | sort -rn
