@@ -6,7 +6,7 @@ set -euo pipefail
 
 usage() {
 	cat <<'EOF'
-usage: scripts/mesh_cost.sh [--outbox] [BUILD]
+usage: scripts/mesh_cost.sh [--outbox | --raw] [BUILD]
 
 Count the instructions one cross-shard message costs, send to run, with
 valgrind --tool=callgrind. One shard streams pointer messages to itself
@@ -22,6 +22,12 @@ function, from the longer run.
              of this revision or any other
   --outbox   the stream of CrossCore/Throughput/outbox instead: a ring of
              64, pc_shard_send, up to 1024 messages waiting
+  --raw      the raw ring the mesh is measured against instead
+             (Peer/spsc64/Concurrent's loops on one thread: 64-byte slots
+             of a 1024-slot ring staged in place until it is full, published
+             every 32, then taken until it is empty, released every 32); per
+             item, and per side: produce (stage, write, publish, its loop)
+             and consume (take, read, release, its loop)
   -h, --help this text
 
 Needs gcc, valgrind and bc. Exit status: 0 counted, 1 a build or a run
@@ -35,6 +41,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
 	--outbox) mode=outbox ;;
+	--raw) mode=raw ;;
 	-*) usage >&2; exit 2 ;;
 	*) build=$1 ;;
 	esac
@@ -115,10 +122,79 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
+# The raw ring's loops as Peer/spsc64/Concurrent runs them, each side in
+# a function of its own so that the two show apart.
+cat >"$work/raw.c" <<'EOF'
+#include <stdlib.h>
+#include <valgrind/callgrind.h>
+#include "percore/spsc.h"
+
+struct msg64 {
+	void (*fn)(void *);
+	uint64_t w[7];
+} __attribute__((aligned(64)));
+
+PC_SPSC_TYPED(ring64, struct msg64)
+
+#define CAP 1024
+#define BATCH 32
+
+static struct ring64 q;
+static uint64_t sent, sum;
+
+static __attribute__((noinline)) void produce(uint64_t n)
+{
+	while (sent < n) {
+		struct msg64 *m = ring64_stage(&q);
+
+		if (!m)
+			break;
+		m->fn = NULL;
+		m->w[0] = sent++;
+		if (sent % BATCH == 0)
+			ring64_publish(&q);
+	}
+	ring64_publish(&q);
+}
+
+static __attribute__((noinline)) uint64_t consume(void)
+{
+	struct msg64 *m;
+	uint64_t k = 0;
+
+	while ((m = ring64_take(&q))) {
+		sum += m->w[0];
+		if (++k % BATCH == 0)
+			ring64_release(&q);
+	}
+	ring64_release(&q);
+	return k;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t n = strtoull(argv[argc - 1], NULL, 10), got = 0;
+	struct msg64 *buf = aligned_alloc(64, CAP * sizeof(*buf));
+
+	if (!buf || ring64_init(&q, buf, CAP))
+		return 1;
+	CALLGRIND_ZERO_STATS;
+	while (got < n) {
+		produce(n);
+		got += consume();
+	}
+	CALLGRIND_DUMP_STATS_AT("stream");
+	return sum == n * (n - 1) / 2 ? 0 : 1;
+}
+EOF
 def=
 [ $mode = outbox ] && def=-DOUTBOX
-gcc -O2 -g $def -I"$src/include" -o "$work/drv" "$work/drv.c" "$build/libpercore.a" \
-	-lm -lcjson -lhwloc -luring -lnuma -lpthread || exit 1
+if [ $mode = raw ]; then
+	gcc -O2 -g -I"$src/include" -o "$work/drv" "$work/raw.c" "$build/libpercore.a" || exit 1
+else
+	gcc -O2 -g $def -I"$src/include" -o "$work/drv" "$work/drv.c" "$build/libpercore.a" \
+		-lm -lcjson -lhwloc -luring -lnuma -lpthread || exit 1
+fi
 for k in 100000 200000; do
 	valgrind --tool=callgrind --compress-strings=no --compress-pos=no \
 		--callgrind-out-file="$work/cg.$k" "$work/drv" $k >/dev/null 2>&1 || exit 1
@@ -127,7 +203,8 @@ a=$(awk '/^summary:/ {print $2}' "$work/cg.100000.1")
 b=$(awk '/^summary:/ {print $2}' "$work/cg.200000.1")
 echo "$mode: $(echo "scale=1; ($b - $a) / 100000" | bc) instructions per message"
 # Self cost per function: cost lines not under a calls= line.
-awk '/^fn=/ {fn = substr($0, 4)} /^calls=/ {call = 1; next}
+# A function callgrind counts in several contexts (name'N) counts once.
+awk '/^fn=/ {fn = substr($0, 4); sub(/'"'"'[0-9]+$/, "", fn)} /^calls=/ {call = 1; next}
      /^[0-9]/ {if (!call) self[fn] += $2; call = 0}
      END {for (f in self) if (self[f] > 20000) printf "  %6.1f  %s\n", self[f] / 200000, f}' \
 	"$work/cg.200000.1" | sort -rn

@@ -109,13 +109,25 @@ PC_INLINE size_t pc_spsc__seq_publish(struct pc_spsc *r, size_t esz, size_t off)
 {
 	/* the producer is the only writer of its tail: relaxed is exact */
 	size_t t = atomic_load_explicit(&r->_p._pos, memory_order_relaxed);
-	size_t end = r->_p._next;
+	size_t end = r->_p._next, mask = r->_p._mask;
+	char *buf = r->_p._buf + off;
 
-	/* release: the slot's contents, written before, are visible to a
-	 * consumer whose acquire load reads this value */
-	for (size_t p = t; p != end; p++)
-		atomic_store_explicit(pc_spsc__seq_word(&r->_p, p, esz, off), (uint32_t)(p + 1),
-				      memory_order_release);
+	/* The words up to the buffer's end, then from its start: a pointer
+	 * walk, with the ring's fields in registers (a store through an
+	 * atomic pointer would otherwise make the compiler load them again
+	 * for every slot). */
+	for (size_t p = t; p != end;) {
+		size_t at = p & mask, to_wrap = mask + 1 - at;
+		size_t n = end - p < to_wrap ? end - p : to_wrap;
+		char *w = buf + at * esz, *stop = w + n * esz;
+		uint32_t seq = (uint32_t)p;
+
+		/* release: the slot's contents, written before, are visible to
+		 * a consumer whose acquire load reads this value */
+		for (; w != stop; w += esz)
+			atomic_store_explicit((pc_spsc_seq_t *)(void *)w, ++seq, memory_order_release);
+		p += n;
+	}
 	atomic_store_explicit(&r->_p._pos, end, memory_order_release);
 	return end - t;
 }

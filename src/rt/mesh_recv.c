@@ -91,28 +91,46 @@ PC_INLINE struct rt_msg *next_msg(struct rt_shard *s, unsigned i, struct rt_msg 
 	return m;
 }
 
-/* The rest of a batch from ring i, after its first ring message: ring
- * slots alone, no look at the mailbox. None can be due among them: a
- * mail goes only to a ring its sender sees empty (mailbox.h), and the
- * sender sees this batch's first slot taken only once we release it,
- * after the batch. Each slot's successor is fetched while it runs (past
+/* Ring slots from ring i's next one on, up to RT_DRAIN_BUDGET messages
+ * in all (k already ran), with no look at the mailbox. None can be due
+ * among them: a mail goes only to a ring its sender sees empty
+ * (mailbox.h), and the sender sees this batch's first slot taken only
+ * once we release it, after the batch. The ring's consumer fields are
+ * read once and the position is kept in registers, walking the slots up
+ * to the buffer's end, then from its start: a handler is opaque code,
+ * after which the compiler would load them again, and nothing a handler
+ * can reach reads the consumer's position (this file does, before and
+ * after a batch). Each slot's successor is fetched while it runs (past
  * the buffer's end the fetch is merely wasted). Returns the count k has
  * reached; *empty when the ring ran dry. */
 static unsigned drain_ring(struct rt_shard *s, unsigned i, unsigned k, bool *empty)
 {
-	struct rt_ring *r = s->in[i];
-	struct rt_msg *m;
+	struct pc_spsc_side *c = &s->in[i]->ring._ring._c;
+	struct rt_msg *slots = (struct rt_msg *)(void *)c->_buf;
+	size_t mask = c->_mask, first = c->_next, pos = first;
+	size_t end = first + (RT_DRAIN_BUDGET - k);
 
-	for (; k < RT_DRAIN_BUDGET; k++) {
-		m = rt_ring_take(r);
-		if (!m) {
+	while (pos != end) {
+		size_t at = pos & mask, to_wrap = mask + 1 - at;
+		struct rt_msg *m = &slots[at], *start = m;
+		struct rt_msg *stop = m + (end - pos < to_wrap ? end - pos : to_wrap);
+		uint32_t seq = (uint32_t)pos + 1; /* the word of a published slot */
+
+		/* acquire: pairs with the publish's release (spsc_seq.h) */
+		while (m != stop && atomic_load_explicit(&m->h.word, memory_order_acquire) == seq) {
+			__builtin_prefetch(m + 1);
+			run_msg(s, i, m);
+			m++;
+			seq++;
+		}
+		pos += (size_t)(m - start);
+		if (m != stop) {
 			*empty = true;
 			break;
 		}
-		__builtin_prefetch(m + 1);
-		run_msg(s, i, m);
 	}
-	return k;
+	c->_next = pos; /* private: released after the batch */
+	return k + (unsigned)(pos - first);
 }
 
 /* Run up to RT_DRAIN_BUDGET messages from source i; *empty tells whether
@@ -142,9 +160,7 @@ static unsigned drain_source(struct rt_shard *s, unsigned i, bool *empty)
 		*empty = true;
 		goto out;
 	}
-	rt_ring_take(r);
-	run_msg(s, i, m);
-	k = drain_ring(s, i, k + 1, empty);
+	k = drain_ring(s, i, k, empty);
 out:
 	if (k) {
 		RT_STAT_ADD(s, msgs_in, k);

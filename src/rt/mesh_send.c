@@ -44,10 +44,13 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
-	rt_ring_publish(o->ring);    /* release: contents before words */
-	RT_STAT_ADD(s, msgs_out, o->staged);
-	__atomic_store_n(&o->sent, o->sent + o->staged, __ATOMIC_RELAXED);
-	o->staged = 0;
+	/* release: contents before words */
+	size_t n = rt_ring_publish(o->ring);
+
+	RT_STAT_ADD(s, msgs_out, n);
+	__atomic_store_n(&o->sent, o->sent + n, __ATOMIC_RELAXED);
+	o->published += n;
+	rt_mesh_limit(s, to);
 	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {
 		/* Our own ring: no atomics, we are the consumer. */
@@ -77,9 +80,9 @@ struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, b
 	return rt_mesh_open_any(s, to, small, reply, mail);
 }
 
-int rt_mesh_publish_sent(struct rt_shard *s, unsigned to)
+int rt_mesh_staged_sent(struct rt_shard *s, unsigned to)
 {
-	rt_mesh_publish(s, to);
+	rt_mesh_staged(s, to);
 	return 0;
 }
 
@@ -105,8 +108,10 @@ void rt_mesh_flush(struct rt_shard *s)
 		struct rt_out *o = &s->out[to];
 
 		o->dirty = false;
-		if (o->staged)
+		if (rt_mesh_nstaged(o))
 			rt_mesh_publish(s, to);
+		/* the next turn's first message may take the mailbox */
+		o->limit = 0;
 		if (o->bell_due)
 			RT_STAT_ADD(s, wakeups_sent,
 				    (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));

@@ -28,9 +28,6 @@ int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit);
 /* Publish what s staged into ring (s, to) and ring the doorbell. */
 void rt_mesh_publish(struct rt_shard *s, unsigned to);
 
-/* rt_mesh_publish(), then 0: the end of a send. */
-int rt_mesh_publish_sent(struct rt_shard *s, unsigned to);
-
 /* A mail to `to` is written into s's mailbox half: post it and ring.
  * Returns 0, so that a send can end in it. */
 int rt_mesh_mail_sent(struct rt_shard *s, unsigned to);
@@ -42,31 +39,52 @@ PC_INLINE bool rt_mesh_has_room(struct rt_shard *s, unsigned to)
 	return pc_spsc_seq_room(&s->out[to].ring->ring, s->e->reserve + 1) > s->e->reserve;
 }
 
-/* What o->credit should be now: the free slots of ring (s, to) as last
- * seen, less the reserve; 0 while the outbox holds anything. */
-PC_INLINE uint32_t rt_mesh_credit(struct rt_shard *s, unsigned to)
+/* Slots staged into ring (s, to) since the last publish. */
+PC_INLINE size_t rt_mesh_nstaged(const struct rt_out *o)
+{
+	return pc_spsc_seq_produced(&o->ring->ring) - o->published;
+}
+
+/* Whether a message to `to` cannot take the mailbox, whatever the ring
+ * holds: there is none (towards s itself), or the ring was found busy
+ * this turn (rt_mesh_mail_slot). */
+PC_INLINE bool rt_mesh_no_mail(const struct rt_shard *s, const struct rt_out *o)
+{
+	return !o->mail || o->skip_turn == s->stats.turns;
+}
+
+/* Set o->limit for what the ring holds now (rt_out): the end of the
+ * free slots as last seen, less the reserve, or of the publish batch,
+ * whichever comes first; 0 while the mailbox may still be taken or the
+ * outbox is in use, and while the ring is not on the dirty list (the
+ * fast path does not put it there). A stream keeps the fast path across
+ * publishes, its batch's first message included, until the turn's
+ * flush. */
+PC_INLINE void rt_mesh_limit(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
+	size_t t = pc_spsc_seq_produced(&o->ring->ring);
 	size_t room = pc_spsc_seq_room(&o->ring->ring, 0); /* the cached count */
+	size_t lim;
 
-	if (o->obx.first || room <= s->e->reserve)
-		return 0;
-	return (uint32_t)(room - s->e->reserve);
+	o->limit = 0;
+	if (o->obx.first || !o->dirty || (t == o->published && !rt_mesh_no_mail(s, o)) ||
+	    room <= s->e->reserve)
+		return;
+	lim = t + room - s->e->reserve;
+	o->limit = lim < o->published + o->batch ? lim : o->published + o->batch;
 }
 
 /* A slot in ring (s, to), or NULL when full, without looking at the
  * outbox (the outbox's own drain uses it). Anything but a reply must
- * leave e->reserve slots free for the replies s may owe `to`. Every slot
- * staged outside the fast path comes from here, which keeps the credit. */
+ * leave e->reserve slots free for the replies s may owe `to`. The slot
+ * is then written and handed to rt_mesh_staged(), which sets the limit
+ * again. */
 PC_INLINE struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool reply)
 {
-	struct rt_msg *m;
-
 	if (!reply && !rt_mesh_has_room(s, to))
 		return NULL;
-	m = rt_ring_stage(s->out[to].ring);
-	s->out[to].credit = rt_mesh_credit(s, to);
-	return m;
+	return rt_ring_stage(s->out[to].ring);
 }
 
 /* rt_mesh_ring_slot(), after whatever waits in the outbox to `to`
@@ -87,7 +105,7 @@ PC_INLINE struct rt_head *rt_mesh_mail_slot(struct rt_shard *s, unsigned to)
 	struct rt_out *o = &s->out[to];
 	uint32_t cap = s->e->capacity;
 
-	if (o->staged || o->obx.first || o->skip_turn == s->stats.turns ||
+	if (rt_mesh_nstaged(o) || o->obx.first || o->skip_turn == s->stats.turns ||
 	    !rt_mail_free(o->mail))
 		return NULL;
 	if (pc_spsc_seq_room(&o->ring->ring, cap) != cap) {
@@ -117,19 +135,19 @@ PC_INLINE struct rt_head *rt_mesh_open_any(struct rt_shard *s, unsigned to, bool
 struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
 				  bool *mail);
 
-/* The fast path of a send, a stream under way: slots staged since the
- * last publish (so no mailbox) and credit left (so room beyond the
- * reserve and an empty outbox). One branch, no look at shared state.
- * When true, take the slot with rt_mesh_fast_slot(), write it, then
- * rt_mesh_fast_done(); else rt_mesh_open(). */
+/* The fast path of a send, a stream under way: the ring's next position
+ * is below the limit (rt_out: no mailbox; room beyond the reserve; the
+ * outbox empty; the batch not complete). One comparison, no look at
+ * shared state. When true, take
+ * the slot with rt_mesh_fast_slot(), write it, then rt_mesh_staged()
+ * (rt_mesh_fast_ptr() has a shorter ending); else rt_mesh_open(). */
 PC_INLINE bool rt_mesh_fast(const struct rt_out *o)
 {
-	return PC_LIKELY(o->staged && o->credit);
+	return PC_LIKELY(pc_spsc_seq_produced(&o->ring->ring) < o->limit);
 }
 
 PC_INLINE struct rt_msg *rt_mesh_fast_slot(struct rt_out *o)
 {
-	o->credit--;
 	return rt_ring_stage_free(o->ring);
 }
 
@@ -146,8 +164,9 @@ PC_INLINE struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool sma
 	return rt_mesh_open_slow(s, to, small, reply, mail);
 }
 
-/* A ring slot was written: remember the ring for the flush, and publish
- * once publish_batch slots wait (msgs_out counts them then). */
+/* A ring slot was written: remember the ring for the flush, publish
+ * once publish_batch slots wait (msgs_out counts them then), and set
+ * the fast path's limit again. */
 PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
@@ -156,21 +175,14 @@ PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
 		o->dirty = true;
 		s->dirty[s->ndirty++] = to;
 	}
-	if (++o->staged >= o->batch)
+	if (rt_mesh_nstaged(o) >= o->batch)
 		rt_mesh_publish(s, to);
+	else
+		rt_mesh_limit(s, to);
 }
 
-/* The slot rt_mesh_fast_slot() gave is written. Staged slots were
- * waiting, so the ring is on the dirty list already. Returns 0, so that
- * a send can end in it (and the publish be a tail call). */
-PC_INLINE int rt_mesh_fast_done(struct rt_shard *s, unsigned to)
-{
-	struct rt_out *o = &s->out[to];
-
-	if (PC_UNLIKELY(++o->staged >= o->batch))
-		return rt_mesh_publish_sent(s, to);
-	return 0;
-}
+/* rt_mesh_staged(), out of line, then 0: the end of a send. */
+int rt_mesh_staged_sent(struct rt_shard *s, unsigned to);
 
 /* Write a pointer message into h. */
 PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
@@ -182,15 +194,22 @@ PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
 
 /* Send a pointer message by the fast path when it applies (the public
  * sends try it first): 0 when sent, 1 when it does not apply (nothing
- * was sent). */
+ * was sent). Below limit - 1 nothing but the slot changes: the ring is
+ * on the dirty list already, and the limit still holds. At limit - 1,
+ * rt_mesh_staged() publishes a complete batch, or finds the room spent
+ * and leaves the limit where the next send takes the slow path's look
+ * at the consumer's head. */
 PC_INLINE int rt_mesh_fast_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_out *o = &s->out[to];
+	size_t t = pc_spsc_seq_produced(&o->ring->ring), lim = o->limit;
 
-	if (!rt_mesh_fast(o))
+	if (t >= lim)
 		return 1;
 	rt_mesh_fill_ptr(&rt_mesh_fast_slot(o)->h, fn, arg);
-	return rt_mesh_fast_done(s, to);
+	if (PC_UNLIKELY(t + 1 == lim))
+		return rt_mesh_staged_sent(s, to);
+	return 0;
 }
 
 /* The message rt_mesh_open() gave is written: send it. */

@@ -128,7 +128,7 @@ PC_INLINE struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exemp
 			ob->first = c;
 		ob->last = c;
 	}
-	s->out[to].credit = 0; /* the fast path stops: nothing overtakes this */
+	s->out[to].limit = 0; /* the fast path stops: nothing overtakes this */
 	if (!ob->listed) {
 		ob->listed = true;
 		ob->full_turn = UINT64_MAX;
@@ -176,7 +176,7 @@ static bool ring_takes(struct rt_shard *s, unsigned to, const struct rt_msg *m, 
 }
 
 /* Move what fits from the outbox to `to` into the ring, oldest first.
- * Returns the messages left. The send's credit stays 0 throughout (the
+ * Returns the messages left. The fast path's limit stays 0 throughout (the
  * outbox is not empty) and is set again once it is. */
 uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 {
@@ -194,7 +194,7 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 				/* Full: what was staged is a whole ring's worth,
 				 * a batch; let the receiver start on it now
 				 * rather than at the end of the turn. */
-				if (o->staged)
+				if (rt_mesh_nstaged(o))
 					rt_mesh_publish(s, to);
 				ob->full_turn = s->stats.turns;
 				goto out;
@@ -208,7 +208,7 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 			ob->last = NULL;
 		chunk_free(s, c);
 	}
-	o->credit = rt_mesh_credit(s, to);
+	rt_mesh_limit(s, to);
 out:
 	ob->depth -= moved;
 	s->app.obx_total -= moved;

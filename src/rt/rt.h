@@ -75,7 +75,7 @@ _Static_assert(offsetof(struct rt_msg, x) == offsetof(struct rt_msg, h.u) + RT_H
 
 PC_SPSC_SEQ_TYPED(rt_ring, struct rt_msg, h.word)
 
-/* rt_ring_stage() of a slot known to be free (rt_out.credit): no look at
+/* rt_ring_stage() of a slot known to be free (rt_out.limit): no look at
  * the room. Producer only. */
 PC_INLINE struct rt_msg *rt_ring_stage_free(struct rt_ring *q)
 {
@@ -133,13 +133,17 @@ struct rt_outbox {
 
 /* Shard i's producer state towards one destination: private to i. */
 struct rt_out {
-	/* The send's fast path reads the first four (mesh_send.h). */
+	/* The send's fast path reads the first two (mesh_send.h). */
 	struct rt_ring *ring;    /* ring (i, dest), in dest's memory */
-	uint32_t staged;         /* staged since the last publish */
-	/* Slots a non-reply may take without another look: the free slots
-	 * as last seen, less e->reserve; 0 while the outbox to dest holds
-	 * anything, so that nothing overtakes it (outbox.c). */
-	uint32_t credit;
+	/* The ring position the fast path stages below: the mailbox is out
+	 * of the question (slots staged, or none, or the ring found busy
+	 * this turn), each slot below it is free beyond e->reserve as last
+	 * seen, the one at limit - 1 completes a publish_batch, and the
+	 * ring is on the dirty list. 0 else, and while the outbox to dest
+	 * holds anything, so that nothing overtakes it (outbox.c); 0 at
+	 * each turn's flush. */
+	size_t limit;
+	size_t published;        /* the ring's position at the last publish */
 	uint32_t batch;          /* e->cfg.publish_batch */
 	bool polled_seen;        /* a publish since the last flush found the
 	                          * ring polled (hot) */
