@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "percore/defs.h"
 #include "percore/wheel.h"
@@ -54,8 +55,9 @@ enum {
 	 * falling back to epoll (tests use it to skip visibly). */
 	PC_REACTOR_NO_FALLBACK = 1u << 0,
 	/* With PC_BACKEND_URING: readiness polling only, no completion
-	 * receive (pc_reactor_add_recv() answers -EOPNOTSUPP); the path a
-	 * kernel without multishot receive gets. */
+	 * receive or accept (pc_reactor_add_recv() and
+	 * pc_reactor_add_accept() answer -EOPNOTSUPP); the path a kernel
+	 * without multishot receive gets. */
 	PC_REACTOR_NO_COMPLETION = 1u << 1,
 };
 
@@ -67,6 +69,15 @@ typedef void (*pc_task_fn)(void *arg);
  * is in fd's interest (taking none while keeping PC_EV_IN set waits for
  * the next turn). The end of stream and errors are offered once. */
 typedef size_t (*pc_recv_fn)(struct pc_reactor *r, int fd, const void *p, ssize_t n, void *arg);
+/* A connection accepted on lfd (pc_reactor_add_accept()): fd >= 0 is the
+ * new socket, non-blocking and close-on-exec, now the callee's to keep or
+ * close; fd < 0 is -errno (the listener stays watched unless deleted). */
+typedef void (*pc_accept_fn)(struct pc_reactor *r, int lfd, int fd, void *arg);
+/* A send of pc_reactor_send() finished: res bytes of it went out (fewer
+ * than asked when the socket took only part), or -errno; -ECANCELED when
+ * fd was deleted first (then it runs inside pc_reactor_del()). arg is
+ * fd's registration's, token the send's. */
+typedef void (*pc_sent_fn)(struct pc_reactor *r, int fd, ssize_t res, void *arg, void *token);
 
 /* Create a reactor with the asked backend. When io_uring cannot be set up
  * (kernel.io_uring_disabled, seccomp, an old kernel) it falls back to epoll
@@ -103,12 +114,47 @@ PC_API int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_f
 PC_API int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn,
 			       pc_recv_fn rfn, void *arg);
 
+/* Watch the listening socket lfd and accept its connections in the
+ * kernel (io_uring multishot accept): afn gets each one, and fn only
+ * errors and hang-ups of lfd. Deleting lfd stops accepting before
+ * pc_reactor_del() returns; a connection accepted before that and not
+ * yet delivered is closed. Owner thread. Returns -EOPNOTSUPP where the
+ * backend cannot (epoll, an io_uring without multishot accept, or
+ * PC_REACTOR_NO_COMPLETION): watch lfd with pc_reactor_add() and accept
+ * on readiness instead. Else as pc_reactor_add(). */
+PC_API int pc_reactor_add_accept(struct pc_reactor *r, int lfd, pc_io_fn fn, pc_accept_fn afn,
+				 void *arg);
+
+/* Most pieces one pc_reactor_send() gathers. */
+#define PC_REACTOR_SEND_IOV 8
+
+/* Send iov[0..iovcnt) on the registered fd in the kernel: the request goes
+ * with the next wait's system call (one per turn, however many sends),
+ * and fn(r, fd, res, arg, token) runs on the owner thread when it is done,
+ * exactly once. The iovec array is copied; the bytes it points at must
+ * stay where they are, unchanged, until fn runs. One send per fd at a
+ * time, so sends leave in order: -EBUSY while one is in flight. Deleting
+ * fd cancels its send, and when pc_reactor_del() returns the kernel no
+ * longer reads the bytes. token is any non-NULL value, handed back to fn
+ * and by pc_reactor_sending(). Owner thread. Returns 0, -EINVAL (no
+ * pieces, more than PC_REACTOR_SEND_IOV, NULL fn or token), -ENOENT (fd
+ * not registered), -EBUSY, or -EOPNOTSUPP where the backend cannot (epoll,
+ * an io_uring without completion requests): write directly instead. */
+PC_API int pc_reactor_send(struct pc_reactor *r, int fd, const struct iovec *iov, int iovcnt,
+			   pc_sent_fn fn, void *token);
+
+/* The token of fd's send in flight (pc_reactor_send()), or NULL when none
+ * is. Owner thread. */
+PC_API void *pc_reactor_sending(const struct pc_reactor *r, int fd);
+
 /* What the io_uring backend has in flight (all 0 under epoll). */
 struct pc_reactor_io_stats {
 	uint32_t requests;     /* kernel requests not yet finished */
 	uint32_t buffers;      /* receive buffers in the pool */
 	uint32_t buffers_out;  /* of which taken by completions, not yet back */
 	bool completion;       /* completion receive is available */
+	bool accept;           /* completion accept is available */
+	uint32_t sends;        /* pc_reactor_send() requests in flight */
 	bool defer_taskrun;    /* IORING_SETUP_DEFER_TASKRUN in use */
 };
 

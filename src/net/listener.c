@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net/net.h"
 #include "percore/listener.h"
 
 static int parse_v6(const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
@@ -159,6 +160,31 @@ int pc_accept(int lfd, struct sockaddr_storage *peer, socklen_t *len)
 	/* Failure here only costs latency (Nagle), never correctness. */
 	set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
 	return fd;
+}
+
+/* The peer of an accepted socket. A client that reset the connection
+ * before it was accepted has its address still (accept4() reports it):
+ * SO_PEERNAME gives it where getpeername() refuses, but only into a buffer
+ * no larger than the address. */
+static int peer_name(int fd, struct sockaddr_storage *peer, socklen_t *len)
+{
+	*len = sizeof(*peer);
+	if (getpeername(fd, (struct sockaddr *)peer, len) == 0)
+		return 0;
+	*len = sizeof(struct sockaddr_in6);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERNAME, peer, len) == 0)
+		return 0;
+	*len = sizeof(struct sockaddr_in);
+	return getsockopt(fd, SOL_SOCKET, SO_PEERNAME, peer, len) ? -errno : 0;
+}
+
+int net_accepted(int fd, struct sockaddr_storage *peer, socklen_t *len)
+{
+	int rc = peer_name(fd, peer, len);
+
+	if (!rc)
+		set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	return rc;
 }
 
 int pc_connect_start(const struct sockaddr *addr, socklen_t len)

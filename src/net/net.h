@@ -292,6 +292,11 @@ void net_session_flush(struct pc_session *s);
 /* server.c */
 void net_shard_drained(struct net_shard *sh);
 
+/* listener.c: a connection accepted by the kernel on our behalf
+ * (pc_reactor_add_accept()): TCP_NODELAY as pc_accept() sets, and its
+ * peer's address. Returns 0 or -errno. */
+int net_accepted(int fd, struct sockaddr_storage *peer, socklen_t *len);
+
 /* slots (session.c) */
 struct pc_session *net_slot_find(struct net_shard *sh, uint64_t id);
 /* Run fn on every session of the shard (fn may free the one it is given). */

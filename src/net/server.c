@@ -68,7 +68,7 @@ static int cfg_resolve(struct pc_server_cfg *c, char *err, size_t len)
 
 /* ---- accepting -------------------------------------------------------------- */
 
-static void on_accept(struct pc_reactor *r, int fd, unsigned events, void *arg);
+static int watch_listener(struct net_shard *sh);
 static void drain_deadline(struct pc_wheel *w, struct pc_timer *t);
 
 static void accept_retry(struct pc_wheel *w, struct pc_timer *t)
@@ -76,7 +76,7 @@ static void accept_retry(struct pc_wheel *w, struct pc_timer *t)
 	struct net_shard *sh = (struct net_shard *)((char *)t - offsetof(struct net_shard, accept_timer));
 
 	(void)w;
-	if (sh->lfd >= 0 && sh->accept_paused && !pc_reactor_add(sh->r, sh->lfd, PC_EV_IN, on_accept, sh))
+	if (sh->lfd >= 0 && sh->accept_paused && !watch_listener(sh))
 		sh->accept_paused = false;
 	else if (sh->lfd >= 0 && sh->accept_paused)
 		pc_reactor_timer_after(sh->r, &sh->accept_timer, ACCEPT_RETRY_NS);
@@ -141,6 +141,17 @@ static void admit(struct net_shard *sh, int fd, const struct sockaddr_storage *p
 	net_session_opened(s);
 }
 
+/* What an accept's result asks for: false when accepting must pause. */
+static bool accept_ok(struct net_shard *sh, int c)
+{
+	if (c == -EMFILE || c == -ENFILE || c == -ENOBUFS || c == -ENOMEM) {
+		accept_pause(sh);
+		return false;
+	}
+	/* Other errors (the client gave up first): next one. */
+	return true;
+}
+
 static void on_accept(struct pc_reactor *r, int fd, unsigned events, void *arg)
 {
 	struct net_shard *sh = arg;
@@ -153,16 +164,43 @@ static void on_accept(struct pc_reactor *r, int fd, unsigned events, void *arg)
 		socklen_t len;
 		int c = pc_accept(sh->lfd, &peer, &len);
 
-		if (c == -EAGAIN)
+		if (c == -EAGAIN || !accept_ok(sh, c))
 			return;
-		if (c == -EMFILE || c == -ENFILE || c == -ENOBUFS || c == -ENOMEM) {
-			accept_pause(sh);
-			return;
-		}
 		if (c >= 0)
 			admit(sh, c, &peer);
-		/* Other errors (the client gave up first): next one. */
 	}
+}
+
+/* A connection the reactor accepted (io_uring multishot accept). */
+static void on_accepted(struct pc_reactor *r, int lfd, int fd, void *arg)
+{
+	struct net_shard *sh = arg;
+	struct sockaddr_storage peer;
+	socklen_t len;
+
+	(void)r;
+	(void)lfd;
+	if (fd < 0) {
+		accept_ok(sh, fd);
+		return;
+	}
+	if (net_accepted(fd, &peer, &len)) {
+		/* Reset before we could look at it. */
+		NET_STAT_ADD(sh, accept_errors, 1);
+		close(fd);
+		return;
+	}
+	admit(sh, fd, &peer);
+}
+
+/* Accept in the kernel where the reactor can (one multishot request
+ * instead of a readiness, an accept4 and a last accept4 that finds none
+ * per wake-up), on readiness otherwise. */
+static int watch_listener(struct net_shard *sh)
+{
+	int rc = pc_reactor_add_accept(sh->r, sh->lfd, on_accept, on_accepted, sh);
+
+	return rc == -EOPNOTSUPP ? pc_reactor_add(sh->r, sh->lfd, PC_EV_IN, on_accept, sh) : rc;
 }
 
 static void close_listener(struct net_shard *sh)
@@ -258,7 +296,7 @@ static int shard_setup(struct net_shard *sh)
 	sh->lfd = rc;
 	if (sh->index == 0)
 		srv->lfd0 = -1; /* the shard owns it now */
-	return pc_reactor_add(sh->r, sh->lfd, PC_EV_IN, on_accept, sh);
+	return watch_listener(sh);
 }
 
 static void shard_report(struct pc_server *srv, int rc)

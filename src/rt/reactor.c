@@ -126,7 +126,7 @@ static bool events_valid(unsigned events)
 }
 
 static int add_fd(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, pc_recv_fn rfn,
-		  void *arg)
+		  pc_accept_fn afn, void *arg)
 {
 	struct rt_fd *f;
 	int rc;
@@ -141,17 +141,20 @@ static int add_fd(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, pc
 	f = &r->fds[fd];
 	f->fn = fn;
 	f->rfn = rfn;
+	f->afn = afn;
 	f->arg = arg;
 	f->events = events & (PC_EV_IN | PC_EV_OUT);
 	f->gen++;
 	f->armed = 0;
 	f->recv = rfn != NULL;
+	f->accept = afn != NULL;
 	f->recv_armed = f->recv_cancel = f->recv_done = 0;
 	f->held = 0;
-	rc = rfn ? r->ops->add_recv(r, fd, f) : r->ops->add(r, fd, f);
+	f->send = f->send_token = NULL;
+	rc = rfn || afn ? r->ops->add_recv(r, fd, f) : r->ops->add(r, fd, f);
 	if (rc) {
 		f->events = 0;
-		f->recv = 0;
+		f->recv = f->accept = 0;
 		return rc;
 	}
 	r->nfds++;
@@ -160,7 +163,7 @@ static int add_fd(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, pc
 
 int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, void *arg)
 {
-	return add_fd(r, fd, events, fn, NULL, arg);
+	return add_fd(r, fd, events, fn, NULL, NULL, arg);
 }
 
 int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn,
@@ -170,7 +173,37 @@ int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc_io_fn 
 		return -EINVAL;
 	if (!r->ops->add_recv)
 		return -EOPNOTSUPP;
-	return add_fd(r, fd, events, fn, rfn, arg);
+	return add_fd(r, fd, events, fn, rfn, NULL, arg);
+}
+
+int pc_reactor_add_accept(struct pc_reactor *r, int lfd, pc_io_fn fn, pc_accept_fn afn, void *arg)
+{
+	if (!afn)
+		return -EINVAL;
+	if (!r->ops->add_recv)
+		return -EOPNOTSUPP;
+	return add_fd(r, lfd, PC_EV_IN, fn, NULL, afn, arg);
+}
+
+int pc_reactor_send(struct pc_reactor *r, int fd, const struct iovec *iov, int iovcnt,
+		    pc_sent_fn fn, void *token)
+{
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+
+	if (!r->ops->send)
+		return -EOPNOTSUPP;
+	if (!iov || iovcnt <= 0 || iovcnt > PC_REACTOR_SEND_IOV || !fn || !token)
+		return -EINVAL;
+	if (!f)
+		return -ENOENT;
+	return f->send ? -EBUSY : r->ops->send(r, fd, f, iov, iovcnt, fn, token);
+}
+
+void *pc_reactor_sending(const struct pc_reactor *r, int fd)
+{
+	const struct rt_fd *f = rt_reactor_slot((struct pc_reactor *)r, fd);
+
+	return f ? f->send_token : NULL;
 }
 
 void pc_reactor_io_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *st)
@@ -215,7 +248,7 @@ int pc_reactor_del(struct pc_reactor *r, int fd)
 	f->gen++;        /* anything already collected for fd is now stale */
 	f->rgen++;
 	f->armed = 0;
-	f->recv = 0;
+	f->recv = f->accept = 0;
 	r->nfds--;
 	return 0;
 }

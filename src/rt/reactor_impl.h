@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "percore/reactor.h"
 
@@ -24,6 +25,9 @@ struct rt_fd {
 	uint8_t armed;       /* uring: a poll request is in flight */
 	/* Completion receive (pc_reactor_add_recv(), io_uring only). */
 	uint8_t recv;        /* bytes go to rfn instead of IN readiness */
+	uint8_t accept;      /* connections go to afn instead of IN readiness
+	                      * (pc_reactor_add_accept(); the recv_* fields
+	                      * then describe the multishot accept) */
 	uint8_t recv_armed;  /* a multishot receive is in flight */
 	uint8_t recv_cancel; /* its cancellation is asked */
 	uint8_t recv_done;   /* end of stream or error delivered: not re-armed */
@@ -33,6 +37,9 @@ struct rt_fd {
 	                      * kept, never taken for stale */
 	uint32_t pass;       /* last delivery pass that kept bytes back */
 	pc_recv_fn rfn;
+	pc_accept_fn afn;
+	void *send;          /* uring: the send in flight (reactor_usend.c) */
+	void *send_token;    /* its pc_reactor_send() token */
 };
 
 struct rt_task {
@@ -54,8 +61,12 @@ struct rt_backend_ops {
 	 * fds through rt_reactor_ready(). Returns how many fd callbacks ran,
 	 * or -errno. */
 	int (*wait)(struct pc_reactor *r, int64_t timeout_ns);
-	/* Start watching f with completion receive (NULL: not offered). */
+	/* Start watching f with completion receive, or completion accept
+	 * when f->accept (NULL: neither offered; -EOPNOTSUPP: this one not). */
 	int (*add_recv)(struct pc_reactor *r, int fd, struct rt_fd *f);
+	/* Send in the kernel (pc_reactor_send(); NULL: not offered). */
+	int (*send)(struct pc_reactor *r, int fd, struct rt_fd *f, const struct iovec *iov,
+		    int iovcnt, pc_sent_fn fn, void *token);
 	/* Fill in the io_uring figures of pc_reactor_io_stats() (NULL: none). */
 	void (*stats)(const struct pc_reactor *r, struct pc_reactor_io_stats *st);
 };

@@ -21,21 +21,25 @@
 
 /* ---- set-up ---------------------------------------------------------------- */
 
-/* One line per process naming what this kernel lacks. */
-static void say_missing(const char *what, const char *effect)
+/* One line per process naming what this kernel lacks, for the ring's
+ * set-up and for each missing request kind (said: which line). */
+static void say_missing(atomic_flag *said, const char *what, const char *effect)
 {
-	static atomic_flag said = ATOMIC_FLAG_INIT;
-
-	if (!atomic_flag_test_and_set(&said))
+	if (!atomic_flag_test_and_set(said))
 		fprintf(stderr, "percore: io_uring without %s: %s\n", what, effect);
 }
 
-/* Multishot receive has no probe bit of its own; it came in the release
- * (6.0) that added IORING_OP_SEND_ZC, whose bit stands for it. */
-static bool has_multishot_recv(struct io_uring *ring)
+static atomic_flag said_setup = ATOMIC_FLAG_INIT, said_recv = ATOMIC_FLAG_INIT,
+		   said_accept = ATOMIC_FLAG_INIT;
+
+/* Multishot requests have no probe bits of their own: multishot receive
+ * came in the release (6.0) that added IORING_OP_SEND_ZC, and multishot
+ * accept in the one (5.19) that added IORING_OP_SOCKET; their bits stand
+ * for them. */
+static bool has_op(struct io_uring *ring, int op)
 {
 	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
-	bool ok = p && io_uring_opcode_supported(p, IORING_OP_SEND_ZC);
+	bool ok = p && io_uring_opcode_supported(p, op);
 
 	io_uring_free_probe(p);
 	return ok;
@@ -103,12 +107,15 @@ int ur_setup(struct ur_state *st, unsigned flags)
 		return rc;
 	st->defer_taskrun = i == 1;
 	if (i > 1)
-		say_missing(i == 2 ? "DEFER_TASKRUN" : "DEFER_TASKRUN or COOP_TASKRUN",
+		say_missing(&said_setup, i == 2 ? "DEFER_TASKRUN" : "DEFER_TASKRUN or COOP_TASKRUN",
 			    "completions run as task work");
 	if (flags & PC_REACTOR_NO_COMPLETION)
 		return 0;
-	if (!has_multishot_recv(&st->ring)) {
-		say_missing("multishot receive", "sessions use readiness polling");
+	st->accept = has_op(&st->ring, IORING_OP_SOCKET);
+	if (!st->accept)
+		say_missing(&said_accept, "multishot accept", "listeners use readiness polling");
+	if (!has_op(&st->ring, IORING_OP_SEND_ZC)) {
+		say_missing(&said_recv, "multishot receive", "sessions use readiness polling");
 		return 0;
 	}
 	rc = bufs_setup(st);
@@ -118,7 +125,7 @@ int ur_setup(struct ur_state *st, unsigned flags)
 		return rc;
 	}
 	if (rc) {
-		say_missing("provided buffer rings", "sessions use readiness polling");
+		say_missing(&said_recv, "provided buffer rings", "sessions use readiness polling");
 		bufs_free(st);
 		return 0;
 	}
@@ -137,7 +144,7 @@ int ur_enable(struct ur_state *st)
 		return -errno;
 	st->enabled = true;
 	if (io_uring_register_ring_fd(&st->ring) != 1)
-		say_missing("registered ring fds", "each wait looks up the ring's file");
+		say_missing(&said_setup, "registered ring fds", "each wait looks up the ring's file");
 	return 0;
 }
 
@@ -147,6 +154,7 @@ void ur_teardown(struct ur_state *st)
 	io_uring_queue_exit(&st->ring);
 	bufs_free(st);
 	free(st->held);
+	ur_sends_free(st);
 }
 
 /* ---- held completions ------------------------------------------------------ */

@@ -20,6 +20,10 @@
  * back. A poll is armed beside it only for PC_EV_OUT, or for errors alone
  * when nothing is wanted.
  *
+ * Completion accept (pc_reactor_add_accept): the same, with one multishot
+ * IORING_OP_ACCEPT per listener handing each new connection to the fd's
+ * accept callback. Sends (pc_reactor_send): reactor_usend.c.
+ *
  * A request's user_data holds its kind, the fd and a generation; a
  * completion whose generation is no longer the fd's is stale: dropped, its
  * buffer returned. Requests queue in the submission ring and go to the
@@ -38,12 +42,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "rt/reactor_uring.h"
 
 static inline uint64_t ur_tag(enum ur_kind kind, int fd, uint32_t gen)
 {
-	return (uint32_t)fd | (uint64_t)(gen & UR_GEN_MASK) << 32 | (uint64_t)kind << 62;
+	return (uint32_t)fd | (uint64_t)(gen & UR_GEN_MASK) << 32 | (uint64_t)kind << UR_KIND_SHIFT;
 }
 
 static unsigned poll_mask(unsigned events)
@@ -130,13 +136,14 @@ static void ur_fini(struct pc_reactor *r)
 	free(r->backend_state);
 }
 
-/* The poll mask f needs now: a receiving fd polls only for OUT, or for
- * errors alone when it wants nothing (a mask of 0 still reports them). */
+/* The poll mask f needs now: a receiving or accepting fd polls only for
+ * OUT, or for errors alone when it wants nothing (a mask of 0 still
+ * reports them). */
 static unsigned want_poll(const struct rt_fd *f, bool *need)
 {
 	unsigned ev = f->events;
 
-	if (f->recv && (ev & PC_EV_IN)) {
+	if ((f->recv || f->accept) && (ev & PC_EV_IN)) {
 		*need = ev & PC_EV_OUT;
 		return POLLOUT;
 	}
@@ -154,37 +161,49 @@ static int ur_add(struct pc_reactor *r, int fd, struct rt_fd *f)
 	return rc;
 }
 
-/* Start the multishot receive when f wants input and none is running.
- * Held bytes go first: a new receive waits until they are taken. */
+/* Start the multishot receive (or accept) when f wants input and none is
+ * running. Held bytes go first: a new receive waits until they are taken. */
 static int ur_recv_arm(struct ur_state *st, int fd, struct rt_fd *f)
 {
 	struct io_uring_sqe *sqe;
 
-	if (!f->recv || !(f->events & PC_EV_IN) || f->recv_armed || f->recv_done || f->held)
+	if (!(f->recv || f->accept) || !(f->events & PC_EV_IN) || f->recv_armed || f->recv_done ||
+	    f->held)
 		return 0;
 	sqe = ur_sqe(st);
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
-	sqe->flags |= IOSQE_BUFFER_SELECT;
-	sqe->buf_group = UR_BGID;
-	io_uring_sqe_set_data64(sqe, ur_tag(UR_RECV, fd, f->rgen));
+	if (f->accept) {
+		io_uring_prep_multishot_accept(sqe, fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		io_uring_sqe_set_data64(sqe, ur_tag(UR_ACCEPT, fd, f->rgen));
+	} else {
+		io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = UR_BGID;
+		io_uring_sqe_set_data64(sqe, ur_tag(UR_RECV, fd, f->rgen));
+	}
 	f->recv_armed = 1;
 	f->recv_cancel = 0;
 	return 0;
 }
 
+/* The tag of f's multishot request. */
+static uint64_t recv_tag(int fd, const struct rt_fd *f)
+{
+	return ur_tag(f->accept ? UR_ACCEPT : UR_RECV, fd, f->rgen);
+}
+
 /* Stop the receive of an fd that no longer wants input. */
 static void ur_recv_stop(struct ur_state *st, int fd, struct rt_fd *f)
 {
-	if (f->recv_armed && !f->recv_cancel && ur_cancel(st, ur_tag(UR_RECV, fd, f->rgen)) == 0)
+	if (f->recv_armed && !f->recv_cancel && ur_cancel(st, recv_tag(fd, f)) == 0)
 		f->recv_cancel = 1;
 }
 
 /* Bring f's receive in line with its interest; 0 or -EBUSY (retried). */
 int ur_recv_sync(struct ur_state *st, int fd, struct rt_fd *f)
 {
-	if (!f->recv)
+	if (!f->recv && !f->accept)
 		return 0;
 	if (!(f->events & PC_EV_IN)) {
 		ur_recv_stop(st, fd, f);
@@ -198,7 +217,7 @@ static int ur_add_recv(struct pc_reactor *r, int fd, struct rt_fd *f)
 	struct ur_state *st = r->backend_state;
 	int rc;
 
-	if (!st->completion)
+	if (f->accept ? !st->accept : !st->completion)
 		return -EOPNOTSUPP;
 	f->rgen++;
 	rc = ur_add(r, fd, f);
@@ -244,7 +263,7 @@ static int ur_mod(struct pc_reactor *r, int fd, struct rt_fd *f)
 		f->gen++;
 		f->armed = 0;
 		rc = ur_add(r, fd, f);
-	} else if (f->recv && st->cb_fd != fd) {
+	} else if ((f->recv || f->accept) && st->cb_fd != fd) {
 		rc = ur_add(r, fd, f);
 	}
 	if (!rc && ur_recv_sync(st, fd, f))
@@ -258,12 +277,14 @@ static void ur_del(struct pc_reactor *r, int fd, struct rt_fd *f)
 
 	if (f->armed)
 		ur_cancel(st, ur_tag(UR_POLL, fd, f->gen));
-	if (f->recv_armed && !f->recv_cancel && ur_cancel(st, ur_tag(UR_RECV, fd, f->rgen)) == 0 &&
+	ur_send_cancel(r, fd, f);
+	if (f->recv_armed && !f->recv_cancel && ur_cancel(st, recv_tag(fd, f)) == 0 &&
 	    st->enabled) {
-		/* The receive holds a reference to the socket: until it is
-		 * gone, the close() that follows a delete would neither send
-		 * the FIN nor the reset. Cancel now and run the task work that
-		 * frees the request; its completion is stale by generation. */
+		/* The receive (or accept) holds a reference to the socket:
+		 * until it is gone, the close() that follows a delete would
+		 * neither send the FIN nor the reset, nor stop a listener.
+		 * Cancel now and run the task work that frees the request; its
+		 * completion is stale by generation. */
 		io_uring_submit_and_get_events(&st->ring);
 	}
 	if (f->held)
@@ -326,19 +347,46 @@ static int ur_poll_done(struct pc_reactor *r, int fd, uint32_t gen, int res)
 	return ran;
 }
 
+/* A multishot accept's completion: res a new connection or -errno.
+ * Returns 1 when the callback ran. */
+static int ur_accept_done(struct pc_reactor *r, int fd, uint32_t gen, int res, unsigned flags)
+{
+	struct ur_state *st = r->backend_state;
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+
+	if (!f || !f->accept || (f->rgen & UR_GEN_MASK) != gen) {
+		if (res >= 0)
+			close(res); /* accepted for a listener deleted since */
+		return 0;
+	}
+	if (!(flags & IORING_CQE_F_MORE))
+		f->recv_armed = f->recv_cancel = 0;
+	if (res != -ECANCELED)
+		f->afn(r, fd, res, f->arg);
+	/* The callback may have deleted the listener (moving the table). */
+	f = rt_reactor_slot(r, fd);
+	if (f && f->accept && (f->rgen & UR_GEN_MASK) == gen && ur_recv_sync(st, fd, f))
+		st->rearm = true;
+	return res != -ECANCELED;
+}
+
 static int ur_complete(struct pc_reactor *r, uint64_t tag, int res, unsigned flags)
 {
 	struct ur_state *st = r->backend_state;
-	enum ur_kind kind = (enum ur_kind)(tag >> 62);
+	enum ur_kind kind = (enum ur_kind)(tag >> UR_KIND_SHIFT);
 	int fd = (int)(uint32_t)tag;
 	uint32_t gen = (uint32_t)(tag >> 32) & UR_GEN_MASK;
 
-	if (kind != UR_RECV || !(flags & IORING_CQE_F_MORE))
+	if (!(flags & IORING_CQE_F_MORE))
 		st->requests--;
 	if (kind == UR_CANCEL)
 		return 0;
 	if (kind == UR_POLL)
 		return ur_poll_done(r, fd, gen, res);
+	if (kind == UR_ACCEPT)
+		return ur_accept_done(r, fd, gen, res, flags);
+	if (kind == UR_SEND)
+		return ur_send_done(r, tag, res);
 	return ur_recv_done(r, fd, gen, res, flags);
 }
 
@@ -391,6 +439,8 @@ static void ur_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *out
 	out->buffers = st->completion ? UR_BUFS : 0;
 	out->buffers_out = st->bufs_out;
 	out->completion = st->completion;
+	out->accept = st->accept;
+	out->sends = st->sends;
 	out->defer_taskrun = st->defer_taskrun;
 }
 
@@ -403,5 +453,6 @@ const struct rt_backend_ops rt_backend_uring = {
 	.del = ur_del,
 	.wait = ur_wait,
 	.add_recv = ur_add_recv,
+	.send = ur_send,
 	.stats = ur_stats,
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* percore rt: what the io_uring backend's two files share: the ring, its
- * set-up (reactor_ubuf.c) and the receive path with its buffers and held
- * completions (reactor_ubuf.c), and the request plumbing
+/* percore rt: what the io_uring backend's files share: the ring, its
+ * set-up and the receive path with its buffers and held completions
+ * (reactor_ubuf.c), the sends (reactor_usend.c), and the request plumbing
  * (reactor_uring.c). */
 #ifndef PERCORE_SRC_RT_REACTOR_URING_H
 #define PERCORE_SRC_RT_REACTOR_URING_H
@@ -19,10 +19,13 @@
 #define UR_BUFS 256
 #define UR_BUF_SIZE 16384
 #define UR_BGID 0
-#define UR_GEN_MASK 0x3fffffffu
+#define UR_GEN_MASK 0x1fffffffu
+#define UR_KIND_SHIFT 61
 
-/* The top two bits of a request's user_data. */
-enum ur_kind { UR_POLL = 0, UR_RECV = 1, UR_CANCEL = 2 };
+/* The top three bits of a request's user_data. */
+enum ur_kind { UR_POLL = 0, UR_RECV = 1, UR_CANCEL = 2, UR_ACCEPT = 3, UR_SEND = 4 };
+
+struct ur_send;
 
 /* A receive completion kept back: its fd did not want input when it came,
  * or did not take all of it. */
@@ -43,6 +46,7 @@ struct ur_state {
 	bool rearm;
 	bool enabled;          /* bound to its thread, ring fd registered */
 	bool completion;       /* multishot receive and provided buffers */
+	bool accept;           /* multishot accept */
 	bool defer_taskrun;
 	int cb_fd;             /* whose poll callback runs now, or -1 */
 	uint32_t requests;     /* submitted and not finished */
@@ -52,11 +56,23 @@ struct ur_state {
 	uint8_t *bufs;
 	struct ur_held *held;  /* FIFO, in completion order */
 	unsigned nheld, held_cap;
+	struct ur_send *sends_free, *sends_all; /* send objects (reactor_usend.c) */
+	uint32_t sends;        /* in flight */
 };
 
 /* reactor_uring.c */
 struct io_uring_sqe *ur_sqe(struct ur_state *st);
 int ur_recv_sync(struct ur_state *st, int fd, struct rt_fd *f);
+
+/* reactor_usend.c */
+int ur_send(struct pc_reactor *r, int fd, struct rt_fd *f, const struct iovec *iov, int iovcnt,
+	    pc_sent_fn fn, void *token);
+/* A send's completion; returns 1 when its callback ran. */
+int ur_send_done(struct pc_reactor *r, uint64_t tag, int res);
+/* f is being deleted: cancel its send, wait for the kernel to let go of
+ * the bytes, and run its callback with -ECANCELED. */
+void ur_send_cancel(struct pc_reactor *r, int fd, struct rt_fd *f);
+void ur_sends_free(struct ur_state *st);
 
 /* reactor_ubuf.c */
 int ur_setup(struct ur_state *st, unsigned flags);
