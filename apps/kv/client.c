@@ -375,8 +375,14 @@ static void input_settle(struct kv_client *c)
 		c->in = NULL;
 		c->off = c->len = c->cap = 0;
 	}
+	size_t held = c->len - c->off;
+
+	/* the parser's table of a request's arguments grows with them */
+	if (held)
+		held += (size_t)c->p.cap *
+			(sizeof(*c->p.spans) + sizeof(*c->p.argv) + sizeof(*c->p.argl));
 	if (c->s)
-		pc_session_hold_input(c->s, c->len - c->off);
+		pc_session_hold_input(c->s, held);
 }
 
 static void process(struct kv_client *c)

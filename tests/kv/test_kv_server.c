@@ -202,22 +202,30 @@ static void finish(struct kv_server *k)
 
 /* ---- OOM decides for the whole command ------------------------------------ */
 
+/* A server with a 1 MiB limit under policy, and a client of it. */
+static struct kv_server *limited(enum kv_policy policy, struct rc *c, char *val, size_t n)
+{
+	struct kv_server *k = start(1u << 20, policy, 0);
+
+	memset(val, 'v', n - 1);
+	val[n - 1] = '\0';
+	rc_open(c, kv_server_port(k));
+	return k;
+}
+
 /* MSETs (and MSETNXs) of 16 fresh keys, which land on both shards, until
  * the limit refuses them: each reply is +OK with every key set, or Redis's
  * -OOM with none set, never a part. */
 static void test_oom_whole(void **state)
 {
-	struct kv_server *k = start(1u << 20, KV_POLICY_NOEVICTION, 0);
 	struct rc c;
 	struct rv v;
 	struct req r;
 	char val[600];
+	struct kv_server *k = limited(KV_POLICY_NOEVICTION, &c, val, sizeof(val));
 	int oks = 0, ooms = 0;
 
 	(void)state;
-	memset(val, 'v', sizeof(val) - 1);
-	val[sizeof(val) - 1] = '\0';
-	rc_open(&c, kv_server_port(k));
 	for (int g = 0; g < 4000 && ooms < 40; g++) {
 		bool nx = g % 3 == 2;
 
@@ -261,16 +269,13 @@ static void test_oom_whole(void **state)
 /* allkeys-lru: the lock evicts first, then decides: never -OOM. */
 static void test_oom_evicts_first(void **state)
 {
-	struct kv_server *k = start(1u << 20, KV_POLICY_ALLKEYS_LRU, 0);
 	struct rc c;
 	struct rv v;
 	struct req r;
 	char val[600];
+	struct kv_server *k = limited(KV_POLICY_ALLKEYS_LRU, &c, val, sizeof(val));
 
 	(void)state;
-	memset(val, 'e', sizeof(val) - 1);
-	val[sizeof(val) - 1] = '\0';
-	rc_open(&c, kv_server_port(k));
 	for (int g = 0; g < 600; g++) {
 		keyed(&r, g % 2 ? "MSETNX" : "MSET", "lru:%d:%d", g, 16, val);
 		rc_call(&c, &v, r.argc, r.argv);
