@@ -481,20 +481,30 @@ def t_oom_whole(srv):
 def t_stop_inflight(srv):
     """Clients send long pipelines over both shards and vanish; the server
     is stopped at once, while their answers are still out: it exits
-    cleanly, every closed client freed (closing 0, no leak reported)."""
-    c = Conn(srv.port)
+    cleanly, every closed client freed (closing 0, no leak reported).
+    Three servers, as the answers are not always still out by then."""
     big = b"b" * 200000
     keys = ["big:%d" % i for i in range(8)]
-    check(c.call("MSET", *sum(([k, big] for k in keys), [])) == b"+OK", "MSET big")
     pipe = b"".join(enc("MGET", *keys) + enc("GET", keys[i % 8]) for i in range(300))
-    for _ in range(6):
-        h = Conn(srv.port)
-        h.send(pipe)
-        h.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
-        h.close()
-    c.close()
-    srv.stop()
-    check(re.search(rb"^closing 0$", srv.out, re.M), "closing left: %r" % srv.out)
+    for rnd in range(3):
+        if rnd:
+            srv = Server("--drain", "0")
+        try:
+            c = Conn(srv.port)
+            check(c.call("MSET", *sum(([k, big] for k in keys), [])) == b"+OK", "MSET big")
+            for _ in range(6):
+                h = Conn(srv.port)
+                h.send(pipe)
+                h.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+                h.close()
+            c.close()
+            srv.stop()
+        except Exception:
+            if srv.p.returncode is None:
+                srv.p.kill()
+                srv.p.wait()
+            raise
+        check(re.search(rb"^closing 0$", srv.out, re.M), "closing left: %r" % srv.out)
 
 
 def t_input_budget(srv):
