@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "percore/listener.h"
+#include "percore/log.h"
 #include "percore/session.h"
 #include "srv.h"
 
@@ -25,6 +26,9 @@
 /* Unparsed input held while requests wait: past it the socket is not
  * read until they answered. */
 #define IN_HOLD (1u << 20)
+/* An input buffer emptied goes back when larger than this, so a client
+ * that once sent a large value does not keep its room. */
+#define IN_KEEP (64u << 10)
 
 struct kv_client {
 	struct kv_conn conn;          /* what the commands know of it */
@@ -35,6 +39,8 @@ struct kv_client {
 	size_t off, len, cap;
 	struct kv_reply out;          /* replies ready to write, in order */
 	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
+	struct kv_tx *tx;             /* the transaction running for it, or NULL */
+	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
 	int target;                   /* the shard outstanding jobs went to; -1 */
 	bool in_tx, busy, paused, ending;
@@ -43,15 +49,50 @@ struct kv_client {
 	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
 };
 
-static void conn_free(struct kv_client *c)
+/* The client's own memory (its jobs are gone or freed by the caller). */
+static void release(struct kv_client *c)
 {
-	if (c->closing)
-		atomic_fetch_sub_explicit(&c->sh->srv->closing, 1, memory_order_relaxed);
 	kv_conn_fini(&c->conn);
 	kv_resp_free(&c->p);
 	kv_reply_free(&c->out);
 	free(c->in);
 	free(c);
+}
+
+static void conn_free(struct kv_client *c)
+{
+	if (c->closing) {
+		if (c->cprev)
+			c->cprev->cnext = c->cnext;
+		else
+			c->sh->closing = c->cnext;
+		if (c->cnext)
+			c->cnext->cprev = c->cprev;
+		atomic_fetch_sub_explicit(&c->sh->srv->closing, 1, memory_order_relaxed);
+	}
+	release(c);
+}
+
+uint64_t kv_client_free_orphans(struct kv_client *list)
+{
+	uint64_t n = 0;
+
+	while (list) {
+		struct kv_client *c = list;
+
+		list = c->cnext;
+		while (c->head) {
+			struct kv_job *j = c->head;
+
+			c->head = j->next;
+			kv_job_free(j);
+		}
+		if (c->tx)
+			kv_multi_free(c->tx);
+		release(c);
+		n++;
+	}
+	return n;
 }
 
 /* Queues the replies ready. A client whose unsent replies would pass
@@ -149,6 +190,7 @@ static void job_done(struct kv_shard *sh, struct kv_job *j)
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 {
 	kv_reply_raw(&c->out, out->buf, out->len);
+	c->tx = NULL;
 	c->in_tx = false;
 	c->inflight--;
 	c->target = -1;
@@ -249,7 +291,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
 	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
 		if (c->inflight)
 			return false;
-		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl)) {
+		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl, &c->tx)) {
 			kv_reply_error(&c->out, "ERR out of memory", 17);
 		} else {
 			c->inflight++;
@@ -322,12 +364,34 @@ static void run_input(struct kv_client *c)
 	}
 }
 
+/* The input held (a partial request, requests waiting their turn)
+ * counts against the shard's input budget, as unread input does: many
+ * clients each sending part of a large request are paused, then the
+ * oldest closed, rather than exhausting memory. */
+static void input_settle(struct kv_client *c)
+{
+	if (c->off == c->len && c->cap > IN_KEEP) {
+		free(c->in);
+		c->in = NULL;
+		c->off = c->len = c->cap = 0;
+	}
+	size_t held = c->len - c->off;
+
+	/* the parser's table of a request's arguments grows with them */
+	if (held)
+		held += (size_t)c->p.cap *
+			(sizeof(*c->p.spans) + sizeof(*c->p.argv) + sizeof(*c->p.argl));
+	if (c->s)
+		pc_session_hold_input(c->s, held);
+}
+
 static void process(struct kv_client *c)
 {
 	if (c->busy)
 		return;
 	c->busy = true;
 	run_input(c);
+	input_settle(c);
 	flush(c);
 	if (c->s && !c->ending) {
 		bool hold = c->inflight && c->len - c->off > IN_HOLD;
@@ -433,9 +497,12 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 	struct kv_client *c = pc_session_data(s);
 	struct kv_server *k = user;
 
-	(void)why;
 	if (!c)
 		return;
+	if (why == PC_CLOSE_NOMEM) /* counted in the server's input_shed */
+		pc_log(PC_LOG_WARN, "kv: closed client id=%llu addr=%s: input over the budget "
+		       "(%zu bytes held; --max-input-bytes)", (unsigned long long)c->conn.id,
+		       c->conn.addr, c->len - c->off);
 	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
@@ -443,8 +510,13 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 		conn_free(c);
 		return;
 	}
-	/* Freed when the last answer comes back; an engine stopped before
-	 * then never runs those answers, so a clean stop waits for 0. */
+	/* Freed when the last answer comes back, or, when the engine stops
+	 * before then (those answers never run), once every shard stopped
+	 * (kv_client_free_orphans). */
 	c->closing = true;
+	c->cnext = c->sh->closing;
+	if (c->cnext)
+		c->cnext->cprev = c;
+	c->sh->closing = c;
 	atomic_fetch_add_explicit(&k->closing, 1, memory_order_relaxed);
 }

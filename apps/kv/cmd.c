@@ -181,7 +181,7 @@ bool kv_cmd_check(struct kv_call *c)
 void kv_cmd_run(struct kv_call *c)
 {
 	if (!kv_db_make_room(c->db) && (c->cmd->flags & KV_CMD_DENYOOM)) {
-		kv_err(c, "OOM command not allowed when used memory > 'maxmemory'.");
+		kv_err(c, KV_ERR_OOM);
 		return;
 	}
 	c->cmd->fn(c);

@@ -31,6 +31,9 @@
 #define KV_CMD_ALLSHARDS    0x10u
 #define KV_CMD_NOKEY_LOCAL  0x20u
 
+/* Redis's refusal of a DENYOOM command over maxmemory (noeviction). */
+#define KV_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {
 	struct kv_db *db;

@@ -5,16 +5,22 @@
  *
  * A transaction runs on the connection's shard (its home):
  *  1. lock: it locks the shards it touches one at a time, in ascending
- *     shard order, each lock granted once that shard runs no other
- *     transaction; a held shard queues every other job;
+ *     shard order: shared for a read-only command (MGET, EXISTS, DBSIZE,
+ *     KEYS: readers hold a shard together), exclusive for a writer; a
+ *     held shard queues every job not compatible with its holders, and
+ *     every later one behind it (srv.h). A writer's lock evicts as the
+ *     memory policy allows and reports whether the shard is still over
+ *     its limit: a DENYOOM command over it on any shard is refused whole
+ *     before any part runs, as Redis refuses it before executing;
  *  2. parts: it sends each shard its part of the command (the keys it
  *     owns) and waits for every answer, in one or more stages;
  *  3. it merges the parts' replies and unlocks every shard.
  * No client sees part of it: every read or write of its keys by anyone
  * else runs before its lock or after its unlock on that key's shard, and
- * while it holds all of them nothing else runs on any. The locks are
- * taken in one global order, so two transactions never wait for each
- * other in a cycle; plain jobs hold no lock. */
+ * while it holds all of them no writer runs on any (readers may: they
+ * change nothing). The locks are taken in one global order and each
+ * shard's queue is first come first served, so no transaction waits for
+ * another in a cycle; plain jobs hold no lock. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +36,8 @@ struct kv_tx {
 	const struct kv_cmd *cmd;
 	enum tx_kind kind;
 	bool nx;                      /* RENAMENX */
+	bool reader;                  /* read-only: shared locks */
+	bool oom;                     /* a shard was over its memory limit */
 	int stage;
 	struct kv_job *req;           /* the request, copied */
 	unsigned nsh;                 /* shards touched, ascending in order[] */
@@ -39,6 +47,7 @@ struct kv_tx {
 	uint32_t nkeys;
 	unsigned locked, pending;
 	struct kv_job **parts;        /* this stage's jobs, by index in order[] */
+	struct kv_job *lockj;         /* the lock asked for, not granted yet */
 	struct kv_reply out;
 };
 
@@ -78,9 +87,10 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 	return false;
 }
 
-static void tx_free(struct kv_tx *t)
+void kv_multi_free(struct kv_tx *t)
 {
-	for (unsigned i = 0; i < t->nsh; i++)
+	kv_job_free(t->lockj);
+	for (unsigned i = 0; t->parts && i < t->nsh; i++)
 		kv_job_free(t->parts[i]);
 	kv_job_free(t->req);
 	kv_reply_free(&t->out);
@@ -395,18 +405,10 @@ static bool rename_stage(struct kv_tx *t)
 
 static void tx_end(struct kv_tx *t)
 {
-	for (unsigned i = 0; i < t->nsh; i++) {
-		struct kv_job *u = kv_job_new(KV_JOB_UNLOCK, 0, 0);
-
-		if (!u)
-			abort(); /* a shard left locked would stop the server */
-		u->target = t->order[i];
-		u->tx = t->id;
-		if (kv_job_submit(t->sh, u))
-			abort();
-	}
+	for (unsigned i = 0; i < t->nsh; i++)
+		kv_shard_unlock(t->sh, t->order[i], t->reader);
 	kv_client_tx_done(t->c, &t->out);
-	tx_free(t);
+	kv_multi_free(t);
 }
 
 /* The next stage: sends its parts, or writes the reply. Returns true
@@ -415,6 +417,10 @@ static bool advance(struct kv_tx *t)
 {
 	const struct kv_reply *err;
 
+	if (t->oom && (t->cmd->flags & KV_CMD_DENYOOM)) {
+		kv_reply_error(&t->out, KV_ERR_OOM, sizeof(KV_ERR_OOM) - 1);
+		return true; /* nothing ran */
+	}
 	if (t->kind == TX_RENAME)
 		return rename_stage(t);
 	switch (t->stage++) {
@@ -475,6 +481,9 @@ static void lock_next(struct kv_tx *t)
 	j->tx = t->id;
 	j->owner = t;
 	j->done = locked;
+	j->shared = t->reader;
+	j->room = t->cmd->flags & KV_CMD_WRITE;
+	t->lockj = j;
 	if (kv_job_submit(t->sh, j))
 		abort();
 }
@@ -484,6 +493,8 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 	struct kv_tx *t = j->owner;
 
 	(void)sh;
+	t->oom |= j->over;
+	t->lockj = NULL;
 	kv_job_free(j);
 	if (++t->locked < t->nsh)
 		lock_next(t);
@@ -528,7 +539,7 @@ static int plan(struct kv_tx *t)
 }
 
 int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
-		   uint32_t argc, const char *const *argv, const size_t *argl)
+		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out)
 {
 	struct kv_tx *t = calloc(1, sizeof(*t));
 	struct kv_args a = { argc, (const char **)argv, (size_t *)argl };
@@ -542,12 +553,14 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 	t->kind = named(cmd, "msetnx") ? TX_MSETNX :
 		  named(cmd, "rename") || named(cmd, "renamenx") ? TX_RENAME : TX_FANOUT;
 	t->nx = named(cmd, "renamenx");
+	t->reader = cmd->flags & KV_CMD_READONLY;
 	kv_reply_init(&t->out);
 	t->req = whole(&a);
 	if (!t->req || plan(t)) {
-		tx_free(t);
+		kv_multi_free(t);
 		return -ENOMEM;
 	}
+	*out = t;
 	lock_next(t);
 	return 0;
 }

@@ -19,6 +19,7 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	pc_server_cfg_init(&o->net);
 	o->net.host = "127.0.0.1";
 	o->net.port = KV_SERVER_PORT;
+	o->net.max_input_bytes = KV_SERVER_MAX_INPUT;
 	kv_config_init(&o->cfg);
 }
 
@@ -83,7 +84,10 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->o.cfg.port = o->net.port;
 	k->start_ms = kv_now_ms();
 	k->stats = calloc(k->n, sizeof(*k->stats));
-	if (!k->stats) {
+	k->orphans = calloc(k->n, sizeof(*k->orphans));
+	if (!k->stats || !k->orphans) {
+		free(k->stats);
+		free(k->orphans);
 		free(k);
 		return -ENOMEM;
 	}
@@ -111,6 +115,7 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	}
 	if (rc) {
 		free(k->stats);
+		free(k->orphans);
 		free(k);
 		return rc;
 	}
@@ -130,7 +135,13 @@ struct pc_server *kv_server_net(struct kv_server *k)
 
 void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t)
 {
+	struct pc_server_stats ns;
+
 	memset(t, 0, sizeof(*t));
+	if (!pc_server_stats(k->net, -1, &ns)) {
+		t->input_held = ns.buffered_bytes;
+		t->input_shed = ns.input_shed;
+	}
 	for (unsigned i = 0; i < k->n; i++) {
 		t->keys += rd(&k->stats[i].keys);
 		t->expires += rd(&k->stats[i].expires);
@@ -189,9 +200,22 @@ void kv_server_stop(struct kv_server *k)
 	pc_server_stop(k->net);
 }
 
+/* Once every shard has stopped, no answer still out will ever run: the
+ * clients waiting for them go, with their jobs. */
+static void free_orphans(struct kv_server *k)
+{
+	for (unsigned i = 0; i < k->n; i++) {
+		uint64_t n = kv_client_free_orphans(k->orphans[i]);
+
+		k->orphans[i] = NULL;
+		atomic_fetch_sub_explicit(&k->closing, n, memory_order_relaxed);
+	}
+}
+
 void kv_server_wait(struct kv_server *k)
 {
 	pc_server_wait(k->net);
+	free_orphans(k);
 }
 
 void kv_server_destroy(struct kv_server *k)
@@ -199,6 +223,8 @@ void kv_server_destroy(struct kv_server *k)
 	if (!k)
 		return;
 	pc_server_destroy(k->net);
+	free_orphans(k); /* destroyed without a wait: the shards ended now */
 	free(k->stats);
+	free(k->orphans);
 	free(k);
 }

@@ -28,11 +28,17 @@ struct kv_server;
 #define KV_SERVER_PORT          6379
 #define KV_SERVER_MAX_CLIENTS   10000u
 #define KV_SERVER_EXPIRE_MS     100u    /* active expiry period (Redis's hz 10) */
+/* Input a shard may hold (net.max_input_bytes): unread, and requests kv
+ * holds unparsed or partial. Room for two requests of the default
+ * proto-max-bulk-len. */
+#define KV_SERVER_MAX_INPUT     (1ull << 30)
 
 struct kv_server_opts {
-	/* Address, shards, placement, idle policy. Handlers, raw mode
-	 * and buffer sizes are the kv server's own: kv_server_opts_init()
-	 * sets them. */
+	/* Address, shards, placement, idle policy, the input budget
+	 * (max_input_bytes, KV_SERVER_MAX_INPUT by default: a client's
+	 * partial request counts in it, and a client closed for it is
+	 * logged and counted in input_shed). Handlers, raw mode and buffer
+	 * sizes are the kv server's own: kv_server_opts_init() sets them. */
 	struct pc_server_cfg net;
 	/* The settings, as CONFIG GET reports them (kv_config_init()'s
 	 * defaults). The server reads: maxclients (a client past it is
@@ -74,6 +80,8 @@ struct kv_server_totals {
 	uint64_t rejected_clients;
 	uint64_t output_limit_closes;
 	uint64_t closing;             /* closed, answers still to come back */
+	uint64_t input_held;          /* input bytes held now (the budget's) */
+	uint64_t input_shed;          /* clients closed over the input budget */
 	uint64_t protocol_errors;
 };
 void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t);

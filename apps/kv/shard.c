@@ -105,13 +105,9 @@ static void home_done(void *arg)
 }
 
 /* The job ran: its done runs at home, where alone `finished` is written
- * (home reads it to write replies in order). An unlock has no answer. */
+ * (home reads it to write replies in order). */
 static void finish(struct kv_shard *sh, struct kv_job *j)
 {
-	if (j->kind == KV_JOB_UNLOCK) {
-		kv_job_free(j);
-		return;
-	}
 	if (j->home == sh->idx) {
 		j->finished = true;
 		j->done(sh, j);
@@ -122,6 +118,20 @@ static void finish(struct kv_shard *sh, struct kv_job *j)
 
 static void drain(struct kv_shard *sh);
 
+/* A lock granted: shared with the other readers, or the writer's alone.
+ * A writer evicts first (allkeys-lru) and says whether the keyspace is
+ * still over its limit: from here until the unlock only its own jobs
+ * (and active expiry, which only frees) run here, so that answer holds
+ * until its parts ran. */
+static void grant(struct kv_shard *sh, struct kv_job *j)
+{
+	if (j->shared)
+		sh->readers++;
+	else
+		sh->lock = j->tx;
+	j->over = j->room && !kv_db_make_room(sh->db);
+}
+
 static void run(struct kv_shard *sh, struct kv_job *j)
 {
 	switch (j->kind) {
@@ -129,29 +139,32 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 		kv_shard_exec(sh, NULL, j->a.argc, j->a.argv, j->a.argl, &j->out);
 		break;
 	case KV_JOB_LOCK:
-		sh->lock = j->tx;
-		break;
-	case KV_JOB_UNLOCK:
-		sh->lock = 0;
-		publish(sh);
+		grant(sh, j);
 		break;
 	case KV_JOB_FN:
 		j->fn(sh, j);
 		break;
 	}
 	finish(sh, j);
-	if (!sh->lock && sh->wait_head)
+	if (sh->wait_head)
 		drain(sh);
 }
 
-/* Runs the waiting jobs in their order until one locks the shard again.
+/* Whether j may run beside what holds sh now: a shared lock beside
+ * readers, anything else only when nothing holds it. */
+static bool compatible(const struct kv_shard *sh, const struct kv_job *j)
+{
+	return !sh->lock && (!sh->readers || (j->kind == KV_JOB_LOCK && j->shared));
+}
+
+/* Runs the waiting jobs in their order until the oldest must wait again.
  * Not nested: a job that unlocks inside leaves the rest to this loop. */
 static void drain(struct kv_shard *sh)
 {
 	if (sh->draining)
 		return;
 	sh->draining = true;
-	while (!sh->lock && sh->wait_head) {
+	while (sh->wait_head && compatible(sh, sh->wait_head)) {
 		struct kv_job *j = sh->wait_head;
 
 		sh->wait_head = j->wnext;
@@ -162,13 +175,14 @@ static void drain(struct kv_shard *sh)
 	sh->draining = false;
 }
 
-/* A job arrives on its target: it runs now unless the shard is held by
- * another transaction or older jobs wait (they go first). */
+/* A job arrives on its target. A part of a transaction runs at once: its
+ * transaction holds the shard (parts are sent only once every lock is
+ * granted). Anything else runs now when it is compatible with the
+ * holders and no older job waits (a reader never overtakes a waiting
+ * writer, so writers are not starved), else it waits its turn. */
 static void take(struct kv_shard *sh, struct kv_job *j)
 {
-	bool wait = sh->lock ? j->tx != sh->lock : sh->wait_head != NULL;
-
-	if (!wait) {
+	if ((j->tx && j->kind != KV_JOB_LOCK) || (!sh->wait_head && compatible(sh, j))) {
 		run(sh, j);
 		return;
 	}
@@ -192,10 +206,32 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j)
 		take(sh, j);
 		return 0;
 	}
-	/* Unlocks complete accepted work: never refused for the budget. */
-	if (j->kind == KV_JOB_UNLOCK)
-		return pc_shard_send_reply(j->target, remote_take, j);
 	return pc_shard_send(j->target, remote_take, j);
+}
+
+static void unlock(struct kv_shard *sh, bool shared)
+{
+	if (shared)
+		sh->readers--;
+	else
+		sh->lock = 0;
+	publish(sh);
+	if (sh->wait_head)
+		drain(sh);
+}
+
+static void remote_unlock(void *arg)
+{
+	unlock(pc_shard_user(), arg != NULL);
+}
+
+void kv_shard_unlock(struct kv_shard *sh, unsigned target, bool shared)
+{
+	if (target == sh->idx)
+		unlock(sh, shared);
+	/* An unlock completes accepted work: never refused for the budget. */
+	else if (pc_shard_send_reply(target, remote_unlock, (void *)(uintptr_t)shared))
+		abort(); /* a shard left locked would stop the server */
 }
 
 /* Active expiry: every period, steps of EXPIRE_BUDGET keys while a
@@ -289,12 +325,10 @@ void kv_shard_stop(unsigned idx, void *user)
 	if (!sh)
 		return;
 	pc_periodic_stop(&sh->expiry);
-	while (sh->wait_head) {
-		struct kv_job *j = sh->wait_head;
-
-		sh->wait_head = j->wnext;
-		kv_job_free(j);
-	}
+	/* The jobs still waiting here are their senders' (freed with them);
+	 * this shard's clients still waiting for answers are freed once every
+	 * shard has stopped, when no thread can touch their jobs. */
+	sh->srv->orphans[sh->idx] = sh->closing;
 	kv_db_free(sh->db);
 	free(sh->per_shard);
 	free(sh);

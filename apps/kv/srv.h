@@ -9,9 +9,11 @@
  * runs back home. Jobs travel through the outbox (percore/outbox.h), so
  * the jobs one shard sends another run in the order they were sent.
  *
- * A shard held by a transaction runs only that transaction's jobs; any
- * other job waits in the shard's queue, in arrival order, until the
- * unlock. */
+ * A transaction holds each shard it touches, exclusively (a writer) or
+ * shared with other readers (a read-only command). A held shard runs its
+ * holders' jobs at once; any other job waits in the shard's queue, in
+ * arrival order: a lock until it is compatible with the holders (shared
+ * with shared), a plain job until nothing holds the shard. */
 #ifndef KV_SRV_H
 #define KV_SRV_H
 
@@ -34,7 +36,7 @@ struct kv_args {
 	size_t *argl;
 };
 
-enum kv_job_kind { KV_JOB_CMD, KV_JOB_LOCK, KV_JOB_UNLOCK, KV_JOB_FN };
+enum kv_job_kind { KV_JOB_CMD, KV_JOB_LOCK, KV_JOB_FN };
 
 struct kv_shard;
 struct kv_job;
@@ -50,6 +52,10 @@ struct kv_job {
 	kv_job_fn *done;           /* runs on home with sh = home shard */
 	void *owner;               /* connection or transaction */
 	bool finished;
+	/* KV_JOB_LOCK: a reader's shared lock; evict, as the memory policy
+	 * allows, once granted (a writer); and the answer, whether the
+	 * keyspace is still over its limit then */
+	bool shared, room, over;
 	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */
 	uint64_t u64;              /* KV_JOB_FN's input and output */
 	int64_t i64;
@@ -73,8 +79,10 @@ struct kv_shard {
 	struct kv_shard_stats *st;            /* the server's, outlives the shard */
 	unsigned idx, n;
 	struct kv_db *db;
-	uint64_t lock;                        /* holding transaction; 0: free */
+	uint64_t lock;                        /* the writer holding it; 0: none */
+	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_job *wait_head, *wait_tail;
+	struct kv_client *closing;            /* its clients closed with answers out */
 	bool draining;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
@@ -94,6 +102,9 @@ struct kv_server {
 	/* clients closed while requests were still out on other shards,
 	 * freed once the last answer is back */
 	_Atomic uint64_t closing;
+	/* per shard: its closing clients when it stopped, freed once every
+	 * shard has (kv_server_wait) */
+	struct kv_client **orphans;
 	int64_t start_ms;
 };
 
@@ -115,8 +126,14 @@ void kv_job_free(struct kv_job *j);
 /* Sends j from shard sh to j->target (running it there, or queueing it
  * while that shard is held). Its done runs on sh later, or inside this
  * call when the target is sh and it could run at once. Returns 0, or
- * -ENOBUFS / -ENOMEM when it could not be sent (done never runs). */
+ * -ENOBUFS / -ENOMEM when it could not be sent (done never runs). The
+ * job stays its sender's: a target never frees one. */
 int kv_job_submit(struct kv_shard *sh, struct kv_job *j);
+
+/* Transaction tx of shard sh releases shard `target` (its shared lock
+ * when shared). A message without allocation: one the engine's stop
+ * leaves unrun loses nothing. */
+void kv_shard_unlock(struct kv_shard *sh, unsigned target, bool shared);
 
 /* Runs a parsed command on sh's keyspace, the reply into out; conn: the
  * client's state when it runs on the client's shard, else NULL. */
@@ -126,7 +143,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, uint32_t argc,
 /* True when a job for sh submitted now would run at once. */
 static inline bool kv_shard_free(const struct kv_shard *sh)
 {
-	return !sh->lock && !sh->wait_head;
+	return !sh->lock && !sh->readers && !sh->wait_head;
 }
 
 /* view.totals: the whole server's figures (server.c). */
@@ -144,6 +161,10 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user);
 /* A transaction of c ended with its reply in out (moved from). */
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
+/* After every shard stopped (no thread runs any more): frees the clients
+ * that were still waiting for answers, with their jobs and transaction.
+ * Returns how many. */
+uint64_t kv_client_free_orphans(struct kv_client *list);
 
 /* ---- multi.c -------------------------------------------------------------- */
 
@@ -154,8 +175,11 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 
 /* Starts the transaction for a request (copied): its reply goes to
  * kv_client_tx_done(c, ...) later. Returns 0 or -ENOMEM. */
+struct kv_tx;
 int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
-		   uint32_t argc, const char *const *argv, const size_t *argl);
+		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out);
+/* Frees a transaction and every job it owns (kv_client_free_orphans). */
+void kv_multi_free(struct kv_tx *t);
 
 /* ---- merge.c -------------------------------------------------------------- */
 

@@ -94,7 +94,8 @@ struct pc_server_cfg {
 	uint32_t max_per_addr;      /* per client address, over all shards */
 	uint32_t max_body;
 	/* Input bytes a shard may hold (received, not yet consumed: mostly
-	 * incomplete frames), at least one largest frame. Above it the shard
+	 * incomplete frames; and what a raw server's application holds,
+	 * pc_session_hold_input), at least one largest frame. Above it the shard
 	 * stops reading the sessions holding the most; when that leaves no
 	 * session that could complete a frame, it drops the oldest
 	 * incomplete frames (error reply, close as PC_CLOSE_NOMEM) down to
@@ -176,7 +177,8 @@ struct pc_server_stats {
 	uint64_t input_shed;        /* incomplete frames dropped for it */
 	/* memory now (what is not counted: docs/BENCHMARKS.md) */
 	uint64_t queued_bytes;      /* unsent output */
-	uint64_t buffered_bytes;    /* received, not yet consumed */
+	uint64_t buffered_bytes;    /* received, not yet consumed (or held by
+	                             * the application: pc_session_hold_input) */
 	uint64_t session_bytes;     /* sessions' own state (slab objects, id slots) */
 	uint64_t buffer_bytes;      /* ring capacity attached to sessions */
 	uint64_t pool_bytes;        /* ring capacity idle in the pools */

@@ -183,6 +183,18 @@ PC_API int pc_session_unread_frame(struct pc_session *s);
 /* True while s is paused by pc_session_pause_read(). */
 PC_API bool pc_session_read_paused(const struct pc_session *s);
 
+/* A raw server's on_data that keeps input it consumed but cannot act on
+ * yet (a partial request copied aside, requests waiting their turn) says
+ * here how many such bytes of s it holds now (each call replaces the
+ * last count; 0 when none; counted up to 4 GiB). They count in the
+ * shard's buffered_bytes and against its input budget (max_input_bytes)
+ * as if still unread: over the budget s may stop being read, and when
+ * every holder is stopped the oldest holders are closed (PC_CLOSE_NOMEM,
+ * counted in input_shed), so many clients each holding part of a large
+ * request cannot exhaust memory. The budget acts at the end of the turn,
+ * never inside this call. Shard thread of s, until its on_close. */
+PC_API void pc_session_hold_input(struct pc_session *s, size_t bytes);
+
 /* Queue a frame on the session with this id, which may live on any shard
  * of the same server: directly when it is on the calling shard, else
  * through the mesh (the body is copied into the message). Delivery is

@@ -108,7 +108,13 @@ struct net_ref {
 struct net_slot {
 	struct pc_session *s;         /* NULL: free */
 	uint32_t gen;
-	uint32_t next_free;
+	union {
+		uint32_t next_free;   /* free: the next free slot */
+		/* live: input bytes its application holds outside the
+		 * session's ring (pc_session_hold_input); here, not in the
+		 * session, which has no byte to spare */
+		uint32_t held_app;
+	};
 };
 
 /* Writable by the owning shard only; other threads read them with
@@ -162,6 +168,7 @@ struct net_shard {
 	uint64_t max_input, input_low;
 	uint32_t budget_paused;       /* sessions with NS_BUDGET */
 	bool budget_acting;
+	bool budget_queued;           /* a look at the budget is deferred */
 
 	/* ---- written by the owner, read by any thread -------------------- */
 	PC_CACHE_ALIGNED struct pc_server_stats stats;
@@ -316,6 +323,12 @@ void net_reply_table_free(struct net_shard *sh);
 void net_budget_act(struct net_shard *sh);
 /* A session leaving: forget its pause. */
 void net_budget_forget(struct pc_session *s);
+/* Input bytes s holds: in its ring and held by the application. */
+size_t net_budget_held(const struct pc_session *s);
+static inline uint32_t *net_held_app(const struct pc_session *s)
+{
+	return &s->sh->slots[s->slot].held_app;
+}
 /* After a session read or left: act when it held bytes before or holds
  * some now (held: a holder added or finished; a session that held none
  * and holds none changed nothing) and the shard is over the budget, or

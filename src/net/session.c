@@ -63,6 +63,7 @@ static int slot_alloc(struct net_shard *sh, struct pc_session *s)
 	uint32_t gen = (sh->slots[i].gen + 1) & SLOT_MASK;
 	sh->slots[i].gen = gen ? gen : 1;
 	sh->slots[i].s = s;
+	sh->slots[i].held_app = 0;
 	s->slot = i;
 	return 0;
 }
@@ -277,13 +278,13 @@ static void session_free(struct pc_session *s)
 	NET_STAT_SUB(sh, queued_bytes, net_session_queued(s));
 	if (s->tx)
 		net_buf_put(&sh->pool, s->tx);
-	bool held = s->rx && pc_ringbuf_used(s->rx);
+	bool held = net_budget_held(s);
 
 	net_budget_forget(s);
-	if (s->rx) {
-		NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
+	NET_STAT_SUB(sh, buffered_bytes, net_budget_held(s));
+	*net_held_app(s) = 0;
+	if (s->rx)
 		net_buf_put(&sh->pool, s->rx);
-	}
 	if (sh->srv->addrs)
 		net_addrtab_release(sh->srv->addrs, s->addr);
 	net_reply_forget(s);

@@ -26,6 +26,9 @@
  * largest unpaused holder, and halving sizes leave a few dozen passes at
  * most before everything is paused.
  *
+ * A raw server's application may hold input it consumed outside the ring
+ * (pc_session_hold_input): those bytes count as the ring's do.
+ *
  * Shard thread only, like everything of a session. */
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +37,17 @@
 
 static const char shed_msg[] = "server input budget exhausted: incomplete frame dropped";
 
+size_t net_budget_held(const struct pc_session *s)
+{
+	return (s->rx ? pc_ringbuf_used(s->rx) : 0) + *net_held_app(s);
+}
+
+/* What a session holds that the budget may still act on. */
 static size_t held(const struct pc_session *s)
 {
-	if (!s->rx || (s->flags & (NS_DEAD | NS_FIN | NS_CLOSING)))
+	if (s->flags & (NS_DEAD | NS_FIN | NS_CLOSING))
 		return 0;
-	return pc_ringbuf_used(s->rx);
+	return net_budget_held(s);
 }
 
 /* Pause the largest holders; returns whether some holder is still read. */
@@ -90,8 +99,10 @@ static void shed(struct pc_session *s)
 {
 	struct net_shard *sh = s->sh;
 
-	NET_STAT_SUB(sh, buffered_bytes, pc_ringbuf_used(s->rx));
-	pc_ringbuf_reset(s->rx);
+	NET_STAT_SUB(sh, buffered_bytes, net_budget_held(s));
+	*net_held_app(s) = 0;
+	if (s->rx)
+		pc_ringbuf_reset(s->rx);
 	s->flags &= (uint16_t)~NS_PARTIAL;
 	NET_STAT_ADD(sh, input_shed, 1);
 	/* A raw session has no frame to carry the reason. */
@@ -155,6 +166,34 @@ void net_budget_act(struct net_shard *sh)
 	if (sh->budget_paused && sh->stats.buffered_bytes <= sh->input_low)
 		resume_all(sh);
 	sh->budget_acting = false;
+}
+
+static void budget_task(void *arg)
+{
+	struct net_shard *sh = arg;
+
+	sh->budget_queued = false;
+	net_budget_settle(sh, true);
+}
+
+void pc_session_hold_input(struct pc_session *s, size_t bytes)
+{
+	struct net_shard *sh = s->sh;
+	uint32_t n = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+
+	if (n == *net_held_app(s))
+		return;
+	/* The shed order drops the oldest holders first. */
+	if (!*net_held_app(s) && !(s->rx && pc_ringbuf_used(s->rx)))
+		s->frame_t0 = (uint32_t)net_tick();
+	NET_STAT_SUB(sh, buffered_bytes, *net_held_app(s));
+	NET_STAT_ADD(sh, buffered_bytes, n);
+	*net_held_app(s) = n;
+	/* From a task: the caller may be inside a handler of s, whose state
+	 * a shed must not change under it. */
+	if ((sh->max_input != UINT64_MAX || sh->budget_paused) && !sh->budget_queued &&
+	    !pc_reactor_defer(sh->r, budget_task, sh))
+		sh->budget_queued = true;
 }
 
 void net_budget_forget(struct pc_session *s)

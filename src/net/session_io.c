@@ -313,7 +313,7 @@ static bool rx_stuck(const struct pc_session *s)
 static void took_in(struct pc_session *s, size_t n)
 {
 	struct net_shard *sh = s->sh;
-	bool held = pc_ringbuf_used(s->rx);
+	bool held = net_budget_held(s);
 
 	pc_ringbuf_commit(s->rx, n);
 	NET_STAT_ADD(sh, bytes_in, n);
@@ -321,8 +321,9 @@ static void took_in(struct pc_session *s, size_t n)
 	if (sh->idle_ticks || sh->hb_ticks)
 		s->last_rx = (uint32_t)net_tick();
 	net_session_input(s);
-	/* the input budget looks only where a session held or holds bytes */
-	net_budget_settle(sh, held || (s->rx && pc_ringbuf_used(s->rx)));
+	/* the input budget looks only where a session held or holds bytes
+	 * (in its ring or, for a raw server, aside: pc_session_hold_input) */
+	net_budget_settle(sh, held || net_budget_held(s));
 	if (!(s->flags & NS_DEAD) && rx_stuck(s))
 		net_session_abort(s, PC_CLOSE_NOMEM);
 }

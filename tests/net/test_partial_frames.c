@@ -4,7 +4,8 @@
  * arrives, a good client is served throughout; and the shard's input
  * budget pauses the largest holders, drops the oldest incomplete frames
  * when nothing else can bring it down, and resumes under its low
- * watermark. */
+ * watermark; input a raw server holds aside (pc_session_hold_input)
+ * counts as unread input does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -273,6 +274,59 @@ static void test_budget_below_one_frame(void **state)
 	tu_stop(srv);
 }
 
+/* A raw server that keeps every byte aside until a newline, as an
+ * application buffering partial requests does, and says so. */
+static size_t hold_until_newline(struct pc_session *s, const uint8_t *d, size_t n, void *user)
+{
+	uintptr_t held = (uintptr_t)pc_session_data(s) + n;
+
+	(void)user;
+	if (memchr(d, '\n', n)) {
+		held = 0;
+		pc_session_write(s, "ok\n", 3);
+	}
+	pc_session_set_data(s, (void *)held);
+	pc_session_hold_input(s, held);
+	return n;
+}
+
+/* Two clients each hold 5,000 bytes aside under a budget of 8,192: the
+ * older is closed (shed), the other read again and served, and the
+ * shard's count goes back to 0. */
+static void test_app_held(void **state)
+{
+	struct pc_server_cfg c;
+	uint8_t part[5000], line = '\n';
+	char ok[3];
+
+	(void)state;
+	memset(part, 'h', sizeof(part));
+	tu_cfg(&c, 1);
+	c.raw = true;
+	c.on_data = hold_until_newline;
+	c.max_body = 4096;
+	c.max_input_bytes = 8192;
+	struct pc_server *srv = TU_SERVE(&c);
+	int a = TU_CLIENT(srv), b = TU_CLIENT(srv);
+
+	assert_int_equal(tu_send_all(a, part, sizeof(part)), 0);
+	wait_buffered(srv, sizeof(part));
+	tu_sleep_ms(20); /* a later clock tick: B's bytes are younger than A's */
+	assert_int_equal(tu_send_all(b, part, sizeof(part)), 0);
+	assert_true(TU_WAIT_STAT(srv, input_shed, 1));
+	assert_true(tu_closed(a));
+	wait_buffered(srv, sizeof(part));
+	assert_int_equal(tu_send_all(b, &line, 1), 0);
+	assert_int_equal(tu_recv_all(b, ok, sizeof(ok)), 0);
+	assert_memory_equal(ok, "ok\n", 3);
+	wait_buffered(srv, 0);
+	assert_int_equal(tu_stats(srv).input_shed, 1);
+	assert_int_equal(tu_stats(srv).input_paused, 0);
+	close(a);
+	close(b);
+	tu_stop(srv);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +334,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_input_budget),
 		cmocka_unit_test(test_largest_frame),
 		cmocka_unit_test(test_budget_below_one_frame),
+		cmocka_unit_test(test_app_held),
 	};
 
 	return pc_test_main(tests, argc, argv);

@@ -55,6 +55,12 @@ static void usage(FILE *f)
 		"  --proto-max-bulk-len BYTES\n"
 		"                      longest argument of a request (default 512M)\n"
 		"  --max-args N        most arguments in one request (default 1048576)\n"
+		"  --max-input-bytes BYTES\n"
+		"                      input a shard may hold: unread, and requests received\n"
+		"                      but not run yet, partial ones included (default 1G;\n"
+		"                      0: none; at least 16M). Over it the clients holding\n"
+		"                      the most are not read; when no other could finish a\n"
+		"                      request, the oldest are closed, logged and counted\n"
 		"  --expire-period MS  active expiry runs every MS milliseconds (default %u)\n"
 		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
 		"                      (default 5)\n"
@@ -77,7 +83,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
-       OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_EXPIRE, OPT_DRAIN, OPT_JSON,
+       OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_MAX_INPUT, OPT_EXPIRE, OPT_DRAIN, OPT_JSON,
        OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE };
 
 static const struct option long_opts[] = {
@@ -94,6 +100,7 @@ static const struct option long_opts[] = {
 	{ "maxmemory-policy", required_argument, NULL, OPT_POLICY },
 	{ "proto-max-bulk-len", required_argument, NULL, OPT_BULK },
 	{ "max-args", required_argument, NULL, OPT_ARGS },
+	{ "max-input-bytes", required_argument, NULL, OPT_MAX_INPUT },
 	{ "expire-period", required_argument, NULL, OPT_EXPIRE },
 	{ "drain", required_argument, NULL, OPT_DRAIN },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -140,6 +147,13 @@ static int take_value(void *arg, int c, const char *v)
 		else
 			return -EINVAL;
 		return 0;
+	case OPT_MAX_INPUT:
+		/* the library's floor: one largest frame of a kv session */
+		if (net_arg_bytes(v, UINT64_MAX >> 1, &u) ||
+		    (u && u < PC_FRAME_HEADER_LEN + PC_FRAME_MAX_BODY_CAP))
+			return -EINVAL;
+		o->net.max_input_bytes = u;
+		return 0;
 	case OPT_BULK:
 		if (net_arg_bytes(v, INT64_MAX, &u) || !u)
 			return -EINVAL;
@@ -171,13 +185,16 @@ static void print_totals(const struct kv_server *k, bool json, FILE *out)
 	fprintf(out,
 		json ? "{\"keys\": %llu, \"used_bytes\": %llu, \"expired\": %llu, "
 		       "\"commands\": %llu, \"clients\": %llu, \"rejected_clients\": %llu, "
-		       "\"output_limit_closes\": %llu, \"closing\": %llu, \"protocol_errors\": %llu}\n" :
+		       "\"output_limit_closes\": %llu, \"closing\": %llu, \"input_held\": %llu, "
+		       "\"input_shed\": %llu, \"protocol_errors\": %llu}\n" :
 		       "keys %llu\nused_bytes %llu\nexpired %llu\ncommands %llu\nclients %llu\n"
-		       "rejected_clients %llu\noutput_limit_closes %llu\nclosing %llu\nprotocol_errors %llu\n",
+		       "rejected_clients %llu\noutput_limit_closes %llu\nclosing %llu\n"
+		       "input_held %llu\ninput_shed %llu\nprotocol_errors %llu\n",
 		(unsigned long long)t.keys, (unsigned long long)t.used_bytes,
 		(unsigned long long)t.expired, (unsigned long long)t.commands,
 		(unsigned long long)t.clients, (unsigned long long)t.rejected_clients,
 		(unsigned long long)t.output_limit_closes, (unsigned long long)t.closing,
+		(unsigned long long)t.input_held, (unsigned long long)t.input_shed,
 		(unsigned long long)t.protocol_errors);
 }
 
