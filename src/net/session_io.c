@@ -170,8 +170,9 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 		net_stats_reply(s);
 		return;
 	}
+	/* The whole frame, header included: an echo's header is its own. */
 	if (lend)
-		refs_open(s, f->body, f->len);
+		refs_open(s, f->body - PC_FRAME_HEADER_LEN, pc_frame_size(f));
 	lat = net_server_latency(s->sh->srv);
 	if (PC_UNLIKELY(lat)) {
 		/* Two clock reads per frame, only when metrics are on. */
