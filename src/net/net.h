@@ -283,6 +283,8 @@ void net_mem_update(struct net_shard *sh);
 struct pc_ringbuf *net_session_buf_get(struct net_shard *sh, size_t bytes);
 /* Give back a ring once it holds nothing: idle sessions hold no memory. */
 void net_session_buf_release(struct net_shard *sh, struct pc_ringbuf **rb);
+/* Queue iov's iovcnt pieces (at most 17), len bytes in all; all or
+ * nothing. 0, -EPIPE (closing), -ENOBUFS (over tx_max), -ENOMEM. */
 int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len);
 void net_session_mark_dirty(struct pc_session *s);
 /* Copy referenced output into the output ring (before the input ring
