@@ -87,10 +87,11 @@ struct pc_session {
 	uint8_t addr[NET_ADDR_LEN];   /* the client's, v4-mapped for IPv4 */
 };
 
-/* A reply whose body is still in the session's own (mirrored) input
- * ring: the echo of a frame, a forward of its body. Instead of copying the
- * body into the output ring, the session notes where it lies, and the
- * flush at the end of the turn hands it to writev from there. The bytes
+/* A reply whose bytes are still in the session's own input ring: the
+ * echo of a frame (its header too, and consecutive echoes as one range),
+ * a forward of its body. Instead of copying them into the output ring,
+ * the session notes where they lie, and the flush hands them to sendmsg
+ * from there. The bytes
  * stay put until then: nothing reads into that ring while it is
  * referenced (the read waits for the next turn), and a ring about to be
  * replaced or given back first has its references copied ("materialized")
@@ -289,6 +290,8 @@ void net_mem_update(struct net_shard *sh);
 struct pc_ringbuf *net_session_buf_get(struct net_shard *sh, size_t bytes);
 /* Give back a ring once it holds nothing: idle sessions hold no memory. */
 void net_session_buf_release(struct net_shard *sh, struct pc_ringbuf **rb);
+/* Queue iov's iovcnt pieces (at most 17), len bytes in all; all or
+ * nothing. 0, -EPIPE (closing), -ENOBUFS (over tx_max), -ENOMEM. */
 int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len);
 void net_session_mark_dirty(struct pc_session *s);
 /* Copy referenced output into the output ring (before the input ring

@@ -170,8 +170,9 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 		net_stats_reply(s);
 		return;
 	}
+	/* The whole frame, header included: an echo's header is its own. */
 	if (lend)
-		refs_open(s, f->body, f->len);
+		refs_open(s, f->body - PC_FRAME_HEADER_LEN, pc_frame_size(f));
 	lat = net_server_latency(s->sh->srv);
 	if (PC_UNLIKELY(lat)) {
 		/* Two clock reads per frame, only when metrics are on. */
@@ -561,6 +562,22 @@ void net_session_read_once(struct pc_session *s)
 		read_in(s);
 }
 
+/* Read, and write the replies at once rather than at the end of the
+ * turn: still one send per session and turn, but the client gets its
+ * answers while the shard reads the other sessions, as a plain server's
+ * would, instead of all of them after the last read. */
+static void read_and_answer(struct pc_session *s)
+{
+	struct net_shard *sh = s->sh;
+
+	net_session_read_once(s);
+	if ((s->flags & NS_DEAD) || !(s->flags & NS_DIRTY) || sh->dirty != s->slot + 1)
+		return; /* nothing queued, or queued before the read: the flush task's */
+	sh->dirty = s->dirty_next;
+	s->flags &= (uint16_t)~NS_DIRTY;
+	net_session_flush(s);
+}
+
 void net_session_io(struct pc_reactor *r, int fd, unsigned events, void *arg)
 {
 	struct pc_session *s = arg;
@@ -574,7 +591,7 @@ void net_session_io(struct pc_reactor *r, int fd, unsigned events, void *arg)
 		if (s->flags & NS_FIN)
 			discard_in(s);
 		else if (events & PC_EV_IN)
-			net_session_read_once(s);
+			read_and_answer(s);
 		else if (!(events & PC_EV_OUT) || !net_session_queued(s))
 			/* Error or hang-up with nothing to write that would
 			 * reveal it: level-triggered, it would fire forever. */

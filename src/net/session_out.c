@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* percore net: a session's output: queueing frames and bytes, replies
  * that stay in the input ring until written (struct net_ref), and the
- * flush at the end of the turn: one sendmsg per session.
+ * flush: one sendmsg per session and turn, right after the session's
+ * read (session_io.c) or, for output queued otherwise, at the end of the
+ * turn.
  *
  * Shard thread only, like everything of a session. */
 #include <errno.h>
@@ -11,8 +13,11 @@
 
 #include "net/net.h"
 
-/* Bytes worth referencing rather than copying: below this, copying into
- * the output ring is cheaper than one more iovec for the kernel to walk. */
+/* Bytes worth a reference that adds an iovec of its own: below this,
+ * copying into the output ring is cheaper than one more iovec for the
+ * kernel to walk (and than keeping the reference: a 64-byte echo costs
+ * fewer instructions copied). A reference that continues the last one
+ * adds none and is taken at any size. */
 #define NET_REF_MIN 1024
 /* References per session and turn: keeps one flush within one sendmsg
  * (IOV_MAX is 1024; each reference adds at most three iovecs). */
@@ -140,17 +145,37 @@ void net_session_mark_dirty(struct pc_session *s)
 		sh->flush_queued = true;
 }
 
-/* Whether this piece may stay where it is: it lies in the body the
- * session's own handler is looking at (in its input ring), is
- * worth it, and the session has room for one more reference. */
-static bool can_refer(const struct pc_session *s, const struct iovec *v)
+/* Whether these bytes lie in the frame the session's own handler is
+ * looking at (in its input ring): they stay put until the flush. */
+static bool lent(const struct net_shard *sh, const uint8_t *p, size_t len)
 {
-	const struct net_shard *sh = s->sh;
-	const uint8_t *p = v->iov_base;
+	return len && p >= sh->ref_lo && p + len <= sh->ref_hi;
+}
 
-	return sh->ref_owner == s && v->iov_len >= NET_REF_MIN && p >= sh->ref_lo &&
-	       p + v->iov_len <= sh->ref_hi &&
-	       (!s->ref_head || sh->refs[s->ref_head - 1].count < NET_REF_MAX);
+/* An echoed header: when the first piece repeats the lent bytes just
+ * before the second, itself lent, it is taken from there instead, so the
+ * two leave as one range of the input ring (an echo of a whole frame is
+ * the frame's own bytes, and consecutive echoes one range). */
+static void lend_header(const struct net_shard *sh, struct iovec *v)
+{
+	const uint8_t *b = v[1].iov_base;
+	size_t h = v[0].iov_len;
+
+	if (!h || h >= NET_REF_MIN || !lent(sh, b, v[1].iov_len) || (size_t)(b - sh->ref_lo) < h)
+		return;
+	/* The frame header's size inlined: the usual case costs no call. */
+	if (h == PC_FRAME_HEADER_LEN ? !memcmp(b - h, v[0].iov_base, PC_FRAME_HEADER_LEN)
+				     : !memcmp(b - h, v[0].iov_base, h))
+		v[0].iov_base = (void *)(b - h);
+}
+
+/* Where a reference would continue the output's last one (nothing owned
+ * after it); NULL when the output does not end with a reference. */
+static const uint8_t *ref_end(const struct pc_session *s)
+{
+	const struct net_ref *t = s->ref_tail ? &s->sh->refs[s->ref_tail - 1] : NULL;
+
+	return t && t->at == (s->tx ? pc_ringbuf_used(s->tx) : 0) ? t->p + t->len : NULL;
 }
 
 /* Room in the shard's list for n more references. */
@@ -174,18 +199,22 @@ static int refs_reserve(struct net_shard *sh, uint32_t n)
 static void add_ref(struct pc_session *s, const struct iovec *v)
 {
 	struct net_shard *sh = s->sh;
+	uint32_t at = s->tx ? (uint32_t)pc_ringbuf_used(s->tx) : 0;
+	struct net_ref *t = s->ref_tail ? &sh->refs[s->ref_tail - 1] : NULL;
 
-	sh->refs[sh->nrefs] = (struct net_ref){
-		.p = v->iov_base, .len = (uint32_t)v->iov_len,
-		.at = s->tx ? (uint32_t)pc_ringbuf_used(s->tx) : 0,
-	};
-	if (s->ref_tail)
-		sh->refs[s->ref_tail - 1].next = sh->nrefs + 1;
+	s->ref_bytes += (uint32_t)v->iov_len;
+	/* Right after the last one with nothing owned between: one range. */
+	if (t && t->at == at && t->p + t->len == (const uint8_t *)v->iov_base) {
+		t->len += (uint32_t)v->iov_len;
+		return;
+	}
+	sh->refs[sh->nrefs] = (struct net_ref){ .p = v->iov_base, .len = (uint32_t)v->iov_len, .at = at };
+	if (t)
+		t->next = sh->nrefs + 1;
 	else
 		s->ref_head = sh->nrefs + 1;
 	s->ref_tail = sh->nrefs + 1;
 	sh->refs[s->ref_head - 1].count++;
-	s->ref_bytes += (uint32_t)v->iov_len;
 	sh->nrefs++;
 }
 
@@ -194,6 +223,8 @@ static int tx_room(struct pc_session *s, size_t owned)
 {
 	struct net_shard *sh = s->sh;
 
+	if (!owned)
+		return 0; /* references only: no ring needed */
 	if (!s->tx) {
 		s->tx = net_session_buf_get(sh, owned > sh->cfg->tx_buffer ? owned : sh->cfg->tx_buffer);
 		return s->tx ? 0 : -ENOMEM;
@@ -208,11 +239,54 @@ static int tx_room(struct pc_session *s, size_t owned)
 	return 0;
 }
 
-int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len)
+/* Which pieces stay where they are (refer[i]); returns the bytes the
+ * others take in the output ring. A piece is judged with the one after
+ * it when the two are contiguous (an echoed header and its body, once
+ * lend_header has moved the header); a short run stays only where it
+ * continues the last reference, else it joins the owned bytes around it.
+ * The references are counted before any is added, so one flush stays
+ * within NET_OUT_IOV. */
+static size_t choose_refs(struct pc_session *s, struct iovec *v, int n, bool *refer)
 {
 	struct net_shard *sh = s->sh;
 	size_t owned = 0;
+
+	if (refs_reserve(sh, (uint32_t)n)) {
+		for (int i = 0; i < n; i++) {
+			refer[i] = false;
+			owned += v[i].iov_len;
+		}
+		return owned;
+	}
+	if (n > 1)
+		lend_header(sh, v);
+	uint32_t count = s->ref_head ? sh->refs[s->ref_head - 1].count : 0;
+	const uint8_t *end = ref_end(s);
+
+	for (int i = 0; i < n; i++) {
+		const uint8_t *p = v[i].iov_base;
+		size_t len = v[i].iov_len, run = len;
+
+		if (i + 1 < n && p + len == (const uint8_t *)v[i + 1].iov_base)
+			run += v[i + 1].iov_len;
+		refer[i] = count < NET_REF_MAX && lent(sh, p, len) && (run >= NET_REF_MIN || p == end);
+		if (refer[i]) {
+			count++;
+			end = p + len;
+		} else if (len) {
+			owned += len;
+			end = NULL;
+		}
+	}
+	return owned;
+}
+
+int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len)
+{
+	struct net_shard *sh = s->sh;
+	struct iovec v[17];
 	bool refer[17];
+	size_t owned;
 	int rc;
 
 	if ((s->flags & (NS_CLOSING | NS_FIN | NS_DEAD)) ||
@@ -222,22 +296,23 @@ int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt,
 		NET_STAT_ADD(sh, send_refused, 1);
 		return -ENOBUFS;
 	}
-	if (iovcnt > 17)
+	if (iovcnt < 0 || iovcnt > 17)
 		return -EINVAL;
+	/* Nothing to refer to, or too little to be worth it and nothing to
+	 * continue: copied, without weighing each piece (a small echo). */
+	bool copy = sh->ref_owner != s || (len < NET_REF_MIN && !ref_end(s));
+	if (!copy)
+		memcpy(v, iov, (size_t)iovcnt * sizeof(*v));
 	/* All or nothing: every allocation happens before the first byte. */
-	bool refs_ok = sh->ref_owner == s && !refs_reserve(sh, (uint32_t)iovcnt);
-	for (int i = 0; i < iovcnt; i++) {
-		refer[i] = refs_ok && can_refer(s, &iov[i]);
-		owned += refer[i] ? 0 : iov[i].iov_len;
-	}
+	owned = copy ? len : choose_refs(s, v, iovcnt, refer);
 	rc = tx_room(s, owned);
 	if (rc)
 		return rc;
 	for (int i = 0; i < iovcnt; i++) {
-		if (refer[i])
-			add_ref(s, &iov[i]);
-		else
-			pc_ringbuf_write(s->tx, iov[i].iov_base, iov[i].iov_len);
+		if (!copy && refer[i])
+			add_ref(s, &v[i]);
+		else if (iov[i].iov_len)
+			pc_ringbuf_write(s->tx, copy ? iov[i].iov_base : v[i].iov_base, iov[i].iov_len);
 	}
 	NET_STAT_ADD(sh, queued_bytes, len);
 	net_session_mark_dirty(s);
@@ -297,6 +372,10 @@ void net_session_flush(struct pc_session *s)
 	if (s->flags & NS_DEAD)
 		return;
 	net_session_buf_release(sh, &s->tx);
+	/* Kept for the references just written: empty, it goes back now, or
+	 * an idle session would hold it until its next read. */
+	if (!s->ref_head)
+		net_session_buf_release(sh, &s->rx);
 	if ((s->flags & NS_PAUSED) && net_session_queued(s) <= sh->cfg->low_water) {
 		s->flags &= (uint16_t)~NS_PAUSED;
 		NET_STAT_SUB(sh, paused, 1);
