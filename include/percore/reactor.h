@@ -114,6 +114,13 @@ PC_API int pc_reactor_add(struct pc_reactor *r, int fd, unsigned events, pc_io_f
 PC_API int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn,
 			       pc_recv_fn rfn, void *arg);
 
+/* Inside an rfn callback: the bytes just offered stay valid and unmoved
+ * until this reactor's next wait begins (after the tasks deferred this
+ * turn have run), not only for the call, so replies may point into them
+ * until a deferred task writes them. Their buffer is out of the pool
+ * until then. Owner thread; does nothing outside an rfn callback. */
+PC_API void pc_reactor_recv_keep(struct pc_reactor *r);
+
 /* Watch the listening socket lfd and accept its connections in the
  * kernel (io_uring multishot accept): afn gets each one, and fn only
  * errors and hang-ups of lfd. Deleting lfd stops accepting before

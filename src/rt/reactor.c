@@ -176,6 +176,11 @@ int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc_io_fn 
 	return add_fd(r, fd, events, fn, rfn, NULL, arg);
 }
 
+void pc_reactor_recv_keep(struct pc_reactor *r)
+{
+	r->recv_keep = true;
+}
+
 int pc_reactor_add_accept(struct pc_reactor *r, int lfd, pc_io_fn fn, pc_accept_fn afn, void *arg)
 {
 	if (!afn)

@@ -86,6 +86,7 @@ struct pc_reactor {
 	unsigned tasks_cap, task_head, task_count;
 
 	void *backend_state;         /* epoll fd or struct io_uring, etc. */
+	bool recv_keep;              /* pc_reactor_recv_keep() in this rfn call */
 	struct pc_wheel wheel;       /* ticks of PC_REACTOR_TICK_NS */
 
 	/* What the polls ran. Written by the owner alone, stored relaxed so

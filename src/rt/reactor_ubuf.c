@@ -213,7 +213,13 @@ static bool deliver(struct pc_reactor *r, struct ur_held *h)
 	struct ur_state *st = r->backend_state;
 	struct rt_fd *f = held_owner(r, h->fd, h->rgen);
 	const uint8_t *p = h->buf ? buf_at(st, h->bid) + h->off : NULL;
-	size_t took = f->rfn(r, h->fd, p, h->res, f->arg);
+	size_t took;
+	bool keep;
+
+	r->recv_keep = false;
+	took = f->rfn(r, h->fd, p, h->res, f->arg);
+	keep = r->recv_keep;
+	r->recv_keep = false;
 
 	/* The callback may have deleted the fd, or added others (moving the
 	 * fd table): look it up again. */
@@ -223,9 +229,18 @@ static bool deliver(struct pc_reactor *r, struct ur_held *h)
 		h->res -= (int32_t)took;
 		return true;
 	}
-	if (h->buf)
+	if (h->buf && keep)
+		st->kept[st->nkept++] = h->bid; /* each buffer is out once */
+	else if (h->buf)
 		buf_put(st, h->bid);
 	return false;
+}
+
+void ur_kept_return(struct ur_state *st)
+{
+	for (unsigned i = 0; i < st->nkept; i++)
+		buf_put(st, st->kept[i]);
+	st->nkept = 0;
 }
 
 /* Keep h for later; without memory for that, the fd is told it failed. */

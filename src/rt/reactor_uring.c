@@ -397,6 +397,8 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 	struct io_uring_cqe *cqe;
 	int rc, ran = 0;
 
+	/* The turn's tasks have run: what callbacks kept is free again. */
+	ur_kept_return(st);
 	/* Bytes kept for fds that want them again go first; any still
 	 * waiting for a taker that wants input must not sleep. */
 	if (st->nheld) {

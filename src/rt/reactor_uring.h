@@ -55,6 +55,10 @@ struct ur_state {
 	struct io_uring_buf_ring *br;
 	uint8_t *bufs;
 	struct ur_held *held;  /* FIFO, in completion order */
+	/* Buffers an rfn kept (pc_reactor_recv_keep): back to the kernel when
+	 * the next wait begins. At most every buffer. */
+	uint16_t kept[UR_BUFS];
+	unsigned nkept;
 	unsigned nheld, held_cap;
 	struct ur_send *sends_free, *sends_all; /* send objects (reactor_usend.c) */
 	uint32_t sends;        /* in flight */
@@ -82,5 +86,6 @@ int ur_recv_done(struct pc_reactor *r, int fd, uint32_t gen, int res, unsigned f
 int ur_held_offer(struct pc_reactor *r);
 bool ur_held_ready(const struct pc_reactor *r);
 void ur_held_drop(struct ur_state *st, int fd);
+void ur_kept_return(struct ur_state *st);
 
 #endif
