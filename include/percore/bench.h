@@ -40,7 +40,8 @@ enum {
 	/* run() measures its own time and stores it in state->manual_ns (for
 	 * work done in a child process, or latency loops that exclude set-up). */
 	PC_BENCH_MANUAL_TIME = 1u << 2,
-	/* With PC_BENCH_AFFINITY: the unpinned entry only in the full suite.
+	/* With PC_BENCH_AFFINITY: with --affinity both, the unpinned entry
+	 * only in the full suite (--affinity off still selects it).
 	 * For servers that place their own threads, where the unpinned row
 	 * asks the pinned row's question again with the scheduler's noise
 	 * added, and would take budget the pinned pair needs to be decided. */

@@ -106,8 +106,9 @@ static int select_bench(struct pc_bench_session *s, const struct pc_bench *b,
 			free(s->e[--s->n].name);
 			continue;
 		}
-		if (!variants[v].on && (b->flags & PC_BENCH_UNPINNED_FULL) && !s->opt.full &&
-		    !(b->flags & PC_BENCH_FULL)) {
+		/* Only when both were asked: --affinity off asks for it alone. */
+		if (!variants[v].on && (b->flags & PC_BENCH_UNPINNED_FULL) &&
+		    m == PC_BENCH_AFFINITY_MODE_BOTH && !s->opt.full && !(b->flags & PC_BENCH_FULL)) {
 			free(s->e[--s->n].name);
 			s->full_only++;
 			continue;

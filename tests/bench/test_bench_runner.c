@@ -612,6 +612,13 @@ static void selection(void **state)
 	assert_string_equal(pc_bench_session_name(s, 1), "T/server/affinity:off");
 	assert_int_equal(pc_bench_session_full_only(s), 0);
 	pc_bench_session_destroy(s);
+	/* asked for alone, the unpinned entry is there */
+	o.full = false;
+	o.affinity = PC_BENCH_AFFINITY_MODE_OFF;
+	assert_int_equal(pc_bench_session_create(&o, &s, NULL, 0), 0);
+	assert_int_equal(pc_bench_session_count(s), 1);
+	assert_string_equal(pc_bench_session_name(s, 0), "T/server/affinity:off");
+	pc_bench_session_destroy(s);
 }
 
 /* A single-threaded row runs pinned to one CPU, and the runner's thread
