@@ -262,18 +262,38 @@ static bool is_quit(const struct kv_resp_req *r)
 	return r->argl[0] == 4 && !strncasecmp(r->argv[0], "quit", 4);
 }
 
-/* Runs or sends one request. Returns false when it must wait for the
- * outstanding ones (it is read again later). */
-static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
+/* Whether every key of the request is this shard's: always with one
+ * shard; with more, a single-key command whose key hashes here. Commands
+ * over several keys take the general path (kv_multi_needed()). */
+static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
+		       const struct kv_resp_req *r)
+{
+	if (sh->n == 1)
+		return true;
+	return cmd->last_key == cmd->first_key &&
+	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
+}
+
+/* Runs or sends one request (now: the clock for the requests of this
+ * read). Returns false when it must wait for the outstanding ones (it is
+ * read again later). */
+static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t now)
 {
 	struct kv_shard *sh = c->sh;
 	const struct kv_cmd *cmd = kv_cmd_lookup(r->argv[0], r->argl[0]);
-	bool scan = cmd && !strcmp(cmd->name, "scan");
-	bool local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
 	uint64_t cursor = 0;
-	bool routed = true;
+	bool routed = true, scan, local;
 	unsigned t;
 
+	/* The usual request first: keys of this shard's, nothing outstanding
+	 * and nothing waiting here, so it runs now. */
+	if (cmd && cmd->first_key && arity_ok(cmd, r->argc) && !c->inflight && kv_shard_free(sh) &&
+	    owned_here(sh, cmd, r)) {
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out);
+		return true;
+	}
+	scan = cmd && !strcmp(cmd->name, "scan");
+	local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
 	if (is_quit(r) || !cmd || !arity_ok(cmd, r->argc) || local ||
 	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
 		/* Runs here, on nothing of another shard's. */
@@ -283,7 +303,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
 			kv_reply_status(&c->out, "OK");
 			c->quit = true;
 		} else {
-			kv_shard_exec(sh, &c->conn, r->argc, r->argv, r->argl, &c->out);
+			kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out);
 			c->quit = c->conn.flags & KV_CONN_CLOSE;
 		}
 		return true;
@@ -307,7 +327,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r)
 		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
 	}
 	if (t == sh->idx && !c->inflight && kv_shard_free(sh) && (!scan || sh->n == 1)) {
-		kv_shard_exec(sh, &c->conn, r->argc, r->argv, r->argl, &c->out);
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out);
 		return true;
 	}
 	if (c->inflight && (c->in_tx || c->target != (int)t || c->inflight >= MAX_INFLIGHT))
@@ -330,9 +350,16 @@ static void end_conn(struct kv_client *c)
 	c->ending = true;
 }
 
-/* Runs what the input holds, as far as order allows. */
-static void run_input(struct kv_client *c)
+/* Runs the requests buf[0..len) holds, as far as order allows. Returns
+ * the bytes used: what is left starts with a request not complete yet,
+ * or one that must wait. */
+static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 {
+	/* One clock reading for the requests of one read, as they arrived
+	 * together. */
+	int64_t now = kv_now_ms();
+	size_t used = 0;
+
 	while (!c->ending) {
 		struct kv_resp_req r;
 		long n;
@@ -340,10 +367,10 @@ static void run_input(struct kv_client *c)
 		if (c->quit || c->proto) {
 			if (!c->inflight)
 				end_conn(c);
-			return;
+			break;
 		}
 		c->p.lim = c->sh->limits; /* CONFIG SET may have changed them */
-		n = kv_resp_parse(&c->p, c->in + c->off, c->len - c->off, &r);
+		n = kv_resp_parse(&c->p, buf + used, len - used, &r);
 		if (n == -EPROTO) {
 			c->proto = true;
 			memcpy(c->proto_msg, c->p.error, sizeof(c->proto_msg));
@@ -352,16 +379,17 @@ static void run_input(struct kv_client *c)
 		if (n < 0) {
 			pc_session_close(c->s);
 			c->ending = true;
-			return;
+			break;
 		}
 		if (n == 0)
-			return;
-		if (r.argc && !dispatch(c, &r)) {
+			break;
+		if (r.argc && !dispatch(c, &r, now)) {
 			kv_resp_reset(&c->p);
-			return;
+			break;
 		}
-		c->off += (size_t)n;
+		used += (size_t)n;
 	}
+	return used;
 }
 
 /* The input held (a partial request, requests waiting their turn)
@@ -385,12 +413,10 @@ static void input_settle(struct kv_client *c)
 		pc_session_hold_input(c->s, held);
 }
 
-static void process(struct kv_client *c)
+/* After running input: write the replies ready, hold the socket while
+ * too much input waits, free a connection whose session has gone. */
+static void settle(struct kv_client *c)
 {
-	if (c->busy)
-		return;
-	c->busy = true;
-	run_input(c);
 	input_settle(c);
 	flush(c);
 	if (c->s && !c->ending) {
@@ -405,6 +431,15 @@ static void process(struct kv_client *c)
 	c->busy = false;
 	if (!c->s && !c->inflight)
 		conn_free(c);
+}
+
+static void process(struct kv_client *c)
+{
+	if (c->busy)
+		return;
+	c->busy = true;
+	c->off += run_input(c, c->in + c->off, c->len - c->off);
+	settle(c);
 }
 
 /* Appends received bytes to the connection's input (consumed ones are
@@ -433,6 +468,11 @@ static int append(struct kv_client *c, const uint8_t *data, size_t len)
 	return 0;
 }
 
+/* Bytes arrive. With nothing held from before, the requests are run
+ * where the session received them and only what is left (a request not
+ * complete yet, or waiting its turn) is copied; the session's bytes are
+ * always all taken, because a request crossing the end of its ring could
+ * never be offered whole. Otherwise they join what is held. */
 size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user)
 {
 	struct kv_client *c = pc_session_data(s);
@@ -440,6 +480,19 @@ size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, voi
 	(void)user;
 	if (!c || c->ending)
 		return len; /* refused, or past a QUIT: dropped */
+	if (c->off == c->len && !c->busy) {
+		size_t used;
+
+		c->busy = true;
+		c->off = c->len = 0;
+		used = run_input(c, (const char *)data, len);
+		if (used < len && !c->ending && append(c, data + used, len - used)) {
+			pc_session_close(s);
+			c->ending = true;
+		}
+		settle(c);
+		return len;
+	}
 	if (append(c, data, len)) {
 		pc_session_close(s);
 		c->ending = true;

@@ -3,6 +3,7 @@
  * command, shared helpers, and the connection and server commands. */
 #include "cmd_impl.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "num.h"
@@ -72,34 +73,44 @@ const struct kv_cmd *kv_cmd_table(size_t *count)
 	return table;
 }
 
-/* The name in lower case, 0-terminated, for comparing with the table;
- * false when it is longer than any command's. */
-static bool lower_name(char *buf, size_t cap, const char *name, size_t len)
+/* Where each first letter's commands start in the table (sorted, so
+ * they sit together): by_letter[l] .. by_letter[l + 1]; and each name's
+ * length. Filled once. */
+static uint8_t by_letter[27];
+static uint8_t name_len[sizeof(table) / sizeof(table[0])];
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static void index_table(void)
 {
-	if (len >= cap)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		buf[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
-	buf[len] = '\0';
-	return true;
+	size_t n = sizeof(table) / sizeof(table[0]), i = 0;
+
+	for (unsigned l = 0; l <= 26; l++) {
+		while (i < n && (unsigned)(table[i].name[0] - 'a') < l)
+			i++;
+		by_letter[l] = (uint8_t)i;
+	}
+	for (i = 0; i < n; i++)
+		name_len[i] = (uint8_t)strlen(table[i].name);
 }
 
+/* Every request looks its command up: the name in lower case, then the
+ * few names of its first letter and its length. */
 const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len)
 {
-	char key[16];
-	if (!lower_name(key, sizeof(key), name, len) || memchr(name, '\0', len))
+	char key[KV_CMD_NAME_MAX];
+	unsigned l;
+
+	if (!len || len > KV_CMD_NAME_MAX)
 		return NULL;
-	size_t lo = 0, hi = sizeof(table) / sizeof(table[0]);
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int d = strcmp(key, table[mid].name);
-		if (d == 0)
-			return &table[mid];
-		if (d < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
+	pthread_once(&index_once, index_table);
+	for (size_t k = 0; k < len; k++)
+		key[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+	l = (unsigned)key[0] - 'a';
+	if (l >= 26)
+		return NULL;
+	for (unsigned i = by_letter[l]; i < by_letter[l + 1]; i++)
+		if (name_len[i] == len && !memcmp(key, table[i].name, len))
+			return &table[i];
 	return NULL;
 }
 
@@ -153,11 +164,18 @@ static void unknown_sub(struct kv_call *c, const struct kv_cmd *container)
 
 bool kv_cmd_check(struct kv_call *c)
 {
-	c->cmd = kv_cmd_lookup(c->argv[0], c->argl[0]);
-	if (!c->cmd) {
+	const struct kv_cmd *cmd = kv_cmd_lookup(c->argv[0], c->argl[0]);
+
+	if (!cmd) {
 		unknown_command(c);
 		return false;
 	}
+	return kv_cmd_check_as(c, cmd);
+}
+
+bool kv_cmd_check_as(struct kv_call *c, const struct kv_cmd *cmd)
+{
+	c->cmd = cmd;
 	if (c->cmd->subs && c->argc >= 2) {
 		const struct kv_cmd *sub = find_sub(c->cmd, c->argv[1], c->argl[1]);
 		if (!sub) {
@@ -172,7 +190,7 @@ bool kv_cmd_check(struct kv_call *c)
 		return false;
 	}
 	if (c->conn) {
-		snprintf(c->conn->last_cmd, sizeof(c->conn->last_cmd), "%s", c->cmd->name);
+		c->conn->last_cmd = c->cmd->name;
 		c->conn->last_active = c->now;
 	}
 	return true;
@@ -190,6 +208,12 @@ void kv_cmd_run(struct kv_call *c)
 void kv_cmd_exec(struct kv_call *c)
 {
 	if (kv_cmd_check(c))
+		kv_cmd_run(c);
+}
+
+void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd)
+{
+	if (kv_cmd_check_as(c, cmd))
 		kv_cmd_run(c);
 }
 

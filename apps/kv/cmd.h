@@ -73,6 +73,9 @@ struct kv_cmd {
 	size_t nsubs;
 };
 
+/* The longest command name in the table. */
+#define KV_CMD_NAME_MAX 11
+
 /* The command named name[0..len), any letter case, or NULL. */
 const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);
 
@@ -88,8 +91,16 @@ bool kv_cmd_check(struct kv_call *c);
  * error while the keyspace is still over its limit. */
 void kv_cmd_run(struct kv_call *c);
 
+/* kv_cmd_check() with the command argv[0] names already found (cmd, not
+ * NULL: kv_cmd_lookup()'s answer), so a router that looked it up does not
+ * look again. */
+bool kv_cmd_check_as(struct kv_call *c, const struct kv_cmd *cmd);
+
 /* kv_cmd_check() then kv_cmd_run(): one request, start to end. */
 void kv_cmd_exec(struct kv_call *c);
+
+/* kv_cmd_check_as() then kv_cmd_run(). */
+void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
 
 /* The Redis command group of a command or subcommand ("string",
  * "generic", "connection", "server"), or NULL when it has no

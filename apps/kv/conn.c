@@ -17,7 +17,7 @@ void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
 	c->last_active = now;
 	c->proto = 2;
 	c->fd = -1;
-	strcpy(c->last_cmd, "NULL");
+	c->last_cmd = "NULL";
 }
 
 void kv_conn_fini(struct kv_conn *c)

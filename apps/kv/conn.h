@@ -36,7 +36,9 @@ struct kv_conn {
 	int proto;              /* RESP version: 2 (HELLO 3 is refused) */
 	int db;                 /* selected database: always 0 */
 	unsigned flags;         /* KV_CONN_* */
-	char last_cmd[24];      /* the last command's name, lower case ("NULL" before any) */
+	/* the last command's name, lower case ("NULL" before any): the
+	 * command table's own text, so recording it costs one store */
+	const char *last_cmd;
 	char addr[64];          /* peer "ip:port", set by the server ("" when none) */
 	char laddr[64];         /* local "ip:port", set by the server ("" when none) */
 	int fd;                 /* the socket, -1 when none (CLIENT INFO's fd=) */

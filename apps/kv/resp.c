@@ -107,6 +107,27 @@ static long read_count(struct kv_parser *p, const char *buf, size_t len, int64_t
 	return 1;
 }
 
+/* The usual count line, at once: 1 to 18 digits, the first not 0, then
+ * '\r' and the byte after it. Returns 1 with *n set and p->pos past the
+ * line; 0 for any other line, complete or not, which read_count() then
+ * reads (its result is the same for the lines this one takes: Redis's
+ * number rules refuse a leading 0 and stop short of overflow). */
+static inline int quick_count(struct kv_parser *p, const char *buf, size_t len, int64_t *n)
+{
+	size_t i = p->pos + 1, end = len - i < 18 ? len : i + 18;
+	int64_t v = 0;
+
+	if (i >= len || buf[i] < '1' || buf[i] > '9')
+		return 0;
+	while (i < end && buf[i] >= '0' && buf[i] <= '9')
+		v = v * 10 + (buf[i++] - '0');
+	if (i + 1 >= len || buf[i] != '\r')
+		return 0;
+	p->pos = i + 2;
+	*n = v;
+	return 1;
+}
+
 /* The '$' line of the next argument: 1 when read, 0 for more input, or an
  * error. */
 static long bulk_header(struct kv_parser *p, const char *buf, size_t len)
@@ -117,7 +138,9 @@ static long bulk_header(struct kv_parser *p, const char *buf, size_t len)
 		return fail(p, what);
 	}
 	int64_t n;
-	long r = read_count(p, buf, len, &n, "too big bulk count string", "invalid bulk length");
+	long r = quick_count(p, buf, len, &n);
+	if (!r)
+		r = read_count(p, buf, len, &n, "too big bulk count string", "invalid bulk length");
 	if (r <= 0)
 		return r;
 	if (n < 0 || (uint64_t)n > p->lim.max_bulk)
@@ -131,8 +154,10 @@ static long parse_multibulk(struct kv_parser *p, const char *buf, size_t len,
 {
 	if (p->want < 0) {
 		int64_t n;
-		long r = read_count(p, buf, len, &n, "too big mbulk count string",
-				    "invalid multibulk length");
+		long r = quick_count(p, buf, len, &n);
+		if (!r)
+			r = read_count(p, buf, len, &n, "too big mbulk count string",
+				       "invalid multibulk length");
 		if (r <= 0)
 			return r;
 		if (n > (int64_t)p->lim.max_args)

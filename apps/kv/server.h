@@ -53,8 +53,9 @@ struct kv_server_opts {
 	uint32_t expire_ms;
 };
 
-/* Defaults: 127.0.0.1:6379, one shard per usable CPU, Redis 7's
- * settings (10,000 clients, its request limits, no maxmemory). */
+/* Defaults: 127.0.0.1:6379, one shard per usable CPU that sleeps when it
+ * has nothing to do (PC_IDLE_SLEEP), Redis 7's settings (10,000 clients,
+ * its request limits, no maxmemory). */
 void kv_server_opts_init(struct kv_server_opts *o);
 
 /* Start a server. Returns 0 and *out, or pc_server_start()'s errors

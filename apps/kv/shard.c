@@ -67,16 +67,20 @@ void kv_job_free(struct kv_job *j)
 	free(j);
 }
 
-void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, uint32_t argc,
-		   const char *const *argv, const size_t *argl, struct kv_reply *out)
+void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
+		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
+		   struct kv_reply *out)
 {
 	struct kv_call c = {
-		.db = sh->db, .out = out, .now = kv_now_ms(),
+		.db = sh->db, .out = out, .now = now,
 		.max_bulk = sh->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
 		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl,
 	};
 
-	kv_cmd_exec(&c);
+	if (cmd)
+		kv_cmd_exec_as(&c, cmd);
+	else
+		kv_cmd_exec(&c);
 	atomic_store_explicit(&sh->st->commands,
 			      atomic_load_explicit(&sh->st->commands, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -136,7 +140,7 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 {
 	switch (j->kind) {
 	case KV_JOB_CMD:
-		kv_shard_exec(sh, NULL, j->a.argc, j->a.argv, j->a.argl, &j->out);
+		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out);
 		break;
 	case KV_JOB_LOCK:
 		grant(sh, j);

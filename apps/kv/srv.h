@@ -136,9 +136,12 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j);
 void kv_shard_unlock(struct kv_shard *sh, unsigned target, bool shared);
 
 /* Runs a parsed command on sh's keyspace, the reply into out; conn: the
- * client's state when it runs on the client's shard, else NULL. */
-void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, uint32_t argc,
-		   const char *const *argv, const size_t *argl, struct kv_reply *out);
+ * client's state when it runs on the client's shard, else NULL; cmd:
+ * kv_cmd_lookup()'s answer for argv[0] when the caller has it, else NULL;
+ * now: the time it runs at (kv_now_ms()). */
+void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
+		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
+		   struct kv_reply *out);
 
 /* True when a job for sh submitted now would run at once. */
 static inline bool kv_shard_free(const struct kv_shard *sh)

@@ -24,6 +24,15 @@
  * values in pipelined batches; counter bytes_per_key is the growth of the
  * server's VmRSS divided by the keys; time and items the inserts.
  *
+ * Scaling, KV/{SET,GET,INCR,MSET10}/P16/shards:N for N from 1 to the
+ * usable CPUs minus one (every count up to 8, then powers of two and the
+ * largest): `percore kv --shards N` on the first N CPUs, redis-benchmark
+ * on the others (with a thread per CPU where there are several), at
+ * depth 16 over KEYSPACE random keys (-r), so that requests spread over
+ * the shards as a real key set does; GET reads keys stored in setup.
+ * Requests per iteration grow with N, so a run lasts about as long at
+ * every N. With two CPUs there is one point, shards:1; with one, none.
+ *
  * Rows are skipped, with the reason, where redis-server or
  * redis-benchmark is not installed (scripts/deps.sh installs both). */
 #include <errno.h>
@@ -41,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../rt/rt_bench.h"
 #include "percore/bench.h"
 #include "percore/clock.h"
 
@@ -48,30 +58,63 @@
 #define MEM_KEYS 1000000
 #define MEM_BATCH 1000
 #define RUN_LIMIT_S 30
+#define KEYSPACE 100000         /* the scaling rows' random keys */
+#define MAX_SCALE_SHARDS 256
 
 enum server_kind { SRV_KV, SRV_REDIS };
+
+/* A row's arg2: the server kind, and for a scaling row its shards. */
+#define ROW_KIND(arg2) ((enum server_kind)((arg2) & 0xff))
+#define ROW_SHARDS(arg2) ((unsigned)((arg2) >> 8))
 
 struct kv_ctx {
 	enum server_kind kind;
 	pid_t pid;
 	uint16_t port;
-	int cpu_server, cpu_client;   /* -1: not pinned */
+	unsigned shards;              /* 0: a comparison row (one shard, one key) */
+	cpu_set_t server, client;     /* where each runs */
+	bool pinned;                  /* false: both unpinned */
+	unsigned client_cpus;
 };
 
-/* Two CPUs this process may use, or -1 each. */
-static void pick_cpus(int *a, int *b)
+/* The CPUs this process may use, in order: how many, into cpus. */
+static unsigned usable_cpus(int *cpus, unsigned max)
 {
 	cpu_set_t set;
-	int found = 0;
+	unsigned n = 0;
 
-	*a = *b = -1;
 	if (sched_getaffinity(0, sizeof(set), &set))
-		return;
-	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
 		if (CPU_ISSET(c, &set))
-			*(found++ ? b : a) = c;
-	if (found < 2)
-		*a = *b = -1;
+			cpus[n++] = c;
+	return n;
+}
+
+/* The server on the first `server` usable CPUs, the client on the rest;
+ * unpinned when no CPU is left for the client. */
+static void pick_cpus(struct kv_ctx *c, unsigned server)
+{
+	int cpus[MAX_SCALE_SHARDS + 64];
+	unsigned n = usable_cpus(cpus, sizeof(cpus) / sizeof(cpus[0]));
+
+	CPU_ZERO(&c->server);
+	CPU_ZERO(&c->client);
+	c->pinned = n > server;
+	c->client_cpus = c->pinned ? n - server : 1;
+	for (unsigned i = 0; c->pinned && i < n; i++)
+		CPU_SET(cpus[i], i < server ? &c->server : &c->client);
+}
+
+/* "0,1,5": the CPUs of set, for --policy. */
+static void cpu_list(const cpu_set_t *set, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE && len + 8 < size; c++)
+		if (CPU_ISSET(c, set))
+			len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? "," : "", c);
 }
 
 /* A port nobody listens on now (the kernel's choice, released). */
@@ -98,11 +141,11 @@ static bool on_path(const char *prog)
 	return system(cmd) == 0;
 }
 
-/* fork + exec argv, pinned to cpu (-1: not), stdout to out (-1:
- * /dev/null), stderr to /dev/null (a server's log and the client's
+/* fork + exec argv, pinned to the CPUs of set (NULL: not), stdout to out
+ * (-1: /dev/null), stderr to /dev/null (a server's log and the client's
  * warnings are not the row's). The child dies with this process, so an
  * interrupted run leaves no server behind. Returns the pid or -errno. */
-static pid_t spawn(char *const argv[], int cpu, int out)
+static pid_t spawn(char *const argv[], const cpu_set_t *set, int out)
 {
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	pid_t pid;
@@ -112,13 +155,8 @@ static pid_t spawn(char *const argv[], int cpu, int out)
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(cpu, &set);
-			sched_setaffinity(0, sizeof(set), &set);
-		}
+		if (set)
+			sched_setaffinity(0, sizeof(*set), set);
 		dup2(null, 2);
 		dup2(out >= 0 ? out : null, 1);
 		execvp(argv[0], argv);
@@ -182,19 +220,21 @@ static void server_stop(struct kv_ctx *c)
 
 static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 {
-	char port[8], cpu[8];
+	char port[8], cpus[1024], shards[12];
 
 	c->port = free_port();
 	snprintf(port, sizeof(port), "%u", c->port);
-	snprintf(cpu, sizeof(cpu), "%d", c->cpu_server);
+	snprintf(shards, sizeof(shards), "%u", c->shards ? c->shards : 1);
+	cpu_list(&c->server, cpus, sizeof(cpus));
 	if (c->kind == SRV_KV) {
-		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", "1", "--policy",
-				 c->cpu_server >= 0 ? cpu : "off", "--max-clients", "0", NULL };
-		c->pid = spawn(argv, -1, -1);
+		/* an oversubscribed machine (one CPU) runs the shard unpinned */
+		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", shards, "--policy",
+				 c->pinned ? cpus : "off", "--max-clients", "0", NULL };
+		c->pid = spawn(argv, NULL, -1);
 	} else {
 		char *argv[] = { "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
 				 "--appendonly", "no", "--daemonize", "no", NULL };
-		c->pid = spawn(argv, c->cpu_server, -1);
+		c->pid = spawn(argv, c->pinned ? &c->server : NULL, -1);
 	}
 	bool up = c->pid > 0 && !wait_ready(c->port);
 
@@ -224,6 +264,12 @@ static const struct {
 	{ "set", 16, 300000 }, { "get", 16, 300000 }, { "incr", 16, 300000 }, { "mset", 16, 100000 },
 };
 
+/* A scaling row's requests per iteration: its run's, times its shards. */
+static int row_requests(const struct kv_ctx *c, intptr_t row)
+{
+	return runs[row].requests * (int)(c->shards ? c->shards : 1);
+}
+
 /* The key redis-benchmark's GET reads, SET as its SET test would.
  * "key:__rand_int__" is that key's literal name, not a placeholder here:
  * redis-benchmark substitutes __rand_int__ only when run with -r, and
@@ -243,14 +289,23 @@ static int preload_get_key(uint16_t port)
 	return n >= 3 && !memcmp(buf, "+OK", 3) ? 0 : -EIO;
 }
 
+static int insert_keys(uint16_t port, int keys, int klen, int vlen);
 static void kv_run(struct pc_bench_state *st);
 static void kv_teardown(struct pc_bench_state *st);
+
+/* What GET reads: the one key, or for a scaling row every key of its
+ * KEYSPACE ("key:%012d", as redis-benchmark -r names them). */
+static int preload(const struct kv_ctx *c)
+{
+	return c->shards ? insert_keys(c->port, KEYSPACE, 12, 3) : preload_get_key(c->port);
+}
 
 static int kv_setup(struct pc_bench_state *st)
 {
 	struct kv_ctx *c;
 
-	if (!on_path("redis-benchmark") || (st->bench->arg2 == SRV_REDIS && !on_path("redis-server"))) {
+	if (!on_path("redis-benchmark") ||
+	    (ROW_KIND(st->bench->arg2) == SRV_REDIS && !on_path("redis-server"))) {
 		fprintf(stderr, "%s: redis-server and redis-benchmark are needed "
 				"(scripts/deps.sh installs them)\n", st->bench->name);
 		return -ENOTSUP;
@@ -258,16 +313,16 @@ static int kv_setup(struct pc_bench_state *st)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->kind = (enum server_kind)st->bench->arg2;
-	pick_cpus(&c->cpu_server, &c->cpu_client);
+	c->kind = ROW_KIND(st->bench->arg2);
+	c->shards = ROW_SHARDS(st->bench->arg2);
+	pick_cpus(c, c->shards ? c->shards : 1);
 	if (server_start(st, c)) {
 		free(c);
 		return -ENOTSUP;
 	}
 	st->ctx = c;
-	if (st->bench->run == kv_run && !strcmp(runs[st->bench->arg].test, "get") &&
-	    preload_get_key(c->port)) {
-		fprintf(stderr, "%s: the server did not take the key GET reads\n", st->bench->name);
+	if (st->bench->run == kv_run && !strcmp(runs[st->bench->arg].test, "get") && preload(c)) {
+		fprintf(stderr, "%s: the server did not take the keys GET reads\n", st->bench->name);
 		kv_teardown(st);
 		return -EIO;
 	}
@@ -326,22 +381,34 @@ static int parse_csv(const char *out, struct run_result *r)
 	return 0;
 }
 
-/* One redis-benchmark run, pinned to the client CPU. */
+/* One redis-benchmark run, pinned to the client CPUs; a scaling row's
+ * over random keys, with a thread per client CPU. */
 static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r)
 {
-	char port[8], conns[8], reqs[16], depth[8], out[4096];
-	char *argv[] = { "redis-benchmark", "-p", port, "-c", conns, "-n", reqs, "-P", depth, "-t",
-			 (char *)runs[row].test, "--csv", NULL };
-	int fds[2], status, rc;
+	char port[8], conns[8], reqs[16], depth[8], keys[16], threads[12], out[4096];
+	char *argv[20] = { "redis-benchmark", "-p", port, "-c", conns, "-n", reqs, "-P", depth, "-t",
+			   (char *)runs[row].test, "--csv" };
+	int fds[2], status, rc, k = 12;
 	pid_t pid;
 
 	snprintf(port, sizeof(port), "%u", c->port);
 	snprintf(conns, sizeof(conns), "%d", KV_CONNS);
-	snprintf(reqs, sizeof(reqs), "%d", runs[row].requests);
+	snprintf(reqs, sizeof(reqs), "%d", row_requests(c, row));
 	snprintf(depth, sizeof(depth), "%d", runs[row].depth);
+	snprintf(keys, sizeof(keys), "%d", KEYSPACE);
+	snprintf(threads, sizeof(threads), "%u", c->client_cpus);
+	if (c->shards) {
+		argv[k++] = "-r";
+		argv[k++] = keys;
+	}
+	if (c->shards && c->client_cpus > 1) {
+		argv[k++] = "--threads";
+		argv[k++] = threads;
+	}
+	argv[k] = NULL;
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
-	pid = spawn(argv, c->cpu_client, fds[1]);
+	pid = spawn(argv, c->pinned ? &c->client : NULL, fds[1]);
 	close(fds[1]);
 	rc = pid < 0 ? (int)pid
 		     : read_until_eof(fds[0], out, sizeof(out), pc_now_ns() + RUN_LIMIT_S * 1000000000ull);
@@ -368,7 +435,7 @@ static void kv_run(struct pc_bench_state *st)
 		uint64_t t0 = pc_now_ns();
 		int rc = bench_once(c, row, &r);
 
-		st->items += (uint64_t)runs[row].requests;
+		st->items += (uint64_t)row_requests(c, row);
 		if (rc) {
 			fprintf(stderr, "%s: redis-benchmark failed: %s\n", st->bench->name,
 				strerror(-rc));
@@ -376,7 +443,7 @@ static void kv_run(struct pc_bench_state *st)
 			errors++;
 			continue;
 		}
-		st->manual_ns += (uint64_t)((double)runs[row].requests * 1e9 / r.rps);
+		st->manual_ns += (uint64_t)((double)row_requests(c, row) * 1e9 / r.rps);
 		sum.rps += r.rps;
 		sum.p50_ms += r.p50_ms;
 		sum.p99_ms += r.p99_ms;
@@ -425,10 +492,11 @@ static int read_oks(int fd, int n)
 	return 0;
 }
 
-/* 1M keys, "key:%012d" (16 bytes), values of 32 bytes. */
-static int insert_keys(uint16_t port)
+/* keys keys "key:%0*d" (klen digits), values of vlen digits, in
+ * pipelined batches (keys a multiple of MEM_BATCH). */
+static int insert_keys(uint16_t port, int keys, int klen, int vlen)
 {
-	char *req = malloc((size_t)MEM_BATCH * 80);
+	char *req = malloc((size_t)MEM_BATCH * (size_t)(48 + klen + vlen));
 	int fd = connect_port(port), rc = 0;
 
 	if (!req || fd < 0) {
@@ -437,13 +505,13 @@ static int insert_keys(uint16_t port)
 			close(fd);
 		return -EIO;
 	}
-	for (int b = 0; b < MEM_KEYS && !rc; b += MEM_BATCH) {
+	for (int b = 0; b < keys && !rc; b += MEM_BATCH) {
 		size_t len = 0;
 
 		for (int i = b; i < b + MEM_BATCH; i++)
 			len += (size_t)sprintf(req + len,
-					       "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$32\r\n"
-					       "%032d\r\n", i, i);
+					       "*3\r\n$3\r\nSET\r\n$%d\r\nkey:%0*d\r\n$%d\r\n"
+					       "%0*d\r\n", klen + 4, klen, i, vlen, vlen, i % 1000);
 		rc = write(fd, req, len) == (ssize_t)len ? read_oks(fd, MEM_BATCH) : -EIO;
 	}
 	close(fd);
@@ -463,7 +531,7 @@ static void mem_run(struct pc_bench_state *st)
 			break;
 		}
 		uint64_t before = rss_of(c->pid), t0 = pc_now_ns();
-		int rc = insert_keys(c->port);
+		int rc = insert_keys(c->port, MEM_KEYS, 12, 32);
 
 		st->manual_ns += pc_elapsed(pc_now_ns(), t0);
 		if (rc) {
@@ -514,3 +582,35 @@ KV_BENCH(rd_mset16, "Peer/redis/MSET10/P16", 7, SRV_REDIS)
 
 MEM_BENCH(kv_mem, "KV/Memory/1M", SRV_KV)
 MEM_BENCH(rd_mem, "Peer/redis/Memory/1M", SRV_REDIS)
+
+/* ---- scaling ---------------------------------------------------------------- */
+
+static bool wanted(unsigned n, unsigned most)
+{
+	/* Every count up to 8, then powers of two, and the largest. */
+	return n <= 8 || !(n & (n - 1)) || n == most;
+}
+
+__attribute__((constructor)) static void register_scaling(void)
+{
+	static const char *const names[] = { "SET", "GET", "INCR", "MSET10" };
+	unsigned usable = rtb_usable_cpus(), most = usable > 1 ? usable - 1 : 0;
+
+	if (most > MAX_SCALE_SHARDS)
+		most = MAX_SCALE_SHARDS;
+	for (unsigned t = 0; t < 4; t++)
+		for (unsigned n = 1; n <= most; n++) {
+			struct pc_bench *b;
+
+			if (!wanted(n, most) || !(b = calloc(1, sizeof(*b))))
+				continue;
+			b->name = rtb_name("KV/%s/P16/shards:%u", names[t], n);
+			b->flags = PC_BENCH_MANUAL_TIME;
+			b->arg = 4 + (intptr_t)t; /* the depth-16 runs */
+			b->arg2 = SRV_KV | (intptr_t)n << 8;
+			b->setup = kv_setup;
+			b->run = kv_run;
+			b->teardown = kv_teardown;
+			pc_bench_register(b);
+		}
+}

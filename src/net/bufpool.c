@@ -46,13 +46,20 @@ void net_bufpool_fini(struct net_bufpool *p)
 	net_arena_fini(&p->arena);
 }
 
+/* The smallest class holding bytes (at least 1), or -1. A session takes
+ * and returns a ring for every read and every flush it makes, so this
+ * is one bit scan rather than a loop over the classes. */
 static int class_of(size_t bytes)
 {
-	unsigned shift = NET_BUF_MIN_SHIFT;
+	unsigned shift;
 
-	while (shift <= NET_BUF_MAX_SHIFT && ((size_t)1 << shift) < bytes)
-		shift++;
-	return shift > NET_BUF_MAX_SHIFT ? -1 : (int)(shift - NET_BUF_MIN_SHIFT);
+	if (bytes <= ((size_t)1 << NET_BUF_MIN_SHIFT))
+		return 0;
+	if (bytes > ((size_t)1 << NET_BUF_MAX_SHIFT))
+		return -1;
+	/* ceil(log2(bytes)) for bytes >= 2 */
+	shift = (unsigned)(64 - __builtin_clzll((unsigned long long)bytes - 1));
+	return (int)(shift - NET_BUF_MIN_SHIFT);
 }
 
 size_t net_buf_class_size(size_t bytes)

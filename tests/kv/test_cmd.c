@@ -68,7 +68,8 @@ static void test_table(void **state)
 	const struct kv_cmd *t = kv_cmd_table(&n);
 	assert_true(n >= 40);
 	for (size_t i = 0; i < n; i++) {
-		/* the lookup is a binary search: the table must stay sorted */
+		/* the lookup finds a name among those of its first letter,
+		 * which a sorted table keeps together */
 		if (i)
 			assert_true(strcmp(t[i - 1].name, t[i].name) < 0);
 		char upper[16];
@@ -86,6 +87,15 @@ static void test_table(void **state)
 	assert_null(kv_cmd_lookup("get\0", 4));
 	assert_null(kv_cmd_lookup("", 0));
 	assert_null(kv_cmd_lookup("aaaaaaaaaaaaaaaaaaaaaaaa", 24));
+	/* any letter case; a byte that is no letter (0x07, 0xc7: one bit
+	 * off from G and g) matches none */
+	assert_ptr_equal(kv_cmd_lookup("gEtRaNgE", 8), kv_cmd_lookup("getrange", 8));
+	assert_null(kv_cmd_lookup("\x07" "et", 3));
+	assert_null(kv_cmd_lookup("1get", 4));
+	assert_null(kv_cmd_lookup("{et", 3));
+	assert_null(kv_cmd_lookup("\xc7" "et", 3));
+	assert_null(kv_cmd_lookup("incrbyfloatx", 12));
+	assert_null(kv_cmd_lookup("zzz", 3));
 	const struct kv_cmd *mset = kv_cmd_lookup("MSET", 4);
 	assert_int_equal(mset->first_key, 1);
 	assert_int_equal(mset->last_key, -1);

@@ -112,6 +112,24 @@ static void test_errors(void **state)
 	expect_error(S("SET 'abc\r\n"), NULL, "Protocol error: unbalanced quotes in request");
 }
 
+/* Count lines the usual digits-only reading does not take go the general
+ * way, to Redis's answers: a leading zero, a sign, a byte after the
+ * digits, more digits than an int64 holds. */
+static void test_count_lines(void **state)
+{
+	(void)state;
+	expect_req(S("*1\r\n$10\r\n0123456789\r\n"), 21, 1, "0123456789");
+	expect_error(S("*1\r\n$03\r\nabc\r\n"), NULL, "Protocol error: invalid bulk length");
+	expect_error(S("*1x\r\n"), NULL, "Protocol error: invalid multibulk length");
+	expect_error(S("*1\r\n$3 \r\nabc\r\n"), NULL, "Protocol error: invalid bulk length");
+	expect_error(S("*1\r\n$123456789012345678\r\n"), NULL,
+		     "Protocol error: invalid bulk length");
+	expect_error(S("*1\r\n$99999999999999999999\r\n"), NULL,
+		     "Protocol error: invalid bulk length");
+	expect_error(S("*99999999999999999999\r\n"), NULL,
+		     "Protocol error: invalid multibulk length");
+}
+
 /* Lines without their end, longer than Redis waits for. */
 static void test_too_big(void **state)
 {
@@ -203,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_binary_safe),
 		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_count_lines),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_any_split),
 		cmocka_unit_test(test_many_args),

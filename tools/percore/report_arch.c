@@ -6,7 +6,9 @@
  * work under different designs (PerCore, Shared, LockFree, Striped, or any
  * other name: the designs come from the data). For each design and
  * affinity setting: ops/s per core count, linear efficiency (ops/s at N
- * divided by N times ops/s at 1 core), and what pinning changed. */
+ * divided by N times ops/s at 1 core), and what pinning changed. Then
+ * the kv server's scaling rows, KV/<command>/P16/shards:<N>, in a table
+ * of their own. */
 #include <math.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -64,14 +66,15 @@ static size_t core_slot(struct arch *a, unsigned n)
 	return i;
 }
 
-static void collect(const struct pc_report_ctx *c, struct arch *a)
+/* The rows whose names match pattern: group 1 the design, 2 the core
+ * count, 4 (when the pattern has it) the affinity tag. */
+static void collect(const struct pc_report_ctx *c, struct arch *a, const char *pattern)
 {
 	regex_t re;
 	regmatch_t m[5];
 
 	memset(a, 0, sizeof(*a));
-	/* the design may have variants of its own: Arch/PerCore/anycore/... */
-	if (regcomp(&re, "^Arch/(.+)/cores:([0-9]+)(/affinity:(on|off))?$", REG_EXTENDED))
+	if (regcomp(&re, pattern, REG_EXTENDED))
 		return;
 	for (size_t i = 0; i < c->res->n; i++) {
 		const char *name = c->res->b[i].name;
@@ -217,6 +220,32 @@ static void finding(struct pc_report_ctx *c, const struct arch *a)
 	}
 }
 
+/* KV/<command>/P16/shards:N: the kv server's requests/s at each shard
+ * count (the client on the other CPUs), in a (reused) arch. */
+static void kv_scaling(struct pc_report_ctx *c, struct arch *a)
+{
+	static const char *const head[] = { "Command", "Shards", "requests/s", "Efficiency",
+					    "CV" };
+	struct pc_table *t;
+
+	collect(c, a, "^KV/(.+)/shards:([0-9]+)$");
+	if (!a->ndesigns)
+		return;
+	pc_doc_heading(c->doc, 3, "KV scaling");
+	pc_doc_para(c->doc, "`percore kv --shards N` on N CPUs, redis-benchmark on the others, "
+		    "over random keys. Efficiency is requests/s at N shards over N times "
+		    "requests/s at 1 shard.");
+	t = pc_doc_table(c->doc, 5, head, "lrrrr");
+	for (size_t d = 0; t && d < a->ndesigns; d++)
+		for (size_t k = 0; k < a->ncores; k++) {
+			if (!cell(c, a, d, k, AFF_ON))
+				continue;
+			pc_table_add(t, PC_MARK_CODE, "%s", a->design[d]);
+			pc_table_add(t, PC_MARK_NONE, "%u", a->cores[k]);
+			aff_cells(c, a, t, d, k, AFF_ON);
+		}
+}
+
 void pc_report_arch(struct pc_report_ctx *c)
 {
 	struct arch *a = malloc(sizeof(*a));
@@ -226,9 +255,11 @@ void pc_report_arch(struct pc_report_ctx *c)
 		c->doc->failed = true;
 		return;
 	}
-	collect(c, a);
+	/* the design may have variants of its own: Arch/PerCore/anycore/... */
+	collect(c, a, "^Arch/(.+)/cores:([0-9]+)(/affinity:(on|off))?$");
 	if (!a->ndesigns) {
 		pc_doc_para(c->doc, "No `Arch/...` rows in these results.");
+		kv_scaling(c, a);
 		free(a);
 		return;
 	}
@@ -239,5 +270,6 @@ void pc_report_arch(struct pc_report_ctx *c)
 	table(c, a);
 	chart(c, a);
 	finding(c, a);
+	kv_scaling(c, a);
 	free(a);
 }

@@ -56,6 +56,7 @@ static const struct pair_rule rules[] = {
 	/* peers and whole-section families first */
 	RULE(PC_SEC_PEER, "^Peer/"),
 	RULE(PC_SEC_ARCH, "^Arch/"),
+	RULE(PC_SEC_ARCH, "^KV/.+/shards:[0-9]+$"),
 	RULE(PC_SEC_NOISE, "^Noise/"),
 	/* integration: against the physical limit, raw SPSC, a plain server */
 	RULE(PC_SEC_INTEGRATION, "^CrossCore/RTT(/idle:[a-z]+)?" TAGS,
