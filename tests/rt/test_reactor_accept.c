@@ -19,6 +19,7 @@
 #include "percore/listener.h"
 #include "percore/reactor.h"
 #include "testmain.h"
+#include "uring_test.h"
 
 enum { MAXC = 64 };
 
@@ -78,33 +79,11 @@ static int dial(uint16_t port)
 	return fd;
 }
 
-static struct pc_reactor *ring(void)
-{
-	struct pc_reactor *r;
-	struct pc_reactor_io_stats st;
-	int rc = pc_reactor_create(&r, PC_BACKEND_URING, PC_REACTOR_NO_FALLBACK);
-
-	if (rc)
-		PC_SKIP("io_uring cannot be set up here: %s", strerror(-rc));
-	pc_reactor_io_stats(r, &st);
-	if (!st.accept) {
-		pc_reactor_destroy(r);
-		PC_SKIP("this kernel's io_uring has no multishot accept");
-	}
-	return r;
-}
-
-#define POLL_UNTIL(r, cond)                                                      \
-	do {                                                                     \
-		for (int t_ = 0; t_ < 500 && !(cond); t_++)                      \
-			assert_true(pc_reactor_poll((r), 10000000) >= 0);         \
-	} while (0)
-
 /* Every connection once, each a non-blocking socket joined to its client. */
 static void every_connection_once(void **state)
 {
 	static struct acc a;
-	struct pc_reactor *r = ring();
+	struct pc_reactor *r = uring_reactor(URING_NEED_ACCEPT);
 	struct pc_reactor_io_stats st;
 	int cli[20];
 	uint16_t port;
@@ -160,7 +139,7 @@ static void every_connection_once(void **state)
 static void delete_stops_accepting(void **state)
 {
 	static struct acc a;
-	struct pc_reactor *r = ring();
+	struct pc_reactor *r = uring_reactor(URING_NEED_ACCEPT);
 	uint16_t port;
 	int lfd = listener(&port), c1, c2, s2;
 

@@ -17,6 +17,7 @@
 
 #include "percore/reactor.h"
 #include "testmain.h"
+#include "uring_test.h"
 
 /* What one fd's receive callback saw. */
 struct got {
@@ -51,41 +52,10 @@ static size_t on_recv(struct pc_reactor *r, int fd, const void *p, ssize_t n, vo
 	return take;
 }
 
-static void on_io(struct pc_reactor *r, int fd, unsigned ev, void *arg)
-{
-	(void)r;
-	(void)fd;
-	(void)ev;
-	(void)arg;
-}
-
-static struct pc_reactor *ring(void)
-{
-	struct pc_reactor *r;
-	struct pc_reactor_io_stats st;
-	int rc = pc_reactor_create(&r, PC_BACKEND_URING, PC_REACTOR_NO_FALLBACK);
-
-	if (rc)
-		PC_SKIP("io_uring cannot be set up here: %s", strerror(-rc));
-	pc_reactor_io_stats(r, &st);
-	if (!st.completion) {
-		pc_reactor_destroy(r);
-		PC_SKIP("this kernel's io_uring has no multishot receive");
-	}
-	return r;
-}
-
 static void pair(int sv[2])
 {
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
 }
-
-/* Poll until cond holds or 200 turns have passed. */
-#define POLL_UNTIL(r, cond)                                                      \
-	do {                                                                     \
-		for (int t_ = 0; t_ < 200 && !(cond); t_++)                      \
-			assert_true(pc_reactor_poll((r), 10000000) >= 0);         \
-	} while (0)
 
 static void fill(uint8_t *b, size_t n, unsigned seed)
 {
@@ -113,14 +83,14 @@ static void bytes_arrive_in_order(void **state)
 {
 	static struct got g;
 	static uint8_t want[40000];
-	struct pc_reactor *r = ring();
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
 	int sv[2];
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
 	pair(sv);
 	fill(want, sizeof(want), 3);
-	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), 0);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, on_recv, &g), 0);
 	/* More than one buffer's worth, in pieces of odd sizes. */
 	for (size_t off = 0; off < sizeof(want);) {
 		size_t k = sizeof(want) - off < 1237 ? sizeof(want) - off : 1237;
@@ -153,13 +123,13 @@ static void bytes_arrive_in_order(void **state)
 static void interest_off_keeps_bytes(void **state)
 {
 	static struct got g;
-	struct pc_reactor *r = ring();
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
 	int sv[2];
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
 	pair(sv);
-	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), 0);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, on_recv, &g), 0);
 	assert_int_equal(write(sv[1], "abc", 3), 3);
 	/* Dropped in the same turn as the bytes arrive: the receive may
 	 * complete before its cancellation does. */
@@ -186,7 +156,7 @@ static void partial_take_offers_rest(void **state)
 {
 	static struct got g;
 	static uint8_t want[3000];
-	struct pc_reactor *r = ring();
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
 	int sv[2];
 
 	(void)state;
@@ -194,7 +164,7 @@ static void partial_take_offers_rest(void **state)
 	g.take_max = 100;
 	pair(sv);
 	fill(want, sizeof(want), 11);
-	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), 0);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, on_recv, &g), 0);
 	assert_int_equal(write(sv[1], want, 1500), 1500);
 	assert_true(pc_reactor_poll(r, 10000000) >= 0);
 	assert_int_equal(write(sv[1], want + 1500, 1500), 1500);
@@ -215,13 +185,13 @@ static void delete_leaves_nothing(void **state)
 	enum { N = 300 }; /* more fds than the pool has buffers */
 	static struct got g[N];
 	static int sv[N][2];
-	struct pc_reactor *r = ring();
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
 
 	(void)state;
 	for (int i = 0; i < N; i++) {
 		memset(&g[i], 0, sizeof(g[i]));
 		pair(sv[i]);
-		assert_int_equal(pc_reactor_add_recv(r, sv[i][0], PC_EV_IN, on_io, on_recv, &g[i]), 0);
+		assert_int_equal(pc_reactor_add_recv(r, sv[i][0], PC_EV_IN, uring_ignore_io, on_recv, &g[i]), 0);
 		assert_int_equal(write(sv[i][1], "0123456789", 10), 10);
 	}
 	/* A third keep what they receive (no interest), a third take part. */
@@ -285,7 +255,7 @@ static size_t on_recv_keep(struct pc_reactor *r, int fd, const void *p, ssize_t 
 static void kept_bytes_last_the_turn(void **state)
 {
 	static struct keeper k;
-	struct pc_reactor *r = ring();
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
 	uint8_t b[200];
 	int sv[2];
 
@@ -293,7 +263,7 @@ static void kept_bytes_last_the_turn(void **state)
 	memset(&k, 0, sizeof(k));
 	k.r = r;
 	pair(sv);
-	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv_keep, &k), 0);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, on_recv_keep, &k), 0);
 	for (int i = 0; i < 20; i++) {
 		fill(b, sizeof(b), (unsigned)i);
 		assert_int_equal(write(sv[1], b, sizeof(b)), (ssize_t)sizeof(b));
@@ -320,16 +290,16 @@ static void not_offered_elsewhere(void **state)
 	(void)state;
 	pair(sv);
 	assert_int_equal(pc_reactor_create(&r, PC_BACKEND_EPOLL, 0), 0);
-	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g), -EOPNOTSUPP);
-	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, NULL, &g), -EINVAL);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, on_recv, &g), -EOPNOTSUPP);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, NULL, &g), -EINVAL);
 	assert_int_equal(pc_reactor_nfds(r), 0);
 	pc_reactor_destroy(r);
 	if (pc_reactor_create(&r, PC_BACKEND_URING, PC_REACTOR_NO_FALLBACK | PC_REACTOR_NO_COMPLETION) == 0) {
-		assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, on_io, on_recv, &g),
+		assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, on_recv, &g),
 				 -EOPNOTSUPP);
 		assert_int_equal(pc_reactor_nfds(r), 0);
 		/* Readiness still works on that ring. */
-		assert_int_equal(pc_reactor_add(r, sv[0], PC_EV_IN, on_io, &g), 0);
+		assert_int_equal(pc_reactor_add(r, sv[0], PC_EV_IN, uring_ignore_io, &g), 0);
 		assert_int_equal(pc_reactor_del(r, sv[0]), 0);
 		pc_reactor_destroy(r);
 	}
