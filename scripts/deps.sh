@@ -15,7 +15,7 @@ packages=(
   # hwloc's static link flags name -ludev (pkg-config --static)
   libudev-dev
   # tests
-  libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq
+  libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq curl
   # a real Prometheus server and promtool against the metrics endpoint
   prometheus
   flatbuffers-compiler python3-flatbuffers

@@ -73,10 +73,31 @@ struct rt_stall {
 };
 
 /* The one backtrace being taken, for any engine's watchdog (grab_lock).
- * state: 0 idle, 1 asked, 2 being written by the handler, 3 written. */
+ *
+ * The request lives in one word, so that a handler never reads anything
+ * else of the watchdog's to decide whether it was asked: state is
+ * GRAB_IDLE, the kernel thread id of the thread asked (> 0), GRAB_BUSY
+ * while that thread's handler writes n and frames, or GRAB_DONE once it
+ * has. A handler takes the request only by swapping its own thread id
+ * for GRAB_BUSY, so a handler that runs late (the watchdog gave up on it;
+ * a sanitizer delays signals) either finds no request for its thread and
+ * does nothing, or answers a newer request made to that same thread,
+ * which wants exactly the frames it takes. A watchdog that gives up swaps
+ * its request back to GRAB_IDLE, and if that fails the handler is writing
+ * and will finish: it waits for GRAB_DONE. So n and frames have one
+ * writer at a time, handed over by these orders:
+ *   - the request store is release and the handler's swap acquire: the
+ *     last reader of frames (frames_text, under grab_lock, before the
+ *     next request) is done before a handler writes them again;
+ *   - GRAB_DONE is stored release and loaded acquire: the frames the
+ *     handler wrote are visible to the watchdog that reads them. */
+#define GRAB_IDLE 0
+#define GRAB_BUSY (-1)
+#define GRAB_DONE (-2)
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && sizeof(pid_t) == sizeof(int),
+	       "the signal handler needs a lock-free state word");
 static struct {
-	_Atomic int state;
-	pthread_t target;
+	_Atomic pid_t state;
 	int n;
 	void *frames[RT_STALL_FRAMES];
 } grab;
@@ -85,17 +106,19 @@ static _Atomic int handler_ready; /* 1: ours, -1: the signal is taken */
 
 #define RT_STALL_SIGNAL (SIGRTMAX - 2)
 
+/* Async-signal-safe: gettid(2), lock-free atomics and backtrace(), whose
+ * unwinder handler_install() loaded before the handler could run. */
 static void on_stall_signal(int sig)
 {
-	int expect = 1, saved = errno;
+	int saved = errno;
+	pid_t expect = gettid();
 
 	(void)sig;
-	/* acquire: the target was written before the request */
-	if (atomic_load_explicit(&grab.state, memory_order_acquire) == 1 &&
-	    pthread_equal(pthread_self(), grab.target) &&
-	    atomic_compare_exchange_strong(&grab.state, &expect, 2)) {
+	if (atomic_compare_exchange_strong_explicit(&grab.state, &expect, GRAB_BUSY,
+						    memory_order_acquire,
+						    memory_order_relaxed)) {
 		grab.n = backtrace(grab.frames, RT_STALL_FRAMES);
-		atomic_store_explicit(&grab.state, 3, memory_order_release);
+		atomic_store_explicit(&grab.state, GRAB_DONE, memory_order_release);
 	}
 	errno = saved;
 }
@@ -129,26 +152,27 @@ static void nap(uint64_t ns)
 }
 
 /* Ask the thread for its backtrace; returns the frames taken (0: none
- * came in time). Under grab_lock. */
-static int grab_frames(pthread_t t)
+ * came in time). Under grab_lock, with the thread alive (stall_lock). */
+static int grab_frames(pthread_t t, pid_t tid)
 {
 	uint64_t t0 = pc_now_ns();
-	int expect = 1;
+	pid_t expect = tid;
+	bool sent;
 
-	grab.target = t;
-	grab.n = 0;
-	atomic_store_explicit(&grab.state, 1, memory_order_release);
-	if (pthread_kill(t, RT_STALL_SIGNAL))
-		atomic_store(&grab.state, 0);
-	while (atomic_load_explicit(&grab.state, memory_order_acquire) == 1 &&
+	atomic_store_explicit(&grab.state, tid, memory_order_release);
+	sent = !pthread_kill(t, RT_STALL_SIGNAL);
+	/* Not sent or not answered: the request is withdrawn the same way,
+	 * since a late handler of an earlier request may have taken it. */
+	while (sent && atomic_load_explicit(&grab.state, memory_order_relaxed) == tid &&
 	       pc_elapsed(pc_now_ns(), t0) < RT_STALL_GRAB_NS)
 		nap(1000000);
 	/* Too late: the handler, if it still runs, will find nothing asked. */
-	if (atomic_compare_exchange_strong(&grab.state, &expect, 0))
+	if (atomic_compare_exchange_strong_explicit(&grab.state, &expect, GRAB_IDLE,
+						    memory_order_relaxed, memory_order_relaxed))
 		return 0;
-	while (atomic_load_explicit(&grab.state, memory_order_acquire) == 2)
+	while (atomic_load_explicit(&grab.state, memory_order_acquire) != GRAB_DONE)
 		nap(100000);
-	atomic_store(&grab.state, 0);
+	atomic_store_explicit(&grab.state, GRAB_IDLE, memory_order_relaxed);
 	return grab.n;
 }
 
@@ -200,7 +224,7 @@ static bool warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns, uin
 	pthread_mutex_lock(&s->stall_lock);
 	if (atomic_load_explicit(&s->looping, memory_order_acquire) && handler_install()) {
 		pthread_mutex_lock(&grab_lock);
-		n = grab_frames(s->self);
+		n = grab_frames(s->self, s->tid);
 		frames_text(n, text, sizeof(text));
 		pthread_mutex_unlock(&grab_lock);
 	}
