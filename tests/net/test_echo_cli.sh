@@ -169,7 +169,10 @@ if start_echo framed --shards 2 --max-sessions 5000 --idle-timeout 30 --frame-ti
   # Raw bytes at a framed server: refused frames, so errors and exit 1.
   check 1 "raw load at a framed server fails" "$pc" load --port "$port" --raw --messages 10 \
     --policy off
-  kill -USR1 "$pid"; sleep $((slow)).2
+  kill -USR1 "$pid"
+  for _ in $(seq 1 $((200 * slow))); do
+    grep -q "^accepted" "$tmp/framed.err" && break; sleep 0.05
+  done
   grep -q "^accepted" "$tmp/framed.err" && echo "ok: SIGUSR1 statistics" \
     || { echo "FAIL: no statistics on SIGUSR1"; fail=1; }
   stop_echo framed
