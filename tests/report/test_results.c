@@ -443,6 +443,27 @@ static void hopeless_pairs_stop_asking(void **state)
 	assert_false(pc_bench_decide_futile(&wide, &d, 60));
 }
 
+/* The budget goes to the pairs cheapest to decide, whatever their order. */
+static void budget_goes_to_the_cheapest_pairs(void **state)
+{
+	const double cost[] = { 50, 5, 0, 30, 20 };
+	bool take[5] = { false };
+
+	(void)state;
+	assert_int_equal(pc_bench_decide_plan(cost, 5, 26, take), 3);
+	assert_false(take[0]);
+	assert_true(take[1]);
+	assert_true(take[2]);
+	assert_false(take[3]);
+	assert_true(take[4]);
+	memset(take, 0, sizeof(take));
+	assert_int_equal(pc_bench_decide_plan(cost, 5, INFINITY, take), 5);
+	memset(take, 0, sizeof(take));
+	/* nothing affordable but what costs nothing */
+	assert_int_equal(pc_bench_decide_plan(cost, 5, 1, take), 1);
+	assert_true(take[2]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +476,7 @@ int main(void)
 		cmocka_unit_test(names_are_escaped),
 		cmocka_unit_test(comparison_reads_the_same_either_way),
 		cmocka_unit_test(hopeless_pairs_stop_asking),
+		cmocka_unit_test(budget_goes_to_the_cheapest_pairs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,62 +78,114 @@ static long entry_of(const struct pc_bench_session *s, const char *name)
 	return -1;
 }
 
-/* Repetitions a side the pair can still reach: its own plus one per round
- * the budget left affords, at round_s seconds a round; capped at max_reps. */
-static double reachable(const struct pc_judgement *j, const struct pc_bench_decide *d,
-			double budget_left, double round_s)
+/* Repetitions a side at which rule r would decide j (judged by the
+ * interim rule), its interval shrinking as one over the square root of
+ * the repetitions; INFINITY when it never would. */
+static double reps_to_decide(const struct pc_judgement *j, const struct pc_bench_decide *d,
+			     const struct pc_decide *r)
 {
 	double n = (double)(j->n_ours < j->n_other ? j->n_ours : j->n_other);
-	double more = round_s > 0 ? floor(budget_left / round_s) : INFINITY;
+	double zi = pc_normal_isf(d->interim.ci_alpha / 2), zr = pc_normal_isf(r->ci_alpha / 2);
+	double half = (log(j->hi) - log(j->lo)) / 2 * zr / zi, est = fabs(log(j->speedup));
+	double need = fmax(est * zr / pc_normal_isf(r->alpha / 2), log(1 + r->margin) - est);
 
-	return fmin((double)d->max_reps, n + fmax(more, 0));
+	return need > 0 ? n * (half / need) * (half / need) : INFINITY;
 }
 
-/* Pass 1 (round_s < 0): the pairs worth more rounds with the whole cap
- * ahead of them; marks their rows and returns the seconds a round of them
- * costs. Pass 2: of those, the ones the rounds the budget leaves can
- * still decide; marks their rows only. */
-static double mark_pairs(const struct pc_bench_session *s, struct pc_bench_decide *d,
-			 const struct pc_results *res, const struct pc_pairing *pp,
-			 const struct pc_judged *j, size_t nj, double round_s, bool *want)
+/* A pair that more rounds could decide, and what deciding it costs. */
+struct candidate {
+	long a, b;              /* its rows' session entries, or -1 */
+	double cost_s;          /* seconds of repetitions still needed */
+};
+
+static int by_cost(const void *x, const void *y)
 {
-	double left = pc_bench_session_budget_left_s(s), cost = 0;
+	const struct candidate *p = x, *q = y;
 
-	for (size_t k = 0; k < nj; k++) {
-		const struct pc_peer *pr = &pp->p[j[k].ours].peers[j[k].peer];
-		double reach = round_s < 0 ? d->max_reps : reachable(&j[k].j, d, left, round_s);
+	return (p->cost_s > q->cost_s) - (p->cost_s < q->cost_s);
+}
 
-		if (pr->kind == PC_PAIR_VARIANT || j[k].j.decided ||
-		    pc_bench_decide_futile(&j[k].j, d, reach))
-			continue;
-		long a = entry_of(s, res->b[j[k].ours].name), b = entry_of(s, res->b[pr->idx].name);
-		if (a >= 0 && !want[a]) {
-			want[a] = true;
-			cost += pc_bench_session_rep_cost_s(s, (size_t)a);
-		}
-		if (b >= 0 && !want[b]) {
-			want[b] = true;
-			cost += pc_bench_session_rep_cost_s(s, (size_t)b);
-		}
+size_t pc_bench_decide_plan(const double *cost_s, size_t n, double left_s, bool *take)
+{
+	struct candidate *c = calloc(n + 1, sizeof(*c));
+	double spent = 0;
+	size_t k = 0;
+
+	if (!c)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		c[i] = (struct candidate){ .a = (long)i, .cost_s = cost_s[i] };
+	qsort(c, n, sizeof(*c), by_cost);
+	for (; k < n && spent + c[k].cost_s <= left_s; k++) {
+		spent += c[k].cost_s;
+		take[c[k].a] = true;
 	}
-	return cost;
+	free(c);
+	return k;
+}
+
+/* The candidate for judged pair k, or false when it needs no more rounds
+ * (decided at the interim level, a variant) or cannot be decided within
+ * the cap. Until the report's rule decides it, it needs the repetitions
+ * that rule asks; after that, those the interim rule asks to stop. A pair
+ * with too few repetitions to tell costs nothing, so it always runs. */
+static bool candidate_of(const struct pc_bench_session *s, const struct pc_bench_decide *d,
+			 const struct pc_results *res, const struct pc_pairing *pp,
+			 const struct pc_judged *jk, struct candidate *c)
+{
+	const struct pc_peer *pr = &pp->p[jk->ours].peers[jk->peer];
+	const struct pc_judgement *j = &jk->j;
+	double n = (double)(j->n_ours < j->n_other ? j->n_ours : j->n_other), target;
+
+	if (pr->kind == PC_PAIR_VARIANT || j->decided ||
+	    pc_bench_decide_futile(j, d, (double)d->max_reps))
+		return false;
+	c->a = entry_of(s, res->b[jk->ours].name);
+	c->b = entry_of(s, res->b[pr->idx].name);
+	c->cost_s = 0;
+	if (n < PC_DECIDE_FUTILE_MIN_REPS || !(j->lo > 0) || !isfinite(j->hi))
+		return true;
+	target = reps_to_decide(j, d, &d->final);
+	if (target <= n)
+		target = reps_to_decide(j, d, &d->interim);
+	target = fmin(fmax(target, n + 1), (double)d->max_reps);
+	c->cost_s = (target - n) * ((c->a >= 0 ? pc_bench_session_rep_cost_s(s, (size_t)c->a) : 0) +
+				    (c->b >= 0 ? pc_bench_session_rep_cost_s(s, (size_t)c->b) : 0));
+	return true;
 }
 
 size_t pc_bench_decide_more(const struct pc_bench_session *s, bool *want, void *arg)
 {
 	struct pc_bench_decide *d = arg;
-	size_t count = pc_bench_session_count(s), nj, n = 0;
+	size_t count = pc_bench_session_count(s), nj, nc = 0, n = 0;
+	struct candidate *c;
 	struct pc_results *res;
 	struct pc_pairing pp;
 	struct pc_judged *j;
-	double round_s;
+	double *cost;
+	bool *take;
 
 	if (judge_session(s, &d->interim, &res, &pp, &j, &nj) < 0)
 		return 0;
-	round_s = mark_pairs(s, d, res, &pp, j, nj, -1, want);
-	memset(want, 0, count * sizeof(*want));
-	mark_pairs(s, d, res, &pp, j, nj, round_s, want);
+	c = calloc(nj + 1, sizeof(*c));
+	cost = calloc(nj + 1, sizeof(*cost));
+	take = calloc(nj + 1, sizeof(*take));
+	for (size_t k = 0; c && cost && take && k < nj; k++)
+		nc += candidate_of(s, d, res, &pp, &j[k], &c[nc]);
 	free_judged(res, &pp, j);
+	for (size_t k = 0; k < nc; k++)
+		cost[k] = c[k].cost_s;
+	if (c && cost && take)
+		pc_bench_decide_plan(cost, nc, pc_bench_session_budget_left_s(s), take);
+	for (size_t k = 0; take && k < nc; k++) {
+		if (take[k] && c[k].a >= 0)
+			want[c[k].a] = true;
+		if (take[k] && c[k].b >= 0)
+			want[c[k].b] = true;
+	}
+	free(c);
+	free(cost);
+	free(take);
 	for (size_t i = 0; i < count; i++)
 		n += want[i];
 	return n;

@@ -11,14 +11,14 @@
  * alpha the many looks cost little, and the report's verdict at the end is
  * taken at its own alpha.
  *
- * A pair whose interval is so wide for its estimate that the repetitions
- * it can still reach could not make the report decide it (the width
- * shrinks as one over the square root of the repetitions) stops asking:
- * the budget goes to the pairs that can still be decided. Its verdict
- * stays "undecided". The repetitions within reach are the cap, or fewer
- * when the budget left affords fewer rounds of the pairs still asking:
- * on a noisy machine most of the budget would otherwise go to pairs a
- * few percent apart that no affordable number of rounds separates. */
+ * A pair whose interval is so wide for its estimate that even the cap on
+ * repetitions could not make the report decide it (the width shrinks as
+ * one over the square root of the repetitions) stops asking; its verdict
+ * stays "undecided". Of the others, the budget goes to the pairs cheapest
+ * to decide first: the repetitions a side each still needs, by that
+ * projection, times what a repetition of its two rows costs. On a noisy
+ * machine most of the budget would otherwise go to pairs a few percent
+ * apart that no affordable number of rounds separates. */
 #ifndef PERCORE_TOOL_BENCH_DECIDE_H
 #define PERCORE_TOOL_BENCH_DECIDE_H
 
@@ -55,9 +55,17 @@ void pc_bench_decide_init(struct pc_bench_decide *d);
 bool pc_bench_decide_futile(const struct pc_judgement *j, const struct pc_bench_decide *d,
 			    double reach);
 
+/* Which of n pairs, costing cost_s[i] seconds each to decide, the budget
+ * left_s affords: cheapest first, taken while the sum stays within it (a
+ * row shared by pairs is counted for each, so the sum errs high). Sets
+ * take[i] for those; returns how many. A pair left out asks again after
+ * the next round, judged afresh. */
+size_t pc_bench_decide_plan(const double *cost_s, size_t n, double left_s, bool *take);
+
 /* The runner's more() callback (arg: a struct pc_bench_decide). Marks the
- * rows of undecided pairs; when the results cannot be read back (no
- * memory) it asks for nothing, so the run ends with what it has. */
+ * rows of the undecided pairs the budget left affords, cheapest to decide
+ * first; when the results cannot be read back (no memory) it asks for
+ * nothing, so the run ends with what it has. */
 size_t pc_bench_decide_more(const struct pc_bench_session *s, bool *want, void *arg);
 
 /* Count the pairs and the decided ones by the final rule into d. Returns 0,

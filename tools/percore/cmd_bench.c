@@ -23,11 +23,12 @@
 #include "cmd.h"
 
 #define PM_QOS_DEVICE PC_BENCH_PM_QOS_DEVICE
-/* With --budget and no --max-repetitions (the help text says 200 too): on a
- * VM whose repetitions scatter by 15% or more, a 5% difference needs well
- * over a hundred a side; the budget, not this cap, is what normally ends
- * the rounds, and a pair the budget cannot decide stops asking early. */
-#define DEFAULT_MAX_REPS 200
+/* With --budget and no --max-repetitions (the help text says 500 too): on a
+ * VM whose repetitions scatter by 15% or more, telling two rows 2% apart,
+ * or showing them within 5%, takes a few hundred a side; the budget, not
+ * this cap, is what normally ends the rounds, spent on the pairs cheapest
+ * to decide first. */
+#define DEFAULT_MAX_REPS 500
 
 struct args {
 	struct pc_bench_options opt;
@@ -62,7 +63,7 @@ static void usage(FILE *f)
 		"                      them) is not yet decided, while the whole run stays\n"
 		"                      within S seconds (default: no more rounds)\n"
 		"  --max-repetitions N at most N repetitions of a row (default with --budget:\n"
-		"                      200)\n"
+		"                      500)\n"
 		"  --min-time S        seconds one repetition lasts at least (default 0.2)\n"
 		"  --seed N            seed of the shuffled round order (default 1)\n"
 		"  --no-interleave     run each benchmark's repetitions back to back\n"
@@ -78,10 +79,10 @@ static void usage(FILE *f)
 		"significant difference or the 95%% interval of its speedup lies within 5%%;\n"
 		"more rounds stop early only on stronger evidence (p < 0.001, or a 99%%\n"
 		"interval within 5%%), so looking after every round does not make chance\n"
-		"differences significant; a pair that the repetitions still within reach\n"
-		"(--max-repetitions, or fewer when the budget left affords fewer rounds)\n"
-		"could not decide (its interval far too wide for its estimate) gets no\n"
-		"more rounds.\n"
+		"differences significant. The budget goes to the pairs cheapest to decide\n"
+		"first (the repetitions their interval says they still need, times what\n"
+		"one costs); a pair that --max-repetitions could not decide gets no more\n"
+		"rounds.\n"
 		"With more rounds the end says how many pairs were decided.\n\n"
 		"Progress goes to stderr. Exit status: 0 success, 1 nothing matched or\n"
 		"every benchmark was skipped or the results could not be written,\n"

@@ -241,9 +241,8 @@ static void method(struct pc_report_ctx *c)
 		    "only for rows in a pair not yet decided; a pair stops early only on "
 		    "stronger evidence than the report asks for (p < 0.001, or a 99%% interval "
 		    "within the margin), so looking after every round does not make chance "
-		    "differences significant; a pair that the rounds the budget still affords "
-		    "could not decide stops asking, so the time goes to the pairs that can be "
-		    "decided.");
+		    "differences significant; the budget goes to the pairs cheapest to decide "
+		    "first.");
 	pc_doc_item(c->doc, l, "Comparisons between runs use a two-sided Mann-Whitney U test on "
 		    "the per-repetition real times, as Google Benchmark's compare.py does; "
 		    "`percore compare` prints the same table.");
