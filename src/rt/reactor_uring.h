@@ -14,9 +14,15 @@
 
 #define UR_ENTRIES 256
 /* Receive buffers of one reactor: a multishot receive takes one per
- * completion and each comes back when its callback returns, so the pool
- * only needs to cover the completions of one turn. */
-#define UR_BUFS 256
+ * completion and each comes back when its callback returns (or at the
+ * next wait, when replies lend from it), so the pool only needs to cover
+ * the completions of one turn. The kernel takes them in ring order, so
+ * every buffer of the pool is written in turn: the pool is the cache
+ * footprint of receiving. Server CPU per 4 KiB echo, 16 connections:
+ * 256 buffers (4 MiB) 2.60 us, 64 (1 MiB) 2.43 us, 32 2.40 us; at 64
+ * connections all alike, but below 64 buffers most completions find the
+ * pool dry there (-ENOBUFS, the receive armed again next turn: 62% at 32). */
+#define UR_BUFS 64
 #define UR_BUF_SIZE 16384
 #define UR_BGID 0
 #define UR_GEN_MASK 0x1fffffffu
