@@ -6,7 +6,10 @@
  * must be answered once, intact and in order. The stream is written while
  * the session holds its reading, so it lies whole in the socket when the
  * receive starts and fills the buffers from the stream's first byte; each
- * round shifts the layout by a different prefix. Runs on both backends. */
+ * round shifts the layout by a different prefix. Then replies lent from
+ * the shared receive buffer, left unsent by a full socket while other
+ * sessions read through that buffer. Runs on both backends. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,10 +206,85 @@ static void frames_across_buffers_in_order(void **state)
 	tu_stop(srv);
 }
 
+/* ---- replies lent from a shared receive buffer outlive a full socket ---- */
+
+/* A sends this many 4 KiB frames without reading: more than its receive
+ * buffer (64 KiB, a window that still moves bytes quickly) and the
+ * server's send buffer (at most tcp_wmem's 4 MiB) hold, so the server's
+ * writes come back short and it stops reading A at high water. */
+#define FLOOD_FRAMES 2048u
+#define FLOOD_BODY 4096u
+
+static void flood_body(uint8_t *b, uint32_t i)
+{
+	for (uint32_t j = 0; j < FLOOD_BODY; j++)
+		b[j] = (uint8_t)(i * 131u + j * 7u + (i >> 8));
+}
+
+static void *flood_send(void *arg)
+{
+	int fd = *(int *)arg;
+	uint8_t *b = malloc(FLOOD_BODY);
+	intptr_t bad = b == NULL;
+
+	for (uint32_t i = 0; i < FLOOD_FRAMES && !bad; i++) {
+		flood_body(b, i);
+		bad = tu_send_frame(fd, ID_FIRST + i, 0, b, FLOOD_BODY) != 0;
+	}
+	free(b);
+	return (void *)bad;
+}
+
+/* Replies that lend their bodies from the buffer the shard reads every
+ * session into (the epoll backend's scratch buffer, io_uring's provided
+ * buffers) and do not fit in the socket must be copied before that
+ * buffer is read into again: while A's replies wait, B's frames pass
+ * through the same buffer; A's replies must come back intact. */
+static void lent_replies_outlive_a_full_socket(void **state)
+{
+	struct pc_server_cfg c;
+	uint8_t *want = malloc(FLOOD_BODY), *body = NULL;
+	int small = 64 << 10;
+	void *bad = NULL;
+	pthread_t t;
+
+	(void)state;
+	assert_non_null(want);
+	tu_cfg(&c, 1);
+	struct pc_server *srv = TU_SERVE(&c);
+	int a = TU_CLIENT(srv), b = TU_CLIENT(srv);
+
+	assert_int_equal(setsockopt(a, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	assert_int_equal(pthread_create(&t, NULL, flood_send, &a), 0);
+	/* B while A is read too (both in one turn), then while A waits. */
+	for (uint32_t i = 0; i < 200; i++)
+		assert_true(tu_echo_ok(b, 1000 + i, FLOOD_BODY));
+	assert_true(TU_WAIT_STAT(srv, read_pauses, 1)); /* A's replies wait */
+	for (uint32_t i = 0; i < 200; i++)
+		assert_true(tu_echo_ok(b, 2000 + i, FLOOD_BODY));
+	for (uint32_t i = 0; i < FLOOD_FRAMES; i++) {
+		struct pc_frame f = { .len = 0 };
+
+		assert_int_equal(tu_recv_frame(a, &f, &body), 0);
+		assert_int_equal(f.msg_id, ID_FIRST + i);
+		assert_int_equal(f.len, FLOOD_BODY);
+		flood_body(want, i);
+		assert_memory_equal(body, want, FLOOD_BODY);
+		free(body);
+	}
+	assert_int_equal(pthread_join(t, &bad), 0);
+	assert_null(bad);
+	close(a);
+	close(b);
+	free(want);
+	tu_stop(srv);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(frames_across_buffers_in_order),
+		cmocka_unit_test(lent_replies_outlive_a_full_socket),
 	};
 
 	return pc_test_main(tests, argc, argv);
