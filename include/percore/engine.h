@@ -68,8 +68,10 @@ struct pc_engine_cfg {
 
 	enum pc_idle idle;
 	uint32_t poll_budget_us;  /* adaptive: empty polling before sleeping */
-	/* Messages each mesh ring holds (power of two, 16 to 2^30); 0: 256
-	 * up to 64 shards, fewer beyond so the N x N mesh stays small. */
+	/* Slots each mesh ring has (power of two, 16 to 2^30): a slot holds
+	 * one message, or up to PC_MSG_PACK pointer messages to one function
+	 * sent back to back (percore/shard.h); 0: 256 up to 64 shards, fewer
+	 * beyond so the N x N mesh stays small. */
 	uint32_t ring_capacity;
 	/* Publish a ring's tail after this many staged messages even inside
 	 * a turn (every turn ends with a publish anyway); 0: 32. */

@@ -40,6 +40,12 @@ struct pc_slab;
 /* Bytes a message carries inline (pc_shard_submit_copy). */
 #define PC_MSG_INLINE 48
 
+/* Pointer messages to one function, sent one after another to the same
+ * shard with pc_shard_submit() or pc_shard_send(), that share one ring
+ * slot (a cache line): a stream moves this many per line. A ring of
+ * ring_capacity slots then holds up to this many times as many. */
+#define PC_MSG_PACK 5
+
 typedef void (*pc_msg_fn)(void *arg);
 typedef intptr_t (*pc_shard_call_fn)(void *arg);
 typedef void (*pc_shard_reply_fn)(void *ctx, intptr_t result);

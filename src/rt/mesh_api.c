@@ -30,6 +30,7 @@ static PC_NOINLINE int submit_ring(struct rt_shard *s, unsigned to, pc_msg_fn fn
 	if (!m)
 		return refuse(s);
 	rt_mesh_fill_ptr(&m->h, fn, arg);
+	rt_mesh_pack_open(&s->out[to], m);
 	rt_mesh_staged(s, to);
 	return 0;
 }
@@ -43,6 +44,8 @@ int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
 
 	if (PC_UNLIKELY(!s || !fn))
 		return rt_self ? -EINVAL : -EPERM;
+	if (rt_mesh_packs(&s->out[to], fn))
+		return rt_mesh_pack(s, to, arg);
 	if (rt_mesh_fast(&s->out[to]))
 		return rt_mesh_fast_ptr(s, to, fn, arg);
 	h = rt_mesh_mail_slot(s, to);

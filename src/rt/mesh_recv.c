@@ -64,9 +64,25 @@ static PC_NOINLINE void run_other(struct rt_shard *s, unsigned from, struct rt_m
 	}
 }
 
+/* A slot of pointer messages to one function (rt_mesh_pack), in the
+ * order they were sent; the drain counted the slot as one. */
+PC_INLINE void run_ptrs(struct rt_shard *s, const struct rt_msg *m)
+{
+	pc_msg_fn fn = (pc_msg_fn)m->h.fn;
+	unsigned n = m->h.len;
+
+	fn(m->h.u.arg);
+	for (unsigned i = 0; i < n; i++)
+		fn(m->x.args[i]);
+	RT_STAT_ADD(s, msgs_in, n);
+}
+
 PC_INLINE void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 {
-	if (PC_LIKELY(m->h.kind == RT_MSG_PTR))
+	/* Ring slots of pointer messages are RT_MSG_PTRS, mails RT_MSG_PTR. */
+	if (PC_LIKELY(m->h.kind == RT_MSG_PTRS))
+		run_ptrs(s, m);
+	else if (PC_LIKELY(m->h.kind == RT_MSG_PTR))
 		((pc_msg_fn)m->h.fn)(m->h.u.arg);
 	else
 		run_other(s, from, m);
@@ -271,7 +287,7 @@ void rt_mesh_final_drain(struct rt_shard *s)
 				run_msg(s, i, m);
 				continue;
 			}
-			RT_STAT_ADD(s, unrun_at_stop, 1);
+			RT_STAT_ADD(s, unrun_at_stop, m->h.kind == RT_MSG_PTRS ? 1u + m->h.len : 1u);
 		}
 		rt_ring_release(s->in[i]);
 	}

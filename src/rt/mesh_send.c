@@ -47,9 +47,12 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 	/* release: contents before words */
 	size_t n = rt_ring_publish(o->ring);
 
+	o->published += n;
+	o->pack = NULL; /* published: the consumer may be reading it */
+	n += o->packed; /* messages, not slots */
+	o->packed = 0;
 	RT_STAT_ADD(s, msgs_out, n);
 	__atomic_store_n(&o->sent, o->sent + n, __ATOMIC_RELAXED);
-	o->published += n;
 	rt_mesh_limit(s, to);
 	RT_STAT_ADD(s, publishes, 1);
 	if (to == s->id) {

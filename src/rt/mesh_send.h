@@ -192,22 +192,67 @@ PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
 	h->u.arg = arg;
 }
 
+/* m, a pointer message just staged into ring o (not yet handed to
+ * rt_mesh_staged), may take the next ones to its function. */
+PC_INLINE void rt_mesh_pack_open(struct rt_out *o, struct rt_msg *m)
+{
+	m->h.kind = RT_MSG_PTRS;
+	m->h.len = 0;
+	o->pack = m;
+	o->pack_end = pc_spsc_seq_produced(&o->ring->ring);
+}
+
+/* A pointer message to the function of the last pointer slot staged
+ * joins that slot, while it is still the ring's last slot staged
+ * (nothing staged since: the position after it is the ring's), it is not
+ * published (the consumer cannot be reading it), it has room, and no
+ * message waits in the outbox (which goes first). Order holds: the
+ * message runs right after the slot's others, and nothing was sent to
+ * `to` between them. A stream to one function then moves PC_MSG_PACK
+ * messages per cache line, not one. The slot that completes a publish
+ * batch is published once full (rt_mesh_fast_ptr). rt_mesh_packs() says
+ * whether a message to fn may join; rt_mesh_pack() joins it (0). */
+PC_INLINE bool rt_mesh_packs(const struct rt_out *o, pc_msg_fn fn)
+{
+	const struct rt_msg *p = o->pack; /* NULL once published (rt_mesh_publish) */
+
+	return p && o->pack_end == pc_spsc_seq_produced(&o->ring->ring) &&
+	       p->h.fn == (void (*)(void))fn && p->h.len < RT_PACK_MAX && !o->obx.first;
+}
+
+PC_INLINE int rt_mesh_pack(struct rt_shard *s, unsigned to, void *arg)
+{
+	struct rt_out *o = &s->out[to];
+	struct rt_msg *p = o->pack;
+
+	p->x.args[p->h.len++] = arg;
+	o->packed++;
+	if (PC_UNLIKELY(p->h.len == RT_PACK_MAX) && rt_mesh_nstaged(o) >= o->batch)
+		return rt_mesh_staged_sent(s, to); /* publishes the batch */
+	return 0;
+}
+
 /* Send a pointer message by the fast path when it applies (the public
- * sends try it first): 0 when sent, 1 when it does not apply (nothing
- * was sent). Below limit - 1 nothing but the slot changes: the ring is
- * on the dirty list already, and the limit still holds. At limit - 1,
- * rt_mesh_staged() publishes a complete batch, or finds the room spent
- * and leaves the limit where the next send takes the slow path's look
- * at the consumer's head. */
+ * sends try rt_mesh_pack(), then this): 0 when sent, 1 when it does not
+ * apply (nothing was sent). The slot may take the next ones
+ * (rt_mesh_pack_open). Below limit - 1 nothing but the slot changes: the ring
+ * is on the dirty list already, and the limit still holds. At limit - 1,
+ * where the room ends, rt_mesh_staged() leaves the limit where the next
+ * send takes the slow path's look at the consumer's head; where the
+ * publish batch ends, the slot waits to be filled, then goes with the
+ * batch (or with the next slot staged, or at the flush). */
 PC_INLINE int rt_mesh_fast_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_out *o = &s->out[to];
 	size_t t = pc_spsc_seq_produced(&o->ring->ring), lim = o->limit;
+	struct rt_msg *m;
 
 	if (t >= lim)
 		return 1;
-	rt_mesh_fill_ptr(&rt_mesh_fast_slot(o)->h, fn, arg);
-	if (PC_UNLIKELY(t + 1 == lim))
+	m = rt_mesh_fast_slot(o);
+	rt_mesh_fill_ptr(&m->h, fn, arg);
+	rt_mesh_pack_open(o, m);
+	if (PC_UNLIKELY(t + 1 == lim) && rt_mesh_nstaged(o) < o->batch)
 		return rt_mesh_staged_sent(s, to);
 	return 0;
 }

@@ -400,6 +400,8 @@ PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 
 	if (!s || !fn)
 		return rt_self ? -EINVAL : -EPERM;
+	if (rt_mesh_packs(&s->out[to], fn))
+		return rt_mesh_pack(s, to, arg);
 	if (rt_mesh_fast(&s->out[to]))
 		return rt_mesh_fast_ptr(s, to, fn, arg);
 	if (obx_behind(s, to)) {

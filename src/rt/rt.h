@@ -30,6 +30,7 @@
 
 enum rt_kind {
 	RT_MSG_PTR = 1,  /* fn(arg) */
+	RT_MSG_PTRS,     /* fn(arg), then fn(x.args[i]) for i < len (rt_mesh_pack) */
 	RT_MSG_COPY,     /* fn(bytes) */
 	RT_MSG_CALL,     /* result = fn(arg); reply to the sender */
 	RT_MSG_REPLY,    /* reply(ctx, result) */
@@ -58,6 +59,10 @@ struct rt_head {
 
 _Static_assert(sizeof(struct rt_head) == 32, "a mailbox half is half a line");
 
+/* Pointer messages to the same function that one ring slot carries
+ * beyond its first (RT_MSG_PTRS). */
+#define RT_PACK_MAX (PC_MSG_PACK - 1)
+
 /* One ring slot: exactly one cache line, its sequence word included, so
  * the consumer's poll for the next message and its read of it touch one
  * line (spsc_seq.h). An inline copy runs on from h.u.bytes into x. */
@@ -66,6 +71,7 @@ struct rt_msg {
 	union {
 		unsigned char more[PC_MSG_INLINE - RT_HEAD_INLINE];
 		struct { pc_shard_reply_fn reply; void *ctx; } call; /* h.u.arg */
+		void *args[RT_PACK_MAX];  /* RT_MSG_PTRS: the later messages' */
 	} x;
 } __attribute__((aligned(PC_CACHE_LINE)));
 
@@ -144,6 +150,13 @@ struct rt_out {
 	 * each turn's flush. */
 	size_t limit;
 	size_t published;        /* the ring's position at the last publish */
+	/* The slot the fast path last staged a pointer message into, and the
+	 * ring position after it: later pointer messages to the same
+	 * function join it while it is the last slot staged and unpublished
+	 * (rt_mesh_pack). packed: messages so joined since the last publish. */
+	struct rt_msg *pack;
+	size_t pack_end;
+	uint32_t packed;
 	uint32_t batch;          /* e->cfg.publish_batch */
 	bool polled_seen;        /* a publish since the last flush found the
 	                          * ring polled (hot) */

@@ -14,7 +14,9 @@
  * Then a stream that fills a ring while its receiver is held in a
  * handler: past the first publish the mailbox is out of the question
  * (the ring was found busy), so the send's fast path runs across
- * publishes, and it must still stop exactly at the reply reserve. */
+ * publishes, and it must still stop exactly at the reply reserve: with
+ * PC_MSG_PACK messages to a slot when they go to one function, one to a
+ * slot when two functions alternate. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,8 +95,9 @@ static void bursts_reach_a_sleeping_receiver(void **state)
 	assert_int_equal(next_seq, (uint64_t)ROUNDS * BURST);
 	assert_int_equal(pc_engine_stats_read(engine, 0, &st), 0);
 	assert_int_equal(st.msgs_out, (uint64_t)ROUNDS * BURST);
-	/* Several publishes per burst: the ones between doorbells happened. */
-	assert_true(st.publishes >= (uint64_t)ROUNDS * (BURST / BATCH));
+	/* Several publishes per burst (PC_MSG_PACK messages to a slot): the
+	 * ones between doorbells happened. */
+	assert_true(st.publishes >= (uint64_t)ROUNDS * (BURST / PC_MSG_PACK / BATCH));
 	assert_int_equal(pc_engine_stats_read(engine, 1, &st), 0);
 	assert_int_equal(st.msgs_in, (uint64_t)ROUNDS * BURST);
 	pc_engine_destroy(engine);
@@ -155,6 +158,13 @@ static void on_fill(void *arg)
 	fill_seen((uint64_t)(uintptr_t)arg);
 }
 
+static void on_fill_other(void *arg)
+{
+	fill_seen((uint64_t)(uintptr_t)arg);
+}
+
+static bool fill_alternate; /* two functions in turn: no slot is shared */
+
 /* Shard 0, in one turn: hold shard 1, then a copy too large for the
  * mailbox (a ring slot), then pointer messages until the ring refuses. */
 static void fill_start(void *arg)
@@ -171,7 +181,8 @@ static void fill_start(void *arg)
 	pc_engine_stats_read(pc_shard_engine(), 0, &st);
 	mail_before = st.mail_out;
 	RT_CHECK(pc_shard_submit_copy(1, on_opener, opener, sizeof(opener)) == 0, "opener refused");
-	while ((rc = pc_shard_submit(1, on_fill, (void *)(uintptr_t)n)) == 0)
+	while ((rc = pc_shard_submit(1, fill_alternate && n % 2 ? on_fill_other : on_fill,
+				     (void *)(uintptr_t)n)) == 0)
 		n++;
 	fill_rc = rc;
 	fill_accepted = n;
@@ -181,12 +192,16 @@ static void fill_start(void *arg)
 	atomic_store(&released, 1);
 }
 
-static void a_stream_fills_its_ring_to_the_reserve(void **state)
+/* The opener takes a slot; the stream the other share - 1 slots. */
+static void fill_to_the_reserve(bool alternate, unsigned per_slot)
 {
 	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_SPIN);
 	struct pc_shard_stats st;
-	(void)state;
 
+	fill_alternate = alternate;
+	atomic_store(&held, 0);
+	atomic_store(&released, 0);
+	fill_next = 0;
 	c.ring_capacity = FILL_RING;
 	c.publish_batch = FILL_BATCH;
 	c.on_start = fill_start;
@@ -195,11 +210,28 @@ static void a_stream_fills_its_ring_to_the_reserve(void **state)
 	/* Every slot but the reserve, none of it refused early, then a
 	 * refusal; all of it ran once, in order. */
 	assert_int_equal(fill_rc, -EAGAIN);
-	assert_int_equal(fill_accepted, FILL_RING - FILL_RESERVE);
+	assert_int_equal(fill_accepted, 1 + (FILL_RING - FILL_RESERVE - 1) * per_slot);
 	assert_int_equal(fill_next, fill_accepted);
 	assert_int_equal(pc_engine_stats_read(engine, 0, &st), 0);
-	assert_true(st.publishes >= (FILL_RING - FILL_RESERVE) / FILL_BATCH);
+	/* A batch goes once its last slot is full or the next is staged. */
+	assert_true(st.publishes >= (FILL_RING - FILL_RESERVE) / (FILL_BATCH + 1));
+	/* Messages, not slots, and the hold with them. */
+	assert_int_equal(st.msgs_out, 1 + fill_accepted);
+	assert_int_equal(pc_engine_stats_read(engine, 1, &st), 0);
+	assert_int_equal(st.msgs_in, 1 + fill_accepted);
 	pc_engine_destroy(engine);
+}
+
+static void a_stream_fills_its_ring_to_the_reserve(void **state)
+{
+	(void)state;
+	fill_to_the_reserve(false, PC_MSG_PACK);
+}
+
+static void alternating_functions_take_a_slot_each(void **state)
+{
+	(void)state;
+	fill_to_the_reserve(true, 1);
 }
 
 int main(int argc, char **argv)
@@ -207,6 +239,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bursts_reach_a_sleeping_receiver),
 		cmocka_unit_test(a_stream_fills_its_ring_to_the_reserve),
+		cmocka_unit_test(alternating_functions_take_a_slot_each),
 	};
 
 	return pc_test_main(tests, argc, argv);
