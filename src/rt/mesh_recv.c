@@ -5,8 +5,9 @@
  * merged by ring position, mailbox.h). Owner shard only. */
 #include "rt/mesh_send.h"
 
-/* Messages one ring may hand over in one turn before the next ring (and
- * the reactor) get their go: fairness between senders. */
+/* Slots one ring may hand over in one turn before the next ring (and
+ * the reactor) get their go: fairness between senders. A slot holds one
+ * message, or up to PC_MSG_PACK pointer messages to one function. */
 #define RT_DRAIN_BUDGET 64
 
 /* A ring that delivered messages is "hot": polled every turn with no
@@ -107,7 +108,7 @@ PC_INLINE struct rt_msg *next_msg(struct rt_shard *s, unsigned i, struct rt_msg 
 	return m;
 }
 
-/* Ring slots from ring i's next one on, up to RT_DRAIN_BUDGET messages
+/* Ring slots from ring i's next one on, up to RT_DRAIN_BUDGET slots
  * in all (k already ran), with no look at the mailbox. None can be due
  * among them: a mail goes only to a ring its sender sees empty
  * (mailbox.h), and the sender sees this batch's first slot taken only
@@ -149,8 +150,8 @@ static unsigned drain_ring(struct rt_shard *s, unsigned i, unsigned k, bool *emp
 	return k + (unsigned)(pos - first);
 }
 
-/* Run up to RT_DRAIN_BUDGET messages from source i; *empty tells whether
- * it ran dry. First the mails due before the ring's next slot (the
+/* Run up to RT_DRAIN_BUDGET slots and mails from source i; *empty tells
+ * whether it ran dry. First the mails due before the ring's next slot (the
  * slot's word first, then the tag: mailbox.h), then that slot and the
  * rest of the batch (drain_ring). Ring slots are freed for the producer
  * once, after the batch. */
