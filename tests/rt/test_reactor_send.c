@@ -70,6 +70,17 @@ static void assert_quiet(struct pc_reactor *r)
 	assert_int_equal(st.sends, 0);
 }
 
+/* The end of a test: sv[0] deleted, the pair closed, nothing left in
+ * flight, the reactor gone. */
+static void finish_pair(struct pc_reactor *r, int sv[2])
+{
+	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
+	close(sv[0]);
+	close(sv[1]);
+	assert_quiet(r);
+	pc_reactor_destroy(r);
+}
+
 /* 1 MiB in sends of up to 64 KiB in two pieces each, resumed where each
  * stopped, read on the other side as they go: every byte, in order. */
 static void bytes_leave_in_order(void **state)
@@ -112,11 +123,7 @@ static void bytes_leave_in_order(void **state)
 	assert_int_equal(s.cancels, 0);
 	assert_true(s.shorts > 0); /* the resumption was exercised */
 	assert_null(pc_reactor_sending(r, sv[0]));
-	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
-	close(sv[0]);
-	close(sv[1]);
-	assert_quiet(r);
-	pc_reactor_destroy(r);
+	finish_pair(r, sv);
 }
 
 /* A send waiting for room (nobody reads) is cancelled by the delete: its
@@ -155,11 +162,7 @@ static void delete_cancels_send(void **state)
 	assert_int_equal(s.calls, before + 1); /* never again */
 	assert_int_equal(pc_reactor_add(r, sv[0], PC_EV_IN, uring_ignore_io, &s), 0);
 	assert_null(pc_reactor_sending(r, sv[0]));
-	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
-	close(sv[0]);
-	close(sv[1]);
-	assert_quiet(r);
-	pc_reactor_destroy(r);
+	finish_pair(r, sv);
 }
 
 static void bad_arguments(void **state)
