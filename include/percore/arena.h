@@ -76,7 +76,11 @@ PC_INLINE void *pc_arena_alloc(struct pc_arena *a, size_t size, size_t align)
 /* The current point, for pc_arena_rewind. */
 static inline struct pc_arena_mark pc_arena_mark(const struct pc_arena *a)
 {
-	return (struct pc_arena_mark){._block = a->_block, ._cur = a->_cur};
+	struct pc_arena_mark m; /* no designated initializer: C++17 reads this */
+
+	m._block = a->_block;
+	m._cur = a->_cur;
+	return m;
 }
 
 /* Release everything allocated since m was taken: blocks chained since go

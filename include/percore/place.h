@@ -68,7 +68,7 @@ struct pc_placement {
 	unsigned nwarnings;
 	char warnings[PC_PLACE_MAX_WARNINGS][PC_PLACE_WARNING_LEN];
 	unsigned n;             /* shards */
-	struct pc_shard_place shards[]; /* n entries; shard i runs on shards[i] */
+	__extension__ struct pc_shard_place shards[]; /* n entries; shard i on shards[i] */
 };
 
 /* How many shards pc_place chooses when asked for 0: the usable physical

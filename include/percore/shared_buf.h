@@ -31,7 +31,7 @@ struct pc_shared_buf {
 	struct pc_slab *_pool;           /* owner's slab, or NULL: malloc */
 	/* The bytes start on the next cache line: readers never touch the
 	 * line the count lives on while they read the data. */
-	unsigned char data[] __attribute__((aligned(PC_CACHE_LINE)));
+	__extension__ unsigned char data[] __attribute__((aligned(PC_CACHE_LINE)));
 };
 
 /* A new buffer of len bytes (len may be 0) owned by this shard, with one
@@ -58,7 +58,7 @@ static inline struct pc_shared_buf *pc_shared_buf_get(struct pc_shared_buf *b)
 {
 	/* relaxed: the caller's own reference keeps b alive; publishing b
 	 * to another shard goes through the mesh, which orders it */
-	atomic_fetch_add_explicit(&b->_refs, 1, memory_order_relaxed);
+	PC_ATOMIC_FETCH_ADD(&b->_refs, 1, PC_MO_RELAXED);
 	return b;
 }
 
@@ -71,7 +71,7 @@ PC_API void pc_shared_buf_put(struct pc_shared_buf *b);
 /* References held now (a snapshot, for tests and assertions). */
 static inline uint32_t pc_shared_buf_refs(const struct pc_shared_buf *b)
 {
-	return atomic_load_explicit(&b->_refs, memory_order_relaxed);
+	return PC_ATOMIC_LOAD(&b->_refs, PC_MO_RELAXED);
 }
 
 PC_END_DECLS

@@ -108,7 +108,7 @@ PC_INLINE pc_spsc_seq_t *pc_spsc__seq_word(const struct pc_spsc_side *s, size_t 
 PC_INLINE size_t pc_spsc__seq_publish(struct pc_spsc *r, size_t esz, size_t off)
 {
 	/* the producer is the only writer of its tail: relaxed is exact */
-	size_t t = atomic_load_explicit(&r->_p._pos, memory_order_relaxed);
+	size_t t = PC_ATOMIC_LOAD(&r->_p._pos, PC_MO_RELAXED);
 	size_t end = r->_p._next, mask = r->_p._mask;
 	char *buf = r->_p._buf + off;
 
@@ -125,10 +125,10 @@ PC_INLINE size_t pc_spsc__seq_publish(struct pc_spsc *r, size_t esz, size_t off)
 		/* release: the slot's contents, written before, are visible to
 		 * a consumer whose acquire load reads this value */
 		for (; w != stop; w += esz)
-			atomic_store_explicit((pc_spsc_seq_t *)(void *)w, ++seq, memory_order_release);
+			PC_ATOMIC_STORE((pc_spsc_seq_t *)(void *)w, ++seq, PC_MO_RELEASE);
 		p += n;
 	}
-	atomic_store_explicit(&r->_p._pos, end, memory_order_release);
+	PC_ATOMIC_STORE(&r->_p._pos, end, PC_MO_RELEASE);
 	return end - t;
 }
 
@@ -139,7 +139,7 @@ PC_INLINE void *pc_spsc__seq_peek(struct pc_spsc *r, size_t esz, size_t off)
 
 	/* acquire: pairs with the release in publish; the slot's contents
 	 * are visible once its word reads h + 1 */
-	if (atomic_load_explicit(w, memory_order_acquire) != (uint32_t)(h + 1))
+	if (PC_ATOMIC_LOAD(w, PC_MO_ACQUIRE) != (uint32_t)(h + 1))
 		return NULL;
 	return (char *)w - off;
 }
