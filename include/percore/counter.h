@@ -38,6 +38,8 @@ struct pc_counter_cell {
 	PC_CACHE_ALIGNED PC_ATOMIC(uint64_t) _v;
 };
 
+/* A sharded counter. Opaque to callers; public so that the add functions
+ * can be inline. */
 struct pc_counter {
 	struct pc_counter_cell *_cells;
 	size_t _mask;           /* cells - 1; written at create only */

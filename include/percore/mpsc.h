@@ -50,6 +50,8 @@ struct pc_mpsc_slot {
 	__extension__ char data[]; /* flexible array; __extension__: C++ -Wpedantic */
 };
 
+/* A bounded multi-producer, single-consumer queue. Opaque to callers;
+ * public so that push and pop can be inline. */
 struct pc_mpsc {
 	/* Producers' block: every producer reads and CASes _tail; the rest is
 	 * written at init only (the producers' copy of the geometry). */

@@ -20,6 +20,7 @@
 
 PC_BEGIN_DECLS
 
+/* A reference-counted buffer one shard fills and any shard may read. */
 struct pc_shared_buf {
 	/* Written by every holder (get/put): the buffer's only shared
 	 * writable word, alone on the header's line with the read-only
@@ -42,11 +43,14 @@ struct pc_shared_buf {
  * shard or when memory runs out. */
 PC_API struct pc_shared_buf *pc_shared_buf_new(size_t len);
 
+/* The buffer's bytes. Read-only once shared; any thread holding a
+ * reference. */
 static inline const void *pc_shared_buf_data(const struct pc_shared_buf *b)
 {
 	return b->data;
 }
 
+/* The buffer's length in bytes. Any thread holding a reference. */
 static inline size_t pc_shared_buf_len(const struct pc_shared_buf *b)
 {
 	return b->_len;

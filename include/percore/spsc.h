@@ -71,6 +71,8 @@ struct pc_spsc_side {
 
 #define PC_SPSC_NO_SEQ ((size_t)-1)
 
+/* A bounded single-producer, single-consumer ring. Opaque to callers;
+ * public so that its functions can be inline. */
 struct pc_spsc {
 	/* Producer block: written by the producer thread only; the consumer
 	 * reads _p._pos (the tail) when its cached copy runs out. */

@@ -79,21 +79,25 @@ static inline size_t pc_spsc_seq_capacity(const struct pc_spsc_seq *r)
 	return pc_spsc_capacity(&r->_ring);
 }
 
+/* The element size. As pc_spsc_elem_size(). */
 static inline size_t pc_spsc_seq_elem_size(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_elem_size(&r->_ring);
 }
 
+/* Items in the ring now. As pc_spsc_size(). */
 static inline size_t pc_spsc_seq_size(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_size(&r->_ring);
 }
 
+/* Items pushed so far. As pc_spsc_produced(). */
 static inline size_t pc_spsc_seq_produced(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_produced(&r->_ring);
 }
 
+/* Items popped so far. As pc_spsc_consumed(). */
 static inline size_t pc_spsc_seq_consumed(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_consumed(&r->_ring);
