@@ -9,8 +9,9 @@
 #                            command's --help names
 #   test_docs.sh completion  the completion offers the commands, and each
 #                            command's options as its --help lists them
-#   test_docs.sh install     cmake --install puts the license, the pages and
-#                            the completion in place, and man finds them
+#   test_docs.sh install     cmake --install puts the license, the examples,
+#                            ARCHITECTURE.md, the pages (sections 1 and 3)
+#                            and the completion in place, and man finds them
 set -euo pipefail
 build=${PC_BUILD_DIR:?}
 percore=$build/tools/percore/percore
@@ -114,7 +115,19 @@ check_install() {
 		fail "man -w percore does not find the installed page"
 	MANPATH="$prefix/share/man" MANWIDTH=100 man percore-bench 2>/dev/null | col -b |
 		grep -- "--repetitions" >/dev/null || fail "man percore-bench does not show --repetitions"
-	echo "ok: make install puts LICENSE, the manual pages and the completion in place"
+	for f in pc_server_start pc_shard_call_q; do
+		MANPATH="$prefix/share/man" man -w 3 "$f" 2>/dev/null |
+			grep "^$prefix/share/man/man3/$f.3" >/dev/null || fail "man 3 $f does not find an installed page"
+		MANPATH="$prefix/share/man" MANWIDTH=100 man 3 "$f" 2>/dev/null | col -b |
+			grep -q "$f(" || fail "man 3 $f does not show its prototype"
+	done
+	[ -f "$prefix/share/doc/percore/ARCHITECTURE.md" ] || fail "ARCHITECTURE.md not installed"
+	for f in "$PC_SOURCE_DIR"/examples/*.c; do
+		cmp -s "$f" "$prefix/share/doc/percore/examples/$(basename "$f")" ||
+			fail "examples/$(basename "$f") not installed under share/doc/percore"
+	done
+	echo "ok: make install puts LICENSE, the examples, ARCHITECTURE.md, the manual pages" \
+	     "(man 1 and man 3) and the completion in place"
 }
 
 [ -x "$percore" ] || fail "$percore is not built"
