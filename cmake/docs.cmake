@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # What installs beside the library and the command: the license, the
-# examples and the architecture notes, the manual pages and the bash
-# completion; and the API reference in HTML (target docs).
+# examples, the documents of docs/ (ARCHITECTURE.md and its neighbours),
+# the manual pages and the bash completion; and the API reference in HTML
+# (target docs).
 #   - section 1 pages and the completion: scripts/manpages.py, from the
 #     built percore's own --help, so they say what the program says;
 #   - section 3 pages, one per public function: scripts/apidoc.py, from the
@@ -11,8 +12,9 @@
 #     is written even without Doxygen: test_api_doxygen uses it.
 # Included by the top-level CMakeLists.txt after the programs.
 include(GNUInstallDirs)
-install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/docs/ARCHITECTURE.md
-        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# docs/ whole, so that ARCHITECTURE.md's links to its neighbours hold
+file(GLOB pc_doc_pages CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${pc_doc_pages} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 find_package(Python3 COMPONENTS Interpreter)
