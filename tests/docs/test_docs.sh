@@ -14,6 +14,9 @@
 #                            examples/hello_server.c verbatim (built, and
 #                            run here: it answers a frame), then where to
 #                            go next; every local link it gives exists
+#   test_docs.sh figures     scripts/render_figures.py renders a results file
+#                            into a figures block, and docs/BENCHMARKS.md's
+#                            block is its output (tests/docs/check_figures.py)
 #   test_docs.sh install     cmake --install puts the license, the examples,
 #                            ARCHITECTURE.md, the pages (sections 1 and 3)
 #                            and the completion in place, and man finds them
@@ -124,7 +127,7 @@ check_install() {
 		MANPATH="$prefix/share/man" man -w 3 "$f" 2>/dev/null |
 			grep "^$prefix/share/man/man3/$f.3" >/dev/null || fail "man 3 $f does not find an installed page"
 		MANPATH="$prefix/share/man" MANWIDTH=100 man 3 "$f" 2>/dev/null | col -b |
-			grep -q "$f(" || fail "man 3 $f does not show its prototype"
+			grep "$f(" >/dev/null || fail "man 3 $f does not show its prototype"
 	done
 	[ -f "$prefix/share/doc/percore/ARCHITECTURE.md" ] || fail "ARCHITECTURE.md not installed"
 	for f in "$PC_SOURCE_DIR"/examples/*.c; do
@@ -203,8 +206,9 @@ check_readme() {
 [ -x "$percore" ] || fail "$percore is not built"
 case ${1:-} in
 readme) check_readme ;;
+figures) python3 "$PC_SOURCE_DIR/tests/docs/check_figures.py" "$PC_SOURCE_DIR" "$percore" ;;
 man) check_man ;;
 completion) check_completion ;;
 install) check_install ;;
-*) echo "usage: $0 man|completion|install|readme" >&2; exit 2 ;;
+*) echo "usage: $0 man|completion|install|readme|figures" >&2; exit 2 ;;
 esac
