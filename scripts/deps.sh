@@ -14,6 +14,8 @@ packages=(
   libhttp-parser-dev
   # hwloc's static link flags name -ludev (pkg-config --static)
   libudev-dev
+  # the API reference (HTML, and its warnings as a test)
+  doxygen
   # tests
   libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq curl
   # a real Prometheus server and promtool against the metrics endpoint

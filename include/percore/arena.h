@@ -29,6 +29,8 @@ PC_BEGIN_DECLS
 
 struct pc_arena_block;
 
+/* An arena. Callers keep it opaque: the fields are public only so that
+ * pc_arena_alloc() can be inline. */
 struct pc_arena {
 	char *_cur, *_end;              /* free room of the current block */
 	struct pc_arena_block *_block;  /* current block; older ones chained */
@@ -76,7 +78,11 @@ PC_INLINE void *pc_arena_alloc(struct pc_arena *a, size_t size, size_t align)
 /* The current point, for pc_arena_rewind. */
 static inline struct pc_arena_mark pc_arena_mark(const struct pc_arena *a)
 {
-	return (struct pc_arena_mark){._block = a->_block, ._cur = a->_cur};
+	struct pc_arena_mark m; /* no designated initializer: C++17 reads this */
+
+	m._block = a->_block;
+	m._cur = a->_cur;
+	return m;
 }
 
 /* Release everything allocated since m was taken: blocks chained since go
@@ -88,6 +94,7 @@ PC_API int pc_arena_rewind(struct pc_arena *a, struct pc_arena_mark m);
 /* Release everything: back to an empty first block (plus the spare). */
 PC_API void pc_arena_reset(struct pc_arena *a);
 
+/* What pc_arena_stats() reports. */
 struct pc_arena_stats {
 	size_t blocks;          /* in the chain, the current one included */
 	size_t bytes;           /* mapped for the chain */
@@ -95,6 +102,8 @@ struct pc_arena_stats {
 	size_t spare_bytes;     /* the kept spare block, 0 when none */
 };
 
+/* Fill st with the arena's block count, mapped bytes, bytes used in the
+ * current block and the spare's size. The arena's thread only. */
 PC_API void pc_arena_stats(const struct pc_arena *a, struct pc_arena_stats *st);
 
 /* Check the invariants: the bump pointer inside the current block, the

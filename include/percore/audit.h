@@ -20,6 +20,7 @@ PC_BEGIN_DECLS
 
 struct cJSON;
 
+/* How one audited setting bears on measurements. */
 enum pc_audit_status {
 	PC_AUDIT_OK = 0,      /* nothing here adds noise */
 	PC_AUDIT_WARN,        /* this adds noise or slows measurements */

@@ -54,6 +54,8 @@ struct pc_bench_metric {
 	double value;
 };
 
+/* What a benchmark's run() gets: set by the harness, read and updated by
+ * the benchmark. */
 struct pc_bench_state {
 	/* Set by the harness. */
 	uint64_t iterations;    /* how many iterations run() must perform */
@@ -84,6 +86,8 @@ struct pc_bench_state {
 	void *_group;           /* the threads of this repetition, or NULL */
 };
 
+/* A benchmark: its name, threads and flags, and the functions the harness
+ * calls. */
 struct pc_bench {
 	const char *name;       /* "SlabAlloc/64", "Peer/jemalloc/64" */
 	unsigned threads;       /* 0 or 1: single-threaded */
@@ -160,6 +164,7 @@ enum pc_bench_affinity_mode {
 	PC_BENCH_AFFINITY_MODE_BOTH,    /* one result row for each */
 };
 
+/* How pc_bench_run_all() selects, repeats and reports benchmarks. */
 struct pc_bench_options {
 	const char *filter;     /* POSIX extended regex searched in each
 	                         * result name; NULL or "" selects all */

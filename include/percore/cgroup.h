@@ -15,6 +15,8 @@
 
 PC_BEGIN_DECLS
 
+/* What the cgroups of this process allow it: its CPU set, CPU quota and
+ * memory limit, as pc_cgroup_read() found them. */
 struct pc_cgroup {
 	int version;             /* 0 (none found), 1 or 2 */
 	char path[256];          /* this process's cgroup: the cpu controller's,

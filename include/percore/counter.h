@@ -38,6 +38,8 @@ struct pc_counter_cell {
 	PC_CACHE_ALIGNED PC_ATOMIC(uint64_t) _v;
 };
 
+/* A sharded counter. Opaque to callers; public so that the add functions
+ * can be inline. */
 struct pc_counter {
 	struct pc_counter_cell *_cells;
 	size_t _mask;           /* cells - 1; written at create only */
@@ -62,8 +64,7 @@ static inline size_t pc_counter_cells(const struct pc_counter *c)
  * index. */
 PC_INLINE void pc_counter_add_at(struct pc_counter *c, size_t index, int64_t v)
 {
-	atomic_fetch_add_explicit(&c->_cells[index & c->_mask]._v, (uint64_t)v,
-				  memory_order_relaxed);
+	PC_ATOMIC_FETCH_ADD(&c->_cells[index & c->_mask]._v, (uint64_t)v, PC_MO_RELAXED);
 }
 
 /* sched_getcpu(), for when there is no rseq area. Internal. */
@@ -105,8 +106,7 @@ PC_INLINE void pc_counter_add_owned(struct pc_counter *c, size_t index, int64_t 
 {
 	PC_ATOMIC(uint64_t) *cell = &c->_cells[index & c->_mask]._v;
 
-	atomic_store_explicit(cell, atomic_load_explicit(cell, memory_order_relaxed) + (uint64_t)v,
-			      memory_order_relaxed);
+	PC_ATOMIC_STORE(cell, PC_ATOMIC_LOAD(cell, PC_MO_RELAXED) + (uint64_t)v, PC_MO_RELAXED);
 }
 
 /* The total over every cell (see the header comment for what it includes

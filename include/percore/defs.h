@@ -89,22 +89,30 @@ __extension__ typedef unsigned __int128 pc_uint128_t;
 
 /* Atomics. C sees C11 <stdatomic.h>; C++ sees std::atomic<T>, which has the
  * same size, alignment and lock-free representation for the types used
- * here (integers and pointers), through the same function names. */
+ * here (integers and pointers). The inline queue code names the operations
+ * and orders through these macros, so a C++ program's global namespace gets
+ * no using-declarations from the headers. */
 #ifdef __cplusplus
 #include <atomic>
 #define PC_ATOMIC(T) std::atomic<T>
-using std::atomic_load_explicit;
-using std::atomic_store_explicit;
-using std::atomic_fetch_add_explicit;
-using std::atomic_compare_exchange_weak_explicit;
-using std::memory_order_relaxed;
-using std::memory_order_acquire;
-using std::memory_order_release;
-using std::memory_order_acq_rel;
+#define PC_ATOMIC_NS_ std::
 #else
 #include <stdatomic.h>
 #define PC_ATOMIC(T) _Atomic(T)
+#define PC_ATOMIC_NS_
 #endif
+#define PC_ATOMIC_LOAD(p, mo)          PC_ATOMIC_NS_ atomic_load_explicit((p), (mo))
+#define PC_ATOMIC_STORE(p, v, mo)      PC_ATOMIC_NS_ atomic_store_explicit((p), (v), (mo))
+#define PC_ATOMIC_FETCH_ADD(p, v, mo)  PC_ATOMIC_NS_ atomic_fetch_add_explicit((p), (v), (mo))
+/* Weak compare-and-exchange: *p from *expected to desired; on failure
+ * *expected gets the value found. */
+#define PC_ATOMIC_CAS_WEAK(p, expected, desired, mo_ok, mo_fail)                \
+	PC_ATOMIC_NS_ atomic_compare_exchange_weak_explicit((p), (expected), (desired), \
+							    (mo_ok), (mo_fail))
+#define PC_MO_RELAXED PC_ATOMIC_NS_ memory_order_relaxed
+#define PC_MO_ACQUIRE PC_ATOMIC_NS_ memory_order_acquire
+#define PC_MO_RELEASE PC_ATOMIC_NS_ memory_order_release
+#define PC_MO_ACQ_REL PC_ATOMIC_NS_ memory_order_acq_rel
 
 /* Pool poisoning for AddressSanitizer. The library's sanitizer builds, and
  * a program built with ASan against one, define PC_ASAN so that the inline

@@ -38,6 +38,7 @@ typedef int pc_handler_fn(void *ctx, const struct pc_frame *f, void *arg);
  * pc_dispatch_frame() argument. Returns 0 or a negative errno. */
 typedef int pc_dispatch_reply_fn(void *arg, uint32_t msg_id, uint8_t flags, const void *body, size_t len);
 
+/* A handler and its context, as a dispatch table holds them. */
 struct pc_handler {
 	pc_handler_fn *fn;       /* NULL: no handler */
 	void *ctx;

@@ -37,6 +37,7 @@ PC_BEGIN_DECLS
 struct pc_engine;
 struct pc_placement;
 
+/* What a shard does when its loop finds nothing to do. */
 enum pc_idle {
 	PC_IDLE_ADAPTIVE = 0, /* poll for poll_budget_us, then sleep (default) */
 	PC_IDLE_SPIN = 1,     /* never sleep: lowest latency, one core busy */
@@ -51,6 +52,8 @@ enum pc_idle {
 /* Messages one shard's outboxes may hold together (4 MiB of them). */
 #define PC_ENGINE_DEFAULT_OUTBOX 65536
 
+/* An engine's configuration. Start from pc_engine_cfg_init(), then set
+ * what differs. */
 struct pc_engine_cfg {
 	/* Shards to run; 0: one per usable physical core of the fastest
 	 * kind, capped by the CPU quota (the placement's default). */
@@ -202,7 +205,9 @@ PC_API int pc_engine_join(struct pc_engine *e);
  * ignored. Not from a shard. */
 PC_API void pc_engine_destroy(struct pc_engine *e);
 
+/* How many shards the engine runs. Any thread. */
 PC_API unsigned pc_engine_shards(const struct pc_engine *e);
+/* The idle policy the shards use. Any thread. */
 PC_API enum pc_idle pc_engine_idle(const struct pc_engine *e);
 /* The backend the shards use after any fallback. */
 PC_API enum pc_backend pc_engine_backend(const struct pc_engine *e);
@@ -260,6 +265,8 @@ PC_API int pc_engine_submit(struct pc_engine *e, unsigned to, void (*fn)(void *a
  * another engine holds the signals, or sigaction's -errno. */
 PC_API int pc_engine_stop_on_signals(struct pc_engine *e);
 
+/* The policy's name ("spin", "adaptive", "sleep"); "?" for a value that
+ * is none of them. */
 PC_API const char *pc_idle_name(enum pc_idle idle);
 /* "spin", "adaptive", "sleep". Returns 0 or -EINVAL. */
 PC_API int pc_idle_parse(const char *name, enum pc_idle *out);

@@ -132,6 +132,7 @@ PC_FB_GET(f32, float)
 PC_FB_GET(f64, double)
 #undef PC_FB_GET
 
+/* Field id of t as a bool; def when the field is absent. */
 PC_INLINE bool pc_fb_get_bool(const struct pc_fb_table *t, unsigned id, bool def)
 {
 	return pc_fb_get_u8(t, id, def) != 0;

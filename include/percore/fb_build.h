@@ -175,6 +175,8 @@ PC_FB_ADD(f32, float)
 PC_FB_ADD(f64, double)
 #undef PC_FB_ADD
 
+/* Add field id as a bool (left out when v equals def, as for the other
+ * scalars). Returns as pc_fb_add_u8(). */
 static inline int pc_fb_add_bool(struct pc_fb_builder *b, unsigned id, bool v, bool def)
 {
 	return pc_fb_add_u8(b, id, v, def);

@@ -97,6 +97,7 @@ static inline int pc_fb_join_build(struct pc_fb_builder *b, const char *room,
 	return pc_fb_finish(b, pc_fb_chat_strings(b, 2, s, len), NULL);
 }
 
+/* A whole Say buffer: text said in room. As pc_fb_join_build(). */
 static inline int pc_fb_say_build(struct pc_fb_builder *b, const char *room,
 				  size_t room_len, const char *text, size_t text_len)
 {
@@ -106,6 +107,7 @@ static inline int pc_fb_say_build(struct pc_fb_builder *b, const char *room,
 	return pc_fb_finish(b, pc_fb_chat_strings(b, 2, s, len), NULL);
 }
 
+/* A whole Leave buffer for room. As pc_fb_join_build(). */
 static inline int pc_fb_leave_build(struct pc_fb_builder *b, const char *room,
 				    size_t room_len)
 {

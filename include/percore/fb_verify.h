@@ -41,6 +41,7 @@ enum pc_fb_kind {
 
 struct pc_fb_table_desc;
 
+/* One field of a table as the verifier checks it. */
 struct pc_fb_field_desc {
 	uint16_t id;            /* field id: declaration order in the schema */
 	uint8_t kind;           /* enum pc_fb_kind */
@@ -50,6 +51,7 @@ struct pc_fb_field_desc {
 	const struct pc_fb_table_desc *table; /* TABLE, VECTOR_TABLE */
 };
 
+/* A table's fields as the verifier checks them (made from the schema). */
 struct pc_fb_table_desc {
 	const char *name;       /* the schema's table name, for messages */
 	const struct pc_fb_field_desc *fields;

@@ -35,12 +35,15 @@
 
 PC_BEGIN_DECLS
 
+/* What a load run's connections do: echo round trips, connect and close,
+ * or hold idle connections open. */
 enum pc_load_mode {
 	PC_LOAD_ECHO = 0,
 	PC_LOAD_CONNECT,
 	PC_LOAD_IDLE,
 };
 
+/* A load run's configuration. Start from pc_load_cfg_init(). */
 struct pc_load_cfg {
 	const char *host;        /* numeric address; NULL: 127.0.0.1 */
 	uint16_t port;
@@ -69,6 +72,8 @@ struct pc_load_cfg {
 	struct pc_engine_cfg engine;
 };
 
+/* What a load run measured. pc_load_run() fills it; free it with
+ * pc_load_result_fini(). */
 struct pc_load_result {
 	uint64_t messages;       /* round trips completed and verified */
 	uint64_t bytes;          /* payload bytes verified (each way) */
@@ -116,6 +121,8 @@ PC_API void pc_load_cfg_init(struct pc_load_cfg *cfg);
 PC_API int pc_load_run(const struct pc_load_cfg *cfg, struct pc_load_result *res,
 		       char *err, size_t errlen);
 
+/* Free what pc_load_run() allocated in res (its latency histogram); res
+ * may then be reused. A zeroed res is fine. */
 PC_API void pc_load_result_fini(struct pc_load_result *res);
 
 /* Raise this process's soft limit on open files to at least want (up to

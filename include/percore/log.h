@@ -29,6 +29,8 @@
 
 PC_BEGIN_DECLS
 
+/* How severe a log line is; a line above the configured level is not
+ * written. */
 enum pc_log_level {
 	PC_LOG_ERROR = 0,
 	PC_LOG_WARN = 1,
@@ -36,6 +38,7 @@ enum pc_log_level {
 	PC_LOG_DEBUG = 3,
 };
 
+/* How a log line is written. */
 enum pc_log_format {
 	PC_LOG_LOGFMT = 0, /* the default */
 	PC_LOG_JSON = 1,
@@ -47,6 +50,7 @@ enum pc_log_format {
  * quoting); a longer message is cut at this length. */
 #define PC_LOG_MAX_RECORD 2048u
 
+/* The log's configuration (the engine's log field). */
 struct pc_log_cfg {
 	enum pc_log_level level;   /* lines above it are not logged */
 	enum pc_log_format format;
@@ -62,6 +66,7 @@ struct pc_log_cfg {
 /* One key=value field. A string value is quoted as the format needs; a
  * number is written bare. Build them with the macros below. */
 enum pc_log_kind { PC_LOG_FIELD_STR = 0, PC_LOG_FIELD_INT = 1, PC_LOG_FIELD_UINT = 2 };
+/* One key=value field of a structured log line. */
 struct pc_log_field {
 	const char *key;   /* letters, digits, '_', '.', '-'; others become '_' */
 	enum pc_log_kind kind;

@@ -52,6 +52,7 @@ PC_BEGIN_DECLS
 #define PC__MAP_EMPTY   ((int8_t)-128)
 #define PC__MAP_DELETED ((int8_t)-2)
 
+/* A key and its value, as the map stores them. */
 struct pc_map_slot {
 	uint64_t key;     /* PC_MAP_HASHED: the key's hash */
 	uint64_t value;
@@ -83,6 +84,7 @@ PC_API int pc_map_reserve(struct pc_map *m, size_t n);
 /* Remove every entry, keeping the memory. */
 PC_API void pc_map_clear(struct pc_map *m);
 
+/* How many entries the map holds. The map's thread only. */
 static inline size_t pc_map_size(const struct pc_map *m)
 {
 	return m->_size;

@@ -39,6 +39,7 @@ struct pc_metrics;
 struct pc_engine;
 struct pc_server;
 
+/* The kind of a registered series, as the exposition's TYPE line names it. */
 enum pc_metric_kind {
 	PC_METRIC_COUNTER = 0,
 	PC_METRIC_GAUGE = 1,
@@ -92,6 +93,7 @@ PC_API struct pc_metrics *pc_metrics_create(unsigned shards, unsigned slots);
  * ignored. */
 PC_API void pc_metrics_destroy(struct pc_metrics *m);
 
+/* How many shards the registry has a slot for. Any thread. */
 PC_API unsigned pc_metrics_shards(const struct pc_metrics *m);
 
 /* Register a family of per-shard values. name is the series name after
@@ -151,6 +153,8 @@ enum pc_metrics_state {
 
 struct pc_metrics_http;
 
+/* The metrics endpoint's configuration. Start from
+ * pc_metrics_http_cfg_init(). */
 struct pc_metrics_http_cfg {
 	const char *host;        /* numeric address; NULL: 127.0.0.1 */
 	uint16_t port;           /* 0: the kernel picks (pc_metrics_http_port) */
@@ -165,6 +169,8 @@ struct pc_metrics_http_cfg {
 	void *state_arg;
 };
 
+/* Fill cfg with the defaults: 127.0.0.1, a port the kernel picks, the
+ * default connection limit and timeout, no state callback. */
 PC_API void pc_metrics_http_cfg_init(struct pc_metrics_http_cfg *cfg);
 
 /* Serve m on its own thread (not a shard: it takes no time from their

@@ -28,7 +28,7 @@
  *    the slot for the next lap.
  *
  * Elements have a fixed size set at init; PC_MPSC_TYPED() declares typed
- * wrappers that pass sizeof(type) as a constant. Plain C only (C11 atomics).
+ * wrappers that pass sizeof(type) as a constant. C and C++ (see defs.h).
  */
 #ifndef PERCORE_MPSC_H
 #define PERCORE_MPSC_H
@@ -47,9 +47,11 @@ PC_BEGIN_DECLS
 /* A slot: the sequence number, then the element (8-byte aligned). */
 struct pc_mpsc_slot {
 	PC_ATOMIC(size_t) seq;
-	char data[];
+	__extension__ char data[]; /* flexible array; __extension__: C++ -Wpedantic */
 };
 
+/* A bounded multi-producer, single-consumer queue. Opaque to callers;
+ * public so that push and pop can be inline. */
 struct pc_mpsc {
 	/* Producers' block: every producer reads and CASes _tail; the rest is
 	 * written at init only (the producers' copy of the geometry). */
@@ -112,7 +114,7 @@ static inline size_t pc_mpsc_capacity(const struct pc_mpsc *q)
  * filled): an estimate while others run. Any thread. */
 static inline size_t pc_mpsc_size(const struct pc_mpsc *q)
 {
-	size_t t = atomic_load_explicit(&q->_tail, memory_order_acquire);
+	size_t t = PC_ATOMIC_LOAD(&q->_tail, PC_MO_ACQUIRE);
 	/* the consumer's head is a plain field; read it as a relaxed atomic
 	 * so another thread may ask */
 	size_t h = __atomic_load_n(&q->_head, __ATOMIC_RELAXED);
@@ -125,32 +127,31 @@ static inline size_t pc_mpsc_size(const struct pc_mpsc *q)
 
 PC_INLINE int pc_mpsc__push(struct pc_mpsc *q, const void *item, size_t esz)
 {
-	size_t pos = atomic_load_explicit(&q->_tail, memory_order_relaxed);
+	size_t pos = PC_ATOMIC_LOAD(&q->_tail, PC_MO_RELAXED);
 	struct pc_mpsc_slot *s;
 
 	for (;;) {
 		s = (struct pc_mpsc_slot *)(q->_pslots + (pos & q->_pmask) * q->_pstride);
 		/* acquire: the consumer's copy-out of the last lap is done */
-		size_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+		size_t seq = PC_ATOMIC_LOAD(&s->seq, PC_MO_ACQUIRE);
 		intptr_t dif = (intptr_t)(seq - pos);
 
 		if (dif == 0) {
 			/* relaxed: the CAS only decides who owns pos; on
 			 * failure pos is reloaded with the current tail */
-			if (atomic_compare_exchange_weak_explicit(&q->_tail, &pos, pos + 1,
-								  memory_order_relaxed,
-								  memory_order_relaxed))
+			if (PC_ATOMIC_CAS_WEAK(&q->_tail, &pos, pos + 1, PC_MO_RELAXED,
+					       PC_MO_RELAXED))
 				break;
 		} else if (dif < 0) {
 			return -EAGAIN; /* the slot still holds last lap's item: full */
 		} else {
 			/* another producer took pos already */
-			pos = atomic_load_explicit(&q->_tail, memory_order_relaxed);
+			pos = PC_ATOMIC_LOAD(&q->_tail, PC_MO_RELAXED);
 		}
 	}
 	memcpy(s->data, item, esz);
 	/* release: the item is in place before the consumer may see it */
-	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+	PC_ATOMIC_STORE(&s->seq, pos + 1, PC_MO_RELEASE);
 	return 0;
 }
 
@@ -164,12 +165,12 @@ PC_INLINE unsigned pc_mpsc__pop_n(struct pc_mpsc *q, void *items, unsigned n, si
 			(struct pc_mpsc_slot *)(q->_cslots + (pos & q->_cmask) * q->_cstride);
 
 		/* acquire: pairs with the producer's release of pos + 1 */
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1)
+		if (PC_ATOMIC_LOAD(&s->seq, PC_MO_ACQUIRE) != pos + 1)
 			break; /* empty, or the producer of pos is still filling it */
 		memcpy((char *)items + (size_t)i * esz, s->data, esz);
 		/* release: the copy-out is done before the slot's next
 		 * producer, who acquires this value, overwrites it */
-		atomic_store_explicit(&s->seq, pos + q->_cmask + 1, memory_order_release);
+		PC_ATOMIC_STORE(&s->seq, pos + q->_cmask + 1, PC_MO_RELEASE);
 	}
 	/* relaxed store: only pc_mpsc_size reads head from other threads */
 	__atomic_store_n(&q->_head, pos, __ATOMIC_RELAXED);

@@ -24,6 +24,7 @@
 
 PC_BEGIN_DECLS
 
+/* How pc_place() spreads shards over the machine. */
 enum pc_place_policy {
 	/* Tier order; each tier spread over NUMA nodes in proportion to the
 	 * usable cores each node has in it. */
@@ -53,6 +54,7 @@ enum {
 #define PC_PLACE_MAX_WARNINGS 6
 #define PC_PLACE_WARNING_LEN 200
 
+/* Where one shard runs. */
 struct pc_shard_place {
 	int cpu;                /* kernel CPU number; -1 when not pinned */
 	int node;               /* NUMA node os index; -1 when not pinned */
@@ -60,6 +62,8 @@ struct pc_shard_place {
 	int kind;               /* kind rank; -1 when not pinned */
 };
 
+/* A placement: where each shard runs, and what pc_place() had to warn
+ * about. Free it with pc_placement_free(). */
 struct pc_placement {
 	enum pc_place_policy policy;
 	bool pinned;            /* false for PC_PLACE_OFF */
@@ -68,7 +72,7 @@ struct pc_placement {
 	unsigned nwarnings;
 	char warnings[PC_PLACE_MAX_WARNINGS][PC_PLACE_WARNING_LEN];
 	unsigned n;             /* shards */
-	struct pc_shard_place shards[]; /* n entries; shard i runs on shards[i] */
+	__extension__ struct pc_shard_place shards[]; /* n entries; shard i on shards[i] */
 };
 
 /* How many shards pc_place chooses when asked for 0: the usable physical
@@ -89,6 +93,7 @@ PC_API int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_pol
 		    const cpu_set_t *cpus, unsigned flags, struct pc_placement **out,
 		    char *err, size_t errlen);
 
+/* Free a placement from pc_place() (NULL ignored). */
 PC_API void pc_placement_free(struct pc_placement *p);
 
 /* Check a placement against its topology: every pinned shard on a usable

@@ -36,6 +36,7 @@ struct pc_reactor;
  * never before their time and at most about a tick after it. */
 #define PC_REACTOR_TICK_NS 1000000ull
 
+/* The reactor's kernel interface. */
 enum pc_backend {
 	PC_BACKEND_EPOLL = 0,
 	PC_BACKEND_URING = 1,
@@ -61,7 +62,10 @@ enum {
 	PC_REACTOR_NO_COMPLETION = 1u << 1,
 };
 
+/* A descriptor is ready: events is the PC_EV_* that happened. Runs on the
+ * reactor's thread. */
 typedef void (*pc_io_fn)(struct pc_reactor *r, int fd, unsigned events, void *arg);
+/* Deferred work (pc_reactor_defer()), run on the reactor's thread. */
 typedef void (*pc_task_fn)(void *arg);
 /* Bytes received for fd (pc_reactor_add_recv()): n > 0 bytes at p; 0 the
  * peer closed its side; < 0 -errno. Returns how many of the n bytes it

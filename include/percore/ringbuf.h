@@ -90,11 +90,14 @@ static inline void pc_ringbuf_reset(struct pc_ringbuf *rb)
 	rb->_head = rb->_tail = 0;
 }
 
+/* The capacity in bytes, as rounded at init. */
 static inline size_t pc_ringbuf_capacity(const struct pc_ringbuf *rb)
 {
 	return rb->_mask + 1;
 }
 
+/* Whether the buffer is mirrored (PC_RINGBUF_MIRRORED), so that every
+ * readable and writable span is contiguous. */
 static inline bool pc_ringbuf_mirrored(const struct pc_ringbuf *rb)
 {
 	return rb->_mirrored;

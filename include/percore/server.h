@@ -47,6 +47,8 @@ struct pc_metrics;
 #define PC_SERVER_POOL_KEEP   64u          /* idle rings a shard keeps per size */
 #define PC_SERVER_POOL_BYTES  (16u << 20)  /* and in all */
 
+/* A server's configuration. Start from pc_server_cfg_init(), then set
+ * the handlers and what differs. */
 struct pc_server_cfg {
 	/* Where: a numeric address (percore/listener.h; NULL: every
 	 * address) and a port (0: the kernel picks one, pc_server_port()

@@ -76,6 +76,8 @@ PC_API uint64_t pc_periodic_next(const struct pc_periodic *p);
 
 /* ---- map-reduce over shards ------------------------------------------------ */
 
+/* What pc_shard_map() calls when every shard has returned: results[k] is
+ * shard k's return value (n of them), valid during the call only. */
 typedef void (*pc_shard_map_done)(const intptr_t *results, unsigned n, void *ctx);
 
 /* Run fn(arg) on every shard (this one included, on a later turn), then

@@ -72,12 +72,15 @@ PC_API const char *pc_close_reason_name(enum pc_close_reason why);
  *
  * on_frame: one well-formed frame; f->body is valid until the handler
  * returns. Heartbeats and PC_MSG_STATS requests are answered by the
- * session layer and never reach it.
- * on_data (raw sessions): bytes as they arrive; return how many were used
- * (the rest stays buffered and is offered again with what comes next). */
+ * session layer and never reach it. */
 typedef void (*pc_frame_fn)(struct pc_session *s, const struct pc_frame *f, void *user);
+/* on_data (raw sessions): bytes as they arrive; return how many were used
+ * (the rest stays buffered and is offered again with what comes next). */
 typedef size_t (*pc_data_fn)(struct pc_session *s, const uint8_t *data, size_t len, void *user);
+/* A session opened: called once, before its first frame or bytes. */
 typedef void (*pc_open_fn)(struct pc_session *s, void *user);
+/* A session closed, for the reason why: called once, the last handler
+ * call for s. */
 typedef void (*pc_close_fn)(struct pc_session *s, enum pc_close_reason why, void *user);
 
 /* The session's id: unique across the server's shards for its lifetime

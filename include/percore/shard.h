@@ -46,8 +46,12 @@ struct pc_slab;
  * ring_capacity slots then holds up to this many times as many. */
 #define PC_MSG_PACK 5
 
+/* A message's function, run on the shard it was sent to. */
 typedef void (*pc_msg_fn)(void *arg);
+/* A call's function, run on the called shard; its result goes back to
+ * the caller's reply function. */
 typedef intptr_t (*pc_shard_call_fn)(void *arg);
+/* A call's reply, run on the calling shard with the call's result. */
 typedef void (*pc_shard_reply_fn)(void *ctx, intptr_t result);
 
 /* This thread's shard index, or -1 when it is not a shard. */

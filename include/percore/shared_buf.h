@@ -20,6 +20,7 @@
 
 PC_BEGIN_DECLS
 
+/* A reference-counted buffer one shard fills and any shard may read. */
 struct pc_shared_buf {
 	/* Written by every holder (get/put): the buffer's only shared
 	 * writable word, alone on the header's line with the read-only
@@ -31,7 +32,7 @@ struct pc_shared_buf {
 	struct pc_slab *_pool;           /* owner's slab, or NULL: malloc */
 	/* The bytes start on the next cache line: readers never touch the
 	 * line the count lives on while they read the data. */
-	unsigned char data[] __attribute__((aligned(PC_CACHE_LINE)));
+	__extension__ unsigned char data[] __attribute__((aligned(PC_CACHE_LINE)));
 };
 
 /* A new buffer of len bytes (len may be 0) owned by this shard, with one
@@ -42,11 +43,14 @@ struct pc_shared_buf {
  * shard or when memory runs out. */
 PC_API struct pc_shared_buf *pc_shared_buf_new(size_t len);
 
+/* The buffer's bytes. Read-only once shared; any thread holding a
+ * reference. */
 static inline const void *pc_shared_buf_data(const struct pc_shared_buf *b)
 {
 	return b->data;
 }
 
+/* The buffer's length in bytes. Any thread holding a reference. */
 static inline size_t pc_shared_buf_len(const struct pc_shared_buf *b)
 {
 	return b->_len;
@@ -58,7 +62,7 @@ static inline struct pc_shared_buf *pc_shared_buf_get(struct pc_shared_buf *b)
 {
 	/* relaxed: the caller's own reference keeps b alive; publishing b
 	 * to another shard goes through the mesh, which orders it */
-	atomic_fetch_add_explicit(&b->_refs, 1, memory_order_relaxed);
+	PC_ATOMIC_FETCH_ADD(&b->_refs, 1, PC_MO_RELAXED);
 	return b;
 }
 
@@ -71,7 +75,7 @@ PC_API void pc_shared_buf_put(struct pc_shared_buf *b);
 /* References held now (a snapshot, for tests and assertions). */
 static inline uint32_t pc_shared_buf_refs(const struct pc_shared_buf *b)
 {
-	return atomic_load_explicit(&b->_refs, memory_order_relaxed);
+	return PC_ATOMIC_LOAD(&b->_refs, PC_MO_RELAXED);
 }
 
 PC_END_DECLS

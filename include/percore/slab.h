@@ -46,6 +46,7 @@ struct pc_slab_obj {
 
 struct pc_slab_chunk;
 
+/* A slab pool's options. */
 struct pc_slab_opts {
 	size_t size;            /* object size in bytes (> 0) */
 	size_t align;           /* a power of two up to 4096; 0: 16 (as malloc).
@@ -59,6 +60,8 @@ struct pc_slab_opts {
 	                         * every chunk, so alloc, fail. */
 };
 
+/* A slab pool. Opaque to callers; public so that alloc and free can be
+ * inline. */
 struct pc_slab {
 	/* Owner block: written by the owning shard only. The first four
 	 * fields are the alloc/free fast path. */
@@ -146,6 +149,7 @@ PC_API void pc_slab_free_remote(struct pc_slab *s, void *p);
  * runs dry). */
 PC_API size_t pc_slab_drain(struct pc_slab *s);
 
+/* What pc_slab_stats() reports. */
 struct pc_slab_stats {
 	size_t size, stride;    /* usable object size, bytes between objects */
 	size_t live;            /* handed out and not freed by anyone */

@@ -37,7 +37,7 @@
  * Unless said otherwise, the functions below are for the producer thread
  * (push, stage, publish) or the consumer thread (pop, take, release, peek)
  * only. Init, create and destroy run while no other thread uses the ring.
- * Plain C only: the header uses C11 _Atomic.
+ * C and C++ alike: the atomics come through defs.h.
  */
 #ifndef PERCORE_SPSC_H
 #define PERCORE_SPSC_H
@@ -71,6 +71,8 @@ struct pc_spsc_side {
 
 #define PC_SPSC_NO_SEQ ((size_t)-1)
 
+/* A bounded single-producer, single-consumer ring. Opaque to callers;
+ * public so that its functions can be inline. */
 struct pc_spsc {
 	/* Producer block: written by the producer thread only; the consumer
 	 * reads _p._pos (the tail) when its cached copy runs out. */
@@ -151,8 +153,8 @@ static inline size_t pc_spsc_size(const struct pc_spsc *r)
 	/* head first: both only grow and tail >= head, so the difference
 	 * cannot go negative; it can exceed the capacity if the producer
 	 * moved on between the two loads, hence the clamp. */
-	size_t h = atomic_load_explicit(&r->_c._pos, memory_order_acquire);
-	size_t t = atomic_load_explicit(&r->_p._pos, memory_order_acquire);
+	size_t h = PC_ATOMIC_LOAD(&r->_c._pos, PC_MO_ACQUIRE);
+	size_t t = PC_ATOMIC_LOAD(&r->_p._pos, PC_MO_ACQUIRE);
 	size_t n = t - h;
 
 	return n > r->_p._mask + 1 ? r->_p._mask + 1 : n;
@@ -172,7 +174,7 @@ PC_INLINE size_t pc_spsc__room(struct pc_spsc *r, size_t want)
 	if (room < want) {
 		/* acquire: the consumer finished reading every slot below
 		 * head before it released head; only now may they be reused */
-		r->_p._other = atomic_load_explicit(&r->_c._pos, memory_order_acquire);
+		r->_p._other = PC_ATOMIC_LOAD(&r->_c._pos, PC_MO_ACQUIRE);
 		room = cap - (r->_p._next - r->_p._other);
 	}
 	return room;
@@ -187,7 +189,7 @@ PC_INLINE size_t pc_spsc__avail(struct pc_spsc *r, size_t want)
 	if (avail < want) {
 		/* acquire: pairs with the producer's release of tail, so the
 		 * contents of every slot below it are visible */
-		r->_c._other = atomic_load_explicit(&r->_p._pos, memory_order_acquire);
+		r->_c._other = PC_ATOMIC_LOAD(&r->_p._pos, PC_MO_ACQUIRE);
 		avail = r->_c._other - r->_c._next;
 	}
 	return avail;
@@ -226,7 +228,7 @@ PC_INLINE void pc_spsc__copy_out(const struct pc_spsc_side *s, size_t pos,
 PC_INLINE void pc_spsc__publish_to(struct pc_spsc *r, size_t next)
 {
 	r->_p._next = next;
-	atomic_store_explicit(&r->_p._pos, next, memory_order_release);
+	PC_ATOMIC_STORE(&r->_p._pos, next, PC_MO_RELEASE);
 }
 
 /* Free taken slots: release, so the consumer's reads of them complete
@@ -234,7 +236,7 @@ PC_INLINE void pc_spsc__publish_to(struct pc_spsc *r, size_t next)
 PC_INLINE void pc_spsc__release_to(struct pc_spsc *r, size_t next)
 {
 	r->_c._next = next;
-	atomic_store_explicit(&r->_c._pos, next, memory_order_release);
+	PC_ATOMIC_STORE(&r->_c._pos, next, PC_MO_RELEASE);
 }
 
 PC_INLINE int pc_spsc__push(struct pc_spsc *r, const void *item, size_t esz)
@@ -404,7 +406,7 @@ PC_INLINE size_t pc_spsc_publish(struct pc_spsc *r)
 {
 	/* the producer is the only writer of its tail: a relaxed read of
 	 * its own value is exact */
-	size_t old = atomic_load_explicit(&r->_p._pos, memory_order_relaxed);
+	size_t old = PC_ATOMIC_LOAD(&r->_p._pos, PC_MO_RELAXED);
 
 	pc_spsc__publish_to(r, r->_p._next);
 	return r->_p._next - old;
@@ -422,7 +424,7 @@ PC_INLINE void *pc_spsc_take(struct pc_spsc *r)
  * how many slots were freed. Consumer only. */
 PC_INLINE size_t pc_spsc_release(struct pc_spsc *r)
 {
-	size_t old = atomic_load_explicit(&r->_c._pos, memory_order_relaxed);
+	size_t old = PC_ATOMIC_LOAD(&r->_c._pos, PC_MO_RELAXED);
 
 	pc_spsc__release_to(r, r->_c._next);
 	return r->_c._next - old;

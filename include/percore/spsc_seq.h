@@ -79,21 +79,25 @@ static inline size_t pc_spsc_seq_capacity(const struct pc_spsc_seq *r)
 	return pc_spsc_capacity(&r->_ring);
 }
 
+/* The element size. As pc_spsc_elem_size(). */
 static inline size_t pc_spsc_seq_elem_size(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_elem_size(&r->_ring);
 }
 
+/* Items in the ring now. As pc_spsc_size(). */
 static inline size_t pc_spsc_seq_size(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_size(&r->_ring);
 }
 
+/* Items pushed so far. As pc_spsc_produced(). */
 static inline size_t pc_spsc_seq_produced(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_produced(&r->_ring);
 }
 
+/* Items popped so far. As pc_spsc_consumed(). */
 static inline size_t pc_spsc_seq_consumed(const struct pc_spsc_seq *r)
 {
 	return pc_spsc_consumed(&r->_ring);
@@ -108,7 +112,7 @@ PC_INLINE pc_spsc_seq_t *pc_spsc__seq_word(const struct pc_spsc_side *s, size_t 
 PC_INLINE size_t pc_spsc__seq_publish(struct pc_spsc *r, size_t esz, size_t off)
 {
 	/* the producer is the only writer of its tail: relaxed is exact */
-	size_t t = atomic_load_explicit(&r->_p._pos, memory_order_relaxed);
+	size_t t = PC_ATOMIC_LOAD(&r->_p._pos, PC_MO_RELAXED);
 	size_t end = r->_p._next, mask = r->_p._mask;
 	char *buf = r->_p._buf + off;
 
@@ -125,10 +129,10 @@ PC_INLINE size_t pc_spsc__seq_publish(struct pc_spsc *r, size_t esz, size_t off)
 		/* release: the slot's contents, written before, are visible to
 		 * a consumer whose acquire load reads this value */
 		for (; w != stop; w += esz)
-			atomic_store_explicit((pc_spsc_seq_t *)(void *)w, ++seq, memory_order_release);
+			PC_ATOMIC_STORE((pc_spsc_seq_t *)(void *)w, ++seq, PC_MO_RELEASE);
 		p += n;
 	}
-	atomic_store_explicit(&r->_p._pos, end, memory_order_release);
+	PC_ATOMIC_STORE(&r->_p._pos, end, PC_MO_RELEASE);
 	return end - t;
 }
 
@@ -139,7 +143,7 @@ PC_INLINE void *pc_spsc__seq_peek(struct pc_spsc *r, size_t esz, size_t off)
 
 	/* acquire: pairs with the release in publish; the slot's contents
 	 * are visible once its word reads h + 1 */
-	if (atomic_load_explicit(w, memory_order_acquire) != (uint32_t)(h + 1))
+	if (PC_ATOMIC_LOAD(w, PC_MO_ACQUIRE) != (uint32_t)(h + 1))
 		return NULL;
 	return (char *)w - off;
 }

@@ -50,6 +50,7 @@ struct pc_topo_core {
 	unsigned nusable;       /* how many of threads[] are usable */
 };
 
+/* A NUMA node of the topology. */
 struct pc_topo_node {
 	int os_index;           /* NUMA node number as libnuma names it */
 	uint64_t memory;        /* bytes of local memory (0 when unknown) */
@@ -64,6 +65,7 @@ enum pc_topo_kind_source {
 	PC_TOPO_KINDS_CPUFREQ,       /* per-core cpufreq cpuinfo_max_freq */
 };
 
+/* A kind of core (performance, efficiency, ...), fastest first. */
 struct pc_topo_kind {
 	int rank;               /* 0 fastest */
 	char name[32];          /* "IntelCore", "IntelAtom", "4300 MHz", "uniform" */
@@ -72,6 +74,7 @@ struct pc_topo_kind {
 	cpu_set_t cpus;
 };
 
+/* A CPU cache of the topology. */
 struct pc_topo_cache {
 	int level;              /* 1 (data), 2 or 3 */
 	uint64_t size;          /* bytes */

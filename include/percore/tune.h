@@ -37,6 +37,7 @@ struct cJSON;
 /* Where the state file goes by default (under root for a fake tree). */
 #define PC_TUNE_STATE_DEFAULT "/var/tmp/percore-tune.state"
 
+/* What pc_tune_apply() and pc_tune_reset() act on and how. */
 struct pc_tune_opts {
 	const char *root;        /* NULL or "/": this machine; else a fake tree */
 	const char *state_path;  /* NULL: PC_TUNE_STATE_DEFAULT under root */
@@ -45,6 +46,7 @@ struct pc_tune_opts {
 	bool dry_run;            /* report what would change; write nothing */
 };
 
+/* What became of one tuning step. */
 enum pc_tune_result {
 	PC_TUNE_APPLIED,         /* changed (reset: restored) */
 	PC_TUNE_ALREADY,         /* already had the wanted value */
@@ -92,8 +94,11 @@ PC_API bool pc_tune_needs_privilege(const char *root);
 /* The state file for these options into buf. Returns 0 or -ENAMETOOLONG. */
 PC_API int pc_tune_state_path(const struct pc_tune_opts *o, char *buf, size_t len);
 
+/* How many steps the report holds. */
 PC_API size_t pc_tune_report_count(const struct pc_tune_report *r);
+/* Step i of the report (0 .. count-1); NULL when i is out of range. */
 PC_API const struct pc_tune_step *pc_tune_report_step(const struct pc_tune_report *r, size_t i);
+/* How many of the report's steps ended in res. */
 PC_API size_t pc_tune_report_count_result(const struct pc_tune_report *r, enum pc_tune_result res);
 
 /* "applied", "already set", "not applicable", "failed", "would apply",

@@ -4,8 +4,10 @@
 #   - none defines a feature-test macro (_GNU_SOURCE and the like);
 #   - each compiles alone, with nothing defined first, as C under -std=c11,
 #     -std=c17 and -std=gnu11 with -Wall -Wextra -Wpedantic -Werror, and as
-#     C++17 under -Wall -Wextra -Werror (one translation unit per header,
-#     standard and compiler);
+#     C++17 under -Wall -Wextra -Wpedantic -Werror (one translation unit
+#     per header, standard and compiler);
+#   - they put no name into a C++ program's global namespace beyond their
+#     own pc_/PC_ ones (no using-declarations of std:: atomics);
 #   - percore.h includes every other one;
 #   - a slot-sequence ring cannot be handed to the copying functions of
 #     spsc.h (they would lose the message), while its own functions take it.
@@ -40,7 +42,7 @@ for h in "$inc/percore.h" "$inc"/percore/*.h; do
   for std in c11 c17 gnu11; do
     jobs+=("gcc -std=$std -Wall -Wextra -Wpedantic -Werror -I$inc -fsyntax-only $tu/$stem.c")
   done
-  jobs+=("g++ -std=c++17 -Wall -Wextra -Werror -I$inc -fsyntax-only $tu/$stem.cc")
+  jobs+=("g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I$inc -fsyntax-only $tu/$stem.cc")
 done
 printf '%s\n' "${jobs[@]}" >"$tu/jobs"
 # each failing command prints itself and its first errors
@@ -48,6 +50,15 @@ if ! xargs -d '\n' -P "$(nproc)" -I{} sh -c '{} 2>"$0.$$.err" || { echo "FAIL: {
      "$tu/err" <"$tu/jobs"; then
   fail=1
 fi
+
+# A C++ program may use the standard atomics' names for its own things.
+cat >"$tu/own_names.cc" <<'CC'
+#include <percore.h>
+static int memory_order_relaxed, atomic_load_explicit, atomic_store_explicit;
+int main() { return memory_order_relaxed + atomic_load_explicit + atomic_store_explicit; }
+CC
+g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$inc" -fsyntax-only "$tu/own_names.cc" ||
+  { echo "FAIL: percore.h takes global names from a C++ program"; fail=1; }
 
 cat >"$tu/seq_ok.c" <<'C'
 #include <percore/spsc_seq.h>
@@ -65,5 +76,5 @@ if gcc -std=c11 -Wall -Werror -I"$inc" -fsyntax-only "$tu/seq_misuse.c" 2>/dev/n
 fi
 
 [ "$fail" = 0 ] || exit 1
-echo "ok: ${#jobs[@]} header compilations (C11, C17, GNU11 pedantic; C++17), umbrella complete,"\
-     "no feature-test macros, seq rings typed"
+echo "ok: ${#jobs[@]} header compilations (C11, C17, GNU11, C++17; all pedantic), umbrella complete,"\
+     "no feature-test macros, no names in C++'s global namespace, seq rings typed"

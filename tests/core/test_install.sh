@@ -7,7 +7,8 @@
 #   - user_prog.c, strict C11 (-std=c11 -Wpedantic -Werror, _GNU_SOURCE
 #     defined first), with pkg-config on the shared libraries and with
 #     pkg-config --static on the static ones;
-#   - user_prog.cc, C++17, with pkg-config on the shared runtime alone;
+#   - user_prog.cc, C++17 (-Wpedantic -Werror, every public header through
+#     percore.h), with pkg-config on the shared runtime alone;
 #   - both again through find_package(percore) (tests/core/user_cmake).
 # Last, the installed shared libraries export exactly what the installed
 # headers declare (check_abi.py).
@@ -40,7 +41,7 @@ esac
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 rpath=(-Wl,-rpath,"$libdir")
 strict_c=(cc -std=c11 -Wall -Wextra -Wpedantic -Werror "${cflags[@]}")
-strict_cxx=(c++ -std=c++17 -Wall -Wextra -Werror "${cflags[@]}")
+strict_cxx=(c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror "${cflags[@]}")
 
 # run NAME: the program prints ok and exits 0
 run() {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 // A user's program in C++17, built against an installed percore by
 // test_install.sh (with pkg-config and with CMake's find_package) under
-// -Wall -Wextra -Werror, linking the runtime library alone.
+// -Wall -Wextra -Wpedantic -Werror, linking the runtime library alone.
+// percore.h brings every public header in.
 //
 // The shards of a server exchange a call and its reply (shard 0 asks
 // shard 1 to square 12), the server echoes a frame a plain socket sends,

@@ -9,8 +9,17 @@
 #                            command's --help names
 #   test_docs.sh completion  the completion offers the commands, and each
 #                            command's options as its --help lists them
-#   test_docs.sh install     cmake --install puts the license, the pages and
-#                            the completion in place, and man finds them
+#   test_docs.sh readme      README.md is a newcomer's page: what percore is,
+#                            the two commands, a small server that is
+#                            examples/hello_server.c verbatim (built, and
+#                            run here: it answers a frame), then where to
+#                            go next; every local link it gives exists
+#   test_docs.sh figures     scripts/render_figures.py renders a results file
+#                            into a figures block, and docs/BENCHMARKS.md's
+#                            block is its output (tests/docs/check_figures.py)
+#   test_docs.sh install     cmake --install puts the license, the examples,
+#                            ARCHITECTURE.md, the pages (sections 1 and 3)
+#                            and the completion in place, and man finds them
 set -euo pipefail
 build=${PC_BUILD_DIR:?}
 percore=$build/tools/percore/percore
@@ -114,13 +123,92 @@ check_install() {
 		fail "man -w percore does not find the installed page"
 	MANPATH="$prefix/share/man" MANWIDTH=100 man percore-bench 2>/dev/null | col -b |
 		grep -- "--repetitions" >/dev/null || fail "man percore-bench does not show --repetitions"
-	echo "ok: make install puts LICENSE, the manual pages and the completion in place"
+	for f in pc_server_start pc_shard_call_q; do
+		MANPATH="$prefix/share/man" man -w 3 "$f" 2>/dev/null |
+			grep "^$prefix/share/man/man3/$f.3" >/dev/null || fail "man 3 $f does not find an installed page"
+		MANPATH="$prefix/share/man" MANWIDTH=100 man 3 "$f" 2>/dev/null | col -b |
+			grep "$f(" >/dev/null || fail "man 3 $f does not show its prototype"
+	done
+	[ -f "$prefix/share/doc/percore/ARCHITECTURE.md" ] || fail "ARCHITECTURE.md not installed"
+	for f in "$PC_SOURCE_DIR"/examples/*.c; do
+		cmp -s "$f" "$prefix/share/doc/percore/examples/$(basename "$f")" ||
+			fail "examples/$(basename "$f") not installed under share/doc/percore"
+	done
+	echo "ok: make install puts LICENSE, the examples, ARCHITECTURE.md, the manual pages" \
+	     "(man 1 and man 3) and the completion in place"
+}
+
+# The line numbers of README.md's level-2 headings matching $1.
+heading_line() {
+	grep -n "^## $1" "$PC_SOURCE_DIR/README.md" | head -1 | cut -d: -f1
+}
+
+# Send one frame to 127.0.0.1:$1 and print the reply's id and body.
+frame_round_trip() {
+	python3 - "$1" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+body = b"world"
+s.sendall(struct.pack(">BBIIH", 1, 0, 42, len(body), 0) + body)
+buf = b""
+while len(buf) < 12 or len(buf) < 12 + struct.unpack(">I", buf[6:10])[0]:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    buf += chunk
+print(struct.unpack(">I", buf[2:6])[0], buf[12:].decode())
+PY
+}
+
+check_readme() {
+	local readme=$PC_SOURCE_DIR/README.md ex=$PC_SOURCE_DIR/examples/hello_server.c
+	local prog=$build/examples/hello_server shown cmds server next link tmp pid port got n
+	cmds=$(heading_line "The two commands")
+	server=$(heading_line "A small server")
+	next=$(heading_line "Where to go next")
+	[ -n "$cmds" ] && [ -n "$server" ] && [ -n "$next" ] ||
+		fail "README.md lacks one of: The two commands, A small server, Where to go next"
+	[ "$cmds" -lt "$server" ] && [ "$server" -lt "$next" ] ||
+		fail "README.md's sections are not in a newcomer's order"
+	grep -q "make test" "$readme" && grep -q "make bench" "$readme" ||
+		fail "README.md does not give make test and make bench"
+	grep -qi "keeps nothing across a restart" "$readme" ||
+		fail "README.md does not say that percore kv keeps nothing across a restart"
+	# the first C block after the heading is the example, verbatim
+	shown=$(awk -v from="$server" 'NR > from && /^```c$/ { on = 1; next } on && /^```$/ { exit } on' "$readme")
+	[ "$shown" = "$(cat "$ex")" ] || fail "README.md's server is not examples/hello_server.c as it is"
+	n=$(grep -Evc '^[[:space:]]*(/\*|\*|$)' "$ex")
+	[ "$n" -le 40 ] || fail "examples/hello_server.c has $n lines of code; a first server fits in 40"
+	for link in $(grep -oE '\]\([^)#]+' "$readme" | sed 's/^](//' | grep -v '^https\?:'); do
+		[ -e "$PC_SOURCE_DIR/$link" ] || fail "README.md links to $link, which does not exist"
+	done
+	# and it serves
+	[ -x "$prog" ] || fail "$prog is not built"
+	tmp=$(mktemp -d)
+	"$prog" 0 >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' RETURN
+	for _ in $(seq 600); do
+		port=$(sed -n 's/^hello_server: port \([0-9]*\)$/\1/p' "$tmp/out")
+		[ -n "$port" ] && break
+		kill -0 "$pid" 2>/dev/null || fail "hello_server exited: $(cat "$tmp/err")"
+		sleep 0.1
+	done
+	[ -n "$port" ] || fail "hello_server did not say its port within 60 s"
+	got=$(frame_round_trip "$port") || fail "no answer from hello_server"
+	[ "$got" = "42 hello, world" ] || fail "hello_server answered '$got'"
+	kill -TERM "$pid"
+	wait "$pid" || fail "hello_server exited $? on SIGTERM"
+	echo "ok: README.md opens with what, the two commands, a server that is a built example" \
+	     "(and answers), then where to go next"
 }
 
 [ -x "$percore" ] || fail "$percore is not built"
 case ${1:-} in
+readme) check_readme ;;
+figures) python3 "$PC_SOURCE_DIR/tests/docs/check_figures.py" "$PC_SOURCE_DIR" "$percore" ;;
 man) check_man ;;
 completion) check_completion ;;
 install) check_install ;;
-*) echo "usage: $0 man|completion|install" >&2; exit 2 ;;
+*) echo "usage: $0 man|completion|install|readme|figures" >&2; exit 2 ;;
 esac
