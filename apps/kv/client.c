@@ -3,14 +3,19 @@
  * request to the shard that owns its key, and the replies in request
  * order.
  *
- * Order. A connection runs its requests in the order they came, as
- * Redis does: a request is sent on only while every request before it
- * that has not answered yet went to the same shard (the jobs one shard
- * sends another run in order, and a shard's wait queue keeps them in
- * order too), and a command that spans shards waits until nothing is
- * outstanding and holds every later one until it is done. Replies join
- * the connection's output in the same order: a job's reply waits in its
- * job until every older one has been written. */
+ * Order. Each shard runs a connection's requests for its keys in the
+ * order they came (the jobs one shard sends another run in the order
+ * they were sent, a shard's wait queue keeps them in order too, and a
+ * request for this shard's keys runs here only while nothing waits
+ * here). Requests for keys of different shards may run at the same time,
+ * as in a Redis Cluster pipeline across nodes: the connection itself
+ * always reads its own writes, since one key is one shard. A command
+ * without keys, one over several shards, and a QUIT wait until nothing is
+ * outstanding, and a command over several shards holds every later one
+ * until it is done. Replies join the connection's output in request
+ * order: a job's reply waits in its job until every older one has been
+ * written, and a reply written here while jobs are out waits behind the
+ * last of them (its `after`). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +47,6 @@ struct kv_client {
 	struct kv_tx *tx;             /* the transaction running for it, or NULL */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
-	int target;                   /* the shard outstanding jobs went to; -1 */
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
@@ -133,11 +137,10 @@ static void collect(struct kv_client *c)
 		if (!c->head)
 			c->tail = NULL;
 		kv_reply_raw(&c->out, j->out.buf, j->out.len);
+		kv_reply_raw(&c->out, j->after.buf, j->after.len);
 		kv_job_free(j);
 		c->inflight--;
 	}
-	if (!c->inflight)
-		c->target = -1;
 }
 
 static void process(struct kv_client *c);
@@ -197,7 +200,6 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	c->tx = NULL;
 	c->in_tx = false;
 	c->inflight--;
-	c->target = -1;
 	answered(c);
 }
 
@@ -246,7 +248,6 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 		c->head = j;
 	c->tail = j;
 	c->inflight++;
-	c->target = (int)t;
 	if (kv_job_submit(c->sh, j)) {
 		/* Past the outbox budget: this request is refused, not lost. */
 		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
@@ -267,6 +268,13 @@ static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
 	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
 }
 
+/* Where a reply written now goes: behind the outstanding jobs (after
+ * the last one's reply), or straight to the output. */
+static struct kv_reply *reply_slot(struct kv_client *c)
+{
+	return c->tail ? &c->tail->after : &c->out;
+}
+
 /* Runs or sends one request (now: the clock for the requests of this
  * read). Returns false when it must wait for the outstanding ones (it is
  * read again later). */
@@ -278,19 +286,22 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	bool routed = true, scan, local;
 	unsigned t;
 
-	/* The usual request first: keys of this shard's, nothing outstanding
-	 * and nothing waiting here, so it runs now. */
-	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && !c->inflight && kv_shard_free(sh) &&
+	if (c->in_tx)
+		return false; /* a command over several shards holds every later one */
+	/* The usual request first: keys of this shard's and nothing waiting
+	 * here, so it runs now, whatever went to other shards before it. */
+	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && kv_shard_free(sh) &&
 	    owned_here(sh, cmd, r)) {
-		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, reply_slot(c), NULL);
 		return true;
 	}
 	scan = cmd && cmd->multi == KV_MULTI_WALK;
 	local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
 	if (!cmd || !kv_cmd_arity_ok(cmd, r->argc) || local ||
 	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
-		/* Runs here, on nothing of another shard's (QUIT among them:
-		 * it marks the connection to close once answered). */
+		/* Runs here, on nothing of another shard's, once everything
+		 * before it answered (QUIT among them: it marks the connection
+		 * to close once answered). */
 		if (c->inflight)
 			return false;
 		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
@@ -315,11 +326,11 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	} else {
 		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
 	}
-	if (t == sh->idx && !c->inflight && kv_shard_free(sh) && (!scan || sh->n == 1)) {
-		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
+	if (t == sh->idx && kv_shard_free(sh) && (!scan || sh->n == 1)) {
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, reply_slot(c), NULL);
 		return true;
 	}
-	if (c->inflight && (c->in_tx || c->target != (int)t || c->inflight >= MAX_INFLIGHT))
+	if (c->inflight >= MAX_INFLIGHT)
 		return false;
 	send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
 	return true;
@@ -529,7 +540,6 @@ void kv_client_open(struct pc_session *s, void *user)
 	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
 	c->s = s;
 	c->sh = sh;
-	c->target = -1;
 	kv_reply_init(&c->out);
 	pc_session_set_data(s, c);
 }

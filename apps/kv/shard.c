@@ -42,6 +42,7 @@ struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes)
 	j->kind = kind;
 	j->scan_shard = -1;
 	kv_reply_init(&j->out);
+	kv_reply_init(&j->after);
 	kv_part_init(&j->part);
 	j->a.argv = (const char **)(j + 1);
 	j->a.argl = (size_t *)(j->a.argv + argc);
@@ -64,6 +65,7 @@ void kv_job_free(struct kv_job *j)
 	if (!j)
 		return;
 	kv_reply_free(&j->out);
+	kv_reply_free(&j->after);
 	kv_part_free(&j->part);
 	free(j->val);
 	free(j);

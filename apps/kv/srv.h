@@ -67,6 +67,9 @@ struct kv_job {
 	char *val;                 /* KV_JOB_FN's value (malloc) */
 	size_t vlen;
 	struct kv_reply out;       /* the reply the target wrote */
+	/* replies of the owner's requests that ran at home after this job
+	 * was sent and before the next one: written out after out */
+	struct kv_reply after;
 	struct kv_args a;          /* KV_JOB_CMD's request (in the same allocation) */
 	uint32_t acap;             /* argument slots */
 	char *abuf;                /* where the next argument's bytes go */
