@@ -3,14 +3,19 @@
  * request to the shard that owns its key, and the replies in request
  * order.
  *
- * Order. A connection runs its requests in the order they came, as
- * Redis does: a request is sent on only while every request before it
- * that has not answered yet went to the same shard (the jobs one shard
- * sends another run in order, and a shard's wait queue keeps them in
- * order too), and a command that spans shards waits until nothing is
- * outstanding and holds every later one until it is done. Replies join
- * the connection's output in the same order: a job's reply waits in its
- * job until every older one has been written. */
+ * Order. Each shard runs a connection's requests for its keys in the
+ * order they came (the jobs one shard sends another run in the order
+ * they were sent, a shard's wait queue keeps them in order too, and a
+ * request for this shard's keys runs here only while nothing waits
+ * here). Requests for keys of different shards may run at the same time,
+ * as in a Redis Cluster pipeline across nodes: the connection itself
+ * always reads its own writes, since one key is one shard. A command
+ * without keys, one over several shards, and a QUIT wait until nothing is
+ * outstanding, and a command over several shards holds every later one
+ * until it is done. Replies join the connection's output in request
+ * order: a job's reply waits in its job until every older one has been
+ * written, and a reply written here while jobs are out waits behind the
+ * last of them (its `after`). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +47,6 @@ struct kv_client {
 	struct kv_tx *tx;             /* the transaction running for it, or NULL */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
-	int target;                   /* the shard outstanding jobs went to; -1 */
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
@@ -133,11 +137,10 @@ static void collect(struct kv_client *c)
 		if (!c->head)
 			c->tail = NULL;
 		kv_reply_raw(&c->out, j->out.buf, j->out.len);
+		kv_reply_raw(&c->out, j->after.buf, j->after.len);
 		kv_job_free(j);
 		c->inflight--;
 	}
-	if (!c->inflight)
-		c->target = -1;
 }
 
 static void process(struct kv_client *c);
@@ -158,21 +161,25 @@ static void answered(struct kv_client *c)
  * cursor 0 in one call. Returns true when the job was sent on. */
 static bool scan_hop(struct kv_shard *sh, struct kv_job *j)
 {
-	static const char empty_end[] = "*2\r\n$1\r\n0\r\n*0\r\n";
-
-	if ((unsigned)j->scan_shard + 1 >= sh->n || j->out.len != sizeof(empty_end) - 1 ||
-	    memcmp(j->out.buf, empty_end, j->out.len))
+	if ((unsigned)j->scan_shard + 1 >= sh->n || j->out.len || j->part.n || j->part.count)
 		return false;
 	j->target = (unsigned)++j->scan_shard;
 	j->a.argv[1] = "0";
 	j->a.argl[1] = 1;
 	j->finished = false;
-	kv_reply_clear(&j->out);
 	if (!kv_job_submit(sh, j))
 		return true;
 	j->finished = true; /* refused: this shard's empty answer stands */
-	kv_reply_raw(&j->out, empty_end, sizeof(empty_end) - 1);
 	return false;
+}
+
+/* A SCAN part's reply: its keys under the server-wide cursor. */
+static void scan_reply(struct kv_shard *sh, struct kv_job *j)
+{
+	unsigned s = (unsigned)j->scan_shard;
+
+	if (!j->out.len) /* else the shard's error stands */
+		kv_part_reply_walk(&j->part, kv_scan_cursor((uint64_t)j->part.n, s, sh->n), &j->out);
 }
 
 static void job_done(struct kv_shard *sh, struct kv_job *j)
@@ -182,7 +189,7 @@ static void job_done(struct kv_shard *sh, struct kv_job *j)
 	if (j->scan_shard >= 0 && scan_hop(sh, j))
 		return;
 	if (j->scan_shard >= 0)
-		kv_scan_rewrite(&j->out, (unsigned)j->scan_shard, sh->n);
+		scan_reply(sh, j);
 	collect(c);
 	answered(c);
 }
@@ -193,7 +200,6 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	c->tx = NULL;
 	c->in_tx = false;
 	c->inflight--;
-	c->target = -1;
 	answered(c);
 }
 
@@ -219,6 +225,7 @@ static struct kv_job *request_job(const struct kv_resp_req *r, int scan_shard, u
 			kv_job_arg(j, r->argv[i], r->argl[i]);
 	}
 	j->scan_shard = scan_shard;
+	j->typed = scan_shard >= 0;
 	return j;
 }
 
@@ -229,7 +236,7 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	struct kv_job *j = request_job(r, scan_shard, cursor);
 
 	if (!j) {
-		kv_reply_error(&c->out, "ERR out of memory", 17);
+		KV_REPLY_ERR(&c->out, KV_ERR_NOMEM);
 		return;
 	}
 	j->target = t;
@@ -241,25 +248,12 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 		c->head = j;
 	c->tail = j;
 	c->inflight++;
-	c->target = (int)t;
 	if (kv_job_submit(c->sh, j)) {
 		/* Past the outbox budget: this request is refused, not lost. */
-		kv_reply_error(&j->out, "ERR server busy, try again", 26);
+		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
 		j->finished = true;
 		collect(c);
 	}
-}
-
-static bool arity_ok(const struct kv_cmd *cmd, uint32_t argc)
-{
-	int a = cmd->arity;
-
-	return a > 0 ? (uint32_t)a == argc : argc >= (uint32_t)-a;
-}
-
-static bool is_quit(const struct kv_resp_req *r)
-{
-	return r->argl[0] == 4 && !strncasecmp(r->argv[0], "quit", 4);
 }
 
 /* Whether every key of the request is this shard's: always with one
@@ -274,6 +268,13 @@ static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
 	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
 }
 
+/* Where a reply written now goes: behind the outstanding jobs (after
+ * the last one's reply), or straight to the output. */
+static struct kv_reply *reply_slot(struct kv_client *c)
+{
+	return c->tail ? &c->tail->after : &c->out;
+}
+
 /* Runs or sends one request (now: the clock for the requests of this
  * read). Returns false when it must wait for the outstanding ones (it is
  * read again later). */
@@ -285,34 +286,33 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	bool routed = true, scan, local;
 	unsigned t;
 
-	/* The usual request first: keys of this shard's, nothing outstanding
-	 * and nothing waiting here, so it runs now. */
-	if (cmd && cmd->first_key && arity_ok(cmd, r->argc) && !c->inflight && kv_shard_free(sh) &&
+	if (c->in_tx)
+		return false; /* a command over several shards holds every later one */
+	/* The usual request first: keys of this shard's and nothing waiting
+	 * here, so it runs now, whatever went to other shards before it. */
+	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && kv_shard_free(sh) &&
 	    owned_here(sh, cmd, r)) {
-		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out);
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, reply_slot(c), NULL);
 		return true;
 	}
-	scan = cmd && !strcmp(cmd->name, "scan");
+	scan = cmd && cmd->multi == KV_MULTI_WALK;
 	local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
-	if (is_quit(r) || !cmd || !arity_ok(cmd, r->argc) || local ||
+	if (!cmd || !kv_cmd_arity_ok(cmd, r->argc) || local ||
 	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
-		/* Runs here, on nothing of another shard's. */
+		/* Runs here, on nothing of another shard's, once everything
+		 * before it answered (QUIT among them: it marks the connection
+		 * to close once answered). */
 		if (c->inflight)
 			return false;
-		if (is_quit(r)) {
-			kv_reply_status(&c->out, "OK");
-			c->quit = true;
-		} else {
-			kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out);
-			c->quit = c->conn.flags & KV_CONN_CLOSE;
-		}
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
+		c->quit = c->conn.flags & KV_CONN_CLOSE;
 		return true;
 	}
 	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
 		if (c->inflight)
 			return false;
 		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl, &c->tx)) {
-			kv_reply_error(&c->out, "ERR out of memory", 17);
+			KV_REPLY_ERR(&c->out, KV_ERR_NOMEM);
 		} else {
 			c->inflight++;
 			c->in_tx = true;
@@ -326,11 +326,11 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	} else {
 		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
 	}
-	if (t == sh->idx && !c->inflight && kv_shard_free(sh) && (!scan || sh->n == 1)) {
-		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out);
+	if (t == sh->idx && kv_shard_free(sh) && (!scan || sh->n == 1)) {
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, reply_slot(c), NULL);
 		return true;
 	}
-	if (c->inflight && (c->in_tx || c->target != (int)t || c->inflight >= MAX_INFLIGHT))
+	if (c->inflight >= MAX_INFLIGHT)
 		return false;
 	send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
 	return true;
@@ -341,7 +341,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 static void end_conn(struct kv_client *c)
 {
 	if (c->proto) {
-		kv_reply_errorf(&c->out, "ERR %s", c->proto_msg);
+		kv_reply_errorf(&c->out, KV_ERR_PROTO_FMT, c->proto_msg);
 		atomic_fetch_add_explicit(&c->sh->srv->proto_errors, 1, memory_order_relaxed);
 	}
 	flush(c);
@@ -514,7 +514,7 @@ static void peer_name(struct pc_session *s, struct kv_conn *conn)
 
 void kv_client_open(struct pc_session *s, void *user)
 {
-	static const char full[] = "-ERR max number of clients reached\r\n";
+	static const char full[] = "-" KV_ERR_MAXCLIENTS "\r\n";
 	struct kv_server *k = user;
 	struct kv_shard *sh = pc_shard_user();
 	uint64_t n = atomic_fetch_add_explicit(&k->clients, 1, memory_order_relaxed);
@@ -540,7 +540,6 @@ void kv_client_open(struct pc_session *s, void *user)
 	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
 	c->s = s;
 	c->sh = sh;
-	c->target = -1;
 	kv_reply_init(&c->out);
 	pc_session_set_data(s, c);
 }

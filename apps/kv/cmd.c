@@ -15,82 +15,81 @@
 #define A  KV_CMD_ALLSHARDS
 #define L  KV_CMD_NOKEY_LOCAL
 
-/* Sorted by name, for the binary search in kv_cmd_lookup(). Arity and key
- * positions are Redis 7.0's. */
+#define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
+	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },
+#define KV_SUBCOMMAND(name, fn, arity, flags, group, since, summary) /* the next table */
 static const struct kv_cmd table[] = {
-	{ "append",      3,  W | M | F,     1, 1, 1, kv_append, NULL, 0 },
-	{ "client",      -2, L,             0, 0, 0, NULL, kv_client_subs, KV_CLIENT_NSUBS },
-	{ "command",     -1, L,             0, 0, 0, kv_command, kv_command_subs, KV_COMMAND_NSUBS },
-	{ "config",      -2, L,             0, 0, 0, NULL, kv_config_subs, KV_CONFIG_NSUBS },
-	{ "dbsize",      1,  R | F | A,     0, 0, 0, kv_dbsize, NULL, 0 },
-	{ "decr",        2,  W | M | F,     1, 1, 1, kv_decr, NULL, 0 },
-	{ "decrby",      3,  W | M | F,     1, 1, 1, kv_decrby, NULL, 0 },
-	{ "del",         -2, W,             1, -1, 1, kv_del, NULL, 0 },
-	{ "echo",        2,  F | L,         0, 0, 0, kv_echo, NULL, 0 },
-	{ "exists",      -2, R | F,         1, -1, 1, kv_exists, NULL, 0 },
-	{ "expire",      -3, W | F,         1, 1, 1, kv_expire, NULL, 0 },
-	{ "expireat",    -3, W | F,         1, 1, 1, kv_expireat, NULL, 0 },
-	{ "flushall",    -1, W | A,         0, 0, 0, kv_flushall, NULL, 0 },
-	{ "flushdb",     -1, W | A,         0, 0, 0, kv_flushall, NULL, 0 },
-	{ "get",         2,  R | F,         1, 1, 1, kv_get, NULL, 0 },
-	{ "getdel",      2,  W | F,         1, 1, 1, kv_getdel, NULL, 0 },
-	{ "getex",       -2, W | F,         1, 1, 1, kv_getex, NULL, 0 },
-	{ "getrange",    4,  R,             1, 1, 1, kv_getrange, NULL, 0 },
-	{ "getset",      3,  W | M | F,     1, 1, 1, kv_getset, NULL, 0 },
-	{ "hello",       -1, L | F,         0, 0, 0, kv_hello, NULL, 0 },
-	{ "incr",        2,  W | M | F,     1, 1, 1, kv_incr, NULL, 0 },
-	{ "incrby",      3,  W | M | F,     1, 1, 1, kv_incrby, NULL, 0 },
-	{ "incrbyfloat", 3,  W | M | F,     1, 1, 1, kv_incrbyfloat, NULL, 0 },
-	{ "info",        -1, L,             0, 0, 0, kv_info, NULL, 0 },
-	{ "keys",        2,  R | A,         0, 0, 0, kv_keys, NULL, 0 },
-	{ "mget",        -2, R | F,         1, -1, 1, kv_mget, NULL, 0 },
-	{ "mset",        -3, W | M,         1, -1, 2, kv_mset, NULL, 0 },
-	{ "msetnx",      -3, W | M,         1, -1, 2, kv_msetnx, NULL, 0 },
-	{ "persist",     2,  W | F,         1, 1, 1, kv_persist, NULL, 0 },
-	{ "pexpire",     -3, W | F,         1, 1, 1, kv_pexpire, NULL, 0 },
-	{ "pexpireat",   -3, W | F,         1, 1, 1, kv_pexpireat, NULL, 0 },
-	{ "ping",        -1, F | L,         0, 0, 0, kv_ping, NULL, 0 },
-	{ "psetex",      4,  W | M,         1, 1, 1, kv_psetex, NULL, 0 },
-	{ "pttl",        2,  R | F,         1, 1, 1, kv_pttl, NULL, 0 },
-	{ "quit",        -1, L | F,         0, 0, 0, kv_quit, NULL, 0 },
-	{ "rename",      3,  W,             1, 2, 1, kv_rename, NULL, 0 },
-	{ "renamenx",    3,  W | F,         1, 2, 1, kv_renamenx, NULL, 0 },
-	{ "scan",        -2, R | A,         0, 0, 0, kv_scan, NULL, 0 },
-	{ "select",      2,  F | L,         0, 0, 0, kv_select, NULL, 0 },
-	{ "set",         -3, W | M,         1, 1, 1, kv_set, NULL, 0 },
-	{ "setex",       4,  W | M,         1, 1, 1, kv_setex, NULL, 0 },
-	{ "setnx",       3,  W | M | F,     1, 1, 1, kv_setnx, NULL, 0 },
-	{ "setrange",    4,  W | M,         1, 1, 1, kv_setrange, NULL, 0 },
-	{ "strlen",      2,  R | F,         1, 1, 1, kv_strlen, NULL, 0 },
-	{ "ttl",         2,  R | F,         1, 1, 1, kv_ttl, NULL, 0 },
-	{ "type",        2,  R | F,         1, 1, 1, kv_type, NULL, 0 },
-	{ "unlink",      -2, W | F,         1, -1, 1, kv_del, NULL, 0 },
+#include "commands.def"
 };
+#undef KV_COMMAND
+#undef KV_SUBCOMMAND
+
+#define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary)
+#define KV_SUBCOMMAND(name, fn, arity, flags, group, since, summary) \
+	{ name, fn, arity, flags, 0, 0, 0, KV_MULTI_NONE, group, since, summary },
+static const struct kv_cmd subs[] = {
+#include "commands.def"
+};
+#undef KV_COMMAND
+#undef KV_SUBCOMMAND
+
+#define NCMDS (sizeof(table) / sizeof(table[0]))
+#define NSUBS (sizeof(subs) / sizeof(subs[0]))
 
 const struct kv_cmd *kv_cmd_table(size_t *count)
 {
-	*count = sizeof(table) / sizeof(table[0]);
+	*count = NCMDS;
 	return table;
 }
 
 /* Where each first letter's commands start in the table (sorted, so
- * they sit together): by_letter[l] .. by_letter[l + 1]; and each name's
- * length. Filled once. */
+ * they sit together): by_letter[l] .. by_letter[l + 1]; each name's
+ * length; and where each container's subcommands sit in subs[] (sorted
+ * by "container|sub", so together too). Filled once. */
 static uint8_t by_letter[27];
-static uint8_t name_len[sizeof(table) / sizeof(table[0])];
+static uint8_t name_len[NCMDS];
+static uint8_t sub_first[NCMDS], sub_count[NCMDS];
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static void index_subs(size_t cmd)
+{
+	size_t plen = name_len[cmd];
+
+	for (size_t s = 0; s < NSUBS; s++) {
+		if (strncmp(subs[s].name, table[cmd].name, plen) || subs[s].name[plen] != '|')
+			continue;
+		if (!sub_count[cmd])
+			sub_first[cmd] = (uint8_t)s;
+		sub_count[cmd]++;
+	}
+}
 
 static void index_table(void)
 {
-	size_t n = sizeof(table) / sizeof(table[0]), i = 0;
+	size_t i = 0;
 
 	for (unsigned l = 0; l <= 26; l++) {
-		while (i < n && (unsigned)(table[i].name[0] - 'a') < l)
+		while (i < NCMDS && (unsigned)(table[i].name[0] - 'a') < l)
 			i++;
 		by_letter[l] = (uint8_t)i;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < NCMDS; i++) {
 		name_len[i] = (uint8_t)strlen(table[i].name);
+		index_subs(i);
+	}
+}
+
+const struct kv_cmd *kv_cmd_subs(const struct kv_cmd *cmd, size_t *n)
+{
+	size_t i = (size_t)(cmd - table);
+
+	pthread_once(&index_once, index_table);
+	if (i >= NCMDS || !sub_count[i]) {
+		*n = 0;
+		return NULL;
+	}
+	*n = sub_count[i];
+	return &subs[sub_first[i]];
 }
 
 /* Every request looks its command up: the name in lower case, then the
@@ -133,7 +132,7 @@ static void unknown_command(struct kv_call *c)
 		used += (size_t)snprintf(args + used, sizeof(args) - used, "'%.*s' ",
 					 c_len(c->argv[i], c->argl[i], 128 - used), c->argv[i]);
 	args[used] = '\0';
-	kv_reply_errorf(c->out, "ERR unknown command '%.*s', with args beginning with: %s",
+	kv_reply_errorf(c->out, KV_ERR_UNKNOWN_FMT,
 			c_len(c->argv[0], c->argl[0], 128), c->argv[0], args);
 }
 
@@ -141,11 +140,13 @@ static void unknown_command(struct kv_call *c)
  * NULL. */
 static const struct kv_cmd *find_sub(const struct kv_cmd *cmd, const char *name, size_t len)
 {
-	size_t plen = strlen(cmd->name) + 1;
-	for (size_t i = 0; i < cmd->nsubs; i++) {
-		const char *sub = cmd->subs[i].name + plen;
+	size_t plen = strlen(cmd->name) + 1, n;
+	const struct kv_cmd *s = kv_cmd_subs(cmd, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *sub = s[i].name + plen;
 		if (strlen(sub) == len && strncasecmp(sub, name, len) == 0)
-			return &cmd->subs[i];
+			return &s[i];
 	}
 	return NULL;
 }
@@ -158,7 +159,7 @@ static void unknown_sub(struct kv_call *c, const struct kv_cmd *container)
 	for (size_t i = 0; i <= n; i++)
 		upper[i] = (char)(container->name[i] >= 'a' && container->name[i] <= 'z' ?
 				  container->name[i] - 32 : container->name[i]);
-	kv_reply_errorf(c->out, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+	kv_reply_errorf(c->out, KV_ERR_UNKNOWN_SUB_FMT,
 			c_len(c->argv[1], c->argl[1], 128), c->argv[1], upper);
 }
 
@@ -175,8 +176,10 @@ bool kv_cmd_check(struct kv_call *c)
 
 bool kv_cmd_check_as(struct kv_call *c, const struct kv_cmd *cmd)
 {
+	size_t nsubs;
+
 	c->cmd = cmd;
-	if (c->cmd->subs && c->argc >= 2) {
+	if (kv_cmd_subs(cmd, &nsubs) && c->argc >= 2) {
 		const struct kv_cmd *sub = find_sub(c->cmd, c->argv[1], c->argl[1]);
 		if (!sub) {
 			unknown_sub(c, c->cmd);
@@ -184,8 +187,7 @@ bool kv_cmd_check_as(struct kv_call *c, const struct kv_cmd *cmd)
 		}
 		c->cmd = sub;
 	}
-	int a = c->cmd->arity;
-	if ((a > 0 && (uint32_t)a != c->argc) || (a < 0 && c->argc < (uint32_t)-a)) {
+	if (!kv_cmd_arity_ok(c->cmd, c->argc)) {
 		kv_err_arity(c);
 		return false;
 	}
@@ -196,13 +198,39 @@ bool kv_cmd_check_as(struct kv_call *c, const struct kv_cmd *cmd)
 	return true;
 }
 
+/* A command with a typed result: into the caller's part, or, run whole
+ * here, into one of its own that becomes the reply. The command wrote an
+ * error when out grew. */
+static void run_typed(struct kv_call *c)
+{
+	struct kv_part own, *p = c->part;
+	size_t mark = c->out->len;
+
+	if (!p) {
+		kv_part_init(&own);
+		c->part = p = &own;
+	}
+	c->cmd->fn(c);
+	if (p->failed && c->out->len == mark)
+		kv_err_oom(c);
+	if (p != &own)
+		return;
+	if (c->out->len == mark)
+		kv_part_reply(c->cmd->multi, p, c->out);
+	kv_part_free(&own);
+	c->part = NULL;
+}
+
 void kv_cmd_run(struct kv_call *c)
 {
 	if (!kv_db_make_room(c->db) && (c->cmd->flags & KV_CMD_DENYOOM)) {
 		kv_err(c, KV_ERR_OOM);
 		return;
 	}
-	c->cmd->fn(c);
+	if (kv_multi_typed(c->cmd->multi))
+		run_typed(c);
+	else
+		c->cmd->fn(c);
 }
 
 void kv_cmd_exec(struct kv_call *c)
@@ -234,17 +262,17 @@ void kv_reply_help(struct kv_call *c, const char *const *lines, size_t n)
 
 void kv_err_arity(struct kv_call *c)
 {
-	kv_reply_errorf(c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+	kv_reply_errorf(c->out, KV_ERR_ARITY_FMT, c->cmd->name);
 }
 
 void kv_err_expire(struct kv_call *c)
 {
-	kv_reply_errorf(c->out, "ERR invalid expire time in '%s' command", c->cmd->name);
+	kv_reply_errorf(c->out, KV_ERR_EXPIRE_FMT, c->cmd->name);
 }
 
 void kv_err_oom(struct kv_call *c)
 {
-	kv_err(c, "ERR out of memory");
+	kv_err(c, KV_ERR_NOMEM);
 }
 
 void kv_ping(struct kv_call *c)
@@ -269,16 +297,16 @@ void kv_select(struct kv_call *c)
 	if (!kv_arg_ll(c, 1, &id))
 		return;
 	if (id < INT32_MIN || id > INT32_MAX)
-		kv_err(c, "ERR value is out of range, value must between -2147483648 and 2147483647");
+		kv_err(c, KV_ERR_DB_RANGE);
 	else if (id != 0)
-		kv_err(c, "ERR DB index is out of range");
+		kv_err(c, KV_ERR_DB_INDEX);
 	else
 		kv_reply_status(c->out, "OK");
 }
 
 void kv_dbsize(struct kv_call *c)
 {
-	kv_reply_int(c->out, (int64_t)kv_db_size(c->db));
+	c->part->n = (int64_t)kv_db_size(c->db);
 }
 
 /* FLUSHALL and FLUSHDB [ASYNC | SYNC]: one database, so both empty it. */
@@ -288,6 +316,5 @@ void kv_flushall(struct kv_call *c)
 		kv_err(c, KV_ERR_SYNTAX);
 		return;
 	}
-	kv_db_flush(c->db);
-	kv_reply_status(c->out, "OK");
+	kv_db_flush(c->db); /* typed (KV_MULTI_OK): the executor says OK */
 }

@@ -15,6 +15,8 @@
 
 #include "conn.h"
 #include "db.h"
+#include "errors.h"
+#include "part.h"
 #include "reply.h"
 
 /* Command flags (Redis's names). */
@@ -30,9 +32,6 @@
  * view->totals, not from a fan-out of INFO itself). */
 #define KV_CMD_ALLSHARDS    0x10u
 #define KV_CMD_NOKEY_LOCAL  0x20u
-
-/* Redis's refusal of a DENYOOM command over maxmemory (noeviction). */
-#define KV_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {
@@ -52,29 +51,37 @@ struct kv_call {
 	const char *const *argv;
 	const size_t *argl;
 	const struct kv_cmd *cmd;
+	/* A command with a typed result (kv_multi_typed(cmd->multi)) writes it
+	 * here, and to out only an error. NULL: the executor provides one and
+	 * turns it into the reply. */
+	struct kv_part *part;
 };
 
 typedef void kv_cmd_fn(struct kv_call *c);
 
+/* One command's record (commands.def says what each field holds). */
 struct kv_cmd {
-	const char *name;    /* lower case, as Redis's errors quote it */
-	int arity;           /* n: exactly n arguments with the name; -n: at least n */
-	unsigned flags;
-	/* Redis's key positions: the first and last argument that is a key
-	 * (last -1: the final argument) and the step between keys; first 0:
-	 * no keys */
-	int first_key, last_key, key_step;
+	const char *name;
 	kv_cmd_fn *fn;
-	/* A container (CLIENT, CONFIG, COMMAND): its subcommands, named
-	 * "container|sub" as Redis's errors quote them, with arity counting
-	 * the container's name; fn runs when no subcommand is named. NULL:
-	 * none. */
-	const struct kv_cmd *subs;
-	size_t nsubs;
+	int arity;
+	unsigned flags;
+	int first_key, last_key, key_step;
+	enum kv_multi multi;
+	const char *group, *since, *summary;
 };
 
 /* The longest command name in the table. */
 #define KV_CMD_NAME_MAX 11
+
+/* Whether argc arguments (the name included) meet cmd's arity. */
+static inline bool kv_cmd_arity_ok(const struct kv_cmd *cmd, uint32_t argc)
+{
+	return cmd->arity > 0 ? (uint32_t)cmd->arity == argc : argc >= (uint32_t)-cmd->arity;
+}
+
+/* A container's subcommands ("container|sub"), *n of them; NULL and 0
+ * for a command that has none. */
+const struct kv_cmd *kv_cmd_subs(const struct kv_cmd *cmd, size_t *n);
 
 /* The command named name[0..len), any letter case, or NULL. */
 const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);
@@ -101,11 +108,6 @@ void kv_cmd_exec(struct kv_call *c);
 
 /* kv_cmd_check_as() then kv_cmd_run(). */
 void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
-
-/* The Redis command group of a command or subcommand ("string",
- * "generic", "connection", "server"), or NULL when it has no
- * documentation. */
-const char *kv_cmd_group(const char *name);
 
 /* The commands in the table, in order (for COMMAND and tests). */
 const struct kv_cmd *kv_cmd_table(size_t *count);

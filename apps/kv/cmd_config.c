@@ -111,7 +111,7 @@ static void current(const struct kv_call *c, struct kv_config *cfg)
 
 /* CONFIG GET pattern [pattern ...]: each parameter once, in table order;
  * patterns match without regard to case, as Redis's do. */
-static void config_get(struct kv_call *c)
+void kv_config_get(struct kv_call *c)
 {
 	struct kv_config cfg;
 	bool hit[NPARAMS] = { false };
@@ -321,7 +321,7 @@ static bool check_names(struct kv_call *c, const struct kv_config *cfg)
 
 /* CONFIG SET parameter value [parameter value ...]: all or nothing. The
  * new settings go to the server through view->config_set. */
-static void config_set(struct kv_call *c)
+void kv_config_set(struct kv_call *c)
 {
 	struct kv_config cfg;
 	char why[160];
@@ -355,7 +355,7 @@ static void config_set(struct kv_call *c)
 		kv_reply_status(c->out, "OK");
 }
 
-static void config_help(struct kv_call *c)
+void kv_config_help(struct kv_call *c)
 {
 	static const char *const lines[] = {
 		"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -365,13 +365,3 @@ static void config_help(struct kv_call *c)
 	};
 	kv_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
-
-#define L  KV_CMD_NOKEY_LOCAL
-
-const struct kv_cmd kv_config_subs[] = {
-	{ "config|get",  -3, L, 0, 0, 0, config_get, NULL, 0 },
-	{ "config|help", 2,  L, 0, 0, 0, config_help, NULL, 0 },
-	{ "config|set",  -4, L, 0, 0, 0, config_set, NULL, 0 },
-};
-_Static_assert(sizeof(kv_config_subs) / sizeof(kv_config_subs[0]) == KV_CONFIG_NSUBS,
-	       "KV_CONFIG_NSUBS is the table's length");

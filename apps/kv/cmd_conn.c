@@ -11,7 +11,7 @@
 static struct kv_conn *need_conn(struct kv_call *c)
 {
 	if (!c->conn)
-		kv_err(c, "ERR no connection to act on");
+		kv_err(c, KV_ERR_NO_CONN);
 	return c->conn;
 }
 
@@ -29,7 +29,7 @@ static bool valid_name(const char *s, size_t n)
 static bool set_name(struct kv_call *c, uint32_t i)
 {
 	if (!valid_name(c->argv[i], c->argl[i])) {
-		kv_err(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+		kv_err(c, KV_ERR_CLIENT_NAME);
 		return false;
 	}
 	if (kv_conn_set_str(&c->conn->name, c->argv[i], c->argl[i])) {
@@ -51,7 +51,7 @@ void kv_hello(struct kv_call *c)
 	if (!conn)
 		return;
 	if (c->argc >= 2 && !kv_str2ll(c->argv[1], c->argl[1], &ver)) {
-		kv_err(c, "ERR Protocol version is not an integer or out of range");
+		kv_err(c, KV_ERR_PROTO_VERSION);
 		return;
 	}
 	if (c->argc >= 2 && ver != 2) {
@@ -67,13 +67,13 @@ void kv_hello(struct kv_call *c)
 		} else if (kv_arg_is(c, j, "setname") && more >= 1) {
 			setname = ++j;
 		} else {
-			kv_reply_errorf(c->out, "ERR Syntax error in HELLO option '%.*s'",
+			kv_reply_errorf(c->out, KV_ERR_HELLO_OPT_FMT,
 					(int)c->argl[j], c->argv[j]);
 			return;
 		}
 	}
 	if (bad_user) {
-		kv_err(c, "WRONGPASS invalid username-password pair or user is disabled.");
+		kv_err(c, KV_ERR_WRONGPASS);
 		return;
 	}
 	if (setname && !set_name(c, setname))
@@ -103,14 +103,14 @@ void kv_quit(struct kv_call *c)
 	kv_reply_status(c->out, "OK");
 }
 
-static void client_id(struct kv_call *c)
+void kv_client_id(struct kv_call *c)
 {
 	struct kv_conn *conn = need_conn(c);
 	if (conn)
 		kv_reply_int(c->out, (int64_t)conn->id);
 }
 
-static void client_getname(struct kv_call *c)
+void kv_client_getname(struct kv_call *c)
 {
 	struct kv_conn *conn = need_conn(c);
 	if (!conn)
@@ -121,7 +121,7 @@ static void client_getname(struct kv_call *c)
 		kv_reply_null(c->out);
 }
 
-static void client_setname(struct kv_call *c)
+void kv_client_setname(struct kv_call *c)
 {
 	if (need_conn(c) && set_name(c, 2))
 		kv_reply_status(c->out, "OK");
@@ -129,7 +129,7 @@ static void client_setname(struct kv_call *c)
 
 /* CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2; client libraries send
  * it on connect). */
-static void client_setinfo(struct kv_call *c)
+void kv_client_setinfo(struct kv_call *c)
 {
 	struct kv_conn *conn = need_conn(c);
 	char **field;
@@ -141,11 +141,11 @@ static void client_setinfo(struct kv_call *c)
 	else if (kv_arg_is(c, 2, "lib-ver"))
 		field = &conn->lib_ver;
 	else {
-		kv_reply_errorf(c->out, "ERR Unrecognized option '%.*s'", (int)c->argl[2], c->argv[2]);
+		kv_reply_errorf(c->out, KV_ERR_CLIENT_OPT_FMT, (int)c->argl[2], c->argv[2]);
 		return;
 	}
 	if (!valid_name(c->argv[3], c->argl[3])) {
-		kv_reply_errorf(c->out, "ERR %s cannot contain spaces, newlines or special characters.",
+		kv_reply_errorf(c->out, KV_ERR_SETINFO_FMT,
 				field == &conn->lib_name ? "lib-name" : "lib-ver");
 		return;
 	}
@@ -157,7 +157,7 @@ static void client_setinfo(struct kv_call *c)
 
 /* CLIENT NO-EVICT ON|OFF: kept and reported; eviction here never closes
  * clients, so it changes nothing else. */
-static void client_no_evict(struct kv_call *c)
+void kv_client_no_evict(struct kv_call *c)
 {
 	struct kv_conn *conn = need_conn(c);
 	if (!conn)
@@ -183,7 +183,7 @@ static void reply_text(struct kv_call *c, struct kv_text *t)
 	kv_text_free(t);
 }
 
-static void client_info(struct kv_call *c)
+void kv_client_info(struct kv_call *c)
 {
 	struct kv_text t = { 0 };
 	if (!need_conn(c))
@@ -194,7 +194,7 @@ static void client_info(struct kv_call *c)
 
 /* CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB]: every connection is a
  * normal one here. */
-static void client_list(struct kv_call *c)
+void kv_client_list(struct kv_call *c)
 {
 	struct kv_text t = { 0 };
 	bool normal = true;
@@ -205,7 +205,7 @@ static void client_list(struct kv_call *c)
 		if (!kv_arg_is(c, 3, "normal") && !kv_arg_is(c, 3, "master") &&
 		    !kv_arg_is(c, 3, "replica") && !kv_arg_is(c, 3, "slave") &&
 		    !kv_arg_is(c, 3, "pubsub")) {
-			kv_reply_errorf(c->out, "ERR Unknown client type '%.*s'", (int)c->argl[3],
+			kv_reply_errorf(c->out, KV_ERR_CLIENT_TYPE_FMT, (int)c->argl[3],
 					c->argv[3]);
 			return;
 		}
@@ -222,7 +222,7 @@ static void client_list(struct kv_call *c)
 }
 
 /* Our own words for the subcommands there are. */
-static void client_help(struct kv_call *c)
+void kv_client_help(struct kv_call *c)
 {
 	static const char *const lines[] = {
 		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -237,19 +237,3 @@ static void client_help(struct kv_call *c)
 	};
 	kv_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
-
-#define L  KV_CMD_NOKEY_LOCAL
-#define F  KV_CMD_FAST
-
-const struct kv_cmd kv_client_subs[] = {
-	{ "client|getname",  2,  L | F, 0, 0, 0, client_getname, NULL, 0 },
-	{ "client|help",     2,  L,     0, 0, 0, client_help, NULL, 0 },
-	{ "client|id",       2,  L | F, 0, 0, 0, client_id, NULL, 0 },
-	{ "client|info",     2,  L,     0, 0, 0, client_info, NULL, 0 },
-	{ "client|list",     -2, L,     0, 0, 0, client_list, NULL, 0 },
-	{ "client|no-evict", 3,  L,     0, 0, 0, client_no_evict, NULL, 0 },
-	{ "client|setinfo",  4,  L,     0, 0, 0, client_setinfo, NULL, 0 },
-	{ "client|setname",  3,  L,     0, 0, 0, client_setname, NULL, 0 },
-};
-_Static_assert(sizeof(kv_client_subs) / sizeof(kv_client_subs[0]) == KV_CLIENT_NSUBS,
-	       "KV_CLIENT_NSUBS is the table's length");

@@ -22,7 +22,7 @@ void kv_del(struct kv_call *c)
 			n++;
 		}
 	}
-	kv_reply_int(c->out, n);
+	c->part->n = n;
 }
 
 /* A key named twice counts twice, as in Redis. */
@@ -33,7 +33,7 @@ void kv_exists(struct kv_call *c)
 		struct kv_pos pos;
 		n += kv_arg_key(c, i, &pos) != NULL;
 	}
-	kv_reply_int(c->out, n);
+	c->part->n = n;
 }
 
 void kv_type(struct kv_call *c)
@@ -46,7 +46,8 @@ struct keys_walk {
 	const char *pat;
 	size_t plen;
 	bool all;
-	struct kv_reply found;
+	bool none;              /* count matches, keep none (SCAN ... TYPE other) */
+	struct kv_part *found;
 	size_t count;
 };
 
@@ -56,7 +57,8 @@ static void keys_one(const struct kv_entry *e, void *arg)
 	size_t n;
 	const char *k = kv_entry_key(e, &n);
 	if (w->all || kv_glob_match(w->pat, w->plen, k, n)) {
-		kv_reply_bulk(&w->found, k, n);
+		if (!w->none)
+			kv_part_add(w->found, k, n);
 		w->count++;
 	}
 }
@@ -66,20 +68,12 @@ static void keys_one(const struct kv_entry *e, void *arg)
  * the walk, so each key comes out once. */
 void kv_keys(struct kv_call *c)
 {
-	struct keys_walk w = { .pat = c->argv[1], .plen = c->argl[1] };
+	struct keys_walk w = { .pat = c->argv[1], .plen = c->argl[1], .found = c->part };
 	uint64_t cursor = 0;
 	w.all = w.plen == 1 && w.pat[0] == '*';
-	kv_reply_init(&w.found);
 	do
 		cursor = kv_db_scan(c->db, cursor, c->now, keys_one, &w);
 	while (cursor);
-	if (kv_reply_failed(&w.found)) {
-		kv_err_oom(c);
-	} else {
-		kv_reply_array(c->out, w.count);
-		kv_reply_raw(c->out, w.found.buf, w.found.len);
-	}
-	kv_reply_free(&w.found);
 }
 
 /* A SCAN cursor as Redis reads one (strtoul: no leading space, nothing
@@ -91,7 +85,7 @@ static bool scan_cursor(struct kv_call *c, uint64_t *cursor)
 	size_t n = c->argl[1];
 	if (n >= sizeof(buf) || (n && (c->argv[1][0] == ' ' ||
 				       (c->argv[1][0] >= '\t' && c->argv[1][0] <= '\r')))) {
-		kv_err(c, "ERR invalid cursor");
+		kv_err(c, KV_ERR_CURSOR);
 		return false;
 	}
 	memcpy(buf, c->argv[1], n);
@@ -100,7 +94,7 @@ static bool scan_cursor(struct kv_call *c, uint64_t *cursor)
 	errno = 0;
 	*cursor = strtoull(buf, &end, 10);
 	if (*end != '\0' || errno == ERANGE) {
-		kv_err(c, "ERR invalid cursor");
+		kv_err(c, KV_ERR_CURSOR);
 		return false;
 	}
 	return true;
@@ -139,28 +133,16 @@ static bool scan_options(struct kv_call *c, struct keys_walk *w, int64_t *count,
  * a cross-shard SCAN can keep the shard's number above them. */
 void kv_scan(struct kv_call *c)
 {
-	struct keys_walk w = { .all = true };
+	struct keys_walk w = { .all = true, .found = c->part };
 	uint64_t cursor;
 	int64_t count = 10;
-	bool none = false;
-	if (!scan_cursor(c, &cursor) || !scan_options(c, &w, &count, &none))
+	if (!scan_cursor(c, &cursor) || !scan_options(c, &w, &count, &w.none))
 		return;
-	kv_reply_init(&w.found);
 	int64_t groups = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
 	do
 		cursor = kv_db_scan(c->db, cursor, c->now, keys_one, &w);
 	while (cursor && --groups > 0 && w.count < (uint64_t)count);
-	if (kv_reply_failed(&w.found)) {
-		kv_err_oom(c);
-	} else {
-		char text[24];
-		kv_reply_array(c->out, 2);
-		kv_reply_bulk(c->out, text, kv_ull2str(text, cursor));
-		kv_reply_array(c->out, none ? 0 : w.count);
-		if (!none)
-			kv_reply_raw(c->out, w.found.buf, w.found.len);
-	}
-	kv_reply_free(&w.found);
+	c->part->n = (int64_t)cursor;
 }
 
 /* Moves src's value and expiry to dst (replacing dst unless nx). The
@@ -218,17 +200,17 @@ static bool expire_flags(struct kv_call *c, unsigned *flags)
 			f = kv_arg_is(c, i, words[w]) ? 1u << w : 0;
 		if (!f) {
 			int n = (int)strnlen(c->argv[i], c->argl[i]);
-			kv_reply_errorf(c->out, "ERR Unsupported option %.*s", n, c->argv[i]);
+			kv_reply_errorf(c->out, KV_ERR_OPTION_FMT, n, c->argv[i]);
 			return false;
 		}
 		*flags |= f;
 	}
 	if ((*flags & X_NX) && (*flags & (X_XX | X_GT | X_LT))) {
-		kv_err(c, "ERR NX and XX, GT or LT options at the same time are not compatible");
+		kv_err(c, KV_ERR_NX_XX_GT_LT);
 		return false;
 	}
 	if ((*flags & X_GT) && (*flags & X_LT)) {
-		kv_err(c, "ERR GT and LT options at the same time are not compatible");
+		kv_err(c, KV_ERR_GT_LT);
 		return false;
 	}
 	return true;

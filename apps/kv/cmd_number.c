@@ -23,7 +23,7 @@ static void incr_by(struct kv_call *c, int64_t by)
 		}
 	}
 	if ((by < 0 && v < 0 && by < INT64_MIN - v) || (by > 0 && v > 0 && by > INT64_MAX - v)) {
-		kv_err(c, "ERR increment or decrement would overflow");
+		kv_err(c, KV_ERR_OVERFLOW);
 		return;
 	}
 	v += by;
@@ -58,7 +58,7 @@ void kv_decrby(struct kv_call *c)
 	if (!kv_arg_ll(c, 2, &by))
 		return;
 	if (by == INT64_MIN) {
-		kv_err(c, "ERR decrement would overflow");
+		kv_err(c, KV_ERR_DECR_OVERFLOW);
 		return;
 	}
 	incr_by(c, -by);
@@ -85,7 +85,7 @@ void kv_incrbyfloat(struct kv_call *c)
 	}
 	v += by;
 	if (!isfinite(v)) {
-		kv_err(c, "ERR increment would produce NaN or Infinity");
+		kv_err(c, KV_ERR_NAN);
 		return;
 	}
 	char text[KV_LD_MAX_CHARS + 1];

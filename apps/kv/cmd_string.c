@@ -111,6 +111,7 @@ static void set_generic(struct kv_call *c, const struct set_opts *o, uint32_t va
 	struct kv_pos pos;
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
 	bool get = o->flags & O_GET;
+	size_t mark = c->out->len;
 	if (get)
 		reply_value(c, e);
 	if (((o->flags & O_NX) && e) || ((o->flags & O_XX) && !e)) {
@@ -119,8 +120,9 @@ static void set_generic(struct kv_call *c, const struct set_opts *o, uint32_t va
 		return;
 	}
 	if (kv_db_store(c->db, &pos, c->argv[val_arg], c->argl[val_arg], when)) {
-		if (!get)
-			kv_err_oom(c);
+		/* nothing changed: the error alone, not the old value too */
+		kv_reply_truncate(c->out, mark);
+		kv_err_oom(c);
 		return;
 	}
 	if (!get)
@@ -168,12 +170,11 @@ void kv_get(struct kv_call *c)
 	reply_value(c, kv_arg_key(c, 1, &pos));
 }
 
+/* SET key value GET, which it is. */
 void kv_getset(struct kv_call *c)
 {
-	struct kv_pos pos;
-	reply_value(c, kv_arg_key(c, 1, &pos));
-	if (kv_db_store(c->db, &pos, c->argv[2], c->argl[2], KV_NO_EXPIRE))
-		kv_err_oom(c);
+	struct set_opts o = { O_GET, 0 };
+	set_generic(c, &o, 2, NULL, NULL);
 }
 
 void kv_getdel(struct kv_call *c)
@@ -209,43 +210,51 @@ void kv_getex(struct kv_call *c)
 		kv_db_set_expire(c->db, &pos, KV_NO_EXPIRE);
 }
 
+/* The keys' values, or nil, in order (typed: KV_MULTI_VALUES). */
 void kv_mget(struct kv_call *c)
 {
-	kv_reply_array(c->out, c->argc - 1);
 	for (uint32_t i = 1; i < c->argc; i++) {
 		struct kv_pos pos;
-		reply_value(c, kv_arg_key(c, i, &pos));
+		struct kv_entry *e = kv_arg_key(c, i, &pos);
+		size_t n;
+		const char *v;
+
+		if (!e) {
+			kv_part_add_nil(c->part);
+			continue;
+		}
+		v = kv_entry_value(e, &n);
+		kv_part_add(c->part, v, n);
 	}
 }
 
 /* MSET and MSETNX: pairs, so an even count of arguments is an arity
- * error. nx: set nothing when any key exists. */
-static void mset_generic(struct kv_call *c, bool nx)
+ * error. nx: set nothing when any key exists. Returns whether every pair
+ * was stored (false: an error or a key existing replied). */
+static bool mset_generic(struct kv_call *c, bool nx)
 {
 	struct kv_pos pos;
 	if (c->argc % 2 == 0) {
 		kv_err_arity(c);
-		return;
+		return false;
 	}
 	for (uint32_t i = 1; nx && i < c->argc; i += 2) {
 		if (kv_arg_key(c, i, &pos)) {
 			kv_reply_int(c->out, 0);
-			return;
+			return false;
 		}
 	}
 	for (uint32_t i = 1; i < c->argc; i += 2) {
 		kv_arg_key(c, i, &pos);
 		if (kv_db_store(c->db, &pos, c->argv[i + 1], c->argl[i + 1], KV_NO_EXPIRE)) {
 			kv_err_oom(c);
-			return;
+			return false;
 		}
 	}
-	if (nx)
-		kv_reply_int(c->out, 1);
-	else
-		kv_reply_status(c->out, "OK");
+	return true;
 }
 
+/* Typed (KV_MULTI_OK): nothing to write but an error. */
 void kv_mset(struct kv_call *c)
 {
 	mset_generic(c, false);
@@ -253,7 +262,8 @@ void kv_mset(struct kv_call *c)
 
 void kv_msetnx(struct kv_call *c)
 {
-	mset_generic(c, true);
+	if (mset_generic(c, true))
+		kv_reply_int(c->out, 1);
 }
 
 void kv_strlen(struct kv_call *c)
@@ -330,7 +340,7 @@ void kv_setrange(struct kv_call *c)
 	if (!kv_arg_ll(c, 2, &off))
 		return;
 	if (off < 0) {
-		kv_err(c, "ERR offset is out of range");
+		kv_err(c, KV_ERR_OFFSET);
 		return;
 	}
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);

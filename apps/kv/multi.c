@@ -43,7 +43,7 @@ struct kv_tx {
 	unsigned nsh;                 /* shards touched, ascending in order[] */
 	unsigned *order;
 	int *slot;                    /* shard -> its index in order[], or -1 */
-	unsigned *key_shard;          /* per key of the request, in order */
+	unsigned *key_slot;           /* per key of the request: its shard's index in order[] */
 	uint32_t nkeys;
 	unsigned locked, pending;
 	struct kv_job **parts;        /* this stage's jobs, by index in order[] */
@@ -51,15 +51,10 @@ struct kv_tx {
 	struct kv_reply out;
 };
 
-static bool named(const struct kv_cmd *cmd, const char *name)
-{
-	return !strcmp(cmd->name, name);
-}
-
 /* Server-wide commands but SCAN, which walks one shard at a time. */
 static bool server_wide(const struct kv_cmd *cmd)
 {
-	return (cmd->flags & KV_CMD_ALLSHARDS) && !named(cmd, "scan");
+	return (cmd->flags & KV_CMD_ALLSHARDS) && cmd->multi != KV_MULTI_WALK;
 }
 
 /* The last key's argument index. */
@@ -96,7 +91,7 @@ void kv_multi_free(struct kv_tx *t)
 	kv_reply_free(&t->out);
 	free(t->order);
 	free(t->slot);
-	free(t->key_shard);
+	free(t->key_slot);
 	free(t->parts);
 	free(t);
 }
@@ -138,7 +133,7 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 	if (!t->nkeys)
 		return NULL;
 	for (uint32_t k = 0; k < t->nkeys; k++) {
-		if (t->key_shard[k] != t->order[i])
+		if (t->key_slot[k] != i)
 			continue;
 		for (uint32_t v = 0; v < (values ? step : 1); v++) {
 			argc++;
@@ -152,7 +147,7 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 	for (uint32_t k = 0; k < t->nkeys; k++) {
 		uint32_t at = (uint32_t)t->cmd->first_key + k * step;
 
-		if (t->key_shard[k] != t->order[i])
+		if (t->key_slot[k] != i)
 			continue;
 		for (uint32_t v = 0; v < (values ? step : 1); v++)
 			kv_job_arg(j, a->argv[at + v], a->argl[at + v]);
@@ -196,6 +191,7 @@ static bool fan_out(struct kv_tx *t, const char *name, bool values)
 				kv_job_free(j[i]);
 			return false;
 		}
+		j[i]->typed = true;
 	}
 	drop_parts(t);
 	for (unsigned i = 0; i < t->nsh; i++)
@@ -203,81 +199,38 @@ static bool fan_out(struct kv_tx *t, const char *name, bool values)
 	return true;
 }
 
-/* The first error among the parts' replies, or NULL. */
+/* The first error among the parts' replies, or NULL: a typed part
+ * writes its reply only to say it failed. */
 static const struct kv_reply *first_error(const struct kv_tx *t)
 {
 	for (unsigned i = 0; i < t->nsh; i++)
-		if (t->parts[i] && t->parts[i]->out.len && t->parts[i]->out.buf[0] == '-')
+		if (t->parts[i] && t->parts[i]->out.len)
 			return &t->parts[i]->out;
 	return NULL;
 }
 
-static int64_t sum_ints(const struct kv_tx *t)
+static int64_t sum_counts(const struct kv_tx *t)
 {
-	int64_t sum = 0, v;
+	int64_t sum = 0;
 
 	for (unsigned i = 0; i < t->nsh; i++)
-		if (kv_item_int(&t->parts[i]->out, &v))
-			sum += v;
+		sum += t->parts[i]->part.n;
 	return sum;
 }
 
-/* MGET: each key's value from its shard's part, in the request's order. */
-static void merge_mget(struct kv_tx *t)
-{
-	size_t at[t->nsh];
-
-	for (unsigned i = 0; i < t->nsh; i++) {
-		const struct kv_reply *r = &t->parts[i]->out;
-		const char *nl = memchr(r->buf, '\n', r->len);
-
-		at[i] = nl ? (size_t)(nl - r->buf) + 1 : r->len;
-	}
-	kv_reply_array(&t->out, t->nkeys);
-	for (uint32_t k = 0; k < t->nkeys; k++) {
-		unsigned i = (unsigned)t->slot[t->key_shard[k]];
-		const struct kv_reply *r = &t->parts[i]->out;
-		size_t l = kv_item_len(r->buf + at[i], r->len - at[i]);
-
-		kv_reply_raw(&t->out, r->buf + at[i], l);
-		at[i] += l;
-	}
-}
-
-/* KEYS: the parts' arrays, one after the other. */
-static void merge_keys(struct kv_tx *t)
-{
-	int64_t count = 0;
-
-	for (unsigned i = 0; i < t->nsh; i++) {
-		const struct kv_reply *r = &t->parts[i]->out;
-
-		count += strtoll(r->buf + 1, NULL, 10);
-	}
-	kv_reply_array(&t->out, (size_t)count);
-	for (unsigned i = 0; i < t->nsh; i++) {
-		const struct kv_reply *r = &t->parts[i]->out;
-		const char *nl = memchr(r->buf, '\n', r->len);
-		size_t skip = nl ? (size_t)(nl - r->buf) + 1 : r->len;
-
-		kv_reply_raw(&t->out, r->buf + skip, r->len - skip);
-	}
-}
-
+/* The parts' typed results merged as the command's record says. */
 static void merge_fanout(struct kv_tx *t)
 {
 	const struct kv_reply *err = first_error(t);
+	const struct kv_part *parts[t->nsh];
 
-	if (err)
+	if (err) {
 		kv_reply_raw(&t->out, err->buf, err->len);
-	else if (named(t->cmd, "mget"))
-		merge_mget(t);
-	else if (named(t->cmd, "keys"))
-		merge_keys(t);
-	else if (named(t->cmd, "mset") || named(t->cmd, "flushall") || named(t->cmd, "flushdb"))
-		kv_reply_status(&t->out, "OK");
-	else /* del, unlink, exists, dbsize */
-		kv_reply_int(&t->out, sum_ints(t));
+		return;
+	}
+	for (unsigned i = 0; i < t->nsh; i++)
+		parts[i] = &t->parts[i]->part;
+	kv_part_merge(t->cmd->multi, parts, t->nsh, t->key_slot, t->nkeys, &t->out);
 }
 
 /* ---- RENAME across shards: take the source, store it, delete it -------- */
@@ -294,7 +247,7 @@ static void rename_take(struct kv_shard *sh, struct kv_job *j)
 	v = kv_entry_value(e, &j->vlen);
 	j->val = malloc(j->vlen ? j->vlen : 1);
 	if (!j->val) {
-		kv_reply_error(&j->out, "ERR out of memory", 17);
+		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
 		return;
 	}
 	memcpy(j->val, v, j->vlen);
@@ -302,8 +255,9 @@ static void rename_take(struct kv_shard *sh, struct kv_job *j)
 	j->u64 = 1;
 }
 
-/* On the destination's shard: the value under the new name (u64 1), or
- * nothing when the name exists and NX (u64 0). */
+/* On the destination's shard: stores the value under the new name and
+ * answers u64 2, unless the job asked NX (u64 1 on the way in) and the
+ * name exists: then u64 stays as it came. */
 static void rename_put(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_pos pos;
@@ -312,7 +266,7 @@ static void rename_put(struct kv_shard *sh, struct kv_job *j)
 	if (e && j->u64) /* NX and there */
 		return;
 	if (kv_db_store(sh->db, &pos, j->val, j->vlen, j->i64))
-		kv_reply_error(&j->out, "ERR out of memory", 17);
+		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
 	else
 		j->u64 = 2;
 }
@@ -341,7 +295,7 @@ static struct kv_job *key_job(struct kv_tx *t, uint32_t arg, kv_job_fn *fn)
  * source. Returns true when the transaction is over (reply in t->out). */
 static bool rename_stage(struct kv_tx *t)
 {
-	unsigned src = (unsigned)t->slot[t->key_shard[0]], dst = (unsigned)t->slot[t->key_shard[1]];
+	unsigned src = t->key_slot[0], dst = t->key_slot[1];
 	struct kv_job *j;
 
 	switch (t->stage) {
@@ -356,7 +310,7 @@ static bool rename_stage(struct kv_tx *t)
 			return true;
 		}
 		if (!got->u64) {
-			kv_reply_error(&t->out, "ERR no such key", 15);
+			KV_REPLY_ERR(&t->out, KV_ERR_NO_KEY);
 			return true;
 		}
 		j = key_job(t, 2, rename_put);
@@ -390,7 +344,7 @@ static bool rename_stage(struct kv_tx *t)
 		return true;
 	}
 	if (!j) {
-		kv_reply_error(&t->out, "ERR out of memory", 17);
+		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
 		return true;
 	}
 	unsigned i = t->stage == 1 ? dst : src;
@@ -418,7 +372,7 @@ static bool advance(struct kv_tx *t)
 	const struct kv_reply *err;
 
 	if (t->oom && (t->cmd->flags & KV_CMD_DENYOOM)) {
-		kv_reply_error(&t->out, KV_ERR_OOM, sizeof(KV_ERR_OOM) - 1);
+		KV_REPLY_ERR(&t->out, KV_ERR_OOM);
 		return true; /* nothing ran */
 	}
 	if (t->kind == TX_RENAME)
@@ -428,7 +382,7 @@ static bool advance(struct kv_tx *t)
 		if (fan_out(t, t->kind == TX_MSETNX ? "exists" : NULL,
 			    t->kind != TX_MSETNX && t->cmd->key_step == 2))
 			return false;
-		kv_reply_error(&t->out, "ERR out of memory", 17);
+		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
 		return true;
 	case 1:
 		if (t->kind != TX_MSETNX)
@@ -436,12 +390,12 @@ static bool advance(struct kv_tx *t)
 		err = first_error(t);
 		if (err)
 			kv_reply_raw(&t->out, err->buf, err->len);
-		else if (sum_ints(t))
+		else if (sum_counts(t))
 			kv_reply_int(&t->out, 0);
 		else if (fan_out(t, "mset", true))
 			return false;
 		else
-			kv_reply_error(&t->out, "ERR out of memory", 17);
+			KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
 		return true;
 	}
 	if (t->kind == TX_MSETNX && !first_error(t))
@@ -502,7 +456,8 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 		tx_stage(t);
 }
 
-/* Which shards the request touches, each key's, in ascending order. */
+/* Which shards the request touches, in ascending order, and each key's
+ * (its shard's index in that order). */
 static int plan(struct kv_tx *t)
 {
 	struct kv_shard *sh = t->sh;
@@ -520,14 +475,14 @@ static int plan(struct kv_tx *t)
 		uint32_t step = (uint32_t)t->cmd->key_step;
 
 		t->nkeys = (last_key(t->cmd, a->argc) - (uint32_t)t->cmd->first_key) / step + 1;
-		t->key_shard = malloc(t->nkeys * sizeof(*t->key_shard));
-		if (!t->key_shard)
+		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
+		if (!t->key_slot)
 			return -ENOMEM;
 		for (uint32_t k = 0; k < t->nkeys; k++) {
 			uint32_t at = (uint32_t)t->cmd->first_key + k * step;
 
-			t->key_shard[k] = kv_key_shard(sh, a->argv[at], a->argl[at]);
-			t->slot[t->key_shard[k]] = 0;
+			t->key_slot[k] = kv_key_shard(sh, a->argv[at], a->argl[at]);
+			t->slot[t->key_slot[k]] = 0;
 		}
 	}
 	for (unsigned s = 0; s < sh->n; s++)
@@ -535,6 +490,8 @@ static int plan(struct kv_tx *t)
 			t->slot[s] = (int)t->nsh;
 			t->order[t->nsh++] = s;
 		}
+	for (uint32_t k = 0; k < t->nkeys; k++) /* shard -> its index */
+		t->key_slot[k] = (unsigned)t->slot[t->key_slot[k]];
 	return 0;
 }
 
@@ -550,9 +507,10 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 	t->sh = sh;
 	t->cmd = cmd;
 	t->id = ((uint64_t)(sh->idx + 1) << 48) | ++sh->tx_seq;
-	t->kind = named(cmd, "msetnx") ? TX_MSETNX :
-		  named(cmd, "rename") || named(cmd, "renamenx") ? TX_RENAME : TX_FANOUT;
-	t->nx = named(cmd, "renamenx");
+	t->kind = cmd->multi == KV_MULTI_MSETNX ? TX_MSETNX :
+		  cmd->multi == KV_MULTI_RENAME || cmd->multi == KV_MULTI_RENAMENX ? TX_RENAME :
+		  TX_FANOUT;
+	t->nx = cmd->multi == KV_MULTI_RENAMENX;
 	t->reader = cmd->flags & KV_CMD_READONLY;
 	kv_reply_init(&t->out);
 	t->req = whole(&a);

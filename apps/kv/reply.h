@@ -31,6 +31,14 @@ void kv_reply_free(struct kv_reply *r);
  * failure. */
 void kv_reply_clear(struct kv_reply *r);
 
+/* Drops the bytes after the first len (replies written since len was
+ * read, taken back before anyone saw them). */
+static inline void kv_reply_truncate(struct kv_reply *r, size_t len)
+{
+	if (len < r->len)
+		r->len = len;
+}
+
 static inline bool kv_reply_failed(const struct kv_reply *r)
 {
 	return r->failed;

@@ -42,6 +42,8 @@ struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes)
 	j->kind = kind;
 	j->scan_shard = -1;
 	kv_reply_init(&j->out);
+	kv_reply_init(&j->after);
+	kv_part_init(&j->part);
 	j->a.argv = (const char **)(j + 1);
 	j->a.argl = (size_t *)(j->a.argv + argc);
 	j->acap = argc;
@@ -63,18 +65,20 @@ void kv_job_free(struct kv_job *j)
 	if (!j)
 		return;
 	kv_reply_free(&j->out);
+	kv_reply_free(&j->after);
+	kv_part_free(&j->part);
 	free(j->val);
 	free(j);
 }
 
 void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
 		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
-		   struct kv_reply *out)
+		   struct kv_reply *out, struct kv_part *part)
 {
 	struct kv_call c = {
 		.db = sh->db, .out = out, .now = now,
 		.max_bulk = sh->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
-		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl,
+		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl, .part = part,
 	};
 
 	if (cmd)
@@ -140,7 +144,8 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 {
 	switch (j->kind) {
 	case KV_JOB_CMD:
-		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out);
+		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
+			      j->typed ? &j->part : NULL);
 		break;
 	case KV_JOB_LOCK:
 		grant(sh, j);

@@ -57,11 +57,19 @@ struct kv_job {
 	 * keyspace is still over its limit then */
 	bool shared, room, over;
 	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */
+	/* KV_JOB_CMD of a typed command (kv_multi_typed()) that is one part of
+	 * a command spanning shards: its result goes to part (an error to
+	 * out), merged at home; otherwise the target writes the reply to out */
+	bool typed;
+	struct kv_part part;
 	uint64_t u64;              /* KV_JOB_FN's input and output */
 	int64_t i64;
 	char *val;                 /* KV_JOB_FN's value (malloc) */
 	size_t vlen;
 	struct kv_reply out;       /* the reply the target wrote */
+	/* replies of the owner's requests that ran at home after this job
+	 * was sent and before the next one: written out after out */
+	struct kv_reply after;
 	struct kv_args a;          /* KV_JOB_CMD's request (in the same allocation) */
 	uint32_t acap;             /* argument slots */
 	char *abuf;                /* where the next argument's bytes go */
@@ -138,10 +146,11 @@ void kv_shard_unlock(struct kv_shard *sh, unsigned target, bool shared);
 /* Runs a parsed command on sh's keyspace, the reply into out; conn: the
  * client's state when it runs on the client's shard, else NULL; cmd:
  * kv_cmd_lookup()'s answer for argv[0] when the caller has it, else NULL;
- * now: the time it runs at (kv_now_ms()). */
+ * now: the time it runs at (kv_now_ms()); part: where a typed command's
+ * result goes (out then gets only an error), or NULL for its reply. */
 void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
 		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
-		   struct kv_reply *out);
+		   struct kv_reply *out, struct kv_part *part);
 
 /* True when a job for sh submitted now would run at once. */
 static inline bool kv_shard_free(const struct kv_shard *sh)
@@ -184,18 +193,14 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 /* Frees a transaction and every job it owns (kv_client_free_orphans). */
 void kv_multi_free(struct kv_tx *t);
 
-/* ---- merge.c -------------------------------------------------------------- */
+/* ---- scan.c --------------------------------------------------------------- */
 
-/* Length of the complete RESP reply at p[0..n), 0 when malformed. */
-size_t kv_item_len(const char *p, size_t n);
-/* The integer of a ":n\r\n" reply; false for anything else. */
-bool kv_item_int(const struct kv_reply *r, int64_t *v);
-/* Rewrites a SCAN part's reply from shard s of n: its cursor becomes the
- * server-wide one. Returns false when the reply is not a SCAN array
- * (an error: left as it is). */
-bool kv_scan_rewrite(struct kv_reply *r, unsigned s, unsigned n);
 /* The shard and the shard's cursor a server-wide SCAN cursor names;
  * false when the text is not a cursor (the shard's SCAN then says so). */
 bool kv_scan_route(const char *p, size_t len, unsigned n, unsigned *shard, uint64_t *cursor);
+
+/* The server-wide cursor after shard s of n answered with its own cursor
+ * next: the next shard's start when s's walk ended, 0 after the last. */
+uint64_t kv_scan_cursor(uint64_t next, unsigned s, unsigned n);
 
 #endif

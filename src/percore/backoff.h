@@ -32,10 +32,4 @@ static inline void pc_backoff_wait(struct pc_backoff *b)
 	}
 }
 
-/* Progress was made: start the next wait with spinning again. */
-static inline void pc_backoff_reset(struct pc_backoff *b)
-{
-	b->spins = 0;
-}
-
 #endif

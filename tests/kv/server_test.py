@@ -160,6 +160,15 @@ def t_pipeline(srv):
         counts[i % 7] += 1
         check(c.reply() == counts[i % 7], "INCR %d" % i)
         check(c.reply() == b"+PONG", "PING %d" % i)
+    # No command without keys between them: requests for this shard's
+    # keys run while those of the other shard are out, and their replies
+    # must still come in request order.
+    c.send(b"".join(enc("GET", "key:%d" % i) + enc("INCR", "ctr:%d" % (i % 7))
+                    for i in range(n)))
+    for i in range(n):
+        check(c.reply() == b"v%d" % i, "GET %d out of order (no barrier)" % i)
+        counts[i % 7] += 1
+        check(c.reply() == counts[i % 7], "INCR %d (no barrier)" % i)
     check(c.call("DBSIZE") == n + 7, "DBSIZE")
     c.send(b"".join(enc("DEL", "key:%d" % i) for i in range(n)))
     for i in range(n):

@@ -128,16 +128,23 @@ static void test_table(void **state)
 	for (size_t i = 0; i < n; i++) {
 		bool keyless = t[i].first_key == 0;
 		unsigned where = t[i].flags & (KV_CMD_ALLSHARDS | KV_CMD_NOKEY_LOCAL);
-		if (!kv_cmd_group(t[i].name))
+		size_t nsubs;
+		const struct kv_cmd *subs = kv_cmd_subs(&t[i], &nsubs);
+		if (!t[i].group[0] || !t[i].since[0] || !t[i].summary[0])
 			fail_msg("%s has no documentation", t[i].name);
 		if (keyless != (where == KV_CMD_ALLSHARDS || where == KV_CMD_NOKEY_LOCAL))
 			fail_msg("%s: keys %d, placement flags %#x", t[i].name, t[i].first_key, where);
-		assert_true(t[i].fn || t[i].subs);
-		for (size_t j = 0; j < t[i].nsubs; j++) {
-			const struct kv_cmd *s = &t[i].subs[j];
+		/* a command over several keys says how its shards' parts merge */
+		if (t[i].first_key && t[i].last_key != t[i].first_key && t[i].multi == KV_MULTI_NONE)
+			fail_msg("%s spans keys but has no merge", t[i].name);
+		if ((t[i].flags & KV_CMD_ALLSHARDS) && !kv_multi_typed(t[i].multi))
+			fail_msg("%s runs on every shard but has no typed merge", t[i].name);
+		assert_non_null(t[i].fn);
+		for (size_t j = 0; j < nsubs; j++) {
+			const struct kv_cmd *s = &subs[j];
 			size_t l = strlen(t[i].name);
 			assert_true(strncmp(s->name, t[i].name, l) == 0 && s->name[l] == '|');
-			assert_non_null(kv_cmd_group(s->name));
+			assert_true(s->group[0] && s->summary[0]);
 			assert_non_null(s->fn);
 			assert_true(s->arity >= 2 || s->arity <= -2);
 		}
