@@ -17,6 +17,8 @@
 #   test_docs.sh figures     scripts/render_figures.py renders a results file
 #                            into a figures block, and docs/BENCHMARKS.md's
 #                            block is its output (tests/docs/check_figures.py)
+#   test_docs.sh kv          docs/KV.md's command list names every command
+#                            and subcommand of apps/kv/commands.def
 #   test_docs.sh install     cmake --install puts the license, the examples,
 #                            ARCHITECTURE.md, the pages (sections 1 and 3)
 #                            and the completion in place, and man finds them
@@ -204,8 +206,24 @@ check_readme() {
 }
 
 [ -x "$percore" ] || fail "$percore is not built"
+# Every record of commands.def (KV_COMMAND("name", ...) and
+# KV_SUBCOMMAND("container|sub", ...)) is in KV.md's "## Commands" part,
+# in capitals as the page writes it (a subcommand after its container).
+check_kv_commands() {
+	local src=${PC_SOURCE_DIR:?} section name word
+	section=$(sed -n '/^## Commands/,/^## /p' "$src/docs/KV.md")
+	[ -n "$section" ] || fail "docs/KV.md has no Commands section"
+	while read -r name; do
+		word=$(printf '%s' "${name##*|}" | tr 'a-z' 'A-Z')
+		grep -qE "(^|[^A-Z-])$word([^A-Z-]|$)" <<<"$section" ||
+			fail "docs/KV.md does not list $name (apps/kv/commands.def)"
+	done < <(sed -nE 's/^KV_(SUB)?COMMAND\("([^"]+)".*/\2/p' "$src/apps/kv/commands.def")
+	echo "docs/KV.md lists every command of commands.def"
+}
+
 case ${1:-} in
 readme) check_readme ;;
+kv) check_kv_commands ;;
 figures) python3 "$PC_SOURCE_DIR/tests/docs/check_figures.py" "$PC_SOURCE_DIR" "$percore" ;;
 man) check_man ;;
 completion) check_completion ;;
