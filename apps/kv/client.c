@@ -18,6 +18,7 @@
 
 #include "percore/listener.h"
 #include "percore/log.h"
+#include "percore/reply.h"
 #include "percore/session.h"
 #include "srv.h"
 
@@ -42,6 +43,8 @@ struct kv_client {
 	struct kv_tx *tx;             /* the transaction running for it, or NULL */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
+	uint32_t ticket;              /* the reply slot held while owed */
+	bool owed;                    /* a reply slot held (owe()) */
 	int target;                   /* the shard outstanding jobs went to; -1 */
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
@@ -413,12 +416,35 @@ static void input_settle(struct kv_client *c)
 		pc_session_hold_input(c->s, held);
 }
 
+/* While requests are out, the session owes their answers: a reply slot
+ * held open (percore/reply.h) keeps a draining server from ending the
+ * connection (FIN) before they are written, as queued bytes do. The slot
+ * is given up, never filled, once nothing is out: after the replies were
+ * queued, since a client that half-closed takes no output once nothing
+ * is owed. */
+static void owe(struct kv_client *c)
+{
+	bool want = c->inflight && c->s;
+
+	if (!c->s)
+		c->owed = false; /* the session's slots went with it */
+	if (want == c->owed)
+		return;
+	if (want) {
+		c->owed = !pc_reply_reserve(c->s, &c->ticket);
+	} else {
+		pc_reply_skip(c->s, c->ticket);
+		c->owed = false;
+	}
+}
+
 /* After running input: write the replies ready, hold the socket while
  * too much input waits, free a connection whose session has gone. */
 static void settle(struct kv_client *c)
 {
 	input_settle(c);
 	flush(c);
+	owe(c);
 	if (c->s && !c->ending) {
 		bool hold = c->inflight && c->len - c->off > IN_HOLD;
 
@@ -559,6 +585,7 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
+	c->owed = false;
 	if (!c->inflight && !c->busy) {
 		conn_free(c);
 		return;

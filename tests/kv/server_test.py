@@ -507,6 +507,69 @@ def t_stop_inflight(srv):
         check(re.search(rb"^closing 0$", srv.out, re.M), "closing left: %r" % srv.out)
 
 
+def t_drain_answers(srv):
+    """Clients pipeline SETs over both shards; SIGTERM arrives mid-run.
+    The drain answers every command it ran: the commands the server
+    counted at exit equal the +OK replies the clients received (the
+    drain's deadline, far away, cuts nothing). Three servers, as a reply
+    is not always still out at the signal."""
+    for rnd in range(3):
+        if rnd:
+            srv = Server("--drain", "60")
+        got = [0] * 8
+        started = threading.Barrier(len(got) + 1)
+
+        def client(i):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=120)
+            batch = b"".join(enc("SET", "dr:%d:%d" % (i, k), "v") for k in range(200))
+            done = threading.Event()
+
+            def writer():
+                try:
+                    while not done.is_set():
+                        s.sendall(batch)
+                except OSError:
+                    pass
+            w = threading.Thread(target=writer)
+            w.start()
+            started.wait()
+            tail = b""
+            try:
+                while True:
+                    d = s.recv(1 << 16)
+                    if not d:
+                        break
+                    d = tail + d
+                    got[i] += d.count(b"+OK\r\n")
+                    tail = d[d.rfind(b"\n") + 1:]
+            except OSError:
+                pass
+            done.set()
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            w.join()
+            s.close()
+
+        ts = [threading.Thread(target=client, args=(i,)) for i in range(len(got))]
+        for t in ts:
+            t.start()
+        started.wait()
+        time.sleep(1)
+        try:
+            srv.stop()
+        finally:
+            if srv.p.returncode is None:
+                srv.p.kill()
+                srv.p.wait()
+            for t in ts:
+                t.join()
+        ran = int(re.search(rb"^commands (\d+)$", srv.out, re.M).group(1))
+        check(ran == sum(got), "round %d: %d commands ran, %d answered: %r" %
+              (rnd, ran, sum(got), srv.out))
+
+
 def t_input_budget(srv):
     """--max-input-bytes 17M: 150 clients each send the first megabyte of
     a 4 MiB SET and wait. The server holds at most its budget per shard,
@@ -704,6 +767,7 @@ TESTS = [
     ("max_clients", ("--max-clients", "2"), t_max_clients),
     ("oom_whole", ("--maxmemory", "1M"), t_oom_whole),
     ("stop_inflight", ("--drain", "0"), t_stop_inflight),
+    ("drain_answers", ("--drain", "60"), t_drain_answers),
     ("input_budget", ("--max-input-bytes", "17M"), t_input_budget),
     ("metrics", ("--metrics-port", "0"), t_metrics),
     ("redis_cli", (), t_redis_cli),
