@@ -44,6 +44,9 @@ struct kv_client {
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
 	uint32_t ticket;              /* the reply slot held while owed */
+	/* reply bytes its answered jobs hold, not yet collected (added by the
+	 * shards that ran them) */
+	_Atomic uint64_t job_bytes;
 	bool owed;                    /* a reply slot held (owe()) */
 	int target;                   /* the shard outstanding jobs went to; -1 */
 	bool in_tx, busy, paused, ending;
@@ -98,27 +101,58 @@ uint64_t kv_client_free_orphans(struct kv_client *list)
 	return n;
 }
 
+/* Added to a closing client's job_bytes: past any limit for good, so the
+ * shards holding its jobs run none of them any more (its answers would
+ * be dropped). */
+#define HELD_CLOSED (1ull << 62)
+
+static void stop_jobs(struct kv_client *c)
+{
+	atomic_fetch_add_explicit(&c->job_bytes, HELD_CLOSED, memory_order_relaxed);
+}
+
+/* The most unsent reply bytes a client may have: the setting, else the
+ * session's own bound (high water plus the largest write). */
+static uint64_t out_limit(const struct kv_client *c)
+{
+	const struct kv_shard *sh = c->sh;
+
+	return sh->cfg.client_output_limit ? sh->cfg.client_output_limit :
+	       (uint64_t)sh->srv->o.net.high_water + PC_FRAME_MAX_BODY_CAP;
+}
+
+/* Whether the client's unsent replies (queued, ready, and held by its
+ * answered jobs) pass its limit. */
+static bool over_limit(const struct kv_client *c)
+{
+	return c->s && pc_session_queued(c->s) + c->out.len +
+			       atomic_load_explicit(&c->job_bytes, memory_order_relaxed) > out_limit(c);
+}
+
+/* Closes a client over its output limit, as Redis does, its replies not
+ * yet queued dropped. */
+static void overflow(struct kv_client *c)
+{
+	if (c->s && !c->ending) {
+		atomic_fetch_add_explicit(&c->sh->srv->outlimit, 1, memory_order_relaxed);
+		pc_session_close(c->s);
+		stop_jobs(c);
+	}
+	c->ending = true;
+	kv_reply_clear(&c->out);
+}
+
 /* Queues the replies ready. A client whose unsent replies would pass
- * the output limit is closed, as Redis does. */
+ * the output limit is closed. */
 static void flush(struct kv_client *c)
 {
-	struct kv_server *k = c->sh->srv;
-	int rc;
-
 	if (!c->out.len || !c->s || c->ending)
 		goto out; /* nothing, or the client is being closed: dropped */
-	if (kv_reply_failed(&c->out)) {
-		pc_session_close(c->s);
-		c->ending = true;
-		goto out;
+	if (over_limit(c)) {
+		overflow(c);
+		return;
 	}
-	if (c->sh->cfg.client_output_limit && pc_session_queued(c->s) + c->out.len > c->sh->cfg.client_output_limit)
-		rc = -ENOBUFS;
-	else
-		rc = pc_session_write(c->s, c->out.buf, c->out.len);
-	if (rc) {
-		if (rc == -ENOBUFS)
-			atomic_fetch_add_explicit(&k->outlimit, 1, memory_order_relaxed);
+	if (kv_reply_failed(&c->out) || pc_session_write(c->s, c->out.buf, c->out.len)) {
 		pc_session_close(c->s);
 		c->ending = true;
 	}
@@ -135,7 +169,12 @@ static void collect(struct kv_client *c)
 		c->head = j->next;
 		if (!c->head)
 			c->tail = NULL;
-		kv_reply_raw(&c->out, j->out.buf, j->out.len);
+		if (j->held)
+			atomic_fetch_sub_explicit(j->held, j->out.len, memory_order_relaxed);
+		if (j->skipped)
+			overflow(c);
+		else if (!c->ending)
+			kv_reply_raw(&c->out, j->out.buf, j->out.len);
 		kv_job_free(j);
 		c->inflight--;
 	}
@@ -238,6 +277,10 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	j->target = t;
 	j->done = job_done;
 	j->owner = c;
+	if (scan_shard < 0) { /* a SCAN part's reply is bounded by its COUNT */
+		j->held = &c->job_bytes;
+		j->held_max = out_limit(c);
+	}
 	if (c->tail)
 		c->tail->next = j;
 	else
@@ -391,6 +434,10 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 			break;
 		}
 		used += (size_t)n;
+		/* No more replies once past the limit: one client never makes
+		 * its shard build them without bound. */
+		if (over_limit(c))
+			overflow(c);
 	}
 	return used;
 }
@@ -590,6 +637,7 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 		conn_free(c);
 		return;
 	}
+	stop_jobs(c);
 	/* Freed when the last answer comes back, or, when the engine stops
 	 * before then (those answers never run), once every shard stopped
 	 * (kv_client_free_orphans). */

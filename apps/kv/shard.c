@@ -136,11 +136,25 @@ static void grant(struct kv_shard *sh, struct kv_job *j)
 	j->over = j->room && !kv_db_make_room(sh->db);
 }
 
+/* A client's request. Once the replies its earlier jobs hold pass its
+ * output limit it will be closed: the rest are not run, so a client that
+ * does not read cannot make other shards build replies without bound. */
+static void run_cmd(struct kv_shard *sh, struct kv_job *j)
+{
+	if (j->held && atomic_load_explicit(j->held, memory_order_relaxed) > j->held_max) {
+		j->skipped = true;
+		return;
+	}
+	kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out);
+	if (j->held)
+		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
+}
+
 static void run(struct kv_shard *sh, struct kv_job *j)
 {
 	switch (j->kind) {
 	case KV_JOB_CMD:
-		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out);
+		run_cmd(sh, j);
 		break;
 	case KV_JOB_LOCK:
 		grant(sh, j);

@@ -32,10 +32,10 @@ from oracle import enc  # noqa: E402  (a multibulk request)
 class Server:
     """One `percore kv` on a port the kernel picks, two shards."""
 
-    def __init__(self, *extra):
+    def __init__(self, *extra, env=None):
         cmd = [PERCORE, "kv", "--port", "0", "--shards", "2", "--oversubscribe",
                "--policy", "off", *extra]
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.err = b""
         self.log = b""  # stderr lines totals() passed over
         line = b""
@@ -61,6 +61,14 @@ class Server:
             else:
                 self.log += line
         return got
+
+    def memory(self, field):
+        """A figure of /proc/PID/status in bytes (VmRSS, VmHWM)."""
+        with open("/proc/%d/status" % self.p.pid) as f:
+            for ln in f:
+                if ln.startswith(field + ":"):
+                    return int(ln.split()[1]) * 1024
+        raise AssertionError("no %s" % field)
 
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
@@ -448,6 +456,72 @@ def t_output_limit(srv):
     # frees them (the sanitizer's leak check at exit)
 
 
+def t_output_memory(srv):
+    """Clients that pipeline GETs of a 1 MB value and never read: each is
+    closed near its limit (4 MiB) without the server building the rest
+    of its replies, so memory stays bounded (2,000 replies would be
+    2 GB), and PINGs on other connections (both shards) are answered
+    promptly all along. The values lie on both shards: replies built
+    on the client's shard and on the other one."""
+    # the sanitizer's quarantine would hold freed replies: kept small
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=16"
+    srv.stop()
+    srv = Server("--client-output-limit", "4194304", env=env)
+    try:
+        keys = ["fat:%d" % i for i in range(8)]
+        c = Conn(srv.port)
+        for k in keys:
+            check(c.call("SET", k, b"f" * 1000000) == b"+OK", "SET fat")
+        pings = [Conn(srv.port) for _ in range(8)]
+        for p in pings:
+            check(p.call("PING") == b"+PONG", "PING")
+        base = srv.memory("VmRSS")
+        stop = threading.Event()
+        slowest = [0.0]
+
+        def pinger():
+            while not stop.is_set():
+                for p in pings:
+                    t0 = time.monotonic()
+                    p.send(enc("PING"))
+                    p.s.settimeout(2)
+                    try:
+                        r = p.reply()
+                    except socket.timeout:
+                        r = None
+                    slowest[0] = max(slowest[0], time.monotonic() - t0)
+                    if r != b"+PONG":
+                        stop.set()
+                        return
+                time.sleep(0.01)
+        pt = threading.Thread(target=pinger)
+        pt.start()
+        try:
+            for n in range(4):
+                hog = Conn(srv.port)
+                hog.send(b"".join(enc("GET", k) for k in keys for _ in range(250)))
+                deadline = time.monotonic() + 60
+                while (srv.totals()["output_limit_closes"] <= n and
+                       time.monotonic() < deadline):
+                    time.sleep(0.05)
+                check(srv.totals()["output_limit_closes"] > n, "hog %d not closed" % n)
+                hog.close()
+        finally:
+            stop.set()
+            pt.join()
+        grew = srv.memory("VmHWM") - base
+        check(grew < 256 << 20, "memory grew by %d MB" % (grew >> 20))
+        check(slowest[0] < 2, "slowest PING %.2f s" % slowest[0])
+        check(c.call("GET", keys[0]) == b"f" * 1000000, "others served on")
+        c.close()
+        srv.stop()
+    finally:
+        if srv.p.returncode is None:
+            srv.p.kill()
+            srv.p.wait()
+
+
 OOM = b"-OOM command not allowed when used memory > 'maxmemory'."
 
 
@@ -764,6 +838,7 @@ TESTS = [
     ("expiry", (), t_expiry),
     ("protocol_error", (), t_protocol_error),
     ("output_limit", ("--client-output-limit", "1M"), t_output_limit),
+    ("output_memory", (), t_output_memory),
     ("max_clients", ("--max-clients", "2"), t_max_clients),
     ("oom_whole", ("--maxmemory", "1M"), t_oom_whole),
     ("stop_inflight", ("--drain", "0"), t_stop_inflight),
