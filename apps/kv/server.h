@@ -69,8 +69,9 @@ struct pc_server *kv_server_net(struct kv_server *k);
 
 /* What every shard counts, summed: keys (expired ones not yet deleted
  * included), bytes of the keyspaces, keys deleted by expiry, commands
- * run. Any thread; each figure is written by its shard alone and read
- * relaxed, so a total is a recent one. */
+ * run. Any thread; each figure is written by its shard alone after every
+ * command it runs and read relaxed, so a total counts every command
+ * answered before the call. */
 struct kv_server_totals {
 	uint64_t keys;
 	uint64_t expires;

@@ -67,6 +67,21 @@ void kv_job_free(struct kv_job *j)
 	free(j);
 }
 
+/* Counts the keyspace for readers on other threads (totals, SIGUSR1,
+ * metrics, INFO), after every change: a figure read is never older than
+ * the last command. Relaxed stores of figures the keyspace keeps. */
+static void publish(struct kv_shard *sh)
+{
+	struct kv_db_stats s;
+
+	kv_db_stats(sh->db, &s);
+	atomic_store_explicit(&sh->st->keys, s.keys, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->expires, s.expires, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->used, s.used, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->expired, s.expired, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->evicted, s.evicted, memory_order_relaxed);
+}
+
 void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
 		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
 		   struct kv_reply *out)
@@ -84,19 +99,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 	atomic_store_explicit(&sh->st->commands,
 			      atomic_load_explicit(&sh->st->commands, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-}
-
-/* Counts the keyspace for readers on other threads. */
-static void publish(struct kv_shard *sh)
-{
-	struct kv_db_stats s;
-
-	kv_db_stats(sh->db, &s);
-	atomic_store_explicit(&sh->st->keys, s.keys, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->expires, s.expires, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->used, s.used, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->expired, s.expired, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->evicted, s.evicted, memory_order_relaxed);
+	publish(sh);
 }
 
 static void home_done(void *arg)
@@ -161,6 +164,7 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 		break;
 	case KV_JOB_FN:
 		j->fn(sh, j);
+		publish(sh); /* a part of a multi-shard command */
 		break;
 	}
 	finish(sh, j);
