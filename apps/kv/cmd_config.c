@@ -143,42 +143,12 @@ static void config_get(struct kv_call *c)
 	}
 }
 
-/* Reads a memory value: digits, then an optional unit (b, k, kb, m, mb, g,
- * gb, any case; k is 1000, kb 1024), as Redis's memtoull. */
-static bool parse_mem(const char *s, size_t n, uint64_t *out)
-{
-	static const struct { const char *unit; uint64_t mul; } units[] = {
-		{ "", 1 }, { "b", 1 }, { "k", 1000 }, { "kb", 1024 }, { "m", 1000 * 1000 },
-		{ "mb", 1024 * 1024 }, { "g", 1000ull * 1000 * 1000 }, { "gb", 1024ull * 1024 * 1024 },
-	};
-	size_t d = 0;
-	while (d < n && s[d] >= '0' && s[d] <= '9')
-		d++;
-	if (d == 0 || d > 20)
-		return false;
-	uint64_t v = 0;
-	for (size_t i = 0; i < d; i++) {
-		if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strlen(units[i].unit) != n - d || strncasecmp(units[i].unit, s + d, n - d) != 0)
-			continue;
-		if (v && units[i].mul > UINT64_MAX / v)
-			return false;
-		*out = v * units[i].mul;
-		return true;
-	}
-	return false;
-}
-
 /* Reads a number in p's range; on failure writes Redis's reason. */
 static bool parse_number(const struct param *p, const char *s, size_t n, uint64_t *v,
 			 char *why, size_t whylen)
 {
 	int64_t ll;
-	bool ok = p->type == P_MEM ? parse_mem(s, n, v) : kv_str2ll(s, n, &ll) && ll >= 0;
+	bool ok = p->type == P_MEM ? kv_memtoull(s, n, v) : kv_str2ll(s, n, &ll) && ll >= 0;
 	if (p->type != P_MEM && ok)
 		*v = (uint64_t)ll;
 	if (!ok && p->type == P_MEM) {
@@ -211,7 +181,7 @@ static bool parse_cobl(struct kv_config *cfg, const char *s, size_t n, char *why
 		char *f[3];
 		uint64_t v[3];
 		for (int i = 0; i < 3; i++)
-			if (!(f[i] = strtok_r(NULL, " ", &save)) || !parse_mem(f[i], strlen(f[i]), &v[i]))
+			if (!(f[i] = strtok_r(NULL, " ", &save)) || !kv_memtoull(f[i], strlen(f[i]), &v[i]))
 				goto bad;
 		if (strcasecmp(cls, "normal") == 0) {
 			if (v[1] || v[2]) {

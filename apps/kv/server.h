@@ -32,6 +32,9 @@ struct kv_server;
  * holds unparsed or partial. Room for two requests of the default
  * proto-max-bulk-len. */
 #define KV_SERVER_MAX_INPUT     (1ull << 30)
+/* The least max_input_bytes may be (0 aside): the library's floor, one
+ * largest write of a kv session (server.c sets max_body so). */
+#define KV_SERVER_MIN_INPUT     (16ull << 20)
 
 struct kv_server_opts {
 	/* Address, shards, placement, idle policy, the input budget

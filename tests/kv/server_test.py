@@ -791,6 +791,25 @@ def t_counts_now(srv):
     c.close()
 
 
+def t_sizes(srv):
+    """Sizes on the command line read as CONFIG SET reads them (Redis's
+    units: k 1000, kb 1024, m, mb, any case), and 16777216, the floor
+    --help states, is a valid --max-input-bytes."""
+    c = Conn(srv.port)
+
+    def get(name):
+        return c.call("CONFIG", "GET", name)[1]
+    check(get("maxmemory") == b"50000000", "--maxmemory 50M: %r" % get("maxmemory"))
+    check(get("proto-max-bulk-len") == b"2097152", "--proto-max-bulk-len 2Mb")
+    check(get("client-output-buffer-limit").startswith(b"normal 3072 "),
+          "--client-output-limit 3KB: %r" % get("client-output-buffer-limit"))
+    for val, want in (("50mb", b"52428800"), ("50M", b"50000000"), ("1Gb", b"1073741824"),
+                      ("0", b"0")):
+        check(c.call("CONFIG", "SET", "maxmemory", val) == b"+OK", "CONFIG SET %s" % val)
+        check(get("maxmemory") == want, "CONFIG SET maxmemory %s: %r" % (val, get("maxmemory")))
+    c.close()
+
+
 def t_redis_cli(srv):
     """redis-cli typed at (stdin) and --pipe mass insertion."""
     cli = shutil.which("redis-cli")
@@ -849,7 +868,8 @@ def cli_refusals():
            ("--maxmemory-policy", "bogus"), ("--max-clients", "-1"),
            ("--client-output-limit", "1Q"), ("--proto-max-bulk-len", "0"),
            ("--expire-period", "0"), ("--host", "not-an-address"),
-           ("--max-input-bytes", "1M")]
+           ("--max-input-bytes", "1M"), ("--max-input-bytes", "16777215"),
+           ("--policy", "bogus"), ("--maxmemory", "1.5mb"), ("--maxmemory", "50t")]
     failures = []
     for opt, val in bad:
         r = subprocess.run([PERCORE, "kv", opt, val], capture_output=True, timeout=60)
@@ -858,6 +878,15 @@ def cli_refusals():
     r = subprocess.run([PERCORE, "kv", "--help"], capture_output=True, timeout=60)
     if r.returncode != 0 or b"--max-clients" not in r.stdout:
         failures.append("--help: exit %d" % r.returncode)
+    # --metrics-port on --port: refused (exit 1) without a hint at an
+    # option kv does not have
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    r = subprocess.run([PERCORE, "kv", "--port", port, "--metrics-port", port, "--shards", "1",
+                        "--oversubscribe"], capture_output=True, timeout=60)
+    if r.returncode != 1 or b"--reuseport-join" in r.stderr or b"--metrics-port" not in r.stderr:
+        failures.append("--metrics-port = --port: exit %d, %r" % (r.returncode, r.stderr[:300]))
     return failures
 
 
@@ -879,6 +908,8 @@ TESTS = [
     ("input_budget", ("--max-input-bytes", "17M"), t_input_budget),
     ("metrics", ("--metrics-port", "0"), t_metrics),
     ("counts_now", ("--metrics-port", "0", "--expire-period", "3600000"), t_counts_now),
+    ("sizes", ("--maxmemory", "50M", "--proto-max-bulk-len", "2Mb", "--client-output-limit",
+               "3KB", "--max-input-bytes", "16777216"), t_sizes),
     ("redis_cli", (), t_redis_cli),
     ("redis_py", (), t_redis_py),
 ]
