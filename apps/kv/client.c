@@ -112,13 +112,12 @@ static void stop_jobs(struct kv_client *c)
 }
 
 /* The most unsent reply bytes a client may have: the setting, else the
- * session's own bound (high water plus the largest write). */
+ * session's own bound. */
 static uint64_t out_limit(const struct kv_client *c)
 {
-	const struct kv_shard *sh = c->sh;
+	uint64_t lim = c->sh->cfg.client_output_limit;
 
-	return sh->cfg.client_output_limit ? sh->cfg.client_output_limit :
-	       (uint64_t)sh->srv->o.net.high_water + PC_FRAME_MAX_BODY_CAP;
+	return lim ? lim : KV_SERVER_OUTPUT_BOUND;
 }
 
 /* Whether the client's unsent replies (queued, ready, and held by its

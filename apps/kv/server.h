@@ -32,6 +32,11 @@ struct kv_server;
  * holds unparsed or partial. Room for two requests of the default
  * proto-max-bulk-len. */
 #define KV_SERVER_MAX_INPUT     (1ull << 30)
+/* Unsent reply bytes a client may have without client_output_limit: the
+ * session's own output bound (its ring, the power of two that holds high
+ * water plus one largest write), so one reply of up to 16 MiB fits beside
+ * a full high water. */
+#define KV_SERVER_OUTPUT_BOUND  (32ull << 20)
 /* The least max_input_bytes may be (0 aside): the library's floor, one
  * largest write of a kv session (server.c sets max_body so). */
 #define KV_SERVER_MIN_INPUT     (16ull << 20)
@@ -46,9 +51,9 @@ struct kv_server_opts {
 	/* The settings, as CONFIG GET reports them (kv_config_init()'s
 	 * defaults). The server reads: maxclients (a client past it is
 	 * answered "-ERR max number of clients reached" and closed; 0: no
-	 * limit), client_output_limit (a client whose unsent replies would
-	 * pass it is closed; 0: only the session's own bound, high water
-	 * plus the largest write), maxmemory (split evenly over the shards)
+	 * limit), client_output_limit (a client whose unsent replies pass
+	 * it is closed, the rest of its requests not run; 0:
+	 * KV_SERVER_OUTPUT_BOUND), maxmemory (split evenly over the shards)
 	 * and its policy, proto_max_bulk_len and max_multibulk_len. port and
 	 * shards are filled in from net. */
 	struct kv_config cfg;

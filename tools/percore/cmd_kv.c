@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"  --client-output-limit BYTES\n"
 		"                      close a client whose unsent replies pass BYTES; the\n"
 		"                      rest of its requests are not run (default 0: the\n"
-		"                      session's own bound, 17mb)\n"
+		"                      session's own bound, 32mb)\n"
 		"  --proto-max-bulk-len BYTES\n"
 		"                      longest argument of a request (default 512mb)\n"
 		"  --max-args N        most arguments in one request (default 1048576)\n"
