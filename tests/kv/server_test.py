@@ -6,8 +6,11 @@ binary keys, huge values, inline commands, SCAN over both shards, multi-key
 commands atomic across shards under concurrent writers, active expiry,
 the output limit, protocol errors and the client limit, maxmemory
 refusing a multi-shard write whole, a stop with closed clients' answers
-still out, the input budget against many partial requests. Every server
-must exit cleanly (a sanitizer's report fails the test).
+still out, a drain that answers every command it ran, clients that do
+not read kept within their output limit (memory, other clients served),
+key counts exact at once, sizes with Redis's units, the input budget
+against many partial requests. Every server must exit cleanly (a
+sanitizer's report fails the test).
 
 usage: server_test.py PERCORE [TEST...]"""
 import os
