@@ -145,13 +145,17 @@ static void overflow(struct kv_client *c)
  * the output limit is closed. */
 static void flush(struct kv_client *c)
 {
+	int rc;
+
 	if (!c->out.len || !c->s || c->ending)
 		goto out; /* nothing, or the client is being closed: dropped */
-	if (over_limit(c)) {
+	rc = over_limit(c) ? -ENOBUFS :
+	     kv_reply_failed(&c->out) ? -ENOMEM : pc_session_write(c->s, c->out.buf, c->out.len);
+	if (rc == -ENOBUFS) { /* over a limit, kv's or the session's own */
 		overflow(c);
 		return;
 	}
-	if (kv_reply_failed(&c->out) || pc_session_write(c->s, c->out.buf, c->out.len)) {
+	if (rc) {
 		pc_session_close(c->s);
 		c->ending = true;
 	}
