@@ -282,14 +282,14 @@ static long parse_inline(struct kv_parser *p, const char *buf, size_t len,
 	if (!nl)
 		return len > KV_RESP_MAX_INLINE ? fail(p, "too big inline request") : 0;
 	size_t e = (size_t)(nl - buf);
+	if (e > 0 && buf[e - 1] == '\r')
+		e--;
 	/* A line over the limit is refused even when its newline came with
 	 * it. Redis refuses it when a read leaves more than 64 KiB without a
 	 * newline, so with its 16 KiB reads it may still take a line of up to
 	 * 80 KiB; kv's rule does not depend on how the bytes arrived. */
 	if (e > KV_RESP_MAX_INLINE)
 		return fail(p, "too big inline request");
-	if (e > 0 && buf[e - 1] == '\r')
-		e--;
 	if (e > p->scratch_cap) {
 		char *s = realloc(p->scratch, e);
 		if (!s)
