@@ -23,6 +23,7 @@
 
 #include "percore/listener.h"
 #include "percore/log.h"
+#include "percore/reply.h"
 #include "percore/session.h"
 #include "srv.h"
 
@@ -47,6 +48,14 @@ struct kv_client {
 	struct kv_tx *tx;             /* the transaction running for it, or NULL */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
+	uint32_t ticket;              /* the reply slot held while owed */
+	/* reply bytes its answered jobs hold, not yet collected (added by the
+	 * shards that ran them) */
+	_Atomic uint64_t job_bytes;
+	/* reply bytes of requests run here, waiting behind outstanding jobs
+	 * (their `after`) */
+	uint64_t after_bytes;
+	bool owed;                    /* a reply slot held (owe()) */
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
@@ -99,27 +108,61 @@ uint64_t kv_client_free_orphans(struct kv_client *list)
 	return n;
 }
 
+/* Added to a closing client's job_bytes: past any limit for good, so the
+ * shards holding its jobs run none of them any more (its answers would
+ * be dropped). */
+#define HELD_CLOSED (1ull << 62)
+
+static void stop_jobs(struct kv_client *c)
+{
+	atomic_fetch_add_explicit(&c->job_bytes, HELD_CLOSED, memory_order_relaxed);
+}
+
+/* The most unsent reply bytes a client may have: the setting, else the
+ * session's own bound. */
+static uint64_t out_limit(const struct kv_client *c)
+{
+	uint64_t lim = c->sh->cfg.client_output_limit;
+
+	return lim ? lim : KV_SERVER_OUTPUT_BOUND;
+}
+
+/* Whether the client's unsent replies (queued, ready, and held by its
+ * answered jobs) pass its limit. */
+static bool over_limit(const struct kv_client *c)
+{
+	return c->s && pc_session_queued(c->s) + c->out.len + c->after_bytes +
+			       atomic_load_explicit(&c->job_bytes, memory_order_relaxed) > out_limit(c);
+}
+
+/* Closes a client over its output limit, as Redis does, its replies not
+ * yet queued dropped. */
+static void overflow(struct kv_client *c)
+{
+	if (c->s && !c->ending) {
+		atomic_fetch_add_explicit(&c->sh->srv->outlimit, 1, memory_order_relaxed);
+		pc_session_close(c->s);
+		stop_jobs(c);
+	}
+	c->ending = true;
+	kv_reply_clear(&c->out);
+}
+
 /* Queues the replies ready. A client whose unsent replies would pass
- * the output limit is closed, as Redis does. */
+ * the output limit is closed. */
 static void flush(struct kv_client *c)
 {
-	struct kv_server *k = c->sh->srv;
 	int rc;
 
 	if (!c->out.len || !c->s || c->ending)
 		goto out; /* nothing, or the client is being closed: dropped */
-	if (kv_reply_failed(&c->out)) {
-		pc_session_close(c->s);
-		c->ending = true;
-		goto out;
+	rc = over_limit(c) ? -ENOBUFS :
+	     kv_reply_failed(&c->out) ? -ENOMEM : pc_session_write(c->s, c->out.buf, c->out.len);
+	if (rc == -ENOBUFS) { /* over a limit, kv's or the session's own */
+		overflow(c);
+		return;
 	}
-	if (c->sh->cfg.client_output_limit && pc_session_queued(c->s) + c->out.len > c->sh->cfg.client_output_limit)
-		rc = -ENOBUFS;
-	else
-		rc = pc_session_write(c->s, c->out.buf, c->out.len);
 	if (rc) {
-		if (rc == -ENOBUFS)
-			atomic_fetch_add_explicit(&k->outlimit, 1, memory_order_relaxed);
 		pc_session_close(c->s);
 		c->ending = true;
 	}
@@ -136,8 +179,15 @@ static void collect(struct kv_client *c)
 		c->head = j->next;
 		if (!c->head)
 			c->tail = NULL;
-		kv_reply_raw(&c->out, j->out.buf, j->out.len);
-		kv_reply_raw(&c->out, j->after.buf, j->after.len);
+		if (j->held)
+			atomic_fetch_sub_explicit(j->held, j->out.len, memory_order_relaxed);
+		c->after_bytes -= j->after.len;
+		if (j->skipped) {
+			overflow(c);
+		} else if (!c->ending) {
+			kv_reply_raw(&c->out, j->out.buf, j->out.len);
+			kv_reply_raw(&c->out, j->after.buf, j->after.len);
+		}
 		kv_job_free(j);
 		c->inflight--;
 	}
@@ -242,6 +292,10 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	j->target = t;
 	j->done = job_done;
 	j->owner = c;
+	if (scan_shard < 0) { /* a SCAN part's reply is bounded by its COUNT */
+		j->held = &c->job_bytes;
+		j->held_max = out_limit(c);
+	}
 	if (c->tail)
 		c->tail->next = j;
 	else
@@ -268,11 +322,18 @@ static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
 	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
 }
 
-/* Where a reply written now goes: behind the outstanding jobs (after
- * the last one's reply), or straight to the output. */
-static struct kv_reply *reply_slot(struct kv_client *c)
+/* Runs a request of this shard's keys here now. Its reply goes behind
+ * the outstanding jobs (after the last one's reply, counted in
+ * after_bytes), or straight to the output when none is out. */
+static void run_here(struct kv_client *c, const struct kv_cmd *cmd, const struct kv_resp_req *r,
+		     int64_t now)
 {
-	return c->tail ? &c->tail->after : &c->out;
+	struct kv_reply *to = c->tail ? &c->tail->after : &c->out;
+	size_t before = to->len;
+
+	kv_shard_exec(c->sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, to, NULL);
+	if (c->tail)
+		c->after_bytes += to->len - before;
 }
 
 /* Runs or sends one request (now: the clock for the requests of this
@@ -292,7 +353,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	 * here, so it runs now, whatever went to other shards before it. */
 	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && kv_shard_free(sh) &&
 	    owned_here(sh, cmd, r)) {
-		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, reply_slot(c), NULL);
+		run_here(c, cmd, r, now);
 		return true;
 	}
 	scan = cmd && cmd->multi == KV_MULTI_WALK;
@@ -327,7 +388,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
 	}
 	if (t == sh->idx && kv_shard_free(sh) && (!scan || sh->n == 1)) {
-		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, reply_slot(c), NULL);
+		run_here(c, cmd, r, now);
 		return true;
 	}
 	if (c->inflight >= MAX_INFLIGHT)
@@ -388,6 +449,10 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 			break;
 		}
 		used += (size_t)n;
+		/* No more replies once past the limit: one client never makes
+		 * its shard build them without bound. */
+		if (over_limit(c))
+			overflow(c);
 	}
 	return used;
 }
@@ -413,12 +478,35 @@ static void input_settle(struct kv_client *c)
 		pc_session_hold_input(c->s, held);
 }
 
+/* While requests are out, the session owes their answers: a reply slot
+ * held open (percore/reply.h) keeps a draining server from ending the
+ * connection (FIN) before they are written, as queued bytes do. The slot
+ * is given up, never filled, once nothing is out: after the replies were
+ * queued, since a client that half-closed takes no output once nothing
+ * is owed. */
+static void owe(struct kv_client *c)
+{
+	bool want = c->inflight && c->s;
+
+	if (!c->s)
+		c->owed = false; /* the session's slots went with it */
+	if (want == c->owed)
+		return;
+	if (want) {
+		c->owed = !pc_reply_reserve(c->s, &c->ticket);
+	} else {
+		pc_reply_skip(c->s, c->ticket);
+		c->owed = false;
+	}
+}
+
 /* After running input: write the replies ready, hold the socket while
  * too much input waits, free a connection whose session has gone. */
 static void settle(struct kv_client *c)
 {
 	input_settle(c);
 	flush(c);
+	owe(c);
 	if (c->s && !c->ending) {
 		bool hold = c->inflight && c->len - c->off > IN_HOLD;
 
@@ -558,10 +646,12 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
+	c->owed = false;
 	if (!c->inflight && !c->busy) {
 		conn_free(c);
 		return;
 	}
+	stop_jobs(c);
 	/* Freed when the last answer comes back, or, when the engine stops
 	 * before then (those answers never run), once every shard stopped
 	 * (kv_client_free_orphans). */

@@ -143,54 +143,24 @@ void kv_config_get(struct kv_call *c)
 	}
 }
 
-/* Reads a memory value: digits, then an optional unit (b, k, kb, m, mb, g,
- * gb, any case; k is 1000, kb 1024), as Redis's memtoull. */
-static bool parse_mem(const char *s, size_t n, uint64_t *out)
-{
-	static const struct { const char *unit; uint64_t mul; } units[] = {
-		{ "", 1 }, { "b", 1 }, { "k", 1000 }, { "kb", 1024 }, { "m", 1000 * 1000 },
-		{ "mb", 1024 * 1024 }, { "g", 1000ull * 1000 * 1000 }, { "gb", 1024ull * 1024 * 1024 },
-	};
-	size_t d = 0;
-	while (d < n && s[d] >= '0' && s[d] <= '9')
-		d++;
-	if (d == 0 || d > 20)
-		return false;
-	uint64_t v = 0;
-	for (size_t i = 0; i < d; i++) {
-		if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strlen(units[i].unit) != n - d || strncasecmp(units[i].unit, s + d, n - d) != 0)
-			continue;
-		if (v && units[i].mul > UINT64_MAX / v)
-			return false;
-		*out = v * units[i].mul;
-		return true;
-	}
-	return false;
-}
-
 /* Reads a number in p's range; on failure writes Redis's reason. */
 static bool parse_number(const struct param *p, const char *s, size_t n, uint64_t *v,
 			 char *why, size_t whylen)
 {
 	int64_t ll;
-	bool ok = p->type == P_MEM ? parse_mem(s, n, v) : kv_str2ll(s, n, &ll) && ll >= 0;
+	bool ok = p->type == P_MEM ? kv_memtoull(s, n, v) : kv_str2ll(s, n, &ll) && ll >= 0;
 	if (p->type != P_MEM && ok)
 		*v = (uint64_t)ll;
 	if (!ok && p->type == P_MEM) {
-		snprintf(why, whylen, "argument must be a memory value");
+		snprintf(why, whylen, KV_WHY_MEMORY);
 		return false;
 	}
 	if (!ok && !kv_str2ll(s, n, &ll)) {
-		snprintf(why, whylen, "argument couldn't be parsed into an integer");
+		snprintf(why, whylen, KV_WHY_INTEGER);
 		return false;
 	}
 	if (!ok || *v < p->min || *v > p->max) {
-		snprintf(why, whylen, "argument must be between %llu and %llu inclusive",
+		snprintf(why, whylen, KV_WHY_RANGE_FMT,
 			 (unsigned long long)p->min, (unsigned long long)p->max);
 		return false;
 	}
@@ -211,11 +181,11 @@ static bool parse_cobl(struct kv_config *cfg, const char *s, size_t n, char *why
 		char *f[3];
 		uint64_t v[3];
 		for (int i = 0; i < 3; i++)
-			if (!(f[i] = strtok_r(NULL, " ", &save)) || !parse_mem(f[i], strlen(f[i]), &v[i]))
+			if (!(f[i] = strtok_r(NULL, " ", &save)) || !kv_memtoull(f[i], strlen(f[i]), &v[i]))
 				goto bad;
 		if (strcasecmp(cls, "normal") == 0) {
 			if (v[1] || v[2]) {
-				snprintf(why, whylen, "only a hard limit is supported for the normal class");
+				snprintf(why, whylen, KV_WHY_SOFT_LIMIT);
 				return false;
 			}
 			cfg->client_output_limit = v[0];
@@ -226,7 +196,7 @@ static bool parse_cobl(struct kv_config *cfg, const char *s, size_t n, char *why
 	}
 	return true;
 bad:
-	snprintf(why, whylen, "Wrong number of arguments in buffer limit configuration.");
+	snprintf(why, whylen, KV_WHY_BUFFER_LIMIT);
 	return false;
 }
 
@@ -249,7 +219,7 @@ static bool set_policy(struct kv_config *cfg, const struct param *p, const char 
 	if (redis_has)
 		snprintf(why, whylen, "this server has only the noeviction and allkeys-lru policies");
 	else
-		snprintf(why, whylen, "argument(s) must be one of the following: %s", POLICY_CHOICES);
+		snprintf(why, whylen, KV_WHY_ONE_OF_FMT, POLICY_CHOICES);
 	return false;
 }
 
@@ -279,7 +249,7 @@ static bool set_param(struct kv_config *cfg, const struct param *p, const char *
 	case P_FIXED:
 		break;
 	}
-	snprintf(why, whylen, "can't set immutable config");
+	snprintf(why, whylen, KV_WHY_IMMUTABLE);
 	return false;
 }
 
@@ -301,16 +271,16 @@ static bool check_names(struct kv_call *c, const struct kv_config *cfg)
 		const struct param *p = find_param(c->argv[a], c->argl[a]);
 		const char *why = NULL;
 		if (!p) {
-			kv_reply_errorf(c->out, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+			kv_reply_errorf(c->out, KV_ERR_CONFIG_OPTION_FMT,
 					(int)c->argl[a], c->argv[a]);
 			return false;
 		}
 		if (!p->mutable_ && !same_value(cfg, p, c->argv[a + 1], c->argl[a + 1]))
-			why = "can't set immutable config";
+			why = KV_WHY_IMMUTABLE;
 		else if (seen[p - params])
-			why = "duplicate parameter";
+			why = KV_WHY_DUPLICATE;
 		if (why) {
-			kv_reply_errorf(c->out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
+			kv_reply_errorf(c->out, KV_ERR_CONFIG_ARG_FMT,
 					(int)c->argl[a], c->argv[a], why);
 			return false;
 		}
@@ -337,20 +307,20 @@ void kv_config_set(struct kv_call *c)
 	for (uint32_t a = 2; a < c->argc; a += 2) {
 		const struct param *p = find_param(c->argv[a], c->argl[a]);
 		if (p->mutable_ && !set_param(&cfg, p, c->argv[a + 1], c->argl[a + 1], why, sizeof(why))) {
-			kv_reply_errorf(c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
-					p->name, why);
+			kv_reply_errorf(c->out, KV_ERR_CONFIG_ARG_FMT, (int)strlen(p->name), p->name,
+					why);
 			return;
 		}
 	}
 	/* Redis keeps hz within 1..500 whatever is asked */
 	cfg.hz = cfg.hz < 1 ? 1 : cfg.hz > 500 ? 500 : cfg.hz;
 	if (!c->view || !c->view->config_set) {
-		kv_err(c, "ERR CONFIG SET failed - no server to apply the settings to");
+		kv_err(c, KV_ERR_CONFIG_NO_SERVER);
 		return;
 	}
 	int rc = c->view->config_set(c->view->arg, &cfg);
 	if (rc)
-		kv_reply_errorf(c->out, "ERR CONFIG SET failed - %s", strerror(-rc));
+		kv_reply_errorf(c->out, KV_ERR_CONFIG_FAILED_FMT, strerror(-rc));
 	else
 		kv_reply_status(c->out, "OK");
 }

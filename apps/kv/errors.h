@@ -41,6 +41,30 @@
 #define KV_ERR_MAXCLIENTS    "ERR max number of clients reached"
 #define KV_ERR_PROTO_FMT     "ERR %s"
 
+/* The parser's (resp.c): the text after "ERR ", in the request's error */
+#define KV_PROTO_FMT          "Protocol error: %s"
+#define KV_PROTO_EXPECTED_FMT "expected '$', got '%c'"
+#define KV_PROTO_BULK_COUNT   "too big bulk count string"
+#define KV_PROTO_BULK_LEN     "invalid bulk length"
+#define KV_PROTO_MBULK_COUNT  "too big mbulk count string"
+#define KV_PROTO_MBULK_LEN    "invalid multibulk length"
+#define KV_PROTO_INLINE       "too big inline request"
+#define KV_PROTO_QUOTES       "unbalanced quotes in request"
+
+/* CONFIG SET: the error, and the reason it gives */
+#define KV_ERR_CONFIG_OPTION_FMT "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'"
+#define KV_ERR_CONFIG_ARG_FMT    "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s"
+#define KV_ERR_CONFIG_NO_SERVER  "ERR CONFIG SET failed - no server to apply the settings to"
+#define KV_ERR_CONFIG_FAILED_FMT "ERR CONFIG SET failed - %s"
+#define KV_WHY_IMMUTABLE      "can't set immutable config"
+#define KV_WHY_DUPLICATE      "duplicate parameter"
+#define KV_WHY_MEMORY         "argument must be a memory value"
+#define KV_WHY_INTEGER        "argument couldn't be parsed into an integer"
+#define KV_WHY_RANGE_FMT      "argument must be between %llu and %llu inclusive"
+#define KV_WHY_SOFT_LIMIT     "only a hard limit is supported for the normal class"
+#define KV_WHY_BUFFER_LIMIT   "Wrong number of arguments in buffer limit configuration."
+#define KV_WHY_ONE_OF_FMT     "argument(s) must be one of the following: %s"
+
 /* COMMAND */
 #define KV_ERR_GETKEYS_CMD   "ERR Invalid command specified"
 #define KV_ERR_GETKEYS_ARITY "ERR Invalid number of arguments specified for command"

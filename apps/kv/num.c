@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,4 +103,31 @@ size_t kv_ll2str(char *buf, int64_t v)
 	/* negate in unsigned, so INT64_MIN does not overflow */
 	buf[0] = '-';
 	return 1 + kv_ull2str(buf + 1, 0 - (uint64_t)v);
+}
+
+bool kv_memtoull(const char *s, size_t n, uint64_t *out)
+{
+	static const struct { const char *unit; uint64_t mul; } units[] = {
+		{ "", 1 }, { "b", 1 }, { "k", 1000 }, { "kb", 1024 }, { "m", 1000 * 1000 },
+		{ "mb", 1024 * 1024 }, { "g", 1000ull * 1000 * 1000 }, { "gb", 1024ull * 1024 * 1024 },
+	};
+	size_t d = 0;
+	uint64_t v = 0;
+
+	while (d < n && s[d] >= '0' && s[d] <= '9') {
+		if (v > (UINT64_MAX - (uint64_t)(s[d] - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[d++] - '0');
+	}
+	if (!d)
+		return false;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strlen(units[i].unit) != n - d || strncasecmp(units[i].unit, s + d, n - d))
+			continue;
+		if (v > UINT64_MAX / units[i].mul)
+			return false;
+		*out = v * units[i].mul;
+		return true;
+	}
+	return false;
 }

@@ -32,4 +32,13 @@ size_t kv_ld2str(char *buf, long double v);
 size_t kv_ll2str(char *buf, int64_t v);
 size_t kv_ull2str(char *buf, uint64_t v);
 
+/* Reads s[0..n) as a size, by Redis's rules (memtoull): decimal digits
+ * (leading zeros allowed), then an optional unit, any case: b 1, k 1000,
+ * kb 1024, m 1000^2, mb 1024^2, g 1000^3, gb 1024^3. Refused, where Redis
+ * is more lenient: no digits (Redis reads "" and "mb" as 0) and values
+ * past 2^64 - 1 (Redis wraps or saturates). Returns false when refused
+ * (*out left alone). Every size kv takes, on its command line and in
+ * CONFIG SET, is read with it. */
+bool kv_memtoull(const char *s, size_t n, uint64_t *out);
+
 #endif

@@ -3,6 +3,7 @@
  * Redis 7 so that clients see what they would see from Redis. */
 #include "resp.h"
 
+#include "errors.h"
 #include "num.h"
 
 #include <errno.h>
@@ -68,7 +69,7 @@ static int reserve(struct kv_parser *p, uint32_t n)
 
 static long fail(struct kv_parser *p, const char *text)
 {
-	snprintf(p->error, sizeof(p->error), "Protocol error: %s", text);
+	snprintf(p->error, sizeof(p->error), KV_PROTO_FMT, text);
 	return -EPROTO;
 }
 
@@ -134,17 +135,17 @@ static long bulk_header(struct kv_parser *p, const char *buf, size_t len)
 {
 	if (buf[p->pos] != '$') {
 		char what[40];
-		snprintf(what, sizeof(what), "expected '$', got '%c'", buf[p->pos]);
+		snprintf(what, sizeof(what), KV_PROTO_EXPECTED_FMT, buf[p->pos]);
 		return fail(p, what);
 	}
 	int64_t n;
 	long r = quick_count(p, buf, len, &n);
 	if (!r)
-		r = read_count(p, buf, len, &n, "too big bulk count string", "invalid bulk length");
+		r = read_count(p, buf, len, &n, KV_PROTO_BULK_COUNT, KV_PROTO_BULK_LEN);
 	if (r <= 0)
 		return r;
 	if (n < 0 || (uint64_t)n > p->lim.max_bulk)
-		return fail(p, "invalid bulk length");
+		return fail(p, KV_PROTO_BULK_LEN);
 	p->bulk = n;
 	return 1;
 }
@@ -156,12 +157,12 @@ static long parse_multibulk(struct kv_parser *p, const char *buf, size_t len,
 		int64_t n;
 		long r = quick_count(p, buf, len, &n);
 		if (!r)
-			r = read_count(p, buf, len, &n, "too big mbulk count string",
-				       "invalid multibulk length");
+			r = read_count(p, buf, len, &n, KV_PROTO_MBULK_COUNT,
+				       KV_PROTO_MBULK_LEN);
 		if (r <= 0)
 			return r;
 		if (n > (int64_t)p->lim.max_args)
-			return fail(p, "invalid multibulk length");
+			return fail(p, KV_PROTO_MBULK_LEN);
 		if (n <= 0)   /* Redis ignores `*0` and `*-1` */
 			return finish(p, buf, req);
 		p->want = n;
@@ -274,16 +275,22 @@ static int inline_word(const char *s, size_t *i, size_t e, char *out, size_t *n)
 static long parse_inline(struct kv_parser *p, const char *buf, size_t len,
 			 struct kv_resp_req *req)
 {
-	const char *nl = memchr(buf, '\n', len);
+	/* Redis looks for the newline in a C string: a NUL byte before it
+	 * hides it, and the request never completes (it waits, then is too
+	 * big once 64 KiB are held). */
+	const char *nul = memchr(buf, '\0', len);
+	const char *nl = memchr(buf, '\n', nul ? (size_t)(nul - buf) : len);
 	if (!nl)
-		return len > KV_RESP_MAX_INLINE ? fail(p, "too big inline request") : 0;
+		return len > KV_RESP_MAX_INLINE ? fail(p, KV_PROTO_INLINE) : 0;
 	size_t e = (size_t)(nl - buf);
 	if (e > 0 && buf[e - 1] == '\r')
 		e--;
-	/* Redis splits a C string: a NUL byte ends the line. */
-	const char *nul = memchr(buf, '\0', e);
-	if (nul)
-		e = (size_t)(nul - buf);
+	/* A line over the limit is refused even when its newline came with
+	 * it. Redis refuses it when a read leaves more than 64 KiB without a
+	 * newline, so with its 16 KiB reads it may still take a line of up to
+	 * 80 KiB; kv's rule does not depend on how the bytes arrived. */
+	if (e > KV_RESP_MAX_INLINE)
+		return fail(p, KV_PROTO_INLINE);
 	if (e > p->scratch_cap) {
 		char *s = realloc(p->scratch, e);
 		if (!s)
@@ -301,7 +308,7 @@ static long parse_inline(struct kv_parser *p, const char *buf, size_t len,
 		size_t start = n;
 		if (inline_word(buf, &i, e, p->scratch, &n) < 0) {
 			p->argc = 0;
-			return fail(p, "unbalanced quotes in request");
+			return fail(p, KV_PROTO_QUOTES);
 		}
 		if (reserve(p, p->argc + 1) < 0)
 			return -ENOMEM;

@@ -10,7 +10,7 @@
 #include "srv.h"
 
 /* Reading stops while this much output waits for a slow client; the
- * largest single write is PC_FRAME_MAX_BODY_CAP. */
+ * largest single write is max_body (16 MiB). */
 #define KV_HIGH_WATER (1u << 20)
 
 void kv_server_opts_init(struct kv_server_opts *o)
@@ -107,7 +107,9 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	c->on_shard_start = kv_shard_start;
 	c->on_shard_stop = kv_shard_stop;
 	c->user = k;
-	c->max_body = PC_FRAME_MAX_BODY_CAP;
+	/* The largest write, and with its header the library's floor of
+	 * max_input_bytes: 16 MiB even, KV_SERVER_MIN_INPUT. */
+	c->max_body = KV_SERVER_MIN_INPUT - PC_FRAME_HEADER_LEN;
 	if (!c->high_water)
 		c->high_water = KV_HIGH_WATER;
 	rc = pc_server_start(c, &k->net, err, errlen);
@@ -194,11 +196,6 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 	t->start_time = k->start_ms;
 	t->shards = k->n;
 	t->per_shard = sh->per_shard;
-}
-
-int kv_server_shutdown(struct kv_server *k, uint32_t drain_ms)
-{
-	return pc_server_shutdown(k->net, drain_ms);
 }
 
 void kv_server_stop(struct kv_server *k)

@@ -32,6 +32,14 @@ struct kv_server;
  * holds unparsed or partial. Room for two requests of the default
  * proto-max-bulk-len. */
 #define KV_SERVER_MAX_INPUT     (1ull << 30)
+/* Unsent reply bytes a client may have without client_output_limit: the
+ * session's own output bound (its ring, the power of two that holds high
+ * water plus one largest write), so one reply of up to 16 MiB fits beside
+ * a full high water. */
+#define KV_SERVER_OUTPUT_BOUND  (32ull << 20)
+/* The least max_input_bytes may be (0 aside): the library's floor, one
+ * largest write of a kv session (server.c sets max_body so). */
+#define KV_SERVER_MIN_INPUT     (16ull << 20)
 
 struct kv_server_opts {
 	/* Address, shards, placement, idle policy, the input budget
@@ -43,9 +51,9 @@ struct kv_server_opts {
 	/* The settings, as CONFIG GET reports them (kv_config_init()'s
 	 * defaults). The server reads: maxclients (a client past it is
 	 * answered "-ERR max number of clients reached" and closed; 0: no
-	 * limit), client_output_limit (a client whose unsent replies would
-	 * pass it is closed; 0: only the session's own bound, high water
-	 * plus the largest write), maxmemory (split evenly over the shards)
+	 * limit), client_output_limit (a client whose unsent replies pass
+	 * it is closed, the rest of its requests not run; 0:
+	 * KV_SERVER_OUTPUT_BOUND), maxmemory (split evenly over the shards)
 	 * and its policy, proto_max_bulk_len and max_multibulk_len. port and
 	 * shards are filled in from net. */
 	struct kv_config cfg;
@@ -69,8 +77,9 @@ struct pc_server *kv_server_net(struct kv_server *k);
 
 /* What every shard counts, summed: keys (expired ones not yet deleted
  * included), bytes of the keyspaces, keys deleted by expiry, commands
- * run. Any thread; each figure is written by its shard alone and read
- * relaxed, so a total is a recent one. */
+ * run. Any thread; each figure is written by its shard alone after every
+ * command it runs and read relaxed, so a total counts every command
+ * answered before the call. */
 struct kv_server_totals {
 	uint64_t keys;
 	uint64_t expires;
@@ -87,9 +96,8 @@ struct kv_server_totals {
 };
 void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t);
 
-/* Graceful shutdown within drain_ms (pc_server_shutdown), or at once
- * (pc_server_stop; any thread, async-signal-safe). */
-int kv_server_shutdown(struct kv_server *k, uint32_t drain_ms);
+/* Stops at once (pc_server_stop; any thread, async-signal-safe). A
+ * graceful stop is the engine's signal handling (--drain). */
 void kv_server_stop(struct kv_server *k);
 
 /* Wait until the shards have ended, then free everything. */

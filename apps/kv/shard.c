@@ -71,6 +71,21 @@ void kv_job_free(struct kv_job *j)
 	free(j);
 }
 
+/* Counts the keyspace for readers on other threads (totals, SIGUSR1,
+ * metrics, INFO), after every change: a figure read is never older than
+ * the last command. Relaxed stores of figures the keyspace keeps. */
+static void publish(struct kv_shard *sh)
+{
+	struct kv_db_stats s;
+
+	kv_db_stats(sh->db, &s);
+	atomic_store_explicit(&sh->st->keys, s.keys, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->expires, s.expires, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->used, s.used, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->expired, s.expired, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->evicted, s.evicted, memory_order_relaxed);
+}
+
 void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
 		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
 		   struct kv_reply *out, struct kv_part *part)
@@ -88,19 +103,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 	atomic_store_explicit(&sh->st->commands,
 			      atomic_load_explicit(&sh->st->commands, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-}
-
-/* Counts the keyspace for readers on other threads. */
-static void publish(struct kv_shard *sh)
-{
-	struct kv_db_stats s;
-
-	kv_db_stats(sh->db, &s);
-	atomic_store_explicit(&sh->st->keys, s.keys, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->expires, s.expires, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->used, s.used, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->expired, s.expired, memory_order_relaxed);
-	atomic_store_explicit(&sh->st->evicted, s.evicted, memory_order_relaxed);
+	publish(sh);
 }
 
 static void home_done(void *arg)
@@ -140,18 +143,33 @@ static void grant(struct kv_shard *sh, struct kv_job *j)
 	j->over = j->room && !kv_db_make_room(sh->db);
 }
 
+/* A client's request. Once the replies its earlier jobs hold pass its
+ * output limit it will be closed: the rest are not run, so a client that
+ * does not read cannot make other shards build replies without bound. */
+static void run_cmd(struct kv_shard *sh, struct kv_job *j)
+{
+	if (j->held && atomic_load_explicit(j->held, memory_order_relaxed) > j->held_max) {
+		j->skipped = true;
+		return;
+	}
+	kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
+		      j->typed ? &j->part : NULL);
+	if (j->held)
+		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
+}
+
 static void run(struct kv_shard *sh, struct kv_job *j)
 {
 	switch (j->kind) {
 	case KV_JOB_CMD:
-		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
-			      j->typed ? &j->part : NULL);
+		run_cmd(sh, j);
 		break;
 	case KV_JOB_LOCK:
 		grant(sh, j);
 		break;
 	case KV_JOB_FN:
 		j->fn(sh, j);
+		publish(sh); /* a part of a multi-shard command */
 		break;
 	}
 	finish(sh, j);

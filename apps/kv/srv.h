@@ -62,6 +62,13 @@ struct kv_job {
 	 * out), merged at home; otherwise the target writes the reply to out */
 	bool typed;
 	struct kv_part part;
+	/* KV_JOB_CMD of a client: the reply bytes its jobs hold, which the
+	 * target adds this reply's to (NULL: not counted); past held_max the
+	 * target does not run it (skipped): the client is over its output
+	 * limit and is closed when it collects this job */
+	_Atomic uint64_t *held;
+	uint64_t held_max;
+	bool skipped;
 	uint64_t u64;              /* KV_JOB_FN's input and output */
 	int64_t i64;
 	char *val;                 /* KV_JOB_FN's value (malloc) */

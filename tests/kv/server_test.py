@@ -6,8 +6,11 @@ binary keys, huge values, inline commands, SCAN over both shards, multi-key
 commands atomic across shards under concurrent writers, active expiry,
 the output limit, protocol errors and the client limit, maxmemory
 refusing a multi-shard write whole, a stop with closed clients' answers
-still out, the input budget against many partial requests. Every server
-must exit cleanly (a sanitizer's report fails the test).
+still out, a drain that answers every command it ran, clients that do
+not read kept within their output limit (memory, other clients served),
+key counts exact at once, sizes with Redis's units, the input budget
+against many partial requests. Every server must exit cleanly (a
+sanitizer's report fails the test).
 
 usage: server_test.py PERCORE [TEST...]"""
 import os
@@ -32,10 +35,10 @@ from oracle import enc  # noqa: E402  (a multibulk request)
 class Server:
     """One `percore kv` on a port the kernel picks, two shards."""
 
-    def __init__(self, *extra):
+    def __init__(self, *extra, env=None):
         cmd = [PERCORE, "kv", "--port", "0", "--shards", "2", "--oversubscribe",
                "--policy", "off", *extra]
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.err = b""
         self.log = b""  # stderr lines totals() passed over
         line = b""
@@ -61,6 +64,14 @@ class Server:
             else:
                 self.log += line
         return got
+
+    def memory(self, field):
+        """A figure of /proc/PID/status in bytes (VmRSS, VmHWM)."""
+        with open("/proc/%d/status" % self.p.pid) as f:
+            for ln in f:
+                if ln.startswith(field + ":"):
+                    return int(ln.split()[1]) * 1024
+        raise AssertionError("no %s" % field)
 
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
@@ -392,7 +403,7 @@ def t_expiry(srv):
     each("SET", "x" * 32)
     full = None
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # the totals are published each period
+    while time.monotonic() < deadline:
         full = srv.totals()
         if full["keys"] == n:
             break
@@ -457,6 +468,72 @@ def t_output_limit(srv):
     # frees them (the sanitizer's leak check at exit)
 
 
+def t_output_memory(srv):
+    """Clients that pipeline GETs of a 1 MB value and never read: each is
+    closed near its limit (4 MiB) without the server building the rest
+    of its replies, so memory stays bounded (2,000 replies would be
+    2 GB), and PINGs on other connections (both shards) are answered
+    promptly all along. The values lie on both shards: replies built
+    on the client's shard and on the other one."""
+    # the sanitizer's quarantine would hold freed replies: kept small
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=16"
+    srv.stop()
+    srv = Server("--client-output-limit", "4194304", env=env)
+    try:
+        keys = ["fat:%d" % i for i in range(8)]
+        c = Conn(srv.port)
+        for k in keys:
+            check(c.call("SET", k, b"f" * 1000000) == b"+OK", "SET fat")
+        pings = [Conn(srv.port) for _ in range(8)]
+        for p in pings:
+            check(p.call("PING") == b"+PONG", "PING")
+        base = srv.memory("VmRSS")
+        stop = threading.Event()
+        slowest = [0.0]
+
+        def pinger():
+            while not stop.is_set():
+                for p in pings:
+                    t0 = time.monotonic()
+                    p.send(enc("PING"))
+                    p.s.settimeout(2)
+                    try:
+                        r = p.reply()
+                    except socket.timeout:
+                        r = None
+                    slowest[0] = max(slowest[0], time.monotonic() - t0)
+                    if r != b"+PONG":
+                        stop.set()
+                        return
+                time.sleep(0.01)
+        pt = threading.Thread(target=pinger)
+        pt.start()
+        try:
+            for n in range(4):
+                hog = Conn(srv.port)
+                hog.send(b"".join(enc("GET", k) for k in keys for _ in range(250)))
+                deadline = time.monotonic() + 60
+                while (srv.totals()["output_limit_closes"] <= n and
+                       time.monotonic() < deadline):
+                    time.sleep(0.05)
+                check(srv.totals()["output_limit_closes"] > n, "hog %d not closed" % n)
+                hog.close()
+        finally:
+            stop.set()
+            pt.join()
+        grew = srv.memory("VmHWM") - base
+        check(grew < 256 << 20, "memory grew by %d MB" % (grew >> 20))
+        check(slowest[0] < 2, "slowest PING %.2f s" % slowest[0])
+        check(c.call("GET", keys[0]) == b"f" * 1000000, "others served on")
+        c.close()
+        srv.stop()
+    finally:
+        if srv.p.returncode is None:
+            srv.p.kill()
+            srv.p.wait()
+
+
 OOM = b"-OOM command not allowed when used memory > 'maxmemory'."
 
 
@@ -514,6 +591,69 @@ def t_stop_inflight(srv):
                 srv.p.wait()
             raise
         check(re.search(rb"^closing 0$", srv.out, re.M), "closing left: %r" % srv.out)
+
+
+def t_drain_answers(srv):
+    """Clients pipeline SETs over both shards; SIGTERM arrives mid-run.
+    The drain answers every command it ran: the commands the server
+    counted at exit equal the +OK replies the clients received (the
+    drain's deadline, far away, cuts nothing). Three servers, as a reply
+    is not always still out at the signal."""
+    for rnd in range(3):
+        if rnd:
+            srv = Server("--drain", "60")
+        got = [0] * 8
+        started = threading.Barrier(len(got) + 1)
+
+        def client(i):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=120)
+            batch = b"".join(enc("SET", "dr:%d:%d" % (i, k), "v") for k in range(200))
+            done = threading.Event()
+
+            def writer():
+                try:
+                    while not done.is_set():
+                        s.sendall(batch)
+                except OSError:
+                    pass
+            w = threading.Thread(target=writer)
+            w.start()
+            started.wait()
+            tail = b""
+            try:
+                while True:
+                    d = s.recv(1 << 16)
+                    if not d:
+                        break
+                    d = tail + d
+                    got[i] += d.count(b"+OK\r\n")
+                    tail = d[d.rfind(b"\n") + 1:]
+            except OSError:
+                pass
+            done.set()
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            w.join()
+            s.close()
+
+        ts = [threading.Thread(target=client, args=(i,)) for i in range(len(got))]
+        for t in ts:
+            t.start()
+        started.wait()
+        time.sleep(1)
+        try:
+            srv.stop()
+        finally:
+            if srv.p.returncode is None:
+                srv.p.kill()
+                srv.p.wait()
+            for t in ts:
+                t.join()
+        ran = int(re.search(rb"^commands (\d+)$", srv.out, re.M).group(1))
+        check(ran == sum(got), "round %d: %d commands ran, %d answered: %r" %
+              (rnd, ran, sum(got), srv.out))
 
 
 def t_input_budget(srv):
@@ -610,7 +750,6 @@ def t_metrics(srv):
         check(len(vals) == 2, "%s: %d shards, want 2" % (name, len(vals)))
         return sum(vals)
 
-    # each shard publishes its keyspace figures with its expiry pass
     deadline = time.monotonic() + 60
     while True:
         body = urllib.request.urlopen(url, timeout=30).read().decode()
@@ -628,6 +767,59 @@ def t_metrics(srv):
         r = subprocess.run(["promtool", "check", "metrics"], input=body.encode(),
                            capture_output=True)
         check(r.returncode == 0, "promtool: %r" % (r.stdout + r.stderr))
+
+
+def t_counts_now(srv):
+    """The key counts (SIGUSR1 totals, percore_kv_keys, INFO keyspace)
+    are exact as soon as the commands answered, long before an expiry
+    period (an hour here) would publish them: single-key SETs and DELs
+    on both shards, and a multi-shard MSET."""
+    import urllib.request
+    line = b""
+    while b"metrics on" not in line:
+        line = srv.p.stderr.readline()
+        check(line, "no metrics line")
+    url = re.search(rb"(http://\S+/metrics)", line).group(1).decode()
+
+    def metric_keys():
+        body = urllib.request.urlopen(url, timeout=30).read().decode()
+        return sum(int(float(v)) for v in
+                   re.findall(r'^percore_kv_keys\{shard="\d+"\} (\S+)$', body, re.M))
+
+    c = Conn(srv.port)
+    n = 1000
+    c.send(b"".join(enc("SET", "now:%d" % i, "v") for i in range(n)))
+    for _ in range(n):
+        check(c.reply() == b"+OK", "SET")
+    check(srv.totals()["keys"] == n, "SIGUSR1 keys after SET")
+    check(metric_keys() == n, "percore_kv_keys after SET")
+    check(b"db0:keys=%d," % n in c.call("INFO", "keyspace"), "INFO keyspace after SET")
+    c.send(b"".join(enc("DEL", "now:%d" % i) for i in range(n // 2)))
+    for _ in range(n // 2):
+        check(c.reply() == 1, "DEL")
+    check(c.call("MSET", *sum((["m:%d" % i, "v"] for i in range(10)), [])) == b"+OK", "MSET")
+    check(srv.totals()["keys"] == n // 2 + 10, "SIGUSR1 keys after DEL and MSET")
+    check(metric_keys() == n // 2 + 10, "percore_kv_keys after DEL and MSET")
+    c.close()
+
+
+def t_sizes(srv):
+    """Sizes on the command line read as CONFIG SET reads them (Redis's
+    units: k 1000, kb 1024, m, mb, any case), and 16777216, the floor
+    --help states, is a valid --max-input-bytes."""
+    c = Conn(srv.port)
+
+    def get(name):
+        return c.call("CONFIG", "GET", name)[1]
+    check(get("maxmemory") == b"50000000", "--maxmemory 50M: %r" % get("maxmemory"))
+    check(get("proto-max-bulk-len") == b"2097152", "--proto-max-bulk-len 2Mb")
+    check(get("client-output-buffer-limit").startswith(b"normal 3072 "),
+          "--client-output-limit 3KB: %r" % get("client-output-buffer-limit"))
+    for val, want in (("50mb", b"52428800"), ("50M", b"50000000"), ("1Gb", b"1073741824"),
+                      ("0", b"0")):
+        check(c.call("CONFIG", "SET", "maxmemory", val) == b"+OK", "CONFIG SET %s" % val)
+        check(get("maxmemory") == want, "CONFIG SET maxmemory %s: %r" % (val, get("maxmemory")))
+    c.close()
 
 
 def t_redis_cli(srv):
@@ -688,7 +880,8 @@ def cli_refusals():
            ("--maxmemory-policy", "bogus"), ("--max-clients", "-1"),
            ("--client-output-limit", "1Q"), ("--proto-max-bulk-len", "0"),
            ("--expire-period", "0"), ("--host", "not-an-address"),
-           ("--max-input-bytes", "1M")]
+           ("--max-input-bytes", "1M"), ("--max-input-bytes", "16777215"),
+           ("--policy", "bogus"), ("--maxmemory", "1.5mb"), ("--maxmemory", "50t")]
     failures = []
     for opt, val in bad:
         r = subprocess.run([PERCORE, "kv", opt, val], capture_output=True, timeout=60)
@@ -697,6 +890,15 @@ def cli_refusals():
     r = subprocess.run([PERCORE, "kv", "--help"], capture_output=True, timeout=60)
     if r.returncode != 0 or b"--max-clients" not in r.stdout:
         failures.append("--help: exit %d" % r.returncode)
+    # --metrics-port on --port: refused (exit 1) without a hint at an
+    # option kv does not have
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    r = subprocess.run([PERCORE, "kv", "--port", port, "--metrics-port", port, "--shards", "1",
+                        "--oversubscribe"], capture_output=True, timeout=60)
+    if r.returncode != 1 or b"--reuseport-join" in r.stderr or b"--metrics-port" not in r.stderr:
+        failures.append("--metrics-port = --port: exit %d, %r" % (r.returncode, r.stderr[:300]))
     return failures
 
 
@@ -710,11 +912,16 @@ TESTS = [
     ("expiry", (), t_expiry),
     ("protocol_error", (), t_protocol_error),
     ("output_limit", ("--client-output-limit", "1M"), t_output_limit),
+    ("output_memory", (), t_output_memory),
     ("max_clients", ("--max-clients", "2"), t_max_clients),
     ("oom_whole", ("--maxmemory", "1M"), t_oom_whole),
     ("stop_inflight", ("--drain", "0"), t_stop_inflight),
+    ("drain_answers", ("--drain", "60"), t_drain_answers),
     ("input_budget", ("--max-input-bytes", "17M"), t_input_budget),
     ("metrics", ("--metrics-port", "0"), t_metrics),
+    ("counts_now", ("--metrics-port", "0", "--expire-period", "3600000"), t_counts_now),
+    ("sizes", ("--maxmemory", "50M", "--proto-max-bulk-len", "2Mb", "--client-output-limit",
+               "3KB", "--max-input-bytes", "16777216"), t_sizes),
     ("redis_cli", (), t_redis_cli),
     ("redis_py", (), t_redis_py),
 ]

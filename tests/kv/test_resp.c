@@ -150,6 +150,36 @@ static void test_too_big(void **state)
 	memset(big, 'a', n);
 	assert_int_equal(kv_resp_parse(&p, big, KV_RESP_MAX_INLINE, &req), 0);
 	kv_resp_free(&p);
+	/* a line over the limit that came with its newline */
+	memcpy(big + n - 1, "\r\n", 2);
+	expect_error(big, n + 1, NULL, "Protocol error: too big inline request");
+	/* a line of exactly the limit is taken */
+	memcpy(big + KV_RESP_MAX_INLINE, "\n", 1);
+	kv_resp_init(&p, NULL);
+	assert_int_equal(kv_resp_parse(&p, big, KV_RESP_MAX_INLINE + 1, &req),
+			 (long)KV_RESP_MAX_INLINE + 1);
+	kv_resp_free(&p);
+	free(big);
+}
+
+/* A NUL byte hides the newline after it, as Redis's strchr does: the
+ * request waits, the requests behind it with it, until too big. */
+static void test_inline_nul(void **state)
+{
+	(void)state;
+	static const char in[] = "ECHO a\0b\r\nPING\r\n";
+	struct kv_parser p;
+	struct kv_resp_req req;
+	size_t n = KV_RESP_MAX_INLINE + 64;
+	char *big = malloc(n);
+
+	assert_non_null(big);
+	kv_resp_init(&p, NULL);
+	assert_int_equal(kv_resp_parse(&p, in, sizeof(in) - 1, &req), 0);
+	kv_resp_free(&p);
+	memset(big, 'a', n);
+	memcpy(big, in, sizeof(in) - 1);
+	expect_error(big, n, NULL, "Protocol error: too big inline request");
 	free(big);
 }
 
@@ -223,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_count_lines),
 		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_inline_nul),
 		cmocka_unit_test(test_any_split),
 		cmocka_unit_test(test_many_args),
 	};

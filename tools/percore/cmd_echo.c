@@ -165,7 +165,7 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_JOIN: cfg->reuseport_join = true; return 0;
 	case OPT_HOST: cfg->host = v; return net_arg_host(v);
 	case OPT_METRICS_HOST: cfg->metrics_host = v; return net_arg_host(v);
-	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
+	case OPT_PLACEMENT: cfg->engine.placement = v; return net_arg_placement(v);
 	case OPT_LOG_LEVEL: return pc_log_level_parse(v, &cfg->engine.log_level);
 	case OPT_LOG_FORMAT: return pc_log_format_parse(v, &cfg->engine.log_format);
 	case OPT_LOG_FILE:

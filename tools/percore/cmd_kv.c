@@ -13,6 +13,7 @@
 #include "serve.h"
 #include "percore/listener.h"
 #include "percore/load.h"
+#include "num.h"
 #include "server.h"
 
 struct args {
@@ -51,15 +52,16 @@ static void usage(FILE *f)
 		"                      memory with -OOM, the default) or allkeys-lru (evict\n"
 		"                      the least recently used of a sample of keys)\n"
 		"  --client-output-limit BYTES\n"
-		"                      close a client whose unsent replies would pass BYTES\n"
-		"                      (default 0: only the session's own bound, 17M)\n"
+		"                      close a client whose unsent replies pass BYTES; the\n"
+		"                      rest of its requests are not run (default 0: the\n"
+		"                      session's own bound, 32mb)\n"
 		"  --proto-max-bulk-len BYTES\n"
-		"                      longest argument of a request (default 512M)\n"
+		"                      longest argument of a request (default 512mb)\n"
 		"  --max-args N        most arguments in one request (default 1048576)\n"
 		"  --max-input-bytes BYTES\n"
 		"                      input a shard may hold: unread, and requests received\n"
-		"                      but not run yet, partial ones included (default 1G;\n"
-		"                      0: none; at least 16M). Over it the clients holding\n"
+		"                      but not run yet, partial ones included (default 1gb;\n"
+		"                      0: none; at least 16mb). Over it the clients holding\n"
 		"                      the most are not read; when no other could finish a\n"
 		"                      request, the oldest are closed, logged and counted\n"
 		"  --expire-period MS  active expiry runs every MS milliseconds (default %u)\n"
@@ -75,6 +77,9 @@ static void usage(FILE *f)
 		"                      reopens it\n"
 		"  --json              print the totals on exit as JSON\n"
 		"  -h, --help          this text\n\n"
+		"BYTES: digits and an optional unit, any case, as Redis reads sizes (and as\n"
+		"CONFIG SET does): 1k = 1000, 1kb = 1024, 1m = 1000000, 1mb = 1048576,\n"
+		"1g = 10^9, 1gb = 2^30.\n"
 		"It says \"percore kv: listening on ADDRESS\" on stderr once it accepts,\n"
 		"and \"percore kv: metrics on http://ADDRESS/metrics\" with --metrics-port.\n"
 		"SIGINT or SIGTERM: stop accepting, answer what was received, exit (a second\n"
@@ -114,6 +119,18 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A size by Redis's rules (kv_memtoull, as CONFIG SET reads them), up to
+ * max. Returns 0 or -EINVAL. */
+static int size_arg(const char *v, uint64_t max, uint64_t *out)
+{
+	uint64_t u;
+
+	if (!kv_memtoull(v, strlen(v), &u) || u > max)
+		return -EINVAL;
+	*out = u;
+	return 0;
+}
+
 static int take_value(void *arg, int c, const char *v)
 {
 	struct args *a = arg;
@@ -130,7 +147,7 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_LOG_FILE:
 		o->net.engine.log_file = v;
 		return *v ? 0 : -EINVAL;
-	case OPT_PLACEMENT: o->net.engine.placement = v; return 0;
+	case OPT_PLACEMENT: o->net.engine.placement = v; return net_arg_placement(v);
 	case OPT_IDLE: return pc_idle_parse(v, &o->net.engine.idle);
 	case OPT_BACKEND:
 		if (strcmp(v, "epoll") && strcmp(v, "uring"))
@@ -138,8 +155,8 @@ static int take_value(void *arg, int c, const char *v)
 		o->net.engine.backend = !strcmp(v, "uring") ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
 		return 0;
 	case OPT_DRAIN: return net_arg_time(v, 86400, &a->drain_ns);
-	case OPT_OUTPUT: return net_arg_bytes(v, UINT64_MAX >> 1, &o->cfg.client_output_limit);
-	case OPT_MAXMEM: return net_arg_bytes(v, UINT64_MAX >> 1, &o->cfg.maxmemory);
+	case OPT_OUTPUT: return size_arg(v, UINT64_MAX >> 1, &o->cfg.client_output_limit);
+	case OPT_MAXMEM: return size_arg(v, UINT64_MAX >> 1, &o->cfg.maxmemory);
 	case OPT_POLICY:
 		if (!strcmp(v, "noeviction"))
 			o->cfg.maxmemory_policy = KV_POLICY_NOEVICTION;
@@ -149,14 +166,12 @@ static int take_value(void *arg, int c, const char *v)
 			return -EINVAL;
 		return 0;
 	case OPT_MAX_INPUT:
-		/* the library's floor: one largest frame of a kv session */
-		if (net_arg_bytes(v, UINT64_MAX >> 1, &u) ||
-		    (u && u < PC_FRAME_HEADER_LEN + PC_FRAME_MAX_BODY_CAP))
+		if (size_arg(v, UINT64_MAX >> 1, &u) || (u && u < KV_SERVER_MIN_INPUT))
 			return -EINVAL;
 		o->net.max_input_bytes = u;
 		return 0;
 	case OPT_BULK:
-		if (net_arg_bytes(v, INT64_MAX, &u) || !u)
+		if (size_arg(v, INT64_MAX, &u) || !u)
 			return -EINVAL;
 		o->cfg.proto_max_bulk_len = u;
 		return 0;
@@ -226,6 +241,11 @@ static int kv_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	rc = kv_server_start(&a.o, &k, err, sizeof(err));
+	if (rc == -EADDRINUSE) { /* kv has no --reuseport-join to suggest */
+		fprintf(stderr, "percore kv: %s; --port and --metrics-port must be free and "
+			"differ\n", err);
+		return PC_EXIT_FAIL;
+	}
 	if (rc)
 		return pc_cmd_refused("kv", rc, err);
 	struct sockaddr_storage ss;

@@ -118,7 +118,7 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_JSON: a->json = true; return 0;
 	case OPT_OVER: cfg->engine.oversubscribe = true; return 0;
 	case OPT_HOST: cfg->host = v; return net_arg_host(v);
-	case OPT_PLACEMENT: cfg->engine.placement = v; return 0;
+	case OPT_PLACEMENT: cfg->engine.placement = v; return net_arg_placement(v);
 	case OPT_POLICY: return pc_idle_parse(v, &cfg->engine.idle);
 	case OPT_SIZE: return parse_size(v, cfg);
 	case OPT_DURATION:

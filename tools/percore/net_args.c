@@ -8,7 +8,9 @@
 
 #include "cmd.h"
 #include "net_args.h"
+#include "percore/cpulist.h"
 #include "percore/listener.h"
+#include "percore/place.h"
 
 /* Split a number from its unit: the number must be all digits (and one
  * dot when fraction is allowed) and non-empty. */
@@ -83,6 +85,14 @@ int net_arg_host(const char *s)
 	socklen_t len;
 
 	return pc_sockaddr_parse(s, 0, &ss, &len) ? -EINVAL : 0;
+}
+
+int net_arg_placement(const char *s)
+{
+	enum pc_place_policy policy;
+	cpu_set_t set;
+
+	return pc_place_policy_parse(s, &policy) && pc_cpulist_parse(s, &set) ? -EINVAL : 0;
 }
 
 int net_args_parse(const char *cmd, int argc, char **argv, const struct option *opts,

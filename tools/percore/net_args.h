@@ -24,6 +24,11 @@ int net_arg_time(const char *s, double max_s, uint64_t *ns);
  * Returns 0 or -EINVAL. */
 int net_arg_host(const char *s);
 
+/* A placement as the engine takes it (pc_engine_cfg.placement): a policy
+ * name or a CPU list. Returns 0 or -EINVAL, so a bad one is a usage error
+ * rather than a failed start. */
+int net_arg_placement(const char *s);
+
 /* Read argv with getopt_long: -h/--help prints usage(stdout) and returns
  * PC_EXIT_OK; every other option goes to take(a, option, value), value
  * NULL for options without one, which returns 0 or -EINVAL (a usage
