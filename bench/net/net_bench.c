@@ -364,6 +364,17 @@ static int scraped_setup(struct pc_bench_state *st)
 	return target_setup_m(st, SESSION, PC_IDLE_ADAPTIVE, true);
 }
 
+/* Our shards sleeping when idle, as the peers that block do. */
+static int session_sleep_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, SESSION, PC_IDLE_SLEEP);
+}
+
+static int session_uring_sleep_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, SESSION_URING, PC_IDLE_SLEEP);
+}
+
 static int peer_setup(struct pc_bench_state *st)
 {
 	return target_setup(st, PEER_SLEEP, PC_IDLE_ADAPTIVE);
@@ -437,6 +448,34 @@ NET_BENCH(upeer64_4096, "Peer/uring_echo/4096/conns:64", uring_peer_setup, echo_
 NET_BENCH(epeer64_64, "Peer/epoll_echo/64/conns:64", peer_setup, echo_many_run, 64)
 NET_BENCH(epeer64_512, "Peer/epoll_echo/512/conns:64", peer_setup, echo_many_run, 512)
 NET_BENCH(epeer64_4096, "Peer/epoll_echo/4096/conns:64", peer_setup, echo_many_run, 4096)
+NET_BENCH(bpeer64_64, "Peer/epoll_busy/64/conns:64", busy_setup, echo_many_run, 64)
+NET_BENCH(bpeer64_512, "Peer/epoll_busy/512/conns:64", busy_setup, echo_many_run, 512)
+NET_BENCH(bpeer64_4096, "Peer/epoll_busy/4096/conns:64", busy_setup, echo_many_run, 4096)
+
+/* The rows above poll before they sleep (adaptive) and meet the
+ * busy-polling peer; these sleep at once, as epoll_echo and uring_echo
+ * do, and meet them. */
+NET_BENCH(ssleep_64, "SessionEcho/64/idle:sleep", session_sleep_setup, echo_run, 64)
+NET_BENCH(ssleep_512, "SessionEcho/512/idle:sleep", session_sleep_setup, echo_run, 512)
+NET_BENCH(ssleep_4096, "SessionEcho/4096/idle:sleep", session_sleep_setup, echo_run, 4096)
+NET_BENCH(ssleep64_64, "SessionEcho/64/conns:64/idle:sleep", session_sleep_setup,
+	  echo_many_run, 64)
+NET_BENCH(ssleep64_512, "SessionEcho/512/conns:64/idle:sleep", session_sleep_setup,
+	  echo_many_run, 512)
+NET_BENCH(ssleep64_4096, "SessionEcho/4096/conns:64/idle:sleep", session_sleep_setup,
+	  echo_many_run, 4096)
+NET_BENCH(usleep_64, "SessionEcho/64/backend:uring/idle:sleep", session_uring_sleep_setup,
+	  echo_run, 64)
+NET_BENCH(usleep_512, "SessionEcho/512/backend:uring/idle:sleep", session_uring_sleep_setup,
+	  echo_run, 512)
+NET_BENCH(usleep_4096, "SessionEcho/4096/backend:uring/idle:sleep", session_uring_sleep_setup,
+	  echo_run, 4096)
+NET_BENCH(usleep64_64, "SessionEcho/64/conns:64/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, echo_many_run, 64)
+NET_BENCH(usleep64_512, "SessionEcho/512/conns:64/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, echo_many_run, 512)
+NET_BENCH(usleep64_4096, "SessionEcho/4096/conns:64/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, echo_many_run, 4096)
 
 /* ---- connection rate ------------------------------------------------------ */
 
@@ -450,6 +489,9 @@ NET_BENCH(peer_create, "Peer/epoll_echo/Create", peer_setup, create_run, 64)
 NET_BENCH(busy_create, "Peer/epoll_busy/Create", busy_setup, create_run, 64)
 NET_BENCH(session_uring_create, "Session/Create/backend:uring", session_uring_setup, create_run, 64)
 NET_BENCH(upeer_create, "Peer/uring_echo/Create", uring_peer_setup, create_run, 64)
+NET_BENCH(session_sleep_create, "Session/Create/idle:sleep", session_sleep_setup, create_run, 64)
+NET_BENCH(session_uring_sleep_create, "Session/Create/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, create_run, 64)
 
 /* ---- latency -------------------------------------------------------------- */
 
