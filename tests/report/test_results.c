@@ -84,14 +84,17 @@ static void counters_and_failed_rows(void **state)
 		"{\"name\":\"L\",\"real_time\":10,\"p50_us\":3,\"iterations\":7},"
 		"{\"name\":\"L\",\"real_time\":12,\"p50_us\":5},"
 		"{\"name\":\"L\",\"real_time\":11},"
-		"{\"name\":\"L\",\"real_time\":99,\"error_occurred\":true,\"p50_us\":100}]}",
+		"{\"name\":\"L\",\"real_time\":99,\"error_occurred\":true,\"p50_us\":100},"
+		"{\"name\":\"L\",\"real_time\":0}]}",
 		0, err, sizeof(err));
 	const struct pc_rbench *b;
 
 	(void)state;
 	assert_non_null(r);
 	b = pc_results_find(r, "L");
-	assert_int_equal(b->nsamples, 3); /* the failed row brings nothing */
+	assert_int_equal(b->nsamples, 3); /* the failed rows bring nothing */
+	/* and are counted: the error row and the time of 0 a failed helper left */
+	assert_int_equal(b->nfailed, 2);
 	assert_int_equal(b->ncounters, 1); /* iterations is not a counter */
 	assert_string_equal(b->c[0].name, "p50_us");
 	assert_true(isnan(b->c[0].v[2]));

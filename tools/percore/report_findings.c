@@ -227,8 +227,12 @@ static cJSON *pair_json(const struct pc_report_ctx *c, const struct pc_judged *j
 	cJSON_AddItemToObject(o, "text", cJSON_CreateString(text));
 	cJSON_AddItemToObject(o, "n_ours", cJSON_CreateNumber((double)j->n_ours));
 	cJSON_AddItemToObject(o, "n_against", cJSON_CreateNumber((double)j->n_other));
+	cJSON_AddItemToObject(o, "failed_ours",
+			      cJSON_CreateNumber((double)c->res->b[jd->ours].nfailed));
+	cJSON_AddItemToObject(o, "failed_against",
+			      cJSON_CreateNumber((double)c->res->b[pr->idx].nfailed));
 	/* a missing member means an allocation failed somewhere above */
-	if (cJSON_GetArraySize(o) != 15) {
+	if (cJSON_GetArraySize(o) != 17) {
 		cJSON_Delete(o);
 		return NULL;
 	}

@@ -490,6 +490,18 @@ static void ratio_ci(const struct pc_judgement *j, char *buf, size_t len)
 			 pc_fmt_ratio(j->lo).s, pc_fmt_ratio(j->hi).s);
 }
 
+/* A row's time per item, with its failed repetitions when it has any:
+ * "10.0 ns (1 of 5 failed)". */
+static void time_cell(struct pc_table *t, const struct pc_rbench *b, double scale)
+{
+	if (b->nfailed)
+		pc_table_add(t, PC_MARK_WARN, "%s (%zu of %zu failed)",
+			     pc_fmt_time(scale * b->st.tpi_ns).s, b->nfailed,
+			     b->nfailed + b->nsamples);
+	else
+		pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_time(scale * b->st.tpi_ns).s);
+}
+
 static void blank(struct pc_table *t, int n, const char *first)
 {
 	for (int k = 0; k < n; k++)
@@ -504,7 +516,7 @@ static void peer_row(struct pc_report_ctx *c, struct pc_table *t, size_t i, size
 
 	if (k == 0) {
 		pc_table_add(t, PC_MARK_CODE, "%s", b->name);
-		pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_time(b->st.tpi_ns).s);
+		time_cell(t, b, 1);
 		pc_report_cv_cell(c, t, b);
 	} else {
 		blank(t, 3, "");
@@ -518,7 +530,7 @@ static void peer_row(struct pc_report_ctx *c, struct pc_table *t, size_t i, size
 	const struct pc_judgement *j = pc_report_judged(c, i, k);
 
 	pc_table_add(t, PC_MARK_CODE, "%s", peer->name);
-	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_time(pr->scale * peer->st.tpi_ns).s);
+	time_cell(t, peer, pr->scale);
 	pc_report_cv_cell(c, t, peer);
 	if (!j) {
 		blank(t, 4, "");
