@@ -27,7 +27,7 @@
 
 PC_BEGIN_DECLS
 
-#define PC_BENCH_MAX_COUNTERS 8
+#define PC_BENCH_MAX_COUNTERS 16
 
 /* Flags of struct pc_bench. */
 enum {
