@@ -112,9 +112,10 @@ static const struct pair_rule rules[] = {
 	RULE(PC_SEC_INTEGRATION, "^Session/Create(/backend:uring)?(/idle:(spin|adaptive))?" TAGS,
 	     PEER("^Peer/epoll_busy/Create\\4$")),
 	/* the Redis-protocol server beside redis-server under the same
-	 * redis-benchmark runs: KV/<test>/<depth> and KV/Memory/<keys> */
-	RULE(PC_SEC_INTEGRATION, "^KV/([A-Za-z0-9]+/[A-Za-z0-9]+)" TAGS,
-	     PEER("^Peer/redis/\\1\\2$")),
+	 * redis-benchmark runs: KV/<test>/<depth> and KV/Memory/<keys>, with
+	 * random keys on one shard, or on every CPU, as the name says */
+	RULE(PC_SEC_INTEGRATION, "^KV/([A-Za-z0-9]+/[A-Za-z0-9]+(/keys:random)?(/cpus:all)?)" TAGS,
+	     PEER("^Peer/redis/\\1\\4$")),
 	RULE(PC_SEC_INTEGRATION, "^KV/"),
 	RULE(PC_SEC_INTEGRATION, "^Session(Echo)?/"),
 	/* micro benchmarks beside their peers */
