@@ -1,20 +1,38 @@
 /* SPDX-License-Identifier: MIT */
-/* `percore kv --shards 1` beside redis-server, driven by redis-benchmark:
+/* `percore kv` beside redis-server, driven by redis-benchmark:
  *
  *   KV/{SET,GET,INCR,MSET10}/P{1,16}          Peer/redis/{...}/P{1,16}
+ *   KV/.../keys:random                        Peer/redis/.../keys:random
+ *   KV/.../keys:random/cpus:all               Peer/redis/.../keys:random/cpus:all
  *   KV/Memory/1M                              Peer/redis/Memory/1M
  *
- * Each server runs in a process of its own, started in setup() with no
- * persistence, pinned to the first CPU this process may use and
- * redis-benchmark to the next (unpinned where there is only one). The
- * rows always pin: the comparison is one server core against another,
- * so there are no /affinity variants. One iteration is one
+ * Untagged rows: `percore kv --shards 1`, and redis-benchmark without -r,
+ * so every request names one key. keys:random: -r KEYSPACE, keys spread
+ * as a real key set's. Both run each server in a process of its own,
+ * started in setup() with no persistence, pinned (every thread of it, a
+ * kv's log writer and stall watchdog as much as a redis-server's
+ * background threads) to the first CPU this process may use and
+ * redis-benchmark to the next (unpinned where there is only one); the
+ * comparison is one server core against another, so there are no
+ * /affinity variants. cpus:all: percore kv with its default shard count
+ * (one per usable CPU) and redis-server each given every usable CPU,
+ * redis-benchmark among them: what each makes of the whole machine
+ * (here the client shares the CPUs it loads). One iteration is one
  * redis-benchmark run of 50 connections at pipeline depth 1 or 16, sized
  * to last about 0.3 s; its requests are the items and requests / its
  * reported requests per second the time, so a row's time per item is
  * 1/rps (the client's start-up and connecting are outside it). Counters
  * (means over the iterations): rps, p50_ms and p99_ms as redis-benchmark
- * prints them, and errors (runs that failed; their wall time stands in).
+ * prints them; server_cpu_ns_per_req, the server's CPU time (every
+ * thread, user and system) over the run divided by its requests, and
+ * client_util, redis-benchmark's CPU time over its wall time and threads
+ * (0-1: near 1 means the client set the pace, and rps measures it more
+ * than the server); the configuration: shards (the server's; 1 for
+ * redis-server), keyspace (-r, 0 without), pinned (1 when server and
+ * client run on CPUs of their own) and server_threads_unpinned (threads
+ * of a pinned server that may run outside its CPUs, read from the
+ * kernel: 0 when the pinning holds). A run that failed fails its
+ * repetition (pc_bench_fail).
  * GET reads a key SET before the run (redis-benchmark's key, 3 bytes,
  * as its SET writes); MSET10 is redis-benchmark's "MSET (10 keys)". A
  * run that has not ended within RUN_LIMIT_S is killed: redis-benchmark
@@ -45,11 +63,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../net/task_cpu.h"
 #include "../rt/rt_bench.h"
 #include "percore/bench.h"
 #include "percore/clock.h"
@@ -63,18 +83,24 @@
 
 enum server_kind { SRV_KV, SRV_REDIS };
 
-/* A row's arg2: the server kind, and for a scaling row its shards. */
-#define ROW_KIND(arg2) ((enum server_kind)((arg2) & 0xff))
+/* A row's arg2: the server kind, its options, and for a scaling row its
+ * shards. */
+#define ROW_RANDOM 0x10         /* -r KEYSPACE */
+#define ROW_ALL_CPUS 0x20       /* every usable CPU, kv's default shards */
+#define ROW_KIND(arg2) ((enum server_kind)((arg2) & 0xf))
 #define ROW_SHARDS(arg2) ((unsigned)((arg2) >> 8))
 
 struct kv_ctx {
 	enum server_kind kind;
 	pid_t pid;
 	uint16_t port;
-	unsigned shards;              /* 0: a comparison row (one shard, one key) */
+	unsigned shards;              /* a scaling row's; 0: a comparison row */
+	bool random;                  /* -r KEYSPACE */
+	bool all_cpus;                /* server and client share every CPU */
 	cpu_set_t server, client;     /* where each runs */
 	bool pinned;                  /* false: both unpinned */
 	unsigned client_cpus;
+	unsigned server_shards;       /* what the server runs: 1 for redis */
 };
 
 /* The CPUs this process may use, in order: how many, into cpus. */
@@ -100,6 +126,15 @@ static void pick_cpus(struct kv_ctx *c, unsigned server)
 
 	CPU_ZERO(&c->server);
 	CPU_ZERO(&c->client);
+	if (c->all_cpus) {
+		/* the whole machine to each: no CPU of the client's own */
+		for (unsigned i = 0; i < n; i++)
+			CPU_SET(cpus[i], &c->server);
+		c->client = c->server;
+		c->pinned = false;
+		c->client_cpus = n ? n : 1;
+		return;
+	}
 	c->pinned = n > server;
 	c->client_cpus = c->pinned ? n - server : 1;
 	for (unsigned i = 0; c->pinned && i < n; i++)
@@ -223,18 +258,28 @@ static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 	char port[8], cpus[1024], shards[12];
 
 	c->port = free_port();
+	/* Both servers start inside the server's CPUs, so every thread they
+	 * start (kv's log writer and stall watchdog, redis-server's background
+	 * threads) stays there; kv then pins each shard to one of them. */
+	const cpu_set_t *where = c->pinned || c->all_cpus ? &c->server : NULL;
+
 	snprintf(port, sizeof(port), "%u", c->port);
 	snprintf(shards, sizeof(shards), "%u", c->shards ? c->shards : 1);
 	cpu_list(&c->server, cpus, sizeof(cpus));
-	if (c->kind == SRV_KV) {
+	if (c->kind == SRV_KV && c->all_cpus) {
+		/* kv's default: one shard per usable CPU, placed by auto */
+		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--policy", "auto",
+				 "--max-clients", "0", NULL };
+		c->pid = spawn(argv, where, -1);
+	} else if (c->kind == SRV_KV) {
 		/* an oversubscribed machine (one CPU) runs the shard unpinned */
 		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", shards, "--policy",
 				 c->pinned ? cpus : "off", "--max-clients", "0", NULL };
-		c->pid = spawn(argv, NULL, -1);
+		c->pid = spawn(argv, where, -1);
 	} else {
 		char *argv[] = { "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
 				 "--appendonly", "no", "--daemonize", "no", NULL };
-		c->pid = spawn(argv, c->pinned ? &c->server : NULL, -1);
+		c->pid = spawn(argv, where, -1);
 	}
 	bool up = c->pid > 0 && !wait_ready(c->port);
 
@@ -293,11 +338,19 @@ static int insert_keys(uint16_t port, int keys, int klen, int vlen);
 static void kv_run(struct pc_bench_state *st);
 static void kv_teardown(struct pc_bench_state *st);
 
-/* What GET reads: the one key, or for a scaling row every key of its
- * KEYSPACE ("key:%012d", as redis-benchmark -r names them). */
+/* What GET reads: the one key, or for a row with random keys every key
+ * of its KEYSPACE ("key:%012d", as redis-benchmark -r names them). */
 static int preload(const struct kv_ctx *c)
 {
-	return c->shards ? insert_keys(c->port, KEYSPACE, 12, 3) : preload_get_key(c->port);
+	return c->random ? insert_keys(c->port, KEYSPACE, 12, 3) : preload_get_key(c->port);
+}
+
+/* The shards the server runs: kv's default is one per CPU of its set. */
+static unsigned server_shards(const struct kv_ctx *c)
+{
+	if (c->kind == SRV_REDIS)
+		return 1;
+	return c->all_cpus ? (unsigned)CPU_COUNT(&c->server) : c->shards ? c->shards : 1;
 }
 
 static int kv_setup(struct pc_bench_state *st)
@@ -315,7 +368,10 @@ static int kv_setup(struct pc_bench_state *st)
 		return -ENOMEM;
 	c->kind = ROW_KIND(st->bench->arg2);
 	c->shards = ROW_SHARDS(st->bench->arg2);
+	c->random = c->shards || (st->bench->arg2 & ROW_RANDOM);
+	c->all_cpus = st->bench->arg2 & ROW_ALL_CPUS;
 	pick_cpus(c, c->shards ? c->shards : 1);
+	c->server_shards = server_shards(c);
 	if (server_start(st, c)) {
 		free(c);
 		return -ENOTSUP;
@@ -368,6 +424,8 @@ static int read_until_eof(int fd, char *buf, size_t size, uint64_t deadline)
  * "p95_latency_ms","p99_latency_ms","max_latency_ms". */
 struct run_result {
 	double rps, p50_ms, p99_ms;
+	double server_cpu_ns;   /* the server's CPU time over the run */
+	double client_util;     /* redis-benchmark's CPU / (wall x threads) */
 };
 
 static int parse_csv(const char *out, struct run_result *r)
@@ -381,14 +439,37 @@ static int parse_csv(const char *out, struct run_result *r)
 	return 0;
 }
 
-/* One redis-benchmark run, pinned to the client CPUs; a scaling row's
- * over random keys, with a thread per client CPU. */
+/* 1 when the thread may run on a CPU outside the set arg points to. */
+static uint64_t thread_outside(pid_t pid, pid_t tid, const void *arg)
+{
+	const cpu_set_t *inside = arg;
+	cpu_set_t mask, beyond;
+
+	(void)pid;
+	if (sched_getaffinity(tid, sizeof(mask), &mask))
+		return 0;
+	CPU_OR(&beyond, &mask, inside);
+	return !CPU_EQUAL(&beyond, inside);
+}
+
+static double rusage_ns(const struct rusage *ru)
+{
+	return ((double)ru->ru_utime.tv_sec + (double)ru->ru_stime.tv_sec) * 1e9 +
+	       ((double)ru->ru_utime.tv_usec + (double)ru->ru_stime.tv_usec) * 1e3;
+}
+
+/* One redis-benchmark run, pinned to the client CPUs (with random keys
+ * where the row asks; a scaling row's with a thread per client CPU), the
+ * server's CPU time and the client's use of its CPUs measured over it. */
 static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r)
 {
 	char port[8], conns[8], reqs[16], depth[8], keys[16], threads[12], out[4096];
 	char *argv[20] = { "redis-benchmark", "-p", port, "-c", conns, "-n", reqs, "-P", depth, "-t",
 			   (char *)runs[row].test, "--csv" };
 	int fds[2], status, rc, k = 12;
+	unsigned threads_used = 1;
+	uint64_t cpu0, t0;
+	struct rusage ru;
 	pid_t pid;
 
 	snprintf(port, sizeof(port), "%u", c->port);
@@ -397,17 +478,20 @@ static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r
 	snprintf(depth, sizeof(depth), "%d", runs[row].depth);
 	snprintf(keys, sizeof(keys), "%d", KEYSPACE);
 	snprintf(threads, sizeof(threads), "%u", c->client_cpus);
-	if (c->shards) {
+	if (c->random) {
 		argv[k++] = "-r";
 		argv[k++] = keys;
 	}
 	if (c->shards && c->client_cpus > 1) {
 		argv[k++] = "--threads";
 		argv[k++] = threads;
+		threads_used = c->client_cpus;
 	}
 	argv[k] = NULL;
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
+	cpu0 = task_process_cpu_ns(c->pid);
+	t0 = pc_now_ns();
 	pid = spawn(argv, c->pinned ? &c->client : NULL, fds[1]);
 	close(fds[1]);
 	rc = pid < 0 ? (int)pid
@@ -417,8 +501,14 @@ static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r
 		return rc;
 	if (rc)
 		kill(pid, SIGKILL);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		rc = rc ? rc : -ECHILD;
+	if (!rc) {
+		double wall = (double)pc_elapsed(pc_now_ns(), t0);
+
+		r->server_cpu_ns = (double)pc_elapsed(task_process_cpu_ns(c->pid), cpu0);
+		r->client_util = wall > 0 ? rusage_ns(&ru) / (wall * threads_used) : 0;
+	}
 	return rc ? rc : parse_csv(out, r);
 }
 
@@ -427,34 +517,42 @@ static void kv_run(struct pc_bench_state *st)
 	const struct kv_ctx *c = st->ctx;
 	const intptr_t row = st->bench->arg;
 	struct run_result sum = { 0 };
-	double errors = 0;
 	uint64_t done = 0;
+	char why[160];
 
 	for (uint64_t i = 0; i < st->iterations; i++) {
-		struct run_result r;
-		uint64_t t0 = pc_now_ns();
+		struct run_result r = { 0 };
 		int rc = bench_once(c, row, &r);
 
-		st->items += (uint64_t)row_requests(c, row);
 		if (rc) {
-			fprintf(stderr, "%s: redis-benchmark failed: %s\n", st->bench->name,
-				strerror(-rc));
-			st->manual_ns += pc_elapsed(pc_now_ns(), t0);
-			errors++;
-			continue;
+			snprintf(why, sizeof(why), "redis-benchmark failed: %s", strerror(-rc));
+			fprintf(stderr, "%s: %s\n", st->bench->name, why);
+			pc_bench_fail(st, why);
+			return;
 		}
+		st->items += (uint64_t)row_requests(c, row);
 		st->manual_ns += (uint64_t)((double)row_requests(c, row) * 1e9 / r.rps);
 		sum.rps += r.rps;
 		sum.p50_ms += r.p50_ms;
 		sum.p99_ms += r.p99_ms;
+		sum.server_cpu_ns += r.server_cpu_ns;
+		sum.client_util += r.client_util;
 		done++;
 	}
-	if (done) {
-		pc_bench_counter(st, "rps", sum.rps / (double)done);
-		pc_bench_counter(st, "p50_ms", sum.p50_ms / (double)done);
-		pc_bench_counter(st, "p99_ms", sum.p99_ms / (double)done);
-	}
-	pc_bench_counter(st, "errors", errors);
+	if (!done)
+		return;
+	pc_bench_counter(st, "rps", sum.rps / (double)done);
+	pc_bench_counter(st, "p50_ms", sum.p50_ms / (double)done);
+	pc_bench_counter(st, "p99_ms", sum.p99_ms / (double)done);
+	pc_bench_counter(st, "server_cpu_ns_per_req", sum.server_cpu_ns / (double)st->items);
+	pc_bench_counter(st, "client_util", sum.client_util / (double)done);
+	pc_bench_counter(st, "shards", c->server_shards);
+	pc_bench_counter(st, "keyspace", c->random ? KEYSPACE : 0);
+	pc_bench_counter(st, "pinned", c->pinned);
+	/* what the machine says rather than what was asked: threads of the
+	 * server free to leave its CPUs (0 when every one is held there) */
+	pc_bench_counter(st, "server_threads_unpinned",
+			 c->pinned ? (double)task_each(c->pid, thread_outside, &c->server) : 0);
 }
 
 /* ---- memory per key -------------------------------------------------------- */
@@ -522,30 +620,30 @@ static int insert_keys(uint16_t port, int keys, int klen, int vlen)
 static void mem_run(struct pc_bench_state *st)
 {
 	struct kv_ctx *c = st->ctx;
-	double per_key = 0, errors = 0;
+	double per_key = 0;
 	uint64_t done = 0;
 
 	for (uint64_t i = 0; i < st->iterations; i++) {
 		if (!c->pid && server_start(st, c)) {
-			errors++;
-			break;
+			pc_bench_fail(st, "the server did not start");
+			return;
 		}
 		uint64_t before = rss_of(c->pid), t0 = pc_now_ns();
 		int rc = insert_keys(c->port, MEM_KEYS, 12, 32);
 
 		st->manual_ns += pc_elapsed(pc_now_ns(), t0);
 		if (rc) {
-			errors++;
-		} else {
-			per_key += ((double)rss_of(c->pid) - (double)before) / MEM_KEYS;
-			st->items += MEM_KEYS;
-			done++;
+			server_stop(c);
+			pc_bench_fail(st, "the server did not take every key");
+			return;
 		}
+		per_key += ((double)rss_of(c->pid) - (double)before) / MEM_KEYS;
+		st->items += MEM_KEYS;
+		done++;
 		server_stop(c); /* each measurement on a fresh server */
 	}
 	if (done)
 		pc_bench_counter(st, "bytes_per_key", per_key / (double)done);
-	pc_bench_counter(st, "errors", errors);
 }
 
 #define KV_BENCH(var, nm, row, kind)                                                   \
@@ -582,6 +680,49 @@ KV_BENCH(rd_mset16, "Peer/redis/MSET10/P16", 7, SRV_REDIS)
 
 MEM_BENCH(kv_mem, "KV/Memory/1M", SRV_KV)
 MEM_BENCH(rd_mem, "Peer/redis/Memory/1M", SRV_REDIS)
+
+/* ---- random keys, one shard and one per CPU ------------------------------------ */
+
+/* For every test and depth of the rows above, both servers: random keys
+ * on one shard (one core against one core), and random keys on the whole
+ * machine (kv's default shards against redis-server there). */
+__attribute__((constructor)) static void register_random(void)
+{
+	static const char *const tests[] = { "SET", "GET", "INCR", "MSET10" };
+	static const struct {
+		const char *tag;
+		intptr_t flags;
+		const char *label;
+	} configs[] = {
+		{ "keys:random", ROW_RANDOM, NULL },
+		{ "keys:random/cpus:all", ROW_RANDOM | ROW_ALL_CPUS,
+		  "every usable CPU for the server (kv: one shard per CPU), shared with the "
+		  "client" },
+	};
+	static const struct {
+		const char *prefix;
+		enum server_kind kind;
+	} servers[] = { { "KV", SRV_KV }, { "Peer/redis", SRV_REDIS } };
+
+	for (unsigned row = 0; row < sizeof(runs) / sizeof(runs[0]); row++)
+		for (unsigned k = 0; k < 2; k++)
+			for (unsigned v = 0; v < 2; v++) {
+				struct pc_bench *b = calloc(1, sizeof(*b));
+
+				if (!b)
+					continue;
+				b->name = rtb_name("%s/%s/P%d/%s", servers[v].prefix,
+						   tests[row % 4], runs[row].depth, configs[k].tag);
+				b->flags = PC_BENCH_MANUAL_TIME;
+				b->arg = (intptr_t)row;
+				b->arg2 = servers[v].kind | configs[k].flags;
+				b->label = configs[k].label;
+				b->setup = kv_setup;
+				b->run = kv_run;
+				b->teardown = kv_teardown;
+				pc_bench_register(b);
+			}
+}
 
 /* ---- scaling ---------------------------------------------------------------- */
 

@@ -40,9 +40,15 @@
  * With affinity on, the server (one shard, or the peer's thread) runs on
  * one physical core and the generator on another, as the placement picks
  * them; with it off, neither is pinned. Every byte echoed is checked; a
- * row with errors says so in its "errors" counter. Time is the generator's
- * own (every connection up to the last reply): server and engine start-up
- * are not in the figures. */
+ * row with errors says so in its "errors" counter; a generator that
+ * fails fails its repetition. Time is the generator's own (every
+ * connection up to the last reply): server and engine start-up are not
+ * in the figures. On a small machine the generator's one CPU saturates
+ * first, so throughput says as much about it as about the server; every
+ * row also records, over the generator's run, server_cpu_ns_per_req (the
+ * CPU time of the threads that existed before it started: the server's,
+ * and the metrics scraper on the scraped row, divided by the requests)
+ * and client_util (the generator's CPU time over the wall time, 0-1). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -56,6 +62,7 @@
 #include <unistd.h>
 
 #include "epoll_echo.h"
+#include "task_cpu.h"
 #include "uring_echo.h"
 #include "percore/bench.h"
 #include "percore/load.h"
@@ -319,7 +326,10 @@ static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned co
 	struct nb *n = st->ctx;
 	struct pc_load_cfg l;
 	struct pc_load_result r;
+	struct task_split cpu;
+	double wall_ns, server_ns, client_ns;
 	char err[200];
+	int rc;
 
 	pc_load_cfg_init(&l);
 	l.port = n->port;
@@ -334,9 +344,12 @@ static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned co
 	l.messages = st->iterations;
 	l.engine.placement = n->load_place;
 	l.engine.idle = load_idle;
-	if (load_run_unpinned(&l, &r, err, sizeof(err))) {
+	task_split_begin(&cpu);
+	rc = load_run_unpinned(&l, &r, err, sizeof(err));
+	task_split_end(&cpu, &wall_ns, &server_ns, &client_ns);
+	if (rc) {
 		fprintf(stderr, "%s: %s\n", st->bench->name, err);
-		pc_bench_counter(st, "errors", 1);
+		pc_bench_fail(st, err);
 	} else {
 		st->manual_ns = r.elapsed_ns ? r.elapsed_ns : 1;
 		st->items = mode == PC_LOAD_CONNECT ? r.connects : r.messages;
@@ -344,6 +357,10 @@ static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned co
 		pc_bench_counter(st, "errors", (double)r.errors);
 		if (r.errors)
 			fprintf(stderr, "%s: %s\n", st->bench->name, r.first_error);
+		if (st->items)
+			pc_bench_counter(st, "server_cpu_ns_per_req", server_ns / (double)st->items);
+		/* the generator is one shard: one CPU's worth at most */
+		pc_bench_counter(st, "client_util", wall_ns > 0 ? client_ns / wall_ns : 0);
 		if (depth == 1 && conns == 1) {
 			pc_bench_counter(st, "p50_us", (double)pc_hist_percentile(r.latency, 50) / 1e3);
 			pc_bench_counter(st, "p99_us", (double)pc_hist_percentile(r.latency, 99) / 1e3);
@@ -362,6 +379,17 @@ static int session_setup(struct pc_bench_state *st)
 static int scraped_setup(struct pc_bench_state *st)
 {
 	return target_setup_m(st, SESSION, PC_IDLE_ADAPTIVE, true);
+}
+
+/* Our shards sleeping when idle, as the peers that block do. */
+static int session_sleep_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, SESSION, PC_IDLE_SLEEP);
+}
+
+static int session_uring_sleep_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, SESSION_URING, PC_IDLE_SLEEP);
 }
 
 static int peer_setup(struct pc_bench_state *st)
@@ -437,6 +465,34 @@ NET_BENCH(upeer64_4096, "Peer/uring_echo/4096/conns:64", uring_peer_setup, echo_
 NET_BENCH(epeer64_64, "Peer/epoll_echo/64/conns:64", peer_setup, echo_many_run, 64)
 NET_BENCH(epeer64_512, "Peer/epoll_echo/512/conns:64", peer_setup, echo_many_run, 512)
 NET_BENCH(epeer64_4096, "Peer/epoll_echo/4096/conns:64", peer_setup, echo_many_run, 4096)
+NET_BENCH(bpeer64_64, "Peer/epoll_busy/64/conns:64", busy_setup, echo_many_run, 64)
+NET_BENCH(bpeer64_512, "Peer/epoll_busy/512/conns:64", busy_setup, echo_many_run, 512)
+NET_BENCH(bpeer64_4096, "Peer/epoll_busy/4096/conns:64", busy_setup, echo_many_run, 4096)
+
+/* The rows above poll before they sleep (adaptive) and meet the
+ * busy-polling peer; these sleep at once, as epoll_echo and uring_echo
+ * do, and meet them. */
+NET_BENCH(ssleep_64, "SessionEcho/64/idle:sleep", session_sleep_setup, echo_run, 64)
+NET_BENCH(ssleep_512, "SessionEcho/512/idle:sleep", session_sleep_setup, echo_run, 512)
+NET_BENCH(ssleep_4096, "SessionEcho/4096/idle:sleep", session_sleep_setup, echo_run, 4096)
+NET_BENCH(ssleep64_64, "SessionEcho/64/conns:64/idle:sleep", session_sleep_setup,
+	  echo_many_run, 64)
+NET_BENCH(ssleep64_512, "SessionEcho/512/conns:64/idle:sleep", session_sleep_setup,
+	  echo_many_run, 512)
+NET_BENCH(ssleep64_4096, "SessionEcho/4096/conns:64/idle:sleep", session_sleep_setup,
+	  echo_many_run, 4096)
+NET_BENCH(usleep_64, "SessionEcho/64/backend:uring/idle:sleep", session_uring_sleep_setup,
+	  echo_run, 64)
+NET_BENCH(usleep_512, "SessionEcho/512/backend:uring/idle:sleep", session_uring_sleep_setup,
+	  echo_run, 512)
+NET_BENCH(usleep_4096, "SessionEcho/4096/backend:uring/idle:sleep", session_uring_sleep_setup,
+	  echo_run, 4096)
+NET_BENCH(usleep64_64, "SessionEcho/64/conns:64/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, echo_many_run, 64)
+NET_BENCH(usleep64_512, "SessionEcho/512/conns:64/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, echo_many_run, 512)
+NET_BENCH(usleep64_4096, "SessionEcho/4096/conns:64/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, echo_many_run, 4096)
 
 /* ---- connection rate ------------------------------------------------------ */
 
@@ -450,6 +506,9 @@ NET_BENCH(peer_create, "Peer/epoll_echo/Create", peer_setup, create_run, 64)
 NET_BENCH(busy_create, "Peer/epoll_busy/Create", busy_setup, create_run, 64)
 NET_BENCH(session_uring_create, "Session/Create/backend:uring", session_uring_setup, create_run, 64)
 NET_BENCH(upeer_create, "Peer/uring_echo/Create", uring_peer_setup, create_run, 64)
+NET_BENCH(session_sleep_create, "Session/Create/idle:sleep", session_sleep_setup, create_run, 64)
+NET_BENCH(session_uring_sleep_create, "Session/Create/backend:uring/idle:sleep",
+	  session_uring_sleep_setup, create_run, 64)
 
 /* ---- latency -------------------------------------------------------------- */
 

@@ -27,7 +27,7 @@
 
 PC_BEGIN_DECLS
 
-#define PC_BENCH_MAX_COUNTERS 8
+#define PC_BENCH_MAX_COUNTERS 16
 
 /* Flags of struct pc_bench. */
 enum {
@@ -84,6 +84,8 @@ struct pc_bench_state {
 	uint64_t _paused_ns, _pause_start;
 	uint64_t _paused_cpu_ns, _pause_cpu_start;
 	void *_group;           /* the threads of this repetition, or NULL */
+	bool _failed;           /* pc_bench_fail() was called */
+	char _fail_why[128];
 };
 
 /* A benchmark: its name, threads and flags, and the functions the harness
@@ -131,6 +133,14 @@ PC_API void pc_bench_resume(struct pc_bench_state *st);
  * otherwise outlive the run. Beyond PC_BENCH_MAX_COUNTERS names the extra
  * ones are dropped. */
 PC_API void pc_bench_counter(struct pc_bench_state *st, const char *name, double value);
+
+/* Say that this repetition failed (a load generator or helper process
+ * that did not finish, a server that went away): its figures are not
+ * used, the row counts it among its failed repetitions, and the results
+ * file carries it as an iteration row with "error_occurred" and why (the
+ * first call's reason is kept). The row's other repetitions stand. Any
+ * thread of the benchmark, from run(). */
+PC_API void pc_bench_fail(struct pc_bench_state *st, const char *why);
 
 /* The device through which a process asks the kernel to keep every core
  * out of idle states slower to leave than the value it writes. */
@@ -215,7 +225,10 @@ PC_API unsigned pc_bench_session_threads(const struct pc_bench_session *s, size_
 PC_API size_t pc_bench_session_full_only(const struct pc_bench_session *s);
 
 /* Calibrate and run every selected benchmark (once per session). A
- * benchmark whose setup fails is skipped with its reason on stderr.
+ * benchmark whose setup fails during calibration is skipped with its
+ * reason on stderr; a later repetition whose setup fails, or whose run()
+ * called pc_bench_fail(), counts as a failed repetition of its row (the
+ * repetitions before and after it stand).
  * Returns how many benchmarks produced results (0 when all were skipped),
  * or -EALREADY when the session already ran, -ENOMEM. */
 PC_API int pc_bench_session_run(struct pc_bench_session *s);

@@ -96,6 +96,22 @@ static void iteration_row(struct builder *b, cJSON *arr, const struct pc_bench_e
 	add_item(b, arr, NULL, row);
 }
 
+/* A failed repetition, as Google Benchmark writes a run that called
+ * SkipWithError(): no figures, error_occurred and the reason. Numbered
+ * after the repetitions that produced figures. */
+static void error_row(struct builder *b, cJSON *arr, const struct pc_bench_entry *e,
+		      unsigned k)
+{
+	cJSON *row = row_new(b, e, e->name, "iteration");
+
+	add_num(b, row, "repetition_index", e->nsamples + k);
+	add_num(b, row, "threads", e->threads);
+	add_num(b, row, "iterations", (double)e->iterations * e->threads);
+	add_bool(b, row, "error_occurred", true);
+	add_str(b, row, "error_message", e->fail_why);
+	add_item(b, arr, NULL, row);
+}
+
 static const struct {
 	const char *name;
 	size_t off;
@@ -134,6 +150,7 @@ static void aggregate_row(struct builder *b, cJSON *arr, const struct pc_bench_e
 	for (unsigned c = 0; c < sum->ncounters; c++)
 		add_counter(b, row, sum->counter_names[c], pick(&sum->counters[c], off));
 	add_bool(b, row, "noisy", sum->noisy);
+	add_num(b, row, "failed_repetitions", e->nfailed);
 	add_item(b, arr, NULL, row);
 }
 
@@ -141,10 +158,14 @@ static void entry_rows(struct builder *b, cJSON *arr, const struct pc_bench_entr
 {
 	struct pc_bench_summary sum;
 
-	if (e->skip || !e->nsamples)
+	if (e->skip)
 		return;
 	for (unsigned k = 0; k < e->nsamples; k++)
 		iteration_row(b, arr, e, k);
+	for (unsigned k = 0; k < e->nfailed; k++)
+		error_row(b, arr, e, k);
+	if (!e->nsamples)
+		return; /* every repetition failed: nothing to aggregate */
 	if (bench_summarize(b->s, e, &sum)) {
 		b->ok = false;
 		return;

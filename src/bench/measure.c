@@ -77,6 +77,23 @@ void pc_bench_counter(struct pc_bench_state *st, const char *name, double value)
 		st->counters[st->ncounters++] = (struct pc_bench_metric){ name, value };
 }
 
+void pc_bench_fail(struct pc_bench_state *st, const char *why)
+{
+	if (st->_failed)
+		return;
+	st->_failed = true;
+	snprintf(st->_fail_why, sizeof(st->_fail_why), "%s", why && *why ? why : "failed");
+}
+
+/* A failed thread fails the whole sample, with the first reason found. */
+static void collect_failure(const struct pc_bench_state *st, struct pc_bench_sample *out)
+{
+	if (!st->_failed || out->failed)
+		return;
+	out->failed = true;
+	snprintf(out->why, sizeof(out->why), "%s", st->_fail_why);
+}
+
 void pc_bench_barrier(struct pc_bench_state *st)
 {
 	struct group *g = st->_group;
@@ -241,6 +258,7 @@ static void collect(const struct pc_bench_job *job, const struct group *g,
 		out->cpu_ns += (double)sl->cpu_ns;
 		out->items += sl->st.items;
 		out->bytes += sl->st.bytes;
+		collect_failure(&sl->st, out);
 	}
 	out->run_wall_ns = (double)pc_elapsed(last, first);
 	out->time_ns = job->bench->flags & PC_BENCH_MANUAL_TIME ? (double)manual
@@ -326,6 +344,7 @@ static void run_here(const struct pc_bench_job *job, struct pc_bench_state *st,
 	out->bytes = st->bytes;
 	out->ncounters = st->ncounters;
 	memcpy(out->counters, st->counters, sizeof(out->counters));
+	collect_failure(st, out);
 }
 
 int bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out,

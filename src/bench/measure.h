@@ -29,12 +29,15 @@ struct pc_bench_sample {
 	uint64_t items, bytes;  /* summed over threads */
 	unsigned ncounters;     /* thread 0's counters */
 	struct pc_bench_metric counters[PC_BENCH_MAX_COUNTERS];
+	bool failed;            /* a thread called pc_bench_fail() */
+	char why[128];          /* its reason, when failed */
 };
 
 /* Run one repetition: setup, run (on the calling thread, or on job->threads
  * new threads released together by a start barrier), teardown. Returns 0,
  * setup's negative errno (the benchmark is to be skipped), or a negative
- * errno when a thread could not be started; why then says what failed. */
+ * errno when a thread could not be started; why then says what failed.
+ * A run that called pc_bench_fail() returns 0 with out->failed set. */
 int bench_measure(const struct pc_bench_job *job, struct pc_bench_sample *out,
 		  char *why, size_t whylen);
 

@@ -302,6 +302,10 @@ static void calibrate(const struct pc_bench_session *s, struct pc_bench_entry *e
 		struct pc_bench_job job = job_of(e, iters);
 
 		rc = bench_measure(&job, &smp, e->why, sizeof(e->why));
+		if (!rc && smp.failed) {
+			snprintf(e->why, sizeof(e->why), "calibration failed: %s", smp.why);
+			rc = -EIO;
+		}
 		if (rc) {
 			skip(s, e, rc);
 			return;
@@ -334,16 +338,32 @@ static bool grow(const struct pc_bench_session *s, struct pc_bench_entry *e)
 	return true;
 }
 
+/* A repetition after calibration failed: the samples the row has stand,
+ * and this one is counted and reported, never silently dropped. */
+static void failed(const struct pc_bench_session *s, struct pc_bench_entry *e, const char *why)
+{
+	e->nfailed++;
+	snprintf(e->fail_why, sizeof(e->fail_why), "%s", why);
+	if (progress_on_tty(s))
+		fputs("\r\033[K", s->opt.progress);
+	fprintf(stderr, "percore bench: %s: a repetition failed: %s\n", e->name, why);
+}
+
 static void repetition(const struct pc_bench_session *s, struct pc_bench_entry *e)
 {
 	struct pc_bench_job job = job_of(e, e->iterations);
+	struct pc_bench_sample *smp;
+	char why[sizeof(e->why)];
 	int rc;
 
 	if (e->skip || !grow(s, e))
 		return;
-	rc = bench_measure(&job, &e->samples[e->nsamples], e->why, sizeof(e->why));
+	smp = &e->samples[e->nsamples];
+	rc = bench_measure(&job, smp, why, sizeof(why));
 	if (rc)
-		skip(s, e, rc);
+		failed(s, e, why);
+	else if (smp->failed)
+		failed(s, e, smp->why);
 	else
 		e->nsamples++;
 }
@@ -357,8 +377,9 @@ static double seconds_left(const struct pc_bench_session *s)
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct pc_bench_entry *e = &s->e[i];
-		unsigned reps_left = e->skip || e->nsamples >= s->opt.repetitions
-				     ? 0 : s->opt.repetitions - e->nsamples;
+		unsigned done = e->nsamples + e->nfailed;
+		unsigned reps_left = e->skip || done >= s->opt.repetitions
+				     ? 0 : s->opt.repetitions - done;
 
 		if (e->est_ns > 0) {
 			known += e->est_ns;
@@ -444,8 +465,9 @@ static size_t wanted(struct pc_bench_session *s, bool *want, bool *asked)
 	*asked = false;
 	for (size_t i = 0; i < s->n; i++) {
 		*asked |= want[i] && !s->e[i].skip;
+		/* failed repetitions count: a row that keeps failing ends too */
 		want[i] = want[i] && !s->e[i].skip &&
-			  s->e[i].nsamples < s->opt.max_repetitions;
+			  s->e[i].nsamples + s->e[i].nfailed < s->opt.max_repetitions;
 		n += want[i];
 	}
 	return n;

@@ -37,6 +37,10 @@ struct pc_bench_entry {
 	char why[192];          /* the reason of a skip */
 	unsigned nsamples, cap;
 	struct pc_bench_sample *samples;   /* room for cap of them */
+	/* repetitions after calibration that failed (setup or pc_bench_fail):
+	 * no sample, but counted, so a row is never shortened unseen */
+	unsigned nfailed;
+	char fail_why[192];     /* the last failure's reason */
 };
 
 struct pc_bench_session {

@@ -62,14 +62,21 @@ static void print_row(const struct pc_bench_session *s, const struct pc_bench_en
 	char t[32], items[32], bytes[32];
 
 	if (bench_summarize(s, e, &sum)) {
-		fprintf(out, "%-*s  (no results)\n", w, e->name);
+		fprintf(out, "%-*s  (no results", w, e->name);
+		if (e->nfailed)
+			fprintf(out, ": %u repetitions failed: %s", e->nfailed, e->fail_why);
+		fputs(")\n", out);
 		return;
 	}
 	fmt_time(t, sizeof(t), sum.per_item.median);
 	fmt_rate(items, sizeof(items), sum.items_ps.median);
 	fmt_bytes(bytes, sizeof(bytes), sum.bytes_ps.median);
-	fprintf(out, "%-*s  %11s  %12s  %13s  %6.1f%%%s\n", w, e->name, t, items, bytes,
+	fprintf(out, "%-*s  %11s  %12s  %13s  %6.1f%%%s", w, e->name, t, items, bytes,
 		sum.real.cv * 100, sum.noisy ? "  noisy" : "");
+	if (e->nfailed)
+		fprintf(out, "  %u of %u failed: %s", e->nfailed, e->nfailed + e->nsamples,
+			e->fail_why);
+	fputc('\n', out);
 	*noisy += sum.noisy;
 }
 

@@ -227,6 +227,52 @@ static const struct pc_bench where_bench = { .name = "T/where", .run = where_run
 PC_BENCH_REGISTER(where_bench)
 
 /* Refused at registration: a second "T/add", and one without run(). */
+/* Rows whose repetitions fail now and then. Each iteration claims a full
+ * second of manual time, so calibration is one trial and the calls are
+ * numbered: call 1 calibrates, calls 2.. are the repetitions. */
+static atomic_int flaky_setups, failrun_calls, allfail_calls;
+
+static void second_per_iteration(struct pc_bench_state *st)
+{
+	st->manual_ns = st->iterations * 1000000000ull;
+}
+
+/* setup fails in the second repetition (a server that did not start) */
+static int flaky_setup(struct pc_bench_state *st)
+{
+	(void)st;
+	return atomic_fetch_add(&flaky_setups, 1) + 1 == 3 ? -EADDRINUSE : 0;
+}
+static const struct pc_bench flaky_bench = {
+	.name = "T/flaky", .flags = PC_BENCH_MANUAL_TIME, .setup = flaky_setup,
+	.run = second_per_iteration,
+};
+PC_BENCH_REGISTER(flaky_bench)
+
+/* thread 1 says the third repetition failed (a helper that died) */
+static void failrun_run(struct pc_bench_state *st)
+{
+	second_per_iteration(st);
+	if (st->thread_index == 1 && atomic_fetch_add(&failrun_calls, 1) + 1 == 4)
+		pc_bench_fail(st, "the helper exited");
+}
+static const struct pc_bench failrun_bench = {
+	.name = "T/failrun", .threads = 2, .flags = PC_BENCH_MANUAL_TIME, .run = failrun_run,
+};
+PC_BENCH_REGISTER(failrun_bench)
+
+/* every repetition after calibration fails */
+static void allfail_run(struct pc_bench_state *st)
+{
+	second_per_iteration(st);
+	if (atomic_fetch_add(&allfail_calls, 1) > 0)
+		pc_bench_fail(st, "no reply");
+}
+static const struct pc_bench allfail_bench = {
+	.name = "T/allfail", .flags = PC_BENCH_MANUAL_TIME, .run = allfail_run,
+};
+PC_BENCH_REGISTER(allfail_bench)
+
 static const struct pc_bench dup_bench = { .name = "T/add", .run = full_run };
 PC_BENCH_REGISTER(dup_bench)
 static const struct pc_bench norun_bench = { .name = "T/norun" };
@@ -830,6 +876,80 @@ static void all_skipped_measures_nothing(void **state)
 	pc_bench_session_destroy(s);
 }
 
+/* The iteration rows of run_name: those with figures, and the failed
+ * ones (error_occurred, with a message), each numbered in order. */
+static void count_rows(const cJSON *rows, const char *run_name, int *good, int *bad,
+		       const char **msg)
+{
+	const cJSON *r;
+
+	*good = *bad = 0;
+	cJSON_ArrayForEach(r, rows) {
+		if (strcmp(str(r, "run_name"), run_name) || strcmp(str(r, "run_type"), "iteration"))
+			continue;
+		assert_int_equal(num(r, "repetition_index"), *good + *bad);
+		if (cJSON_IsTrue(cJSON_GetObjectItem(r, "error_occurred"))) {
+			*msg = str(r, "error_message");
+			++*bad;
+		} else {
+			assert_true(num(r, "real_time") > 0);
+			assert_int_equal(*bad, 0); /* failed rows come last */
+			++*good;
+		}
+	}
+}
+
+static void failed_repetitions_are_counted_not_dropped(void **state)
+{
+	struct pc_bench_options o = opts("^T/(flaky|failrun|allfail)", 4);
+	struct pc_bench_session *s;
+	const char *msg = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	cJSON *root, *rows;
+	int good, bad;
+	(void)state;
+
+	atomic_store(&flaky_setups, 0);
+	atomic_store(&failrun_calls, 0);
+	atomic_store(&allfail_calls, 0);
+	s = run_session(&o, 3);
+	root = reparse(s, NULL);
+	rows = cJSON_GetObjectItem(root, "benchmarks");
+
+	/* a setup failure in a later repetition costs that repetition alone */
+	count_rows(rows, "T/flaky", &good, &bad, &msg);
+	assert_int_equal(good, 3);
+	assert_int_equal(bad, 1);
+	assert_non_null(strstr(msg, "setup failed"));
+	assert_int_equal(num(row(rows, "T/flaky_median"), "failed_repetitions"), 1);
+	assert_int_equal(num(row(rows, "T/flaky_median"), "repetitions"), 3);
+
+	/* any thread may fail its repetition; its reason is kept */
+	count_rows(rows, "T/failrun/affinity:on", &good, &bad, &msg);
+	assert_int_equal(good, 3);
+	assert_int_equal(bad, 1);
+	assert_string_equal(msg, "the helper exited");
+
+	/* a row with no repetition left still shows every failure */
+	count_rows(rows, "T/allfail", &good, &bad, &msg);
+	assert_int_equal(good, 0);
+	assert_int_equal(bad, 4);
+	assert_string_equal(msg, "no reply");
+	assert_int_equal(rows_named(rows, "T/allfail"), 4);
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(pc_bench_session_print(s, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "1 of 4 failed"));
+	assert_non_null(strstr(text, "4 repetitions failed: no reply"));
+	free(text);
+	cJSON_Delete(root);
+	pc_bench_session_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -846,6 +966,7 @@ int main(void)
 		cmocka_unit_test(bad_options_are_rejected),
 		cmocka_unit_test(a_session_runs_once),
 		cmocka_unit_test(all_skipped_measures_nothing),
+		cmocka_unit_test(failed_repetitions_are_counted_not_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

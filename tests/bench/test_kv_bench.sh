@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The rows of percore kv beside redis-server (bench/kv/): each runs its
 # server and redis-benchmark, reports redis-benchmark's rps, p50_ms and
-# p99_ms with no errors, and its time per item is 1/rps. The scaling rows
+# p99_ms with no failed repetition, and its time per item is 1/rps. Each
+# records the configuration it ran (shards, -r keyspace, pinning), which
+# must be the one its name says, with every thread of a pinned server held
+# on the server's CPUs, the server's CPU per request and the client's
+# share of its CPU. The scaling rows
 # KV/<cmd>/P16/shards:N are listed for N = 1 .. usable CPUs - 1, run the
 # same way, and stand in the report's "KV scaling" table. Skipped where
 # the Redis packages are absent.
@@ -31,31 +35,59 @@ PY
 
 scale=
 [ "$(nproc)" -ge 2 ] && scale='|KV/(SET|GET)/P16/shards:1'
-"$pc" bench --filter "^((KV|Peer/redis)/(SET|GET)/P1$scale)\$" --repetitions 1 \
+# One key on one shard, random keys on one shard, random keys on every
+# CPU, each beside redis-server under the same options; twice, so a row
+# is more than one run.
+rows='GET/P1|GET/P16/keys:random|GET/P1/keys:random/cpus:all'
+"$pc" bench --filter "^((KV|Peer/redis)/($rows)$scale)\$" --repetitions 2 \
   --min-time 0.001 --quiet --out "$tmp/out.json" >/dev/null 2>"$tmp/err" \
   || { echo "FAIL: percore bench exited $?"; cat "$tmp/err"; exit 1; }
 "$pc" report "$tmp/out.json" -o "$tmp" >/dev/null 2>>"$tmp/err" \
   || { echo "FAIL: percore report exited $?"; cat "$tmp/err"; exit 1; }
 "$py" - "$tmp/out.json" "$tmp/report.md" "$scale" <<'PY' || { cat "$tmp/err"; exit 1; }
-import json, sys
-rows = {b["name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"]
-        if b["run_type"] == "iteration"}
-want = ["KV/SET/P1", "KV/GET/P1", "Peer/redis/SET/P1", "Peer/redis/GET/P1"]
-scaling = ["KV/SET/P16/shards:1", "KV/GET/P16/shards:1"] if sys.argv[3] else []
-want += scaling
-fail = [f"{n}: missing" for n in want if n not in rows]
-for n in want:
-    r = rows.get(n)
-    if not r:
-        continue
-    if r.get("errors") != 0:
-        fail.append(f"{n}: errors {r.get('errors')}")
-    if not r.get("rps", 0) > 0 or not 0 < r.get("p50_ms", 0) <= r.get("p99_ms", 0):
-        fail.append(f"{n}: rps {r.get('rps')} p50_ms {r.get('p50_ms')} p99_ms {r.get('p99_ms')}")
-    elif abs(r["items_per_second"] / r["rps"] - 1) > 0.01:
-        fail.append(f"{n}: items/s {r['items_per_second']} is not redis-benchmark's rps {r['rps']}")
+import json, os, sys
+every = json.load(open(sys.argv[1]))["benchmarks"]
+rows = {}
+failed = [b["name"] for b in every if b.get("error_occurred")]
+for b in every:
+    if b["run_type"] == "iteration" and not b.get("error_occurred"):
+        rows.setdefault(b["name"], []).append(b)
+cpus = len(os.sched_getaffinity(0))
+pinned = 1 if cpus >= 2 else 0
+# name: (shards, keyspace, pinned); redis-server is one shard
+want = {}
+for srv in ("KV", "Peer/redis"):
+    want[f"{srv}/GET/P1"] = (1, 0, pinned)
+    want[f"{srv}/GET/P16/keys:random"] = (1, 100000, pinned)
+    want[f"{srv}/GET/P1/keys:random/cpus:all"] = (cpus if srv == "KV" else 1, 100000, 0)
+if sys.argv[3]:
+    for t in ("SET", "GET"):
+        want[f"KV/{t}/P16/shards:1"] = (1, 100000, 1)
+fail = [f"{n}: a repetition failed" for n in failed]
+fail += [f"{n}: missing" for n in want if n not in rows]
+for n, (shards, keyspace, pin) in want.items():
+    for r in rows.get(n, []):
+        got = (r.get("shards"), r.get("keyspace"), r.get("pinned"))
+        if got != (shards, keyspace, pin):
+            fail.append(f"{n}: shards, keyspace, pinned {got}, not {(shards, keyspace, pin)}")
+        # every thread of a pinned server (kv's log writer and watchdog too)
+        if r.get("server_threads_unpinned") != 0:
+            fail.append(f"{n}: {r.get('server_threads_unpinned')} server threads may leave "
+                        "the server's CPUs")
+        if not r.get("server_cpu_ns_per_req", 0) > 0:
+            fail.append(f"{n}: server_cpu_ns_per_req {r.get('server_cpu_ns_per_req')}")
+        if not 0 < r.get("client_util", 0) <= 1.05:
+            fail.append(f"{n}: client_util {r.get('client_util')} is not a share of the CPU")
+        if not r.get("rps", 0) > 0 or not 0 < r.get("p50_ms", 0) <= r.get("p99_ms", 0):
+            fail.append(f"{n}: rps {r.get('rps')} p50_ms {r.get('p50_ms')} "
+                        f"p99_ms {r.get('p99_ms')}")
+        elif abs(r["items_per_second"] / r["rps"] - 1) > 0.01:
+            fail.append(f"{n}: items/s {r['items_per_second']} is not redis-benchmark's "
+                        f"rps {r['rps']}")
+    if n in rows and len(rows[n]) != 2:
+        fail.append(f"{n}: {len(rows[n])} repetitions, not 2")
 report = open(sys.argv[2]).read()
-if scaling:
+if sys.argv[3]:
     table = report.split("### KV scaling", 1)
     if len(table) < 2:
         fail.append("the report has no KV scaling table")

@@ -15,16 +15,31 @@ jq -e '.files == ["'"$tmp"'/j/report.md", "'"$tmp"'/j/report.html"]' "$tmp/j.jso
   || bad "files: $(jq -c .files "$tmp/j.json")"
 [ -f "$tmp/j/report.md" ] || bad "--json wrote no report.md"
 keys=$(jq -c '[.pairs[0] | keys_unsorted[]]' "$tmp/j.json")
-[ "$keys" = '["ours","against","kind","section","speedup","ci_low","ci_high","p_value","verdict","decided","measurement_problem","text","n_ours","n_against"]' ] \
+[ "$keys" = '["ours","against","kind","section","speedup","ci_low","ci_high","p_value","p_adjusted","verdict","decided","measurement_problem","text","n_ours","n_against","failed_ours","failed_against"]' ] \
   || bad "pair fields are $keys"
+# a row faster than the bare cache-line bounce is a reference: neither a
+# win nor a measurement problem, and never counted
 jq -e '.pairs[] | select(.ours == "CrossCore/RTT/idle:adaptive/affinity:on")
-       | .measurement_problem and .kind == "limit" and .verdict == "faster"' "$tmp/j.json" \
-  >/dev/null || bad "a row below the physical limit is not flagged"
-jq -e '[.findings[] | select(test("measurement problem"))] | length == 1' "$tmp/j.json" \
-  >/dev/null || bad "no finding names the measurement problem"
-# no variant is counted anywhere: the summary's pairs leave them out
-jq -e '.summary.pairs == ([.pairs[] | select(.kind != "variant")] | length)
-       and .summary.variants == ([.pairs[] | select(.kind == "variant")] | length)' \
+       | (.measurement_problem | not) and .kind == "reference" and .p_adjusted == null' \
+  "$tmp/j.json" >/dev/null || bad "the cache-line bounce is still a limit"
+jq -e '.summary.limit_pairs == 0 and .summary.below_limit == 0' "$tmp/j.json" >/dev/null \
+  || bad "limit pairs counted"
+# every counted pair carries an adjusted p no smaller than its own
+jq -e '[.pairs[] | select(.kind == "peer" and .p_value != null)
+        | .p_adjusted >= .p_value] | all' "$tmp/j.json" >/dev/null \
+  || bad "adjusted p below the raw p"
+# a failed repetition is counted and shown, never dropped silently
+jq '(.benchmarks[] | select(.run_name == "SlabAlloc/64" and .repetition_index == 1)
+     | .real_time) = 0' "$fx/results.json" >"$tmp/failed.json"
+"$pc" report "$tmp/failed.json" --json -o "$tmp/f" >"$tmp/f.json" || bad "report of a failed rep"
+jq -e '[.pairs[] | select(.ours == "SlabAlloc/64") | .failed_ours == 1 and .n_ours == 4] | all' \
+  "$tmp/f.json" >/dev/null || bad "a failed repetition is not counted"
+grep -qF '(1 of 5 failed)' "$tmp/f/report.md" || bad "the table does not show the failed repetition"
+# no variant or reference is counted anywhere: the summary's pairs leave
+# them out
+jq -e '.summary.pairs == ([.pairs[] | select(.kind == "peer" or .kind == "limit")] | length)
+       and .summary.variants == ([.pairs[] | select(.kind == "variant" or .kind == "reference")]
+                                 | length)' \
   "$tmp/j.json" >/dev/null || bad "variants counted as pairs"
 # a margin that is wider decides more; a bad margin is a usage error
 "$pc" report "$fx/results.json" --json --margin 0.3 -o "$tmp/k" >"$tmp/k.json" \

@@ -38,7 +38,7 @@ grep -o 'href="[^"]*"' "$h" | grep -v '^href="#' && bad "report.html links outsi
 [ "$fail" -eq 0 ] && echo "ok: report.html is self-contained"
 
 # the summary counts what the fixture holds
-grep -qF -- '- 38 benchmarks; **5 noisy**' "$tmp/a/report.md" || bad "noisy count"
+grep -qF -- '- 54 benchmarks; **9 noisy**' "$tmp/a/report.md" || bad "noisy count"
 grep -qF -- 'quietest **pinned + PM QoS**' "$tmp/a/report.md" || bad "noise verdict"
 
 # one input alone: no PM QoS rows, and the report says so

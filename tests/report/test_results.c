@@ -84,14 +84,17 @@ static void counters_and_failed_rows(void **state)
 		"{\"name\":\"L\",\"real_time\":10,\"p50_us\":3,\"iterations\":7},"
 		"{\"name\":\"L\",\"real_time\":12,\"p50_us\":5},"
 		"{\"name\":\"L\",\"real_time\":11},"
-		"{\"name\":\"L\",\"real_time\":99,\"error_occurred\":true,\"p50_us\":100}]}",
+		"{\"name\":\"L\",\"real_time\":99,\"error_occurred\":true,\"p50_us\":100},"
+		"{\"name\":\"L\",\"real_time\":0}]}",
 		0, err, sizeof(err));
 	const struct pc_rbench *b;
 
 	(void)state;
 	assert_non_null(r);
 	b = pc_results_find(r, "L");
-	assert_int_equal(b->nsamples, 3); /* the failed row brings nothing */
+	assert_int_equal(b->nsamples, 3); /* the failed rows bring nothing */
+	/* and are counted: the error row and the time of 0 a failed helper left */
+	assert_int_equal(b->nfailed, 2);
 	assert_int_equal(b->ncounters, 1); /* iterations is not a counter */
 	assert_string_equal(b->c[0].name, "p50_us");
 	assert_true(isnan(b->c[0].v[2]));
@@ -212,12 +215,25 @@ static const char *const pair_names[] = {
 	"KV/SET/P1", "KV/SET/P16", "KV/GET/P16", "KV/Memory/1M", "KV/INCR/P1/affinity:on",
 	"Peer/redis/SET/P1", "Peer/redis/SET/P16", "Peer/redis/GET/P1", "Peer/redis/Memory/1M",
 	"Peer/redis/INCR/P1",
+	/* echo servers meet a peer of the same idle behaviour: untagged rows
+	 * poll before they sleep (adaptive) and meet the busy-polling one */
+	"Peer/epoll_busy/64", "Peer/epoll_busy/512", "SessionEcho/64/idle:sleep",
+	"SessionEcho/64/backend:uring", "SessionEcho/64/backend:uring/idle:sleep",
+	"Peer/uring_echo/64", "SessionEcho/64/conns:64/idle:sleep", "Peer/epoll_echo/64/conns:64",
+	"Session/Create", "Session/Create/idle:sleep", "Session/Create/backend:uring/idle:sleep",
+	"Peer/epoll_echo/Create", "Peer/epoll_busy/Create", "Peer/uring_echo/Create",
+	/* one message a slot against 8-byte items; packing as a variant */
+	"CrossCore/Throughput/unpacked/affinity:on",
+	/* a sleeping shard beside the spinning one: its wake-up cost */
+	"CrossCore/RTT/idle:sleep",
+	/* only the whole life of a timer counts */
+	"TimingWheel/Expire", "Peer/libuv/Expire", "TimingWheel/1000", "Peer/libuv/1000",
 };
 #define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
 
 static struct pc_results *pair_fixture(void)
 {
-	char text[8192] = "{\"benchmarks\":[", err[256];
+	char text[16384] = "{\"benchmarks\":[", err[256];
 	size_t l;
 
 	for (size_t i = 0; i < NPAIR; i++) {
@@ -256,9 +272,20 @@ static void rows_meet_their_peers(void **state)
 	struct pc_pairing pp;
 	static const char *const slab[] = { "Peer/glibc/64", "Peer/jemalloc/64" };
 	static const char *const spsc_on[] = { "Peer/ck_ring/Concurrent/affinity:on" };
-	static const char *const echo[] = { "Peer/epoll_echo/64" };
-	static const char *const cross[] = { "Peer/spsc64/Concurrent/affinity:on",
-					     "SpscQueue/Concurrent/affinity:on" };
+	static const char *const echo[] = { "Peer/epoll_busy/64" };
+	static const char *const echo_sleep[] = { "Peer/epoll_echo/64" };
+	static const char *const uring_sleep[] = { "Peer/epoll_echo/64", "Peer/uring_echo/64" };
+	static const char *const echo_conns[] = { "Peer/epoll_echo/64/conns:64" };
+	static const char *const create_busy[] = { "Peer/epoll_busy/Create" };
+	static const char *const create_sleep[] = { "Peer/epoll_echo/Create" };
+	static const char *const create_uring[] = { "Peer/epoll_echo/Create",
+						    "Peer/uring_echo/Create" };
+	static const char *const cross[] = { "CrossCore/Throughput/unpacked/affinity:on" };
+	static const char *const unpacked[] = { "Peer/ck_ring/Concurrent/affinity:on",
+						"Peer/spsc64/Concurrent/affinity:on" };
+	static const char *const wake[] = { "CrossCore/RTT/idle:spin" };
+	static const char *const uv_expire[] = { "Peer/libuv/Expire" };
+	static const char *const uv_rearm[] = { "Peer/libuv/1000" };
 	static const char *const striped[] = { "Counter/Atomic/threads:2" };
 	static const char *const linearize[] = { "RingBuffer/Linearize/4096/plain" };
 	static const char *const memcpy_peer[] = { "Peer/memcpy/4096",
@@ -268,7 +295,7 @@ static void rows_meet_their_peers(void **state)
 	static const char *const busy4096[] = { "Peer/epoll_busy/4096" };
 	static const char *const batch[] = { "SpscQueue/Concurrent/affinity:on" };
 	static const char *const same_line[] = { "FalseSharing/SameLine" };
-	static const char *const echo512[] = { "Peer/epoll_echo/512" };
+	static const char *const echo512[] = { "Peer/epoll_busy/512" };
 	static const char *const c2c[] = { "Peer/core2core/RTT/affinity:on",
 					   "Peer/core2core/RTT/affinity:off" };
 	static const char *const redis_set1[] = { "Peer/redis/SET/P1" };
@@ -284,7 +311,33 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "SpscQueue/Concurrent/affinity:on", spsc_on, 1);
 	/* SessionEcho/64 is not an allocator: no Peer/glibc/64 beside it */
 	assert_peers(r, &pp, "SessionEcho/64", echo, 1);
-	assert_peers(r, &pp, "CrossCore/Throughput/affinity:on", cross, 2);
+	assert_peers(r, &pp, "CrossCore/Throughput/affinity:on", cross, 1);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/affinity:on", 0), PC_PAIR_VARIANT);
+	assert_peers(r, &pp, "CrossCore/Throughput/unpacked/affinity:on", unpacked, 2);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/unpacked/affinity:on", 0),
+			 PC_PAIR_PEER);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/unpacked/affinity:on", 1),
+			 PC_PAIR_VARIANT);
+	/* sleeping with sleeping, polling with busy polling; io_uring counts */
+	assert_peers(r, &pp, "SessionEcho/64/idle:sleep", echo_sleep, 1);
+	assert_peers(r, &pp, "SessionEcho/64/backend:uring", echo, 1);
+	assert_peers(r, &pp, "SessionEcho/64/backend:uring/idle:sleep", uring_sleep, 2);
+	assert_int_equal(kind_of(r, &pp, "SessionEcho/64/backend:uring/idle:sleep", 1),
+			 PC_PAIR_PEER);
+	assert_peers(r, &pp, "SessionEcho/64/conns:64/idle:sleep", echo_conns, 1);
+	assert_peers(r, &pp, "Session/Create", create_busy, 1);
+	assert_peers(r, &pp, "Session/Create/idle:sleep", create_sleep, 1);
+	assert_peers(r, &pp, "Session/Create/backend:uring/idle:sleep", create_uring, 2);
+	assert_int_equal(kind_of(r, &pp, "Session/Create/backend:uring/idle:sleep", 1),
+			 PC_PAIR_PEER);
+	/* the wake-up cost is a finding of its own, never a loss to a limit */
+	assert_peers(r, &pp, "CrossCore/RTT/idle:sleep", wake, 1);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/RTT/idle:sleep", 0), PC_PAIR_VARIANT);
+	assert_non_null(pp.p[pc_results_index(r, "CrossCore/RTT/idle:sleep")].peers[0].finding);
+	assert_peers(r, &pp, "TimingWheel/Expire", uv_expire, 1);
+	assert_int_equal(kind_of(r, &pp, "TimingWheel/Expire", 0), PC_PAIR_PEER);
+	assert_peers(r, &pp, "TimingWheel/1000", uv_rearm, 1);
+	assert_int_equal(kind_of(r, &pp, "TimingWheel/1000", 0), PC_PAIR_REFERENCE);
 	assert_peers(r, &pp, "Counter/Striped/threads:2", striped, 1);
 	assert_peers(r, &pp, "RingBuffer/Linearize/4096/mirrored", linearize, 1);
 	assert_peers(r, &pp, "RingBuffer/WriteRead/4096/mirrored", memcpy_peer, 2);
@@ -300,9 +353,8 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "FalseSharing/Padded", same_line, 1);
 	assert_int_equal(kind_of(r, &pp, "FalseSharing/Padded", 0), PC_PAIR_VARIANT);
 	assert_int_equal(kind_of(r, &pp, "Counter/Striped/threads:2", 0), PC_PAIR_VARIANT);
-	assert_int_equal(kind_of(r, &pp, "CrossCore/RTT/idle:spin", 0), PC_PAIR_LIMIT);
-	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/affinity:on", 0), PC_PAIR_PEER);
-	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/affinity:on", 1), PC_PAIR_VARIANT);
+	/* a bare cache-line bounce is a reference, not a physical limit */
+	assert_int_equal(kind_of(r, &pp, "CrossCore/RTT/idle:spin", 0), PC_PAIR_REFERENCE);
 	assert_peers(r, &pp, "SessionEcho/512/affinity:on", echo512, 1);
 	assert_peers(r, &pp, "CrossCore/RTT/idle:spin", c2c, 2);
 	assert_peers(r, &pp, "CrossCore/OneWay/idle:spin", c2c, 2);
@@ -397,6 +449,41 @@ static void comparison_reads_the_same_either_way(void **state)
 	pc_results_free(a);
 }
 
+/* Benjamini-Hochberg over the counted pairs: p_(i) * m / i, monotone,
+ * and verdicts follow the adjusted p. Worked by hand for m = 4:
+ * 0.01 * 4 = 0.04; 0.02 * 4 / 2 = 0.04; 0.03 * 4 / 3 = 0.04; 0.5. */
+static void many_pairs_are_adjusted_together(void **state)
+{
+	const struct pc_decide d = { .alpha = 0.05, .ci_alpha = 0.05, .margin = 0.05 };
+	struct pc_judgement j[5], *fam[5];
+	const double p[5] = { 0.03, 0.5, 0.01, 0.02, NAN };
+	const double want[4] = { 0.04, 0.5, 0.04, 0.04 };
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		j[i] = (struct pc_judgement){ .speedup = 2, .lo = 1.5, .hi = 3, .p = p[i],
+					      .p_adj = NAN, .dir = -1, .out = PC_OUT_FASTER,
+					      .decided = true };
+		fam[i] = &j[i];
+	}
+	j[4].out = PC_OUT_UNTESTED;
+	assert_int_equal(pc_judge_adjust(fam, 5, &d), 0);
+	for (size_t i = 0; i < 4; i++)
+		assert_float_equal(j[i].p_adj, want[i], 1e-12);
+	assert_int_equal(j[0].out, PC_OUT_FASTER);
+	assert_int_equal(j[1].out, PC_OUT_SAME);
+	assert_false(j[1].decided); /* the interval is far outside the margin */
+	assert_true(isnan(j[4].p_adj)); /* untested: not in the family */
+	assert_int_equal(j[4].out, PC_OUT_UNTESTED);
+	/* a raw 0.03 that the adjustment lifts past alpha is no longer a win */
+	j[0] = (struct pc_judgement){ .speedup = 2, .lo = 1.5, .hi = 3, .p = 0.03, .dir = -1 };
+	j[1] = j[0];
+	j[1].p = 0.9;
+	assert_int_equal(pc_judge_adjust(fam, 2, &d), 0);
+	assert_float_equal(j[0].p_adj, 0.06, 1e-12);
+	assert_int_equal(j[0].out, PC_OUT_SAME);
+}
+
 /* Which undecided pairs more rounds could still decide. */
 static void hopeless_pairs_stop_asking(void **state)
 {
@@ -475,6 +562,7 @@ int main(void)
 		cmocka_unit_test(rows_meet_their_peers),
 		cmocka_unit_test(names_are_escaped),
 		cmocka_unit_test(comparison_reads_the_same_either_way),
+		cmocka_unit_test(many_pairs_are_adjusted_together),
 		cmocka_unit_test(hopeless_pairs_stop_asking),
 		cmocka_unit_test(budget_goes_to_the_cheapest_pairs),
 	};

@@ -137,7 +137,7 @@ static bool candidate_of(const struct pc_bench_session *s, const struct pc_bench
 	const struct pc_judgement *j = &jk->j;
 	double n = (double)(j->n_ours < j->n_other ? j->n_ours : j->n_other), target;
 
-	if (pr->kind == PC_PAIR_VARIANT || j->decided ||
+	if (!pc_pair_kind_counts(pr->kind) || j->decided ||
 	    pc_bench_decide_futile(j, d, (double)d->max_reps))
 		return false;
 	c->a = entry_of(s, res->b[jk->ours].name);
@@ -202,7 +202,7 @@ int pc_bench_decide_count(const struct pc_bench_session *s, struct pc_bench_deci
 		return -ENOMEM;
 	d->pairs = d->decided = 0;
 	for (size_t k = 0; k < nj; k++) {
-		if (pp.p[j[k].ours].peers[j[k].peer].kind == PC_PAIR_VARIANT)
+		if (!pc_pair_kind_counts(pp.p[j[k].ours].peers[j[k].peer].kind))
 			continue;
 		d->pairs++;
 		d->decided += j[k].j.decided;

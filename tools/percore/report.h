@@ -34,6 +34,7 @@ struct pc_peer {
 	size_t idx;             /* index into the results */
 	enum pc_pair_kind kind;
 	double scale;           /* speedup = scale * its time / our time */
+	const char *finding;    /* a key finding's title for this pair, or NULL */
 };
 
 /* For each benchmark of a results set: its section and the rows it is

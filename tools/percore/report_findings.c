@@ -3,11 +3,14 @@
  * Micro benchmarks and Integration sections, the count of decided pairs,
  * and the JSON summary of `percore report --json`.
  *
- * Only significant results count: a row is a win when it is significantly
- * faster than every peer it stands beside, and a pair without a
+ * Only significant results count, judged by the p-value adjusted over all
+ * the run's counted pairs (Benjamini-Hochberg, verdict.h): a row is a win
+ * when it is significantly faster than every peer it stands beside, and a pair without a
  * significant difference is either within the margin (decided: no
  * difference worth the name) or undecided, listed by name. Variants never
- * count; a row past a physical limit is a measurement problem. */
+ * and references never count; a row past a physical limit is a measurement
+ * problem. A pair whose rule names a finding (a shard's wake-up cost) gets
+ * a line of its own. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +81,7 @@ static void count_row(struct tally *ty, const struct pc_report_ctx *c, size_t i)
 
 	for (size_t k = 0; k < p->npeers; k++) {
 		const struct pc_judgement *j = pc_report_judged(c, i, k);
-		if (p->peers[k].kind == PC_PAIR_VARIANT || !j)
+		if (!pc_pair_kind_counts(p->peers[k].kind) || !j)
 			continue;
 		count_pair(ty, c, i, &p->peers[k], j);
 		if (p->peers[k].kind == PC_PAIR_PEER) {
@@ -105,10 +108,31 @@ static void tally_section(struct tally *ty, const struct pc_report_ctx *c, enum 
 			count_row(ty, c, i);
 }
 
+/* The findings the pairing table asks for by name: "<title>: `ours` takes
+ * T per item against T' for `other`, D more (ratio [interval])." */
+static void named_findings(struct pc_report_ctx *c, enum pc_section sec)
+{
+	for (size_t n = 0; n < c->njudged; n++) {
+		const struct pc_judged *jd = &c->judged[n];
+		const struct pc_peer *pr = &c->pairs->p[jd->ours].peers[jd->peer];
+		const struct pc_rbench *a = &c->res->b[jd->ours], *b = &c->res->b[pr->idx];
+		double ta = a->st.tpi_ns, tb = pr->scale * b->st.tpi_ns;
+
+		if (!pr->finding || c->pairs->p[jd->ours].sec != sec)
+			continue;
+		pc_report_finding(c, "%s: `%s` takes %s per item against %s for `%s`, %s %s "
+				     "(%s [%s, %s]).", pr->finding, a->name, pc_fmt_time(ta).s,
+				  pc_fmt_time(tb).s, b->name, pc_fmt_time(fabs(ta - tb)).s,
+				  ta >= tb ? "more" : "less", pc_fmt_ratio(jd->j.speedup).s,
+				  pc_fmt_ratio(jd->j.lo).s, pc_fmt_ratio(jd->j.hi).s);
+	}
+}
+
 void pc_report_tally(struct pc_report_ctx *c, enum pc_section sec, const char *what)
 {
 	struct tally ty;
 
+	named_findings(c, sec);
 	tally_section(&ty, c, sec);
 	if (ty.rows) {
 		char range[160] = "";
@@ -146,7 +170,7 @@ static void decided_counts(const struct pc_report_ctx *c, size_t *total, size_t 
 	*total = *decided = *variants = 0;
 	for (size_t n = 0; n < c->njudged; n++) {
 		const struct pc_judged *j = &c->judged[n];
-		if (c->pairs->p[j->ours].peers[j->peer].kind == PC_PAIR_VARIANT) {
+		if (!pc_pair_kind_counts(c->pairs->p[j->ours].peers[j->peer].kind)) {
 			(*variants)++;
 			continue;
 		}
@@ -162,10 +186,11 @@ void pc_report_decided_finding(struct pc_report_ctx *c)
 	decided_counts(c, &total, &decided, &variants);
 	if (!total)
 		return;
-	pc_report_finding(c, "Pairs decided: **%zu of %zu** (significant at alpha %g, or a 95%% "
-			     "interval within %s); %zu variant%s of ours shown beside, not counted.",
-			  decided, total, c->decide.alpha, pc_fmt_pct(c->decide.margin).s, variants,
-			  variants == 1 ? "" : "s");
+	pc_report_finding(c, "Pairs decided: **%zu of %zu** (significant at alpha %g after the "
+			     "Benjamini-Hochberg adjustment over these %zu pairs, or a 95%% interval "
+			     "within %s); %zu variant%s and reference%s shown beside, not counted.",
+			  decided, total, c->decide.alpha, total, pc_fmt_pct(c->decide.margin).s,
+			  variants, variants == 1 ? "" : "s", variants == 1 ? "" : "s");
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -194,6 +219,7 @@ static cJSON *pair_json(const struct pc_report_ctx *c, const struct pc_judged *j
 	cJSON_AddItemToObject(o, "ci_low", num_or_null(j->out == PC_OUT_UNTESTED ? NAN : j->lo));
 	cJSON_AddItemToObject(o, "ci_high", num_or_null(j->out == PC_OUT_UNTESTED ? NAN : j->hi));
 	cJSON_AddItemToObject(o, "p_value", num_or_null(j->p));
+	cJSON_AddItemToObject(o, "p_adjusted", num_or_null(j->p_adj));
 	cJSON_AddItemToObject(o, "verdict", cJSON_CreateString(pc_outcome_name(j->out)));
 	cJSON_AddItemToObject(o, "decided", cJSON_CreateBool(j->decided));
 	cJSON_AddItemToObject(o, "measurement_problem",
@@ -201,8 +227,12 @@ static cJSON *pair_json(const struct pc_report_ctx *c, const struct pc_judged *j
 	cJSON_AddItemToObject(o, "text", cJSON_CreateString(text));
 	cJSON_AddItemToObject(o, "n_ours", cJSON_CreateNumber((double)j->n_ours));
 	cJSON_AddItemToObject(o, "n_against", cJSON_CreateNumber((double)j->n_other));
+	cJSON_AddItemToObject(o, "failed_ours",
+			      cJSON_CreateNumber((double)c->res->b[jd->ours].nfailed));
+	cJSON_AddItemToObject(o, "failed_against",
+			      cJSON_CreateNumber((double)c->res->b[pr->idx].nfailed));
 	/* a missing member means an allocation failed somewhere above */
-	if (cJSON_GetArraySize(o) != 14) {
+	if (cJSON_GetArraySize(o) != 17) {
 		cJSON_Delete(o);
 		return NULL;
 	}

@@ -26,19 +26,24 @@ struct peer_rule {
 	const char *pattern;
 	enum pc_pair_kind kind;
 	/* the other row's time counts this many times in the speedup: a
-	 * one-way latency stands against half the round-trip limit */
+	 * one-way latency stands against half the round-trip reference */
 	double scale;
+	/* a key finding of its own for this pair (pc_peer.finding), or NULL */
+	const char *finding;
 };
+
+#define MAX_PEERS 3
 
 struct pair_rule {
 	enum pc_section sec;
 	const char *ours;
-	struct peer_rule peers[2];      /* unused ones have no pattern */
+	struct peer_rule peers[MAX_PEERS];      /* unused ones have no pattern */
 };
 
-#define PEER(p) { p, PC_PAIR_PEER, 1.0 }
-#define LIMIT(p, s) { p, PC_PAIR_LIMIT, s }
-#define VARIANT(p) { p, PC_PAIR_VARIANT, 1.0 }
+#define PEER(p) { p, PC_PAIR_PEER, 1.0, NULL }
+#define VARIANT(p) { p, PC_PAIR_VARIANT, 1.0, NULL }
+#define REFERENCE(p, s) { p, PC_PAIR_REFERENCE, s, NULL }
+#define FINDING(p, f) { p, PC_PAIR_VARIANT, 1.0, f }
 #define RULE(sec, ours, ...) { sec, ours, { __VA_ARGS__ } }
 
 /* Configuration tags the harness appends; every rule lets them through and
@@ -48,51 +53,69 @@ struct pair_rule {
 #define ANY_TAGS "(/affinity:o[nf]+)?(/pm_qos:on)?$"
 
 /* Fair pairs: a row that spins meets a peer that spins, one that sleeps a
- * peer that sleeps, a batched row a batched peer. Rows of ours that only
- * show what a design choice buys (the shared atomic counter, the false
+ * peer that sleeps, a batched row a batched peer. Our echo servers poll
+ * before they sleep (the adaptive policy, also the untagged rows): they meet
+ * the busy-polling epoll server; their idle:sleep rows meet the servers
+ * that sleep in epoll_wait and io_uring_submit_and_wait. Rows of ours that
+ * only show what a design choice buys (the shared atomic counter, the false
  * sharing layout, the plain ring buffer, the per-item queue beside the
- * batched one) are variants: shown, never counted as peers. */
+ * batched one, the mesh's packing, a shard's wake-up) are variants: shown,
+ * never counted as peers. A row that does only part of the work, or a
+ * reference measured another way than ours, is shown with its ratio and
+ * never counted. */
 static const struct pair_rule rules[] = {
 	/* peers and whole-section families first */
 	RULE(PC_SEC_PEER, "^Peer/"),
 	RULE(PC_SEC_ARCH, "^Arch/"),
 	RULE(PC_SEC_ARCH, "^KV/.+/shards:[0-9]+$"),
 	RULE(PC_SEC_NOISE, "^Noise/"),
-	/* integration: against the physical limit, raw SPSC, a plain server */
+	/* integration. A sleeping shard's round trip is a wake-up's cost:
+	 * shown beside the spinning one as a finding of its own */
+	RULE(PC_SEC_INTEGRATION, "^CrossCore/(RTT|OneWay)/idle:sleep" TAGS,
+	     FINDING("^CrossCore/\\1/idle:spin\\2$", "Wake-up cost of a sleeping shard")),
+	/* two bare threads bouncing one cache line: a reference, not a limit,
+	 * as it is measured without the mesh's loop, clock reads and
+	 * placement; one-way rows stand against half its round trip */
 	RULE(PC_SEC_INTEGRATION, "^CrossCore/RTT(/idle:[a-z]+)?" TAGS,
-	     LIMIT("^Peer/core2core/RTT\\2$", 1.0)),
+	     REFERENCE("^Peer/core2core/RTT\\2$", 1.0)),
 	RULE(PC_SEC_INTEGRATION, "^CrossCore/OneWay(/idle:[a-z]+)?" TAGS,
-	     LIMIT("^Peer/core2core/RTT\\2$", 0.5)),
-	/* the bare 64-byte ring the mesh is built on, and our own queue of
-	 * 8-byte items */
+	     REFERENCE("^Peer/core2core/RTT\\2$", 0.5)),
+	/* one message a slot against a ring of 8-byte items, the bare 64-byte
+	 * ring under the mesh as a variant; packing's gain on its own row */
+	RULE(PC_SEC_INTEGRATION, "^CrossCore/Throughput/unpacked" TAGS,
+	     PEER("^Peer/ck_ring/Concurrent\\1$"), VARIANT("^Peer/spsc64/Concurrent\\1$")),
 	RULE(PC_SEC_INTEGRATION, "^CrossCore/Throughput" TAGS,
-	     PEER("^Peer/spsc64/Concurrent\\1$"), VARIANT("^SpscQueue/Concurrent\\1$")),
+	     VARIANT("^CrossCore/Throughput/unpacked\\1$")),
 	RULE(PC_SEC_INTEGRATION, "^CrossCore/"),
 	RULE(PC_SEC_INTEGRATION, "^FramePipeline/"),
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/Latency/([0-9]+)/idle:(spin|adaptive)" TAGS,
 	     PEER("^Peer/epoll_busy/Latency/\\1\\3$")),
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/Latency/([0-9]+)(/idle:sleep)?" TAGS,
 	     PEER("^Peer/epoll_echo/Latency/\\1\\3$")),
-	/* the io_uring backend: beside the plain epoll server it must beat,
-	 * and the plain io_uring server, its limit here */
-	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)(/conns:64)?/backend:uring" TAGS,
-	     PEER("^Peer/epoll_echo/\\1\\2\\3$"), LIMIT("^Peer/uring_echo/\\1\\2\\3$", 1.0)),
-	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/conns:64" TAGS,
-	     PEER("^Peer/epoll_echo/\\1/conns:64\\2$")),
-	RULE(PC_SEC_INTEGRATION, "^Session/Create/backend:uring" TAGS,
-	     PEER("^Peer/epoll_echo/Create\\1$"), LIMIT("^Peer/uring_echo/Create\\1$", 1.0)),
 	/* the same server with its metrics endpoint on and scraped */
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/metrics:scraped" TAGS,
 	     VARIANT("^SessionEcho/\\1\\2$")),
-	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/idle:(spin|adaptive)" TAGS,
-	     PEER("^Peer/epoll_busy/\\1\\3$")),
-	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)(/idle:sleep)?" TAGS,
+	/* echo throughput and connection rate: sleeping servers beside the
+	 * sleeping epoll and io_uring servers, polling ones beside the
+	 * busy-polling epoll server */
+	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+(/conns:64)?)/backend:uring/idle:sleep" TAGS,
+	     PEER("^Peer/epoll_echo/\\1\\3$"), PEER("^Peer/uring_echo/\\1\\3$")),
+	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+(/conns:64)?)/idle:sleep" TAGS,
 	     PEER("^Peer/epoll_echo/\\1\\3$")),
-	RULE(PC_SEC_INTEGRATION, "^Session/Create" TAGS, PEER("^Peer/epoll_echo/Create\\1$")),
+	RULE(PC_SEC_INTEGRATION,
+	     "^SessionEcho/([0-9]+(/conns:64)?)(/backend:uring)?(/idle:(spin|adaptive))?" TAGS,
+	     PEER("^Peer/epoll_busy/\\1\\6$")),
+	RULE(PC_SEC_INTEGRATION, "^Session/Create/backend:uring/idle:sleep" TAGS,
+	     PEER("^Peer/epoll_echo/Create\\1$"), PEER("^Peer/uring_echo/Create\\1$")),
+	RULE(PC_SEC_INTEGRATION, "^Session/Create/idle:sleep" TAGS,
+	     PEER("^Peer/epoll_echo/Create\\1$")),
+	RULE(PC_SEC_INTEGRATION, "^Session/Create(/backend:uring)?(/idle:(spin|adaptive))?" TAGS,
+	     PEER("^Peer/epoll_busy/Create\\4$")),
 	/* the Redis-protocol server beside redis-server under the same
-	 * redis-benchmark runs: KV/<test>/<depth> and KV/Memory/<keys> */
-	RULE(PC_SEC_INTEGRATION, "^KV/([A-Za-z0-9]+/[A-Za-z0-9]+)" TAGS,
-	     PEER("^Peer/redis/\\1\\2$")),
+	 * redis-benchmark runs: KV/<test>/<depth> and KV/Memory/<keys>, with
+	 * random keys on one shard, or on every CPU, as the name says */
+	RULE(PC_SEC_INTEGRATION, "^KV/([A-Za-z0-9]+/[A-Za-z0-9]+(/keys:random)?(/cpus:all)?)" TAGS,
+	     PEER("^Peer/redis/\\1\\4$")),
 	RULE(PC_SEC_INTEGRATION, "^KV/"),
 	RULE(PC_SEC_INTEGRATION, "^Session(Echo)?/"),
 	/* micro benchmarks beside their peers */
@@ -110,7 +133,10 @@ static const struct pair_rule rules[] = {
 	RULE(PC_SEC_MICRO, "^RingBuffer/Linearize/([0-9]+)/mirrored",
 	     VARIANT("^RingBuffer/Linearize/\\1/plain$")),
 	RULE(PC_SEC_MICRO, "^FlatMap/(.+)", PEER("^Peer/(absl|glib)/\\1$")),
-	RULE(PC_SEC_MICRO, "^TimingWheel/(.+)", PEER("^Peer/libuv/\\1$")),
+	/* only Expire times a timer's whole life (insert, advance, fire) on
+	 * both sides; the re-arm and schedule rows leave work out */
+	RULE(PC_SEC_MICRO, "^TimingWheel/Expire$", PEER("^Peer/libuv/Expire$")),
+	RULE(PC_SEC_MICRO, "^TimingWheel/(.+)", REFERENCE("^Peer/libuv/\\1$", 1.0)),
 };
 
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
@@ -121,13 +147,25 @@ static const struct {
 	const char *re, *note;
 } notes[] = {
 	{ "^TimingWheel/(ScheduleOnly|[0-9]+)$",
-	  "`TimingWheel/ScheduleOnly` and the `TimingWheel/N` rearm rows never advance time: "
-	  "the wheel's cascading cost is outside their figures, while libuv pays its ordering "
-	  "at insert. `TimingWheel/Expire` (insert, advance, expire) counts both sides' whole "
-	  "cost: it is the comparison that counts." },
-	{ "^SessionEcho/.*/idle:(spin|adaptive)",
-	  "Spinning and adaptive echo rows stand beside the busy-polling epoll server; "
-	  "sleeping and untagged rows beside the one that sleeps in epoll_wait." },
+	  "Not counted, as they leave work out: `TimingWheel/N` (re-arm) never advances time, "
+	  "so the wheel's cascading (its cost at expiry) is outside the figure while libuv's "
+	  "heap pays its ordering at insert; `TimingWheel/ScheduleOnly` times the inserts "
+	  "alone, never the cancel or the expiry. `TimingWheel/Expire` times a timer's whole "
+	  "life on both sides (insert, advance, fire): it is the pair that counts." },
+	{ "^SessionEcho/|^Session/Create",
+	  "Our echo server polls before it sleeps (the adaptive policy; untagged rows are "
+	  "adaptive): polling and spinning rows stand beside the busy-polling epoll server, "
+	  "`idle:sleep` rows beside the servers that sleep in epoll_wait and "
+	  "io_uring_submit_and_wait, both counted as peers." },
+	{ "^CrossCore/(RTT|OneWay)/idle:(spin|adaptive)",
+	  "`Peer/core2core/RTT` is two bare threads bouncing one cache line, measured without "
+	  "the mesh's loop, clock reads and placement: a reference shown with its ratio, not "
+	  "a physical limit, and never counted." },
+	{ "^CrossCore/Throughput",
+	  "`CrossCore/Throughput/unpacked` sends one message a slot, the work of a ring of "
+	  "8-byte items, and meets `Peer/ck_ring/Concurrent`; `CrossCore/Throughput` sends "
+	  "every message to one function, so the mesh packs up to five a slot: its gain over "
+	  "the unpacked row is a variant, not a win over a peer." },
 };
 #define MAX_GROUPS 10
 
@@ -177,7 +215,7 @@ static int find_peers(const struct pc_results *res, size_t self, const char *pat
 			return -ENOMEM;
 		}
 		me->peers = np;
-		me->peers[me->npeers++] = (struct pc_peer){ i, pr->kind, pr->scale };
+		me->peers[me->npeers++] = (struct pc_peer){ i, pr->kind, pr->scale, pr->finding };
 		pp->p[i].claimed = true;
 	}
 	regfree(&re);
@@ -233,7 +271,7 @@ static int classify(const struct pc_results *res, size_t i, regex_t *compiled,
 		if (regexec(&compiled[r], res->b[i].name, 0, NULL, 0) != 0)
 			continue;
 		pp->p[i].sec = rules[r].sec;
-		for (size_t k = 0; rc == 0 && k < 2 && rules[r].peers[k].pattern; k++)
+		for (size_t k = 0; rc == 0 && k < MAX_PEERS && rules[r].peers[k].pattern; k++)
 			rc = rule_peer(res, i, &compiled[r], &rules[r].peers[k], pp);
 		return rc;
 	}
@@ -272,32 +310,51 @@ void pc_pairing_free(struct pc_pairing *pp)
 	pp->n = 0;
 }
 
+/* Adjust the p-values of the pairs that count together (verdict.h). */
+static int adjust(const struct pc_pairing *pp, struct pc_judged *js, size_t n,
+		  const struct pc_decide *d)
+{
+	struct pc_judgement **fam = malloc((n ? n : 1) * sizeof(*fam));
+	size_t m = 0;
+	int rc;
+
+	if (!fam)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++)
+		if (pc_pair_kind_counts(pp->p[js[k].ours].peers[js[k].peer].kind))
+			fam[m++] = &js[k].j;
+	rc = pc_judge_adjust(fam, m, d);
+	free(fam);
+	return rc;
+}
+
 int pc_pairing_judge(const struct pc_results *res, const struct pc_pairing *pp,
 		     const struct pc_decide *d, struct pc_judged **out, size_t *n)
 {
 	size_t total = 0;
+	int rc = 0;
 
 	*n = 0;
 	for (size_t i = 0; i < pp->n; i++)
 		total += pp->p[i].npeers;
 	if (!(*out = calloc(total ? total : 1, sizeof(**out))))
 		return -ENOMEM;
-	for (size_t i = 0; i < pp->n; i++)
-		for (size_t k = 0; k < pp->p[i].npeers; k++) {
+	for (size_t i = 0; rc == 0 && i < pp->n; i++)
+		for (size_t k = 0; rc == 0 && k < pp->p[i].npeers; k++) {
 			const struct pc_peer *pr = &pp->p[i].peers[k];
 			struct pc_judged *j = &(*out)[(*n)++];
-			int rc;
 			j->ours = i;
 			j->peer = k;
 			rc = pc_judge_pair(&res->b[i], &res->b[pr->idx], pr->scale, d, &j->j);
-			if (rc < 0) {
-				free(*out);
-				*out = NULL;
-				*n = 0;
-				return rc;
-			}
 		}
-	return 0;
+	if (rc == 0)
+		rc = adjust(pp, *out, *n, d);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 /* ---- the tables ------------------------------------------------------- */
@@ -404,7 +461,9 @@ static enum pc_mark verdict_mark(enum pc_pair_kind kind, const struct pc_judgeme
 void pc_report_verdict_text(const struct pc_report_ctx *c, enum pc_pair_kind kind,
 			    const struct pc_judgement *j, char *buf, size_t len)
 {
-	const char *what = pc_outcome_name(j->out), *pre = kind == PC_PAIR_VARIANT ? "variant: " : "";
+	const char *what = pc_outcome_name(j->out);
+	const char *pre = kind == PC_PAIR_VARIANT ? "variant: "
+			  : kind == PC_PAIR_REFERENCE ? "reference, not counted: " : "";
 
 	if (j->out == PC_OUT_UNTESTED)
 		snprintf(buf, len, "%suntested (fewer than 2 repetitions)", pre);
@@ -432,6 +491,18 @@ static void ratio_ci(const struct pc_judgement *j, char *buf, size_t len)
 			 pc_fmt_ratio(j->lo).s, pc_fmt_ratio(j->hi).s);
 }
 
+/* A row's time per item, with its failed repetitions when it has any:
+ * "10.0 ns (1 of 5 failed)". */
+static void time_cell(struct pc_table *t, const struct pc_rbench *b, double scale)
+{
+	if (b->nfailed)
+		pc_table_add(t, PC_MARK_WARN, "%s (%zu of %zu failed)",
+			     pc_fmt_time(scale * b->st.tpi_ns).s, b->nfailed,
+			     b->nfailed + b->nsamples);
+	else
+		pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_time(scale * b->st.tpi_ns).s);
+}
+
 static void blank(struct pc_table *t, int n, const char *first)
 {
 	for (int k = 0; k < n; k++)
@@ -446,13 +517,13 @@ static void peer_row(struct pc_report_ctx *c, struct pc_table *t, size_t i, size
 
 	if (k == 0) {
 		pc_table_add(t, PC_MARK_CODE, "%s", b->name);
-		pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_time(b->st.tpi_ns).s);
+		time_cell(t, b, 1);
 		pc_report_cv_cell(c, t, b);
 	} else {
 		blank(t, 3, "");
 	}
 	if (!p->npeers) {
-		blank(t, 6, "no peer");
+		blank(t, 7, "no peer");
 		return;
 	}
 	const struct pc_peer *pr = &p->peers[k];
@@ -460,16 +531,17 @@ static void peer_row(struct pc_report_ctx *c, struct pc_table *t, size_t i, size
 	const struct pc_judgement *j = pc_report_judged(c, i, k);
 
 	pc_table_add(t, PC_MARK_CODE, "%s", peer->name);
-	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_time(pr->scale * peer->st.tpi_ns).s);
+	time_cell(t, peer, pr->scale);
 	pc_report_cv_cell(c, t, peer);
 	if (!j) {
-		blank(t, 3, "");
+		blank(t, 4, "");
 		return;
 	}
 	pc_report_verdict_text(c, pr->kind, j, text, sizeof(text));
 	ratio_ci(j, ratio, sizeof(ratio));
 	pc_table_add(t, verdict_mark(pr->kind, j), "%s", ratio);
 	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(j->p).s);
+	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(j->p_adj).s);
 	pc_table_add(t, verdict_mark(pr->kind, j), "%s", text);
 }
 
@@ -497,8 +569,8 @@ static struct pc_chart *pair_table(struct pc_report_ctx *c, enum pc_section sec)
 {
 	static const char *const head[] = { "Benchmark", "Time/item", "CV", "Against",
 					    "Its time/item", "Its CV", "Speedup [95% CI]", "p",
-					    "Verdict" };
-	struct pc_table *t = pc_doc_table(c->doc, 9, head, "lrrlrrrrl");
+					    "Adj. p", "Verdict" };
+	struct pc_table *t = pc_doc_table(c->doc, 10, head, "lrrlrrrrrl");
 	struct pc_chart *ch = pc_report_chart(c, PC_CHART_BARS, "Speedup against the fastest peer",
 					      "peer time / our time (log scale; right of 1x: ours "
 					      "faster; coloured only where significant)", "");
@@ -604,17 +676,24 @@ void pc_report_benches(struct pc_report_ctx *c)
 		"Our components beside their peers, measured in the same run. Speedup is the "
 		"peer's time per item over ours (above 1x ours is faster): the Hodges-Lehmann "
 		"estimate over the repetitions with its 95% interval. The verdict comes from a "
-		"two-sided Mann-Whitney U test on the interleaved repetitions: faster or slower "
-		"only where p is below alpha. Variants are our own alternatives, shown for what a "
-		"design choice buys and never counted as peers.",
+		"two-sided Mann-Whitney U test on the interleaved repetitions, its p adjusted "
+		"over all the run's counted pairs (Benjamini-Hochberg, so that among the pairs "
+		"called significant the expected share of false ones stays under alpha): faster "
+		"or slower only where the adjusted p is below alpha. `percore bench` stops "
+		"repeating a pair early when it is decided, or when even the repetition cap could "
+		"not decide it (a futility stop: its interval would not shrink enough); such a "
+		"pair stays undecided. Variants (our own alternatives, shown for what a design "
+		"choice buys) and references (rows that leave work out or are measured another "
+		"way) are shown and never counted.",
 		"Micro benchmarks");
 	section(c, PC_SEC_INTEGRATION, "Integration",
 		"Whole paths across cores and over TCP: cross-core round trip and one-way "
-		"latency beside the physical limit (two threads bouncing one cache line; "
-		"one-way rows are measured against half its round trip; a row below the limit "
-		"is a measurement problem, never a win), cross-core throughput beside the bare "
-		"64-byte ring the mesh is built on (and our own 8-byte queue as a variant), the "
-		"frame pipeline, and sessions beside a plain epoll server: spinning rows beside "
-		"a busy-polling one, sleeping rows beside one that sleeps in epoll_wait.",
+		"latency beside a bare cache-line bounce (a reference, not counted; one-way rows "
+		"against half its round trip) and a sleeping shard's wake-up cost beside the "
+		"spinning one, cross-core throughput one message a slot beside a ring of 8-byte "
+		"items (ck_ring) with the mesh's packing as a variant, the frame pipeline, and "
+		"echo servers beside plain epoll and io_uring servers of the same idle "
+		"behaviour: polling rows beside a busy-polling one, sleeping rows beside those "
+		"that sleep.",
 		"Integration");
 }

@@ -195,6 +195,12 @@ static int add_sample(struct pc_rbench *b, const cJSON *row, double scale)
 {
 	const cJSON *f;
 
+	double t = num(row, "real_time") * scale;
+
+	if (!(t > 0) || !isfinite(t)) {
+		b->nfailed++;
+		return 0;
+	}
 	if (bench_grow(b) < 0)
 		return -ENOMEM;
 	size_t at = b->nsamples++;
@@ -261,8 +267,16 @@ static int load_row(struct pc_results *r, const cJSON *row, size_t idx, unsigned
 		fail(err, errlen, "%s: benchmarks[%zu] is not an object with a name", path, idx);
 		return -EINVAL;
 	}
-	if (truthy(cJSON_GetObjectItemCaseSensitive(row, "error_occurred")))
-		return 0; /* the benchmark failed in that run: no figures */
+	if (truthy(cJSON_GetObjectItemCaseSensitive(row, "error_occurred"))) {
+		/* the repetition failed: no figures, but counted against its row */
+		snprintf(full, sizeof(full), "%s%s", row_run_name(row, name->valuestring, NULL,
+								  base, sizeof(base)), suffix);
+		if (!is_agg && !(b = bench_get(r, full, src)))
+			goto nomem;
+		if (!is_agg)
+			b->nfailed++;
+		return 0;
+	}
 	if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(row, "real_time"))) {
 		fail(err, errlen, "%s: benchmarks[%zu] (%s): real_time is not a number",
 		     path, idx, name->valuestring);

@@ -45,6 +45,11 @@ struct pc_rbench {
 	unsigned source;    /* index of the input file it came from */
 	size_t nsamples;
 	struct pc_rsample *s;
+	/* repetitions that failed: rows with error_occurred, and rows whose
+	 * time is not a positive number (a load generator or helper that
+	 * failed and left 0); they bring no sample, and are counted so a
+	 * shortened row never passes unseen */
+	size_t nfailed;
 	size_t ncounters;
 	struct pc_rcounter *c;
 	/* aggregates as the file wrote them, NAN when absent */

@@ -22,9 +22,14 @@ const char *pc_outcome_name(enum pc_outcome o)
 
 const char *pc_pair_kind_name(enum pc_pair_kind k)
 {
-	static const char *const names[] = { "peer", "limit", "variant" };
+	static const char *const names[] = { "peer", "limit", "variant", "reference" };
 
-	return (unsigned)k <= PC_PAIR_VARIANT ? names[k] : "?";
+	return (unsigned)k <= PC_PAIR_REFERENCE ? names[k] : "?";
+}
+
+bool pc_pair_kind_counts(enum pc_pair_kind k)
+{
+	return k == PC_PAIR_PEER || k == PC_PAIR_LIMIT;
 }
 
 /* The usable times per item of a row, times scale; *n of them. */
@@ -48,8 +53,24 @@ static void untested(struct pc_judgement *j, const struct pc_rbench *ours,
 	j->lo = 0;
 	j->hi = INFINITY;
 	j->p = NAN;
+	j->p_adj = NAN;
+	j->dir = 0;
 	j->out = PC_OUT_UNTESTED;
 	j->decided = false;
+}
+
+/* The outcome and decided flag from the p that counts: the adjusted one
+ * where the pair belongs to the family, else its own. */
+static void settle(struct pc_judgement *j, const struct pc_decide *d)
+{
+	double p = isfinite(j->p_adj) ? j->p_adj : j->p;
+
+	if (p >= d->alpha || j->dir == 0)
+		j->out = PC_OUT_SAME;
+	else
+		j->out = j->dir < 0 ? PC_OUT_FASTER : PC_OUT_SLOWER;
+	j->decided = j->out != PC_OUT_SAME ||
+		     (j->lo >= 1 / (1 + d->margin) && j->hi <= 1 + d->margin);
 }
 
 int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
@@ -74,17 +95,45 @@ int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, d
 	j->lo = ci.lo;
 	j->hi = ci.hi;
 	j->p = t.p;
+	j->p_adj = NAN;
 	/* u1 counts the pairs where ours took longer: below half, ours is
 	 * faster; the direction comes from the statistic that was tested */
-	if (t.p >= d->alpha || t.u1 * 2 == (double)j->n_ours * (double)j->n_other)
-		j->out = PC_OUT_SAME;
-	else
-		j->out = t.u1 * 2 < (double)j->n_ours * (double)j->n_other ? PC_OUT_FASTER
-									    : PC_OUT_SLOWER;
-	j->decided = j->out != PC_OUT_SAME ||
-		     (ci.lo >= 1 / (1 + d->margin) && ci.hi <= 1 + d->margin);
+	j->dir = t.u1 * 2 < (double)j->n_ours * (double)j->n_other ? -1
+		 : t.u1 * 2 > (double)j->n_ours * (double)j->n_other ? 1 : 0;
+	settle(j, d);
 out:
 	free(x);
 	free(y);
 	return rc;
+}
+
+static int by_p(const void *a, const void *b)
+{
+	const struct pc_judgement *x = *(struct pc_judgement *const *)a;
+	const struct pc_judgement *y = *(struct pc_judgement *const *)b;
+
+	return (x->p > y->p) - (x->p < y->p);
+}
+
+int pc_judge_adjust(struct pc_judgement *const *js, size_t n, const struct pc_decide *d)
+{
+	struct pc_judgement **v = malloc((n ? n : 1) * sizeof(*v));
+	size_t m = 0;
+	double run = 1;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (js[i]->out != PC_OUT_UNTESTED && isfinite(js[i]->p))
+			v[m++] = js[i];
+	qsort(v, m, sizeof(*v), by_p);
+	/* step-up from the largest p: each adjusted p is the smallest
+	 * p_(k) * m / k over k at or above its rank */
+	for (size_t r = m; r > 0; r--) {
+		run = fmin(run, v[r - 1]->p * (double)m / (double)r);
+		v[r - 1]->p_adj = run;
+		settle(v[r - 1], d);
+	}
+	free(v);
+	return 0;
 }

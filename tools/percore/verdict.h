@@ -10,7 +10,13 @@
  * Hodges-Lehmann estimate of other / ours with its interval (pc_ratio_ci).
  * A pair is decided when the test is significant, or when the interval lies
  * inside 1 / (1 + margin) .. 1 + margin: no difference worth the name, and
- * more repetitions would not change that. */
+ * more repetitions would not change that.
+ *
+ * The pairs that count (peers and limits) are many tests at once: a few
+ * would come out significant by chance. Their p-values are adjusted
+ * together with the Benjamini-Hochberg procedure (pc_judge_adjust), which
+ * keeps the expected share of false discoveries among the significant
+ * pairs under alpha, and their verdicts follow the adjusted p. */
 #ifndef PERCORE_TOOL_VERDICT_H
 #define PERCORE_TOOL_VERDICT_H
 
@@ -25,7 +31,14 @@ enum pc_pair_kind {
 	PC_PAIR_LIMIT,          /* a physical limit: beating it is a measurement problem */
 	PC_PAIR_VARIANT,        /* our own alternative (a strawman, a batched form):
 	                         * shown, never counted */
+	PC_PAIR_REFERENCE,      /* a row that does only part of the work, or is
+	                         * measured another way: shown with its ratio,
+	                         * never counted */
 };
+
+/* Whether pairs of this kind count in the verdicts (peers and limits):
+ * they form the family whose p-values are adjusted together. */
+bool pc_pair_kind_counts(enum pc_pair_kind k);
 
 enum pc_outcome {
 	PC_OUT_FASTER,          /* ours significantly faster */
@@ -45,6 +58,11 @@ struct pc_judgement {
 	double speedup, lo, hi; /* other / ours: estimate and interval (lo 0, hi
 	                         * INFINITY when the samples are too few) */
 	double p;               /* NAN when untested */
+	double p_adj;           /* Benjamini-Hochberg over the counted pairs;
+	                         * NAN outside that family (the verdict then
+	                         * follows p) */
+	int dir;                /* from the U statistic: -1 ours faster, 1
+	                         * slower, 0 a tie */
 	enum pc_outcome out;
 	bool decided;
 	size_t n_ours, n_other;
@@ -59,9 +77,16 @@ double pc_rsample_tpi(const struct pc_rsample *s);
 int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
 		  const struct pc_decide *d, struct pc_judgement *out);
 
+/* Adjust the p-values of the n tested judgements js together
+ * (Benjamini-Hochberg, step-up: p_(i) * n / i, made monotone, capped at
+ * 1), store them in p_adj and settle each outcome and decided flag by the
+ * adjusted p. Untested judgements (p NAN) are left out of the family and
+ * untouched. Returns 0 or -ENOMEM. */
+int pc_judge_adjust(struct pc_judgement *const *js, size_t n, const struct pc_decide *d);
+
 /* "faster", "slower", "no significant difference", "untested". */
 const char *pc_outcome_name(enum pc_outcome o);
-/* "peer", "limit", "variant". */
+/* "peer", "limit", "variant", "reference". */
 const char *pc_pair_kind_name(enum pc_pair_kind k);
 
 #endif

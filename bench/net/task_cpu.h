@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU time of a server's threads, for rows that set a server beside its
+ * client: on a machine where the client saturates its CPU first, the
+ * throughput measures the client; the server's CPU per request does not. */
+#ifndef PERCORE_BENCH_NET_TASK_CPU_H
+#define PERCORE_BENCH_NET_TASK_CPU_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Calls fn(pid, tid, arg) for every thread of pid and returns the sum of
+ * what it returned (a thread that ends meanwhile just gives nothing). */
+uint64_t task_each(pid_t pid, uint64_t (*fn)(pid_t pid, pid_t tid, const void *arg),
+		   const void *arg);
+
+/* CPU time of one thread so far, user and system, in ns (its schedstat);
+ * 0 once it is gone. */
+uint64_t task_cpu_ns(pid_t pid, pid_t tid);
+
+/* CPU time of every live thread of pid, in ns. */
+uint64_t task_process_cpu_ns(pid_t pid);
+
+#define TASK_SPLIT_MAX 256
+
+/* The CPU of this process over an interval, split in two: the threads
+ * that existed when it began (a server started beforehand, and harness
+ * threads that sleep meanwhile) and those started during it (the load
+ * generator), whose CPU is the process's less the first group's. */
+struct task_split {
+	unsigned n;
+	pid_t tid[TASK_SPLIT_MAX];
+	uint64_t cpu0[TASK_SPLIT_MAX];
+	uint64_t process0, wall0;
+};
+
+void task_split_begin(struct task_split *t);
+
+/* The interval's wall time and each group's CPU time, in ns. */
+void task_split_end(const struct task_split *t, double *wall_ns, double *old_ns,
+		    double *new_ns);
+
+#endif
