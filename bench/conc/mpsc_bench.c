@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "percore/backoff.h"
+#include "backoff.h"
 #include "percore/mpsc.h"
 #include "bench_util.h"
 

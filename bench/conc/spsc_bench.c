@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "percore/backoff.h"
+#include "backoff.h"
 #include "percore/spsc.h"
 #include "bench_util.h"
 

@@ -142,6 +142,19 @@ PC_API void pc_bench_counter(struct pc_bench_state *st, const char *name, double
  * thread of the benchmark, from run(). */
 PC_API void pc_bench_fail(struct pc_bench_state *st, const char *why);
 
+/* Summary statistics of repeated measurements. */
+struct pc_bench_stats {
+	double mean, median;
+	double stddev;          /* sample standard deviation (n - 1) */
+	double cv;              /* stddev / mean as a fraction; 0 when mean is 0 */
+	double min, max;
+};
+
+/* Summarise v[0..n-1] (v is not modified): the statistics the harness
+ * and `percore report` give each row. stddev and cv are 0 for n == 1.
+ * Returns 0, or -EINVAL for n == 0, -ENOMEM. */
+PC_API int pc_bench_stats_compute(const double *v, size_t n, struct pc_bench_stats *out);
+
 /* The device through which a process asks the kernel to keep every core
  * out of idle states slower to leave than the value it writes. */
 #define PC_BENCH_PM_QOS_DEVICE "/dev/cpu_dma_latency"

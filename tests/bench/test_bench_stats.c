@@ -17,7 +17,7 @@
 #include "bench/measure.h"
 #include "bench/runner.h"
 #include "bench/shuffle.h"
-#include "bench/stats.h"
+#include "percore/bench.h"
 
 #define EPS 1e-12
 
@@ -26,7 +26,7 @@ static void median_of_odd_count(void **state)
 	double v[] = { 5, 1, 3 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(bench_stats_compute(v, 3, &s), 0);
+	assert_int_equal(pc_bench_stats_compute(v, 3, &s), 0);
 	assert_float_equal(s.median, 3, EPS);
 	assert_float_equal(s.mean, 3, EPS);
 	assert_float_equal(s.min, 1, EPS);
@@ -41,7 +41,7 @@ static void median_of_even_count(void **state)
 	double v[] = { 4, 1, 3, 2 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(bench_stats_compute(v, 4, &s), 0);
+	assert_int_equal(pc_bench_stats_compute(v, 4, &s), 0);
 	assert_float_equal(s.median, 2.5, EPS);
 	assert_float_equal(s.min, 1, EPS);
 	assert_float_equal(s.max, 4, EPS);
@@ -53,7 +53,7 @@ static void sample_stddev_and_cv(void **state)
 	double v[] = { 2, 4, 4, 4, 5, 5, 7, 9 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(bench_stats_compute(v, 8, &s), 0);
+	assert_int_equal(pc_bench_stats_compute(v, 8, &s), 0);
 	assert_float_equal(s.mean, 5, EPS);
 	assert_float_equal(s.median, 4.5, EPS);
 	assert_float_equal(s.stddev, sqrt(32.0 / 7), 1e-12);
@@ -67,12 +67,12 @@ static void single_value_and_zero_mean(void **state)
 	double one = 7, zeros[] = { -1, 1 };
 	struct pc_bench_stats s;
 	(void)state;
-	assert_int_equal(bench_stats_compute(&one, 1, &s), 0);
+	assert_int_equal(pc_bench_stats_compute(&one, 1, &s), 0);
 	assert_float_equal(s.stddev, 0, 0);
 	assert_float_equal(s.cv, 0, 0);
 	assert_float_equal(s.median, 7, 0);
 	/* A zero mean gives cv 0 rather than a division by zero. */
-	assert_int_equal(bench_stats_compute(zeros, 2, &s), 0);
+	assert_int_equal(pc_bench_stats_compute(zeros, 2, &s), 0);
 	assert_float_equal(s.mean, 0, 0);
 	assert_float_equal(s.cv, 0, 0);
 	assert_true(s.stddev > 1.4);
@@ -83,7 +83,7 @@ static void empty_input_is_rejected(void **state)
 	struct pc_bench_stats s;
 	double v = 1;
 	(void)state;
-	assert_int_equal(bench_stats_compute(&v, 0, &s), -EINVAL);
+	assert_int_equal(pc_bench_stats_compute(&v, 0, &s), -EINVAL);
 }
 
 static void rng_is_splitmix64(void **state)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the concurrency stress tests: how many items to move
  * (an environment override, smaller under ThreadSanitizer) and a cheap
- * random mix of operations. Waiting uses percore/backoff.h. */
+ * random mix of operations. Waiting uses tests/backoff.h. */
 #ifndef PERCORE_TESTS_STRESS_H
 #define PERCORE_TESTS_STRESS_H
 
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "percore/backoff.h"
+#include "backoff.h"
 
 /* Items for one stress run: PC_STRESS_ITEMS when set (a positive integer),
  * else tsan_default under ThreadSanitizer and normal otherwise. */

@@ -18,7 +18,7 @@
 #                            into a figures block, and docs/BENCHMARKS.md's
 #                            block is its output (tests/docs/check_figures.py)
 #   test_docs.sh kv          docs/KV.md's command list names every command
-#                            and subcommand of apps/kv/commands.def
+#                            and subcommand of apps/kv/proto/commands.def
 #   test_docs.sh install     cmake --install puts the license, the examples,
 #                            ARCHITECTURE.md, the pages (sections 1 and 3)
 #                            and the completion in place, and man finds them
@@ -216,8 +216,8 @@ check_kv_commands() {
 	while read -r name; do
 		word=$(printf '%s' "${name##*|}" | tr 'a-z' 'A-Z')
 		grep -qE "(^|[^A-Z-])$word([^A-Z-]|$)" <<<"$section" ||
-			fail "docs/KV.md does not list $name (apps/kv/commands.def)"
-	done < <(sed -nE 's/^KV_(SUB)?COMMAND\("([^"]+)".*/\2/p' "$src/apps/kv/commands.def")
+			fail "docs/KV.md does not list $name (apps/kv/proto/commands.def)"
+	done < <(sed -nE 's/^KV_(SUB)?COMMAND\("([^"]+)".*/\2/p' "$src/apps/kv/proto/commands.def")
 	echo "docs/KV.md lists every command of commands.def"
 }
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "percore/cgroup.h"
-#include "sys/audit_impl.h"
-#include "sys/tune_impl.h"
+#include "env/audit_impl.h"
+#include "env/tune_impl.h"
 
 static char root[64];
 

@@ -3,7 +3,7 @@
  * invariants every audit keeps (all ids, once, in order; a fix for every
  * warning), the real machine, a busy process being seen, and the parsing
  * helpers the checks stand on. */
-#include "sys/audit_impl.h"
+#include "env/audit_impl.h"
 #include "sys/rootfs.h"
 
 #include <cjson/cJSON.h>

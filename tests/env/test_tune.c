@@ -4,7 +4,7 @@
  * reported not applicable; a failing step does not stop the others; a dry
  * run writes nothing; the state file is merged, and refused when it is not
  * ours. The real machine is only ever asked for a dry run. */
-#include "sys/tune_impl.h"
+#include "env/tune_impl.h"
 #include "percore/audit.h"
 
 #include <cjson/cJSON.h>

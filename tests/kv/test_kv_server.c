@@ -16,7 +16,7 @@
 
 #include "../testmain.h"
 #include "net/net_util.h"
-#include "server.h"
+#include "kv_server.h"
 
 static const char oom_text[] = "-OOM command not allowed when used memory > 'maxmemory'.";
 

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "num.h"
-#include "reply.h"
+#include "resp_reply.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Replies sent from the frame in hand stay in the session's input ring
- * until the flush (struct net_ref in src/net/net.h): echoed headers join
+ * until the flush (struct net_ref in src/runtime/net/net.h): echoed headers join
  * their bodies, consecutive echoes go out as one range, and short pieces
  * stay only where they add no iovec. These tests mix such pieces with
  * bytes of the handler's own in every order and check the client reads

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "stats.h"
+#include "report_stats.h"
 
 #define EPS 1e-12
 

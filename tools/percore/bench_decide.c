@@ -9,7 +9,7 @@
 
 #include "bench_decide.h"
 #include "report.h"
-#include "stats.h"
+#include "report_stats.h"
 
 void pc_bench_decide_init(struct pc_bench_decide *d)
 {

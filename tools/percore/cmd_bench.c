@@ -20,7 +20,7 @@
 #include "percore/place.h"
 #include "percore/topo.h"
 #include "bench_decide.h"
-#include "cmd.h"
+#include "subcommand.h"
 
 #define PM_QOS_DEVICE PC_BENCH_PM_QOS_DEVICE
 /* With --budget and no --max-repetitions (the help text says 500 too): on a

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "compare.h"
 #include "options.h"
-#include "stats.h"
+#include "report_stats.h"
 
 #define NAME "compare"
 #define DEFAULT_MAX_CV 0.05

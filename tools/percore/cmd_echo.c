@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "net_args.h"
 #include "percore/crash.h"
 #include "serve.h"

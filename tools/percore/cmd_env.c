@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "percore/audit.h"
-#include "cmd.h"
+#include "subcommand.h"
 
 static void help(void)
 {

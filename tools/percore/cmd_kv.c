@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "net_args.h"
 #include "percore/log.h"
 #include "serve.h"
 #include "percore/listener.h"
 #include "percore/load.h"
 #include "num.h"
-#include "server.h"
+#include "kv_server.h"
 
 struct args {
 	struct kv_server_opts o;

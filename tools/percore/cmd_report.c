@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "compare.h"
 #include "options.h"
 #include "report.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* percore reset: undo what percore tune changed. */
-#include "cmd.h"
+#include "subcommand.h"
 #include "tune_cli.h"
 
 static int reset_main(int argc, char **argv)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "net_args.h"
 #include "percore/clock.h"
 #include "stat_scrape.h"

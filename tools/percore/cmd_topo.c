@@ -12,7 +12,7 @@
 #include "percore/json.h"
 #include "percore/place.h"
 #include "percore/topo.h"
-#include "cmd.h"
+#include "subcommand.h"
 
 struct topo_args {
 	bool json, oversubscribe, have_cpus, have_allowed;

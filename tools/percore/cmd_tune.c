@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* percore tune: a measurement profile for this machine (see percore/tune.h). */
-#include "cmd.h"
+#include "subcommand.h"
 #include "tune_cli.h"
 
 static int tune_main(int argc, char **argv)

@@ -9,7 +9,7 @@
 
 #include "compare.h"
 #include "fmt.h"
-#include "stats.h"
+#include "report_stats.h"
 
 const char *pc_verdict_name(enum pc_verdict v)
 {

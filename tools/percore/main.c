@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "percore/clock.h"
-#include "cmd.h"
+#include "subcommand.h"
 
 #define PC_MAX_CMDS 32
 

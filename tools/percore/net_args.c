@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "net_args.h"
 #include "percore/cpulist.h"
 #include "percore/listener.h"

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "options.h"
 
 int pc_parse_level(const char *s, double max, double *out)

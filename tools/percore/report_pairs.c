@@ -20,7 +20,7 @@
 #include "fmt.h"
 #include "report.h"
 #include "svg.h"
-#include "stats.h"
+#include "report_stats.h"
 
 struct peer_rule {
 	const char *pattern;

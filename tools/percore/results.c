@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/stats.h"
+#include "percore/bench.h"
 #include "results.h"
-#include "stats.h"
+#include "report_stats.h"
 #include "verdict.h"
 
 /* Larger than any results file the suite writes by far; a guard against
@@ -339,7 +339,7 @@ static void bench_stat(struct pc_rbench *b)
 			tpi[i] = pc_rsample_tpi(&b->s[i]);
 		}
 		struct pc_bench_stats rs;
-		if (bench_stats_compute(real, n, &rs) == 0) {
+		if (pc_bench_stats_compute(real, n, &rs) == 0) {
 			st->real_ns = rs.median;
 			st->mean_ns = rs.mean;
 			st->stddev_ns = rs.stddev;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "subcommand.h"
 #include "tune_cli.h"
 
 static void help(bool reset)

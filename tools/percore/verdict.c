@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "stats.h"
+#include "report_stats.h"
 #include "verdict.h"
 
 double pc_rsample_tpi(const struct pc_rsample *s)

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* The kv command table and the single-shard executor: each command's
+ * Redis name, arity, flags and key positions, and its implementation
+ * against one shard's keyspace with Redis 7's replies and error texts.
+ *
+ * Routing (which shard owns which key) lives above this: it looks a
+ * command up, reads its key positions, and runs it with kv_cmd_run() on
+ * the shard that owns the keys. Everything here runs on that shard. */
+#ifndef KV_CMD_H
+#define KV_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "db.h"
+#include "errors.h"
+#include "part.h"
+#include "resp_reply.h"
+
+/* Command flags (Redis's names). */
+#define KV_CMD_WRITE    0x1u   /* may change the keyspace */
+#define KV_CMD_READONLY 0x2u
+#define KV_CMD_DENYOOM  0x4u   /* refused while over --maxmemory */
+#define KV_CMD_FAST     0x8u   /* O(1) or O(log n) */
+/* Where the server runs a command (every command has one of these or keys):
+ * ALLSHARDS: on every shard, the replies merged (DBSIZE summed, KEYS
+ * concatenated, FLUSHALL/FLUSHDB one OK, SCAN walked shard by shard);
+ * NOKEY_LOCAL: once, on the connection's own shard, with the connection
+ * (c->conn) and the server view (INFO's whole-server figures come from
+ * view->totals, not from a fan-out of INFO itself). */
+#define KV_CMD_ALLSHARDS    0x10u
+#define KV_CMD_NOKEY_LOCAL  0x20u
+
+/* One request being executed. The caller fills every field but cmd. */
+struct kv_call {
+	struct kv_db *db;
+	struct kv_reply *out;
+	int64_t now;             /* ms since the epoch, read once per request */
+	uint64_t max_bulk;       /* longest string a command may build (proto-max-bulk-len) */
+	/* The connection that sent the request: NULL where there is none, and
+	 * NULL when the command runs on a shard other than the connection's
+	 * (only NOKEY_LOCAL commands read it). */
+	struct kv_conn *conn;
+	/* The settings (NULL: Redis's defaults) and the whole server (NULL:
+	 * just this keyspace and connection). */
+	const struct kv_config *cfg;
+	const struct kv_server_view *view;
+	uint32_t argc;           /* at least 1: argv[0] is the command's name */
+	const char *const *argv;
+	const size_t *argl;
+	const struct kv_cmd *cmd;
+	/* A command with a typed result (kv_multi_typed(cmd->multi)) writes it
+	 * here, and to out only an error. NULL: the executor provides one and
+	 * turns it into the reply. */
+	struct kv_part *part;
+};
+
+typedef void kv_cmd_fn(struct kv_call *c);
+
+/* One command's record (commands.def says what each field holds). */
+struct kv_cmd {
+	const char *name;
+	kv_cmd_fn *fn;
+	int arity;
+	unsigned flags;
+	int first_key, last_key, key_step;
+	enum kv_multi multi;
+	const char *group, *since, *summary;
+};
+
+/* The longest command name in the table. */
+#define KV_CMD_NAME_MAX 11
+
+/* Whether argc arguments (the name included) meet cmd's arity. */
+static inline bool kv_cmd_arity_ok(const struct kv_cmd *cmd, uint32_t argc)
+{
+	return cmd->arity > 0 ? (uint32_t)cmd->arity == argc : argc >= (uint32_t)-cmd->arity;
+}
+
+/* A container's subcommands ("container|sub"), *n of them; NULL and 0
+ * for a command that has none. */
+const struct kv_cmd *kv_cmd_subs(const struct kv_cmd *cmd, size_t *n);
+
+/* The command named name[0..len), any letter case, or NULL. */
+const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);
+
+/* Finds c's command (for a container, its subcommand) and checks its arity;
+ * on failure writes Redis's "unknown command", "unknown subcommand" or
+ * "wrong number of arguments" error to c->out and returns false. Records the command on c->conn (when not NULL) as its
+ * last, for CLIENT LIST. */
+bool kv_cmd_check(struct kv_call *c);
+
+/* Runs the checked command c->cmd: its reply (or error) goes to c->out.
+ * With a memory limit on c->db (kv_db_set_maxmemory) it first evicts keys
+ * as the policy allows, and refuses a DENYOOM command with Redis's -OOM
+ * error while the keyspace is still over its limit. */
+void kv_cmd_run(struct kv_call *c);
+
+/* kv_cmd_check() with the command argv[0] names already found (cmd, not
+ * NULL: kv_cmd_lookup()'s answer), so a router that looked it up does not
+ * look again. */
+bool kv_cmd_check_as(struct kv_call *c, const struct kv_cmd *cmd);
+
+/* kv_cmd_check() then kv_cmd_run(): one request, start to end. */
+void kv_cmd_exec(struct kv_call *c);
+
+/* kv_cmd_check_as() then kv_cmd_run(). */
+void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
+
+/* The commands in the table, in order (for COMMAND and tests). */
+const struct kv_cmd *kv_cmd_table(size_t *count);
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* Every error text percore kv replies, in one list: Redis 7's wording
+ * where Redis has the error. Fixed texts are string literals whose
+ * lengths the compiler computes (KV_REPLY_ERR); the *_FMT ones are
+ * printf formats for kv_reply_errorf(). */
+#ifndef KV_ERRORS_H
+#define KV_ERRORS_H
+
+#include "resp_reply.h"
+
+/* Writes fixed error text (a literal from this list) to reply r. */
+#define KV_REPLY_ERR(r, text) kv_reply_error((r), "" text, sizeof(text) - 1)
+
+/* Arguments */
+#define KV_ERR_SYNTAX        "ERR syntax error"
+#define KV_ERR_NOT_INT       "ERR value is not an integer or out of range"
+#define KV_ERR_NOT_FLOAT     "ERR value is not a valid float"
+#define KV_ERR_TOO_BIG       "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+#define KV_ERR_OFFSET        "ERR offset is out of range"
+#define KV_ERR_CURSOR        "ERR invalid cursor"
+#define KV_ERR_DB_RANGE      "ERR value is out of range, value must between -2147483648 and 2147483647"
+#define KV_ERR_DB_INDEX      "ERR DB index is out of range"
+#define KV_ERR_ARITY_FMT     "ERR wrong number of arguments for '%s' command"
+#define KV_ERR_EXPIRE_FMT    "ERR invalid expire time in '%s' command"
+#define KV_ERR_UNKNOWN_FMT   "ERR unknown command '%.*s', with args beginning with: %s"
+#define KV_ERR_UNKNOWN_SUB_FMT "ERR unknown subcommand '%.*s'. Try %s HELP."
+#define KV_ERR_OPTION_FMT    "ERR Unsupported option %.*s"
+#define KV_ERR_NX_XX_GT_LT   "ERR NX and XX, GT or LT options at the same time are not compatible"
+#define KV_ERR_GT_LT         "ERR GT and LT options at the same time are not compatible"
+
+/* Keys and values */
+#define KV_ERR_NO_KEY        "ERR no such key"
+#define KV_ERR_OVERFLOW      "ERR increment or decrement would overflow"
+#define KV_ERR_DECR_OVERFLOW "ERR decrement would overflow"
+#define KV_ERR_NAN           "ERR increment would produce NaN or Infinity"
+
+/* Memory and load */
+#define KV_ERR_OOM           "OOM command not allowed when used memory > 'maxmemory'."
+#define KV_ERR_NOMEM         "ERR out of memory"
+#define KV_ERR_BUSY          "ERR server busy, try again"
+#define KV_ERR_MAXCLIENTS    "ERR max number of clients reached"
+#define KV_ERR_PROTO_FMT     "ERR %s"
+
+/* The parser's (resp.c): the text after "ERR ", in the request's error */
+#define KV_PROTO_FMT          "Protocol error: %s"
+#define KV_PROTO_EXPECTED_FMT "expected '$', got '%c'"
+#define KV_PROTO_BULK_COUNT   "too big bulk count string"
+#define KV_PROTO_BULK_LEN     "invalid bulk length"
+#define KV_PROTO_MBULK_COUNT  "too big mbulk count string"
+#define KV_PROTO_MBULK_LEN    "invalid multibulk length"
+#define KV_PROTO_INLINE       "too big inline request"
+#define KV_PROTO_QUOTES       "unbalanced quotes in request"
+
+/* CONFIG SET: the error, and the reason it gives */
+#define KV_ERR_CONFIG_OPTION_FMT "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'"
+#define KV_ERR_CONFIG_ARG_FMT    "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s"
+#define KV_ERR_CONFIG_NO_SERVER  "ERR CONFIG SET failed - no server to apply the settings to"
+#define KV_ERR_CONFIG_FAILED_FMT "ERR CONFIG SET failed - %s"
+#define KV_WHY_IMMUTABLE      "can't set immutable config"
+#define KV_WHY_DUPLICATE      "duplicate parameter"
+#define KV_WHY_MEMORY         "argument must be a memory value"
+#define KV_WHY_INTEGER        "argument couldn't be parsed into an integer"
+#define KV_WHY_RANGE_FMT      "argument must be between %llu and %llu inclusive"
+#define KV_WHY_SOFT_LIMIT     "only a hard limit is supported for the normal class"
+#define KV_WHY_BUFFER_LIMIT   "Wrong number of arguments in buffer limit configuration."
+#define KV_WHY_ONE_OF_FMT     "argument(s) must be one of the following: %s"
+
+/* COMMAND */
+#define KV_ERR_GETKEYS_CMD   "ERR Invalid command specified"
+#define KV_ERR_GETKEYS_ARITY "ERR Invalid number of arguments specified for command"
+#define KV_ERR_GETKEYS_NONE  "ERR The command has no key arguments"
+
+/* Connections */
+#define KV_ERR_NO_CONN       "ERR no connection to act on"
+#define KV_ERR_CLIENT_NAME   "ERR Client names cannot contain spaces, newlines or special characters."
+#define KV_ERR_PROTO_VERSION "ERR Protocol version is not an integer or out of range"
+#define KV_ERR_HELLO_OPT_FMT "ERR Syntax error in HELLO option '%.*s'"
+#define KV_ERR_WRONGPASS     "WRONGPASS invalid username-password pair or user is disabled."
+#define KV_ERR_CLIENT_OPT_FMT "ERR Unrecognized option '%.*s'"
+#define KV_ERR_SETINFO_FMT   "ERR %s cannot contain spaces, newlines or special characters."
+#define KV_ERR_CLIENT_TYPE_FMT "ERR Unknown client type '%.*s'"
+
+#endif

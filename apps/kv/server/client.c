@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: MIT */
+/* A client connection of the kv server: input, parsing, routing each
+ * request to the shard that owns its key, and the replies in request
+ * order.
+ *
+ * Order. Each shard runs a connection's requests for its keys in the
+ * order they came (the jobs one shard sends another run in the order
+ * they were sent, a shard's wait queue keeps them in order too, and a
+ * request for this shard's keys runs here only while nothing waits
+ * here). Requests for keys of different shards may run at the same time,
+ * as in a Redis Cluster pipeline across nodes: the connection itself
+ * always reads its own writes, since one key is one shard. A command
+ * without keys, one over several shards, and a QUIT wait until nothing is
+ * outstanding, and a command over several shards holds every later one
+ * until it is done. Replies join the connection's output in request
+ * order: a job's reply waits in its job until every older one has been
+ * written, and a reply written here while jobs are out waits behind the
+ * last of them (its `after`). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "percore/listener.h"
+#include "percore/log.h"
+#include "percore/reply.h"
+#include "percore/session.h"
+#include "server_internal.h"
+
+/* Jobs one connection may have outstanding; past it, reading waits. */
+#define MAX_INFLIGHT 512
+/* Unparsed input held while requests wait: past it the socket is not
+ * read until they answered. */
+#define IN_HOLD (1u << 20)
+/* An input buffer emptied goes back when larger than this, so a client
+ * that once sent a large value does not keep its room. */
+#define IN_KEEP (64u << 10)
+
+struct kv_client {
+	struct kv_conn conn;          /* what the commands know of it */
+	struct pc_session *s;         /* NULL once the session closed */
+	struct kv_shard *sh;
+	struct kv_parser p;
+	char *in;                     /* received, not yet run: in[off..len) */
+	size_t off, len, cap;
+	struct kv_reply out;          /* replies ready to write, in order */
+	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
+	struct kv_tx *tx;             /* the transaction running for it, or NULL */
+	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
+	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
+	uint32_t ticket;              /* the reply slot held while owed */
+	/* reply bytes its answered jobs hold, not yet collected (added by the
+	 * shards that ran them) */
+	_Atomic uint64_t job_bytes;
+	/* reply bytes of requests run here, waiting behind outstanding jobs
+	 * (their `after`) */
+	uint64_t after_bytes;
+	bool owed;                    /* a reply slot held (owe()) */
+	bool in_tx, busy, paused, ending;
+	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
+	bool closing;                 /* counted in the server's closing */
+	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
+};
+
+/* The client's own memory (its jobs are gone or freed by the caller). */
+static void release(struct kv_client *c)
+{
+	kv_conn_fini(&c->conn);
+	kv_resp_free(&c->p);
+	kv_reply_free(&c->out);
+	free(c->in);
+	free(c);
+}
+
+static void conn_free(struct kv_client *c)
+{
+	if (c->closing) {
+		if (c->cprev)
+			c->cprev->cnext = c->cnext;
+		else
+			c->sh->closing = c->cnext;
+		if (c->cnext)
+			c->cnext->cprev = c->cprev;
+		atomic_fetch_sub_explicit(&c->sh->srv->closing, 1, memory_order_relaxed);
+	}
+	release(c);
+}
+
+uint64_t kv_client_free_orphans(struct kv_client *list)
+{
+	uint64_t n = 0;
+
+	while (list) {
+		struct kv_client *c = list;
+
+		list = c->cnext;
+		while (c->head) {
+			struct kv_job *j = c->head;
+
+			c->head = j->next;
+			kv_job_free(j);
+		}
+		if (c->tx)
+			kv_multi_free(c->tx);
+		release(c);
+		n++;
+	}
+	return n;
+}
+
+/* Added to a closing client's job_bytes: past any limit for good, so the
+ * shards holding its jobs run none of them any more (its answers would
+ * be dropped). */
+#define HELD_CLOSED (1ull << 62)
+
+static void stop_jobs(struct kv_client *c)
+{
+	atomic_fetch_add_explicit(&c->job_bytes, HELD_CLOSED, memory_order_relaxed);
+}
+
+/* The most unsent reply bytes a client may have: the setting, else the
+ * session's own bound. */
+static uint64_t out_limit(const struct kv_client *c)
+{
+	uint64_t lim = c->sh->cfg.client_output_limit;
+
+	return lim ? lim : KV_SERVER_OUTPUT_BOUND;
+}
+
+/* Whether the client's unsent replies (queued, ready, and held by its
+ * answered jobs) pass its limit. */
+static bool over_limit(const struct kv_client *c)
+{
+	return c->s && pc_session_queued(c->s) + c->out.len + c->after_bytes +
+			       atomic_load_explicit(&c->job_bytes, memory_order_relaxed) > out_limit(c);
+}
+
+/* Closes a client over its output limit, as Redis does, its replies not
+ * yet queued dropped. */
+static void overflow(struct kv_client *c)
+{
+	if (c->s && !c->ending) {
+		atomic_fetch_add_explicit(&c->sh->srv->outlimit, 1, memory_order_relaxed);
+		pc_session_close(c->s);
+		stop_jobs(c);
+	}
+	c->ending = true;
+	kv_reply_clear(&c->out);
+}
+
+/* Queues the replies ready. A client whose unsent replies would pass
+ * the output limit is closed. */
+static void flush(struct kv_client *c)
+{
+	int rc;
+
+	if (!c->out.len || !c->s || c->ending)
+		goto out; /* nothing, or the client is being closed: dropped */
+	rc = over_limit(c) ? -ENOBUFS :
+	     kv_reply_failed(&c->out) ? -ENOMEM : pc_session_write(c->s, c->out.buf, c->out.len);
+	if (rc == -ENOBUFS) { /* over a limit, kv's or the session's own */
+		overflow(c);
+		return;
+	}
+	if (rc) {
+		pc_session_close(c->s);
+		c->ending = true;
+	}
+out:
+	kv_reply_clear(&c->out);
+}
+
+/* Moves the replies of the oldest finished jobs to the output. */
+static void collect(struct kv_client *c)
+{
+	while (c->head && c->head->finished) {
+		struct kv_job *j = c->head;
+
+		c->head = j->next;
+		if (!c->head)
+			c->tail = NULL;
+		if (j->held)
+			atomic_fetch_sub_explicit(j->held, j->out.len, memory_order_relaxed);
+		c->after_bytes -= j->after.len;
+		if (j->skipped) {
+			overflow(c);
+		} else if (!c->ending) {
+			kv_reply_raw(&c->out, j->out.buf, j->out.len);
+			kv_reply_raw(&c->out, j->after.buf, j->after.len);
+		}
+		kv_job_free(j);
+		c->inflight--;
+	}
+}
+
+static void process(struct kv_client *c);
+
+/* Something outstanding answered: write what is ready, go on. */
+static void answered(struct kv_client *c)
+{
+	if (!c->s) {
+		if (!c->inflight && !c->busy)
+			conn_free(c);
+		return;
+	}
+	process(c);
+}
+
+/* A SCAN part that found nothing and ended its shard's walk goes on to
+ * the next shard at once, as Redis's SCAN of an empty keyspace answers
+ * cursor 0 in one call. Returns true when the job was sent on. */
+static bool scan_hop(struct kv_shard *sh, struct kv_job *j)
+{
+	if ((unsigned)j->scan_shard + 1 >= sh->n || j->out.len || j->part.n || j->part.count)
+		return false;
+	j->target = (unsigned)++j->scan_shard;
+	j->a.argv[1] = "0";
+	j->a.argl[1] = 1;
+	j->finished = false;
+	if (!kv_job_submit(sh, j))
+		return true;
+	j->finished = true; /* refused: this shard's empty answer stands */
+	return false;
+}
+
+/* A SCAN part's reply: its keys under the server-wide cursor. */
+static void scan_reply(struct kv_shard *sh, struct kv_job *j)
+{
+	unsigned s = (unsigned)j->scan_shard;
+
+	if (!j->out.len) /* else the shard's error stands */
+		kv_part_reply_walk(&j->part, kv_scan_cursor((uint64_t)j->part.n, s, sh->n), &j->out);
+}
+
+static void job_done(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_client *c = j->owner;
+
+	if (j->scan_shard >= 0 && scan_hop(sh, j))
+		return;
+	if (j->scan_shard >= 0)
+		scan_reply(sh, j);
+	collect(c);
+	answered(c);
+}
+
+void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
+{
+	kv_reply_raw(&c->out, out->buf, out->len);
+	c->tx = NULL;
+	c->in_tx = false;
+	c->inflight--;
+	answered(c);
+}
+
+/* A job for the request, its arguments copied; for a SCAN part the
+ * cursor argument becomes the shard's own. */
+static struct kv_job *request_job(const struct kv_resp_req *r, int scan_shard, uint64_t cursor)
+{
+	char text[24];
+	size_t bytes = 0, clen = 0;
+	struct kv_job *j;
+
+	if (scan_shard >= 0)
+		clen = (size_t)snprintf(text, sizeof(text), "%llu", (unsigned long long)cursor);
+	for (uint32_t i = 0; i < r->argc; i++)
+		bytes += r->argl[i];
+	j = kv_job_new(KV_JOB_CMD, r->argc, bytes + clen);
+	if (!j)
+		return NULL;
+	for (uint32_t i = 0; i < r->argc; i++) {
+		if (i == 1 && scan_shard >= 0)
+			kv_job_arg(j, text, clen);
+		else
+			kv_job_arg(j, r->argv[i], r->argl[i]);
+	}
+	j->scan_shard = scan_shard;
+	j->typed = scan_shard >= 0;
+	return j;
+}
+
+/* Sends the request to shard t as a job of this connection. */
+static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned t, int scan_shard,
+		     uint64_t cursor)
+{
+	struct kv_job *j = request_job(r, scan_shard, cursor);
+
+	if (!j) {
+		KV_REPLY_ERR(&c->out, KV_ERR_NOMEM);
+		return;
+	}
+	j->target = t;
+	j->done = job_done;
+	j->owner = c;
+	if (scan_shard < 0) { /* a SCAN part's reply is bounded by its COUNT */
+		j->held = &c->job_bytes;
+		j->held_max = out_limit(c);
+	}
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->inflight++;
+	if (kv_job_submit(c->sh, j)) {
+		/* Past the outbox budget: this request is refused, not lost. */
+		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
+		j->finished = true;
+		collect(c);
+	}
+}
+
+/* Whether every key of the request is this shard's: always with one
+ * shard; with more, a single-key command whose key hashes here. Commands
+ * over several keys take the general path (kv_multi_needed()). */
+static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
+		       const struct kv_resp_req *r)
+{
+	if (sh->n == 1)
+		return true;
+	return cmd->last_key == cmd->first_key &&
+	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
+}
+
+/* Runs a request of this shard's keys here now. Its reply goes behind
+ * the outstanding jobs (after the last one's reply, counted in
+ * after_bytes), or straight to the output when none is out. */
+static void run_here(struct kv_client *c, const struct kv_cmd *cmd, const struct kv_resp_req *r,
+		     int64_t now)
+{
+	struct kv_reply *to = c->tail ? &c->tail->after : &c->out;
+	size_t before = to->len;
+
+	kv_shard_exec(c->sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, to, NULL);
+	if (c->tail)
+		c->after_bytes += to->len - before;
+}
+
+/* Runs or sends one request (now: the clock for the requests of this
+ * read). Returns false when it must wait for the outstanding ones (it is
+ * read again later). */
+static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t now)
+{
+	struct kv_shard *sh = c->sh;
+	const struct kv_cmd *cmd = kv_cmd_lookup(r->argv[0], r->argl[0]);
+	uint64_t cursor = 0;
+	bool routed = true, scan, local;
+	unsigned t;
+
+	if (c->in_tx)
+		return false; /* a command over several shards holds every later one */
+	/* The usual request first: keys of this shard's and nothing waiting
+	 * here, so it runs now, whatever went to other shards before it. */
+	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && kv_shard_free(sh) &&
+	    owned_here(sh, cmd, r)) {
+		run_here(c, cmd, r, now);
+		return true;
+	}
+	scan = cmd && cmd->multi == KV_MULTI_WALK;
+	local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
+	if (!cmd || !kv_cmd_arity_ok(cmd, r->argc) || local ||
+	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
+		/* Runs here, on nothing of another shard's, once everything
+		 * before it answered (QUIT among them: it marks the connection
+		 * to close once answered). */
+		if (c->inflight)
+			return false;
+		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
+		c->quit = c->conn.flags & KV_CONN_CLOSE;
+		return true;
+	}
+	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
+		if (c->inflight)
+			return false;
+		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl, &c->tx)) {
+			KV_REPLY_ERR(&c->out, KV_ERR_NOMEM);
+		} else {
+			c->inflight++;
+			c->in_tx = true;
+		}
+		return true;
+	}
+	if (scan) {
+		routed = kv_scan_route(r->argv[1], r->argl[1], sh->n, &t, &cursor);
+		if (!routed)
+			t = sh->idx; /* its SCAN refuses the cursor */
+	} else {
+		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
+	}
+	if (t == sh->idx && kv_shard_free(sh) && (!scan || sh->n == 1)) {
+		run_here(c, cmd, r, now);
+		return true;
+	}
+	if (c->inflight >= MAX_INFLIGHT)
+		return false;
+	send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
+	return true;
+}
+
+/* After a QUIT or a protocol error, once everything before it answered:
+ * its reply, then the close. */
+static void end_conn(struct kv_client *c)
+{
+	if (c->proto) {
+		kv_reply_errorf(&c->out, KV_ERR_PROTO_FMT, c->proto_msg);
+		atomic_fetch_add_explicit(&c->sh->srv->proto_errors, 1, memory_order_relaxed);
+	}
+	flush(c);
+	if (c->s)
+		pc_session_close(c->s);
+	c->ending = true;
+}
+
+/* Runs the requests buf[0..len) holds, as far as order allows. Returns
+ * the bytes used: what is left starts with a request not complete yet,
+ * or one that must wait. */
+static size_t run_input(struct kv_client *c, const char *buf, size_t len)
+{
+	/* One clock reading for the requests of one read, as they arrived
+	 * together. */
+	int64_t now = kv_now_ms();
+	size_t used = 0;
+
+	while (!c->ending) {
+		struct kv_resp_req r;
+		long n;
+
+		if (c->quit || c->proto) {
+			if (!c->inflight)
+				end_conn(c);
+			break;
+		}
+		c->p.lim = c->sh->limits; /* CONFIG SET may have changed them */
+		n = kv_resp_parse(&c->p, buf + used, len - used, &r);
+		if (n == -EPROTO) {
+			c->proto = true;
+			memcpy(c->proto_msg, c->p.error, sizeof(c->proto_msg));
+			continue;
+		}
+		if (n < 0) {
+			pc_session_close(c->s);
+			c->ending = true;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (r.argc && !dispatch(c, &r, now)) {
+			kv_resp_reset(&c->p);
+			break;
+		}
+		used += (size_t)n;
+		/* No more replies once past the limit: one client never makes
+		 * its shard build them without bound. */
+		if (over_limit(c))
+			overflow(c);
+	}
+	return used;
+}
+
+/* The input held (a partial request, requests waiting their turn)
+ * counts against the shard's input budget, as unread input does: many
+ * clients each sending part of a large request are paused, then the
+ * oldest closed, rather than exhausting memory. */
+static void input_settle(struct kv_client *c)
+{
+	if (c->off == c->len && c->cap > IN_KEEP) {
+		free(c->in);
+		c->in = NULL;
+		c->off = c->len = c->cap = 0;
+	}
+	size_t held = c->len - c->off;
+
+	/* the parser's table of a request's arguments grows with them */
+	if (held)
+		held += (size_t)c->p.cap *
+			(sizeof(*c->p.spans) + sizeof(*c->p.argv) + sizeof(*c->p.argl));
+	if (c->s)
+		pc_session_hold_input(c->s, held);
+}
+
+/* While requests are out, the session owes their answers: a reply slot
+ * held open (percore/reply.h) keeps a draining server from ending the
+ * connection (FIN) before they are written, as queued bytes do. The slot
+ * is given up, never filled, once nothing is out: after the replies were
+ * queued, since a client that half-closed takes no output once nothing
+ * is owed. */
+static void owe(struct kv_client *c)
+{
+	bool want = c->inflight && c->s;
+
+	if (!c->s)
+		c->owed = false; /* the session's slots went with it */
+	if (want == c->owed)
+		return;
+	if (want) {
+		c->owed = !pc_reply_reserve(c->s, &c->ticket);
+	} else {
+		pc_reply_skip(c->s, c->ticket);
+		c->owed = false;
+	}
+}
+
+/* After running input: write the replies ready, hold the socket while
+ * too much input waits, free a connection whose session has gone. */
+static void settle(struct kv_client *c)
+{
+	input_settle(c);
+	flush(c);
+	owe(c);
+	if (c->s && !c->ending) {
+		bool hold = c->inflight && c->len - c->off > IN_HOLD;
+
+		if (hold && !c->paused)
+			pc_session_pause_read(c->s);
+		else if (!hold && c->paused)
+			pc_session_resume_read(c->s);
+		c->paused = hold;
+	}
+	c->busy = false;
+	if (!c->s && !c->inflight)
+		conn_free(c);
+}
+
+static void process(struct kv_client *c)
+{
+	if (c->busy)
+		return;
+	c->busy = true;
+	c->off += run_input(c, c->in + c->off, c->len - c->off);
+	settle(c);
+}
+
+/* Appends received bytes to the connection's input (consumed ones are
+ * dropped first). */
+static int append(struct kv_client *c, const uint8_t *data, size_t len)
+{
+	if (c->off && (c->off == c->len || c->off > c->cap / 2)) {
+		memmove(c->in, c->in + c->off, c->len - c->off);
+		c->len -= c->off;
+		c->off = 0;
+	}
+	if (c->cap - c->len < len) {
+		size_t cap = c->cap ? c->cap : 16384;
+		char *n;
+
+		while (cap - c->len < len)
+			cap *= 2;
+		n = realloc(c->in, cap);
+		if (!n)
+			return -ENOMEM;
+		c->in = n;
+		c->cap = cap;
+	}
+	memcpy(c->in + c->len, data, len);
+	c->len += len;
+	return 0;
+}
+
+/* Bytes arrive. With nothing held from before, the requests are run
+ * where the session received them and only what is left (a request not
+ * complete yet, or waiting its turn) is copied; the session's bytes are
+ * always all taken, because a request crossing the end of its ring could
+ * never be offered whole. Otherwise they join what is held. */
+size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user)
+{
+	struct kv_client *c = pc_session_data(s);
+
+	(void)user;
+	if (!c || c->ending)
+		return len; /* refused, or past a QUIT: dropped */
+	if (c->off == c->len && !c->busy) {
+		size_t used;
+
+		c->busy = true;
+		c->off = c->len = 0;
+		used = run_input(c, (const char *)data, len);
+		if (used < len && !c->ending && append(c, data + used, len - used)) {
+			pc_session_close(s);
+			c->ending = true;
+		}
+		settle(c);
+		return len;
+	}
+	if (append(c, data, len)) {
+		pc_session_close(s);
+		c->ending = true;
+		return len;
+	}
+	process(c);
+	return len;
+}
+
+/* The client's address for CLIENT LIST. */
+static void peer_name(struct pc_session *s, struct kv_conn *conn)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (!pc_session_peer(s, &ss, &len))
+		pc_sockaddr_format((struct sockaddr *)&ss, conn->addr, sizeof(conn->addr));
+}
+
+void kv_client_open(struct pc_session *s, void *user)
+{
+	static const char full[] = "-" KV_ERR_MAXCLIENTS "\r\n";
+	struct kv_server *k = user;
+	struct kv_shard *sh = pc_shard_user();
+	uint64_t n = atomic_fetch_add_explicit(&k->clients, 1, memory_order_relaxed);
+	struct kv_client *c = NULL;
+
+	if (sh->cfg.maxclients && n >= sh->cfg.maxclients) {
+		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&k->rejected, 1, memory_order_relaxed);
+		pc_session_write(s, full, sizeof(full) - 1);
+		pc_session_close(s);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || kv_resp_init(&c->p, &sh->limits)) {
+		free(c);
+		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+		pc_session_close(s);
+		return;
+	}
+	kv_conn_init(&c->conn, atomic_fetch_add_explicit(&k->next_id, 1, memory_order_relaxed) + 1,
+		     kv_now_ms());
+	peer_name(s, &c->conn);
+	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
+	c->s = s;
+	c->sh = sh;
+	kv_reply_init(&c->out);
+	pc_session_set_data(s, c);
+}
+
+void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
+{
+	struct kv_client *c = pc_session_data(s);
+	struct kv_server *k = user;
+
+	if (!c)
+		return;
+	if (why == PC_CLOSE_NOMEM) /* counted in the server's input_shed */
+		pc_log(PC_LOG_WARN, "kv: closed client id=%llu addr=%s: input over the budget "
+		       "(%zu bytes held; --max-input-bytes)", (unsigned long long)c->conn.id,
+		       c->conn.addr, c->len - c->off);
+	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+	pc_session_set_data(s, NULL);
+	c->s = NULL;
+	c->owed = false;
+	if (!c->inflight && !c->busy) {
+		conn_free(c);
+		return;
+	}
+	stop_jobs(c);
+	/* Freed when the last answer comes back, or, when the engine stops
+	 * before then (those answers never run), once every shard stopped
+	 * (kv_client_free_orphans). */
+	c->closing = true;
+	c->cnext = c->sh->closing;
+	if (c->cnext)
+		c->cnext->cprev = c;
+	c->sh->closing = c;
+	atomic_fetch_add_explicit(&k->closing, 1, memory_order_relaxed);
+}

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: MIT */
+/* Commands over several shards, atomic: MSET, MSETNX, MGET, DEL, UNLINK,
+ * EXISTS with keys of several shards, RENAME and RENAMENX across shards,
+ * and the server-wide DBSIZE, FLUSHALL, FLUSHDB, KEYS.
+ *
+ * A transaction runs on the connection's shard (its home):
+ *  1. lock: it locks the shards it touches one at a time, in ascending
+ *     shard order: shared for a read-only command (MGET, EXISTS, DBSIZE,
+ *     KEYS: readers hold a shard together), exclusive for a writer; a
+ *     held shard queues every job not compatible with its holders, and
+ *     every later one behind it (server_internal.h). A writer's lock evicts as the
+ *     memory policy allows and reports whether the shard is still over
+ *     its limit: a DENYOOM command over it on any shard is refused whole
+ *     before any part runs, as Redis refuses it before executing;
+ *  2. parts: it sends each shard its part of the command (the keys it
+ *     owns) and waits for every answer, in one or more stages;
+ *  3. it merges the parts' replies and unlocks every shard.
+ * No client sees part of it: every read or write of its keys by anyone
+ * else runs before its lock or after its unlock on that key's shard, and
+ * while it holds all of them no writer runs on any (readers may: they
+ * change nothing). The locks are taken in one global order and each
+ * shard's queue is first come first served, so no transaction waits for
+ * another in a cycle; plain jobs hold no lock. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_internal.h"
+
+enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME };
+
+struct kv_tx {
+	struct kv_client *c;
+	struct kv_shard *sh;          /* home */
+	uint64_t id;
+	const struct kv_cmd *cmd;
+	enum tx_kind kind;
+	bool nx;                      /* RENAMENX */
+	bool reader;                  /* read-only: shared locks */
+	bool oom;                     /* a shard was over its memory limit */
+	int stage;
+	struct kv_job *req;           /* the request, copied */
+	unsigned nsh;                 /* shards touched, ascending in order[] */
+	unsigned *order;
+	int *slot;                    /* shard -> its index in order[], or -1 */
+	unsigned *key_slot;           /* per key of the request: its shard's index in order[] */
+	uint32_t nkeys;
+	unsigned locked, pending;
+	struct kv_job **parts;        /* this stage's jobs, by index in order[] */
+	struct kv_job *lockj;         /* the lock asked for, not granted yet */
+	struct kv_reply out;
+};
+
+/* Server-wide commands but SCAN, which walks one shard at a time. */
+static bool server_wide(const struct kv_cmd *cmd)
+{
+	return (cmd->flags & KV_CMD_ALLSHARDS) && cmd->multi != KV_MULTI_WALK;
+}
+
+/* The last key's argument index. */
+static uint32_t last_key(const struct kv_cmd *cmd, uint32_t argc)
+{
+	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+}
+
+bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		     const char *const *argv, const size_t *argl)
+{
+	unsigned first;
+
+	if (sh->n == 1)
+		return false;
+	if (server_wide(cmd))
+		return true;
+	if (!cmd->first_key || (cmd->key_step == 2 && argc % 2 == 0))
+		return false; /* no keys, or MSET's argument error, replied anywhere */
+	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
+	for (uint32_t i = (uint32_t)cmd->first_key + (uint32_t)cmd->key_step;
+	     i <= last_key(cmd, argc); i += (uint32_t)cmd->key_step)
+		if (kv_key_shard(sh, argv[i], argl[i]) != first)
+			return true;
+	return false;
+}
+
+void kv_multi_free(struct kv_tx *t)
+{
+	kv_job_free(t->lockj);
+	for (unsigned i = 0; t->parts && i < t->nsh; i++)
+		kv_job_free(t->parts[i]);
+	kv_job_free(t->req);
+	kv_reply_free(&t->out);
+	free(t->order);
+	free(t->slot);
+	free(t->key_slot);
+	free(t->parts);
+	free(t);
+}
+
+static void tx_stage(struct kv_tx *t);
+
+/* Sends job j of this transaction to shard `to`, as part i. */
+static void send_part(struct kv_tx *t, unsigned i, struct kv_job *j, kv_job_fn *done)
+{
+	j->target = t->order[i];
+	j->tx = t->id;
+	j->owner = t;
+	j->done = done;
+	t->parts[i] = j;
+	t->pending++;
+	if (kv_job_submit(t->sh, j))
+		abort(); /* replies-class sends fail only without memory */
+}
+
+static void part_done(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_tx *t = j->owner;
+
+	(void)sh;
+	if (--t->pending == 0)
+		tx_stage(t);
+}
+
+/* Part i of a fan-out: the command's name and, for a keyed command, the
+ * keys (with their values) shard order[i] owns; a server-wide command
+ * goes whole. name: another command's name instead (MSETNX's EXISTS). */
+static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bool values)
+{
+	const struct kv_args *a = &t->req->a;
+	uint32_t step = (uint32_t)t->cmd->key_step, argc = 1;
+	size_t nlen = name ? strlen(name) : a->argl[0], bytes = nlen;
+	struct kv_job *j;
+
+	if (!t->nkeys)
+		return NULL;
+	for (uint32_t k = 0; k < t->nkeys; k++) {
+		if (t->key_slot[k] != i)
+			continue;
+		for (uint32_t v = 0; v < (values ? step : 1); v++) {
+			argc++;
+			bytes += a->argl[(uint32_t)t->cmd->first_key + k * step + v];
+		}
+	}
+	j = kv_job_new(KV_JOB_CMD, argc, bytes);
+	if (!j)
+		return NULL;
+	kv_job_arg(j, name ? name : a->argv[0], nlen);
+	for (uint32_t k = 0; k < t->nkeys; k++) {
+		uint32_t at = (uint32_t)t->cmd->first_key + k * step;
+
+		if (t->key_slot[k] != i)
+			continue;
+		for (uint32_t v = 0; v < (values ? step : 1); v++)
+			kv_job_arg(j, a->argv[at + v], a->argl[at + v]);
+	}
+	return j;
+}
+
+/* The whole request, for a server-wide command's part. */
+static struct kv_job *whole(const struct kv_args *a)
+{
+	size_t bytes = 0;
+	struct kv_job *j;
+
+	for (uint32_t i = 0; i < a->argc; i++)
+		bytes += a->argl[i];
+	j = kv_job_new(KV_JOB_CMD, a->argc, bytes);
+	if (!j)
+		return NULL;
+	for (uint32_t i = 0; i < a->argc; i++)
+		kv_job_arg(j, a->argv[i], a->argl[i]);
+	return j;
+}
+
+static void drop_parts(struct kv_tx *t)
+{
+	for (unsigned i = 0; i < t->nsh; i++) {
+		kv_job_free(t->parts[i]);
+		t->parts[i] = NULL;
+	}
+}
+
+/* Sends every shard its part; false when out of memory (nothing sent). */
+static bool fan_out(struct kv_tx *t, const char *name, bool values)
+{
+	struct kv_job *j[t->nsh];
+
+	for (unsigned i = 0; i < t->nsh; i++) {
+		j[i] = t->nkeys ? fan_part(t, i, name, values) : whole(&t->req->a);
+		if (!j[i]) {
+			while (i--)
+				kv_job_free(j[i]);
+			return false;
+		}
+		j[i]->typed = true;
+	}
+	drop_parts(t);
+	for (unsigned i = 0; i < t->nsh; i++)
+		send_part(t, i, j[i], part_done);
+	return true;
+}
+
+/* The first error among the parts' replies, or NULL: a typed part
+ * writes its reply only to say it failed. */
+static const struct kv_reply *first_error(const struct kv_tx *t)
+{
+	for (unsigned i = 0; i < t->nsh; i++)
+		if (t->parts[i] && t->parts[i]->out.len)
+			return &t->parts[i]->out;
+	return NULL;
+}
+
+static int64_t sum_counts(const struct kv_tx *t)
+{
+	int64_t sum = 0;
+
+	for (unsigned i = 0; i < t->nsh; i++)
+		sum += t->parts[i]->part.n;
+	return sum;
+}
+
+/* The parts' typed results merged as the command's record says. */
+static void merge_fanout(struct kv_tx *t)
+{
+	const struct kv_reply *err = first_error(t);
+	const struct kv_part *parts[t->nsh];
+
+	if (err) {
+		kv_reply_raw(&t->out, err->buf, err->len);
+		return;
+	}
+	for (unsigned i = 0; i < t->nsh; i++)
+		parts[i] = &t->parts[i]->part;
+	kv_part_merge(t->cmd->multi, parts, t->nsh, t->key_slot, t->nkeys, &t->out);
+}
+
+/* ---- RENAME across shards: take the source, store it, delete it -------- */
+
+/* On the source's shard: its value and expiry, or u64 0 when absent. */
+static void rename_take(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_pos pos;
+	struct kv_entry *e = kv_db_lookup(sh->db, j->a.argv[0], j->a.argl[0], kv_now_ms(), &pos);
+	const char *v;
+
+	if (!e)
+		return;
+	v = kv_entry_value(e, &j->vlen);
+	j->val = malloc(j->vlen ? j->vlen : 1);
+	if (!j->val) {
+		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+		return;
+	}
+	memcpy(j->val, v, j->vlen);
+	j->i64 = kv_entry_expire(e);
+	j->u64 = 1;
+}
+
+/* On the destination's shard: stores the value under the new name and
+ * answers u64 2, unless the job asked NX (u64 1 on the way in) and the
+ * name exists: then u64 stays as it came. */
+static void rename_put(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_pos pos;
+	struct kv_entry *e = kv_db_lookup(sh->db, j->a.argv[0], j->a.argl[0], kv_now_ms(), &pos);
+
+	if (e && j->u64) /* NX and there */
+		return;
+	if (kv_db_store(sh->db, &pos, j->val, j->vlen, j->i64))
+		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+	else
+		j->u64 = 2;
+}
+
+static void rename_drop(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_pos pos;
+
+	if (kv_db_lookup(sh->db, j->a.argv[0], j->a.argl[0], kv_now_ms(), &pos))
+		kv_db_erase(sh->db, &pos);
+}
+
+static struct kv_job *key_job(struct kv_tx *t, uint32_t arg, kv_job_fn *fn)
+{
+	const struct kv_args *a = &t->req->a;
+	struct kv_job *j = kv_job_new(KV_JOB_FN, 1, a->argl[arg]);
+
+	if (j) {
+		kv_job_arg(j, a->argv[arg], a->argl[arg]);
+		j->fn = fn;
+	}
+	return j;
+}
+
+/* Stages: 0 take the source; 1 put it at the destination; 2 delete the
+ * source. Returns true when the transaction is over (reply in t->out). */
+static bool rename_stage(struct kv_tx *t)
+{
+	unsigned src = t->key_slot[0], dst = t->key_slot[1];
+	struct kv_job *j;
+
+	switch (t->stage) {
+	case 0:
+		j = key_job(t, 1, rename_take);
+		break;
+	case 1: {
+		struct kv_job *got = t->parts[src];
+
+		if (got->out.len) {
+			kv_reply_raw(&t->out, got->out.buf, got->out.len);
+			return true;
+		}
+		if (!got->u64) {
+			KV_REPLY_ERR(&t->out, KV_ERR_NO_KEY);
+			return true;
+		}
+		j = key_job(t, 2, rename_put);
+		if (j) {
+			j->val = got->val;
+			j->vlen = got->vlen;
+			j->i64 = got->i64;
+			j->u64 = t->nx;
+			got->val = NULL;
+		}
+		break;
+	}
+	case 2: {
+		struct kv_job *put = t->parts[dst];
+
+		if (put->out.len || put->u64 != 2) {
+			if (put->out.len)
+				kv_reply_raw(&t->out, put->out.buf, put->out.len);
+			else
+				kv_reply_int(&t->out, 0);
+			return true;
+		}
+		j = key_job(t, 1, rename_drop);
+		break;
+	}
+	default:
+		if (t->nx)
+			kv_reply_int(&t->out, 1);
+		else
+			kv_reply_status(&t->out, "OK");
+		return true;
+	}
+	if (!j) {
+		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
+		return true;
+	}
+	unsigned i = t->stage == 1 ? dst : src;
+
+	kv_job_free(t->parts[i]);
+	t->stage++;
+	send_part(t, i, j, part_done);
+	return false;
+}
+
+/* ---- stages --------------------------------------------------------------- */
+
+static void tx_end(struct kv_tx *t)
+{
+	for (unsigned i = 0; i < t->nsh; i++)
+		kv_shard_unlock(t->sh, t->order[i], t->reader);
+	kv_client_tx_done(t->c, &t->out);
+	kv_multi_free(t);
+}
+
+/* The next stage: sends its parts, or writes the reply. Returns true
+ * when the transaction is over. */
+static bool advance(struct kv_tx *t)
+{
+	const struct kv_reply *err;
+
+	if (t->oom && (t->cmd->flags & KV_CMD_DENYOOM)) {
+		KV_REPLY_ERR(&t->out, KV_ERR_OOM);
+		return true; /* nothing ran */
+	}
+	if (t->kind == TX_RENAME)
+		return rename_stage(t);
+	switch (t->stage++) {
+	case 0:
+		if (fan_out(t, t->kind == TX_MSETNX ? "exists" : NULL,
+			    t->kind != TX_MSETNX && t->cmd->key_step == 2))
+			return false;
+		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
+		return true;
+	case 1:
+		if (t->kind != TX_MSETNX)
+			break;
+		err = first_error(t);
+		if (err)
+			kv_reply_raw(&t->out, err->buf, err->len);
+		else if (sum_counts(t))
+			kv_reply_int(&t->out, 0);
+		else if (fan_out(t, "mset", true))
+			return false;
+		else
+			KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
+		return true;
+	}
+	if (t->kind == TX_MSETNX && !first_error(t))
+		kv_reply_int(&t->out, 1);
+	else
+		merge_fanout(t);
+	return true;
+}
+
+/* Every part of the stage answered (or the locks are all held): the
+ * next stage, or the end. pending holds one extra count while parts go
+ * out, so a part that answers at once (this shard's own) cannot start
+ * the next stage before its siblings were sent. */
+static void tx_stage(struct kv_tx *t)
+{
+	for (;;) {
+		t->pending = 1;
+		if (advance(t)) {
+			tx_end(t);
+			return;
+		}
+		if (--t->pending)
+			return; /* the last part's answer comes back here */
+	}
+}
+
+static void locked(struct kv_shard *sh, struct kv_job *j);
+
+/* Locks the next shard in ascending order. */
+static void lock_next(struct kv_tx *t)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_LOCK, 0, 0);
+
+	if (!j)
+		abort();
+	j->target = t->order[t->locked];
+	j->tx = t->id;
+	j->owner = t;
+	j->done = locked;
+	j->shared = t->reader;
+	j->room = t->cmd->flags & KV_CMD_WRITE;
+	t->lockj = j;
+	if (kv_job_submit(t->sh, j))
+		abort();
+}
+
+static void locked(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_tx *t = j->owner;
+
+	(void)sh;
+	t->oom |= j->over;
+	t->lockj = NULL;
+	kv_job_free(j);
+	if (++t->locked < t->nsh)
+		lock_next(t);
+	else
+		tx_stage(t);
+}
+
+/* Which shards the request touches, in ascending order, and each key's
+ * (its shard's index in that order). */
+static int plan(struct kv_tx *t)
+{
+	struct kv_shard *sh = t->sh;
+	const struct kv_args *a = &t->req->a;
+	bool all = server_wide(t->cmd);
+
+	t->slot = malloc(sh->n * sizeof(*t->slot));
+	t->order = malloc(sh->n * sizeof(*t->order));
+	t->parts = calloc(sh->n, sizeof(*t->parts));
+	if (!t->slot || !t->order || !t->parts)
+		return -ENOMEM;
+	for (unsigned s = 0; s < sh->n; s++)
+		t->slot[s] = all ? 0 : -1;
+	if (!all) {
+		uint32_t step = (uint32_t)t->cmd->key_step;
+
+		t->nkeys = (last_key(t->cmd, a->argc) - (uint32_t)t->cmd->first_key) / step + 1;
+		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
+		if (!t->key_slot)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < t->nkeys; k++) {
+			uint32_t at = (uint32_t)t->cmd->first_key + k * step;
+
+			t->key_slot[k] = kv_key_shard(sh, a->argv[at], a->argl[at]);
+			t->slot[t->key_slot[k]] = 0;
+		}
+	}
+	for (unsigned s = 0; s < sh->n; s++)
+		if (t->slot[s] == 0) {
+			t->slot[s] = (int)t->nsh;
+			t->order[t->nsh++] = s;
+		}
+	for (uint32_t k = 0; k < t->nkeys; k++) /* shard -> its index */
+		t->key_slot[k] = (unsigned)t->slot[t->key_slot[k]];
+	return 0;
+}
+
+int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
+		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out)
+{
+	struct kv_tx *t = calloc(1, sizeof(*t));
+	struct kv_args a = { argc, (const char **)argv, (size_t *)argl };
+
+	if (!t)
+		return -ENOMEM;
+	t->c = c;
+	t->sh = sh;
+	t->cmd = cmd;
+	t->id = ((uint64_t)(sh->idx + 1) << 48) | ++sh->tx_seq;
+	t->kind = cmd->multi == KV_MULTI_MSETNX ? TX_MSETNX :
+		  cmd->multi == KV_MULTI_RENAME || cmd->multi == KV_MULTI_RENAMENX ? TX_RENAME :
+		  TX_FANOUT;
+	t->nx = cmd->multi == KV_MULTI_RENAMENX;
+	t->reader = cmd->flags & KV_CMD_READONLY;
+	kv_reply_init(&t->out);
+	t->req = whole(&a);
+	if (!t->req || plan(t)) {
+		kv_multi_free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	lock_next(t);
+	return 0;
+}

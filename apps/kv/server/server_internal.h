@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/* The kv server's insides, shared by its files: shards, jobs, connections
+ * and multi-shard commands. Internal to apps/kv.
+ *
+ * A job is one piece of work for one shard: a command, a lock or an
+ * unlock of that shard for a multi-shard command (a "transaction"), or a
+ * function. It is created on its home shard (where the client's
+ * connection lives), runs on its target shard, and its done callback
+ * runs back home. Jobs travel through the outbox (percore/outbox.h), so
+ * the jobs one shard sends another run in the order they were sent.
+ *
+ * A transaction holds each shard it touches, exclusively (a writer) or
+ * shared with other readers (a read-only command). A held shard runs its
+ * holders' jobs at once; any other job waits in the shard's queue, in
+ * arrival order: a lock until it is compatible with the holders (shared
+ * with shared), a plain job until nothing holds the shard. */
+#ifndef KV_SRV_H
+#define KV_SRV_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cmd.h"
+#include "conn.h"
+#include "db.h"
+#include "percore/service.h"
+#include "resp_reply.h"
+#include "resp.h"
+#include "kv_server.h"
+
+/* A request's arguments in one allocation of their own. */
+struct kv_args {
+	uint32_t argc;
+	const char **argv;
+	size_t *argl;
+};
+
+enum kv_job_kind { KV_JOB_CMD, KV_JOB_LOCK, KV_JOB_FN };
+
+struct kv_shard;
+struct kv_job;
+typedef void kv_job_fn(struct kv_shard *sh, struct kv_job *j);
+
+struct kv_job {
+	struct kv_job *next;       /* the owner's list (connection order) */
+	struct kv_job *wnext;      /* the target shard's wait queue */
+	enum kv_job_kind kind;
+	unsigned home, target;
+	uint64_t tx;               /* the transaction it belongs to; 0: none */
+	kv_job_fn *fn;             /* KV_JOB_FN: runs on the target */
+	kv_job_fn *done;           /* runs on home with sh = home shard */
+	void *owner;               /* connection or transaction */
+	bool finished;
+	/* KV_JOB_LOCK: a reader's shared lock; evict, as the memory policy
+	 * allows, once granted (a writer); and the answer, whether the
+	 * keyspace is still over its limit then */
+	bool shared, room, over;
+	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */
+	/* KV_JOB_CMD of a typed command (kv_multi_typed()) that is one part of
+	 * a command spanning shards: its result goes to part (an error to
+	 * out), merged at home; otherwise the target writes the reply to out */
+	bool typed;
+	struct kv_part part;
+	/* KV_JOB_CMD of a client: the reply bytes its jobs hold, which the
+	 * target adds this reply's to (NULL: not counted); past held_max the
+	 * target does not run it (skipped): the client is over its output
+	 * limit and is closed when it collects this job */
+	_Atomic uint64_t *held;
+	uint64_t held_max;
+	bool skipped;
+	uint64_t u64;              /* KV_JOB_FN's input and output */
+	int64_t i64;
+	char *val;                 /* KV_JOB_FN's value (malloc) */
+	size_t vlen;
+	struct kv_reply out;       /* the reply the target wrote */
+	/* replies of the owner's requests that ran at home after this job
+	 * was sent and before the next one: written out after out */
+	struct kv_reply after;
+	struct kv_args a;          /* KV_JOB_CMD's request (in the same allocation) */
+	uint32_t acap;             /* argument slots */
+	char *abuf;                /* where the next argument's bytes go */
+};
+
+/* Figures one shard writes and anyone reads (relaxed). */
+struct kv_shard_stats {
+	_Atomic uint64_t keys, expires, used, expired, evicted, commands;
+};
+
+struct kv_server;
+
+struct kv_shard {
+	struct kv_server *srv;
+	struct kv_shard_stats *st;            /* the server's, outlives the shard */
+	unsigned idx, n;
+	struct kv_db *db;
+	uint64_t lock;                        /* the writer holding it; 0: none */
+	unsigned readers;                     /* readers holding it (shared) */
+	struct kv_job *wait_head, *wait_tail;
+	struct kv_client *closing;            /* its clients closed with answers out */
+	bool draining;
+	uint64_t tx_seq;
+	struct pc_periodic expiry;
+	struct kv_config cfg;                 /* this shard's copy of the settings */
+	struct kv_resp_limits limits;         /* the parsers', from cfg */
+	struct kv_server_view view;           /* INFO's whole-server figures */
+	struct kv_shard_totals *per_shard;    /* storage for view's answers */
+};
+
+struct kv_server {
+	struct pc_server *net;
+	_Atomic(struct pc_server *) net_pub;  /* net, for the shards once started */
+	struct kv_server_opts o;
+	unsigned n;
+	struct kv_shard_stats *stats;         /* one per shard */
+	_Atomic uint64_t clients, accepted, rejected, outlimit, proto_errors, next_id;
+	/* clients closed while requests were still out on other shards,
+	 * freed once the last answer is back */
+	_Atomic uint64_t closing;
+	/* per shard: its closing clients when it stopped, freed once every
+	 * shard has (kv_server_wait) */
+	struct kv_client **orphans;
+	int64_t start_ms;
+};
+
+/* ---- shard.c -------------------------------------------------------------- */
+
+/* The owner of a key. */
+unsigned kv_key_shard(const struct kv_shard *sh, const char *key, size_t len);
+
+/* ms since the epoch. */
+int64_t kv_now_ms(void);
+
+/* A job with room for argc arguments of `bytes` bytes in all (appended
+ * with kv_job_arg()). NULL when out of memory. */
+struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes);
+/* Appends the next argument to a job (at most argc, bytes in all). */
+void kv_job_arg(struct kv_job *j, const char *p, size_t len);
+void kv_job_free(struct kv_job *j);
+
+/* Sends j from shard sh to j->target (running it there, or queueing it
+ * while that shard is held). Its done runs on sh later, or inside this
+ * call when the target is sh and it could run at once. Returns 0, or
+ * -ENOBUFS / -ENOMEM when it could not be sent (done never runs). The
+ * job stays its sender's: a target never frees one. */
+int kv_job_submit(struct kv_shard *sh, struct kv_job *j);
+
+/* Transaction tx of shard sh releases shard `target` (its shared lock
+ * when shared). A message without allocation: one the engine's stop
+ * leaves unrun loses nothing. */
+void kv_shard_unlock(struct kv_shard *sh, unsigned target, bool shared);
+
+/* Runs a parsed command on sh's keyspace, the reply into out; conn: the
+ * client's state when it runs on the client's shard, else NULL; cmd:
+ * kv_cmd_lookup()'s answer for argv[0] when the caller has it, else NULL;
+ * now: the time it runs at (kv_now_ms()); part: where a typed command's
+ * result goes (out then gets only an error), or NULL for its reply. */
+void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
+		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
+		   struct kv_reply *out, struct kv_part *part);
+
+/* True when a job for sh submitted now would run at once. */
+static inline bool kv_shard_free(const struct kv_shard *sh)
+{
+	return !sh->lock && !sh->readers && !sh->wait_head;
+}
+
+/* view.totals: the whole server's figures (server.c). */
+void kv_view_totals(void *arg, struct kv_totals *t);
+
+/* Shard start and stop (the server's hooks). */
+void kv_shard_start(unsigned idx, void *user);
+void kv_shard_stop(unsigned idx, void *user);
+
+/* ---- client.c ------------------------------------------------------------- */
+
+struct kv_client;
+void kv_client_open(struct pc_session *s, void *user);
+void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user);
+size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user);
+/* A transaction of c ended with its reply in out (moved from). */
+void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
+/* After every shard stopped (no thread runs any more): frees the clients
+ * that were still waiting for answers, with their jobs and transaction.
+ * Returns how many. */
+uint64_t kv_client_free_orphans(struct kv_client *list);
+
+/* ---- multi.c -------------------------------------------------------------- */
+
+/* Whether the command spans shards (or the whole server) and so needs
+ * a transaction. */
+bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		     const char *const *argv, const size_t *argl);
+
+/* Starts the transaction for a request (copied): its reply goes to
+ * kv_client_tx_done(c, ...) later. Returns 0 or -ENOMEM. */
+struct kv_tx;
+int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
+		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out);
+/* Frees a transaction and every job it owns (kv_client_free_orphans). */
+void kv_multi_free(struct kv_tx *t);
+
+/* ---- scan.c --------------------------------------------------------------- */
+
+/* The shard and the shard's cursor a server-wide SCAN cursor names;
+ * false when the text is not a cursor (the shard's SCAN then says so). */
+bool kv_scan_route(const char *p, size_t len, unsigned n, unsigned *shard, uint64_t *cursor);
+
+/* The server-wide cursor after shard s of n answered with its own cursor
+ * next: the next shard's start when s's walk ended, 0 after the last. */
+uint64_t kv_scan_cursor(uint64_t next, unsigned s, unsigned n);
+
+#endif
