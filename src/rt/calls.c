@@ -15,6 +15,12 @@
  *    shard's last turn; records are freed after the last drain, when no
  *    answer can come any more.
  * Records are on a list per shard, so none outlives the engine.
+ *
+ * A call past call_limit to its destination waits, its record on the
+ * destination's waiting list, until an answer from there frees a call;
+ * then it is sent (rt_calls_release), oldest first. Waiting calls count
+ * against the outbox budget: past it pc_shard_call_q() refuses with
+ * -ENOBUFS, as a send does. Messages sent meanwhile may go before them.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -34,6 +40,10 @@ struct rt_call {
 	void *ctx;
 	void (*drop)(intptr_t result);
 	bool settled;                /* reply ran (-ETIMEDOUT, -ECANCELED) */
+	/* While it waits for the call limit: what to send, the next. */
+	pc_shard_call_fn fn;
+	void *arg;
+	struct rt_call *wait_next;
 };
 
 static struct pc_slab *call_pool(void)
@@ -108,6 +118,52 @@ int rt_call_send(struct rt_shard *s, unsigned to, pc_shard_call_fn fn, void *arg
 	return 0;
 }
 
+/* Past the call limit: at the tail of the destination's waiting list,
+ * within the outbox budget. */
+static int call_wait(struct rt_shard *s, unsigned to, struct rt_call *c)
+{
+	struct rt_app *a = &s->app;
+	struct rt_out *o = &s->out[to];
+
+	if (a->obx_total + a->calls_waiting >= a->obx_budget) {
+		RT_STAT_ADD(s, outbox_refused, 1);
+		return -ENOBUFS;
+	}
+	c->wait_next = NULL;
+	if (o->waiting_last)
+		o->waiting_last->wait_next = c;
+	else
+		o->waiting = c;
+	o->waiting_last = c;
+	a->calls_waiting++;
+	return 0;
+}
+
+void rt_calls_release(struct rt_shard *s, unsigned to)
+{
+	struct rt_out *o = &s->out[to];
+	struct rt_call *c;
+
+	while ((c = o->waiting) && o->calls < s->app.call_limit) {
+		o->waiting = c->wait_next;
+		if (!o->waiting)
+			o->waiting_last = NULL;
+		s->app.calls_waiting--;
+		/* Exempt: it was admitted against the budget when it began
+		 * to wait; refusing it now would lose it. */
+		if (rt_call_send(s, to, c->fn, c->arg, call_answered, c, true) == 0)
+			continue;
+		/* No memory for an outbox chunk: answered as cancelled,
+		 * unless its deadline answered already. */
+		if (!c->settled) {
+			call_answered(c, -ECANCELED);
+			continue;
+		}
+		call_unlink(c);
+		pc_slab_free(call_pool(), c);
+	}
+}
+
 int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,
 		    void *ctx, const struct pc_call_opts *opts)
 {
@@ -122,8 +178,6 @@ int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_
 		return -EINVAL;
 	if (atomic_load_explicit(&s->e->stop, memory_order_relaxed))
 		return -ECANCELED;
-	if (s->out[to].calls >= s->app.call_limit)
-		return -EBUSY;
 	pool = call_pool();
 	c = pool ? pc_slab_alloc(pool) : NULL;
 	if (!c)
@@ -133,7 +187,12 @@ int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_
 	c->ctx = ctx;
 	c->drop = opts ? opts->drop : NULL;
 	c->settled = false;
-	rc = rt_call_send(s, to, fn, arg, call_answered, c, false);
+	c->fn = fn;
+	c->arg = arg;
+	if (s->out[to].calls >= s->app.call_limit || s->out[to].waiting)
+		rc = call_wait(s, to, c);
+	else
+		rc = rt_call_send(s, to, fn, arg, call_answered, c, false);
 	if (rc) {
 		pc_slab_free(pool, c);
 		return rc;

@@ -13,7 +13,8 @@
  * overtakes them and the pair's order is the order of sending.
  *
  * Budget: queued messages count against the shard's outbox_budget, all
- * destinations together; replies and the library's own messages are
+ * destinations together, with the calls waiting for the call limit
+ * (calls.c); replies and the library's own messages are
  * exempt (refusing them would lose them). Watermarks are per destination.
  */
 #include <errno.h>
@@ -107,7 +108,7 @@ PC_INLINE struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exemp
 	struct rt_outbox *ob = &s->out[to].obx;
 	struct rt_obx_chunk *c = ob->last;
 
-	if (!exempt && a->obx_total >= a->obx_budget) {
+	if (!exempt && a->obx_total + a->calls_waiting >= a->obx_budget) {
 		RT_STAT_ADD(s, outbox_refused, 1);
 		*rc = -ENOBUFS;
 		return NULL;

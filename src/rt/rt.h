@@ -173,6 +173,9 @@ struct rt_out {
 	                          * relaxed at each publish and mail, for
 	                          * pc_engine_sent_to() */
 	uint32_t calls;          /* calls to dest awaiting their reply */
+	/* pc_shard_call_q() calls past call_limit, oldest first: sent as
+	 * answers free calls (calls.c) */
+	struct rt_call *waiting, *waiting_last;
 	bool dirty;              /* on the dirty list */
 	struct pc_shared_buf *frees; /* dest's buffers to send back */
 	struct rt_outbox obx;        /* what waits for room in the ring */
@@ -186,6 +189,8 @@ struct rt_app {
 	uint32_t obx_total;          /* messages in all outboxes */
 	uint32_t obx_budget, obx_high, obx_low;
 	uint32_t call_limit;         /* calls to one shard awaiting replies */
+	uint32_t calls_waiting;      /* past it, all destinations; they count
+	                              * against obx_budget with the outbox */
 	void (*on_pressure)(unsigned to, bool high, void *arg);
 	void *pressure_arg;
 	struct rt_call *calls;       /* calls with a record (calls.c) */
@@ -315,6 +320,8 @@ void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void
 /* calls.c */
 void rt_calls_cancel(struct rt_shard *s);   /* the loop has ended */
 void rt_calls_free(struct rt_shard *s);     /* nothing runs any more */
+/* An answer from `to` freed a call: send the calls waiting for one. */
+void rt_calls_release(struct rt_shard *s, unsigned to);
 
 /* service.c */
 void rt_maps_free(struct rt_shard *s);      /* nothing runs any more */
