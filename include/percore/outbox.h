@@ -79,11 +79,11 @@ struct pc_call_opts {
  * on_stop). A result that can equal -ETIMEDOUT or -ECANCELED is
  * ambiguous: return such values some other way. opts may be NULL.
  * Past call_limit calls to `to` awaiting their answers (percore/engine.h)
- * the call waits on this shard, in order with the other calls to `to`,
- * until an answer frees one; messages sent meanwhile may go before it.
+ * the call waits in this shard's outbox until an answer frees one, and
+ * what is sent to `to` after it waits behind it, in order.
  * Returns 0 (reply will run); -ECANCELED when the engine is stopping;
- * -ENOBUFS past the outbox budget (queued messages and waiting calls
- * together: the moment to stop reading input); -ENOMEM; -EINVAL
+ * -ENOBUFS past the outbox budget (the moment to stop reading input);
+ * -ENOMEM; -EINVAL
  * for a bad shard, NULL fn or reply; -EPERM off a shard. On any error
  * reply never runs. */
 PC_API int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,

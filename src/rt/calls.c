@@ -16,11 +16,9 @@
  *    answer can come any more.
  * Records are on a list per shard, so none outlives the engine.
  *
- * A call past call_limit to its destination waits, its record on the
- * destination's waiting list, until an answer from there frees a call;
- * then it is sent (rt_calls_release), oldest first. Waiting calls count
- * against the outbox budget: past it pc_shard_call_q() refuses with
- * -ENOBUFS, as a send does. Messages sent meanwhile may go before them.
+ * A call past call_limit to its destination waits in the outbox, in
+ * order with everything sent there after it, until an answer frees a
+ * call (outbox.c); it counts against the outbox budget meanwhile.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -40,10 +38,6 @@ struct rt_call {
 	void *ctx;
 	void (*drop)(intptr_t result);
 	bool settled;                /* reply ran (-ETIMEDOUT, -ECANCELED) */
-	/* While it waits for the call limit: what to send, the next. */
-	pc_shard_call_fn fn;
-	void *arg;
-	struct rt_call *wait_next;
 };
 
 static struct pc_slab *call_pool(void)
@@ -106,62 +100,24 @@ static void call_expired(struct pc_wheel *w, struct pc_timer *t)
 int rt_call_send(struct rt_shard *s, unsigned to, pc_shard_call_fn fn, void *arg,
 		 pc_shard_reply_fn reply, void *ctx, bool exempt)
 {
-	enum rt_obx_where where;
+	enum rt_obx_where where = RT_OBX_QUEUED;
 	struct rt_msg *m;
 	int rc = 0;
 
-	m = (struct rt_msg *)rt_obx_open(s, to, false, exempt, &where, &rc);
+	/* Past the limit: in the outbox, whatever room the ring has. */
+	if (!exempt && s->out[to].calls >= s->app.call_limit)
+		m = rt_obx_push(s, to, false, &rc);
+	else
+		m = (struct rt_msg *)rt_obx_open(s, to, false, exempt, &where, &rc);
 	if (!m)
 		return rc;
 	rt_mesh_fill_call(s, to, m, fn, arg, reply, ctx);
+	if (where == RT_OBX_QUEUED) {
+		s->out[to].calls--; /* counted when it moves into the ring */
+		m->h.len = exempt ? RT_CALL_UNLIMITED : RT_CALL_LIMITED;
+	}
 	rt_obx_sent(s, to, where);
 	return 0;
-}
-
-/* Past the call limit: at the tail of the destination's waiting list,
- * within the outbox budget. */
-static int call_wait(struct rt_shard *s, unsigned to, struct rt_call *c)
-{
-	struct rt_app *a = &s->app;
-	struct rt_out *o = &s->out[to];
-
-	if (a->obx_total + a->calls_waiting >= a->obx_budget) {
-		RT_STAT_ADD(s, outbox_refused, 1);
-		return -ENOBUFS;
-	}
-	c->wait_next = NULL;
-	if (o->waiting_last)
-		o->waiting_last->wait_next = c;
-	else
-		o->waiting = c;
-	o->waiting_last = c;
-	a->calls_waiting++;
-	return 0;
-}
-
-void rt_calls_release(struct rt_shard *s, unsigned to)
-{
-	struct rt_out *o = &s->out[to];
-	struct rt_call *c;
-
-	while ((c = o->waiting) && o->calls < s->app.call_limit) {
-		o->waiting = c->wait_next;
-		if (!o->waiting)
-			o->waiting_last = NULL;
-		s->app.calls_waiting--;
-		/* Exempt: it was admitted against the budget when it began
-		 * to wait; refusing it now would lose it. */
-		if (rt_call_send(s, to, c->fn, c->arg, call_answered, c, true) == 0)
-			continue;
-		/* No memory for an outbox chunk: answered as cancelled,
-		 * unless its deadline answered already. */
-		if (!c->settled) {
-			call_answered(c, -ECANCELED);
-			continue;
-		}
-		call_unlink(c);
-		pc_slab_free(call_pool(), c);
-	}
 }
 
 int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,
@@ -187,12 +143,7 @@ int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_
 	c->ctx = ctx;
 	c->drop = opts ? opts->drop : NULL;
 	c->settled = false;
-	c->fn = fn;
-	c->arg = arg;
-	if (s->out[to].calls >= s->app.call_limit || s->out[to].waiting)
-		rc = call_wait(s, to, c);
-	else
-		rc = rt_call_send(s, to, fn, arg, call_answered, c, false);
+	rc = rt_call_send(s, to, fn, arg, call_answered, c, false);
 	if (rc) {
 		pc_slab_free(pool, c);
 		return rc;

@@ -58,9 +58,6 @@ static PC_NOINLINE void run_other(struct rt_shard *s, unsigned from, struct rt_m
 	case RT_MSG_REPLY:
 		s->out[from].calls--;
 		((pc_shard_reply_fn)h->fn)(h->u.reply.ctx, h->u.reply.result);
-		/* After the reply: a call it makes goes behind those waiting. */
-		if (s->out[from].waiting)
-			rt_calls_release(s, from);
 		break;
 	case RT_MSG_FREE:
 		rt_shared_buf_free_list(h->u.free_list);

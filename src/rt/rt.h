@@ -35,6 +35,8 @@ enum rt_kind {
 	RT_MSG_CALL,     /* result = fn(arg); reply to the sender */
 	RT_MSG_REPLY,    /* reply(ctx, result) */
 	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
+	RT_MSG_GONE,     /* outbox only: a reply that went ahead of a waiting
+	                  * call (outbox.c) */
 };
 
 /* Bytes a message fits in its first 32 (rt_head): the mailbox's limit. */
@@ -130,6 +132,7 @@ struct rt_inbox {
 struct rt_outbox {
 	struct rt_obx_chunk *first, *last;
 	uint32_t depth;              /* messages waiting */
+	uint32_t replies;            /* of them, replies (RT_MSG_REPLY) */
 	uint64_t full_turn;          /* the turn a drain found the ring full:
 	                              * sends skip the look until the next */
 	bool listed;                 /* on the shard's obx_dests list */
@@ -173,9 +176,6 @@ struct rt_out {
 	                          * relaxed at each publish and mail, for
 	                          * pc_engine_sent_to() */
 	uint32_t calls;          /* calls to dest awaiting their reply */
-	/* pc_shard_call_q() calls past call_limit, oldest first: sent as
-	 * answers free calls (calls.c) */
-	struct rt_call *waiting, *waiting_last;
 	bool dirty;              /* on the dirty list */
 	struct pc_shared_buf *frees; /* dest's buffers to send back */
 	struct rt_outbox obx;        /* what waits for room in the ring */
@@ -189,8 +189,6 @@ struct rt_app {
 	uint32_t obx_total;          /* messages in all outboxes */
 	uint32_t obx_budget, obx_high, obx_low;
 	uint32_t call_limit;         /* calls to one shard awaiting replies */
-	uint32_t calls_waiting;      /* past it, all destinations; they count
-	                              * against obx_budget with the outbox */
 	void (*on_pressure)(unsigned to, bool high, void *arg);
 	void *pressure_arg;
 	struct rt_call *calls;       /* calls with a record (calls.c) */
@@ -310,6 +308,9 @@ void rt_outbox_free(struct rt_shard *s);
 unsigned rt_outbox_drain(struct rt_shard *s);             /* every turn */
 uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to); /* left */
 uint32_t rt_outbox_drain_send(struct rt_shard *s, unsigned to); /* from a send */
+/* The outbox to `to` waits for an answer: its oldest entry is a call past
+ * call_limit (pc_shard_call_q), not one waiting for room. */
+bool rt_outbox_call_blocked(const struct rt_shard *s, unsigned to);
 bool rt_outbox_waiting(const struct rt_shard *s);
 bool rt_outbox_before_sleep(struct rt_shard *s);    /* true: do not sleep */
 void rt_outbox_room_made(struct rt_shard *s, unsigned from);
@@ -320,8 +321,6 @@ void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void
 /* calls.c */
 void rt_calls_cancel(struct rt_shard *s);   /* the loop has ended */
 void rt_calls_free(struct rt_shard *s);     /* nothing runs any more */
-/* An answer from `to` freed a call: send the calls waiting for one. */
-void rt_calls_release(struct rt_shard *s, unsigned to);
 
 /* service.c */
 void rt_maps_free(struct rt_shard *s);      /* nothing runs any more */

@@ -336,6 +336,51 @@ static void calls_beyond_reply_room(void **state)
 	pc_engine_destroy(engine);
 }
 
+/* ---- two shards calling each other past the limit --------------------------- */
+
+/* Each shard's calls to the other wait for answers, and each owes the
+ * other answers queued behind those waiting calls: the answers must go
+ * ahead, or neither shard ever frees a call. */
+enum { MUTUAL = 500, MUTUAL_LIMIT = 2 };
+static atomic_int mutual_answers;
+static int mutual_next[2];
+
+static void mutual_reply(void *ctx, intptr_t result)
+{
+	int me = pc_shard_id();
+
+	RT_CHECK(result == (intptr_t)ctx, "answer %ld for %ld", (long)result, (long)(intptr_t)ctx);
+	RT_CHECK(result == mutual_next[me], "shard %d: answer %ld, expected %d", me, (long)result,
+		 mutual_next[me]);
+	mutual_next[me]++;
+	if (atomic_fetch_add(&mutual_answers, 1) + 1 == 2 * MUTUAL)
+		pc_engine_stop(pc_shard_engine());
+}
+
+static void mutual_start(void *arg)
+{
+	unsigned other = (unsigned)(1 - pc_shard_id());
+
+	(void)arg;
+	for (intptr_t i = 0; i < MUTUAL; i++)
+		RT_CHECK(pc_shard_call_q(other, ident, (void *)i, mutual_reply, (void *)i, NULL) == 0,
+			 "call %ld refused", (long)i);
+}
+
+static void mutual_calls_past_limit(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_ADAPTIVE);
+	(void)state;
+
+	c.ring_capacity = 16;
+	c.call_limit = MUTUAL_LIMIT;
+	c.on_start = mutual_start;
+	start(&c);
+	finish();
+	assert_int_equal(atomic_load(&mutual_answers), 2 * MUTUAL);
+	pc_engine_destroy(engine);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +389,7 @@ int main(void)
 		cmocka_unit_test(stop_cancels_calls),
 		cmocka_unit_test(limit_queues_calls),
 		cmocka_unit_test(calls_beyond_reply_room),
+		cmocka_unit_test(mutual_calls_past_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

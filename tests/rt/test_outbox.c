@@ -33,13 +33,9 @@
 
 enum { SHARDS = 4, PER_PAIR = 4000 };
 
-/* Messages keep their pair's order; calls keep theirs among themselves
- * (one past call_limit waits for an answer while messages go on), so
- * each has its own sequence. */
 struct pair_state {
 	uint32_t sent[SHARDS];        /* sender side: next seq per destination */
 	uint32_t seen[SHARDS];        /* receiver side: next seq per source */
-	uint32_t calls_sent[SHARDS], calls_seen[SHARDS]; /* the same, for calls */
 	uint64_t rng;
 	uint32_t replies_due;
 } __attribute__((aligned(128)));
@@ -62,18 +58,15 @@ static void maybe_done(void)
 		pc_engine_stop(pc_shard_engine());
 }
 
-static void arrive_in(uint32_t *seen, unsigned from, uint32_t seq)
-{
-	RT_CHECK(from < SHARDS, "bad source %u", from);
-	RT_CHECK(seq == seen[from], "from %u to %d: seq %u, expected %u", from, pc_shard_id(),
-		 seq, seen[from]);
-	seen[from] = seq + 1;
-	atomic_fetch_add(&received, 1);
-}
-
 static void arrive(unsigned from, uint32_t seq)
 {
-	arrive_in(ps[pc_shard_id()].seen, from, seq);
+	struct pair_state *me = &ps[pc_shard_id()];
+
+	RT_CHECK(from < SHARDS, "bad source %u", from);
+	RT_CHECK(seq == me->seen[from], "from %u to %d: seq %u, expected %u", from, pc_shard_id(),
+		 seq, me->seen[from]);
+	me->seen[from] = seq + 1;
+	atomic_fetch_add(&received, 1);
 }
 
 static void on_ptr(void *arg)
@@ -106,7 +99,7 @@ static intptr_t on_call(void *arg)
 {
 	uintptr_t v = (uintptr_t)arg;
 
-	arrive_in(ps[pc_shard_id()].calls_seen, (unsigned)(v >> 32), (uint32_t)v);
+	arrive((unsigned)(v >> 32), (uint32_t)v);
 	return (intptr_t)(v ^ 0x5a5a);
 }
 
@@ -118,11 +111,10 @@ static void on_answer(void *ctx, intptr_t result)
 	maybe_done();
 }
 
-/* One message of a random kind; 0 when it was taken (its seq is used),
+/* One message of a random kind; 0 when it was taken (the seq is used),
  * else the refusal. */
-static int send_msg(unsigned me, unsigned to, uint64_t r)
+static int send_one(unsigned me, unsigned to, uint32_t seq, uint64_t r)
 {
-	uint32_t seq = ps[me].sent[to];
 	uintptr_t v = (uintptr_t)me << 32 | seq;
 	uint8_t bytes[40];
 
@@ -137,13 +129,10 @@ static int send_msg(unsigned me, unsigned to, uint64_t r)
 			bytes[i] = (uint8_t)i;
 		return pc_shard_send_copy(to, on_long_copy, bytes, 40);
 	case 3: {
-		uintptr_t c = (uintptr_t)me << 32 | ps[me].calls_sent[to];
-		int rc = pc_shard_call_q(to, on_call, (void *)c, on_answer, (void *)c, NULL);
+		int rc = pc_shard_call_q(to, on_call, (void *)v, on_answer, (void *)v, NULL);
 
-		if (rc == 0) {
+		if (rc == 0)
 			atomic_fetch_add(&calls_sent, 1);
-			ps[me].calls_sent[to]++;
-		}
 		return rc;
 	}
 	case 4:
@@ -151,21 +140,6 @@ static int send_msg(unsigned me, unsigned to, uint64_t r)
 	default:
 		return pc_shard_submit_copy(to, on_copy, bytes, 8);
 	}
-}
-
-/* Messages and calls sent from `me` to `to`. */
-static uint32_t pair_sent(unsigned me, unsigned to)
-{
-	return ps[me].sent[to] + ps[me].calls_sent[to];
-}
-
-static int send_one(unsigned me, unsigned to, uint64_t r)
-{
-	int rc = send_msg(me, to, r);
-
-	if (rc == 0 && r % 6 != 3)
-		ps[me].sent[to]++;
-	return rc;
 }
 
 static void pump(void *arg)
@@ -180,16 +154,18 @@ static void pump(void *arg)
 	for (unsigned to = 0; to < SHARDS; to++) {
 		unsigned burst = (unsigned)(next_rand(&st->rng) % 64);
 
-		for (unsigned k = 0; k < burst && pair_sent(me, to) < PER_PAIR; k++) {
+		for (unsigned k = 0; k < burst && st->sent[to] < PER_PAIR; k++) {
 			uint64_t r = next_rand(&st->rng);
-			int rc = send_one(me, to, r);
+			int rc = send_one(me, to, st->sent[to], r);
 
-			if (rc == 0)
+			if (rc == 0) {
+				st->sent[to]++;
 				continue;
+			}
 			RT_CHECK(rc == -EAGAIN || rc == -ENOBUFS, "send: %d", rc);
 			break; /* try again next turn */
 		}
-		more |= pair_sent(me, to) < PER_PAIR;
+		more |= st->sent[to] < PER_PAIR;
 	}
 	if (more)
 		pc_reactor_defer(pc_shard_reactor(), pump, NULL);
@@ -221,7 +197,7 @@ static void random_mix_keeps_pair_order(void **state)
 	assert_int_equal(atomic_load(&received), want_received);
 	for (unsigned i = 0; i < SHARDS; i++)
 		for (unsigned j = 0; j < SHARDS; j++)
-			assert_int_equal(ps[i].seen[j] + ps[i].calls_seen[j], PER_PAIR);
+			assert_int_equal(ps[i].seen[j], PER_PAIR);
 	assert_true(RT_SUM(engine, outbox_queued) > 0);
 	assert_true(RT_SUM(engine, outbox_high_water) > 0);
 	assert_int_equal(RT_SUM(engine, outbox_depth), 0);
