@@ -190,7 +190,6 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 			send_heartbeat(s, 0, f->body, f->len);
 		return;
 	}
-	NET_STAT_ADD(s->sh, frames_in, 1);
 	if (f->msg_id == PC_MSG_STATS && cfg->stats_frames) {
 		net_stats_reply(s);
 		return;
@@ -212,14 +211,18 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 }
 
 /* Hand one decoded frame to the application. Returns false when it was
- * left unread (pc_session_unread_frame(): offered again on resume). */
+ * left unread (pc_session_unread_frame(): offered again on resume); it
+ * is counted received once, when taken. */
 static bool offer_frame(struct pc_session *s, const struct pc_frame *f, bool lend)
 {
 	s->sh->in_frame = s;
 	dispatch(s, f, lend);
 	s->sh->in_frame = NULL;
-	if (!(s->flags & NS_UNREAD))
+	if (!(s->flags & NS_UNREAD)) {
+		if (!(f->flags & PC_FRAME_HEARTBEAT))
+			NET_STAT_ADD(s->sh, frames_in, 1);
 		return true;
+	}
 	s->flags &= (uint16_t)~NS_UNREAD;
 	return false;
 }
