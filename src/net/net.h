@@ -199,7 +199,8 @@ struct pc_server {
 	/* Request latency family, set once when metrics are added; read by
 	 * every shard per frame (read-mostly: never written again). */
 	struct pc_metric *latency;
-	struct pc_metrics *metrics;   /* cfg.metrics: the registry we made */
+	struct pc_metrics *metrics;   /* cfg.metrics: the registry served */
+	bool metrics_own;             /* made here (no cfg.metrics_registry) */
 	_Atomic bool ready;           /* pc_server_start() has succeeded */
 	struct pc_metrics_http *http; /* and its endpoint */
 };

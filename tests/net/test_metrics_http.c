@@ -362,6 +362,46 @@ static void test_frame_counters(void **state)
 	tu_stop(srv);
 }
 
+/* A registry made before the start: what the application counted before
+ * pc_server_start() is on /metrics, with the server's own families. */
+static void test_registry_before_start(void **state)
+{
+	struct pc_server_cfg cfg;
+	struct pc_server *srv;
+	char err[160];
+	struct pc_metrics *m = pc_metrics_create(2, 0);
+
+	(void)state;
+	assert_non_null(m);
+	struct pc_metric *early = pc_metrics_counter(m, "app_early_total", "Counted before the start.",
+						     err, sizeof(err));
+	assert_non_null(early);
+	pc_metric_add(early, 0, 5);
+	pc_metric_add(early, 1, 2);
+	tu_cfg(&cfg, 2);
+	cfg.metrics = true;
+	cfg.metrics_registry = m;
+	srv = TU_SERVE(&cfg);
+	assert_ptr_equal(pc_server_metrics(srv), m);
+	pc_metric_add(early, 1, 1);
+	assert_int_equal(get(pc_server_metrics_port(srv), "GET /metrics HTTP/1.1\r\n\r\n", resp,
+			     sizeof(resp)), 200);
+	const char *t = strstr(resp, "\r\n\r\n") + 4;
+	assert_true(mu_value(t, "percore_app_early_total{shard=\"0\"}") == 5);
+	assert_true(mu_value(t, "percore_app_early_total{shard=\"1\"}") == 3);
+	assert_true(mu_lines(t, "percore_frames_received_total{") == 2);
+	tu_stop(srv);
+	pc_metrics_destroy(m); /* the application's, not the server's */
+
+	/* Fewer shards than the server runs: refused, and still ours. */
+	m = pc_metrics_create(1, 0);
+	assert_non_null(m);
+	cfg.metrics_registry = m;
+	assert_int_equal(pc_server_start(&cfg, &srv, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "metrics_registry"));
+	pc_metrics_destroy(m);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +412,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_server_metrics),
 		cmocka_unit_test(test_frame_counters),
+		cmocka_unit_test(test_registry_before_start),
 	};
 
 	return pc_test_main(tests, argc, argv);
