@@ -212,8 +212,10 @@ PC_API uint16_t pc_server_port(const struct pc_server *srv);
 PC_API struct pc_engine *pc_server_engine(struct pc_server *srv);
 
 /* Shut down gracefully: every shard closes its listener (new connections
- * are refused by the kernel), reads what its clients have already sent,
- * finishes the frames received, flushes the output, ends each connection
+ * are refused by the kernel), reads what its clients have already sent
+ * (until a session's socket holds no more: one paused by its output reads
+ * on once it has flushed), finishes the frames received, flushes the
+ * output, ends each connection
  * (FIN) and waits for the client to close. Sessions still open drain_ms
  * after the call are closed (counted in drain_aborted). Then the engine
  * stops. Returns at once; pc_server_wait() waits. Returns 0, -EALREADY
