@@ -93,7 +93,7 @@ struct pc_engine_cfg {
 	uint32_t outbox_budget, outbox_high, outbox_low;
 	/* Calls from one shard to another that may await their replies at
 	 * once: past it pc_shard_call() returns -EAGAIN and pc_shard_call_q()
-	 * -EBUSY. 0: a quarter of the ring capacity (the ring room kept for
+	 * waits for an answer to free one. 0: a quarter of the ring capacity (the ring room kept for
 	 * replies); a larger limit is fine, replies beyond that room wait in
 	 * the outbox. */
 	uint32_t call_limit;

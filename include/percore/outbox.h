@@ -78,9 +78,12 @@ struct pc_call_opts {
  * (the reply then runs on this shard after its last turn, before
  * on_stop). A result that can equal -ETIMEDOUT or -ECANCELED is
  * ambiguous: return such values some other way. opts may be NULL.
+ * Past call_limit calls to `to` awaiting their answers (percore/engine.h)
+ * the call waits in this shard's outbox until an answer frees one, and
+ * what is sent to `to` after it waits behind it, in order.
  * Returns 0 (reply will run); -ECANCELED when the engine is stopping;
- * -EBUSY when call_limit calls to `to` await their answers already
- * (percore/engine.h); -ENOBUFS past the outbox budget; -ENOMEM; -EINVAL
+ * -ENOBUFS past the outbox budget (the moment to stop reading input);
+ * -ENOMEM; -EINVAL
  * for a bad shard, NULL fn or reply; -EPERM off a shard. On any error
  * reply never runs. */
 PC_API int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_fn reply,

@@ -125,6 +125,14 @@ PC_API int pc_reactor_add_recv(struct pc_reactor *r, int fd, unsigned events, pc
  * until then. Owner thread; does nothing outside an rfn callback. */
 PC_API void pc_reactor_recv_keep(struct pc_reactor *r);
 
+/* Whether bytes fd's socket has already given up are still on their way
+ * to its rfn: kept back while PC_EV_IN is off, or completed and not yet
+ * handed over this turn. With the socket's own unread bytes (FIONREAD,
+ * asked first: a completion may take them meanwhile), this says that
+ * everything received so far has been offered. false for an fd without
+ * completion receive. Owner thread. */
+PC_API bool pc_reactor_recv_pending(struct pc_reactor *r, int fd);
+
 /* Watch the listening socket lfd and accept its connections in the
  * kernel (io_uring multishot accept): afn gets each one, and fn only
  * errors and hang-ups of lfd. Deleting lfd stops accepting before

@@ -140,6 +140,14 @@ struct pc_server_cfg {
 	bool metrics;
 	const char *metrics_host;
 	uint16_t metrics_port;
+	/* With metrics true: the application's registry, served instead of
+	 * a new one, so that its families exist and count before the start
+	 * (what they recorded is kept). Made with pc_metrics_create() for
+	 * at least as many shards as the server runs (else the start fails
+	 * with -EINVAL), for one server; the server adds its figures to it
+	 * and never frees it: after pc_server_destroy() it is only for
+	 * pc_metrics_destroy(). NULL: the server makes its own. */
+	struct pc_metrics *metrics_registry;
 };
 
 /* What a server counts: per shard, or summed over shards. Every figure is
@@ -206,8 +214,10 @@ PC_API uint16_t pc_server_port(const struct pc_server *srv);
 PC_API struct pc_engine *pc_server_engine(struct pc_server *srv);
 
 /* Shut down gracefully: every shard closes its listener (new connections
- * are refused by the kernel), reads what its clients have already sent,
- * finishes the frames received, flushes the output, ends each connection
+ * are refused by the kernel), reads what its clients have already sent
+ * (until a session's socket holds no more: one paused by its output reads
+ * on once it has flushed), finishes the frames received, flushes the
+ * output, ends each connection
  * (FIN) and waits for the client to close. Sessions still open drain_ms
  * after the call are closed (counted in drain_aborted). Then the engine
  * stops. Returns at once; pc_server_wait() waits. Returns 0, -EALREADY
@@ -241,8 +251,10 @@ PC_API int pc_server_stats(const struct pc_server *srv, int i, struct pc_server_
  * Returns 0 or -EIO. */
 PC_API int pc_server_stats_print(const struct pc_server_stats *st, bool json, FILE *out);
 
-/* The server's metrics registry, for the application's own families;
- * NULL without cfg.metrics. Valid until pc_server_destroy(). */
+/* The server's metrics registry (cfg.metrics_registry when given), for
+ * the application's own families; NULL without cfg.metrics. Valid until
+ * pc_server_destroy(). Families registered here exist from the start on:
+ * to count before it, give the server a registry (metrics_registry). */
 PC_API struct pc_metrics *pc_server_metrics(struct pc_server *srv);
 
 /* The port the metrics endpoint listens on; 0 without cfg.metrics. */

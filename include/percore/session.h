@@ -89,6 +89,13 @@ typedef void (*pc_close_fn)(struct pc_session *s, enum pc_close_reason why, void
  * times). Never 0. */
 PC_API uint64_t pc_session_id(const struct pc_session *s);
 
+/* The live session with this id, for the calling shard's own sessions:
+ * a handler that kept only an id (a reply from another shard, a session
+ * paused until something frees) finds its session again. NULL when the
+ * session is gone or closing, lives on another shard, or off a server
+ * shard. Valid until the current callback returns. */
+PC_API struct pc_session *pc_session_find(uint64_t id);
+
 /* The shard an id belongs to. */
 static inline unsigned pc_session_id_shard(uint64_t id)
 {

@@ -15,6 +15,7 @@
 #include "metrics_util.h"
 #include "net/http.h"
 #include "net_util.h"
+#include "percore/reply.h"
 #include "testmain.h"
 
 static _Atomic int cur_state = PC_METRICS_READY;
@@ -289,6 +290,118 @@ static void test_server_metrics(void **state)
 	pc_server_destroy(srv);
 }
 
+/* Replies written at once (pc_session_send) and in request order
+ * (pc_reply_reserve, pc_reply_fill), some after the frame was left
+ * unread once and offered again: each frame is counted once each way. */
+enum { KIND_SEND = 1, KIND_SEQ = 2, KIND_UNREAD = 3 };
+static bool unread_done[PC_REPLY_MAX_PENDING];
+
+static void mixed_replies(struct pc_session *s, const struct pc_frame *f, void *user)
+{
+	uint32_t ticket, n;
+
+	(void)user;
+	memcpy(&n, f->body, sizeof(n));
+	if (f->msg_id == KIND_UNREAD && !unread_done[n]) {
+		unread_done[n] = true;
+		assert_int_equal(pc_session_unread_frame(s), 0);
+		pc_session_resume_read(s); /* offered again from a task */
+		return;
+	}
+	if (f->msg_id == KIND_SEND) {
+		assert_int_equal(pc_session_send(s, f->msg_id, f->body, f->len), 0);
+		return;
+	}
+	assert_int_equal(pc_reply_reserve(s, &ticket), 0);
+	assert_int_equal(pc_reply_fill(s, ticket, f->msg_id, 0, f->body, f->len), 0);
+}
+
+static double series_sum(const char *text, const char *metric, unsigned shards)
+{
+	char name[96];
+	double sum = 0;
+
+	for (unsigned i = 0; i < shards; i++) {
+		snprintf(name, sizeof(name), "%s{shard=\"%u\"}", metric, i);
+		sum += mu_value(text, name);
+	}
+	return sum;
+}
+
+static void test_frame_counters(void **state)
+{
+	struct pc_server_cfg cfg;
+	struct pc_server *srv;
+	const uint32_t each = 50;
+
+	(void)state;
+	tu_cfg(&cfg, 2);
+	cfg.metrics = true;
+	cfg.on_frame = mixed_replies;
+	srv = TU_SERVE(&cfg);
+	int fd = TU_CLIENT(srv);
+	for (uint32_t n = 0; n < 3 * each; n++)
+		assert_int_equal(tu_send_frame(fd, KIND_SEND + n % 3, 0, &n, sizeof(n)), 0);
+	for (uint32_t n = 0; n < 3 * each; n++) {
+		struct pc_frame f;
+		uint8_t *body = NULL;
+		uint32_t got;
+
+		assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
+		memcpy(&got, body, sizeof(got));
+		free(body);
+		assert_int_equal(got, n);
+		assert_int_equal(f.msg_id, KIND_SEND + n % 3);
+	}
+	uint16_t port = pc_server_metrics_port(srv);
+	assert_int_equal(get(port, "GET /metrics HTTP/1.1\r\n\r\n", resp, sizeof(resp)), 200);
+	const char *t = strstr(resp, "\r\n\r\n") + 4;
+	assert_true(series_sum(t, "percore_frames_received_total", 2) == 3 * each);
+	assert_true(series_sum(t, "percore_frames_sent_total", 2) == 3 * each);
+	close(fd);
+	tu_stop(srv);
+}
+
+/* A registry made before the start: what the application counted before
+ * pc_server_start() is on /metrics, with the server's own families. */
+static void test_registry_before_start(void **state)
+{
+	struct pc_server_cfg cfg;
+	struct pc_server *srv;
+	char err[160];
+	struct pc_metrics *m = pc_metrics_create(2, 0);
+
+	(void)state;
+	assert_non_null(m);
+	struct pc_metric *early = pc_metrics_counter(m, "app_early_total", "Counted before the start.",
+						     err, sizeof(err));
+	assert_non_null(early);
+	pc_metric_add(early, 0, 5);
+	pc_metric_add(early, 1, 2);
+	tu_cfg(&cfg, 2);
+	cfg.metrics = true;
+	cfg.metrics_registry = m;
+	srv = TU_SERVE(&cfg);
+	assert_ptr_equal(pc_server_metrics(srv), m);
+	pc_metric_add(early, 1, 1);
+	assert_int_equal(get(pc_server_metrics_port(srv), "GET /metrics HTTP/1.1\r\n\r\n", resp,
+			     sizeof(resp)), 200);
+	const char *t = strstr(resp, "\r\n\r\n") + 4;
+	assert_true(mu_value(t, "percore_app_early_total{shard=\"0\"}") == 5);
+	assert_true(mu_value(t, "percore_app_early_total{shard=\"1\"}") == 3);
+	assert_true(mu_lines(t, "percore_frames_received_total{") == 2);
+	tu_stop(srv);
+	pc_metrics_destroy(m); /* the application's, not the server's */
+
+	/* Fewer shards than the server runs: refused, and still ours. */
+	m = pc_metrics_create(1, 0);
+	assert_non_null(m);
+	cfg.metrics_registry = m;
+	assert_int_equal(pc_server_start(&cfg, &srv, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "metrics_registry"));
+	pc_metrics_destroy(m);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +411,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_states),
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_server_metrics),
+		cmocka_unit_test(test_frame_counters),
+		cmocka_unit_test(test_registry_before_start),
 	};
 
 	return pc_test_main(tests, argc, argv);

@@ -6,6 +6,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 
 #include <cmocka.h>
 
@@ -41,12 +43,47 @@ static void read_batch(int fd, uint32_t base)
 	}
 }
 
+/* Wait until the server's kernel has acknowledged every byte fd sent:
+ * then they lie in the server's socket, received. */
+static bool acked(int fd)
+{
+	uint64_t end = pc_now_ns() + (uint64_t)TU_WAIT_MS * 1000000;
+	int left = 1;
+
+	while (ioctl(fd, SIOCOUTQ, &left) == 0 && left > 0 && pc_now_ns() < end)
+		tu_sleep_ms(2);
+	return left == 0;
+}
+
 /* EOF, not a reset: the server's FIN came after the last reply. */
 static void expect_eof(int fd)
 {
 	uint8_t b;
 
 	assert_int_equal(recv(fd, &b, 1, 0), 0);
+}
+
+/* Send large frames on fd, which never reads, until the server stops
+ * reading it (its output above high water). The frames stay whole
+ * however a loaded machine cuts the sends. */
+static void fill_until_paused(struct pc_server *srv, int fd)
+{
+	static uint8_t big[PC_FRAME_HEADER_LEN + 60000];
+	struct timeval tv = { .tv_usec = 20000 };
+	uint64_t end = pc_now_ns() + (uint64_t)TU_WAIT_MS * 1000000;
+	size_t off = 0;
+
+	pc_frame_header_encode(big, 9, 0, 60000);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (!tu_stats(srv).paused && pc_now_ns() < end) {
+		ssize_t k = send(fd, big + off, sizeof(big) - off, MSG_NOSIGNAL);
+
+		if (k > 0)
+			off = (off + (size_t)k) % sizeof(big);
+		else
+			assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+	assert_true(tu_stats(srv).paused);
 }
 
 static void test_drain_delivers(void **state)
@@ -69,22 +106,15 @@ static void test_drain_delivers(void **state)
 	stuck = tu_connect(port);
 	assert_true(stuck >= 0);
 	assert_true(tu_echo_ok(stuck, 1, 10));
-	{
-		static uint8_t big[PC_FRAME_HEADER_LEN + 60000];
-		pc_frame_header_encode(big, 9, 0, 60000);
-		for (int k = 0; k < 200; k++) {
-			struct timeval tv = { .tv_usec = 20000 };
-			setsockopt(stuck, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-			if (send(stuck, big, sizeof(big), MSG_NOSIGNAL) <= 0)
-				break;
-		}
-	}
-	assert_true(TU_WAIT_STAT(srv, paused, 1));
-	/* Requests sent and not read back: in flight when shutdown begins
-	 * (loopback delivers a send to the server's socket before it
-	 * returns, so the server has them to read). */
+	fill_until_paused(srv, stuck);
+	/* Requests sent and not read back: received, and not all answered,
+	 * when shutdown begins. */
 	for (int i = 0; i < CLIENTS; i++)
 		send_batch(fds[i], 1000 + (uint32_t)i * FRAMES);
+	/* A send returns before the server's kernel has the bytes when the
+	 * loopback's delivery is deferred (a loaded machine): wait for them. */
+	for (int i = 0; i < CLIENTS; i++)
+		assert_true(acked(fds[i]));
 	uint64_t t0 = pc_now_ns();
 	/* Long enough for every client to read its replies on a loaded
 	 * machine: only the stuck client may be cut. */
@@ -116,6 +146,64 @@ static void test_drain_delivers(void **state)
 	assert_int_equal(st.queued_bytes, 0);
 	assert_int_equal(st.buffer_bytes, 0);
 	close(stuck);
+	pc_server_destroy(srv);
+}
+
+/* Replies far larger than their requests: the client's socket and the
+ * server's fill up, and the session stops reading with requests still
+ * waiting in its socket (or, on the completion path, received by the
+ * reactor and kept back). */
+enum { BIG_REPLY = 32 << 10, FIRST = 512, SECOND = 16 };
+
+static void big_reply(struct pc_session *s, const struct pc_frame *f, void *user)
+{
+	static const uint8_t pad[BIG_REPLY];
+	struct iovec iov[2] = { { (void *)f->body, f->len }, { (void *)pad, sizeof(pad) } };
+
+	(void)user;
+	assert_int_equal(pc_session_sendv(s, f->msg_id, 0, iov, 2), 0);
+}
+
+static void send_ids(int fd, uint32_t first, uint32_t n)
+{
+	for (uint32_t id = first; id < first + n; id++)
+		assert_int_equal(tu_send_frame(fd, id, 0, &id, sizeof(id)), 0);
+}
+
+/* A session paused by its output when the drain begins still answers the
+ * requests that wait in its socket once its client reads, before the FIN. */
+static void test_drain_reads_paused(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.on_frame = big_reply;
+	c.high_water = 64 << 10;
+	srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
+	send_ids(fd, 0, FIRST);
+	assert_true(TU_WAIT_STAT(srv, paused, 1));
+	send_ids(fd, FIRST, SECOND);
+	assert_true(acked(fd));
+	assert_int_equal(pc_server_shutdown(srv, 60000), 0);
+	for (uint32_t id = 0; id < FIRST + SECOND; id++) {
+		struct pc_frame f = { 0 };
+		uint8_t *b = NULL;
+		uint32_t got;
+
+		assert_int_equal(tu_recv_frame(fd, &f, &b), 0);
+		memcpy(&got, b, sizeof(got));
+		free(b);
+		assert_int_equal(f.msg_id, id);
+		assert_int_equal(got, id);
+		assert_int_equal(f.len, sizeof(id) + BIG_REPLY);
+	}
+	expect_eof(fd);
+	close(fd);
+	assert_int_equal(pc_server_wait(srv), 0);
+	assert_int_equal(tu_stats(srv).drain_aborted, 0);
 	pc_server_destroy(srv);
 }
 
@@ -180,6 +268,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drain_delivers),
+		cmocka_unit_test(test_drain_reads_paused),
 		cmocka_unit_test(test_drain_idle),
 		cmocka_unit_test(test_stop_now),
 	};

@@ -9,8 +9,10 @@
  *    the deadline never fires afterwards.
  *  - A call still unanswered when the engine stops is answered with
  *    -ECANCELED; a call made while stopping is refused with -ECANCELED.
- *  - call_limit calls to one shard are taken, the next gets -EBUSY;
- *    bad arguments are refused. */
+ *  - calls past call_limit to one shard wait for answers to free calls,
+ *    never more than call_limit of them unanswered, and are answered in
+ *    order; past the outbox budget the next gets -ENOBUFS; bad arguments
+ *    are refused. */
 #include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -222,13 +224,27 @@ static void stop_cancels_calls(void **state)
 
 /* ---- the limit and bad arguments ---------------------------------------- */
 
-enum { LIMIT = 5 };
+enum { LIMIT = 5, BUDGET = 32 };
 static int taken, limit_rc, limit_answers, bad_rc[3];
+static atomic_int limit_ran, limit_answered, limit_most;
+
+/* On shard 1: how many calls it has seen that shard 0 has no answer to. */
+static intptr_t count_open(void *arg)
+{
+	int open = atomic_fetch_add(&limit_ran, 1) + 1 - atomic_load(&limit_answered);
+
+	if (open > atomic_load(&limit_most))
+		atomic_store(&limit_most, open);
+	return (intptr_t)arg;
+}
 
 static void limit_reply(void *ctx, intptr_t result)
 {
-	(void)ctx;
-	(void)result;
+	RT_CHECK((intptr_t)ctx == result, "answer %ld for call %ld", (long)result,
+		 (long)(intptr_t)ctx);
+	RT_CHECK(result == limit_answers, "answer %ld out of order, expected %d", (long)result,
+		 limit_answers);
+	atomic_fetch_add(&limit_answered, 1);
 	if (++limit_answers == taken)
 		pc_engine_stop(pc_shard_engine());
 }
@@ -240,7 +256,8 @@ static void limit_start(void *arg)
 	(void)arg;
 	if (pc_shard_id() != 0)
 		return;
-	while ((rc = pc_shard_call_q(1, quick, NULL, limit_reply, NULL, NULL)) == 0)
+	while ((rc = pc_shard_call_q(1, count_open, (void *)(intptr_t)taken, limit_reply,
+				     (void *)(intptr_t)taken, NULL)) == 0)
 		taken++;
 	limit_rc = rc;
 	bad_rc[0] = pc_shard_call_q(2, quick, NULL, limit_reply, NULL, NULL);
@@ -248,19 +265,22 @@ static void limit_start(void *arg)
 	bad_rc[2] = pc_shard_call_q(1, quick, NULL, NULL, NULL, NULL);
 }
 
-static void limit_gives_ebusy(void **state)
+static void limit_queues_calls(void **state)
 {
 	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_ADAPTIVE);
 	(void)state;
 
 	c.ring_capacity = 16;
 	c.call_limit = LIMIT;
+	c.outbox_budget = BUDGET;
 	c.on_start = limit_start;
 	start(&c);
 	finish();
-	assert_int_equal(taken, LIMIT);
-	assert_int_equal(limit_rc, -EBUSY);
-	assert_int_equal(limit_answers, LIMIT);
+	/* LIMIT sent, BUDGET waiting, then the budget refuses. */
+	assert_int_equal(taken, LIMIT + BUDGET);
+	assert_int_equal(limit_rc, -ENOBUFS);
+	assert_int_equal(limit_answers, LIMIT + BUDGET);
+	assert_in_range(atomic_load(&limit_most), 1, LIMIT);
 	assert_int_equal(bad_rc[0], -EINVAL);
 	assert_int_equal(bad_rc[1], -EINVAL);
 	assert_int_equal(bad_rc[2], -EINVAL);
@@ -316,14 +336,60 @@ static void calls_beyond_reply_room(void **state)
 	pc_engine_destroy(engine);
 }
 
+/* ---- two shards calling each other past the limit --------------------------- */
+
+/* Each shard's calls to the other wait for answers, and each owes the
+ * other answers queued behind those waiting calls: the answers must go
+ * ahead, or neither shard ever frees a call. */
+enum { MUTUAL = 500, MUTUAL_LIMIT = 2 };
+static atomic_int mutual_answers;
+static int mutual_next[2];
+
+static void mutual_reply(void *ctx, intptr_t result)
+{
+	int me = pc_shard_id();
+
+	RT_CHECK(result == (intptr_t)ctx, "answer %ld for %ld", (long)result, (long)(intptr_t)ctx);
+	RT_CHECK(result == mutual_next[me], "shard %d: answer %ld, expected %d", me, (long)result,
+		 mutual_next[me]);
+	mutual_next[me]++;
+	if (atomic_fetch_add(&mutual_answers, 1) + 1 == 2 * MUTUAL)
+		pc_engine_stop(pc_shard_engine());
+}
+
+static void mutual_start(void *arg)
+{
+	unsigned other = (unsigned)(1 - pc_shard_id());
+
+	(void)arg;
+	for (intptr_t i = 0; i < MUTUAL; i++)
+		RT_CHECK(pc_shard_call_q(other, ident, (void *)i, mutual_reply, (void *)i, NULL) == 0,
+			 "call %ld refused", (long)i);
+}
+
+static void mutual_calls_past_limit(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_ADAPTIVE);
+	(void)state;
+
+	c.ring_capacity = 16;
+	c.call_limit = MUTUAL_LIMIT;
+	c.on_start = mutual_start;
+	start(&c);
+	finish();
+	assert_int_equal(atomic_load(&mutual_answers), 2 * MUTUAL);
+	pc_engine_destroy(engine);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(deadline_passes_late_answer_dropped),
 		cmocka_unit_test(answer_before_deadline),
 		cmocka_unit_test(stop_cancels_calls),
-		cmocka_unit_test(limit_gives_ebusy),
+		cmocka_unit_test(limit_queues_calls),
 		cmocka_unit_test(calls_beyond_reply_room),
+		cmocka_unit_test(mutual_calls_past_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

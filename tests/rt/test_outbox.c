@@ -162,7 +162,7 @@ static void pump(void *arg)
 				st->sent[to]++;
 				continue;
 			}
-			RT_CHECK(rc == -EAGAIN || rc == -ENOBUFS || rc == -EBUSY, "send: %d", rc);
+			RT_CHECK(rc == -EAGAIN || rc == -ENOBUFS, "send: %d", rc);
 			break; /* try again next turn */
 		}
 		more |= st->sent[to] < PER_PAIR;

@@ -37,7 +37,7 @@ enum {
 	NS_CLOSING = 1u << 2,  /* close asked: flush, then FIN */
 	NS_FIN = 1u << 3,      /* FIN sent: discarding input until EOF or linger */
 	NS_DIRTY = 1u << 4,    /* on the shard's flush list */
-	NS_DRAIN = 1u << 5,    /* server draining: no more reads */
+	NS_DRAIN = 1u << 5,    /* server draining: reads until its input runs dry */
 	NS_DEAD = 1u << 6,     /* freed as soon as its callbacks unwind */
 	NS_OPEN = 1u << 7,     /* on_open ran: on_close is owed */
 	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
@@ -155,6 +155,7 @@ struct net_shard {
 	int lfd;                      /* -1 once closed */
 	bool accept_paused;           /* out of fds: retrying on a timer */
 	bool draining;
+	struct pc_session *feeding;   /* bytes in hand, not yet all taken */
 	bool drained;                 /* reported to the server */
 	struct pc_timer accept_timer;
 	struct pc_timer drain_timer;
@@ -198,7 +199,8 @@ struct pc_server {
 	/* Request latency family, set once when metrics are added; read by
 	 * every shard per frame (read-mostly: never written again). */
 	struct pc_metric *latency;
-	struct pc_metrics *metrics;   /* cfg.metrics: the registry we made */
+	struct pc_metrics *metrics;   /* cfg.metrics: the registry served */
+	bool metrics_own;             /* made here (no cfg.metrics_registry) */
 	_Atomic bool ready;           /* pc_server_start() has succeeded */
 	struct pc_metrics_http *http; /* and its endpoint */
 };

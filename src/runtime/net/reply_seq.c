@@ -132,8 +132,11 @@ static int flush_ready(struct pc_session *s, struct net_rseq *q)
 
 		if (r->state == SLOT_WAIT)
 			break;
-		if (r->state == SLOT_FILLED)
+		if (r->state == SLOT_FILLED) {
 			rc = pc_session_write(s, r->frame, r->len);
+			if (!rc) /* a whole frame, sent as bytes */
+				NET_STAT_ADD(s->sh, frames_out, 1);
+		}
 		if (rc)
 			NET_STAT_ADD(s->sh, replies_discarded, 1);
 		if (rc && !first)

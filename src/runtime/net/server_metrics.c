@@ -19,6 +19,26 @@ static enum pc_metrics_state server_state(void *arg)
 	return atomic_load(&srv->ready) ? PC_METRICS_READY : PC_METRICS_STARTING;
 }
 
+/* The application's registry, when it has shards enough, or a new one. */
+static int take_registry(struct pc_server *srv, char *err, size_t len)
+{
+	struct pc_metrics *m = srv->cfg.metrics_registry;
+
+	if (!m) {
+		srv->metrics = pc_metrics_create(srv->n, 0);
+		srv->metrics_own = true;
+		return srv->metrics ? 0 : -ENOMEM;
+	}
+	if (pc_metrics_shards(m) < srv->n) {
+		if (err && len)
+			snprintf(err, len, "metrics_registry has %u shards, the server runs %u",
+				 pc_metrics_shards(m), srv->n);
+		return -EINVAL;
+	}
+	srv->metrics = m;
+	return 0;
+}
+
 int net_server_metrics_start(struct pc_server *srv, const char *host, char *err, size_t len)
 {
 	struct pc_metrics_http_cfg hc;
@@ -26,9 +46,9 @@ int net_server_metrics_start(struct pc_server *srv, const char *host, char *err,
 
 	if (!srv->cfg.metrics)
 		return 0;
-	srv->metrics = pc_metrics_create(srv->n, 0);
-	if (!srv->metrics)
-		return -ENOMEM;
+	rc = take_registry(srv, err, len);
+	if (rc)
+		return rc;
 	rc = pc_metrics_add_server(srv->metrics, srv);
 	if (rc) {
 		if (err && len)
@@ -53,7 +73,8 @@ void net_server_metrics_stop(struct pc_server *srv)
 
 void net_server_metrics_free(struct pc_server *srv)
 {
-	pc_metrics_destroy(srv->metrics);
+	if (srv->metrics_own)
+		pc_metrics_destroy(srv->metrics);
 	srv->metrics = NULL;
 }
 

@@ -357,6 +357,13 @@ uint64_t pc_session_id(const struct pc_session *s)
 	return (uint64_t)sh->index << 48 | (uint64_t)sh->slots[s->slot].gen << SLOT_BITS | s->slot;
 }
 
+struct pc_session *pc_session_find(uint64_t id)
+{
+	struct pc_session *s = net_self ? net_slot_find(net_self, id) : NULL;
+
+	return s && !(s->flags & (NS_CLOSING | NS_FIN | NS_DEAD)) ? s : NULL;
+}
+
 void *pc_session_data(const struct pc_session *s)
 {
 	return s->data;

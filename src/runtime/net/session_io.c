@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "net/net.h"
@@ -17,6 +18,30 @@
 #include "percore/clock.h"
 
 /* ---- interest and state --------------------------------------------------- */
+
+/* A draining session answers what its client sent before the drain:
+ * whatever is still in its socket, or received and not yet offered (the
+ * completion path takes bytes off the socket ahead of the session). The
+ * socket is asked first: a completion may take its bytes meanwhile. */
+static bool drain_input_left(const struct pc_session *s)
+{
+	int unread = 0;
+
+	/* Bytes in hand: an early flush settles the session halfway. */
+	if (s->sh->feeding == s)
+		return true;
+	if (ioctl(s->fd, FIONREAD, &unread) == 0 && unread > 0)
+		return true;
+	return (s->flags & NS_RECV) && pc_reactor_recv_pending(s->sh->r, s->fd);
+}
+
+/* Whether the session takes input now. */
+static bool wants_input(const struct pc_session *s)
+{
+	if (s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_HELD | NS_BUDGET))
+		return false;
+	return !(s->flags & NS_DRAIN) || drain_input_left(s);
+}
 
 /* Output waits for writability only once a write came back short: the
  * usual turn (read, queue, flush at its end) writes everything and must
@@ -27,7 +52,7 @@ void net_session_set_interest(struct pc_session *s)
 
 	if (s->flags & NS_FIN)
 		want = PC_EV_IN; /* only to see the client's EOF; input discarded */
-	else if (!(s->flags & (NS_PAUSED | NS_EOF | NS_CLOSING | NS_DRAIN | NS_HELD | NS_BUDGET)))
+	else if (wants_input(s))
 		want = PC_EV_IN;
 	if (net_session_queued(s) && ((s->flags & NS_WBLOCKED) || !want))
 		want |= PC_EV_OUT;
@@ -77,7 +102,7 @@ void net_session_settle(struct pc_session *s)
 			net_session_abort(s, (enum pc_close_reason)s->why);
 			return;
 		}
-		if (s->flags & (NS_CLOSING | NS_DRAIN)) {
+		if ((s->flags & NS_CLOSING) || ((s->flags & NS_DRAIN) && !drain_input_left(s))) {
 			send_fin(s);
 			if (s->flags & NS_DEAD)
 				return;
@@ -165,7 +190,6 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 			send_heartbeat(s, 0, f->body, f->len);
 		return;
 	}
-	NET_STAT_ADD(s->sh, frames_in, 1);
 	if (f->msg_id == PC_MSG_STATS && cfg->stats_frames) {
 		net_stats_reply(s);
 		return;
@@ -187,14 +211,18 @@ static void dispatch(struct pc_session *s, const struct pc_frame *f, bool lend)
 }
 
 /* Hand one decoded frame to the application. Returns false when it was
- * left unread (pc_session_unread_frame(): offered again on resume). */
+ * left unread (pc_session_unread_frame(): offered again on resume); it
+ * is counted received once, when taken. */
 static bool offer_frame(struct pc_session *s, const struct pc_frame *f, bool lend)
 {
 	s->sh->in_frame = s;
 	dispatch(s, f, lend);
 	s->sh->in_frame = NULL;
-	if (!(s->flags & NS_UNREAD))
+	if (!(s->flags & NS_UNREAD)) {
+		if (!(f->flags & PC_FRAME_HEARTBEAT))
+			NET_STAT_ADD(s->sh, frames_in, 1);
 		return true;
+	}
 	s->flags &= (uint16_t)~NS_UNREAD;
 	return false;
 }
@@ -551,7 +579,7 @@ static void lent_settle(struct pc_session *s, bool write_now)
  * frame begun in the input ring, decode whole frames where they lie,
  * copy what is left (an incomplete frame, or frames a pause or a hold
  * left) into the input ring. Returns the bytes taken. */
-static size_t feed(struct pc_session *s, const uint8_t *p, size_t n, bool write_now)
+static size_t feed_in(struct pc_session *s, const uint8_t *p, size_t n, bool write_now)
 {
 	size_t took;
 
@@ -569,6 +597,17 @@ static size_t feed(struct pc_session *s, const uint8_t *p, size_t n, bool write_
 		if (!s->ref_head)
 			net_session_buf_release(s->sh, &s->rx);
 	}
+	return took;
+}
+
+static size_t feed(struct pc_session *s, const uint8_t *p, size_t n, bool write_now)
+{
+	struct pc_session *outer = s->sh->feeding;
+	size_t took;
+
+	s->sh->feeding = s;
+	took = feed_in(s, p, n, write_now);
+	s->sh->feeding = outer;
 	return took;
 }
 

@@ -15,6 +15,10 @@
  *    shard's last turn; records are freed after the last drain, when no
  *    answer can come any more.
  * Records are on a list per shard, so none outlives the engine.
+ *
+ * A call past call_limit to its destination waits in the outbox, in
+ * order with everything sent there after it, until an answer frees a
+ * call (outbox.c); it counts against the outbox budget meanwhile.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -96,14 +100,22 @@ static void call_expired(struct pc_wheel *w, struct pc_timer *t)
 int rt_call_send(struct rt_shard *s, unsigned to, pc_shard_call_fn fn, void *arg,
 		 pc_shard_reply_fn reply, void *ctx, bool exempt)
 {
-	enum rt_obx_where where;
+	enum rt_obx_where where = RT_OBX_QUEUED;
 	struct rt_msg *m;
 	int rc = 0;
 
-	m = (struct rt_msg *)rt_obx_open(s, to, false, exempt, &where, &rc);
+	/* Past the limit: in the outbox, whatever room the ring has. */
+	if (!exempt && s->out[to].calls >= s->app.call_limit)
+		m = rt_obx_push(s, to, false, &rc);
+	else
+		m = (struct rt_msg *)rt_obx_open(s, to, false, exempt, &where, &rc);
 	if (!m)
 		return rc;
 	rt_mesh_fill_call(s, to, m, fn, arg, reply, ctx);
+	if (where == RT_OBX_QUEUED) {
+		s->out[to].calls--; /* counted when it moves into the ring */
+		m->h.len = exempt ? RT_CALL_UNLIMITED : RT_CALL_LIMITED;
+	}
 	rt_obx_sent(s, to, where);
 	return 0;
 }
@@ -122,8 +134,6 @@ int pc_shard_call_q(unsigned to, pc_shard_call_fn fn, void *arg, pc_shard_reply_
 		return -EINVAL;
 	if (atomic_load_explicit(&s->e->stop, memory_order_relaxed))
 		return -ECANCELED;
-	if (s->out[to].calls >= s->app.call_limit)
-		return -EBUSY;
 	pool = call_pool();
 	c = pool ? pc_slab_alloc(pool) : NULL;
 	if (!c)

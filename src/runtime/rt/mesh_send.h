@@ -88,10 +88,13 @@ PC_INLINE struct rt_msg *rt_mesh_ring_slot(struct rt_shard *s, unsigned to, bool
 }
 
 /* rt_mesh_ring_slot(), after whatever waits in the outbox to `to`
- * (outbox.c): that goes first, so while any of it is left, NULL. */
+ * (outbox.c): that goes first, so while any of it is left, NULL. But a
+ * reply goes past a call waiting for an answer from `to`: that answer may
+ * wait for this reply (`to` may be stuck behind a call of its own). */
 PC_INLINE struct rt_msg *rt_mesh_stage(struct rt_shard *s, unsigned to, bool reply)
 {
-	if (PC_UNLIKELY(s->out[to].obx.first != NULL) && rt_outbox_drain_send(s, to))
+	if (PC_UNLIKELY(s->out[to].obx.first != NULL) && rt_outbox_drain_send(s, to) &&
+	    !(reply && rt_outbox_call_blocked(s, to)))
 		return NULL;
 	return rt_mesh_ring_slot(s, to, reply);
 }

@@ -12,6 +12,12 @@
  * ring slot or the mailbox to anything while messages wait: so nothing
  * overtakes them and the pair's order is the order of sending.
  *
+ * Calls past call_limit (pc_shard_call_q) wait here too, in order: the
+ * drain stops at one until an answer from its destination frees a call.
+ * Replies go past such a call (into the ring, or, when it is full, out of
+ * the middle of the FIFO, leaving an RT_MSG_GONE entry): the answer the
+ * call waits for may itself wait for them.
+ *
  * Budget: queued messages count against the shard's outbox_budget, all
  * destinations together; replies and the library's own messages are
  * exempt (refusing them would lose them). Watermarks are per destination.
@@ -99,9 +105,8 @@ static void chunk_free(struct rt_shard *s, struct rt_obx_chunk *c)
 	pc_slab_free(pc_shard_slab(sizeof(*c)), c);
 }
 
-/* A new entry at the tail of the outbox to `to`, or NULL: *rc says why.
- * The caller writes it, then calls rt_obx_commit(). */
-PC_INLINE struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc)
+/* rt_obx_push(), inline for the sends. */
+PC_INLINE struct rt_msg *obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc)
 {
 	struct rt_app *a = &s->app;
 	struct rt_outbox *ob = &s->out[to].obx;
@@ -141,6 +146,11 @@ PC_INLINE struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exemp
 	return &c->msgs[c->tail++];
 }
 
+struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc)
+{
+	return obx_push(s, to, exempt, rc);
+}
+
 /* The entry rt_obx_push() gave is written: say so if the destination has
  * just come under pressure (now, so a handler stops reading at once). */
 PC_INLINE void rt_obx_commit(struct rt_shard *s, unsigned to)
@@ -175,6 +185,57 @@ static bool ring_takes(struct rt_shard *s, unsigned to, const struct rt_msg *m, 
 	return *room >= need;
 }
 
+/* A queued call past the pair's call limit: it waits for an answer. */
+static bool call_waits(const struct rt_shard *s, unsigned to, const struct rt_msg *m)
+{
+	return m->h.kind == RT_MSG_CALL && m->h.len == RT_CALL_LIMITED &&
+	       s->out[to].calls >= s->app.call_limit;
+}
+
+bool rt_outbox_call_blocked(const struct rt_shard *s, unsigned to)
+{
+	const struct rt_obx_chunk *c = s->out[to].obx.first;
+
+	return c && c->head < c->tail && call_waits(s, to, &c->msgs[c->head]);
+}
+
+/* Stage queued message m into the ring (ring_takes() said yes). */
+static void move_msg(struct rt_shard *s, unsigned to, struct rt_msg *m)
+{
+	struct rt_out *o = &s->out[to];
+
+	if (m->h.kind == RT_MSG_CALL)
+		o->calls++; /* counted from here: it awaits its answer now */
+	else if (m->h.kind == RT_MSG_REPLY)
+		o->obx.replies--;
+	copy_msg(rt_ring_stage_free(o->ring), m);
+	rt_mesh_staged(s, to);
+}
+
+/* The outbox's head waits for an answer: move the replies queued behind
+ * it that the ring takes, leaving RT_MSG_GONE in their place. Returns
+ * how many moved. */
+static uint32_t pass_replies(struct rt_shard *s, unsigned to, size_t *room)
+{
+	struct rt_outbox *ob = &s->out[to].obx;
+	uint32_t moved = 0;
+
+	for (struct rt_obx_chunk *c = ob->first; c && ob->replies; c = c->next)
+		for (uint32_t i = c->head; i < c->tail && ob->replies; i++) {
+			struct rt_msg *m = &c->msgs[i];
+
+			if (m->h.kind != RT_MSG_REPLY)
+				continue;
+			if (!ring_takes(s, to, m, room))
+				return moved;
+			(*room)--;
+			move_msg(s, to, m);
+			m->h.kind = RT_MSG_GONE;
+			moved++;
+		}
+	return moved;
+}
+
 /* Move what fits from the outbox to `to` into the ring, oldest first.
  * Returns the messages left. The fast path's limit stays 0 throughout (the
  * outbox is not empty) and is set again once it is. */
@@ -187,9 +248,15 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 	struct rt_obx_chunk *c;
 
 	while ((c = ob->first)) {
-		for (; c->head < c->tail; c->head++, moved++) {
+		for (; c->head < c->tail; c->head++) {
 			struct rt_msg *m = &c->msgs[c->head];
 
+			if (m->h.kind == RT_MSG_GONE)
+				continue; /* went ahead, counted then */
+			if (call_waits(s, to, m)) {
+				moved += pass_replies(s, to, &room);
+				goto out;
+			}
 			if (!ring_takes(s, to, m, &room)) {
 				/* Full: what was staged is a whole ring's worth,
 				 * a batch; let the receiver start on it now
@@ -200,8 +267,8 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 				goto out;
 			}
 			room--;
-			copy_msg(rt_ring_stage_free(o->ring), m);
-			rt_mesh_staged(s, to);
+			move_msg(s, to, m);
+			moved++;
 		}
 		ob->first = c->next;
 		if (!ob->first)
@@ -285,7 +352,9 @@ bool rt_outbox_before_sleep(struct rt_shard *s)
 	for (unsigned i = 0; i < a->nobx; i++) {
 		unsigned to = a->obx_dests[i];
 
-		if (!s->out[to].obx.depth || to == s->id)
+		/* Waiting for an answer, not for room: the answer wakes us. */
+		if (!s->out[to].obx.depth || to == s->id ||
+		    (rt_outbox_call_blocked(s, to) && !s->out[to].obx.replies))
 			continue;
 		atomic_store_explicit(&s->out[to].inbox->want_room[s->id], 1, memory_order_seq_cst);
 		room |= rt_mesh_has_room(s, to);
@@ -351,7 +420,7 @@ struct rt_head *rt_obx_open(struct rt_shard *s, unsigned to, bool small, bool ex
 			return h;
 		}
 	}
-	m = rt_obx_push(s, to, exempt, rc);
+	m = obx_push(s, to, exempt, rc);
 	*where = RT_OBX_QUEUED;
 	return m ? &m->h : NULL;
 }
@@ -371,7 +440,7 @@ void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void
 		     intptr_t result)
 {
 	int rc;
-	struct rt_msg *m = rt_obx_push(s, to, true, &rc);
+	struct rt_msg *m = obx_push(s, to, true, &rc);
 
 	if (!m) {
 		RT_STAT_ADD(s, outbox_refused, 1);
@@ -381,6 +450,7 @@ void rt_outbox_reply(struct rt_shard *s, unsigned to, pc_shard_reply_fn fn, void
 	m->h.kind = RT_MSG_REPLY;
 	m->h.u.reply.ctx = ctx;
 	m->h.u.reply.result = result;
+	s->out[to].obx.replies++;
 	rt_obx_commit(s, to);
 }
 
@@ -405,7 +475,7 @@ PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 	if (rt_mesh_fast(&s->out[to]))
 		return rt_mesh_fast_ptr(s, to, fn, arg);
 	if (obx_behind(s, to)) {
-		struct rt_msg *m = rt_obx_push(s, to, exempt, &rc);
+		struct rt_msg *m = obx_push(s, to, exempt, &rc);
 
 		if (!m)
 			return rc;

@@ -27,9 +27,21 @@ struct rt_head *rt_obx_open(struct rt_shard *s, unsigned to, bool small, bool ex
 			    enum rt_obx_where *where, int *rc);
 void rt_obx_sent(struct rt_shard *s, unsigned to, enum rt_obx_where where);
 
-/* calls.c: a call message to `to` through the outbox (exempt: past the
- * budget, for the library's own calls), counted against the pair's
- * outstanding calls but not limited by them. */
+/* A call that waits in the outbox is counted against the pair's
+ * outstanding calls when it moves into the ring; its h.len says whether
+ * it waits there for one of call_limit to free (pc_shard_call_q) or only
+ * for ring room (the library's own calls). */
+enum { RT_CALL_UNLIMITED = 0, RT_CALL_LIMITED = 1 };
+
+/* A new entry at the tail of the outbox to `to` (exempt: past the
+ * budget), or NULL: *rc (-ENOBUFS, -ENOMEM) says why. Write it, then
+ * rt_obx_sent() with RT_OBX_QUEUED. */
+struct rt_msg *rt_obx_push(struct rt_shard *s, unsigned to, bool exempt, int *rc);
+
+/* calls.c: a call message to `to` through the outbox. exempt: past the
+ * budget and the call limit, for the library's own calls (counted against
+ * the pair's outstanding calls all the same); else past call_limit it
+ * waits in the outbox, in order, until an answer frees a call. */
 int rt_call_send(struct rt_shard *s, unsigned to, pc_shard_call_fn fn, void *arg,
 		 pc_shard_reply_fn reply, void *ctx, bool exempt);
 

@@ -181,6 +181,13 @@ void pc_reactor_recv_keep(struct pc_reactor *r)
 	r->recv_keep = true;
 }
 
+bool pc_reactor_recv_pending(struct pc_reactor *r, int fd)
+{
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+
+	return f && f->recv && r->ops->recv_pending && r->ops->recv_pending(r, fd, f);
+}
+
 int pc_reactor_add_accept(struct pc_reactor *r, int lfd, pc_io_fn fn, pc_accept_fn afn, void *arg)
 {
 	if (!afn)

@@ -67,6 +67,8 @@ struct rt_backend_ops {
 	/* Send in the kernel (pc_reactor_send(); NULL: not offered). */
 	int (*send)(struct pc_reactor *r, int fd, struct rt_fd *f, const struct iovec *iov,
 		    int iovcnt, pc_sent_fn fn, void *token);
+	/* Received bytes not yet offered to f's rfn (NULL: never any). */
+	bool (*recv_pending)(struct pc_reactor *r, int fd, const struct rt_fd *f);
 	/* Fill in the io_uring figures of pc_reactor_io_stats() (NULL: none). */
 	void (*stats)(const struct pc_reactor *r, struct pc_reactor_io_stats *st);
 };

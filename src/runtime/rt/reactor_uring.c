@@ -433,6 +433,26 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 	return ran;
 }
 
+/* Held back, or completed and not yet reaped: the completion ring is
+ * read without consuming anything (the wait's loop takes what it holds). */
+static bool ur_recv_pending(struct pc_reactor *r, int fd, const struct rt_fd *f)
+{
+	struct ur_state *st = r->backend_state;
+	struct io_uring_cqe *cqe;
+	unsigned head;
+
+	if (f->held)
+		return true;
+	io_uring_for_each_cqe(&st->ring, head, cqe) {
+		uint64_t tag = io_uring_cqe_get_data64(cqe);
+
+		if ((enum ur_kind)(tag >> UR_KIND_SHIFT) == UR_RECV && (int)(uint32_t)tag == fd &&
+		    ((uint32_t)(tag >> 32) & UR_GEN_MASK) == (f->rgen & UR_GEN_MASK))
+			return true;
+	}
+	return false;
+}
+
 static void ur_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *out)
 {
 	const struct ur_state *st = r->backend_state;
@@ -455,6 +475,7 @@ const struct rt_backend_ops rt_backend_uring = {
 	.del = ur_del,
 	.wait = ur_wait,
 	.add_recv = ur_add_recv,
+	.recv_pending = ur_recv_pending,
 	.send = ur_send,
 	.stats = ur_stats,
 };

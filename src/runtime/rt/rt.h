@@ -35,6 +35,8 @@ enum rt_kind {
 	RT_MSG_CALL,     /* result = fn(arg); reply to the sender */
 	RT_MSG_REPLY,    /* reply(ctx, result) */
 	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
+	RT_MSG_GONE,     /* outbox only: a reply that went ahead of a waiting
+	                  * call (outbox.c) */
 };
 
 /* Bytes a message fits in its first 32 (rt_head): the mailbox's limit. */
@@ -130,6 +132,7 @@ struct rt_inbox {
 struct rt_outbox {
 	struct rt_obx_chunk *first, *last;
 	uint32_t depth;              /* messages waiting */
+	uint32_t replies;            /* of them, replies (RT_MSG_REPLY) */
 	uint64_t full_turn;          /* the turn a drain found the ring full:
 	                              * sends skip the look until the next */
 	bool listed;                 /* on the shard's obx_dests list */
@@ -305,6 +308,9 @@ void rt_outbox_free(struct rt_shard *s);
 unsigned rt_outbox_drain(struct rt_shard *s);             /* every turn */
 uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to); /* left */
 uint32_t rt_outbox_drain_send(struct rt_shard *s, unsigned to); /* from a send */
+/* The outbox to `to` waits for an answer: its oldest entry is a call past
+ * call_limit (pc_shard_call_q), not one waiting for room. */
+bool rt_outbox_call_blocked(const struct rt_shard *s, unsigned to);
 bool rt_outbox_waiting(const struct rt_shard *s);
 bool rt_outbox_before_sleep(struct rt_shard *s);    /* true: do not sleep */
 void rt_outbox_room_made(struct rt_shard *s, unsigned from);
