@@ -39,7 +39,9 @@ SH_PREFIX = (r'(?:^|[;&|({!`]|\$\(|\b(?:then|do|else|elif|if|while|until|exec|'
              r'\benv(?:\s+-\S+)*(?:\s+[A-Za-z_]\w*=\S*)+\s)'
              r'\s*(?:[A-Za-z_]\w*=\S*\s+)*["\']?')
 NAME = r'([A-Za-z][\w.+-]*)'
-SH_CMD = re.compile(SH_PREFIX + NAME + r'(?=$|[\s;|&)"\'`])')
+# Inside a lookahead, so that matches may overlap: in "a && command -v b"
+# both "command" and "b" are in command position.
+SH_CMD = re.compile(r'(?=' + SH_PREFIX + NAME + r'(?=$|[\s;|&)"\'`]))')
 # Python: the program of a subprocess argument list, a shutil.which()
 # argument, or a fallback program name ("... or 'redis-server'").
 PY_CMD = re.compile(r'(?:\[\s*|which\(\s*|\b(?:or|else)\s+)["\']' + NAME + r'["\']')
