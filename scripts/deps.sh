@@ -14,10 +14,14 @@ packages=(
   libhttp-parser-dev
   # hwloc's static link flags name -ludev (pkg-config --static)
   libudev-dev
+  # tests (tests/core/commands.txt names the commands the tests run and
+  # their packages; tests/core/test_deps_cover.py keeps it and this in step)
+  libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq curl
+  binutils file
+  # the manual pages: rendered (groff), read and found (man, col)
+  groff-base man-db bsdextrautils
   # the API reference (HTML, and its warnings as a test)
   doxygen
-  # tests
-  libcmocka-dev python3 libbenchmark-tools python3-scipy chromium jq curl
   # a real Prometheus server and promtool against the metrics endpoint
   prometheus
   flatbuffers-compiler python3-flatbuffers

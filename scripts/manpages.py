@@ -6,7 +6,8 @@ own --help text, so neither can drift from what the program says.
     manpages.py --percore BIN --out DIR [--version V]
 
 writes DIR/man1/percore.1, DIR/man1/percore-COMMAND.1 for every command
-that `percore --help` lists, and DIR/bash-completion/percore.
+that `percore --help` lists, and DIR/bash-completion/percore, which offers
+an option's values where its text names them ("epoll (default) or uring").
 
 The help texts share one layout, which this reads:
   usage: percore CMD ...          (continued on indented lines)
@@ -169,15 +170,44 @@ def commands(top):
     return out
 
 
+def term_options(term):
+    """The options an item's term names: "-h, --help" gives both."""
+    return re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", term)
+
+
 def options_of(h):
-    opts = []
-    for term, _ in h["items"]:
-        opts += re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", term)
-    return opts
+    return [o for term, _ in h["items"] for o in term_options(term)]
 
 
 def takes_path(term):
     return bool(re.search(r"\b(FILE|DIR)\b|\.json\b", term))
+
+
+# A value: a word that ends where the list goes on or stops, with its
+# optional note in parentheses ("epoll (default)"); "a" of "or a CPU
+# list" is prose, not a value.
+VALUE = re.compile(r"([a-z][a-z0-9-]*)(?:\s*\([^()]*\))?(?=$|[,;:.]|\s+or\s)")
+VALUE_SEP = re.compile(r"\s*(?:,\s*or\s+|,\s*|\s+or\s+)")
+
+
+def values_of(term, text):
+    """The values an option takes when its text starts by naming them:
+    "--backend B  epoll (default) or uring" gives [epoll, uring]. A label
+    ending in a colon may come first ("placement: auto, compact, ...").
+    None unless the option takes an argument and two values or more are
+    named, so that "--conns C  connections (default 16)" names none."""
+    if len(term.split()) < 2:
+        return None
+    rest = re.sub(r"^[A-Za-z ]+:\s+", "", text)
+    vals = []
+    while (m := VALUE.match(rest)):
+        vals.append(m.group(1))
+        rest = rest[m.end():]
+        sep = VALUE_SEP.match(rest)
+        if not sep:
+            break
+        rest = rest[sep.end():]
+    return vals if len(vals) >= 2 else None
 
 
 def completion(cmds, helps):
@@ -197,8 +227,15 @@ def completion(cmds, helps):
         h = helps[c]
         opts = " ".join(dict.fromkeys(options_of(h) + ["--help"]))
         paths = " ".join(o for term, _ in h["items"] if takes_path(term)
-                         for o in re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", term))
-        lines.append(f"\t{c}) opts=\"{opts}\" paths=\"{paths}\" ;;")
+                         for o in term_options(term))
+        lines.append(f"\t{c})")
+        for term, text in h["items"]:
+            vals = values_of(term, text)
+            opt = term_options(term)
+            if vals and opt:
+                lines.append(f"\t\tcase $prev in {'|'.join(opt)}) COMPREPLY=($(compgen -W "
+                             f"\"{' '.join(vals)}\" -- \"$cur\")); return ;; esac")
+        lines.append(f"\t\topts=\"{opts}\" paths=\"{paths}\" ;;")
     lines += ["\tesac",
               "\tcase \" $paths \" in",
               "\t*\" $prev \"*) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;",

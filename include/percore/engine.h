@@ -47,7 +47,9 @@ enum pc_idle {
 #define PC_ENGINE_MAX_SHARDS     1024
 #define PC_ENGINE_DEFAULT_BUDGET_US 50
 #define PC_ENGINE_DEFAULT_BATCH  32
-/* A shard away from its loop this long gets a stall warning. */
+/* A shard that runs its own code this long (CPU time, not time waiting
+ * for a CPU or asleep) without coming back to its loop gets a stall
+ * warning. */
 #define PC_ENGINE_DEFAULT_STALL_MS 25
 /* Messages one shard's outboxes may hold together (4 MiB of them). */
 #define PC_ENGINE_DEFAULT_OUTBOX 65536
@@ -107,8 +109,9 @@ struct pc_engine_cfg {
 	const char *log_file;        /* NULL: stderr */
 	uint32_t log_ring_size;      /* bytes per shard; 0: PC_LOG_DEFAULT_RING */
 
-	/* A shard that has not come back to its loop for this long (a
-	 * handler that blocks or spins) gets one warning in the log, with
+	/* A shard that has run this long (its thread's CPU time: a handler
+	 * that spins, not one asleep or a thread waiting for a CPU) without
+	 * coming back to its loop gets one warning in the log, with
 	 * how long and a backtrace of its thread, and is counted in its
 	 * stats' stalls. 0: no watchdog. pc_engine_cfg_init:
 	 * PC_ENGINE_DEFAULT_STALL_MS. */

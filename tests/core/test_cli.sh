@@ -24,6 +24,18 @@ check 2 "unknown command"        "$pc" no-such-command
 for c in $("$pc" --help | awk '/^commands:/{on=1;next} on && NF==0{exit} on{print $1}'); do
   check 0 "$c --help" "$pc" "$c" --help
 done
+# 'percore help CMD' prints what 'percore CMD --help' prints, for every
+# command; 'percore help' alone the list, 'percore help nope' a reason.
+for c in $("$pc" --help | awk '/^commands:/{on=1;next} on && NF==0{exit} on{print $1}'); do
+  check 0 "help $c" "$pc" help "$c"
+  if [ "$("$pc" help "$c" 2>&1)" = "$("$pc" "$c" --help 2>&1)" ]; then echo "ok: help $c is $c --help"
+  else echo "FAIL: 'percore help $c' differs from 'percore $c --help'"; fail=1; fi
+done
+check 0 "help" "$pc" help
+grep -q "^commands:" /tmp/pc_cli.$$ || { echo "FAIL: 'percore help' lists no commands"; fail=1; }
+check 2 "help no-such-command" "$pc" help no-such-command
+grep -q "unknown command 'no-such-command'" /tmp/pc_cli.$$ ||
+  { echo "FAIL: 'percore help no-such-command' gives no reason"; fail=1; }
 # Every subcommand names an option it does not know, and exits 2.
 for c in $("$pc" --help | awk '/^commands:/{on=1;next} on && NF==0{exit} on{print $1}'); do
   check 2 "$c --bogus" "$pc" "$c" --bogus

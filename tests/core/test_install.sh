@@ -9,7 +9,8 @@
 #     pkg-config --static on the static ones;
 #   - user_prog.cc, C++17 (-Wpedantic -Werror, every public header through
 #     percore.h), with pkg-config on the shared runtime alone;
-#   - both again through find_package(percore) (tests/core/user_cmake).
+#   - both again through find_package(percore) (tests/core/user_cmake);
+#   - docs/LIBRARY.md's static link line, which must not link libpercore.so.
 # Last, the installed shared libraries export exactly what the installed
 # headers declare (check_abi.py).
 set -euo pipefail
@@ -76,6 +77,20 @@ static_libs=$(pkg-config --static --libs percore-bench |
   $(pkg-config --cflags percore-bench) $static_libs
 needs "$prefix/c_static" "" "libpercore libpercore-bench"
 run "$prefix/c_static"
+
+# docs/LIBRARY.md's static link line, as written, gives a program without
+# libpercore.so although the shared library sits beside the archive.
+readme_static=$(grep -m1 -- '# with libpercore.a$' "$here/../../docs/LIBRARY.md") ||
+  fail "docs/LIBRARY.md has no line marked '# with libpercore.a'"
+readme_static=${readme_static%%  #*}
+[[ $readme_static == "cc app.c "* ]] || fail "the documented static line is not 'cc app.c ...': $readme_static"
+mkdir "$prefix/readme"
+printf '#include <percore.h>\n#include <stdio.h>\n%s\n' \
+  'int main(void) { puts(pc_version()[0] ? "ok" : "no version"); return 0; }' >"$prefix/readme/app.c"
+(cd "$prefix/readme" && eval "${readme_static/#cc /cc ${cflags[*]} -o app }") ||
+  fail "the documented static line does not build: $readme_static"
+needs "$prefix/readme/app" "" libpercore
+run "$prefix/readme/app"
 
 cmake -S "$here/user_cmake" -B "$prefix/user_cmake" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_C_FLAGS="${cflags[*]}" -DCMAKE_CXX_FLAGS="${cflags[*]}" \

@@ -105,9 +105,32 @@ check_completion() {
 	done
 	got=$(complete_words percore load --dur)
 	[ "$got" = --duration ] || fail "'percore load --dur<TAB>' gives '$got'"
+	# An option's values, not file names: run where files are to offer.
+	local here words want
+	here=$(mktemp -d)
+	trap 'rm -rf "$here"' RETURN
+	touch "$here/auto.txt" "$here/epoll.txt" "$here/spin.txt" "$here/noeviction.txt"
+	while IFS='|' read -r words want; do
+		# shellcheck disable=SC2086 # words are split on purpose
+		got=$(cd "$here" && complete_words percore $words "" | sort | xargs)
+		[ "$got" = "$want" ] || fail "'percore $words <TAB>' gives '$got', want '$want'"
+	done <<-'EOF'
+		echo --policy|auto compact off pcore spread
+		load --policy|auto compact off pcore spread
+		kv --policy|auto compact off pcore spread
+		topo --policy|auto compact list off pcore spread
+		echo --backend|epoll uring
+		kv --backend|epoll uring
+		echo --idle-policy|adaptive sleep spin
+		load --idle-policy|adaptive sleep spin
+		kv --idle-policy|adaptive sleep spin
+		kv --maxmemory-policy|allkeys-lru noeviction
+	EOF
+	got=$(cd "$here" && complete_words percore kv --maxmemory-policy all)
+	[ "$got" = allkeys-lru ] || fail "'percore kv --maxmemory-policy all<TAB>' gives '$got'"
 	bash -c "source '$comp'; complete -p percore" | grep _percore >/dev/null ||
 		fail "sourcing the completion registers nothing for percore"
-	echo "ok: completion offers every command and every option of each --help"
+	echo "ok: completion offers every command, every option of each --help and the values of --policy, --backend, --idle-policy, --maxmemory-policy"
 }
 
 check_install() {

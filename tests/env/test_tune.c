@@ -172,6 +172,33 @@ static void not_applicable_steps_are_listed(void **state)
 	envtest_rmtree(t);
 }
 
+/* A CPU without SMT: the step says so in words ("not supported"), not in
+ * the kernel's smt/control token. */
+static void smt_not_supported_in_words(void **state)
+{
+	struct pc_tune_opts o = { .smt_off = true, .dry_run = true };
+	struct pc_tune_report *r = NULL;
+	char *t = envtest_copy_fixture("container-v2"), *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	(void)state;
+
+	assert_non_null(t);
+	o.root = t;
+	assert_int_equal(pc_tune_apply(&o, &r), 0);
+	assert_non_null(find_step(r, "cpu.smt"));
+	assert_int_equal(find_step(r, "cpu.smt")->result, PC_TUNE_NOT_APPLICABLE);
+	assert_string_equal(find_step(r, "cpu.smt")->reason, "SMT control is not supported here");
+	f = open_memstream(&text, &len);
+	pc_tune_report_print(r, f);
+	fclose(f);
+	assert_non_null(strstr(text, "SMT control is not supported here"));
+	assert_null(strstr(text, "notsupported"));
+	free(text);
+	pc_tune_report_free(r);
+	envtest_rmtree(t);
+}
+
 /* Without --turbo-off / --smt-off those stay as they are, and say so. */
 static void optional_steps_wait_to_be_asked(void **state)
 {
@@ -413,6 +440,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(dry_run_writes_nothing),
 		cmocka_unit_test(desktop_round_trip),
 		cmocka_unit_test(not_applicable_steps_are_listed),
+		cmocka_unit_test(smt_not_supported_in_words),
 		cmocka_unit_test(optional_steps_wait_to_be_asked),
 		cmocka_unit_test(failed_step_does_not_stop_the_rest),
 		cmocka_unit_test(state_file_is_checked),

@@ -5,7 +5,8 @@
 # a count, idle sessions priced by the server, a frame that never
 # completes, the statistics on SIGUSR1 and on exit after a graceful
 # SIGTERM; --connect runs that end on time, more shards than CPUs only
-# with --oversubscribe, a served port refused unless --reuseport-join.
+# with --oversubscribe, a served port refused unless --reuseport-join; a
+# server that closes mid-run is a reported error, not SIGPIPE.
 # Loopback only; every wait bounded.
 set -u
 pc="$PC_BUILD_DIR/tools/percore/percore"
@@ -189,6 +190,23 @@ if start_echo raw --raw --shards 1; then
     --messages 2000 --depth 8 --policy off --json
   expect "raw: every message verified" '.messages == 2000 and .errors.total == 0'
   stop_echo raw
+fi
+
+# ---- a server that closes mid-run --------------------------------------------
+# It echoes one window (64 messages of 12 + 64 bytes) and closes: the load
+# generator's sends that follow meet a closed peer (EPIPE), which must be a
+# reported error, exit 1, not death by SIGPIPE (exit 141).
+python3 "$(dirname "$0")/closing_server.py" $((64 * (12 + 64))) >"$tmp/closing.port" &
+pids+=("$!")
+for _ in $(seq 1 $((100 * slow))); do [ -s "$tmp/closing.port" ] && break; sleep 0.05; done
+if [ -s "$tmp/closing.port" ]; then
+  check 1 "load at a server that closes mid-run: exit 1" "$pc" load --port "$(cat "$tmp/closing.port")" \
+    --conns 4 --depth 64 --size 64 --duration 2 --policy off
+  grep -q "errors, the first: connection .*: \(send\|receive\)" "$tmp/err" &&
+    echo "ok: the closed connections are reported on stderr" ||
+    { echo "FAIL: no report of the closed connections on stderr"; cat "$tmp/err"; fail=1; }
+else
+  echo "FAIL: the closing server did not start"; fail=1
 fi
 
 # ---- nobody there -------------------------------------------------------------

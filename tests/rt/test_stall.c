@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The stall detector: a handler that spins 100 ms gets exactly one
  * warning, whose backtrace names the spinning function, and the shard's
- * stall count is 1; a shard that only sleeps idle gets none; past five
+ * stall count is 1; a shard that only sleeps idle gets none, nor one
+ * whose handler sleeps (not running is not stalling); past five
  * warnings a minute stalls are counted without one. Linked with
  * -rdynamic so that backtrace_symbols names this program's functions. */
 #include <errno.h>
@@ -189,6 +190,43 @@ static void idle_shard_gets_none(void **state)
 	unlink(path);
 }
 
+/* Asleep 150 ms (six thresholds), in small naps so that the watchdog
+ * looks many times meanwhile. */
+static void sleep_150ms(void *arg)
+{
+	uint64_t t0 = pc_now_ns();
+
+	(void)arg;
+	while (pc_elapsed(pc_now_ns(), t0) < 150000000)
+		usleep(5000);
+}
+
+/* A stall is the shard's own code holding the CPU: a handler asleep (or
+ * a thread waiting for a CPU) is not running, so it gets no warning and
+ * no count, while a spinning one does (spinning_handler_warns_once). */
+static void sleeping_handler_is_not_a_stall(void **state)
+{
+	struct pc_shard_stats st;
+	char path[128];
+	struct pc_engine *e;
+	char *text;
+	(void)state;
+
+	open_log(path, sizeof(path));
+	e = log_engine(1, THRESHOLD_MS);
+	assert_non_null(e);
+	assert_int_equal(log_on_shard(e, 0, sleep_150ms, NULL), 0);
+	assert_int_equal(pc_engine_stats_read(e, 0, &st), 0);
+	assert_int_equal(st.stalls, 0);
+	pc_engine_destroy(e);
+	assert_int_equal(pc_log_flush(), 0);
+	text = log_slurp(path);
+	assert_null(strstr(text, "stalled"));
+	free(text);
+	pc_log_close();
+	unlink(path);
+}
+
 /* Threshold 0: no watchdog, so the spin goes uncounted. */
 static void threshold_zero_is_off(void **state)
 {
@@ -210,6 +248,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(count_is_one),
 		cmocka_unit_test(reports_are_limited),
 		cmocka_unit_test(idle_shard_gets_none),
+		cmocka_unit_test(sleeping_handler_is_not_a_stall),
 		cmocka_unit_test(threshold_zero_is_off),
 	};
 	return pc_test_main(tests, argc, argv);

@@ -293,6 +293,10 @@ static int load_main(int argc, char **argv)
 		print_table(&a, &r);
 	}
 	rc = r.errors ? PC_EXIT_FAIL : PC_EXIT_OK;
+	/* Exit 1 says why on stderr too, where --json output does not reach. */
+	if (r.errors)
+		fprintf(stderr, "percore load: %llu errors, the first: %s\n",
+			(unsigned long long)r.errors, r.first_error[0] ? r.first_error : "unknown");
 	pc_load_result_fini(&r);
 	return rc;
 }

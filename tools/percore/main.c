@@ -67,28 +67,62 @@ static void usage(FILE *out)
 		     "commands:\n");
 	for (int i = 0; i < ncmds; i++)
 		fprintf(out, "  %-10s %s\n", cmds[i]->name, cmds[i]->summary);
-	fprintf(out, "\n'percore COMMAND --help' describes a command.\n"
+	fprintf(out, "\n'percore COMMAND --help' or 'percore help COMMAND' describes a command.\n"
 		     "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+static const struct pc_cmd *find_cmd(const char *name)
+{
+	for (int i = 0; i < ncmds; i++)
+		if (!strcmp(name, cmds[i]->name))
+			return cmds[i];
+	return NULL;
+}
+
+static int unknown_cmd(const char *name)
+{
+	fprintf(stderr, "percore: unknown command '%s' (see percore --help)\n", name);
+	return PC_EXIT_USAGE;
+}
+
+/* `percore help CMD` is `percore CMD --help`: the command prints its own. */
+static int help_main(int argc, char **argv)
+{
+	const struct pc_cmd *c;
+	char *args[3];
+
+	if (argc < 3) {
+		usage(stdout);
+		return PC_EXIT_OK;
+	}
+	if (!(c = find_cmd(argv[2])))
+		return unknown_cmd(argv[2]);
+	args[0] = argv[2];
+	args[1] = (char *)"--help";
+	args[2] = NULL;
+	return c->main(2, args);
 }
 
 int main(int argc, char **argv)
 {
+	const struct pc_cmd *c;
+
 	qsort(cmds, (size_t)ncmds, sizeof(cmds[0]), by_order);
 	if (argc < 2) {
 		usage(stderr);
 		return PC_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return PC_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "help"))
+		return help_main(argc, argv);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("percore %s (%s)\n", pc_version(), pc_build_info());
 		return PC_EXIT_OK;
 	}
-	for (int i = 0; i < ncmds; i++)
-		if (!strcmp(argv[1], cmds[i]->name))
-			return cmds[i]->main(argc - 1, argv + 1);
-	fprintf(stderr, "percore: unknown command '%s' (see percore --help)\n", argv[1]);
-	return PC_EXIT_USAGE;
+	if (!(c = find_cmd(argv[1])))
+		return unknown_cmd(argv[1]);
+	return c->main(argc - 1, argv + 1);
 }

@@ -12,12 +12,14 @@
  * frames, and counts it in the shard's stalls. When the shard comes back
  * an info line says after how long. The shards' hot path gains nothing.
  *
- * The time stuck is measured from the last look that saw progress, so it
- * is at most one look period short, less the time the thread waited for
- * a CPU meanwhile (the run_delay of /proc/self/task/TID/schedstat, read
- * only for a shard that is not making progress): a shard the scheduler
- * preempted on a crowded machine is not stuck in its own code, and
- * warning about it would make the warning noise. */
+ * What counts is the shard's own run time: the CPU time its thread used
+ * (the first field of /proc/self/task/TID/schedstat, read only for a
+ * shard that is not making progress) since the first look that saw none.
+ * A thread the scheduler preempted on a crowded machine is runnable, not
+ * running, and one asleep in a call is not running either: neither is
+ * its own code holding the CPU, and warning about them would make the
+ * warning noise. Without schedstat, wall time counts. The time is at
+ * most one look period short. */
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -49,9 +51,10 @@
 struct stall_view {
 	uint64_t turns;      /* the count at the last progress seen */
 	uint64_t since;      /* when that was (pc_now_ns); 0: not looked yet */
-	uint64_t queued0;    /* the thread's run-queue wait at the first look
-	                      * without progress */
-	bool based;          /* queued0 is set for this stretch */
+	uint64_t ran0;       /* the thread's run time (or, without schedstat,
+	                      * the time) at the first look without progress */
+	bool based;          /* ran0 is set for this stretch */
+	bool wall;           /* ran0 is wall time */
 	bool warned;         /* this stall has been counted */
 	bool reported;       /* and had its warning */
 	int fd;              /* its schedstat; -1: not open, -2: unavailable */
@@ -216,9 +219,10 @@ static bool warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns, uin
 	char text[RT_STALL_TEXT] = "";
 	int n = 0;
 
-	atomic_fetch_add_explicit(&s->stalls, 1, memory_order_relaxed);
-	if (!may_report(st, now))
+	if (!may_report(st, now)) {
+		atomic_fetch_add_explicit(&s->stalls, 1, memory_order_relaxed);
 		return false;
+	}
 
 	/* Under the shard's stall_lock: its thread is alive until we let go. */
 	pthread_mutex_lock(&s->stall_lock);
@@ -229,6 +233,9 @@ static bool warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns, uin
 		pthread_mutex_unlock(&grab_lock);
 	}
 	pthread_mutex_unlock(&s->stall_lock);
+	/* Counted once the frames are taken: code that waits for the count
+	 * (a test's spinning handler) is still in the stall they show. */
+	atomic_fetch_add_explicit(&s->stalls, 1, memory_order_relaxed);
 	struct pc_log_field f[] = {
 		PC_LOG_UINT("stuck_ms", stuck_ns / 1000000),
 		PC_LOG_UINT("stalled_shard", s->id),
@@ -238,14 +245,15 @@ static bool warn(struct rt_stall *st, struct rt_shard *s, uint64_t stuck_ns, uin
 	};
 	st->suppressed = 0;
 	pc_log_fields(PC_LOG_WARN, f, PC_ARRAY_LEN(f),
-		      "shard %u stalled: not back to its loop for %llu ms", s->id,
+		      "shard %u stalled: not back to its loop for %llu ms of its own run time", s->id,
 		      (unsigned long long)(stuck_ns / 1000000));
 	return true;
 }
 
-/* Nanoseconds the shard's thread has waited on a run queue, or 0 when
- * the kernel does not say (no schedstat: wall time alone then counts). */
-static uint64_t queued_ns(struct stall_view *v, const struct rt_shard *s)
+/* Nanoseconds the shard's thread has run on a CPU, or now when the
+ * kernel does not say (no schedstat: wall time counts then; *wall says
+ * which). */
+static uint64_t ran_ns(struct stall_view *v, const struct rt_shard *s, uint64_t now, bool *wall)
 {
 	char buf[96];
 	ssize_t n;
@@ -256,24 +264,27 @@ static uint64_t queued_ns(struct stall_view *v, const struct rt_shard *s)
 		if (v->fd < 0)
 			v->fd = -2;
 	}
-	if (v->fd < 0 || (n = pread(v->fd, buf, sizeof(buf) - 1, 0)) <= 0)
-		return 0;
+	*wall = v->fd < 0 || (n = pread(v->fd, buf, sizeof(buf) - 1, 0)) <= 0;
+	if (*wall)
+		return now;
 	buf[n] = '\0';
 	/* "time on the CPU, time waiting for it, slices" */
-	char *sp = strchr(buf, ' ');
-	return sp ? strtoull(sp + 1, NULL, 10) : 0;
+	return strtoull(buf, NULL, 10);
 }
 
-/* Time stuck: since the last progress, less the run-queue wait. */
+/* Time stuck: the run time since the first look without progress. */
 static uint64_t stuck_ns(struct stall_view *v, const struct rt_shard *s, uint64_t now)
 {
-	uint64_t q = queued_ns(v, s);
+	bool wall;
+	uint64_t ran = ran_ns(v, s, now, &wall);
 
-	if (!v->based) {
-		v->queued0 = q;
+	/* A clock that changed (schedstat gone) starts the stretch again. */
+	if (!v->based || wall != v->wall) {
+		v->ran0 = ran;
+		v->wall = wall;
 		v->based = true;
 	}
-	return pc_elapsed(pc_elapsed(now, v->since), pc_elapsed(q, v->queued0));
+	return pc_elapsed(ran, v->ran0);
 }
 
 static void look(struct rt_stall *st, unsigned i, uint64_t now)

@@ -197,6 +197,16 @@ static int plan_turbo(struct pc_tune_report *r, const struct pc_tune_opts *o)
 	return 0;
 }
 
+/* The kernel's smt/control words, in words a reader expects. */
+static const char *smt_control_text(const char *control)
+{
+	if (!strcmp(control, "notsupported"))
+		return "not supported";
+	if (!strcmp(control, "notimplemented"))
+		return "not implemented";
+	return control;
+}
+
 static int plan_smt(struct pc_tune_report *r, const struct pc_tune_opts *o)
 {
 	struct pc_tune_step *s = sys_tune_report_add(r, "cpu.smt", -1, SMT_CONTROL);
@@ -207,7 +217,8 @@ static int plan_smt(struct pc_tune_report *r, const struct pc_tune_opts *o)
 		return 0;
 	if (strcmp(s->old_value, "on") && strcmp(s->old_value, "off") &&
 	    strcmp(s->old_value, "forceoff"))
-		set_reason(s, PC_TUNE_NOT_APPLICABLE, "SMT control is %s here", s->old_value);
+		set_reason(s, PC_TUNE_NOT_APPLICABLE, "SMT control is %s here",
+			   smt_control_text(s->old_value));
 	else if (!o->smt_off)
 		set_reason(s, PC_TUNE_NOT_REQUESTED, "left %s (--smt-off turns it off)", s->old_value);
 	else   /* forceoff is off until reboot: nothing to do */

@@ -165,13 +165,16 @@ static void pump(struct lg_conn *c)
 
 	for (;;) {
 		int n = build(c, iov, hdrs);
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
 		ssize_t w;
 
 		if (!n) {
 			set_events(c, PC_EV_IN);
 			return;
 		}
-		w = writev(c->fd, iov, n);
+		/* MSG_NOSIGNAL: a server gone mid-run (a reset after its FIN gives
+		 * EPIPE) is a connection error to report, not SIGPIPE. */
+		w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				set_events(c, PC_EV_IN | PC_EV_OUT);
