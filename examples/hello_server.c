@@ -23,11 +23,17 @@ int main(int argc, char **argv)
 {
 	struct pc_server_cfg cfg;
 	struct pc_server *srv;
-	char err[200];
+	char err[200], *end = "";
+	long port = argc == 2 ? strtol(argv[1], &end, 10) : 7000;
+	int help = argc == 2 && !strcmp(argv[1], "--help");
 
+	if (argc > 2 || *end || port < 0 || port > 65535) { /* --help, or a bad PORT */
+		fprintf(help ? stdout : stderr, "usage: hello_server [PORT]\n");
+		return help ? 0 : 2;
+	}
 	pc_server_cfg_init(&cfg);
 	cfg.host = "127.0.0.1";
-	cfg.port = (uint16_t)(argc > 1 ? atoi(argv[1]) : 7000);
+	cfg.port = (uint16_t)port;
 	cfg.on_frame = on_frame;
 	if (pc_server_start(&cfg, &srv, err, sizeof(err))) {
 		fprintf(stderr, "hello_server: %s\n", err);

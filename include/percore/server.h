@@ -214,15 +214,16 @@ PC_API uint16_t pc_server_port(const struct pc_server *srv);
 PC_API struct pc_engine *pc_server_engine(struct pc_server *srv);
 
 /* Shut down gracefully: every shard closes its listener (new connections
- * are refused by the kernel), reads what its clients have already sent
- * (until a session's socket holds no more: one paused by its output reads
- * on once it has flushed), finishes the frames received, flushes the
- * output, ends each connection
- * (FIN) and waits for the client to close. Sessions still open drain_ms
- * after the call are closed (counted in drain_aborted). Then the engine
- * stops. Returns at once; pc_server_wait() waits. Returns 0, -EALREADY
- * when shutting down or stopped already, -EAGAIN when a shard's ring for
- * outside threads stayed full for a second. Not from a shard. */
+ * are refused by the kernel), reads what its clients sent (for half of
+ * drain_ms, at most a second, until a session's socket holds no more: one
+ * paused by its output reads on once it has flushed, and a client that
+ * goes on sending does not hold the drain open), finishes the frames
+ * received, flushes the output, ends each connection (FIN) and waits for
+ * the client to close. Sessions still open drain_ms after the call are
+ * closed (counted in drain_aborted). Then the engine stops. Returns at
+ * once; pc_server_wait() waits. Returns 0, -EALREADY when shutting down
+ * or stopped already, -EAGAIN when a shard's ring for outside threads
+ * stayed full for a second. Not from a shard. */
 PC_API int pc_server_shutdown(struct pc_server *srv, uint32_t drain_ms);
 
 /* Stop now: every shard ends after its current turn, closing its sessions

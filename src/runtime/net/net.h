@@ -37,7 +37,7 @@ enum {
 	NS_CLOSING = 1u << 2,  /* close asked: flush, then FIN */
 	NS_FIN = 1u << 3,      /* FIN sent: discarding input until EOF or linger */
 	NS_DIRTY = 1u << 4,    /* on the shard's flush list */
-	NS_DRAIN = 1u << 5,    /* server draining: reads until its input runs dry */
+	NS_DRAIN = 1u << 5,    /* server draining: reads what arrives for a while, then FIN */
 	NS_DEAD = 1u << 6,     /* freed as soon as its callbacks unwind */
 	NS_OPEN = 1u << 7,     /* on_open ran: on_close is owed */
 	NS_WBLOCKED = 1u << 8, /* the last write came back short: wait for OUT */
@@ -155,6 +155,10 @@ struct net_shard {
 	int lfd;                      /* -1 once closed */
 	bool accept_paused;           /* out of fds: retrying on a timer */
 	bool draining;
+	/* while draining, sessions read what their clients sent until this
+	 * time (pc_now_ns), then flush and end: a client that never stops
+	 * sending does not hold the drain open until its deadline */
+	uint64_t drain_read_end;
 	struct pc_session *feeding;   /* bytes in hand, not yet all taken */
 	bool drained;                 /* reported to the server */
 	struct pc_timer accept_timer;

@@ -410,6 +410,18 @@ static void drain_sessions(void *arg)
 		net_shard_drained(sh);
 }
 
+/* How long draining sessions go on reading: half the drain, so that what
+ * was read is answered before the deadline, and at most DRAIN_READ_MAX_MS:
+ * what a client sent before the shutdown has arrived by then. */
+#define DRAIN_READ_MAX_MS 1000u
+
+static uint64_t drain_read_ns(uint32_t drain_ms)
+{
+	uint32_t ms = drain_ms / 2 < DRAIN_READ_MAX_MS ? drain_ms / 2 : DRAIN_READ_MAX_MS;
+
+	return (uint64_t)ms * 1000000;
+}
+
 static void shard_drain(void *arg)
 {
 	struct pc_server *srv = arg;
@@ -419,6 +431,7 @@ static void shard_drain(void *arg)
 	if (!sh || sh->draining)
 		return;
 	sh->draining = true;
+	sh->drain_read_end = pc_now_ns() + drain_read_ns(srv->drain_ms);
 	close_listener(sh);
 	pc_reactor_timer_after(sh->r, &sh->drain_timer, (uint64_t)srv->drain_ms * 1000000);
 	/* A draining session answers what has arrived. On the completion

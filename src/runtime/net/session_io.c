@@ -21,8 +21,9 @@
 
 /* A draining session answers what its client sent before the drain:
  * whatever is still in its socket, or received and not yet offered (the
- * completion path takes bytes off the socket ahead of the session). The
- * socket is asked first: a completion may take its bytes meanwhile. */
+ * completion path takes bytes off the socket ahead of the session), for
+ * the reading part of the drain (net_shard.drain_read_end). The socket
+ * is asked first: a completion may take its bytes meanwhile. */
 static bool drain_input_left(const struct pc_session *s)
 {
 	int unread = 0;
@@ -30,6 +31,10 @@ static bool drain_input_left(const struct pc_session *s)
 	/* Bytes in hand: an early flush settles the session halfway. */
 	if (s->sh->feeding == s)
 		return true;
+	/* Past the reading part of the drain (a client that kept sending):
+	 * what was read is answered, the rest is not taken. */
+	if ((int64_t)(pc_now_ns() - s->sh->drain_read_end) >= 0)
+		return false;
 	if (ioctl(s->fd, FIONREAD, &unread) == 0 && unread > 0)
 		return true;
 	return (s->flags & NS_RECV) && pc_reactor_recv_pending(s->sh->r, s->fd);
