@@ -213,7 +213,8 @@ static void decided_counts(const struct pc_report_ctx *c, struct decided *dc)
 		}
 		dc->total++;
 		dc->decided += pc_judged_server(j)->decided;
-		dc->tests += (j->j.out != PC_OUT_UNTESTED) + (j->has_cpu && j->cpu.out != PC_OUT_UNTESTED);
+		dc->tests += (j->j.out != PC_OUT_UNTESTED) +
+			     (j->has_cpu && j->cpu.out != PC_OUT_UNTESTED);
 		dc->bound += pc_judged_server(j) == &j->cpu;
 	}
 }
