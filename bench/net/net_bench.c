@@ -48,7 +48,9 @@
  * row also records, over the generator's run, server_cpu_ns_per_req (the
  * CPU time of the threads that existed before it started: the server's,
  * and the metrics scraper on the scraped row, divided by the requests)
- * and client_util (the generator's CPU time over the wall time, 0-1). */
+ * and client_util (the generator's CPU time over its timed part, from
+ * its shard threads' CPU clocks read where that part starts and ends,
+ * over the part's length: 0-1, start-up and connecting left out). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -319,6 +321,15 @@ static int load_run_unpinned(const struct pc_load_cfg *cfg, struct pc_load_resul
 	return j.rc;
 }
 
+/* How busy the generator was over its timed part: its shards' CPU time
+ * over that part's length times the shards, 0-1. */
+static double client_util(const struct pc_load_cfg *l, const struct pc_load_result *r)
+{
+	double shards = l->engine.shards ? l->engine.shards : 1;
+
+	return r->elapsed_ns ? (double)r->cpu_ns / ((double)r->elapsed_ns * shards) : 0;
+}
+
 /* Drive the target: iterations messages (or connect cycles) in all. */
 static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned conns,
 		  unsigned depth, enum pc_idle load_idle)
@@ -327,7 +338,7 @@ static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned co
 	struct pc_load_cfg l;
 	struct pc_load_result r;
 	struct task_split cpu;
-	double wall_ns, server_ns, client_ns;
+	double server_ns;
 	char err[200];
 	int rc;
 
@@ -346,7 +357,7 @@ static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned co
 	l.engine.idle = load_idle;
 	task_split_begin(&cpu);
 	rc = load_run_unpinned(&l, &r, err, sizeof(err));
-	task_split_end(&cpu, &wall_ns, &server_ns, &client_ns);
+	server_ns = task_split_end(&cpu);
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", st->bench->name, err);
 		pc_bench_fail(st, err);
@@ -359,8 +370,8 @@ static void drive(struct pc_bench_state *st, enum pc_load_mode mode, unsigned co
 			fprintf(stderr, "%s: %s\n", st->bench->name, r.first_error);
 		if (st->items)
 			pc_bench_counter(st, "server_cpu_ns_per_req", server_ns / (double)st->items);
-		/* the generator is one shard: one CPU's worth at most */
-		pc_bench_counter(st, "client_util", wall_ns > 0 ? client_ns / wall_ns : 0);
+		/* one CPU's worth per generator shard at most */
+		pc_bench_counter(st, "client_util", client_util(&l, &r));
 		if (depth == 1 && conns == 1) {
 			pc_bench_counter(st, "p50_us", (double)pc_hist_percentile(r.latency, 50) / 1e3);
 			pc_bench_counter(st, "p99_us", (double)pc_hist_percentile(r.latency, 99) / 1e3);

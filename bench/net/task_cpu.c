@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* CPU time of threads, from /proc/PID/task/TID/schedstat (nanoseconds,
- * user and system together) and the process CPU clock. */
+ * user and system together). */
 #define _GNU_SOURCE 1
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "percore/clock.h"
@@ -55,14 +54,6 @@ uint64_t task_process_cpu_ns(pid_t pid)
 	return task_each(pid, one, NULL);
 }
 
-static uint64_t process_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t remember(pid_t pid, pid_t tid, const void *arg)
 {
 	struct task_split *t = (struct task_split *)arg;
@@ -78,19 +69,13 @@ void task_split_begin(struct task_split *t)
 {
 	t->n = 0;
 	task_each(getpid(), remember, t);
-	t->process0 = process_clock_ns();
-	t->wall0 = pc_now_ns();
 }
 
-void task_split_end(const struct task_split *t, double *wall_ns, double *old_ns,
-		    double *new_ns)
+double task_split_end(const struct task_split *t)
 {
-	uint64_t old = 0, process = pc_elapsed(process_clock_ns(), t->process0);
+	uint64_t old = 0;
 
-	*wall_ns = (double)pc_elapsed(pc_now_ns(), t->wall0);
 	for (unsigned i = 0; i < t->n; i++)
 		old += pc_elapsed(task_cpu_ns(getpid(), t->tid[i]), t->cpu0[i]);
-	*old_ns = (double)old;
-	/* the clocks differ in resolution: never below 0 */
-	*new_ns = process > old ? (double)(process - old) : 0;
+	return (double)old;
 }

@@ -22,21 +22,19 @@ uint64_t task_process_cpu_ns(pid_t pid);
 
 #define TASK_SPLIT_MAX 256
 
-/* The CPU of this process over an interval, split in two: the threads
- * that existed when it began (a server started beforehand, and harness
- * threads that sleep meanwhile) and those started during it (the load
- * generator), whose CPU is the process's less the first group's. */
+/* The CPU time over an interval of the threads of this process that
+ * existed when it began: a server started beforehand, and harness threads
+ * that sleep meanwhile; threads started during it (a load generator) are
+ * left out. */
 struct task_split {
 	unsigned n;
 	pid_t tid[TASK_SPLIT_MAX];
 	uint64_t cpu0[TASK_SPLIT_MAX];
-	uint64_t process0, wall0;
 };
 
 void task_split_begin(struct task_split *t);
 
-/* The interval's wall time and each group's CPU time, in ns. */
-void task_split_end(const struct task_split *t, double *wall_ns, double *old_ns,
-		    double *new_ns);
+/* The CPU time of the threads that existed at task_split_begin, in ns. */
+double task_split_end(const struct task_split *t);
 
 #endif

@@ -80,6 +80,12 @@ struct pc_load_result {
 	uint64_t elapsed_ns;     /* from every connection up to the last reply
 	                          * (idle mode: opening them all) */
 	uint64_t connects;       /* connect mode: cycles completed */
+	/* CPU time of the generator's shard threads over their timed parts
+	 * (echo and connect modes), ns: each shard's thread CPU clock read
+	 * where its part of elapsed_ns starts and ends, so start-up,
+	 * connecting and tear-down are left out. Over elapsed_ns x shards it
+	 * is how busy the generator was. */
+	uint64_t cpu_ns;
 	/* errors */
 	uint64_t errors;         /* the sum of the four below */
 	uint64_t connect_errors;

@@ -85,6 +85,14 @@ static void test_soak(void **state)
 	tu_stop(srv);
 }
 
+/* The generator's CPU over its timed part: some, and no more than its one
+ * shard could spend in that time (1 ms for the clocks' different reads). */
+static void assert_cpu_timed(const struct pc_load_result *r)
+{
+	assert_true(r->cpu_ns > 0);
+	assert_true(r->cpu_ns <= r->elapsed_ns + 1000000);
+}
+
 /* A count instead of a time: exactly that many round trips. */
 static void test_count_raw(void **state)
 {
@@ -107,6 +115,7 @@ static void test_count_raw(void **state)
 	assert_int_equal(r.errors, 0);
 	assert_int_equal(r.messages, 3001);
 	assert_true(r.elapsed_ns > 0);
+	assert_cpu_timed(&r);
 	assert_true(TU_WAIT_STAT(srv, closed, 5));
 	assert_int_equal(tu_stats(srv).bytes_in, r.bytes);
 	pc_load_result_fini(&r);
@@ -130,6 +139,7 @@ static void test_connect_mode(void **state)
 	assert_int_equal(r.errors, 0);
 	assert_int_equal(r.connects, 400);
 	assert_int_equal(r.messages, 400);
+	assert_cpu_timed(&r);
 	assert_true(TU_WAIT_STAT(srv, closed, 400));
 	assert_int_equal(tu_stats(srv).accepted, 400);
 	pc_load_result_fini(&r);

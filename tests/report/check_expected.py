@@ -9,7 +9,8 @@ the key figures of every table in the expected file against its own
 computation with Python's statistics module: time per item (median over
 repetitions of 1e9 / items_per_second), rates (median), CV (sample standard
 deviation over mean of real time), speedups (the Hodges-Lehmann estimate
-of the peer's time per item over ours), the noise table's median, mean and standard deviation, the
+of the peer's time per item over ours, and of its server CPU per request
+over ours where both record it), the noise table's median, mean and standard deviation, the
 counters' medians and the architecture table's ops/s and efficiency. A
 displayed figure passes when it is the computed value rounded to the digits
 shown. Tables it does not know are left alone, but each kind it knows must
@@ -24,6 +25,8 @@ import re
 import statistics
 import sys
 
+# the counters of rows that set a server beside its client
+SERVER_COUNTERS = ("server_cpu_ns_per_req", "client_util")
 UNITS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 PREFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
           "Ki": 1024.0, "Mi": 1024.0 ** 2, "Gi": 1024.0 ** 3, "Ti": 1024.0 ** 4}
@@ -55,7 +58,7 @@ def load(paths):
             r["items"].append(ips)
             r["bytes"].append(b.get("bytes_per_second", 0) or 0)
             for k, v in b.items():
-                if k.endswith("_us") and isinstance(v, (int, float)):
+                if (k.endswith("_us") or k in SERVER_COUNTERS) and isinstance(v, (int, float)):
                     r["counters"].setdefault(k, []).append(v)
     return out
 
@@ -176,6 +179,15 @@ class Checker:
                 # checks the intervals)
                 self.value("speedup", "%s vs %s" % (ours, peer), cells[ratio_col].split(" [")[0],
                            hodges_lehmann(p["tpi"], o["tpi"]) / (2 if half else 1))
+            # the server CPU verdict, where both rows record the figure
+            cpu_col = next((i for h, i in col.items() if h.startswith("Server CPU")), None)
+            cpu = "server_cpu_ns_per_req"
+            if cpu_col is not None and cpu in o["counters"] and cpu in p["counters"]:
+                self.value("cpu speedup", "%s vs %s CPU" % (ours, peer),
+                           cells[cpu_col].split(" [")[0],
+                           hodges_lehmann(p["counters"][cpu], o["counters"][cpu]))
+            elif cpu_col is not None and cells[cpu_col] != "-":
+                self.fails.append("%s vs %s: a CPU verdict without the figures" % (ours, peer))
 
     def lone_peers(self, head, rows):
         """Peer | Time/item | Rate | CV"""
@@ -250,7 +262,8 @@ def main():
             c.counters(head, rows)
         elif head[:2] == ["Design", "Cores"]:
             c.arch(head, rows)
-    for kind in ("time/item", "rate", "cv", "speedup", "noise", "counter", "arch"):
+    for kind in ("time/item", "rate", "cv", "speedup", "cpu speedup", "noise", "counter",
+                 "arch"):
         if kind not in c.kinds:
             c.fails.append("no %s figure found in %s: did a table change its columns?"
                            % (kind, sys.argv[1]))

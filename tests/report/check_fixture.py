@@ -14,6 +14,7 @@ usage: check_fixture.py PERCORE FIXTURE_DIR
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_scipy import ALPHA, permutation_p, rejects, report_p  # noqa: E402
+from check_scipy import ALPHA, bh, permutation_p, rejects, report_p  # noqa: E402
 from scipy.stats import mannwhitneyu  # noqa: E402
 
 MARGIN = 0.05
@@ -69,19 +70,6 @@ PAIRS = {
 COUNTED = ("peer", "limit")
 
 
-def bh(ps):
-    """Benjamini-Hochberg adjusted p-values, in the order given."""
-    m = len(ps)
-    order = sorted(range(m), key=lambda i: ps[i])
-    adj = [0.0] * m
-    run = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        run = min(run, ps[i] * m / rank)
-        adj[i] = run
-    return adj
-
-
 def times(doc):
     """Per-repetition time per item of every row, ns."""
     scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -92,6 +80,15 @@ def times(doc):
         t = (1e9 / r["items_per_second"] if r.get("items_per_second")
              else r["real_time"] * scale[r["time_unit"]])
         out.setdefault(r["run_name"], []).append(t)
+    return out
+
+
+def counter(doc, name):
+    """Per-repetition values of one counter, for the rows that have it."""
+    out = {}
+    for r in doc["benchmarks"]:
+        if r.get("run_type") == "iteration" and name in r:
+            out.setdefault(r["run_name"], []).append(r[name])
     return out
 
 
@@ -110,10 +107,42 @@ def verdict_of(p, u1, half):
             else "faster" if u1 < half else "slower")
 
 
+def check_cpu(by, judged, adj, fails):
+    """The server CPU verdicts of the report against scipy's; returns
+    {(ours, other, "cpu"): (verdict, decided)} as the findings count them."""
+    out = {}
+    for key, (p, hl, u1, half, _) in judged.items():
+        if len(key) != 3:
+            continue
+        r = by.get(key[:2], {}).get("server_cpu")
+        pa = adj.get(key)
+        verdict = verdict_of(pa if pa is not None else p, u1, half)
+        if r is None:
+            fails.append("%s vs %s: no server CPU verdict" % key[:2])
+            continue
+        decided = verdict != "no significant difference" or (
+            r["ci_low"] >= 1 / (1 + MARGIN) and r["ci_high"] <= 1 + MARGIN)
+        out[key] = (verdict, decided)
+        said = {"faster": "less CPU", "slower": "more CPU"}.get(verdict, verdict)
+        if abs(r["p_value"] - p) > 1e-9 or abs(r["speedup"] / hl - 1) > 1e-9 or \
+           r["verdict"] != said or r["decided"] != decided or \
+           (pa is None) != (r["p_adjusted"] is None) or \
+           (pa is not None and abs(r["p_adjusted"] - pa) > 1e-9):
+            fails.append("%s vs %s server CPU: percore %s; want p=%s adj=%s speedup=%s %s"
+                         % (key[0], key[1], r, p, pa, hl, said))
+    for (ours, other), r in by.items():
+        if r.get("server_cpu") is not None and (ours, other, "cpu") not in judged:
+            fails.append("%s vs %s: a server CPU verdict without the figures" % (ours, other))
+    return out
+
+
 def main():
     pc, fx = sys.argv[1], sys.argv[2]
     with open(os.path.join(fx, "results.json")) as f:
-        t = times(json.load(f))
+        doc = json.load(f)
+    t = times(doc)
+    cpu = counter(doc, "server_cpu_ns_per_req")
+    util = counter(doc, "client_util")
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             [pc, "report", os.path.join(fx, "results.json"), os.path.join(fx, "noise-pmqos.json"),
@@ -133,10 +162,18 @@ def main():
         for other, kind, scale in lst:
             x, y = t[ours], [scale * v for v in t[other]]
             judged[(ours, other)] = judge(x, y)
-    # the counted pairs' p-values are adjusted together
+            # the server CPU per request, where both rows record it
+            if ours in cpu and other in cpu:
+                judged[(ours, other, "cpu")] = judge(cpu[ours], [scale * v for v in cpu[other]])
+    # every test of the counted pairs is adjusted together
     fam = [(o, a) for o, lst in PAIRS.items() for a, k, _ in lst if k in COUNTED]
+    fam += [(o, a, "cpu") for o, a in fam if (o, a, "cpu") in judged]
     adj = dict(zip(fam, bh([judged[f][0] for f in fam])))
+    cpu_pairs = check_cpu(by, judged, adj, fails)
+    if got["summary"].get("tests") != len(fam):
+        fails.append("summary tests = %s, want %d" % (got["summary"].get("tests"), len(fam)))
     lifted = 0
+    n_bound = 0
     for ours, lst in PAIRS.items():
         for other, kind, scale in lst:
             x, y = t[ours], [scale * v for v in t[other]]
@@ -165,9 +202,16 @@ def main():
                                                            r["speedup"], r["verdict"],
                                                            r["decided"], p, hl, verdict,
                                                            decided))
+            client_bound = any(statistics.median(util.get(n, [0])) >= 0.9 for n in (ours, other))
+            if r.get("client_bound") != client_bound:
+                fails.append("%s vs %s: client_bound %s" % (ours, other, r.get("client_bound")))
             if kind not in COUNTED:
                 counts["variants"] += 1
                 continue
+            # a client-bound pair counts by its servers' CPU where it has it
+            if client_bound and (ours, other, "cpu") in cpu_pairs:
+                verdict, decided = cpu_pairs[(ours, other, "cpu")]
+                n_bound += 1
             counts["pairs"] += 1
             counts["decided"] += decided
             if kind == "limit":
@@ -183,6 +227,10 @@ def main():
     if by.get(("SessionEcho/64/backend:uring/idle:sleep", "Peer/uring_echo/64"),
               {}).get("verdict") != "slower":
         fails.append("the loss to Peer/uring_echo is not counted as slower")
+    # a client-bound pair whose throughput is level counts as a win on CPU
+    if not n_bound or got["summary"].get("client_bound") != n_bound:
+        fails.append("client-bound pairs counted on CPU: %s, want %d"
+                     % (got["summary"].get("client_bound"), n_bound))
     for k, v in counts.items():
         if got["summary"][k] != v:
             fails.append("summary %s = %s, want %s" % (k, got["summary"][k], v))

@@ -16,7 +16,8 @@ permutation distribution of U enumerated here (small samples, ties kept) or
 scipy's normal approximation (larger ones); the Hodges-Lehmann speedup
 against numpy's median of the log differences; and its interval by what
 defines it: scipy's test rejects a shift just outside either end and keeps
-one just inside.
+one just inside. Every pair counts, so the verdicts follow the p-values
+adjusted over all of them (Benjamini-Hochberg, bh() below).
 
 usage: check_scipy.py PERCORE
 """
@@ -191,6 +192,19 @@ def pair_sets(rng):
     return sets
 
 
+def bh(ps):
+    """Benjamini-Hochberg adjusted p-values, in the order given."""
+    m = len(ps)
+    order = sorted(range(m), key=lambda i: ps[i])
+    adj = [0.0] * m
+    run = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        run = min(run, ps[i] * m / rank)
+        adj[i] = run
+    return adj
+
+
 def check_report(pc, rng):
     sets = pair_sets(rng)
     rows = []
@@ -209,6 +223,7 @@ def check_report(pc, rng):
                              capture_output=True, text=True).stdout
     got = {p["ours"]: p for p in json.loads(out)["pairs"]}
     fails, worst = 0, 0.0
+    adj = bh([report_p(x, y) for x, y, _ in sets])
     for i, (x, y, tied) in enumerate(sets):
         r = got["SlabAlloc/%d" % i]
         want_p = report_p(x, y)
@@ -220,7 +235,9 @@ def check_report(pc, rng):
         if abs(r["speedup"] / hl - 1) > 1e-9:
             problems.append("speedup %s, want %s" % (r["speedup"], hl))
         u1 = mannwhitneyu(x, y, alternative="two-sided").statistic
-        if want_p >= ALPHA or u1 == len(x) * len(y) / 2:
+        if abs(r["p_adjusted"] - adj[i]) > 1e-6:
+            problems.append("adjusted p %s, want %s" % (r["p_adjusted"], adj[i]))
+        if adj[i] >= ALPHA or u1 == len(x) * len(y) / 2:
             verdict = "no significant difference"
         else:
             verdict = "faster" if u1 < len(x) * len(y) / 2 else "slower"

@@ -15,7 +15,7 @@ jq -e '.files == ["'"$tmp"'/j/report.md", "'"$tmp"'/j/report.html"]' "$tmp/j.jso
   || bad "files: $(jq -c .files "$tmp/j.json")"
 [ -f "$tmp/j/report.md" ] || bad "--json wrote no report.md"
 keys=$(jq -c '[.pairs[0] | keys_unsorted[]]' "$tmp/j.json")
-[ "$keys" = '["ours","against","kind","section","speedup","ci_low","ci_high","p_value","p_adjusted","verdict","decided","measurement_problem","text","n_ours","n_against","failed_ours","failed_against"]' ] \
+[ "$keys" = '["ours","against","kind","section","speedup","ci_low","ci_high","p_value","p_adjusted","verdict","decided","measurement_problem","text","n_ours","n_against","failed_ours","failed_against","client_bound","server_cpu"]' ] \
   || bad "pair fields are $keys"
 # a row faster than the bare cache-line bounce is a reference: neither a
 # win nor a measurement problem, and never counted

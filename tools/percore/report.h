@@ -56,14 +56,25 @@ int pc_pairing_build(const struct pc_results *res, struct pc_pairing *out);
 void pc_pairing_free(struct pc_pairing *pp);
 
 /* The verdict on one pair: row `ours` against its peer `peer` (an index
- * into pc_pair.peers of that row). */
+ * into pc_pair.peers of that row): on time per item, and where both rows
+ * record it on the server's CPU per request (verdict.h). */
 struct pc_judged {
 	size_t ours, peer;
 	struct pc_judgement j;
+	bool has_cpu;
+	struct pc_judgement cpu;        /* when has_cpu */
+	bool client_bound;              /* the client bound the throughput */
 };
 
-/* Judge every pair of a pairing, in row order and peer order. Returns 0 and
- * a new array in *out (free()), -ENOMEM. */
+/* The verdict that speaks for the servers of a pair: on CPU per request
+ * where the client bound the throughput and both rows record it, else on
+ * time per item. */
+const struct pc_judgement *pc_judged_server(const struct pc_judged *jd);
+
+/* Judge every pair of a pairing, in row order and peer order, and adjust
+ * the p-values of every test of the pairs that count together (time per
+ * item and CPU per request alike). Returns 0 and a new array in *out
+ * (free()), -ENOMEM. */
 int pc_pairing_judge(const struct pc_results *res, const struct pc_pairing *pp,
 		     const struct pc_decide *d, struct pc_judged **out, size_t *n);
 
@@ -110,6 +121,8 @@ const char *pc_report_audit_str(const cJSON *entry, const char *field);
 
 /* The verdict on row i against its k-th peer, or NULL. */
 const struct pc_judgement *pc_report_judged(const struct pc_report_ctx *c, size_t i, size_t k);
+/* Both verdicts on row i against its k-th peer, or NULL. */
+const struct pc_judged *pc_report_judged_pair(const struct pc_report_ctx *c, size_t i, size_t k);
 /* The peer (or limit) of row i with the lowest median time: "the fastest
  * peer"; -1 when it has none. Variants never count. */
 long pc_report_fastest(const struct pc_report_ctx *c, size_t i);
@@ -117,6 +130,13 @@ long pc_report_fastest(const struct pc_report_ctx *c, size_t i);
  * (undecided)", "below the physical limit: a measurement problem", ... */
 void pc_report_verdict_text(const struct pc_report_ctx *c, enum pc_pair_kind kind,
 			    const struct pc_judgement *j, char *buf, size_t len);
+/* The verdict as above, with ", client-bound" where the client bound the
+ * pair's throughput. */
+void pc_report_pair_text(const struct pc_report_ctx *c, enum pc_pair_kind kind,
+			 const struct pc_judged *jd, char *buf, size_t len);
+/* A CPU verdict's outcome: "less CPU", "more CPU", "no significant
+ * difference", "untested". */
+const char *pc_report_cpu_outcome(enum pc_outcome o);
 /* The key findings of one section's pairs (report_findings.c). */
 void pc_report_tally(struct pc_report_ctx *c, enum pc_section sec, const char *what);
 /* The finding that says how many pairs were decided. */

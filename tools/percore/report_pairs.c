@@ -310,22 +310,46 @@ void pc_pairing_free(struct pc_pairing *pp)
 	pp->n = 0;
 }
 
-/* Adjust the p-values of the pairs that count together (verdict.h). */
+const struct pc_judgement *pc_judged_server(const struct pc_judged *jd)
+{
+	return jd->client_bound && jd->has_cpu ? &jd->cpu : &jd->j;
+}
+
+/* Adjust the p-values of every test of the pairs that count together
+ * (verdict.h): two a pair where both rows record server CPU. */
 static int adjust(const struct pc_pairing *pp, struct pc_judged *js, size_t n,
 		  const struct pc_decide *d)
 {
-	struct pc_judgement **fam = malloc((n ? n : 1) * sizeof(*fam));
+	struct pc_judgement **fam = malloc((n ? 2 * n : 1) * sizeof(*fam));
 	size_t m = 0;
 	int rc;
 
 	if (!fam)
 		return -ENOMEM;
-	for (size_t k = 0; k < n; k++)
-		if (pc_pair_kind_counts(pp->p[js[k].ours].peers[js[k].peer].kind))
-			fam[m++] = &js[k].j;
+	for (size_t k = 0; k < n; k++) {
+		if (!pc_pair_kind_counts(pp->p[js[k].ours].peers[js[k].peer].kind))
+			continue;
+		fam[m++] = &js[k].j;
+		if (js[k].has_cpu)
+			fam[m++] = &js[k].cpu;
+	}
 	rc = pc_judge_adjust(fam, m, d);
 	free(fam);
 	return rc;
+}
+
+/* Both verdicts on one pair. Returns 0 or -ENOMEM. */
+static int judge_one(const struct pc_results *res, const struct pc_peer *pr, size_t i,
+		     const struct pc_decide *d, struct pc_judged *j)
+{
+	const struct pc_rbench *ours = &res->b[i], *other = &res->b[pr->idx];
+	int rc = pc_judge_pair(ours, other, pr->scale, d, &j->j);
+
+	if (rc == 0)
+		rc = pc_judge_cpu(ours, other, pr->scale, d, &j->cpu);
+	j->has_cpu = rc == 0;
+	j->client_bound = pc_judge_client_bound(ours, other);
+	return rc == -ENOENT ? 0 : rc;
 }
 
 int pc_pairing_judge(const struct pc_results *res, const struct pc_pairing *pp,
@@ -341,11 +365,10 @@ int pc_pairing_judge(const struct pc_results *res, const struct pc_pairing *pp,
 		return -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < pp->n; i++)
 		for (size_t k = 0; rc == 0 && k < pp->p[i].npeers; k++) {
-			const struct pc_peer *pr = &pp->p[i].peers[k];
 			struct pc_judged *j = &(*out)[(*n)++];
 			j->ours = i;
 			j->peer = k;
-			rc = pc_judge_pair(&res->b[i], &res->b[pr->idx], pr->scale, d, &j->j);
+			rc = judge_one(res, &pp->p[i].peers[k], i, d, j);
 		}
 	if (rc == 0)
 		rc = adjust(pp, *out, *n, d);
@@ -438,12 +461,19 @@ static void counters_table(struct pc_report_ctx *c, enum pc_section sec)
 	free(done);
 }
 
-const struct pc_judgement *pc_report_judged(const struct pc_report_ctx *c, size_t i, size_t k)
+const struct pc_judged *pc_report_judged_pair(const struct pc_report_ctx *c, size_t i, size_t k)
 {
 	for (size_t n = 0; n < c->njudged; n++)
 		if (c->judged[n].ours == i && c->judged[n].peer == k)
-			return &c->judged[n].j;
+			return &c->judged[n];
 	return NULL;
+}
+
+const struct pc_judgement *pc_report_judged(const struct pc_report_ctx *c, size_t i, size_t k)
+{
+	const struct pc_judged *jd = pc_report_judged_pair(c, i, k);
+
+	return jd ? &jd->j : NULL;
 }
 
 /* The mark of a verdict: a win green, a loss red, a result past a physical
@@ -481,6 +511,17 @@ void pc_report_verdict_text(const struct pc_report_ctx *c, enum pc_pair_kind kin
 	(void)c;
 }
 
+void pc_report_pair_text(const struct pc_report_ctx *c, enum pc_pair_kind kind,
+			 const struct pc_judged *jd, char *buf, size_t len)
+{
+	size_t n;
+
+	pc_report_verdict_text(c, kind, &jd->j, buf, len);
+	n = strlen(buf);
+	if (jd->client_bound && n < len)
+		snprintf(buf + n, len - n, ", client-bound");
+}
+
 /* "2.00x [1.90x, 2.10x]": the estimate and its interval. */
 static void ratio_ci(const struct pc_judgement *j, char *buf, size_t len)
 {
@@ -489,6 +530,28 @@ static void ratio_ci(const struct pc_judgement *j, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s [%s, %s]", pc_fmt_ratio(j->speedup).s,
 			 pc_fmt_ratio(j->lo).s, pc_fmt_ratio(j->hi).s);
+}
+
+const char *pc_report_cpu_outcome(enum pc_outcome o)
+{
+	return o == PC_OUT_FASTER ? "less CPU" : o == PC_OUT_SLOWER ? "more CPU"
+	       : pc_outcome_name(o);
+}
+
+/* The server CPU verdict's cell: "1.25x [1.20x, 1.30x], p 0.0079, adj.
+ * 0.0200: less CPU"; a dash where a row lacks the figure. */
+static void cpu_cell(struct pc_table *t, enum pc_pair_kind kind, const struct pc_judged *jd)
+{
+	char ratio[160];
+
+	if (!jd->has_cpu) {
+		pc_table_add(t, PC_MARK_MUTED, "%s", "-");
+		return;
+	}
+	ratio_ci(&jd->cpu, ratio, sizeof(ratio));
+	pc_table_add(t, verdict_mark(kind, &jd->cpu), "%s, p %s, adj. %s: %s", ratio,
+		     pc_fmt_p(jd->cpu.p).s, pc_fmt_p(jd->cpu.p_adj).s,
+		     pc_report_cpu_outcome(jd->cpu.out));
 }
 
 /* A row's time per item, with its failed repetitions when it has any:
@@ -513,7 +576,7 @@ static void peer_row(struct pc_report_ctx *c, struct pc_table *t, size_t i, size
 {
 	const struct pc_rbench *b = &c->res->b[i];
 	const struct pc_pair *p = &c->pairs->p[i];
-	char text[96], ratio[160];
+	char text[128], ratio[160];
 
 	if (k == 0) {
 		pc_table_add(t, PC_MARK_CODE, "%s", b->name);
@@ -523,26 +586,27 @@ static void peer_row(struct pc_report_ctx *c, struct pc_table *t, size_t i, size
 		blank(t, 3, "");
 	}
 	if (!p->npeers) {
-		blank(t, 7, "no peer");
+		blank(t, 8, "no peer");
 		return;
 	}
 	const struct pc_peer *pr = &p->peers[k];
 	const struct pc_rbench *peer = &c->res->b[pr->idx];
-	const struct pc_judgement *j = pc_report_judged(c, i, k);
+	const struct pc_judged *jd = pc_report_judged_pair(c, i, k);
 
 	pc_table_add(t, PC_MARK_CODE, "%s", peer->name);
 	time_cell(t, peer, pr->scale);
 	pc_report_cv_cell(c, t, peer);
-	if (!j) {
-		blank(t, 4, "");
+	if (!jd) {
+		blank(t, 5, "");
 		return;
 	}
-	pc_report_verdict_text(c, pr->kind, j, text, sizeof(text));
-	ratio_ci(j, ratio, sizeof(ratio));
-	pc_table_add(t, verdict_mark(pr->kind, j), "%s", ratio);
-	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(j->p).s);
-	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(j->p_adj).s);
-	pc_table_add(t, verdict_mark(pr->kind, j), "%s", text);
+	pc_report_pair_text(c, pr->kind, jd, text, sizeof(text));
+	ratio_ci(&jd->j, ratio, sizeof(ratio));
+	pc_table_add(t, verdict_mark(pr->kind, &jd->j), "%s", ratio);
+	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(jd->j.p).s);
+	pc_table_add(t, PC_MARK_NONE, "%s", pc_fmt_p(jd->j.p_adj).s);
+	pc_table_add(t, verdict_mark(pr->kind, &jd->j), "%s", text);
+	cpu_cell(t, pr->kind, jd);
 }
 
 /* The peer (or limit) whose median time is lowest: what "the fastest peer"
@@ -569,8 +633,8 @@ static struct pc_chart *pair_table(struct pc_report_ctx *c, enum pc_section sec)
 {
 	static const char *const head[] = { "Benchmark", "Time/item", "CV", "Against",
 					    "Its time/item", "Its CV", "Speedup [95% CI]", "p",
-					    "Adj. p", "Verdict" };
-	struct pc_table *t = pc_doc_table(c->doc, 10, head, "lrrlrrrrrl");
+					    "Adj. p", "Verdict", "Server CPU/request [95% CI]" };
+	struct pc_table *t = pc_doc_table(c->doc, 11, head, "lrrlrrrrrll");
 	struct pc_chart *ch = pc_report_chart(c, PC_CHART_BARS, "Speedup against the fastest peer",
 					      "peer time / our time (log scale; right of 1x: ours "
 					      "faster; coloured only where significant)", "");
@@ -694,6 +758,11 @@ void pc_report_benches(struct pc_report_ctx *c)
 		"items (ck_ring) with the mesh's packing as a variant, the frame pipeline, and "
 		"echo servers beside plain epoll and io_uring servers of the same idle "
 		"behaviour: polling rows beside a busy-polling one, sleeping rows beside those "
-		"that sleep.",
+		"that sleep. Where both rows of a pair record the server's CPU time per "
+		"request, a second verdict judges it the same way (the other server's CPU per "
+		"request over ours: above 1x ours spends less), its p adjusted with the rest. A "
+		"verdict is client-bound where the load generator was at least 90% busy on "
+		"either row: the throughput then measures the client, and the findings count "
+		"and quote the server CPU verdict instead.",
 		"Integration");
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report_stats.h"
 #include "verdict.h"
@@ -46,10 +47,33 @@ static double *times(const struct pc_rbench *b, double scale, size_t *n)
 	return v;
 }
 
-static void untested(struct pc_judgement *j, const struct pc_rbench *ours,
-		     const struct pc_rbench *other, double scale)
+/* The usable values of one counter of a row, times scale; *n of them. */
+static double *counter_values(const struct pc_rbench *b, const struct pc_rcounter *c,
+			      double scale, size_t *n)
 {
-	j->speedup = scale * other->st.tpi_ns / ours->st.tpi_ns;
+	double *v = malloc((b->nsamples ? b->nsamples : 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; v && i < b->nsamples; i++) {
+		double t = scale * c->v[i];
+		if (t > 0 && isfinite(t))
+			v[(*n)++] = t;
+	}
+	return v;
+}
+
+static const struct pc_rcounter *counter(const struct pc_rbench *b, const char *name)
+{
+	for (size_t k = 0; k < b->ncounters; k++)
+		if (!strcmp(b->c[k].name, name))
+			return &b->c[k];
+	return NULL;
+}
+
+/* A pair too small to test: its ratio of medians alone. */
+static void untested(struct pc_judgement *j, double speedup)
+{
+	j->speedup = speedup;
 	j->lo = 0;
 	j->hi = INFINITY;
 	j->p = NAN;
@@ -73,24 +97,23 @@ static void settle(struct pc_judgement *j, const struct pc_decide *d)
 		     (j->lo >= 1 / (1 + d->margin) && j->hi <= 1 + d->margin);
 }
 
-int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
-		  const struct pc_decide *d, struct pc_judgement *j)
+/* Judge the samples x (ours) against y (the other row's), both already
+ * counted in j->n_ours and j->n_other; too few on a side leaves the pair
+ * untested with the ratio `median`. Returns 0 or -ENOMEM. */
+static int judge(const double *x, const double *y, double median, const struct pc_decide *d,
+		 struct pc_judgement *j)
 {
-	double *x = times(ours, 1, &j->n_ours), *y = times(other, scale, &j->n_other);
 	struct pc_ratio_ci ci;
 	struct pc_mwu t;
-	int rc = -ENOMEM;
+	int rc;
 
-	if (!x || !y)
-		goto out;
-	rc = 0;
 	if (j->n_ours < PC_MWU_MIN_REPS || j->n_other < PC_MWU_MIN_REPS) {
-		untested(j, ours, other, scale);
-		goto out;
+		untested(j, median);
+		return 0;
 	}
 	if ((rc = pc_mwu_test_ties(x, j->n_ours, y, j->n_other, &t)) < 0 ||
 	    (rc = pc_ratio_ci(x, j->n_ours, y, j->n_other, d->ci_alpha, &ci)) < 0)
-		goto out;
+		return rc;
 	j->speedup = ci.est;
 	j->lo = ci.lo;
 	j->hi = ci.hi;
@@ -101,10 +124,50 @@ int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, d
 	j->dir = t.u1 * 2 < (double)j->n_ours * (double)j->n_other ? -1
 		 : t.u1 * 2 > (double)j->n_ours * (double)j->n_other ? 1 : 0;
 	settle(j, d);
-out:
+	return 0;
+}
+
+int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
+		  const struct pc_decide *d, struct pc_judgement *j)
+{
+	double *x = times(ours, 1, &j->n_ours), *y = times(other, scale, &j->n_other);
+	int rc = x && y ? judge(x, y, scale * other->st.tpi_ns / ours->st.tpi_ns, d, j) : -ENOMEM;
+
 	free(x);
 	free(y);
 	return rc;
+}
+
+int pc_judge_cpu(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
+		 const struct pc_decide *d, struct pc_judgement *j)
+{
+	const struct pc_rcounter *a = counter(ours, PC_COUNTER_SERVER_CPU);
+	const struct pc_rcounter *b = counter(other, PC_COUNTER_SERVER_CPU);
+	double *x, *y;
+	int rc;
+
+	if (!a || !b)
+		return -ENOENT;
+	x = counter_values(ours, a, 1, &j->n_ours);
+	y = counter_values(other, b, scale, &j->n_other);
+	rc = x && y ? judge(x, y, scale * pc_rcounter_median(other, b) /
+			    pc_rcounter_median(ours, a), d, j) : -ENOMEM;
+	free(x);
+	free(y);
+	return rc;
+}
+
+bool pc_judge_client_bound(const struct pc_rbench *ours, const struct pc_rbench *other)
+{
+	const struct pc_rbench *rows[] = { ours, other };
+
+	for (size_t k = 0; k < 2; k++) {
+		const struct pc_rcounter *c = counter(rows[k], PC_COUNTER_CLIENT_UTIL);
+		/* NAN (no values) compares false */
+		if (c && pc_rcounter_median(rows[k], c) >= PC_CLIENT_BOUND)
+			return true;
+	}
+	return false;
 }
 
 static int by_p(const void *a, const void *b)

@@ -16,7 +16,15 @@
  * would come out significant by chance. Their p-values are adjusted
  * together with the Benjamini-Hochberg procedure (pc_judge_adjust), which
  * keeps the expected share of false discoveries among the significant
- * pairs under alpha, and their verdicts follow the adjusted p. */
+ * pairs under alpha, and their verdicts follow the adjusted p.
+ *
+ * Where both rows record the server's CPU time per request (the counter
+ * PC_COUNTER_SERVER_CPU), the pair gets a second verdict on those figures,
+ * by the same test and interval (pc_judge_cpu), which joins the same
+ * family. On a machine where the load generator saturates its CPU first,
+ * the throughput measures the client: a pair where either row's median
+ * PC_COUNTER_CLIENT_UTIL reaches PC_CLIENT_BOUND is client-bound, and its
+ * server is better judged by CPU per request. */
 #ifndef PERCORE_TOOL_VERDICT_H
 #define PERCORE_TOOL_VERDICT_H
 
@@ -68,6 +76,14 @@ struct pc_judgement {
 	size_t n_ours, n_other;
 };
 
+/* The counters a server row records beside its time: the server's CPU time
+ * per request (ns), and the load generator's busy share of its CPU over the
+ * timed part (0-1). */
+#define PC_COUNTER_SERVER_CPU "server_cpu_ns_per_req"
+#define PC_COUNTER_CLIENT_UTIL "client_util"
+/* A client at least this busy bounds the throughput it measures. */
+#define PC_CLIENT_BOUND 0.9
+
 /* Time per item of one repetition, ns: from items/s where the row has it,
  * else the real time per iteration (as pc_rstat.tpi_ns). */
 double pc_rsample_tpi(const struct pc_rsample *s);
@@ -76,6 +92,17 @@ double pc_rsample_tpi(const struct pc_rsample *s);
  * untested pair included), -ENOMEM. */
 int pc_judge_pair(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
 		  const struct pc_decide *d, struct pc_judgement *out);
+
+/* Judge ours against other on the server's CPU time per request, times
+ * scale for other: the same test, interval and outcomes as pc_judge_pair
+ * (faster: ours spends less CPU per request). Returns 0, -ENOENT when
+ * either row lacks PC_COUNTER_SERVER_CPU, -ENOMEM. */
+int pc_judge_cpu(const struct pc_rbench *ours, const struct pc_rbench *other, double scale,
+		 const struct pc_decide *d, struct pc_judgement *out);
+
+/* Whether the client bound a pair's throughput: the median
+ * PC_COUNTER_CLIENT_UTIL of either row is at least PC_CLIENT_BOUND. */
+bool pc_judge_client_bound(const struct pc_rbench *ours, const struct pc_rbench *other);
 
 /* Adjust the p-values of the n tested judgements js together
  * (Benjamini-Hochberg, step-up: p_(i) * n / i, made monotone, capped at

@@ -107,12 +107,24 @@ static int cfg_check(struct pc_load_cfg *c, char *err, size_t len)
 
 /* ---- one shard of the generator ---------------------------------------------- */
 
+void lg_shard_clock_start(struct lg_shard *sh)
+{
+	sh->t_start = pc_now_ns();
+	sh->cpu_start = pc_thread_cpu_ns();
+}
+
+void lg_shard_clock_end(struct lg_shard *sh)
+{
+	sh->t_end = pc_now_ns();
+	sh->cpu_end = pc_thread_cpu_ns();
+}
+
 void lg_shard_finish(struct lg_shard *sh)
 {
 	if (sh->finished)
 		return;
 	sh->finished = true;
-	sh->t_end = pc_now_ns();
+	lg_shard_clock_end(sh);
 	pc_wheel_cancel(pc_reactor_wheel(sh->r), &sh->end_timer);
 	pc_wheel_cancel(pc_reactor_wheel(sh->r), &sh->watchdog);
 	/* The last shard done stops the engine (the starter may not have
@@ -220,7 +232,7 @@ static void shard_stop(void *arg)
 			sh->conns[i].fd = -1;
 		}
 	if (!sh->finished)
-		sh->t_end = pc_now_ns();
+		lg_shard_clock_end(sh);
 }
 
 static void shard_free(struct lg_shard *sh)
@@ -261,6 +273,9 @@ static void collect(struct lg_run *run, struct pc_load_result *res)
 			t0 = sh->t_start;
 		if (sh->t_end > t1)
 			t1 = sh->t_end;
+		/* a shard that never started its clock spent nothing timed */
+		if (sh->t_start && sh->t_end)
+			res->cpu_ns += pc_elapsed(sh->cpu_end, sh->cpu_start);
 	}
 	res->errors = res->connect_errors + res->verify_errors + res->io_errors + res->lost;
 	res->elapsed_ns = pc_elapsed(t1, t0); /* 0 when no shard started */

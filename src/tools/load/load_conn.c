@@ -334,7 +334,7 @@ static void start_cycle(struct lg_conn *c)
 /* Echo mode starts the clock once every connection of the shard is up. */
 static void all_connected(struct lg_shard *sh)
 {
-	sh->t_start = pc_now_ns();
+	lg_shard_clock_start(sh);
 	for (unsigned i = 0; i < sh->nconns; i++) {
 		struct lg_conn *c = &sh->conns[i];
 
@@ -400,7 +400,7 @@ void lg_shard_begin(struct lg_shard *sh)
 
 	sh->open = sh->nconns;
 	if (cycle)
-		sh->t_start = pc_now_ns();
+		lg_shard_clock_start(sh);
 	for (unsigned i = 0; i < sh->nconns; i++) {
 		struct lg_conn *c = &sh->conns[i];
 

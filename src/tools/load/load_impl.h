@@ -50,6 +50,7 @@ struct lg_shard {
 	bool stopping;           /* time is up: no new messages */
 	bool finished;
 	uint64_t t_start, t_end;
+	uint64_t cpu_start, cpu_end; /* the shard thread's CPU clock at both */
 	uint64_t progress, progress_seen; /* for the watchdog */
 	struct pc_timer end_timer, watchdog;
 	uint8_t *rxbuf;
@@ -81,6 +82,10 @@ void lg_shard_give_up(struct lg_shard *sh);
 
 /* load.c */
 void lg_shard_finish(struct lg_shard *sh);
+/* Start and end of the shard's timed part: the wall clock and the shard
+ * thread's CPU clock, read together. Shard thread only. */
+void lg_shard_clock_start(struct lg_shard *sh);
+void lg_shard_clock_end(struct lg_shard *sh);
 void lg_error(struct lg_shard *sh, uint64_t *counter, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
