@@ -95,11 +95,13 @@ def p_text(p):
 
 
 def table(pairs):
-    rows = ["| ours | against | speedup [95% CI] | p | verdict |", "|---|---|---|---|---|"]
+    rows = ["| ours | against | speedup [95% CI] | p (adjusted) | verdict |",
+            "|---|---|---|---|---|"]
     for q in pairs:
+        p_adj = q.get("p_adjusted", q.get("p_value"))
         rows.append(f"| {q['ours']} | {q['against']} | {num(q.get('speedup'))}x "
                     f"[{num(q.get('ci_low'))}x, {num(q.get('ci_high'))}x] | "
-                    f"{p_text(q.get('p_value'))} | {q.get('text') or q.get('verdict')} |")
+                    f"{p_text(p_adj)} | {q.get('text') or q.get('verdict')} |")
     return rows
 
 
@@ -121,10 +123,12 @@ def block(res, rep, source):
              f"{num(100 * rep.get('margin', 0), 0)}% in {s.get('within_margin', 0)}; "
              f"{s.get('undecided', 0)} undecided (alpha {rep.get('alpha')}). Speedup = "
              "peer time / ours, the Hodges-Lehmann estimate with its 95% interval; "
-             "a row counts as faster or slower only where the U test's p is below alpha.",
+             "a row counts as faster or slower only where the U test's p, adjusted over "
+             "the run's tests (Benjamini-Hochberg), is below alpha.",
              ""]
     for kind, title in (("peer", "Ours beside a peer"),
                         ("limit", "Ours beside a physical limit"),
+                        ("reference", "Ours beside a reference (shown, never counted)"),
                         ("variant", "Our own variants (shown, never counted)")):
         pairs = [q for q in rep.get("pairs", []) if q.get("kind") == kind]
         if pairs:
