@@ -3,6 +3,7 @@
  * delivered, then each client sees an orderly close; a client that never
  * reads is cut at the drain deadline; new connections are refused; the
  * server stops by itself once drained. And the immediate stop. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -264,12 +265,70 @@ static void test_stop_now(void **state)
 	pc_server_destroy(srv);
 }
 
+/* A client that never stops sending does not hold the drain open: the
+ * sessions read for a while, then every reply written so far arrives in
+ * order before the FIN, and nothing is cut at the deadline. */
+struct endless {
+	int fd;
+	bool stop;
+};
+
+static void *send_forever(void *arg)
+{
+	struct endless *e = arg;
+	static uint8_t buf[64 * (PC_FRAME_HEADER_LEN + 16)];
+	uint32_t id = 0;
+
+	while (!__atomic_load_n(&e->stop, __ATOMIC_RELAXED)) {
+		uint8_t *p = buf;
+
+		for (int i = 0; i < 64; i++, p += PC_FRAME_HEADER_LEN + 16) {
+			pc_frame_header_encode(p, id++, 0, 16);
+			memset(p + PC_FRAME_HEADER_LEN, 0, 16);
+		}
+		if (tu_send_all(e->fd, buf, sizeof(buf)))
+			break;
+	}
+	return NULL;
+}
+
+static void test_drain_endless_sender(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct endless e = { 0 };
+	struct pc_frame f;
+	uint32_t next = 0;
+	pthread_t t;
+
+	(void)state;
+	tu_cfg(&c, 2);
+	srv = TU_SERVE(&c);
+	e.fd = TU_CLIENT(srv);
+	assert_int_equal(pthread_create(&t, NULL, send_forever, &e), 0);
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(tu_recv_frame(e.fd, &f, NULL), 0);
+		assert_int_equal(f.msg_id, next++);
+	}
+	assert_int_equal(pc_server_shutdown(srv, 60000), 0);
+	while (tu_recv_frame(e.fd, &f, NULL) == 0) /* in order, up to the FIN */
+		assert_int_equal(f.msg_id, next++);
+	__atomic_store_n(&e.stop, true, __ATOMIC_RELAXED);
+	shutdown(e.fd, SHUT_WR);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(e.fd);
+	assert_int_equal(pc_server_wait(srv), 0);
+	assert_int_equal(tu_stats(srv).drain_aborted, 0);
+	pc_server_destroy(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drain_delivers),
 		cmocka_unit_test(test_drain_reads_paused),
 		cmocka_unit_test(test_drain_idle),
+		cmocka_unit_test(test_drain_endless_sender),
 		cmocka_unit_test(test_stop_now),
 	};
 
