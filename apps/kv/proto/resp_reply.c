@@ -16,10 +16,31 @@ void kv_reply_init(struct kv_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void kv_reply_init_in(struct kv_reply *r, char *room, size_t cap)
+{
+	kv_reply_init(r);
+	r->buf = room;
+	r->cap = cap;
+	r->borrowed = true;
+}
+
 void kv_reply_free(struct kv_reply *r)
 {
-	free(r->buf);
+	if (!r->borrowed)
+		free(r->buf);
 	kv_reply_init(r);
+}
+
+/* Moves a borrowed buffer's bytes to the heap, cap bytes. */
+static char *unborrow(struct kv_reply *r, size_t cap)
+{
+	char *b = malloc(cap);
+
+	if (b && r->len)
+		memcpy(b, r->buf, r->len);
+	if (b)
+		r->borrowed = false;
+	return b;
 }
 
 void kv_reply_clear(struct kv_reply *r)
@@ -42,7 +63,7 @@ char *kv_reply_reserve(struct kv_reply *r, size_t n)
 		}
 		cap *= 2;
 	}
-	char *b = realloc(r->buf, cap);
+	char *b = r->borrowed ? unborrow(r, cap) : realloc(r->buf, cap);
 	if (!b) {
 		r->failed = true;
 		return NULL;

@@ -19,10 +19,17 @@ struct kv_reply {
 	size_t len;      /* bytes of complete replies */
 	size_t cap;
 	bool failed;     /* an append found no memory: later appends are dropped */
+	bool borrowed;   /* buf is the owner's room (kv_reply_init_in), not malloc's */
 };
 
 /* An empty buffer (no memory until the first reply). */
 void kv_reply_init(struct kv_reply *r);
+
+/* An empty buffer that starts in room[0..cap), memory of the caller's
+ * that outlives it: replies that fit need no allocation, and a larger one
+ * moves to the heap. Why: a reply written on one thread and freed on
+ * another would make the two contend for the allocator's lock. */
+void kv_reply_init_in(struct kv_reply *r, char *room, size_t cap);
 
 /* Frees the buffer; it may be initialised again. */
 void kv_reply_free(struct kv_reply *r);

@@ -35,6 +35,11 @@
 /* An input buffer emptied goes back when larger than this, so a client
  * that once sent a large value does not keep its room. */
 #define IN_KEEP (64u << 10)
+/* Ready replies are held back, up to this many bytes, while requests
+ * of the same connection are out on other shards: their answers come
+ * within a turn or two, and one write then carries them all, where
+ * writing at once would cost a send per shard a pipeline touches. */
+#define OUT_HOLD (64u << 10)
 
 struct kv_client {
 	struct kv_conn conn;          /* what the commands know of it */
@@ -156,6 +161,8 @@ static void flush(struct kv_client *c)
 
 	if (!c->out.len || !c->s || c->ending)
 		goto out; /* nothing, or the client is being closed: dropped */
+	if (c->inflight && c->out.len < OUT_HOLD && !c->quit && !c->proto)
+		return; /* written with the outstanding answers */
 	rc = over_limit(c) ? -ENOBUFS :
 	     kv_reply_failed(&c->out) ? -ENOMEM : pc_session_write(c->s, c->out.buf, c->out.len);
 	if (rc == -ENOBUFS) { /* over a limit, kv's or the session's own */
@@ -170,6 +177,21 @@ out:
 	kv_reply_clear(&c->out);
 }
 
+/* A batch's replies, each followed by the home replies behind it. */
+static void collect_batch(struct kv_client *c, const struct kv_job *j)
+{
+	size_t o = 0;
+
+	for (uint32_t i = 0; i < j->nreq; i++) {
+		size_t a = j->after_mark[i];
+		size_t a_end = i + 1 < j->nreq ? j->after_mark[i + 1] : j->after.len;
+
+		kv_reply_raw(&c->out, j->out.buf + o, j->out_end[i] - o);
+		kv_reply_raw(&c->out, j->after.buf + a, a_end - a);
+		o = j->out_end[i];
+	}
+}
+
 /* Moves the replies of the oldest finished jobs to the output. */
 static void collect(struct kv_client *c)
 {
@@ -182,9 +204,11 @@ static void collect(struct kv_client *c)
 		if (j->held)
 			atomic_fetch_sub_explicit(j->held, j->out.len, memory_order_relaxed);
 		c->after_bytes -= j->after.len;
-		if (j->skipped) {
+		if (j->skipped)
 			overflow(c);
-		} else if (!c->ending) {
+		else if (!c->ending && j->kind == KV_JOB_BATCH)
+			collect_batch(c, j);
+		else if (!c->ending) {
 			kv_reply_raw(&c->out, j->out.buf, j->out.len);
 			kv_reply_raw(&c->out, j->after.buf, j->after.len);
 		}
@@ -279,14 +303,94 @@ static struct kv_job *request_job(const struct kv_resp_req *r, int scan_shard, u
 	return j;
 }
 
+/* Where a reply written here now goes: behind the newest outstanding
+ * job, or to the output. */
+static struct kv_reply *run_here_to(struct kv_client *c)
+{
+	return c->tail ? &c->tail->after : &c->out;
+}
+
+/* A request refused for want of memory: the error in its turn. */
+static void reply_nomem(struct kv_client *c)
+{
+	struct kv_reply *to = run_here_to(c);
+	size_t before = to->len;
+
+	KV_REPLY_ERR(to, KV_ERR_NOMEM);
+	if (c->tail)
+		c->after_bytes += to->len - before;
+}
+
+/* The batch open for more requests: the newest job, when it is a batch
+ * for shard t not yet sent and not full. */
+static struct kv_job *open_batch(const struct kv_client *c, unsigned t)
+{
+	struct kv_job *j = c->tail;
+
+	return j && j->kind == KV_JOB_BATCH && !j->sent && j->target == t && j->nreq < KV_BATCH_MAX ?
+		       j : NULL;
+}
+
+/* Sends the newest job when it is a batch still open. Refused (past the
+ * outbox budget), its requests are answered with the error, not lost. */
+static void batch_send(struct kv_client *c)
+{
+	struct kv_job *j = c->tail;
+
+	if (!j || j->kind != KV_JOB_BATCH || j->sent)
+		return;
+	j->sent = true;
+	if (!kv_job_submit(c->sh, j))
+		return;
+	j->held = NULL; /* its replies are written here, never counted there */
+	kv_reply_clear(&j->out);
+	for (uint32_t i = 0; i < j->nreq; i++) {
+		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
+		j->out_end[i] = j->out.len;
+	}
+	j->finished = true;
+	collect(c);
+}
+
+/* Adds the request to a batch for shard t: the open one, or a new one
+ * (sending the one before). Returns false when out of memory. */
+static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
+			  const struct kv_resp_req *r, unsigned t)
+{
+	struct kv_job *j = open_batch(c, t);
+
+	if (j && !kv_batch_add(j, cmd, r->argc, r->argv, r->argl))
+		return true;
+	batch_send(c);
+	j = kv_batch_new();
+	if (!j || kv_batch_add(j, cmd, r->argc, r->argv, r->argl)) {
+		kv_job_free(j);
+		return false;
+	}
+	j->target = t;
+	j->done = job_done;
+	j->owner = c;
+	j->held = &c->job_bytes;
+	j->held_max = out_limit(c);
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->inflight++;
+	return true;
+}
+
 /* Sends the request to shard t as a job of this connection. */
 static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned t, int scan_shard,
 		     uint64_t cursor)
 {
-	struct kv_job *j = request_job(r, scan_shard, cursor);
+	struct kv_job *j;
 
+	batch_send(c); /* requests before this one go first */
+	j = request_job(r, scan_shard, cursor);
 	if (!j) {
-		KV_REPLY_ERR(&c->out, KV_ERR_NOMEM);
+		reply_nomem(c);
 		return;
 	}
 	j->target = t;
@@ -304,6 +408,7 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	c->inflight++;
 	if (kv_job_submit(c->sh, j)) {
 		/* Past the outbox budget: this request is refused, not lost. */
+		j->held = NULL;
 		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
 		j->finished = true;
 		collect(c);
@@ -328,7 +433,7 @@ static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
 static void run_here(struct kv_client *c, const struct kv_cmd *cmd, const struct kv_resp_req *r,
 		     int64_t now)
 {
-	struct kv_reply *to = c->tail ? &c->tail->after : &c->out;
+	struct kv_reply *to = run_here_to(c);
 	size_t before = to->len;
 
 	kv_shard_exec(c->sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, to, NULL);
@@ -391,9 +496,12 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		run_here(c, cmd, r, now);
 		return true;
 	}
-	if (c->inflight >= MAX_INFLIGHT)
+	if (!open_batch(c, t) && c->inflight >= MAX_INFLIGHT)
 		return false;
-	send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
+	if (scan || r->argc > KV_BATCH_ARGS)
+		send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
+	else if (!batch_request(c, cmd, r, t))
+		reply_nomem(c);
 	return true;
 }
 
@@ -454,6 +562,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 		if (over_limit(c))
 			overflow(c);
 	}
+	batch_send(c); /* the requests of this read for one shard go together */
 	return used;
 }
 

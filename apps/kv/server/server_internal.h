@@ -2,9 +2,9 @@
 /* The kv server's insides, shared by its files: shards, jobs, connections
  * and multi-shard commands. Internal to apps/kv.
  *
- * A job is one piece of work for one shard: a command, a lock or an
- * unlock of that shard for a multi-shard command (a "transaction"), or a
- * function. It is created on its home shard (where the client's
+ * A job is one piece of work for one shard: a command, a batch of one
+ * connection's commands, a lock or an unlock of that shard for a
+ * multi-shard command (a "transaction"), or a function. It is created on its home shard (where the client's
  * connection lives), runs on its target shard, and its done callback
  * runs back home. Jobs travel through the outbox (percore/outbox.h), so
  * the jobs one shard sends another run in the order they were sent.
@@ -36,7 +36,12 @@ struct kv_args {
 	size_t *argl;
 };
 
-enum kv_job_kind { KV_JOB_CMD, KV_JOB_LOCK, KV_JOB_FN };
+enum kv_job_kind { KV_JOB_CMD, KV_JOB_BATCH, KV_JOB_LOCK, KV_JOB_FN };
+
+/* A batch's most requests, and the most arguments one of them may have
+ * (a request with more goes as a KV_JOB_CMD of its own). */
+#define KV_BATCH_MAX  32u
+#define KV_BATCH_ARGS 16u
 
 struct kv_shard;
 struct kv_job;
@@ -52,6 +57,7 @@ struct kv_job {
 	kv_job_fn *done;           /* runs on home with sh = home shard */
 	void *owner;               /* connection or transaction */
 	bool finished;
+	bool block;                /* a JOB_BLOCK block (shard.c's cache) */
 	/* KV_JOB_LOCK: a reader's shared lock; evict, as the memory policy
 	 * allows, once granted (a writer); and the answer, whether the
 	 * keyspace is still over its limit then */
@@ -77,6 +83,17 @@ struct kv_job {
 	/* replies of the owner's requests that ran at home after this job
 	 * was sent and before the next one: written out after out */
 	struct kv_reply after;
+	/* KV_JOB_BATCH: a connection's requests for one shard, consecutive
+	 * in its stream but for requests that ran at home in between, sent
+	 * as one message. reqs holds them encoded (kv_batch_add()); the
+	 * target writes their replies one after another to out, request
+	 * i's ending at out_end[i]; after holds the home replies that follow
+	 * request i from after_mark[i] on. */
+	uint32_t nreq;
+	bool sent;
+	struct kv_reply reqs;
+	size_t out_end[KV_BATCH_MAX];
+	size_t after_mark[KV_BATCH_MAX];
 	struct kv_args a;          /* KV_JOB_CMD's request (in the same allocation) */
 	uint32_t acap;             /* argument slots */
 	char *abuf;                /* where the next argument's bytes go */
@@ -136,7 +153,20 @@ int64_t kv_now_ms(void);
 struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes);
 /* Appends the next argument to a job (at most argc, bytes in all). */
 void kv_job_arg(struct kv_job *j, const char *p, size_t len);
+/* An empty KV_JOB_BATCH. NULL when out of memory. */
+struct kv_job *kv_batch_new(void);
+/* Adds a request (argc at most KV_BATCH_ARGS) to a batch not yet sent
+ * with fewer than KV_BATCH_MAX. Returns 0, or -ENOMEM with the batch
+ * unchanged. */
+int kv_batch_add(struct kv_job *j, const struct kv_cmd *cmd, uint32_t argc,
+		 const char *const *argv, const size_t *argl);
+/* Frees a job: on its home shard's thread (or once every shard stopped). */
 void kv_job_free(struct kv_job *j);
+/* The calling thread's cache of job blocks: kept from start (a shard's
+ * start) until stop, which frees it; jobs freed outside that span go
+ * straight back to the allocator. */
+void kv_job_cache_start(void);
+void kv_job_cache_stop(void);
 
 /* Sends j from shard sh to j->target (running it there, or queueing it
  * while that shard is held). Its done runs on sh later, or inside this

@@ -31,17 +31,69 @@ int64_t kv_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Jobs are made and freed on their home shard's thread, many per
+ * request stream: a block of JOB_BLOCK bytes serves any job whose
+ * arguments fit, and freed blocks wait in a small per-thread cache for
+ * the next one. What a block's arguments leave free holds its reply
+ * (kv_reply_init_in), so a short reply written on the target needs no
+ * allocation there that home would have to free. */
+#define JOB_BLOCK      2048u
+#define JOB_CACHE_MAX  256u
+#define JOB_REPLY_MIN  32u
+
+static __thread struct kv_job *job_cache;
+static __thread unsigned job_cached;
+static __thread bool job_cache_on;
+
+void kv_job_cache_start(void)
+{
+	job_cache_on = true;
+}
+
+void kv_job_cache_stop(void)
+{
+	job_cache_on = false;
+	while (job_cache) {
+		struct kv_job *j = job_cache;
+
+		job_cache = j->next;
+		free(j);
+	}
+	job_cached = 0;
+}
+
+static struct kv_job *job_alloc(size_t need, bool *block)
+{
+	struct kv_job *j;
+
+	*block = need <= JOB_BLOCK;
+	if (!*block)
+		return malloc(need);
+	j = job_cache;
+	if (!j)
+		return malloc(JOB_BLOCK);
+	job_cache = j->next;
+	job_cached--;
+	return j;
+}
+
 struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes)
 {
 	size_t vec = (size_t)argc * (sizeof(char *) + sizeof(size_t));
-	struct kv_job *j = malloc(sizeof(*j) + vec + bytes);
+	size_t need = sizeof(struct kv_job) + vec + bytes;
+	bool block;
+	struct kv_job *j = job_alloc(need, &block);
 
 	if (!j)
 		return NULL;
 	memset(j, 0, sizeof(*j));
 	j->kind = kind;
 	j->scan_shard = -1;
-	kv_reply_init(&j->out);
+	j->block = block;
+	if (block && JOB_BLOCK - need >= JOB_REPLY_MIN)
+		kv_reply_init_in(&j->out, (char *)j + need, JOB_BLOCK - need);
+	else
+		kv_reply_init(&j->out);
 	kv_reply_init(&j->after);
 	kv_part_init(&j->part);
 	j->a.argv = (const char **)(j + 1);
@@ -60,14 +112,93 @@ void kv_job_arg(struct kv_job *j, const char *p, size_t len)
 	j->abuf += len;
 }
 
+/* A request in a batch: this header, then per argument its length (a
+ * uint32_t) and bytes, unaligned. */
+struct batch_req {
+	const struct kv_cmd *cmd;
+	uint32_t argc;
+};
+
+struct kv_job *kv_batch_new(void)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_BATCH, 0, 0);
+	size_t room;
+
+	if (!j || !j->out.borrowed)
+		return j;
+	/* the block's room after the job: two thirds for the requests, the
+	 * rest for their replies */
+	room = j->out.cap / 3 * 2;
+	kv_reply_init_in(&j->reqs, j->out.buf, room);
+	kv_reply_init_in(&j->out, j->out.buf + room, j->out.cap - room);
+	return j;
+}
+
+int kv_batch_add(struct kv_job *j, const struct kv_cmd *cmd, uint32_t argc,
+		 const char *const *argv, const size_t *argl)
+{
+	struct batch_req h = { .cmd = cmd, .argc = argc };
+	size_t len = j->reqs.len, need = sizeof(h) + argc * sizeof(uint32_t);
+	char *d;
+
+	for (uint32_t i = 0; i < argc; i++)
+		need += argl[i];
+	d = kv_reply_reserve(&j->reqs, need);
+	if (!d) {
+		j->reqs.failed = false; /* this request is refused, the batch stands */
+		return -ENOMEM;
+	}
+	memcpy(d, &h, sizeof(h));
+	d += sizeof(h);
+	for (uint32_t i = 0; i < argc; i++) {
+		uint32_t l = (uint32_t)argl[i];
+
+		memcpy(d, &l, sizeof(l));
+		memcpy(d + sizeof(l), argv[i], argl[i]);
+		d += sizeof(l) + argl[i];
+	}
+	j->reqs.len = len + need;
+	j->after_mark[j->nreq++] = j->after.len;
+	return 0;
+}
+
+/* Decodes the request at *p of a batch, moving *p past it. */
+static const struct kv_cmd *batch_next(const char **p, uint32_t *argc, const char **argv,
+				       size_t *argl)
+{
+	struct batch_req h;
+	const char *q = *p;
+
+	memcpy(&h, q, sizeof(h));
+	q += sizeof(h);
+	for (uint32_t i = 0; i < h.argc; i++) {
+		uint32_t l;
+
+		memcpy(&l, q, sizeof(l));
+		argv[i] = q + sizeof(l);
+		argl[i] = l;
+		q += sizeof(l) + l;
+	}
+	*argc = h.argc;
+	*p = q;
+	return h.cmd;
+}
+
 void kv_job_free(struct kv_job *j)
 {
 	if (!j)
 		return;
+	kv_reply_free(&j->reqs);
 	kv_reply_free(&j->out);
 	kv_reply_free(&j->after);
 	kv_part_free(&j->part);
 	free(j->val);
+	if (j->block && job_cache_on && job_cached < JOB_CACHE_MAX) {
+		j->next = job_cache;
+		job_cache = j;
+		job_cached++;
+		return;
+	}
 	free(j);
 }
 
@@ -143,12 +274,19 @@ static void grant(struct kv_shard *sh, struct kv_job *j)
 	j->over = j->room && !kv_db_make_room(sh->db);
 }
 
+/* Whether the client the job is for is past its output limit with
+ * extra bytes more of replies. */
+static bool held_over(const struct kv_job *j, size_t extra)
+{
+	return j->held && atomic_load_explicit(j->held, memory_order_relaxed) + extra > j->held_max;
+}
+
 /* A client's request. Once the replies its earlier jobs hold pass its
  * output limit it will be closed: the rest are not run, so a client that
  * does not read cannot make other shards build replies without bound. */
 static void run_cmd(struct kv_shard *sh, struct kv_job *j)
 {
-	if (j->held && atomic_load_explicit(j->held, memory_order_relaxed) > j->held_max) {
+	if (held_over(j, 0)) {
 		j->skipped = true;
 		return;
 	}
@@ -158,11 +296,38 @@ static void run_cmd(struct kv_shard *sh, struct kv_job *j)
 		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
 }
 
+/* A batch: its requests in order, as run_cmd() runs one, under one
+ * reading of the clock as they arrived together. */
+static void run_batch(struct kv_shard *sh, struct kv_job *j)
+{
+	const char *p = j->reqs.buf;
+	int64_t now = kv_now_ms();
+
+	for (uint32_t i = 0; i < j->nreq; i++) {
+		const char *argv[KV_BATCH_ARGS];
+		size_t argl[KV_BATCH_ARGS];
+		uint32_t argc;
+		const struct kv_cmd *cmd = batch_next(&p, &argc, argv, argl);
+
+		if (held_over(j, j->out.len)) {
+			j->skipped = true;
+			break;
+		}
+		kv_shard_exec(sh, NULL, cmd, now, argc, argv, argl, &j->out, NULL);
+		j->out_end[i] = j->out.len;
+	}
+	if (j->held)
+		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
+}
+
 static void run(struct kv_shard *sh, struct kv_job *j)
 {
 	switch (j->kind) {
 	case KV_JOB_CMD:
 		run_cmd(sh, j);
+		break;
+	case KV_JOB_BATCH:
+		run_batch(sh, j);
 		break;
 	case KV_JOB_LOCK:
 		grant(sh, j);
@@ -338,6 +503,7 @@ void kv_shard_start(unsigned idx, void *user)
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
 					    .arg = sh };
 	apply(sh, &k->o.cfg);
+	kv_job_cache_start();
 	pc_shard_set_user(sh);
 	pc_periodic_start(&sh->expiry, pc_shard_reactor(),
 			  k->o.expire_ms ? k->o.expire_ms : KV_SERVER_EXPIRE_MS, expire_tick, sh);
@@ -360,4 +526,5 @@ void kv_shard_stop(unsigned idx, void *user)
 	free(sh->per_shard);
 	free(sh);
 	pc_shard_set_user(NULL);
+	kv_job_cache_stop();
 }
