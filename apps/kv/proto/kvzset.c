@@ -1,0 +1,846 @@
+/* SPDX-License-Identifier: MIT */
+/* The sorted set: see kvzset.h.
+ *
+ * Every search is one primitive: the rank of the first member that is not
+ * "below" a bound (a score, a member's bytes, or a whole (score, member)
+ * element), found by a linear walk of the packed form or by a skip list
+ * descent adding spans. Spans follow Redis's skip list: a link's span is
+ * how many level-0 steps it jumps. */
+#include "kvzset.h"
+#include "keyhash.h"
+#include "num.h"
+#include "range.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "percore/map.h"
+
+#define ZSL_MAXLEVEL 32
+/* Packed entry: score, length byte, member, length byte again (for the
+ * backwards walk). Members are at most max_value <= 255 bytes there. */
+#define PK_HDR 9u
+#define PK_OVER 10u
+
+struct zsl_node;
+struct zsl_level {
+	struct zsl_node *fwd;
+	size_t span;
+};
+struct zsl_node {
+	double score;
+	struct zsl_node *back;
+	uint32_t ml;
+	uint8_t nlev;
+	struct zsl_level lv[]; /* nlev of them, then the member's bytes */
+};
+
+struct kv_zset {
+	size_t len;
+	size_t max_entries, max_value;
+	bool sl;                   /* skip list encoding */
+	uint8_t *pk;               /* packed: the entries in order */
+	uint32_t used, cap;
+	struct zsl_node *hdr, *tail;
+	int level;
+	uint64_t rng;
+	struct pc_map idx;         /* member hash -> node */
+};
+
+/* What search() compares members with. below() says whether a member lies
+ * before the bound; it holds for a prefix of the set. */
+enum bkind { B_NONE, B_ALL, B_SCORE, B_LEX, B_ELEM };
+struct bound {
+	enum bkind kind;
+	bool eq;           /* equal counts as below */
+	double s;
+	const uint8_t *m;
+	size_t ml;
+};
+
+static const uint8_t *zmember(const struct zsl_node *n)
+{
+	return (const uint8_t *)&n->lv[n->nlev];
+}
+
+static int lexcmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c ? c : (al > bl) - (al < bl);
+}
+
+static bool below(const struct bound *b, double s, const uint8_t *m, size_t ml)
+{
+	switch (b->kind) {
+	case B_NONE:
+		return false;
+	case B_ALL:
+		return true;
+	case B_SCORE:
+		return b->eq ? s <= b->s : s < b->s;
+	case B_LEX: {
+		int c = lexcmp(m, ml, b->m, b->ml);
+		return b->eq ? c <= 0 : c < 0;
+	}
+	case B_ELEM:
+		return s < b->s || (s == b->s && lexcmp(m, ml, b->m, b->ml) < 0);
+	}
+	return false;
+}
+
+/* ---- packed encoding ---- */
+
+static uint32_t pk_read(const uint8_t *p, const uint8_t **m, size_t *ml, double *s)
+{
+	memcpy(s, p, sizeof(*s));
+	*ml = p[8];
+	*m = p + PK_HDR;
+	return (uint32_t)*ml + PK_OVER;
+}
+
+static uint32_t pk_prev(const struct kv_zset *z, uint32_t off)
+{
+	return off - z->pk[off - 1] - PK_OVER;
+}
+
+/* Offset of the entry at rank r (r == len: the end). */
+static uint32_t pk_at(const struct kv_zset *z, size_t r)
+{
+	uint32_t off = 0;
+	for (size_t k = 0; k < r; k++)
+		off += z->pk[off + 8] + PK_OVER;
+	return off;
+}
+
+/* Rank and offset of the first entry not below b. */
+static size_t pk_search(const struct kv_zset *z, const struct bound *b, uint32_t *offp)
+{
+	uint32_t off = 0;
+	size_t r = 0;
+	while (off < z->used) {
+		const uint8_t *m;
+		size_t ml;
+		double s;
+		uint32_t sz = pk_read(z->pk + off, &m, &ml, &s);
+		if (!below(b, s, m, ml))
+			break;
+		off += sz;
+		r++;
+	}
+	if (offp)
+		*offp = off;
+	return r;
+}
+
+/* Offset of the member's entry, or -1. */
+static long pk_find(const struct kv_zset *z, const void *m, size_t ml, double *s)
+{
+	for (uint32_t off = 0; off < z->used;) {
+		const uint8_t *em;
+		size_t eml;
+		uint32_t sz = pk_read(z->pk + off, &em, &eml, s);
+		if (eml == ml && memcmp(em, m, ml) == 0)
+			return off;
+		off += sz;
+	}
+	return -1;
+}
+
+/* Writes (m, s) at its place; the caller made room (cap >= used + size). */
+static void pk_put(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	s += 0.0; /* -0 becomes 0, as Redis's listpack stores it */
+	struct bound b = { .kind = B_ELEM, .s = s, .m = m, .ml = ml };
+	uint32_t off, sz = (uint32_t)ml + PK_OVER;
+	pk_search(z, &b, &off);
+	uint8_t *p = z->pk + off;
+	memmove(p + sz, p, z->used - off);
+	memcpy(p, &s, sizeof(s));
+	p[8] = (uint8_t)ml;
+	memcpy(p + PK_HDR, m, ml);
+	p[sz - 1] = (uint8_t)ml;
+	z->used += sz;
+	z->len++;
+}
+
+static int pk_insert(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	uint32_t need = z->used + (uint32_t)ml + PK_OVER;
+	if (need > z->cap) {
+		uint32_t cap = z->cap * 2 > need ? z->cap * 2 : need;
+		uint8_t *p = realloc(z->pk, cap);
+		if (!p)
+			return -ENOMEM;
+		z->pk = p;
+		z->cap = cap;
+	}
+	pk_put(z, m, ml, s);
+	return 0;
+}
+
+static void pk_delete(struct kv_zset *z, uint32_t off, uint32_t end, size_t n)
+{
+	memmove(z->pk + off, z->pk + end, z->used - end);
+	z->used -= end - off;
+	z->len -= n;
+}
+
+/* ---- skip list encoding ---- */
+
+struct zkey {
+	const void *m;
+	size_t ml;
+};
+
+static bool node_eq(uint64_t value, const void *key)
+{
+	const struct zsl_node *n = (const struct zsl_node *)(uintptr_t)value;
+	const struct zkey *k = key;
+	return n->ml == k->ml && memcmp(zmember(n), k->m, k->ml) == 0;
+}
+
+static struct zsl_node *zsl_find(const struct kv_zset *z, const void *m, size_t ml)
+{
+	struct zkey k = { m, ml };
+	struct pc_map_slot *s = pc_map_find_hashed(&z->idx, kv_keyhash(m, ml), node_eq, &k);
+	return s ? (struct zsl_node *)(uintptr_t)s->value : NULL;
+}
+
+static void zsl_unindex(struct kv_zset *z, const struct zsl_node *n)
+{
+	struct zkey k = { zmember(n), n->ml };
+	pc_map_erase_slot(&z->idx, pc_map_find_hashed(&z->idx, kv_keyhash(k.m, k.ml), node_eq, &k));
+}
+
+/* Levels with probability 1/4 each, as Redis. */
+static uint8_t zsl_level(struct kv_zset *z)
+{
+	uint8_t l = 1;
+	for (;;) {
+		z->rng ^= z->rng << 13;
+		z->rng ^= z->rng >> 7;
+		z->rng ^= z->rng << 17;
+		if ((z->rng & 3) || l == ZSL_MAXLEVEL)
+			return l;
+		l++;
+	}
+}
+
+static struct zsl_node *zsl_node_new(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	uint8_t lv = zsl_level(z);
+	struct zsl_node *n = malloc(sizeof(*n) + lv * sizeof(struct zsl_level) + ml);
+	if (!n)
+		return NULL;
+	n->score = s;
+	n->ml = (uint32_t)ml;
+	n->nlev = lv;
+	memcpy((uint8_t *)&n->lv[lv], m, ml);
+	return n;
+}
+
+/* Descends to the last node below b at every level: update[i], with the
+ * rank of each in rank[i]. */
+static void zsl_descend(const struct kv_zset *z, const struct bound *b,
+			struct zsl_node **update, size_t *rank)
+{
+	struct zsl_node *x = z->hdr;
+	size_t r = 0;
+	for (int i = z->level - 1; i >= 0; i--) {
+		struct zsl_node *f;
+		while ((f = x->lv[i].fwd) && below(b, f->score, zmember(f), f->ml)) {
+			r += x->lv[i].span;
+			x = f;
+		}
+		update[i] = x;
+		if (rank)
+			rank[i] = r;
+	}
+}
+
+/* Links n (score and member set) at its place. */
+static void zsl_link(struct kv_zset *z, struct zsl_node *n)
+{
+	struct zsl_node *update[ZSL_MAXLEVEL];
+	size_t rank[ZSL_MAXLEVEL];
+	struct bound b = { .kind = B_ELEM, .s = n->score, .m = zmember(n), .ml = n->ml };
+	zsl_descend(z, &b, update, rank);
+	for (int i = z->level; i < n->nlev; i++) {
+		rank[i] = 0;
+		update[i] = z->hdr;
+		z->hdr->lv[i].span = z->len;
+	}
+	if (n->nlev > z->level)
+		z->level = n->nlev;
+	for (int i = 0; i < n->nlev; i++) {
+		n->lv[i].fwd = update[i]->lv[i].fwd;
+		update[i]->lv[i].fwd = n;
+		n->lv[i].span = update[i]->lv[i].span - (rank[0] - rank[i]);
+		update[i]->lv[i].span = rank[0] - rank[i] + 1;
+	}
+	for (int i = n->nlev; i < z->level; i++)
+		update[i]->lv[i].span++;
+	n->back = update[0] == z->hdr ? NULL : update[0];
+	*(n->lv[0].fwd ? &n->lv[0].fwd->back : &z->tail) = n;
+	z->len++;
+}
+
+/* Takes x out of the links; update[] is as zsl_descend left it for x. */
+static void zsl_unlink(struct kv_zset *z, struct zsl_node *x, struct zsl_node **update)
+{
+	for (int i = 0; i < z->level; i++) {
+		if (update[i]->lv[i].fwd == x) {
+			update[i]->lv[i].span += x->lv[i].span - 1;
+			update[i]->lv[i].fwd = x->lv[i].fwd;
+		} else {
+			update[i]->lv[i].span--;
+		}
+	}
+	*(x->lv[0].fwd ? &x->lv[0].fwd->back : &z->tail) = x->back;
+	while (z->level > 1 && !z->hdr->lv[z->level - 1].fwd)
+		z->level--;
+	z->len--;
+}
+
+static void zsl_unlink_node(struct kv_zset *z, struct zsl_node *x)
+{
+	struct zsl_node *update[ZSL_MAXLEVEL];
+	struct bound b = { .kind = B_ELEM, .s = x->score, .m = zmember(x), .ml = x->ml };
+	zsl_descend(z, &b, update, NULL);
+	zsl_unlink(z, x, update);
+}
+
+/* Descends to rank r (0-based): update[i] the last node before it. */
+static void zsl_descend_rank(const struct kv_zset *z, size_t r, struct zsl_node **update)
+{
+	struct zsl_node *x = z->hdr;
+	size_t t = 0;
+	for (int i = z->level - 1; i >= 0; i--) {
+		while (x->lv[i].fwd && t + x->lv[i].span <= r) {
+			t += x->lv[i].span;
+			x = x->lv[i].fwd;
+		}
+		update[i] = x;
+	}
+}
+
+static struct zsl_node *zsl_at(const struct kv_zset *z, size_t r)
+{
+	struct zsl_node *update[ZSL_MAXLEVEL];
+	zsl_descend_rank(z, r, update);
+	return update[0]->lv[0].fwd;
+}
+
+static int zsl_insert(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	struct zsl_node *n = zsl_node_new(z, m, ml, s);
+	if (!n)
+		return -ENOMEM;
+	if (pc_map_insert_hashed(&z->idx, kv_keyhash(m, ml), (uint64_t)(uintptr_t)n)) {
+		free(n);
+		return -ENOMEM;
+	}
+	zsl_link(z, n);
+	return 0;
+}
+
+static void zsl_free_nodes(struct zsl_node *n)
+{
+	for (struct zsl_node *next; n; n = next) {
+		next = n->lv[0].fwd;
+		free(n);
+	}
+}
+
+/* The packed entries into a skip list, all or nothing. */
+static int convert(struct kv_zset *z)
+{
+	struct kv_zset s = { .max_entries = z->max_entries, .max_value = z->max_value,
+			     .sl = true, .level = 1, .rng = z->rng };
+	s.hdr = calloc(1, sizeof(struct zsl_node) + ZSL_MAXLEVEL * sizeof(struct zsl_level));
+	pc_map_init(&s.idx, PC_MAP_HASHED);
+	if (!s.hdr || pc_map_reserve(&s.idx, z->len + 1))
+		goto fail;
+	s.hdr->nlev = ZSL_MAXLEVEL;
+	for (uint32_t off = 0; off < z->used;) {
+		const uint8_t *m;
+		size_t ml;
+		double sc;
+		off += pk_read(z->pk + off, &m, &ml, &sc);
+		if (zsl_insert(&s, m, ml, sc))
+			goto fail;
+	}
+	free(z->pk);
+	*z = s;
+	return 0;
+fail:
+	if (s.hdr)
+		zsl_free_nodes(s.hdr->lv[0].fwd);
+	free(s.hdr);
+	pc_map_destroy(&s.idx);
+	return -ENOMEM;
+}
+
+/* ---- the set ---- */
+
+struct kv_zset *kv_zset_new(size_t max_entries, size_t max_value)
+{
+	if (kv_keyhash_init())
+		return NULL;
+	struct kv_zset *z = calloc(1, sizeof(*z));
+	if (!z)
+		return NULL;
+	z->max_entries = max_entries;
+	z->max_value = max_value > 255 ? 255 : max_value; /* a length byte in the packed form */
+	z->rng = 0x9e3779b97f4a7c15ull;
+	return z;
+}
+
+void kv_zset_free(struct kv_zset *z)
+{
+	if (!z)
+		return;
+	if (z->sl) {
+		zsl_free_nodes(z->hdr->lv[0].fwd);
+		free(z->hdr);
+		pc_map_destroy(&z->idx);
+	}
+	free(z->pk);
+	free(z);
+}
+
+size_t kv_zset_len(const struct kv_zset *z)
+{
+	return z->len;
+}
+
+/* Rank of the first member not below b. */
+static size_t search(const struct kv_zset *z, const struct bound *b)
+{
+	if (!z->sl)
+		return pk_search(z, b, NULL);
+	struct zsl_node *update[ZSL_MAXLEVEL];
+	size_t rank[ZSL_MAXLEVEL];
+	zsl_descend(z, b, update, rank);
+	return rank[0];
+}
+
+bool kv_zset_score(const struct kv_zset *z, const void *m, size_t ml, double *score)
+{
+	if (z->sl) {
+		const struct zsl_node *n = zsl_find(z, m, ml);
+		if (n)
+			*score = n->score;
+		return n != NULL;
+	}
+	return pk_find(z, m, ml, score) >= 0;
+}
+
+long long kv_zset_rank(const struct kv_zset *z, const void *m, size_t ml, bool rev)
+{
+	double s;
+	if (!kv_zset_score(z, m, ml, &s))
+		return -1;
+	struct bound b = { .kind = B_ELEM, .s = s, .m = m, .ml = ml };
+	size_t r = search(z, &b);
+	return (long long)(rev ? z->len - 1 - r : r);
+}
+
+/* Moves an existing member to score s; never allocates. */
+static void rescore(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	if (z->sl) {
+		struct zsl_node *n = zsl_find(z, m, ml);
+		zsl_unlink_node(z, n);
+		n->score = s;
+		zsl_link(z, n);
+		return;
+	}
+	uint8_t copy[256];
+	double old;
+	uint32_t off = (uint32_t)pk_find(z, m, ml, &old);
+	memcpy(copy, m, ml); /* m may point into the buffer */
+	pk_delete(z, off, off + (uint32_t)ml + PK_OVER, 1);
+	pk_put(z, copy, ml, s);
+}
+
+static int insert(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	if (!z->sl && (z->len + 1 > z->max_entries || ml > z->max_value)) {
+		int rc = convert(z);
+		if (rc)
+			return rc;
+	}
+	return z->sl ? zsl_insert(z, m, ml, s) : pk_insert(z, m, ml, s);
+}
+
+int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int flags, int *out,
+		double *newscore)
+{
+	double cur;
+	*out = 0;
+	if (isnan(score)) {
+		*out = KV_ZADD_NAN;
+		return 0;
+	}
+	if (!kv_zset_score(z, m, ml, &cur)) {
+		if (flags & KV_ZADD_XX) {
+			*out = KV_ZADD_NOP;
+			return 0;
+		}
+		int rc = insert(z, m, ml, score);
+		if (rc)
+			return rc;
+		*out = KV_ZADD_ADDED;
+		*newscore = z->sl ? score : score + 0.0;
+		return 0;
+	}
+	if (flags & KV_ZADD_NX) {
+		*out = KV_ZADD_NOP;
+		return 0;
+	}
+	if (flags & KV_ZADD_INCR) {
+		score += cur;
+		if (isnan(score)) {
+			*out = KV_ZADD_NAN;
+			return 0;
+		}
+	}
+	if (((flags & KV_ZADD_LT) && score >= cur) || ((flags & KV_ZADD_GT) && score <= cur)) {
+		*out = KV_ZADD_NOP;
+		return 0;
+	}
+	*newscore = score;
+	if (score != cur) {
+		rescore(z, m, ml, score);
+		*out = KV_ZADD_UPDATED;
+		if (!z->sl)
+			*newscore = score + 0.0;
+	}
+	return 0;
+}
+
+bool kv_zset_rem(struct kv_zset *z, const void *m, size_t ml)
+{
+	if (z->sl) {
+		struct zsl_node *n = zsl_find(z, m, ml);
+		if (!n)
+			return false;
+		zsl_unindex(z, n);
+		zsl_unlink_node(z, n);
+		free(n);
+		return true;
+	}
+	double s;
+	long off = pk_find(z, m, ml, &s);
+	if (off < 0)
+		return false;
+	pk_delete(z, (uint32_t)off, (uint32_t)off + (uint32_t)ml + PK_OVER, 1);
+	return true;
+}
+
+size_t kv_zset_del_span(struct kv_zset *z, size_t first, size_t n)
+{
+	if (first >= z->len)
+		return 0;
+	if (n > z->len - first)
+		n = z->len - first;
+	if (!z->sl) {
+		uint32_t off = pk_at(z, first), end = off;
+		for (size_t k = 0; k < n; k++)
+			end += z->pk[end + 8] + PK_OVER;
+		pk_delete(z, off, end, n);
+		return n;
+	}
+	struct zsl_node *update[ZSL_MAXLEVEL];
+	zsl_descend_rank(z, first, update);
+	struct zsl_node *x = update[0]->lv[0].fwd;
+	for (size_t k = 0; k < n; k++) {
+		struct zsl_node *next = x->lv[0].fwd;
+		zsl_unindex(z, x);
+		zsl_unlink(z, x, update); /* update[] stays right for the next one */
+		free(x);
+		x = next;
+	}
+	return n;
+}
+
+bool kv_zset_span_rank(const struct kv_zset *z, long long start, long long stop, size_t *first,
+		       size_t *n)
+{
+	if (kv_range_clamp(z->len, start, stop, first, n))
+		return true;
+	*n = 0;
+	return false;
+}
+
+/* [rank of lo, rank of hi) as a span. */
+static bool span(const struct kv_zset *z, const struct bound *lo, const struct bound *hi,
+		 size_t *first, size_t *n)
+{
+	size_t a = search(z, lo), b = search(z, hi);
+	*first = a;
+	*n = b > a ? b - a : 0;
+	return *n > 0;
+}
+
+bool kv_zset_span_score(const struct kv_zset *z, const struct kv_zscore_range *r, size_t *first,
+			size_t *n)
+{
+	struct bound lo = { .kind = B_SCORE, .s = r->min, .eq = r->minex };
+	struct bound hi = { .kind = B_SCORE, .s = r->max, .eq = !r->maxex };
+	return span(z, &lo, &hi, first, n);
+}
+
+/* The bound below which members lie before (hi: up to) a lex item. */
+static struct bound lex_bound(enum kv_zlex_kind k, const uint8_t *m, size_t ml, bool hi)
+{
+	struct bound b = { .kind = B_LEX, .m = m, .ml = ml };
+	if (k == KV_ZLEX_MIN)
+		b.kind = B_NONE;
+	else if (k == KV_ZLEX_MAX)
+		b.kind = B_ALL;
+	else
+		b.eq = (k == KV_ZLEX_EXCL) != hi;
+	return b;
+}
+
+bool kv_zset_span_lex(const struct kv_zset *z, const struct kv_zlex_range *r, size_t *first,
+		      size_t *n)
+{
+	struct bound lo = lex_bound(r->mink, r->min, r->minl, false);
+	struct bound hi = lex_bound(r->maxk, r->max, r->maxl, true);
+	return span(z, &lo, &hi, first, n);
+}
+
+void kv_zset_span_limit(size_t *first, size_t *n, bool rev, long long offset, long long count)
+{
+	if (offset < 0 || (unsigned long long)offset >= *n) {
+		*n = 0;
+		return;
+	}
+	size_t left = *n - (size_t)offset;
+	size_t take = count < 0 || (unsigned long long)count > left ? left : (size_t)count;
+	if (!rev)
+		*first += (size_t)offset;
+	else
+		*first += left - take;
+	*n = take;
+}
+
+void kv_zset_iter_init(const struct kv_zset *z, struct kv_zset_iter *it, size_t first, size_t n,
+		       bool rev)
+{
+	it->_z = z;
+	it->_rev = rev;
+	it->_left = first < z->len ? (n < z->len - first ? n : z->len - first) : 0;
+	if (!it->_left)
+		return;
+	size_t start = rev ? first + it->_left - 1 : first;
+	if (z->sl)
+		it->_node = zsl_at(z, start);
+	else
+		it->_off = pk_at(z, start);
+}
+
+bool kv_zset_iter_next(struct kv_zset_iter *it, const uint8_t **m, size_t *ml, double *score)
+{
+	if (!it->_left)
+		return false;
+	it->_left--;
+	const struct kv_zset *z = it->_z;
+	if (z->sl) {
+		const struct zsl_node *n = it->_node;
+		*m = zmember(n);
+		*ml = n->ml;
+		*score = n->score;
+		it->_node = it->_rev ? n->back : n->lv[0].fwd;
+		return true;
+	}
+	uint32_t sz = pk_read(z->pk + it->_off, m, ml, score);
+	if (it->_left)
+		it->_off = it->_rev ? pk_prev(z, it->_off) : it->_off + sz;
+	return true;
+}
+
+const char *kv_zset_encoding(const struct kv_zset *z)
+{
+	return z->sl ? "skiplist" : "listpack";
+}
+
+size_t kv_zset_mem(const struct kv_zset *z)
+{
+	size_t m = sizeof(*z) + z->cap;
+	if (!z->sl)
+		return m;
+	m += sizeof(struct zsl_node) + ZSL_MAXLEVEL * sizeof(struct zsl_level);
+	m += pc_map_capacity(&z->idx) * (sizeof(struct pc_map_slot) + 1);
+	for (const struct zsl_node *n = z->hdr->lv[0].fwd; n; n = n->lv[0].fwd)
+		m += sizeof(*n) + n->nlev * sizeof(struct zsl_level) + n->ml;
+	return m;
+}
+
+/* ---- scores and bounds as Redis reads and writes them ---- */
+
+size_t kv_zset_score_fmt(char *buf, double v)
+{
+	if (isinf(v))
+		return (size_t)snprintf(buf, KV_ZSET_SCORE_CHARS, "%s", v > 0 ? "inf" : "-inf");
+	return (size_t)snprintf(buf, KV_ZSET_SCORE_CHARS, "%.17g", v);
+}
+
+/* strtod over s[0..n): all of it, no NaN; strict adds ZADD's checks (no
+ * leading space, no overflow, no underflow to 0) that the range parser
+ * lacks. */
+static bool to_double(const char *s, size_t n, bool strict, double *out)
+{
+	char buf[KV_LD_MAX_CHARS];
+	if (n >= sizeof(buf) || (strict && n == 0))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if ((size_t)(end - buf) != n || isnan(v))
+		return false;
+	if (strict && (isspace((unsigned char)buf[0]) || (errno == ERANGE && (isinf(v) || v == 0))))
+		return false;
+	*out = v;
+	return true;
+}
+
+bool kv_zset_score_parse(const char *s, size_t n, double *out)
+{
+	return to_double(s, n, true, out);
+}
+
+static bool score_item(const char *s, size_t n, double *v, bool *ex)
+{
+	*ex = n > 0 && s[0] == '(';
+	return *ex ? to_double(s + 1, n - 1, false, v) : to_double(s, n, false, v);
+}
+
+bool kv_zset_score_range_parse(const char *min, size_t minl, const char *max, size_t maxl,
+			       struct kv_zscore_range *r)
+{
+	return score_item(min, minl, &r->min, &r->minex) && score_item(max, maxl, &r->max, &r->maxex);
+}
+
+static bool lex_item(const char *s, size_t n, const uint8_t **m, size_t *ml,
+		     enum kv_zlex_kind *k)
+{
+	if (n == 0)
+		return false;
+	*m = (const uint8_t *)s + 1;
+	*ml = n - 1;
+	switch (s[0]) {
+	case '+':
+		*k = KV_ZLEX_MAX;
+		return n == 1;
+	case '-':
+		*k = KV_ZLEX_MIN;
+		return n == 1;
+	case '(':
+		*k = KV_ZLEX_EXCL;
+		return true;
+	case '[':
+		*k = KV_ZLEX_INCL;
+		return true;
+	}
+	return false;
+}
+
+bool kv_zset_lex_range_parse(const char *min, size_t minl, const char *max, size_t maxl,
+			     struct kv_zlex_range *r)
+{
+	return lex_item(min, minl, &r->min, &r->minl, &r->mink) &&
+	       lex_item(max, maxl, &r->max, &r->maxl, &r->maxk);
+}
+
+/* ---- validation ---- */
+
+static int pk_validate(const struct kv_zset *z, char *why, size_t wl)
+{
+	size_t c = 0;
+	const uint8_t *pm = NULL;
+	size_t pml = 0;
+	double ps = 0;
+	for (uint32_t off = 0; off < z->used; c++) {
+		const uint8_t *m;
+		size_t ml;
+		double s;
+		uint32_t sz = pk_read(z->pk + off, &m, &ml, &s);
+		if (sz > z->used - off || z->pk[off + sz - 1] != ml || isnan(s)) {
+			snprintf(why, wl, "packed entry %zu at %u: bad framing or NaN", c, off);
+			return -EINVAL;
+		}
+		struct bound b = { .kind = B_ELEM, .s = s, .m = m, .ml = ml };
+		if (pm && !below(&b, ps, pm, pml)) {
+			snprintf(why, wl, "packed entry %zu (score %g) not after the one before", c, s);
+			return -EINVAL;
+		}
+		pm = m, pml = ml, ps = s;
+		off += sz;
+	}
+	if (c != z->len || c > z->max_entries || z->used > z->cap) {
+		snprintf(why, wl, "packed: %zu entries, len %zu, limit %zu, used %u cap %u", c,
+			 z->len, z->max_entries, z->used, z->cap);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Each link at level i jumps span level-0 steps. */
+static int zsl_validate_spans(const struct kv_zset *z, char *why, size_t wl)
+{
+	for (int i = 0; i < z->level; i++) {
+		for (const struct zsl_node *x = z->hdr; x->lv[i].fwd; x = x->lv[i].fwd) {
+			size_t steps = 0;
+			const struct zsl_node *y = x;
+			while (y != x->lv[i].fwd && y) {
+				y = y->lv[0].fwd;
+				steps++;
+			}
+			if (!y || steps != x->lv[i].span) {
+				snprintf(why, wl, "level %d: span %zu where %zu steps", i,
+					 x->lv[i].span, steps);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static int zsl_validate(const struct kv_zset *z, char *why, size_t wl)
+{
+	size_t c = 0;
+	const struct zsl_node *prev = NULL;
+	for (const struct zsl_node *n = z->hdr->lv[0].fwd; n; prev = n, n = n->lv[0].fwd, c++) {
+		struct bound b = { .kind = B_ELEM, .s = n->score, .m = zmember(n), .ml = n->ml };
+		if (n->back != prev || (prev && !below(&b, prev->score, zmember(prev), prev->ml))) {
+			snprintf(why, wl, "node %zu: back link or order broken", c);
+			return -EINVAL;
+		}
+		if (zsl_find(z, zmember(n), n->ml) != n || n->nlev > z->level) {
+			snprintf(why, wl, "node %zu: not indexed, or level %u over %d", c, n->nlev,
+				 z->level);
+			return -EINVAL;
+		}
+	}
+	if (c != z->len || z->tail != prev || pc_map_size(&z->idx) != c) {
+		snprintf(why, wl, "skiplist: %zu nodes, len %zu, index %zu, tail %s", c, z->len,
+			 pc_map_size(&z->idx), z->tail == prev ? "ok" : "wrong");
+		return -EINVAL;
+	}
+	return zsl_validate_spans(z, why, wl);
+}
+
+int kv_zset_validate(const struct kv_zset *z, char *why, size_t wl)
+{
+	return z->sl ? zsl_validate(z, why, wl) : pk_validate(z, why, wl);
+}
