@@ -318,13 +318,43 @@ def t_atomic(srv):
                 break
         c.close()
 
+    # One writer counts generations up with MSET; plain GETs of the keys
+    # one after another (each on its own shard) never see a generation
+    # older than the one before: a key a transaction holds is not read
+    # until every part of it is written.
+    skeys = ["seq:%d" % i for i in range(16)]
+
+    def counter():
+        c = Conn(srv.port)
+        for g in range(1, rounds + 1):
+            if c.call("MSET", *sum(([k, str(g)] for k in skeys), [])) != b"+OK":
+                errors.append("MSET seq")
+        c.close()
+
+    def sequencer():
+        # several connections, so that reads start on different shards
+        conns = [Conn(srv.port) for _ in range(4)]
+        rnd = random.Random(7)
+        while not stop.is_set():
+            last = 0
+            for k in skeys:
+                g = int(rnd.choice(conns).call("GET", k))
+                if g < last:
+                    errors.append("GET %s saw generation %d after %d" % (k, g, last))
+                    return
+                last = g
+        for c in conns:
+            c.close()
+
     c = Conn(srv.port)
     c.call("MSET", *sum(([k, "init"] for k in keys), []))
+    c.call("MSET", *sum(([k, "0"] for k in skeys), []))
     # readers of the same keys at once: their shared locks overlap
     obs = ([threading.Thread(target=observer) for _ in range(4)] +
-           [threading.Thread(target=exister) for _ in range(2)])
+           [threading.Thread(target=exister) for _ in range(2)] +
+           [threading.Thread(target=sequencer) for _ in range(2)])
     wr = ([threading.Thread(target=writer, args=("w%d" % i,)) for i in range(2)] +
-          [threading.Thread(target=deleter)])
+          [threading.Thread(target=deleter), threading.Thread(target=counter)])
     for t in obs + wr:
         t.start()
     for t in wr:

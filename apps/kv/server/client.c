@@ -456,8 +456,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		return false; /* a command over several shards holds every later one */
 	/* The usual request first: keys of this shard's and nothing waiting
 	 * here, so it runs now, whatever went to other shards before it. */
-	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && kv_shard_free(sh) &&
-	    owned_here(sh, cmd, r)) {
+	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && owned_here(sh, cmd, r) &&
+	    kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
 		run_here(c, cmd, r, now);
 		return true;
 	}
@@ -492,7 +492,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	} else {
 		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
 	}
-	if (t == sh->idx && kv_shard_free(sh) && (!scan || sh->n == 1)) {
+	if (t == sh->idx && (!scan || sh->n == 1) &&
+	    kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
 		run_here(c, cmd, r, now);
 		return true;
 	}

@@ -38,6 +38,7 @@ struct kv_tx {
 	bool nx;                      /* RENAMENX */
 	bool reader;                  /* read-only: shared locks */
 	bool oom;                     /* a shard was over its memory limit */
+	bool keyed;                   /* locks its keys, not whole shards */
 	int stage;
 	struct kv_job *req;           /* the request, copied */
 	unsigned nsh;                 /* shards touched, ascending in order[] */
@@ -118,6 +119,13 @@ static void part_done(struct kv_shard *sh, struct kv_job *j)
 	(void)sh;
 	if (--t->pending == 0)
 		tx_stage(t);
+}
+
+/* A fan-out's values go with its keys (MSET's); MSETNX's first stage
+ * asks with the keys alone. */
+static bool part_values(const struct kv_tx *t)
+{
+	return t->kind != TX_MSETNX && t->cmd->key_step == 2;
 }
 
 /* Part i of a fan-out: the command's name and, for a keyed command, the
@@ -360,7 +368,7 @@ static bool rename_stage(struct kv_tx *t)
 static void tx_end(struct kv_tx *t)
 {
 	for (unsigned i = 0; i < t->nsh; i++)
-		kv_shard_unlock(t->sh, t->order[i], t->reader);
+		kv_shard_unlock(t->sh, t->order[i], t->id, t->keyed, t->reader);
 	kv_client_tx_done(t->c, &t->out);
 	kv_multi_free(t);
 }
@@ -379,8 +387,7 @@ static bool advance(struct kv_tx *t)
 		return rename_stage(t);
 	switch (t->stage++) {
 	case 0:
-		if (fan_out(t, t->kind == TX_MSETNX ? "exists" : NULL,
-			    t->kind != TX_MSETNX && t->cmd->key_step == 2))
+		if (fan_out(t, t->kind == TX_MSETNX ? "exists" : NULL, part_values(t)))
 			return false;
 		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
 		return true;
@@ -423,11 +430,28 @@ static void tx_stage(struct kv_tx *t)
 }
 
 static void locked(struct kv_shard *sh, struct kv_job *j);
+/* The keyed lock of the next shard: for a fan-out, that shard's part,
+ * run once its keys are held; else its keys alone. */
+static struct kv_job *keyed_lock(struct kv_tx *t)
+{
+	bool fan = t->kind == TX_FANOUT;
+	struct kv_job *j = fan_part(t, t->locked, fan ? NULL : "lock", fan && part_values(t));
+
+	if (!j)
+		return NULL;
+	j->kind = KV_JOB_LOCK;
+	j->keyed = true;
+	j->run_part = fan;
+	j->typed = fan;
+	j->kfirst = 1;
+	j->kstep = fan && part_values(t) ? 2 : 1;
+	return j;
+}
 
 /* Locks the next shard in ascending order. */
 static void lock_next(struct kv_tx *t)
 {
-	struct kv_job *j = kv_job_new(KV_JOB_LOCK, 0, 0);
+	struct kv_job *j = t->keyed ? keyed_lock(t) : kv_job_new(KV_JOB_LOCK, 0, 0);
 
 	if (!j)
 		abort();
@@ -436,12 +460,14 @@ static void lock_next(struct kv_tx *t)
 	j->owner = t;
 	j->done = locked;
 	j->shared = t->reader;
-	j->room = t->cmd->flags & KV_CMD_WRITE;
+	j->room = !t->keyed && (t->cmd->flags & KV_CMD_WRITE);
 	t->lockj = j;
 	if (kv_job_submit(t->sh, j))
 		abort();
 }
 
+/* A shard's lock granted: the next, or, with all held, the stages. A
+ * keyed fan-out's parts ran with their locks: only the merge is left. */
 static void locked(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_tx *t = j->owner;
@@ -449,11 +475,18 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 	(void)sh;
 	t->oom |= j->over;
 	t->lockj = NULL;
-	kv_job_free(j);
-	if (++t->locked < t->nsh)
-		lock_next(t);
+	if (j->run_part)
+		t->parts[t->locked] = j;
 	else
+		kv_job_free(j);
+	if (++t->locked < t->nsh) {
+		lock_next(t);
+	} else if (t->keyed && t->kind == TX_FANOUT) {
+		merge_fanout(t);
+		tx_end(t);
+	} else {
 		tx_stage(t);
+	}
 }
 
 /* Which shards the request touches, in ascending order, and each key's
@@ -512,6 +545,9 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 		  TX_FANOUT;
 	t->nx = cmd->multi == KV_MULTI_RENAMENX;
 	t->reader = cmd->flags & KV_CMD_READONLY;
+	/* Keys, not shards, are locked unless a memory limit needs every
+	 * shard's answer (over it or not) to hold until the parts ran. */
+	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory;
 	kv_reply_init(&t->out);
 	t->req = whole(&a);
 	if (!t->req || plan(t)) {

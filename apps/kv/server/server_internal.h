@@ -45,6 +45,8 @@ enum kv_job_kind { KV_JOB_CMD, KV_JOB_BATCH, KV_JOB_LOCK, KV_JOB_FN };
 
 struct kv_shard;
 struct kv_job;
+struct kv_keyhold;
+struct kv_keylock;
 typedef void kv_job_fn(struct kv_shard *sh, struct kv_job *j);
 
 struct kv_job {
@@ -62,6 +64,14 @@ struct kv_job {
 	 * allows, once granted (a writer); and the answer, whether the
 	 * keyspace is still over its limit then */
 	bool shared, room, over;
+	/* KV_JOB_LOCK of a transaction that locks keys, not the whole shard
+	 * (keyed): its keys are a.argv[kfirst], then every kstep-th; with
+	 * run_part, a is the transaction's part for this shard, run as soon
+	 * as the keys are held (its result to part, an error to out). khold:
+	 * the target's record of them (keyhold in shard.c), made there */
+	bool keyed, run_part;
+	uint32_t kfirst, kstep;
+	struct kv_keyhold *khold;
 	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */
 	/* KV_JOB_CMD of a typed command (kv_multi_typed()) that is one part of
 	 * a command spanning shards: its result goes to part (an error to
@@ -113,6 +123,8 @@ struct kv_shard {
 	struct kv_db *db;
 	uint64_t lock;                        /* the writer holding it; 0: none */
 	unsigned readers;                     /* readers holding it (shared) */
+	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
+	struct kv_keyhold *holds;             /* which transaction holds which */
 	struct kv_job *wait_head, *wait_tail;
 	struct kv_client *closing;            /* its clients closed with answers out */
 	bool draining;
@@ -175,10 +187,11 @@ void kv_job_cache_stop(void);
  * job stays its sender's: a target never frees one. */
 int kv_job_submit(struct kv_shard *sh, struct kv_job *j);
 
-/* Transaction tx of shard sh releases shard `target` (its shared lock
- * when shared). A message without allocation: one the engine's stop
- * leaves unrun loses nothing. */
-void kv_shard_unlock(struct kv_shard *sh, unsigned target, bool shared);
+/* Transaction tx of shard sh releases shard `target`: the keys it
+ * locked there (keyed), else its lock of the whole shard (shared or
+ * not). A message without allocation: one the engine's stop leaves
+ * unrun loses nothing. */
+void kv_shard_unlock(struct kv_shard *sh, unsigned target, uint64_t tx, bool keyed, bool shared);
 
 /* Runs a parsed command on sh's keyspace, the reply into out; conn: the
  * client's state when it runs on the client's shard, else NULL; cmd:
@@ -189,11 +202,11 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
 		   struct kv_reply *out, struct kv_part *part);
 
-/* True when a job for sh submitted now would run at once. */
-static inline bool kv_shard_free(const struct kv_shard *sh)
-{
-	return !sh->lock && !sh->readers && !sh->wait_head;
-}
+/* True when the request (cmd: its command, or NULL), submitted to sh now,
+ * would run at once: nothing holds the shard or waits there, and no
+ * transaction holds its keys. */
+bool kv_shard_runs_now(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		       const char *const *argv, const size_t *argl);
 
 /* view.totals: the whole server's figures (server.c). */
 void kv_view_totals(void *arg, struct kv_totals *t);

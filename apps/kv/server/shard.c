@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "keyhash.h"
+#include "keylock.h"
 #include "percore/outbox.h"
 #include "server_internal.h"
 
@@ -193,6 +194,7 @@ void kv_job_free(struct kv_job *j)
 	kv_reply_free(&j->after);
 	kv_part_free(&j->part);
 	free(j->val);
+	free(j->khold);
 	if (j->block && job_cache_on && job_cached < JOB_CACHE_MAX) {
 		j->next = job_cache;
 		job_cache = j;
@@ -260,6 +262,52 @@ static void finish(struct kv_shard *sh, struct kv_job *j)
 
 static void drain(struct kv_shard *sh);
 
+/* The keys a keyed lock takes, their hashes, held by the target from
+ * the lock's first look until its transaction's unlock. */
+struct kv_keyhold {
+	struct kv_keyhold *next;
+	uint64_t tx;
+	bool shared;
+	size_t n;
+	uint64_t h[];
+};
+
+/* j's keyhold, made on its first look. NULL when out of memory. */
+static struct kv_keyhold *keyhold_of(struct kv_job *j)
+{
+	size_t n = 0;
+
+	if (j->khold)
+		return j->khold;
+	for (uint32_t i = j->kfirst; i < j->a.argc; i += j->kstep)
+		n++;
+	j->khold = malloc(sizeof(*j->khold) + n * sizeof(uint64_t));
+	if (!j->khold)
+		return NULL;
+	*j->khold = (struct kv_keyhold){ .tx = j->tx, .shared = j->shared, .n = n };
+	n = 0;
+	for (uint32_t i = j->kfirst; i < j->a.argc; i += j->kstep)
+		j->khold->h[n++] = kv_keyhash(j->a.argv[i], j->a.argl[i]);
+	return j->khold;
+}
+
+/* A keyed lock granted: its keys are held until the unlock (the
+ * shard's holds remember them), and its part, when it carries one, runs
+ * now: nobody else can see those keys before the unlock. */
+static void grant_keys(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_keyhold *kh = keyhold_of(j);
+
+	if (!kh || kv_keylock_take(sh->keys, kh->h, kh->n, j->shared, j->tx))
+		abort(); /* a lock half granted would stop the server */
+	j->khold = NULL;
+	kh->next = sh->holds;
+	sh->holds = kh;
+	if (j->run_part)
+		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
+			      &j->part);
+}
+
 /* A lock granted: shared with the other readers, or the writer's alone.
  * A writer evicts first (allkeys-lru) and says whether the keyspace is
  * still over its limit: from here until the unlock only its own jobs
@@ -267,6 +315,10 @@ static void drain(struct kv_shard *sh);
  * until its parts ran. */
 static void grant(struct kv_shard *sh, struct kv_job *j)
 {
+	if (j->keyed) {
+		grant_keys(sh, j);
+		return;
+	}
 	if (j->shared)
 		sh->readers++;
 	else
@@ -342,11 +394,75 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 		drain(sh);
 }
 
-/* Whether j may run beside what holds sh now: a shared lock beside
- * readers, anything else only when nothing holds it. */
-static bool compatible(const struct kv_shard *sh, const struct kv_job *j)
+/* Whether a request may run beside the key locks: none of its keys held
+ * by a writer, and, for a command that writes, by readers. */
+static bool keys_free(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		      const char *const *argv, const size_t *argl)
 {
-	return !sh->lock && (!sh->readers || (j->kind == KV_JOB_LOCK && j->shared));
+	uint32_t last;
+
+	if (kv_keylock_empty(sh->keys) || !cmd || !cmd->first_key || !kv_cmd_arity_ok(cmd, argc))
+		return true;
+	last = cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+	for (uint32_t i = (uint32_t)cmd->first_key; i <= last && i < argc;
+	     i += (uint32_t)cmd->key_step) {
+		enum kv_keylock_state st = kv_keylock_state(sh->keys, kv_keyhash(argv[i], argl[i]));
+
+		if (st == KV_KEY_EXCLUSIVE || (st == KV_KEY_SHARED && (cmd->flags & KV_CMD_WRITE)))
+			return false;
+	}
+	return true;
+}
+
+bool kv_shard_runs_now(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		       const char *const *argv, const size_t *argl)
+{
+	return !sh->lock && !sh->readers && !sh->wait_head && keys_free(sh, cmd, argc, argv, argl);
+}
+
+/* Whether a plain job's requests may run beside the key locks. */
+static bool plain_free(const struct kv_shard *sh, const struct kv_job *j)
+{
+	const char *p = j->reqs.buf;
+
+	if (kv_keylock_empty(sh->keys))
+		return true;
+	if (j->kind == KV_JOB_CMD)
+		return !j->a.argc || keys_free(sh, kv_cmd_lookup(j->a.argv[0], j->a.argl[0]),
+					       j->a.argc, j->a.argv, j->a.argl);
+	for (uint32_t i = 0; i < j->nreq; i++) {
+		const char *argv[KV_BATCH_ARGS];
+		size_t argl[KV_BATCH_ARGS];
+		uint32_t argc;
+		const struct kv_cmd *cmd = batch_next(&p, &argc, argv, argl);
+
+		if (!keys_free(sh, cmd, argc, argv, argl))
+			return false;
+	}
+	return true;
+}
+
+/* Whether j may run beside what holds sh now: a lock of the whole shard
+ * exclusive when nothing else holds any of it, shared beside readers and
+ * keys held shared; a keyed lock when its keys are free for it (and no
+ * reader holds the whole shard, for a writer); anything else when the
+ * shard is not held and its keys are free. */
+static bool compatible(struct kv_shard *sh, struct kv_job *j)
+{
+	if (sh->lock)
+		return false;
+	if (j->kind == KV_JOB_LOCK && j->keyed) {
+		struct kv_keyhold *kh = keyhold_of(j);
+
+		if (!kh)
+			abort(); /* a lock that cannot be looked at stops the server */
+		return (j->shared || !sh->readers) &&
+		       kv_keylock_can(sh->keys, kh->h, kh->n, j->shared, j->tx);
+	}
+	if (j->kind == KV_JOB_LOCK)
+		return j->shared ? !kv_keylock_any_writer(sh->keys) :
+				   !sh->readers && kv_keylock_empty(sh->keys);
+	return !sh->readers && plain_free(sh, j);
 }
 
 /* Runs the waiting jobs in their order until the oldest must wait again.
@@ -412,17 +528,49 @@ static void unlock(struct kv_shard *sh, bool shared)
 		drain(sh);
 }
 
+static void unlock_keys(struct kv_shard *sh, uint64_t tx)
+{
+	struct kv_keyhold **p = &sh->holds, *kh;
+
+	while (*p && (*p)->tx != tx)
+		p = &(*p)->next;
+	kh = *p;
+	if (!kh)
+		return;
+	*p = kh->next;
+	kv_keylock_release(sh->keys, kh->h, kh->n);
+	free(kh);
+	if (sh->wait_head)
+		drain(sh);
+}
+
 static void remote_unlock(void *arg)
 {
 	unlock(pc_shard_user(), arg != NULL);
 }
 
-void kv_shard_unlock(struct kv_shard *sh, unsigned target, bool shared)
+static void remote_unlock_keys(void *arg)
 {
-	if (target == sh->idx)
-		unlock(sh, shared);
+	unlock_keys(pc_shard_user(), (uint64_t)(uintptr_t)arg);
+}
+
+_Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "a transaction id travels as a pointer");
+
+void kv_shard_unlock(struct kv_shard *sh, unsigned target, uint64_t tx, bool keyed, bool shared)
+{
+	int rc;
+
+	if (target == sh->idx) {
+		if (keyed)
+			unlock_keys(sh, tx);
+		else
+			unlock(sh, shared);
+		return;
+	}
 	/* An unlock completes accepted work: never refused for the budget. */
-	else if (pc_shard_send_reply(target, remote_unlock, (void *)(uintptr_t)shared))
+	rc = keyed ? pc_shard_send_reply(target, remote_unlock_keys, (void *)(uintptr_t)tx) :
+		     pc_shard_send_reply(target, remote_unlock, (void *)(uintptr_t)shared);
+	if (rc)
 		abort(); /* a shard left locked would stop the server */
 }
 
@@ -491,7 +639,7 @@ void kv_shard_start(unsigned idx, void *user)
 	struct kv_server *k = user;
 	struct kv_shard *sh = calloc(1, sizeof(*sh));
 
-	if (!sh || !(sh->db = kv_db_new()))
+	if (!sh || !(sh->db = kv_db_new()) || !(sh->keys = kv_keylock_new()))
 		abort(); /* a shard without its keyspace cannot serve */
 	sh->srv = k;
 	sh->idx = idx;
@@ -523,6 +671,13 @@ void kv_shard_stop(unsigned idx, void *user)
 	 * shard has stopped, when no thread can touch their jobs. */
 	sh->srv->orphans[sh->idx] = sh->closing;
 	kv_db_free(sh->db);
+	kv_keylock_free(sh->keys);
+	while (sh->holds) {
+		struct kv_keyhold *kh = sh->holds;
+
+		sh->holds = kh->next;
+		free(kh);
+	}
 	free(sh->per_shard);
 	free(sh);
 	pc_shard_set_user(NULL);
