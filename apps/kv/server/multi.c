@@ -72,8 +72,10 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		return false;
 	if (server_wide(cmd))
 		return true;
-	if (!cmd->first_key || (cmd->key_step == 2 && argc % 2 == 0))
-		return false; /* no keys, or MSET's argument error, replied anywhere */
+	if (!cmd->first_key || (uint32_t)cmd->first_key >= argc ||
+	    (cmd->key_step == 2 && argc % 2 == 0))
+		return false; /* no keys (OBJECT HELP has none), or MSET's argument
+			       * error, replied anywhere */
 	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
 	for (uint32_t i = (uint32_t)cmd->first_key + (uint32_t)cmd->key_step;
 	     i <= last_key(cmd, argc); i += (uint32_t)cmd->key_step)
@@ -235,7 +237,8 @@ static void merge_fanout(struct kv_tx *t)
 
 /* ---- RENAME across shards: take the source, store it, delete it -------- */
 
-/* On the source's shard: its value and expiry, or u64 0 when absent. */
+/* On the source's shard: its value (a typed one copied whole: the copy
+ * becomes the destination's) and expiry, or u64 0 when absent. */
 static void rename_take(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_pos pos;
@@ -244,6 +247,16 @@ static void rename_take(struct kv_shard *sh, struct kv_job *j)
 
 	if (!e)
 		return;
+	j->vtype = (uint8_t)kv_entry_type(e);
+	j->i64 = kv_entry_expire(e);
+	if (j->vtype != KV_STRING) {
+		j->obj = kv_types[j->vtype]->clone(kv_entry_obj(e));
+		if (!j->obj)
+			KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+		else
+			j->u64 = 1;
+		return;
+	}
 	v = kv_entry_value(e, &j->vlen);
 	j->val = malloc(j->vlen ? j->vlen : 1);
 	if (!j->val) {
@@ -251,8 +264,15 @@ static void rename_take(struct kv_shard *sh, struct kv_job *j)
 		return;
 	}
 	memcpy(j->val, v, j->vlen);
-	j->i64 = kv_entry_expire(e);
 	j->u64 = 1;
+}
+
+/* Frees a moved value's copy that no entry took. */
+static void drop_moved(struct kv_job *j)
+{
+	if (j->obj)
+		kv_types[j->vtype]->free(j->obj);
+	j->obj = NULL;
 }
 
 /* On the destination's shard: stores the value under the new name and
@@ -263,12 +283,20 @@ static void rename_put(struct kv_shard *sh, struct kv_job *j)
 	struct kv_pos pos;
 	struct kv_entry *e = kv_db_lookup(sh->db, j->a.argv[0], j->a.argl[0], kv_now_ms(), &pos);
 
+	int rc;
+
 	if (e && j->u64) /* NX and there */
 		return;
-	if (kv_db_store(sh->db, &pos, j->val, j->vlen, j->i64))
-		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+	if (j->vtype == KV_STRING)
+		rc = kv_db_store(sh->db, &pos, j->val, j->vlen, j->i64);
 	else
-		j->u64 = 2;
+		rc = kv_db_store_obj(sh->db, &pos, (enum kv_type)j->vtype, j->obj, j->i64);
+	if (rc) {
+		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+		return;
+	}
+	j->obj = NULL; /* the entry's now */
+	j->u64 = 2;
 }
 
 static void rename_drop(struct kv_shard *sh, struct kv_job *j)
@@ -317,15 +345,21 @@ static bool rename_stage(struct kv_tx *t)
 		if (j) {
 			j->val = got->val;
 			j->vlen = got->vlen;
+			j->vtype = got->vtype;
+			j->obj = got->obj;
 			j->i64 = got->i64;
 			j->u64 = t->nx;
 			got->val = NULL;
+			got->obj = NULL;
+		} else {
+			drop_moved(got);
 		}
 		break;
 	}
 	case 2: {
 		struct kv_job *put = t->parts[dst];
 
+		drop_moved(put);
 		if (put->out.len || put->u64 != 2) {
 			if (put->out.len)
 				kv_reply_raw(&t->out, put->out.buf, put->out.len);
@@ -373,6 +407,10 @@ static bool advance(struct kv_tx *t)
 
 	if (t->oom && (t->cmd->flags & KV_CMD_DENYOOM)) {
 		KV_REPLY_ERR(&t->out, KV_ERR_OOM);
+		return true; /* nothing ran */
+	}
+	if (t->cmd->multi == KV_MULTI_SAMESHARD) {
+		KV_REPLY_ERR(&t->out, KV_ERR_CROSSSLOT);
 		return true; /* nothing ran */
 	}
 	if (t->kind == TX_RENAME)
