@@ -11,7 +11,7 @@
 #include "num.h"
 #include "pool.h"
 
-const struct kv_coll_limits kv_coll_default_limits = { 128, 64, 512 };
+const struct kv_coll_limits kv_coll_default_limits = { 512, 64, 512 };
 
 /* A hashtable member: its bytes, then its value's. */
 struct node {

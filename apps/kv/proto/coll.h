@@ -34,7 +34,7 @@ enum kv_coll_enc { KV_ENC_LISTPACK, KV_ENC_INTSET, KV_ENC_HASHTABLE };
 
 /* The conversion thresholds (Redis's CONFIG names in the comments). */
 struct kv_coll_limits {
-	uint32_t lp_entries;       /* hash-max-listpack-entries (128) */
+	uint32_t lp_entries;       /* hash-max-listpack-entries (512) */
 	uint32_t lp_value;         /* hash-max-listpack-value (64) */
 	uint32_t intset_entries;   /* set-max-intset-entries (512) */
 };
