@@ -176,6 +176,8 @@ static void rename_generic(struct kv_call *c, bool nx)
 		kv_err_oom(c);
 		return;
 	}
+	if (t == KV_STRING && kv_entry_raw(e))
+		kv_entry_set_raw(dst.entry);
 	if (t == KV_STRING)
 		kv_db_erase(c->db, &src);
 	else

@@ -122,9 +122,7 @@ void kv_spop(struct kv_call *c)
 		return;
 	}
 	if (c->argc == 3) {
-		if (!kv_arg_ll(c, 2, &count))
-			return;
-		if (count < 0) {
+		if (!kv_str2ll(c->argv[2], c->argl[2], &count) || count < 0) {
 			kv_err(c, KV_ERR_NOT_POSITIVE);
 			return;
 		}

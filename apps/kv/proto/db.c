@@ -83,6 +83,11 @@ bool kv_entry_raw(const struct kv_entry *e)
 	return e->klen & IS_RAW;
 }
 
+void kv_entry_set_raw(struct kv_entry *e)
+{
+	e->klen |= IS_RAW;
+}
+
 uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now)
 {
 	return pc_elapsed32((uint32_t)now, e->lru);

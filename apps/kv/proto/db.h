@@ -113,6 +113,9 @@ void *kv_entry_obj(const struct kv_entry *e);
  * calls its encoding "raw" whatever it holds. */
 bool kv_entry_raw(const struct kv_entry *e);
 
+/* Marks a string value as edited in place (RENAME keeps "raw"). */
+void kv_entry_set_raw(struct kv_entry *e);
+
 /* Milliseconds since the entry was last looked up, as of now (OBJECT
  * IDLETIME). */
 uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now);

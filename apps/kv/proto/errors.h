@@ -38,7 +38,7 @@
 #define KV_ERR_CROSSSLOT     "CROSSSLOT Keys in request don't hash to the same slot"
 #define KV_ERR_HASH_NOT_INT  "ERR hash value is not an integer"
 #define KV_ERR_HASH_NOT_FLOAT "ERR hash value is not a float"
-#define KV_ERR_RANGE_FMT     "ERR value is out of range, must be between %lld and %lld"
+#define KV_ERR_RANGE_FMT     "ERR value is out of range, value must between %lld and %lld"
 #define KV_ERR_OUT_OF_RANGE  "ERR value is out of range"
 #define KV_ERR_NOT_POSITIVE  "ERR value is out of range, must be positive"
 #define KV_ERR_NUMKEYS       "ERR numkeys should be greater than 0"

@@ -258,6 +258,7 @@ static void rename_take(struct kv_shard *sh, struct kv_job *j)
 		return;
 	}
 	v = kv_entry_value(e, &j->vlen);
+	j->raw = kv_entry_raw(e);
 	j->val = malloc(j->vlen ? j->vlen : 1);
 	if (!j->val) {
 		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
@@ -296,6 +297,8 @@ static void rename_put(struct kv_shard *sh, struct kv_job *j)
 		return;
 	}
 	j->obj = NULL; /* the entry's now */
+	if (j->raw)
+		kv_entry_set_raw(pos.entry);
 	j->u64 = 2;
 }
 
@@ -346,6 +349,7 @@ static bool rename_stage(struct kv_tx *t)
 			j->val = got->val;
 			j->vlen = got->vlen;
 			j->vtype = got->vtype;
+			j->raw = got->raw;
 			j->obj = got->obj;
 			j->i64 = got->i64;
 			j->u64 = t->nx;
