@@ -292,9 +292,8 @@ def same_cmdinfo(va, vb):
     return True
 
 
-# Set by main(): replies come from `percore kv --shards 2`, where a set
-# operation over keys of two shards answers CROSSSLOT instead.
-TCP = False
+# What `percore kv --shards 2` answers a set operation over keys of two
+# shards.
 CROSSSLOT = b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
 
 
@@ -316,11 +315,6 @@ def same(mode, a, b):
     (ra, va), (rb, vb) = a, b
     if mode in ("hello", "config", "info", "clientinfo", "cmdinfo", "docs"):
         return same_structure(mode, va, vb)
-    if mode.startswith("xslot"):
-        # one shard (the executor) must match; two may refuse the keys
-        if TCP and ra == CROSSSLOT:
-            return True
-        mode = mode[len("xslot"):] or "exact"
     if mode in ("sorted", "pairs", "len"):
         u = same_unordered(mode, va, vb)
         if u is not None:
@@ -683,7 +677,7 @@ def wrongtype():
               C("SISMEMBER", "str", "m"), C("SMISMEMBER", "str", "m"), C("SCARD", "str"),
               C("SPOP", "str"), C("SPOP", "str", 0), C("SRANDMEMBER", "str"), C("SREM", "str", "m"),
               C("SSCAN", "str", 0), C("SINTER", "str"), C("SUNION", "str"), C("SDIFF", "str"),
-              C("SINTERCARD", 1, "str"), C("SMOVE", "str", "d", "m"), C("HSTRLEN", "str", "f"),
+              C("SINTERCARD", 1, "str"), C("SMOVE", "str", "str", "m"), C("HSTRLEN", "str", "f"),
               C("HEXISTS", "str", "f"), C("HKEYS", "str"), C("HVALS", "str"), C("HMGET", "str", "f"),
               C("HSETNX", "str", "f", "v"), C("HINCRBYFLOAT", "str", "f", 1), C("HMSET", "str", "f", "v"),
               C("GET", "str"),
@@ -857,40 +851,90 @@ def set_random():
             C("SPOP", "h", 200, mode="len"), C("EXISTS", "h")]
 
 
-def set_ops():
-    """Keys of one shard (the executor) must match Redis; over TCP with
-    two shards a pair of keys may also be refused with CROSSSLOT."""
-    X = "xslot"
-    return [C("SADD", "a", 1, 2, 3, 4), C("SADD", "b", 3, 4, 5), C("SADD", "c", "x", 4),
-            C("SINTER", "a", "b", mode=X + "sorted"), C("SINTER", "a", "b", "c", mode=X + "sorted"),
-            C("SINTER", "a", "missing", mode=X), C("SINTER", "a", mode="sorted"), C("SINTER"),
-            C("SUNION", "a", "b", "c", mode=X + "sorted"), C("SUNION", "missing", "a", mode=X + "sorted"),
-            C("SUNION", "missing", "missing2", mode=X), C("SDIFF", "a", "b", mode=X + "sorted"),
-            C("SDIFF", "a", "b", "c", mode=X + "sorted"), C("SDIFF", "missing", "a", mode=X),
-            C("SDIFF", "a", "missing", mode=X + "sorted"), C("SDIFF", "a", "a", mode="exact"),
-            C("SET", "str", "v"), C("SINTER", "a", "str", mode=X), C("SINTER", "missing", "str", mode=X),
-            C("SUNION", "a", "str", mode=X), C("SDIFF", "missing", "str", mode=X),
-            C("SINTERSTORE", "d", "a", "b", mode=X), C("SMEMBERS", "d", mode="sorted"),
-            C("OBJECT", "ENCODING", "d"), C("SUNIONSTORE", "d", "a", "c", mode=X),
-            C("SMEMBERS", "d", mode="sorted"), C("OBJECT", "ENCODING", "d"),
-            C("SDIFFSTORE", "d", "a", "b", mode=X), C("SMEMBERS", "d", mode="sorted"),
-            C("SINTERSTORE", "d", "a", "missing", mode=X), C("EXISTS", "d"), C("SET", "d", "v"),
-            C("SUNIONSTORE", "d", "a", mode=X), C("TYPE", "d"), C("SDIFFSTORE", "d", "a", "a", mode=X),
-            C("EXISTS", "d"), C("SINTERSTORE", "d", "a", "str", mode=X), C("SINTERSTORE", "d"),
-            C("SUNIONSTORE", "a", "a", "b", mode=X), C("SMEMBERS", "a", mode="sorted"),
-            C("SINTERSTORE", "str", "a", "a"), C("TYPE", "str"),
-            C("SINTERCARD", 2, "a", "b", mode=X), C("SINTERCARD", 1, "a"), C("SINTERCARD", 2, "a", "b", "LIMIT", 1, mode=X),
-            C("SINTERCARD", 2, "a", "b", "LIMIT", 0, mode=X), C("SINTERCARD", 0, "a"),
-            C("SINTERCARD", -1, "a"), C("SINTERCARD", "x", "a"), C("SINTERCARD", 3, "a", "b"),
-            C("SINTERCARD", 1, "a", "LIMIT", -1), C("SINTERCARD", 1, "a", "LIMIT", "x"),
-            C("SINTERCARD", 1, "a", "LIMIT"), C("SINTERCARD", 1, "a", "FOO", 1), C("SINTERCARD", 1, "missing"),
-            C("SINTERCARD", 1, "str"), C("SINTERCARD", 1),
-            C("SMOVE", "a", "e", 1, mode=X), C("SMEMBERS", "e"), C("SMOVE", "a", "e", 99, mode=X),
-            C("SMOVE", "missing", "e", 1, mode=X), C("SMOVE", "missing", "str", 1, mode=X),
-            C("SMOVE", "a", "str", 2, mode=X), C("SMOVE", "str", "a", 2, mode=X), C("SMOVE", "a", "a", 2),
-            C("SMOVE", "a", "a", 99), C("SADD", "o", "z"), C("SMOVE", "o", "e", "z", mode=X),
-            C("EXISTS", "o"), C("SMEMBERS", "e", mode="sorted"), C("SMOVE", "e", "f"),
-            C("SADD", "g", "word"), C("SMOVE", "g", "e", "word", mode=X), C("OBJECT", "ENCODING", "e")]
+def set_ops(k=lambda name: name):
+    """Set operations over keys of one shard, as Redis answers them. k
+    names each key: over TCP, names that share a shard (colocated())."""
+    return [C("SADD", k("a"), 1, 2, 3, 4), C("SADD", k("b"), 3, 4, 5), C("SADD", k("c"), "x", 4),
+            C("SINTER", k("a"), k("b"), mode="sorted"), C("SINTER", k("a"), k("b"), k("c"), mode="sorted"),
+            C("SINTER", k("a"), k("missing")), C("SINTER", k("a"), mode="sorted"), C("SINTER"),
+            C("SUNION", k("a"), k("b"), k("c"), mode="sorted"), C("SUNION", k("missing"), k("a"), mode="sorted"),
+            C("SUNION", k("missing"), k("missing2")), C("SDIFF", k("a"), k("b"), mode="sorted"),
+            C("SDIFF", k("a"), k("b"), k("c"), mode="sorted"), C("SDIFF", k("missing"), k("a")),
+            C("SDIFF", k("a"), k("missing"), mode="sorted"), C("SDIFF", k("a"), k("a"), mode="exact"),
+            C("SET", k("str"), "v"), C("SINTER", k("a"), k("str")), C("SINTER", k("missing"), k("str")),
+            C("SUNION", k("a"), k("str")), C("SDIFF", k("missing"), k("str")),
+            C("SINTERSTORE", k("d"), k("a"), k("b")), C("SMEMBERS", k("d"), mode="sorted"),
+            C("OBJECT", "ENCODING", k("d")), C("SUNIONSTORE", k("d"), k("a"), k("c")),
+            C("SMEMBERS", k("d"), mode="sorted"), C("OBJECT", "ENCODING", k("d")),
+            C("SDIFFSTORE", k("d"), k("a"), k("b")), C("SMEMBERS", k("d"), mode="sorted"),
+            C("SINTERSTORE", k("d"), k("a"), k("missing")), C("EXISTS", k("d")), C("SET", k("d"), "v"),
+            C("SUNIONSTORE", k("d"), k("a")), C("TYPE", k("d")), C("SDIFFSTORE", k("d"), k("a"), k("a")),
+            C("EXISTS", k("d")), C("SINTERSTORE", k("d"), k("a"), k("str")), C("SINTERSTORE", k("d")),
+            C("SUNIONSTORE", k("a"), k("a"), k("b")), C("SMEMBERS", k("a"), mode="sorted"),
+            C("SINTERSTORE", k("str"), k("a"), k("a")), C("TYPE", k("str")),
+            C("SINTERCARD", 2, k("a"), k("b")), C("SINTERCARD", 1, k("a")), C("SINTERCARD", 2, k("a"), k("b"), "LIMIT", 1),
+            C("SINTERCARD", 2, k("a"), k("b"), "LIMIT", 0), C("SINTERCARD", 0, k("a")),
+            C("SINTERCARD", -1, k("a")), C("SINTERCARD", "x", k("a")), C("SINTERCARD", 3, k("a"), k("b")),
+            C("SINTERCARD", 1, k("a"), "LIMIT", -1), C("SINTERCARD", 1, k("a"), "LIMIT", "x"),
+            C("SINTERCARD", 1, k("a"), "LIMIT"), C("SINTERCARD", 1, k("a"), "FOO", 1), C("SINTERCARD", 1, k("missing")),
+            C("SINTERCARD", 1, k("str")), C("SINTERCARD", 1),
+            C("SMOVE", k("a"), k("e"), 1), C("SMEMBERS", k("e")), C("SMOVE", k("a"), k("e"), 99),
+            C("SMOVE", k("missing"), k("e"), 1), C("SMOVE", k("missing"), k("str"), 1),
+            C("SMOVE", k("a"), k("str"), 2), C("SMOVE", k("str"), k("a"), 2), C("SMOVE", k("a"), k("a"), 2),
+            C("SMOVE", k("a"), k("a"), 99), C("SADD", k("o"), "z"), C("SMOVE", k("o"), k("e"), "z"),
+            C("EXISTS", k("o")), C("SMEMBERS", k("e"), mode="sorted"), C("SMOVE", k("e"), k("f")),
+            C("SADD", k("g"), "word"), C("SMOVE", k("g"), k("e"), "word"), C("OBJECT", "ENCODING", k("e"))]
+
+
+SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missing2")
+
+
+def colocated(peer, names):
+    """A name for each of names, all on one shard of `percore kv`: a set
+    operation over two absent keys answers CROSSSLOT only when they are on
+    different shards."""
+    found = {names[0]: names[0]}
+    for name in names[1:]:
+        for i in range(1000):
+            cand = "%s_%d" % (name, i)
+            peer.send(enc("SINTER", names[0], cand))
+            if peer.reader.reply()[0] != CROSSSLOT:
+                found[name] = cand
+                break
+    return lambda name: found[name]
+
+
+def crossslot_check(peer, failures):
+    """Set operations and SMOVE over keys of two shards are refused whole:
+    CROSSSLOT, and nothing changed."""
+    other = None
+    for i in range(1000):
+        peer.send(enc("SINTER", "xa", "xb_%d" % i))
+        if peer.reader.reply()[0] == CROSSSLOT:
+            other = "xb_%d" % i
+            break
+    if other is None:
+        failures.append("no two keys on different shards found")
+        return
+    cmds = [("SINTERSTORE", other, "xa"), ("SUNIONSTORE", other, "xa", other),
+            ("SDIFFSTORE", "xa", other), ("SMOVE", "xa", other, "1"), ("SINTER", "xa", other),
+            ("SINTERCARD", 2, "xa", other), ("SUNION", other, "xa"), ("SDIFF", "xa", other)]
+    for cmd in cmds:
+        peer.send(enc("DEL", "xa", other))
+        peer.reader.reply()
+        peer.send(enc("SADD", "xa", 1, 2))
+        peer.send(enc("SADD", other, 2, 3))
+        peer.reader.reply()
+        peer.reader.reply()
+        peer.send(enc(*cmd))
+        got = peer.reader.reply()[0]
+        peer.send(enc("SMEMBERS", "xa"))
+        a = sorted(x for x, _ in peer.reader.reply()[1][1])
+        peer.send(enc("SMEMBERS", other))
+        b = sorted(x for x, _ in peer.reader.reply()[1][1])
+        if got != CROSSSLOT or a != [b"$1\r\n1\r\n", b"$1\r\n2\r\n"] or \
+                b != [b"$1\r\n2\r\n", b"$1\r\n3\r\n"]:
+            failures.append("%r over two shards: %r, then %r and %r" % (cmd, got, a, b))
 
 
 def typed_renames():
@@ -1013,8 +1057,6 @@ def main():
             and not os.access(server, os.X_OK):
         print("oracle: skipped, redis-server is not installed (scripts/deps.sh installs it)")
         return 77
-    global TCP
-    TCP = tcp
     rng = random.Random(SEED)
     print("oracle: PC_TEST_SEED=%#x" % SEED)
     proc, port = start_redis(server)
@@ -1027,8 +1069,11 @@ def main():
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline(), server_cmds(), wrongtype(), objects(), hashes(),
                   hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
-                  set_ops(), typed_renames()]
+                  typed_renames()]
         ours, redis = make_ours(), RedisPeer(port)
+        groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
+        if tcp:
+            crossslot_check(ours, failures)
         for g in groups:
             items = [C("FLUSHALL")] + g
             count += sum(it.n for it in items)

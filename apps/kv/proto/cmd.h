@@ -32,6 +32,9 @@
  * view->totals, not from a fan-out of INFO itself). */
 #define KV_CMD_ALLSHARDS    0x10u
 #define KV_CMD_NOKEY_LOCAL  0x20u
+/* The argument before the first key counts the keys (SINTERCARD's
+ * numkeys): only that many from first_key on are keys. */
+#define KV_CMD_KEYNUM       0x40u
 
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "server_internal.h"
 
 enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME };
@@ -57,9 +58,17 @@ static bool server_wide(const struct kv_cmd *cmd)
 	return (cmd->flags & KV_CMD_ALLSHARDS) && cmd->multi != KV_MULTI_WALK;
 }
 
-/* The last key's argument index. */
-static uint32_t last_key(const struct kv_cmd *cmd, uint32_t argc)
+/* The last key's argument index. A key count that is not a number in
+ * range names one key: the command refuses it on that key's shard. */
+static uint32_t last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+			 const size_t *argl)
 {
+	uint32_t first = (uint32_t)cmd->first_key;
+	int64_t n;
+
+	if (cmd->flags & KV_CMD_KEYNUM)
+		return kv_str2ll(argv[first - 1], argl[first - 1], &n) && n >= 1 &&
+		       n <= (int64_t)(argc - first) ? first + (uint32_t)n - 1 : first;
 	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
 }
 
@@ -78,7 +87,7 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 			       * error, replied anywhere */
 	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
 	for (uint32_t i = (uint32_t)cmd->first_key + (uint32_t)cmd->key_step;
-	     i <= last_key(cmd, argc); i += (uint32_t)cmd->key_step)
+	     i <= last_key(cmd, argc, argv, argl); i += (uint32_t)cmd->key_step)
 		if (kv_key_shard(sh, argv[i], argl[i]) != first)
 			return true;
 	return false;
@@ -516,7 +525,8 @@ static int plan(struct kv_tx *t)
 	if (!all) {
 		uint32_t step = (uint32_t)t->cmd->key_step;
 
-		t->nkeys = (last_key(t->cmd, a->argc) - (uint32_t)t->cmd->first_key) / step + 1;
+		t->nkeys = (last_key(t->cmd, a->argc, a->argv, a->argl) - (uint32_t)t->cmd->first_key) /
+				   step + 1;
 		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
 		if (!t->key_slot)
 			return -ENOMEM;
