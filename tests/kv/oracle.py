@@ -62,6 +62,29 @@ def SCAN_ALL(*options):
     return Item(None, 0, "scanall", options)
 
 
+def KSCAN_ALL(cmd, key, *options):
+    """A whole HSCAN or SSCAN walk of one key on each side: the elements
+    (HSCAN's field, value pairs) as sets must be equal; an error must be
+    the same error."""
+    return Item(None, 0, "kscanall", (cmd, key) + options)
+
+
+def kscan_all(peer, label):
+    cmd, key, options = label[0], label[1], label[2:]
+    found, cursor, calls = set(), b"0", 0
+    while True:
+        peer.send(enc(cmd, key, cursor, *options))
+        raw, (kind, items) = peer.reader.reply()
+        if kind != b"*":
+            return raw
+        cursor = items[0][1][1]
+        vals = [v[1] for _, v in items[1][1][1]]
+        found.update(zip(vals[::2], vals[1::2]) if cmd.upper() == "HSCAN" else vals)
+        calls += 1
+        if cursor == b"0" or calls > 100000:
+            return found
+
+
 def scan_all(peer, options):
     keys, cursor, calls = set(), b"0", 0
     while True:
@@ -269,13 +292,34 @@ def same_cmdinfo(va, vb):
     return True
 
 
+# What `percore kv --shards 2` answers a set operation over keys of two
+# shards.
+CROSSSLOT = b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+
+
+def same_unordered(mode, va, vb):
+    """Arrays equal as multisets: of elements ("sorted"), or of the
+    pairs of a flat field, value array ("pairs"); "len": of equal length
+    only (random picks)."""
+    if va[0] != vb[0] or va[0] != b"*" or va[1] is None or vb[1] is None:
+        return None
+    xa, xb = [x for x, _ in va[1]], [x for x, _ in vb[1]]
+    if mode == "len":
+        return len(xa) == len(xb)
+    if mode == "pairs":
+        return sorted(zip(xa[::2], xa[1::2])) == sorted(zip(xb[::2], xb[1::2]))
+    return sorted(xa) == sorted(xb)
+
+
 def same(mode, a, b):
     (ra, va), (rb, vb) = a, b
     if mode in ("hello", "config", "info", "clientinfo", "cmdinfo", "docs"):
         return same_structure(mode, va, vb)
-    if mode == "exact" or va[0] != b":" or vb[0] != b":":
-        if mode == "sorted" and va[0] == vb[0] == b"*":
-            return sorted(x for x, _ in va[1]) == sorted(x for x, _ in vb[1])
+    if mode in ("sorted", "pairs", "len"):
+        u = same_unordered(mode, va, vb)
+        if u is not None:
+            return u
+    if mode in ("exact", "sorted", "pairs", "len") or va[0] != b":" or vb[0] != b":":
         return ra == rb
     tolerance = {"ttl": 1, "pttl": 1500}[mode]
     return abs(va[1] - vb[1]) <= tolerance
@@ -289,6 +333,12 @@ def run_items(items, ours, redis, failures):
     for it in items:
         if it.mode == "sleep":
             time.sleep(it.label)
+            continue
+        if it.mode == "kscanall":
+            a, b = kscan_all(ours, it.label), kscan_all(redis, it.label)
+            if a != b:
+                failures.append("%r walk: kv %s, redis %s" % (it.label, show(repr(a).encode()),
+                                                               show(repr(b).encode())))
             continue
         if it.mode == "scanall":
             a, b = scan_all(ours, it.label), scan_all(redis, it.label)
@@ -595,6 +645,312 @@ def server_cmds():
             C("COMMAND", "COUNT", "x"), C("COMMAND", "nosuch")] + oom
 
 
+# ---- hashes, sets, and what other commands do with them -------------------
+
+# Every string command, with its arguments after the key.
+STRING_CMDS = [("GET",), ("GETDEL",), ("GETEX",), ("GETEX", "EX", 10), ("GETEX", "PERSIST"),
+               ("GETEX", "EX", "bad"), ("GETRANGE", 0, -1), ("GETRANGE", "x", 1), ("STRLEN",),
+               ("APPEND", "x"), ("APPEND", ""), ("SETRANGE", 0, "x"), ("SETRANGE", 0, ""),
+               ("SETRANGE", -1, "x"), ("INCR",), ("DECR",), ("INCRBY", 2), ("INCRBY", "x"),
+               ("DECRBY", 2), ("INCRBYFLOAT", 1.5), ("INCRBYFLOAT", "x"), ("GETSET", "v"),
+               ("SET", "v", "GET"), ("SET", "v", "NX", "GET"), ("SET", "v", "NX"),
+               ("SETNX", "v"), ("MGET",), ("MSETNX", "v")]
+
+
+def wrongtype():
+    """Every string command against a hash and a set, as Redis answers it
+    (WRONGTYPE, or what it does regardless of the type), and the keyspace
+    commands that take any type."""
+    items = []
+    for key, make in (("h", ("HSET", "h", "f", "v")), ("s", ("SADD", "s", "m"))):
+        for cmd in STRING_CMDS:
+            items += [C(*make), C(cmd[0], key, *cmd[1:]), C("TYPE", key)]
+        items += [C(*make), C("EXISTS", key), C("EXPIRE", key, 100), C("TTL", key, mode="ttl"),
+                  C("PERSIST", key), C("TYPE", key), C("SET", key, "str"), C("TYPE", key),
+                  C("GET", key), C(*make), C("MGET", key, "missing"), C("DEL", key),
+                  C("EXISTS", key), C(*make), C("SET", key, "x", "XX", "GET"), C(*make),
+                  C("SET", key, "x", "XX"), C("GET", key)]
+    items += [C("SET", "str", "v"), C("HSET", "str", "f", "v"), C("HGET", "str", "f"),
+              C("HGETALL", "str"), C("HLEN", "str"), C("HDEL", "str", "f"), C("HINCRBY", "str", "f", 1),
+              C("HRANDFIELD", "str"), C("HRANDFIELD", "str", 2), C("HSCAN", "str", 0),
+              C("HSCAN", "str", "x"), C("SADD", "str", "m"), C("SMEMBERS", "str"),
+              C("SISMEMBER", "str", "m"), C("SMISMEMBER", "str", "m"), C("SCARD", "str"),
+              C("SPOP", "str"), C("SPOP", "str", 0), C("SRANDMEMBER", "str"), C("SREM", "str", "m"),
+              C("SSCAN", "str", 0), C("SINTER", "str"), C("SUNION", "str"), C("SDIFF", "str"),
+              C("SINTERCARD", 1, "str"), C("SMOVE", "str", "str", "m"), C("HSTRLEN", "str", "f"),
+              C("HEXISTS", "str", "f"), C("HKEYS", "str"), C("HVALS", "str"), C("HMGET", "str", "f"),
+              C("HSETNX", "str", "f", "v"), C("HINCRBYFLOAT", "str", "f", 1), C("HMSET", "str", "f", "v"),
+              C("GET", "str"),
+              C("HSET", "h", "f", "v"), C("SADD", "s", "m"), SCAN_ALL("TYPE", "hash"),
+              SCAN_ALL("TYPE", "set"), SCAN_ALL("TYPE", "string"), SCAN_ALL("TYPE", "HASH"),
+              SCAN_ALL("TYPE", "list"), SCAN_ALL("TYPE", "nosuch"), C("KEYS", "*", mode="sorted"),
+              C("TYPE", "h"), C("TYPE", "s"), C("TYPE", "str")]
+    return items
+
+
+def objects():
+    return [C("SET", "i", 123), C("OBJECT", "ENCODING", "i"), C("SET", "e", "abc"),
+            C("OBJECT", "ENCODING", "e"), C("SET", "r", "x" * 45), C("OBJECT", "ENCODING", "r"),
+            C("SET", "b", "x" * 44), C("OBJECT", "ENCODING", "b"), C("SET", "big", "12345678901234567890"),
+            C("OBJECT", "ENCODING", "big"), C("SET", "neg", "-5"), C("OBJECT", "ENCODING", "neg"),
+            C("SET", "lead", "01"), C("OBJECT", "ENCODING", "lead"), C("APPEND", "i", "4"),
+            C("OBJECT", "ENCODING", "i"), C("INCR", "i"), C("OBJECT", "ENCODING", "i"),
+            C("SETRANGE", "sr", 0, "ab"), C("OBJECT", "ENCODING", "sr"), C("RENAME", "sr", "sr2"),
+            C("OBJECT", "ENCODING", "sr2"), C("OBJECT", "ENCODING", "missing"),
+            C("OBJECT", "REFCOUNT", "i"), C("OBJECT", "REFCOUNT", "e"), C("SET", "small", 5),
+            C("OBJECT", "REFCOUNT", "small"), C("SET", "k", 10000), C("OBJECT", "REFCOUNT", "k"),
+            C("OBJECT", "REFCOUNT", "missing"), C("OBJECT", "IDLETIME", "e"),
+            C("OBJECT", "IDLETIME", "missing"), C("OBJECT", "FREQ", "e"), C("OBJECT", "FREQ", "missing"),
+            C("OBJECT"), C("OBJECT", "ENCODING"), C("OBJECT", "ENCODING", "a", "b"),
+            C("OBJECT", "nosuch"), C("OBJECT", "nosuch", "k"), C("HSET", "h", "f", "v"),
+            C("OBJECT", "ENCODING", "h"), C("OBJECT", "REFCOUNT", "h"), C("SADD", "s", 1),
+            C("OBJECT", "ENCODING", "s"), C("SADD", "t", "a"), C("OBJECT", "ENCODING", "t"),
+            C("COMMAND", "GETKEYS", "object", "encoding", "k")]
+
+
+def hashes():
+    return [C("HSET", "h"), C("HSET", "h", "f"), C("HSET", "h", "f", "v", "g"), C("HSET", "h", "a", 1, "b", 2),
+            C("HSET", "h", "a", 3, "c", 4, "a", 5), C("HGET", "h", "a"), C("HGET", "h", "zz"),
+            C("HGET", "missing", "a"), C("HGET", "h"), C("HMGET", "h", "a", "zz", "b"),
+            C("HMGET", "missing", "a", "b"), C("HMGET", "h"), C("HGETALL", "h", mode="pairs"),
+            C("HGETALL", "missing"), C("HKEYS", "h", mode="sorted"), C("HVALS", "h", mode="sorted"),
+            C("HKEYS", "missing"), C("HVALS", "missing"), C("HLEN", "h"), C("HLEN", "missing"),
+            C("HEXISTS", "h", "a"), C("HEXISTS", "h", "zz"), C("HEXISTS", "missing", "a"),
+            C("HSTRLEN", "h", "a"), C("HSTRLEN", "h", "zz"), C("HSTRLEN", "missing", "a"),
+            C("HSETNX", "h", "a", 9), C("HSETNX", "h", "n", 9), C("HSETNX", "new", "f", "v"),
+            C("HGET", "h", "n"), C("HSETNX", "h", "x"), C("HMSET", "h", "m", 1), C("HMSET", "h", "m"),
+            C("HMSET", "h"), C("HDEL", "h", "a", "a", "zz"), C("HDEL", "h"), C("HDEL", "missing", "a"),
+            C("HDEL", "new", "f"), C("EXISTS", "new"), C("HINCRBY", "h", "i", 5), C("HINCRBY", "h", "i", -7),
+            C("HINCRBY", "h", "i", "x"), C("HINCRBY", "h", "i", "1.5"), C("HSET", "h", "s", "abc"),
+            C("HINCRBY", "h", "s", 1), C("HINCRBY", "h", "big", "9223372036854775807"),
+            C("HINCRBY", "h", "big", 1), C("HINCRBY", "h", "big", "-9223372036854775808"),
+            C("HSET", "h", "neg", "-9223372036854775808"), C("HINCRBY", "h", "neg", -1),
+            C("HINCRBY", "h", "sp", " 1"), C("HSET", "h", "sp", " 1"), C("HINCRBY", "h", "sp", 1),
+            C("HINCRBY", "fresh", "f", 3), C("HINCRBY", "h", "i"),
+            C("HINCRBYFLOAT", "h", "f", "1.5"), C("HINCRBYFLOAT", "h", "f", "-0.25"),
+            C("HINCRBYFLOAT", "h", "f", "x"), C("HINCRBYFLOAT", "h", "s", 1),
+            C("HINCRBYFLOAT", "h", "f", "inf"), C("HINCRBYFLOAT", "h", "f", "nan"),
+            C("HINCRBYFLOAT", "h", "i", "1e2"), C("HINCRBYFLOAT", "h", "f", "5.0e3"),
+            C("HSET", "h", "huge", "1e308"), C("HINCRBYFLOAT", "h", "huge", "1e308"),
+            C("HINCRBYFLOAT", "fl", "f", "3.0"), C("HGET", "fl", "f"), C("HINCRBYFLOAT", "h", "f"),
+            C("HSET", "h", "", ""), C("HGET", "h", ""), C("HSTRLEN", "h", ""),
+            C("HSET", "h", b"\x00bin\r\n", b"\xff\x00"), C("HGET", "h", b"\x00bin\r\n"),
+            C("HGETALL", "h", mode="pairs"), C("HLEN", "h"), C("TYPE", "h"),
+            C("HSET", "d", "only", 1), C("HDEL", "d", "only"), C("EXISTS", "d"), C("TYPE", "d"),
+            C("HSCAN", "h"), C("HSCAN", "h", "x"), C("HSCAN", "h", " 0"),
+            C("HSCAN", "missing", 0), C("HSCAN", "missing", 0, "COUNT", 0),
+            C("HSCAN", "h", 0, "COUNT", 0), C("HSCAN", "h", 0, "COUNT", "x"), C("HSCAN", "h", 0, "MATCH"),
+            C("HSCAN", "h", 0, "TYPE", "string"), C("HSCAN", "h", 0, "NOVALUES"),
+            C("HSCAN", "h", 0, "MATCH", "a*", "COUNT", 100, mode="pairs"),
+            KSCAN_ALL("HSCAN", "h"), KSCAN_ALL("HSCAN", "h", "MATCH", "*i*"), KSCAN_ALL("HSCAN", "h", "COUNT", 1)]
+
+
+def hash_encodings(rng):
+    """listpack while small, hashtable past either limit, never back; the
+    thresholds as CONFIG sets them (old names too)."""
+    items = [C("CONFIG", "GET", "hash-max-*", mode="config"), C("HSET", "lp", "f", "v"),
+             C("OBJECT", "ENCODING", "lp"), C("HSET", "lp", "f", "x" * 64), C("OBJECT", "ENCODING", "lp"),
+             C("HSET", "lp", "g", "x" * 65), C("OBJECT", "ENCODING", "lp"), C("HDEL", "lp", "g"),
+             C("OBJECT", "ENCODING", "lp"), C("HSET", "kf", "k" * 65, 1), C("OBJECT", "ENCODING", "kf"),
+             C("HSET", "many", *[x for i in range(512) for x in ("f%d" % i, i)]),
+             C("OBJECT", "ENCODING", "many"), C("HSET", "many", "one-more", 1), C("OBJECT", "ENCODING", "many"),
+             C("HLEN", "many"), C("HINCRBY", "many", "f7", 3), C("HGET", "many", "f7"),
+             C("CONFIG", "SET", "hash-max-listpack-entries", 2), C("CONFIG", "GET", "hash-max-ziplist-entries"),
+             C("HSET", "two", "a", 1, "b", 2), C("OBJECT", "ENCODING", "two"), C("HSET", "two", "c", 3),
+             C("OBJECT", "ENCODING", "two"), C("CONFIG", "SET", "hash-max-ziplist-value", 3),
+             C("CONFIG", "GET", "hash-max-listpack-value"), C("HSET", "v", "a", "abcd"),
+             C("OBJECT", "ENCODING", "v"), C("HSETNX", "w", "a", "abcd"), C("OBJECT", "ENCODING", "w"),
+             C("HINCRBYFLOAT", "x", "a", "1.25"), C("OBJECT", "ENCODING", "x"),
+             C("CONFIG", "SET", "hash-max-listpack-entries", 0), C("HSET", "z", "a", 1),
+             C("OBJECT", "ENCODING", "z"), C("CONFIG", "SET", "hash-max-listpack-entries", "x"),
+             C("CONFIG", "SET", "hash-max-listpack-value", "1k"), C("CONFIG", "GET", "hash-max-listpack-value"),
+             C("CONFIG", "SET", "hash-max-listpack-entries", 512, "hash-max-listpack-value", 64)]
+    # a random mix of small and large hashes, checked whole
+    for n in range(6):
+        fields = [("f%d" % rng.randrange(700), "v" * rng.randrange(80)) for _ in range(rng.randrange(1, 700))]
+        items += [C("HSET", "r%d" % n, *[x for p in fields for x in p]), C("OBJECT", "ENCODING", "r%d" % n),
+                  C("HLEN", "r%d" % n), C("HGETALL", "r%d" % n, mode="pairs"),
+                  C("HDEL", "r%d" % n, *["f%d" % i for i in range(0, 700, 3)]),
+                  C("HKEYS", "r%d" % n, mode="sorted"), KSCAN_ALL("HSCAN", "r%d" % n, "COUNT", 7)]
+    return items
+
+
+def hash_random():
+    """HRANDFIELD's replies are random: their shape and size are what
+    can be compared, and the whole hash when the count covers it."""
+    return [C("HSET", "h", "a", 1, "b", 2, "c", 3), C("HRANDFIELD", "missing"),
+            C("HRANDFIELD", "missing", 3), C("HRANDFIELD", "missing", -3, "WITHVALUES"),
+            C("HRANDFIELD", "h", 0), C("HRANDFIELD", "h", 3, mode="sorted"),
+            C("HRANDFIELD", "h", 10, mode="sorted"), C("HRANDFIELD", "h", 10, "WITHVALUES", mode="pairs"),
+            C("HRANDFIELD", "h", 2, mode="len"), C("HRANDFIELD", "h", -10, mode="len"),
+            C("HRANDFIELD", "h", -5, "withvalues", mode="len"), C("HRANDFIELD", "h", 2, "WITHVALUES", mode="len"),
+            C("HRANDFIELD", "h", "x"), C("HRANDFIELD", "h", 1, "WITHVALUE"), C("HRANDFIELD", "h", 1, "WITHVALUES", "x"),
+            C("HRANDFIELD", "h", "-9223372036854775808"), C("HRANDFIELD", "h", "-9223372036854775807", "WITHVALUES"),
+            C("HRANDFIELD", "h", "4611686018427387904", "WITHVALUES"), C("HRANDFIELD", "missing", "x"),
+            C("HSET", "one", "f", "v"), C("HRANDFIELD", "one"), C("HRANDFIELD", "one", -2, "WITHVALUES"),
+            C("HSET", "big", *[x for i in range(600) for x in ("f%d" % i, i)]), C("HRANDFIELD", "big", 5, mode="len"),
+            C("HRANDFIELD", "big", 599, mode="len"), C("HRANDFIELD", "big", 1000, mode="sorted"),
+            C("HRANDFIELD", "big", -3, "WITHVALUES", mode="len")]
+
+
+def sets():
+    return [C("SADD", "s"), C("SADD", "s", "a", "b", "a"), C("SADD", "s", "c"), C("SCARD", "s"),
+            C("SCARD", "missing"), C("SMEMBERS", "s", mode="sorted"), C("SMEMBERS", "missing"),
+            C("SMEMBERS", "s", "x"), C("SISMEMBER", "s", "a"), C("SISMEMBER", "s", "z"),
+            C("SISMEMBER", "missing", "a"), C("SMISMEMBER", "s", "a", "z", "b"), C("SMISMEMBER", "missing", "a"),
+            C("SMISMEMBER", "s"), C("SREM", "s", "a", "z", "a"), C("SREM", "missing", "a"), C("SREM", "s"),
+            C("SREM", "s", "b", "c"), C("EXISTS", "s"), C("SADD", "n", 3, 1, 2, -5, "0"),
+            C("SMEMBERS", "n"), C("SISMEMBER", "n", "01"), C("SISMEMBER", "n", "1"), C("SREM", "n", "+1"),
+            C("SREM", "n", "1"), C("SMEMBERS", "n"), C("SADD", "n", "9223372036854775807",
+                                                    "-9223372036854775808"),
+            C("SMEMBERS", "n"), C("SADD", "n", "9223372036854775808"), C("SMEMBERS", "n", mode="sorted"),
+            C("SADD", "e", ""), C("SISMEMBER", "e", ""), C("SADD", "b", b"\x00\xff", b"a\r\nb"),
+            C("SMEMBERS", "b", mode="sorted"),
+            C("SPOP", "missing"), C("SPOP", "missing", 2), C("SPOP", "missing", 0), C("SPOP", "n", -1),
+            C("SPOP", "n", "x"), C("SPOP", "n", 1, 2), C("SPOP", "n", 0), C("SADD", "p", "only"),
+            C("SPOP", "p"), C("EXISTS", "p"), C("SADD", "p", 1, 2, 3), C("SPOP", "p", 5, mode="sorted"),
+            C("EXISTS", "p"), C("SADD", "p", 1, 2, 3, 4, 5), C("SPOP", "p", 2, mode="len"), C("SCARD", "p"),
+            C("DEL", "p"), C("SADD", "q", "a", "b", "c", "d"),
+            C("SPOP", "q", 3, mode="len"), C("SCARD", "q"), C("SPOP", "q", 1, mode="len"), C("EXISTS", "q"),
+            C("SSCAN", "n"), C("SSCAN", "n", "x"), C("SSCAN", "missing", 0), C("SSCAN", "n", 0, "COUNT", 0),
+            KSCAN_ALL("SSCAN", "n", "MATCH", "*2*"), KSCAN_ALL("SSCAN", "n", "MATCH", "-*", "COUNT", 5),
+            C("SADD", "ints", 5, 3, 1), C("SSCAN", "ints", 0, "MATCH", "[13]"), C("SSCAN", "ints", 7),
+            C("SSCAN", "n", 0, "BAD", 1), KSCAN_ALL("SSCAN", "n"), KSCAN_ALL("SSCAN", "b", "MATCH", "a*")]
+
+
+def set_encodings(rng):
+    items = [C("CONFIG", "GET", "set-max-intset-entries"), C("SADD", "i", 1, 2, 3),
+             C("OBJECT", "ENCODING", "i"), C("SADD", "i", "x"), C("OBJECT", "ENCODING", "i"),
+             C("SREM", "i", "x"), C("OBJECT", "ENCODING", "i"), C("SADD", "j", "01"), C("OBJECT", "ENCODING", "j"),
+             C("SADD", "k", " 1"), C("OBJECT", "ENCODING", "k"), C("SADD", "m", "-0"),
+             C("OBJECT", "ENCODING", "m"), C("SADD", "big", *range(512)), C("OBJECT", "ENCODING", "big"),
+             C("SADD", "big", 512), C("OBJECT", "ENCODING", "big"), C("SCARD", "big"),
+             C("CONFIG", "SET", "set-max-intset-entries", 2), C("SADD", "c", 1, 2), C("OBJECT", "ENCODING", "c"),
+             C("SADD", "c", 3), C("OBJECT", "ENCODING", "c"), C("SADD", "d", 1, 2, 3), C("OBJECT", "ENCODING", "d"),
+             C("CONFIG", "SET", "set-max-intset-entries", 512)]
+    for n in range(6):
+        members = [rng.choice((str(rng.randrange(-1000, 1000)), "m%d" % rng.randrange(900)))
+                   if n % 2 else str(rng.randrange(-2000, 2000)) for _ in range(rng.randrange(1, 900))]
+        key = "r%d" % n
+        items += [C("SADD", key, *members), C("OBJECT", "ENCODING", key), C("SCARD", key),
+                  C("SMEMBERS", key, mode="sorted"), C("SREM", key, *members[::2]),
+                  C("SMISMEMBER", key, *members[:20]), KSCAN_ALL("SSCAN", key, "COUNT", 5)]
+    return items
+
+
+def set_random():
+    return [C("SADD", "s", "a", "b", "c"), C("SRANDMEMBER", "missing"), C("SRANDMEMBER", "missing", 2),
+            C("SRANDMEMBER", "s", 0), C("SRANDMEMBER", "s", 3, mode="sorted"),
+            C("SRANDMEMBER", "s", 30, mode="sorted"), C("SRANDMEMBER", "s", 2, mode="len"),
+            C("SRANDMEMBER", "s", -7, mode="len"), C("SRANDMEMBER", "s", "x"), C("SRANDMEMBER", "s", 1, 2),
+            C("SRANDMEMBER", "s", "-9223372036854775808"), C("SADD", "one", "x"), C("SRANDMEMBER", "one"),
+            C("SRANDMEMBER", "one", -3), C("SADD", "n", *range(100)), C("SRANDMEMBER", "n", 10, mode="len"),
+            C("SRANDMEMBER", "n", 99, mode="len"), C("SRANDMEMBER", "n", -200, mode="len"),
+            C("SADD", "h", *["m%d" % i for i in range(300)]), C("SRANDMEMBER", "h", 50, mode="len"),
+            C("SRANDMEMBER", "h", 300, mode="sorted"), C("SPOP", "h", 100, mode="len"), C("SCARD", "h"),
+            C("SPOP", "h", 200, mode="len"), C("EXISTS", "h")]
+
+
+def set_ops(k=lambda name: name):
+    """Set operations over keys of one shard, as Redis answers them. k
+    names each key: over TCP, names that share a shard (colocated())."""
+    return [C("SADD", k("a"), 1, 2, 3, 4), C("SADD", k("b"), 3, 4, 5), C("SADD", k("c"), "x", 4),
+            C("SINTER", k("a"), k("b"), mode="sorted"), C("SINTER", k("a"), k("b"), k("c"), mode="sorted"),
+            C("SINTER", k("a"), k("missing")), C("SINTER", k("a"), mode="sorted"), C("SINTER"),
+            C("SUNION", k("a"), k("b"), k("c"), mode="sorted"), C("SUNION", k("missing"), k("a"), mode="sorted"),
+            C("SUNION", k("missing"), k("missing2")), C("SDIFF", k("a"), k("b"), mode="sorted"),
+            C("SDIFF", k("a"), k("b"), k("c"), mode="sorted"), C("SDIFF", k("missing"), k("a")),
+            C("SDIFF", k("a"), k("missing"), mode="sorted"), C("SDIFF", k("a"), k("a"), mode="exact"),
+            C("SET", k("str"), "v"), C("SINTER", k("a"), k("str")), C("SINTER", k("missing"), k("str")),
+            C("SUNION", k("a"), k("str")), C("SDIFF", k("missing"), k("str")),
+            C("SINTERSTORE", k("d"), k("a"), k("b")), C("SMEMBERS", k("d"), mode="sorted"),
+            C("OBJECT", "ENCODING", k("d")), C("SUNIONSTORE", k("d"), k("a"), k("c")),
+            C("SMEMBERS", k("d"), mode="sorted"), C("OBJECT", "ENCODING", k("d")),
+            C("SDIFFSTORE", k("d"), k("a"), k("b")), C("SMEMBERS", k("d"), mode="sorted"),
+            C("SINTERSTORE", k("d"), k("a"), k("missing")), C("EXISTS", k("d")), C("SET", k("d"), "v"),
+            C("SUNIONSTORE", k("d"), k("a")), C("TYPE", k("d")), C("SDIFFSTORE", k("d"), k("a"), k("a")),
+            C("EXISTS", k("d")), C("SINTERSTORE", k("d"), k("a"), k("str")), C("SINTERSTORE", k("d")),
+            C("SUNIONSTORE", k("a"), k("a"), k("b")), C("SMEMBERS", k("a"), mode="sorted"),
+            C("SINTERSTORE", k("str"), k("a"), k("a")), C("TYPE", k("str")),
+            C("SINTERCARD", 2, k("a"), k("b")), C("SINTERCARD", 1, k("a")), C("SINTERCARD", 2, k("a"), k("b"), "LIMIT", 1),
+            C("SINTERCARD", 2, k("a"), k("b"), "LIMIT", 0), C("SINTERCARD", 0, k("a")),
+            C("SINTERCARD", -1, k("a")), C("SINTERCARD", "x", k("a")), C("SINTERCARD", 3, k("a"), k("b")),
+            C("SINTERCARD", 1, k("a"), "LIMIT", -1), C("SINTERCARD", 1, k("a"), "LIMIT", "x"),
+            C("SINTERCARD", 1, k("a"), "LIMIT"), C("SINTERCARD", 1, k("a"), "FOO", 1), C("SINTERCARD", 1, k("missing")),
+            C("SINTERCARD", 1, k("str")), C("SINTERCARD", 1),
+            C("SMOVE", k("a"), k("e"), 1), C("SMEMBERS", k("e")), C("SMOVE", k("a"), k("e"), 99),
+            C("SMOVE", k("missing"), k("e"), 1), C("SMOVE", k("missing"), k("str"), 1),
+            C("SMOVE", k("a"), k("str"), 2), C("SMOVE", k("str"), k("a"), 2), C("SMOVE", k("a"), k("a"), 2),
+            C("SMOVE", k("a"), k("a"), 99), C("SADD", k("o"), "z"), C("SMOVE", k("o"), k("e"), "z"),
+            C("EXISTS", k("o")), C("SMEMBERS", k("e"), mode="sorted"), C("SMOVE", k("e"), k("f")),
+            C("SADD", k("g"), "word"), C("SMOVE", k("g"), k("e"), "word"), C("OBJECT", "ENCODING", k("e"))]
+
+
+SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missing2")
+
+
+def colocated(peer, names):
+    """A name for each of names, all on one shard of `percore kv`: a set
+    operation over two absent keys answers CROSSSLOT only when they are on
+    different shards."""
+    found = {names[0]: names[0]}
+    for name in names[1:]:
+        for i in range(1000):
+            cand = "%s_%d" % (name, i)
+            peer.send(enc("SINTER", names[0], cand))
+            if peer.reader.reply()[0] != CROSSSLOT:
+                found[name] = cand
+                break
+    return lambda name: found[name]
+
+
+def crossslot_check(peer, failures):
+    """Set operations and SMOVE over keys of two shards are refused whole:
+    CROSSSLOT, and nothing changed."""
+    other = None
+    for i in range(1000):
+        peer.send(enc("SINTER", "xa", "xb_%d" % i))
+        if peer.reader.reply()[0] == CROSSSLOT:
+            other = "xb_%d" % i
+            break
+    if other is None:
+        failures.append("no two keys on different shards found")
+        return
+    cmds = [("SINTERSTORE", other, "xa"), ("SUNIONSTORE", other, "xa", other),
+            ("SDIFFSTORE", "xa", other), ("SMOVE", "xa", other, "1"), ("SINTER", "xa", other),
+            ("SINTERCARD", 2, "xa", other), ("SUNION", other, "xa"), ("SDIFF", "xa", other)]
+    for cmd in cmds:
+        peer.send(enc("DEL", "xa", other))
+        peer.reader.reply()
+        peer.send(enc("SADD", "xa", 1, 2))
+        peer.send(enc("SADD", other, 2, 3))
+        peer.reader.reply()
+        peer.reader.reply()
+        peer.send(enc(*cmd))
+        got = peer.reader.reply()[0]
+        peer.send(enc("SMEMBERS", "xa"))
+        a = sorted(x for x, _ in peer.reader.reply()[1][1])
+        peer.send(enc("SMEMBERS", other))
+        b = sorted(x for x, _ in peer.reader.reply()[1][1])
+        if got != CROSSSLOT or a != [b"$1\r\n1\r\n", b"$1\r\n2\r\n"] or \
+                b != [b"$1\r\n2\r\n", b"$1\r\n3\r\n"]:
+            failures.append("%r over two shards: %r, then %r and %r" % (cmd, got, a, b))
+
+
+def typed_renames():
+    """RENAME moves a hash or a set (across shards over TCP) with its
+    expiry; the destination's old value of any type goes."""
+    return [C("HSET", "h", "a", 1, "b", 2), C("EXPIRE", "h", 100), C("RENAME", "h", "h2"),
+            C("HGETALL", "h2", mode="pairs"), C("TTL", "h2", mode="ttl"), C("EXISTS", "h"),
+            C("SADD", "s", 1, 2, "x"), C("SET", "dst", "v"), C("RENAME", "s", "dst"), C("TYPE", "dst"),
+            C("SMEMBERS", "dst", mode="sorted"), C("OBJECT", "ENCODING", "dst"), C("SADD", "t", 5),
+            C("RENAMENX", "t", "dst"), C("RENAMENX", "t", "t2"), C("SMEMBERS", "t2"),
+            C("OBJECT", "ENCODING", "t2"), C("SET", "str", "v"), C("RENAME", "str", "t2"), C("GET", "t2"),
+            C("HSET", "big", *[x for i in range(600) for x in ("f%d" % i, i)]), C("RENAME", "big", "big2"),
+            C("HLEN", "big2"), C("OBJECT", "ENCODING", "big2"), C("HGET", "big2", "f599"),
+            C("SADD", "k1", "a"), C("RENAME", "k1", "k1"), C("SMEMBERS", "k1")]
+
+
 def fresh_connection_cases(make_ours, port, failures):
     """What ends a connection: QUIT (after its OK), and a bulk longer than
     a lowered proto-max-bulk-len (a protocol error)."""
@@ -711,8 +1067,13 @@ def main():
         now = int(time.time())
         groups = [connection(), strings_set(now), strings_getex(now), strings_multi(), strings_numbers(),
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
-                  pipelines(rng), inline(), server_cmds()]
+                  pipelines(rng), inline(), server_cmds(), wrongtype(), objects(), hashes(),
+                  hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
+                  typed_renames()]
         ours, redis = make_ours(), RedisPeer(port)
+        groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
+        if tcp:
+            crossslot_check(ours, failures)
         for g in groups:
             items = [C("FLUSHALL")] + g
             count += sum(it.n for it in items)

@@ -14,6 +14,7 @@
 #define F  KV_CMD_FAST
 #define A  KV_CMD_ALLSHARDS
 #define L  KV_CMD_NOKEY_LOCAL
+#define K  KV_CMD_KEYNUM
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
 	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },

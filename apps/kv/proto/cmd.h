@@ -32,6 +32,9 @@
  * view->totals, not from a fan-out of INFO itself). */
 #define KV_CMD_ALLSHARDS    0x10u
 #define KV_CMD_NOKEY_LOCAL  0x20u
+/* The argument before the first key counts the keys (SINTERCARD's
+ * numkeys): only that many from first_key on are keys. */
+#define KV_CMD_KEYNUM       0x40u
 
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {
@@ -71,7 +74,7 @@ struct kv_cmd {
 };
 
 /* The longest command name in the table. */
-#define KV_CMD_NAME_MAX 11
+#define KV_CMD_NAME_MAX 12
 
 /* Whether argc arguments (the name included) meet cmd's arity. */
 static inline bool kv_cmd_arity_ok(const struct kv_cmd *cmd, uint32_t argc)

@@ -40,6 +40,11 @@ static const struct param params[] = {
 	{ "bind", P_STR, false, FIELD(bind), 0, 0, NULL },
 	{ "client-output-buffer-limit", P_COBL, true, FIELD(client_output_limit), 0, UINT64_MAX, NULL },
 	{ "databases", P_FIXED, false, 0, 0, 0, "1" },
+	/* the ziplist names are Redis 7.0's aliases of the listpack ones */
+	{ "hash-max-listpack-entries", P_U32, true, FIELD(hash_max_listpack_entries), 0, UINT32_MAX, NULL },
+	{ "hash-max-listpack-value", P_MEM, true, FIELD(hash_max_listpack_value), 0, UINT32_MAX, NULL },
+	{ "hash-max-ziplist-entries", P_U32, true, FIELD(hash_max_listpack_entries), 0, UINT32_MAX, NULL },
+	{ "hash-max-ziplist-value", P_MEM, true, FIELD(hash_max_listpack_value), 0, UINT32_MAX, NULL },
 	{ "hz", P_U32, true, FIELD(hz), 0, I32MAX, NULL },
 	{ "maxclients", P_U32, true, FIELD(maxclients), 1, UINT32_MAX, NULL },
 	{ "maxmemory", P_MEM, true, FIELD(maxmemory), 0, UINT64_MAX, NULL },
@@ -48,6 +53,7 @@ static const struct param params[] = {
 	{ "port", P_U16, false, FIELD(port), 0, 65535, NULL },
 	{ "proto-max-bulk-len", P_MEM, true, FIELD(proto_max_bulk_len), 1024 * 1024, INT64_MAX, NULL },
 	{ "save", P_FIXED, false, 0, 0, 0, "" },
+	{ "set-max-intset-entries", P_U32, true, FIELD(set_max_intset_entries), 0, UINT32_MAX, NULL },
 	{ "tcp-keepalive", P_U32, true, FIELD(tcp_keepalive), 0, I32MAX, NULL },
 	{ "timeout", P_U32, true, FIELD(timeout), 0, I32MAX, NULL },
 };

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "cmd.h"
+#include "coll.h"
 
 /* Writes a constant error text. */
 #define kv_err(c, text) KV_REPLY_ERR((c)->out, text)
@@ -28,6 +29,54 @@ static inline struct kv_entry *kv_arg_key(struct kv_call *c, uint32_t i, struct 
 {
 	return kv_db_lookup(c->db, c->argv[i], c->argl[i], c->now, pos);
 }
+
+/* Whether e (NULL: no key) holds a value of another type than t, after
+ * replying Redis's WRONGTYPE error when it does. */
+static inline bool kv_wrongtype(struct kv_call *c, const struct kv_entry *e, enum kv_type t)
+{
+	if (e && kv_entry_type(e) != t) {
+		kv_err(c, KV_ERR_WRONGTYPE);
+		return true;
+	}
+	return false;
+}
+
+/* A SCAN-family cursor as Redis reads one (strtoul: no leading space,
+ * nothing after the number, within 64 bits, "" is 0) from argument i;
+ * false after "invalid cursor". */
+bool kv_arg_cursor(struct kv_call *c, uint32_t i, uint64_t *cursor);
+
+/* Argument i as a hash (t KV_HASH) or set (KV_SET): NULL when the key is
+ * absent, and also (with *wrong set, after the WRONGTYPE error) when it
+ * holds another type. */
+struct kv_coll *kv_arg_coll(struct kv_call *c, uint32_t i, enum kv_type t, struct kv_pos *pos,
+			    bool *wrong);
+
+/* pos's collection of type t for a change, made and stored (empty) when
+ * the key is absent; NULL after the WRONGTYPE or out-of-memory error.
+ * Bracket the change with kv_db_edit_begin/_end. */
+struct kv_coll *kv_coll_for_write(struct kv_call *c, uint32_t i, enum kv_type t,
+				  struct kv_pos *pos);
+
+/* The conversion thresholds the call runs with. */
+void kv_call_limits(const struct kv_call *c, struct kv_coll_limits *lim);
+
+/* The shard thread's random state for random members (SPOP, ...). */
+uint64_t *kv_rng(void);
+
+/* Replies one element: its member, and its value too when with_value. */
+void kv_reply_elem(struct kv_call *c, const struct kv_elem *e, bool with_value);
+
+/* HRANDFIELD's and SRANDMEMBER's count form over coll (NULL: absent):
+ * count < 0 picks -count elements with repeats; otherwise count distinct
+ * ones (all when count reaches the size). with_value: a value after each
+ * member (hashes). */
+void kv_reply_random(struct kv_call *c, const struct kv_coll *coll, int64_t count,
+		     bool with_value);
+
+/* HSCAN and SSCAN: key cursor [MATCH pattern] [COUNT n] over a key of
+ * type t, in Redis's order of checks. */
+void kv_coll_scan_cmd(struct kv_call *c, enum kv_type t);
 
 /* A container's HELP: the lines as an array of status replies, as Redis
  * sends its help texts. */

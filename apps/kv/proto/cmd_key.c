@@ -39,14 +39,15 @@ void kv_exists(struct kv_call *c)
 void kv_type(struct kv_call *c)
 {
 	struct kv_pos pos;
-	kv_reply_status(c->out, kv_arg_key(c, 1, &pos) ? "string" : "none");
+	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	kv_reply_status(c->out, e ? kv_type_names[kv_entry_type(e)] : "none");
 }
 
 struct keys_walk {
 	const char *pat;
 	size_t plen;
 	bool all;
-	bool none;              /* count matches, keep none (SCAN ... TYPE other) */
+	int type;               /* SCAN ... TYPE: the one kept; -1 any, KV_NTYPES none */
 	struct kv_part *found;
 	size_t count;
 };
@@ -57,7 +58,7 @@ static void keys_one(const struct kv_entry *e, void *arg)
 	size_t n;
 	const char *k = kv_entry_key(e, &n);
 	if (w->all || kv_glob_match(w->pat, w->plen, k, n)) {
-		if (!w->none)
+		if (w->type < 0 || w->type == (int)kv_entry_type(e))
 			kv_part_add(w->found, k, n);
 		w->count++;
 	}
@@ -68,7 +69,7 @@ static void keys_one(const struct kv_entry *e, void *arg)
  * the walk, so each key comes out once. */
 void kv_keys(struct kv_call *c)
 {
-	struct keys_walk w = { .pat = c->argv[1], .plen = c->argl[1], .found = c->part };
+	struct keys_walk w = { .pat = c->argv[1], .plen = c->argl[1], .type = -1, .found = c->part };
 	uint64_t cursor = 0;
 	w.all = w.plen == 1 && w.pat[0] == '*';
 	do
@@ -76,19 +77,16 @@ void kv_keys(struct kv_call *c)
 	while (cursor);
 }
 
-/* A SCAN cursor as Redis reads one (strtoul: no leading space, nothing
- * after the number, within 64 bits, "" is 0); false after "invalid
- * cursor". */
-static bool scan_cursor(struct kv_call *c, uint64_t *cursor)
+bool kv_arg_cursor(struct kv_call *c, uint32_t i, uint64_t *cursor)
 {
 	char buf[64];
-	size_t n = c->argl[1];
-	if (n >= sizeof(buf) || (n && (c->argv[1][0] == ' ' ||
-				       (c->argv[1][0] >= '\t' && c->argv[1][0] <= '\r')))) {
+	size_t n = c->argl[i];
+	if (n >= sizeof(buf) || (n && (c->argv[i][0] == ' ' ||
+				       (c->argv[i][0] >= '\t' && c->argv[i][0] <= '\r')))) {
 		kv_err(c, KV_ERR_CURSOR);
 		return false;
 	}
-	memcpy(buf, c->argv[1], n);
+	memcpy(buf, c->argv[i], n);
 	buf[n] = '\0';
 	char *end;
 	errno = 0;
@@ -101,7 +99,7 @@ static bool scan_cursor(struct kv_call *c, uint64_t *cursor)
 }
 
 /* SCAN's options: MATCH pattern, COUNT n (at least 1), TYPE name. */
-static bool scan_options(struct kv_call *c, struct keys_walk *w, int64_t *count, bool *none)
+static bool scan_options(struct kv_call *c, struct keys_walk *w, int64_t *count)
 {
 	for (uint32_t i = 2; i < c->argc; i += 2) {
 		bool arg = i + 1 < c->argc;
@@ -117,7 +115,11 @@ static bool scan_options(struct kv_call *c, struct keys_walk *w, int64_t *count,
 			w->plen = c->argl[i + 1];
 			w->all = w->plen == 1 && w->pat[0] == '*';
 		} else if (arg && kv_arg_is(c, i, "type")) {
-			*none = !kv_arg_is(c, i + 1, "string");
+			/* a name Redis does not know matches nothing (7.0) */
+			w->type = KV_NTYPES;
+			for (int t = 0; t < KV_NTYPES; t++)
+				if (kv_arg_is(c, i + 1, kv_type_names[t]))
+					w->type = t;
 		} else {
 			kv_err(c, KV_ERR_SYNTAX);
 			return false;
@@ -133,10 +135,10 @@ static bool scan_options(struct kv_call *c, struct keys_walk *w, int64_t *count,
  * a cross-shard SCAN can keep the shard's number above them. */
 void kv_scan(struct kv_call *c)
 {
-	struct keys_walk w = { .all = true, .found = c->part };
+	struct keys_walk w = { .all = true, .type = -1, .found = c->part };
 	uint64_t cursor;
 	int64_t count = 10;
-	if (!scan_cursor(c, &cursor) || !scan_options(c, &w, &count, &w.none))
+	if (!kv_arg_cursor(c, 1, &cursor) || !scan_options(c, &w, &count))
 		return;
 	int64_t groups = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
 	do
@@ -145,8 +147,9 @@ void kv_scan(struct kv_call *c)
 	c->part->n = (int64_t)cursor;
 }
 
-/* Moves src's value and expiry to dst (replacing dst unless nx). The
- * value is copied into dst's entry before src's is freed. */
+/* Moves src's value and expiry to dst (replacing dst unless nx). A
+ * string is copied into dst's entry before src's is freed; a typed
+ * value's object changes owner. */
 static void rename_generic(struct kv_call *c, bool nx)
 {
 	struct kv_pos src, dst;
@@ -166,11 +169,19 @@ static void rename_generic(struct kv_call *c, bool nx)
 	}
 	size_t n;
 	const char *v = kv_entry_value(e, &n);
-	if (kv_db_store(c->db, &dst, v, n, kv_entry_expire(e))) {
+	enum kv_type t = kv_entry_type(e);
+	int rc = t == KV_STRING ? kv_db_store(c->db, &dst, v, n, kv_entry_expire(e)) :
+		 kv_db_store_obj(c->db, &dst, t, kv_entry_obj(e), kv_entry_expire(e));
+	if (rc) {
 		kv_err_oom(c);
 		return;
 	}
-	kv_db_erase(c->db, &src);
+	if (t == KV_STRING && kv_entry_raw(e))
+		kv_entry_set_raw(dst.entry);
+	if (t == KV_STRING)
+		kv_db_erase(c->db, &src);
+	else
+		kv_db_detach(c->db, &src);
 	nx ? kv_reply_int(c->out, 1) : kv_reply_status(c->out, "OK");
 }
 

@@ -14,6 +14,8 @@ static void incr_by(struct kv_call *c, int64_t by)
 	struct kv_pos pos;
 	int64_t v = 0;
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (kv_wrongtype(c, e, KV_STRING))
+		return;
 	if (e) {
 		size_t n;
 		const char *s = kv_entry_value(e, &n);
@@ -72,6 +74,8 @@ void kv_incrbyfloat(struct kv_call *c)
 	long double v = 0, by;
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
 	size_t n;
+	if (kv_wrongtype(c, e, KV_STRING))
+		return;
 	if (e) {
 		const char *s = kv_entry_value(e, &n);
 		if (!kv_str2ld(s, n, &v)) {

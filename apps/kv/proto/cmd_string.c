@@ -88,16 +88,20 @@ static bool expire_time(struct kv_call *c, const struct set_opts *o, int64_t *wh
 	return true;
 }
 
-static void reply_value(struct kv_call *c, const struct kv_entry *e)
+/* A string key's value, or nil; false after WRONGTYPE for another type. */
+static bool reply_value(struct kv_call *c, const struct kv_entry *e)
 {
 	size_t n;
 	const char *v;
 	if (!e) {
 		kv_reply_null(c->out);
-		return;
+		return true;
 	}
+	if (kv_wrongtype(c, e, KV_STRING))
+		return false;
 	v = kv_entry_value(e, &n);
 	kv_reply_bulk(c->out, v, n);
+	return true;
 }
 
 /* SET's core, shared by SETNX, SETEX, PSETEX. ok: the reply on success
@@ -112,8 +116,8 @@ static void set_generic(struct kv_call *c, const struct set_opts *o, uint32_t va
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
 	bool get = o->flags & O_GET;
 	size_t mark = c->out->len;
-	if (get)
-		reply_value(c, e);
+	if (get && !reply_value(c, e))
+		return;
 	if (((o->flags & O_NX) && e) || ((o->flags & O_XX) && !e)) {
 		if (!get)
 			skipped ? skipped(c) : kv_reply_null(c->out);
@@ -181,8 +185,7 @@ void kv_getdel(struct kv_call *c)
 {
 	struct kv_pos pos;
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
-	reply_value(c, e);
-	if (e)
+	if (reply_value(c, e) && e)
 		kv_db_erase(c->db, &pos);
 }
 
@@ -199,7 +202,7 @@ void kv_getex(struct kv_call *c)
 		kv_reply_null(c->out);
 		return;
 	}
-	if ((o.flags & O_EXPIRE) && !expire_time(c, &o, &when))
+	if (kv_wrongtype(c, e, KV_STRING) || ((o.flags & O_EXPIRE) && !expire_time(c, &o, &when)))
 		return;
 	reply_value(c, e);
 	if ((o.flags & (O_EXAT | O_PXAT)) && when <= c->now)
@@ -210,7 +213,8 @@ void kv_getex(struct kv_call *c)
 		kv_db_set_expire(c->db, &pos, KV_NO_EXPIRE);
 }
 
-/* The keys' values, or nil, in order (typed: KV_MULTI_VALUES). */
+/* The keys' values, or nil (for a missing key or one of another type),
+ * in order (typed: KV_MULTI_VALUES). */
 void kv_mget(struct kv_call *c)
 {
 	for (uint32_t i = 1; i < c->argc; i++) {
@@ -219,7 +223,7 @@ void kv_mget(struct kv_call *c)
 		size_t n;
 		const char *v;
 
-		if (!e) {
+		if (!e || kv_entry_type(e) != KV_STRING) {
 			kv_part_add_nil(c->part);
 			continue;
 		}
@@ -271,6 +275,8 @@ void kv_strlen(struct kv_call *c)
 	struct kv_pos pos;
 	size_t n = 0;
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (kv_wrongtype(c, e, KV_STRING))
+		return;
 	if (e)
 		kv_entry_value(e, &n);
 	kv_reply_int(c->out, (int64_t)n);
@@ -281,6 +287,8 @@ void kv_append(struct kv_call *c)
 	struct kv_pos pos;
 	size_t olen, add = c->argl[2];
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (kv_wrongtype(c, e, KV_STRING))
+		return;
 	if (!e) {
 		if (kv_db_store(c->db, &pos, c->argv[2], add, KV_NO_EXPIRE))
 			kv_err_oom(c);
@@ -310,6 +318,8 @@ void kv_getrange(struct kv_call *c)
 	if (!kv_arg_ll(c, 2, &start) || !kv_arg_ll(c, 3, &end))
 		return;
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (kv_wrongtype(c, e, KV_STRING))
+		return;
 	const char *v = e ? kv_entry_value(e, &len) : "";
 	if (!e || (start < 0 && end < 0 && start > end)) {
 		kv_reply_bulk(c->out, "", 0);
@@ -344,6 +354,8 @@ void kv_setrange(struct kv_call *c)
 		return;
 	}
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
+	if (kv_wrongtype(c, e, KV_STRING))
+		return;
 	if (e)
 		kv_entry_value(e, &olen);
 	if (add == 0) {

@@ -53,6 +53,9 @@ void kv_config_init(struct kv_config *cfg)
 		.timeout = 0,
 		.tcp_keepalive = 300,
 		.hz = 10,
+		.hash_max_listpack_entries = 512,
+		.hash_max_listpack_value = 64,
+		.set_max_intset_entries = 512,
 	};
 	strcpy(cfg->bind, "* -::*");
 }

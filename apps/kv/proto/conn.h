@@ -75,6 +75,9 @@ struct kv_config {
 	uint32_t timeout;              /* idle seconds before a close; 0: never */
 	uint32_t tcp_keepalive;        /* 300 */
 	uint32_t hz;                   /* background task frequency (10) */
+	uint32_t hash_max_listpack_entries;  /* 512 (redis-server 7.0's built-in default): a larger hash is a hashtable */
+	uint64_t hash_max_listpack_value;    /* 64: a longer field or value makes it one */
+	uint32_t set_max_intset_entries;     /* 512: a larger integer set is a hashtable */
 	char bind[128];                /* listen address ("* -::*" as Redis reports it) */
 };
 

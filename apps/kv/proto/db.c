@@ -13,26 +13,15 @@
 #include "percore/map.h"
 
 #define HAS_EXPIRE 0x80000000u
+#define IS_RAW     0x40000000u
+#define KLEN_MASK  (~(HAS_EXPIRE | IS_RAW))
 #define POOL_SIZE  16
-
-/* klen's top bit says whether an expiry time opens data[]; the key and
- * the value follow. lru: when the key was last looked up (the low 32 bits
- * of its ms clock; ages are taken with pc_elapsed32, so they are right for
- * keys idle less than 24 days and read as new beyond), for allkeys-lru.
- * cls: the pool class the entry came from. 13 bytes of header: a 16-byte
- * key with a 32-byte value fills a 64-byte class exactly. */
-struct kv_entry {
-	uint32_t klen;
-	uint32_t vlen;
-	uint32_t lru;
-	uint8_t cls;
-	unsigned char data[];
-};
 
 struct kv_db {
 	struct pc_map map;        /* hash -> struct kv_entry * */
 	struct kv_pool mem;       /* where the entries live */
 	size_t entry_bytes;       /* entries as the allocator sized them */
+	size_t obj_bytes;         /* typed values' objects (kv_type_ops.mem) */
 	uint64_t epoch;           /* inserts so far: slot pointers older than this may have moved */
 	uint64_t expire_cursor;   /* where active expiry goes on */
 	uint64_t expires;         /* entries with an expiry time */
@@ -61,7 +50,7 @@ static bool has_expire(const struct kv_entry *e)
 
 static size_t key_len(const struct kv_entry *e)
 {
-	return e->klen & ~HAS_EXPIRE;
+	return e->klen & KLEN_MASK;
 }
 
 static unsigned char *key_at(const struct kv_entry *e)
@@ -79,6 +68,36 @@ const char *kv_entry_value(const struct kv_entry *e, size_t *len)
 {
 	*len = e->vlen;
 	return (const char *)key_at(e) + key_len(e);
+}
+
+void *kv_entry_obj(const struct kv_entry *e)
+{
+	void *obj;
+	size_t n;
+	memcpy(&obj, kv_entry_value(e, &n), sizeof(obj));
+	return obj;
+}
+
+bool kv_entry_raw(const struct kv_entry *e)
+{
+	return e->klen & IS_RAW;
+}
+
+void kv_entry_set_raw(struct kv_entry *e)
+{
+	e->klen |= IS_RAW;
+}
+
+uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now)
+{
+	return pc_elapsed32((uint32_t)now, e->lru);
+}
+
+/* Frees a typed value's object, no longer counted. */
+static void release_obj(struct kv_db *db, enum kv_type t, void *obj)
+{
+	db->obj_bytes -= kv_types[t]->mem(obj);
+	kv_types[t]->free(obj);
 }
 
 int64_t kv_entry_expire(const struct kv_entry *e)
@@ -127,6 +146,8 @@ static void free_entries(struct kv_db *db)
 	struct pc_map_slot *s;
 	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&db->map, &it));) {
 		struct kv_entry *e = (struct kv_entry *)(uintptr_t)s->value;
+		if (e->type != KV_STRING)
+			release_obj(db, kv_entry_type(e), kv_entry_obj(e));
 		if (!e->cls)
 			free(e);
 	}
@@ -162,7 +183,8 @@ size_t kv_db_size(const struct kv_db *db)
 size_t kv_db_used(const struct kv_db *db)
 {
 	size_t cap = pc_map_capacity(&db->map);
-	return sizeof(*db) + db->entry_bytes + cap + cap * sizeof(struct pc_map_slot);
+	return sizeof(*db) + db->entry_bytes + db->obj_bytes + cap +
+	       cap * sizeof(struct pc_map_slot);
 }
 
 struct key_ref {
@@ -193,12 +215,22 @@ static struct pc_map_slot *pos_slot(struct kv_db *db, struct kv_pos *pos)
 	return pos->_slot;
 }
 
-static void drop(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
+/* Deletes the entry in slot s, its object too when free_obj. */
+static void drop_entry(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e, bool free_obj)
 {
+	if (e->type != KV_STRING && free_obj)
+		release_obj(db, kv_entry_type(e), kv_entry_obj(e));
+	else if (e->type != KV_STRING)
+		db->obj_bytes -= kv_types[e->type]->mem(kv_entry_obj(e));
 	db->expires -= has_expire(e);
 	pc_map_erase_slot(&db->map, s);
 	db->entry_bytes -= alloc_bytes(e);
 	kv_pool_free(&db->mem, e, e->cls);
+}
+
+static void drop(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
+{
+	drop_entry(db, s, e, true);
 }
 
 void kv_db_erase(struct kv_db *db, struct kv_pos *pos)
@@ -208,8 +240,48 @@ void kv_db_erase(struct kv_db *db, struct kv_pos *pos)
 	pos->_slot = NULL;
 }
 
+void kv_db_detach(struct kv_db *db, struct kv_pos *pos)
+{
+	drop_entry(db, pos_slot(db, pos), pos->entry, false);
+	pos->entry = NULL;
+	pos->_slot = NULL;
+}
+
+size_t kv_db_edit_begin(const struct kv_entry *e)
+{
+	return kv_types[e->type]->mem(kv_entry_obj(e));
+}
+
+bool kv_db_edit_end(struct kv_db *db, struct kv_pos *pos, size_t before)
+{
+	const struct kv_type_ops *t = kv_types[pos->entry->type];
+	void *obj = kv_entry_obj(pos->entry);
+
+	db->obj_bytes = db->obj_bytes - before + t->mem(obj);
+	if (t->len(obj))
+		return true;
+	kv_db_erase(db, pos);
+	return false;
+}
+
+static struct kv_entry *find(struct kv_db *db, const char *key, size_t klen, int64_t now,
+			     struct kv_pos *pos, bool touch);
+
 struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, int64_t now,
 			      struct kv_pos *pos)
+{
+	return find(db, key, klen, now, pos, true);
+}
+
+struct kv_entry *kv_db_peek(struct kv_db *db, const char *key, size_t klen, int64_t now,
+			    struct kv_pos *pos)
+{
+	return find(db, key, klen, now, pos, false);
+}
+
+/* The lookup; touch: mark the entry used now. */
+static struct kv_entry *find(struct kv_db *db, const char *key, size_t klen, int64_t now,
+			     struct kv_pos *pos, bool touch)
 {
 	struct key_ref k = { key, klen };
 
@@ -227,7 +299,8 @@ struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, in
 		db->expired++;
 		return NULL;
 	}
-	pos->entry->lru = db->clock;
+	if (touch)
+		pos->entry->lru = db->clock;
 	return pos->entry;
 }
 
@@ -240,7 +313,8 @@ static struct kv_entry *new_entry(struct kv_db *db, const struct kv_pos *pos, si
 	struct kv_entry *e = kv_pool_alloc(&db->mem, cap, &cls);
 	if (!e)
 		return NULL;
-	e->cls = cls;
+	e->cls = cls & 31;
+	e->type = KV_STRING;
 	e->klen = (uint32_t)pos->klen | (expire ? HAS_EXPIRE : 0);
 	e->vlen = (uint32_t)vlen;
 	e->lru = db->clock;
@@ -295,6 +369,8 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 	const char *ov = kv_entry_value(old, &olen);
 	keep = olen < vlen ? olen : vlen;
 	memcpy(key_at(e) + pos->klen, ov, keep);
+	e->type = old->type;
+	e->klen |= old->klen & IS_RAW;
 	if (expire && has_expire(old))
 		put_expire(e, kv_entry_expire(old));
 	pos_slot(db, pos)->value = (uint64_t)(uintptr_t)e;
@@ -305,14 +381,23 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 	return e;
 }
 
-int kv_db_store(struct kv_db *db, struct kv_pos *pos, const void *val, size_t vlen, int64_t expire)
+/* Stores val[0..vlen) as pos's value of type t (a string, or an
+ * object's address), freeing an object it replaces. */
+static int store(struct kv_db *db, struct kv_pos *pos, enum kv_type t, const void *val,
+		 size_t vlen, int64_t expire)
 {
 	bool keep = expire == KV_KEEP_TTL;
 	bool with = keep ? pos->entry && has_expire(pos->entry) : expire != KV_NO_EXPIRE;
+	enum kv_type old_t = pos->entry ? kv_entry_type(pos->entry) : KV_STRING;
+	void *old_obj = old_t != KV_STRING ? kv_entry_obj(pos->entry) : NULL;
 	struct kv_entry *e = reshape(db, pos, vlen, with, false);
 
 	if (!e)
 		return -ENOMEM;
+	if (old_obj)
+		release_obj(db, old_t, old_obj);
+	e->type = t;
+	e->klen &= ~IS_RAW;
 	if (vlen)
 		memcpy(key_at(e) + pos->klen, val, vlen);
 	if (with && !keep)
@@ -320,11 +405,29 @@ int kv_db_store(struct kv_db *db, struct kv_pos *pos, const void *val, size_t vl
 	return 0;
 }
 
+int kv_db_store(struct kv_db *db, struct kv_pos *pos, const void *val, size_t vlen, int64_t expire)
+{
+	return store(db, pos, KV_STRING, val, vlen, expire);
+}
+
+int kv_db_store_obj(struct kv_db *db, struct kv_pos *pos, enum kv_type t, void *obj,
+		    int64_t expire)
+{
+	int rc = store(db, pos, t, &obj, sizeof(obj), expire);
+
+	if (!rc)
+		db->obj_bytes += kv_types[t]->mem(obj);
+	return rc;
+}
+
 char *kv_db_resize(struct kv_db *db, struct kv_pos *pos, size_t vlen, bool grow)
 {
 	bool with = pos->entry && has_expire(pos->entry);
 	struct kv_entry *e = reshape(db, pos, vlen, with, grow);
-	return e ? (char *)key_at(e) + pos->klen : NULL;
+	if (!e)
+		return NULL;
+	e->klen |= IS_RAW;
+	return (char *)key_at(e) + pos->klen;
 }
 
 int kv_db_set_expire(struct kv_db *db, struct kv_pos *pos, int64_t when)
@@ -512,7 +615,7 @@ uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_f
 int kv_db_validate(const struct kv_db *db, char *why, size_t whylen)
 {
 	const struct pc_map_slot *s;
-	size_t bytes = 0, expires = 0;
+	size_t bytes = 0, expires = 0, objs = 0;
 
 	if (pc_map_validate(&db->map, why, whylen))
 		return -EINVAL;
@@ -529,6 +632,14 @@ int kv_db_validate(const struct kv_db *db, char *why, size_t whylen)
 		}
 		bytes += alloc_bytes(e);
 		expires += has_expire(e);
+		if (e->type != KV_STRING)
+			objs += kv_types[e->type]->mem(kv_entry_obj(e));
+	}
+	if (objs != db->obj_bytes) {
+		if (why)
+			snprintf(why, whylen, "objects hold %zu bytes, the count says %zu", objs,
+				 db->obj_bytes);
+		return -EINVAL;
 	}
 	if (expires != db->expires) {
 		if (why)

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* One shard's keyspace: string keys to string values, each with an
- * optional expiry time, in a caller-hashed pc_map keyed by kv_keyhash().
+/* One shard's keyspace: string keys to typed values (strings, hashes,
+ * sets, ...), each with an optional expiry time, in a caller-hashed pc_map
+ * keyed by kv_keyhash().
  *
  * An entry is one allocation: a small header, the expiry time when it has
  * one, then the key's and the value's bytes. The map's slot keeps the
  * key's hash and the entry's address, so a lookup touches the entry only
- * to compare the key after a full 64-bit hash match.
+ * to compare the key after a full 64-bit hash match. A string's bytes are
+ * the value itself (no other allocation, no indirection); any other type's
+ * value bytes are the address of an object the entry owns, which the
+ * type's row in kv_types[] frees, measures and names (types.h).
  *
  * Expiry is lazy (an expired entry found by a lookup is deleted then) and
  * active (kv_db_expire_step(), driven from the shard's timing wheel,
@@ -23,9 +27,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "types.h"
+
 struct pc_map_slot;
 struct kv_db;
-struct kv_entry;
+
+/* An entry's header: in the open so that the type check inlines (one byte
+ * test on the per-request path). Fields other than type belong to db.c.
+ * klen's top bit says whether an expiry time opens data[], the next one
+ * whether the string value was edited in place (Redis's "raw"); the key
+ * and the value follow. lru: when the key was last looked up (the low 32
+ * bits of its ms clock; ages are taken with pc_elapsed32, so they are
+ * right for keys idle less than 24 days and read as new beyond), for
+ * allkeys-lru. cls: the pool class the entry came from. 13 bytes of
+ * header, type included. */
+struct kv_entry {
+	uint32_t klen;
+	uint32_t vlen;
+	uint32_t lru;
+	uint8_t cls : 5;
+	uint8_t type : 3;     /* enum kv_type */
+	unsigned char data[];
+};
+
+/* The entry's value type. */
+static inline enum kv_type kv_entry_type(const struct kv_entry *e)
+{
+	return (enum kv_type)e->type;
+}
 
 /* No expiry; and, for kv_db_store(), "keep the expiry the key has". */
 #define KV_NO_EXPIRE  ((int64_t)-1)
@@ -63,18 +92,58 @@ void kv_db_free(struct kv_db *db);
 struct kv_entry *kv_db_lookup(struct kv_db *db, const char *key, size_t klen, int64_t now,
 			      struct kv_pos *pos);
 
-/* Sets pos's key to val[0..vlen), adding the key when absent. expire: an
- * absolute time, KV_NO_EXPIRE (clears any), or KV_KEEP_TTL. Returns 0, or
- * -ENOMEM with nothing changed. val may point into another key's entry
- * (RENAME copies that way), never into pos's own. */
+/* Sets pos's key to the string val[0..vlen), adding the key when absent
+ * and replacing a value of any type. expire: an absolute time,
+ * KV_NO_EXPIRE (clears any), or KV_KEEP_TTL. Returns 0, or -ENOMEM with
+ * nothing changed. val may point into another key's entry (RENAME copies
+ * that way), never into pos's own. */
 int kv_db_store(struct kv_db *db, struct kv_pos *pos, const void *val, size_t vlen, int64_t expire);
+
+/* Sets pos's key to obj, a value of type t (not KV_STRING) that the entry
+ * then owns, replacing a value of any type (freed); expire as for
+ * kv_db_store(). Returns 0, or -ENOMEM with nothing changed (obj is still
+ * the caller's). */
+int kv_db_store_obj(struct kv_db *db, struct kv_pos *pos, enum kv_type t, void *obj,
+		    int64_t expire);
+
+/* A typed entry's object (kv_entry_type(e) != KV_STRING). */
+void *kv_entry_obj(const struct kv_entry *e);
+
+/* Whether a string value was edited in place (APPEND, SETRANGE): Redis
+ * calls its encoding "raw" whatever it holds. */
+bool kv_entry_raw(const struct kv_entry *e);
+
+/* Marks a string value as edited in place (RENAME keeps "raw"). */
+void kv_entry_set_raw(struct kv_entry *e);
+
+/* Milliseconds since the entry was last looked up, as of now (OBJECT
+ * IDLETIME). */
+uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now);
+
+/* Changing a typed value in place: kv_db_edit_begin() before (it returns
+ * the object's size), kv_db_edit_end() after, with that size, which counts
+ * the change in kv_db_used() and deletes the key when the change left the
+ * collection empty (as Redis never keeps an empty one). Returns whether
+ * the key is still there. */
+size_t kv_db_edit_begin(const struct kv_entry *e);
+bool kv_db_edit_end(struct kv_db *db, struct kv_pos *pos, size_t before);
+
+/* Deletes pos's key (present, typed) but not its object, which has
+ * another owner now (a RENAME that stored it under the new name). */
+void kv_db_detach(struct kv_db *db, struct kv_pos *pos);
+
+/* kv_db_lookup() that leaves the entry's last-use time as it is (OBJECT
+ * IDLETIME looks without using). */
+struct kv_entry *kv_db_peek(struct kv_db *db, const char *key, size_t klen, int64_t now,
+			    struct kv_pos *pos);
 
 /* Makes pos's value vlen bytes long (adding the key with an expiry of none
  * when absent) and returns those bytes for the caller to fill: the first
  * min(old, vlen) keep the old value, the rest are undefined. grow: leave
  * room for more (APPEND, SETRANGE: a value that keeps growing is not
  * copied each time). Keeps the expiry. Returns NULL on -ENOMEM, nothing
- * changed. */
+ * changed. The value is "raw" from then on (kv_entry_raw). A string key
+ * only. */
 char *kv_db_resize(struct kv_db *db, struct kv_pos *pos, size_t vlen, bool grow);
 
 /* Sets pos's expiry (an absolute time, or KV_NO_EXPIRE to clear it). The
@@ -118,6 +187,7 @@ void kv_db_stats(const struct kv_db *db, struct kv_db_stats *s);
 
 /* Entry fields. */
 const char *kv_entry_key(const struct kv_entry *e, size_t *len);
+/* A string entry's value (for a typed one, the object's address bytes). */
 const char *kv_entry_value(const struct kv_entry *e, size_t *len);
 /* The absolute expiry time, or KV_NO_EXPIRE. */
 int64_t kv_entry_expire(const struct kv_entry *e);
@@ -137,7 +207,7 @@ typedef void kv_db_scan_fn(const struct kv_entry *e, void *arg);
 uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_fn *fn, void *arg);
 
 /* Checks every invariant: the map's, each entry's hash against its key,
- * the byte count. Returns 0, or -EINVAL with what broke in why (when not
+ * the byte counts (entries and objects). Returns 0, or -EINVAL with what broke in why (when not
  * NULL). For tests; O(keys). */
 int kv_db_validate(const struct kv_db *db, char *why, size_t whylen);
 

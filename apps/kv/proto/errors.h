@@ -33,6 +33,18 @@
 #define KV_ERR_OVERFLOW      "ERR increment or decrement would overflow"
 #define KV_ERR_DECR_OVERFLOW "ERR decrement would overflow"
 #define KV_ERR_NAN           "ERR increment would produce NaN or Infinity"
+#define KV_ERR_NAN_INF       "ERR value is NaN or Infinity"
+#define KV_ERR_WRONGTYPE     "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define KV_ERR_CROSSSLOT     "CROSSSLOT Keys in request don't hash to the same slot"
+#define KV_ERR_HASH_NOT_INT  "ERR hash value is not an integer"
+#define KV_ERR_HASH_NOT_FLOAT "ERR hash value is not a float"
+#define KV_ERR_RANGE_FMT     "ERR value is out of range, value must between %lld and %lld"
+#define KV_ERR_OUT_OF_RANGE  "ERR value is out of range"
+#define KV_ERR_NOT_POSITIVE  "ERR value is out of range, must be positive"
+#define KV_ERR_NUMKEYS       "ERR numkeys should be greater than 0"
+#define KV_ERR_NUMKEYS_ARGS  "ERR Number of keys can't be greater than number of args"
+#define KV_ERR_LIMIT_NEG     "ERR LIMIT can't be negative"
+#define KV_ERR_NO_LFU        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 
 /* Memory and load */
 #define KV_ERR_OOM           "OOM command not allowed when used memory > 'maxmemory'."

@@ -28,6 +28,9 @@ enum kv_multi {
 	KV_MULTI_MSETNX,   /* EXISTS everywhere, then MSET everywhere */
 	KV_MULTI_RENAME,   /* take the source, put the destination, drop the source */
 	KV_MULTI_RENAMENX,
+	/* keys of one shard only: over several, refused with CROSSSLOT (set
+	 * operations, SMOVE: not split over shards yet) */
+	KV_MULTI_SAMESHARD,
 };
 
 /* Whether commands of this kind fill a kv_part. */

@@ -449,6 +449,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	struct kv_shard *sh = c->sh;
 	const struct kv_cmd *cmd = kv_cmd_lookup(r->argv[0], r->argl[0]);
 	uint64_t cursor = 0;
+	/* OBJECT's key comes after its subcommand: OBJECT HELP has none */
+	bool keyed = cmd && cmd->first_key && (uint32_t)cmd->first_key < r->argc;
 	bool routed = true, scan, local;
 	unsigned t;
 
@@ -456,13 +458,13 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		return false; /* a command over several shards holds every later one */
 	/* The usual request first: keys of this shard's and nothing waiting
 	 * here, so it runs now, whatever went to other shards before it. */
-	if (cmd && cmd->first_key && kv_cmd_arity_ok(cmd, r->argc) && owned_here(sh, cmd, r) &&
+	if (keyed && kv_cmd_arity_ok(cmd, r->argc) && owned_here(sh, cmd, r) &&
 	    kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
 		run_here(c, cmd, r, now);
 		return true;
 	}
 	scan = cmd && cmd->multi == KV_MULTI_WALK;
-	local = cmd && !cmd->first_key && !(cmd->flags & KV_CMD_ALLSHARDS);
+	local = cmd && !keyed && !(cmd->flags & KV_CMD_ALLSHARDS);
 	if (!cmd || !kv_cmd_arity_ok(cmd, r->argc) || local ||
 	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
 		/* Runs here, on nothing of another shard's, once everything

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "server_internal.h"
 
 enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME };
@@ -58,9 +59,17 @@ static bool server_wide(const struct kv_cmd *cmd)
 	return (cmd->flags & KV_CMD_ALLSHARDS) && cmd->multi != KV_MULTI_WALK;
 }
 
-/* The last key's argument index. */
-static uint32_t last_key(const struct kv_cmd *cmd, uint32_t argc)
+/* The last key's argument index. A key count that is not a number in
+ * range names one key: the command refuses it on that key's shard. */
+static uint32_t last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+			 const size_t *argl)
 {
+	uint32_t first = (uint32_t)cmd->first_key;
+	int64_t n;
+
+	if (cmd->flags & KV_CMD_KEYNUM)
+		return kv_str2ll(argv[first - 1], argl[first - 1], &n) && n >= 1 &&
+		       n <= (int64_t)(argc - first) ? first + (uint32_t)n - 1 : first;
 	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
 }
 
@@ -73,11 +82,13 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		return false;
 	if (server_wide(cmd))
 		return true;
-	if (!cmd->first_key || (cmd->key_step == 2 && argc % 2 == 0))
-		return false; /* no keys, or MSET's argument error, replied anywhere */
+	if (!cmd->first_key || (uint32_t)cmd->first_key >= argc ||
+	    (cmd->key_step == 2 && argc % 2 == 0))
+		return false; /* no keys (OBJECT HELP has none), or MSET's argument
+			       * error, replied anywhere */
 	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
 	for (uint32_t i = (uint32_t)cmd->first_key + (uint32_t)cmd->key_step;
-	     i <= last_key(cmd, argc); i += (uint32_t)cmd->key_step)
+	     i <= last_key(cmd, argc, argv, argl); i += (uint32_t)cmd->key_step)
 		if (kv_key_shard(sh, argv[i], argl[i]) != first)
 			return true;
 	return false;
@@ -243,7 +254,8 @@ static void merge_fanout(struct kv_tx *t)
 
 /* ---- RENAME across shards: take the source, store it, delete it -------- */
 
-/* On the source's shard: its value and expiry, or u64 0 when absent. */
+/* On the source's shard: its value (a typed one copied whole: the copy
+ * becomes the destination's) and expiry, or u64 0 when absent. */
 static void rename_take(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_pos pos;
@@ -252,15 +264,33 @@ static void rename_take(struct kv_shard *sh, struct kv_job *j)
 
 	if (!e)
 		return;
+	j->vtype = (uint8_t)kv_entry_type(e);
+	j->i64 = kv_entry_expire(e);
+	if (j->vtype != KV_STRING) {
+		j->obj = kv_types[j->vtype]->clone(kv_entry_obj(e));
+		if (!j->obj)
+			KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+		else
+			j->u64 = 1;
+		return;
+	}
 	v = kv_entry_value(e, &j->vlen);
+	j->raw = kv_entry_raw(e);
 	j->val = malloc(j->vlen ? j->vlen : 1);
 	if (!j->val) {
 		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
 		return;
 	}
 	memcpy(j->val, v, j->vlen);
-	j->i64 = kv_entry_expire(e);
 	j->u64 = 1;
+}
+
+/* Frees a moved value's copy that no entry took. */
+static void drop_moved(struct kv_job *j)
+{
+	if (j->obj)
+		kv_types[j->vtype]->free(j->obj);
+	j->obj = NULL;
 }
 
 /* On the destination's shard: stores the value under the new name and
@@ -271,12 +301,22 @@ static void rename_put(struct kv_shard *sh, struct kv_job *j)
 	struct kv_pos pos;
 	struct kv_entry *e = kv_db_lookup(sh->db, j->a.argv[0], j->a.argl[0], kv_now_ms(), &pos);
 
+	int rc;
+
 	if (e && j->u64) /* NX and there */
 		return;
-	if (kv_db_store(sh->db, &pos, j->val, j->vlen, j->i64))
-		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+	if (j->vtype == KV_STRING)
+		rc = kv_db_store(sh->db, &pos, j->val, j->vlen, j->i64);
 	else
-		j->u64 = 2;
+		rc = kv_db_store_obj(sh->db, &pos, (enum kv_type)j->vtype, j->obj, j->i64);
+	if (rc) {
+		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+		return;
+	}
+	j->obj = NULL; /* the entry's now */
+	if (j->raw)
+		kv_entry_set_raw(pos.entry);
+	j->u64 = 2;
 }
 
 static void rename_drop(struct kv_shard *sh, struct kv_job *j)
@@ -325,15 +365,22 @@ static bool rename_stage(struct kv_tx *t)
 		if (j) {
 			j->val = got->val;
 			j->vlen = got->vlen;
+			j->vtype = got->vtype;
+			j->raw = got->raw;
+			j->obj = got->obj;
 			j->i64 = got->i64;
 			j->u64 = t->nx;
 			got->val = NULL;
+			got->obj = NULL;
+		} else {
+			drop_moved(got);
 		}
 		break;
 	}
 	case 2: {
 		struct kv_job *put = t->parts[dst];
 
+		drop_moved(put);
 		if (put->out.len || put->u64 != 2) {
 			if (put->out.len)
 				kv_reply_raw(&t->out, put->out.buf, put->out.len);
@@ -381,6 +428,10 @@ static bool advance(struct kv_tx *t)
 
 	if (t->oom && (t->cmd->flags & KV_CMD_DENYOOM)) {
 		KV_REPLY_ERR(&t->out, KV_ERR_OOM);
+		return true; /* nothing ran */
+	}
+	if (t->cmd->multi == KV_MULTI_SAMESHARD) {
+		KV_REPLY_ERR(&t->out, KV_ERR_CROSSSLOT);
 		return true; /* nothing ran */
 	}
 	if (t->kind == TX_RENAME)
@@ -507,7 +558,8 @@ static int plan(struct kv_tx *t)
 	if (!all) {
 		uint32_t step = (uint32_t)t->cmd->key_step;
 
-		t->nkeys = (last_key(t->cmd, a->argc) - (uint32_t)t->cmd->first_key) / step + 1;
+		t->nkeys = (last_key(t->cmd, a->argc, a->argv, a->argl) - (uint32_t)t->cmd->first_key) /
+				   step + 1;
 		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
 		if (!t->key_slot)
 			return -ENOMEM;

@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: MIT */
+/* Hashes and sets in Redis's encodings: see coll.h. */
+#include "coll.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyhash.h"
+#include "num.h"
+#include "pool.h"
+
+const struct kv_coll_limits kv_coll_default_limits = { 512, 64, 512 };
+
+/* A hashtable member: its bytes, then its value's. */
+struct node {
+	uint32_t mlen, vlen;
+	char data[];
+};
+
+struct kv_coll {
+	uint8_t type;              /* KV_HASH or KV_SET */
+	uint8_t enc;               /* enum kv_coll_enc */
+	size_t n;                  /* members */
+	size_t node_bytes;         /* hashtable: the nodes, as allocated */
+	union {
+		struct {           /* listpack: u32 length then bytes, per string */
+			char *buf;
+			size_t len, cap;
+		} lp;
+		struct {           /* intset: ascending */
+			int64_t *v;
+			size_t cap;
+		} is;
+		struct pc_map map; /* hashtable: member hash -> struct node * */
+	} u;
+};
+
+static bool pairs(const struct kv_coll *c)
+{
+	return c->type == KV_HASH;
+}
+
+static size_t cost(const void *p)
+{
+	return p ? kv_pool_cost(p, 0) : 0;
+}
+
+size_t kv_coll_mem(const struct kv_coll *c)
+{
+	size_t base = cost(c);
+	switch (c->enc) {
+	case KV_ENC_LISTPACK:
+		return base + cost(c->u.lp.buf);
+	case KV_ENC_INTSET:
+		return base + cost(c->u.is.v);
+	default: {
+		size_t cap = pc_map_capacity(&c->u.map);
+		return base + c->node_bytes + cap + cap * sizeof(struct pc_map_slot);
+	}
+	}
+}
+
+struct kv_coll *kv_coll_new(enum kv_type type)
+{
+	struct kv_coll *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->type = (uint8_t)type;
+	c->enc = type == KV_HASH ? KV_ENC_LISTPACK : KV_ENC_INTSET;
+	return c;
+}
+
+static void free_nodes(struct kv_coll *c)
+{
+	struct pc_map_slot *s;
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&c->u.map, &it));)
+		free((void *)(uintptr_t)s->value);
+	pc_map_destroy(&c->u.map);
+}
+
+void kv_coll_free(struct kv_coll *c)
+{
+	if (!c)
+		return;
+	if (c->enc == KV_ENC_LISTPACK)
+		free(c->u.lp.buf);
+	else if (c->enc == KV_ENC_INTSET)
+		free(c->u.is.v);
+	else
+		free_nodes(c);
+	free(c);
+}
+
+size_t kv_coll_len(const struct kv_coll *c)
+{
+	return c->n;
+}
+
+enum kv_coll_enc kv_coll_encoding(const struct kv_coll *c)
+{
+	return (enum kv_coll_enc)c->enc;
+}
+
+/* ---- listpack ------------------------------------------------------------ */
+
+/* The string at byte offset at: its bytes and length; returns the offset
+ * of the next one. */
+static size_t lp_read(const struct kv_coll *c, size_t at, const char **s, size_t *len)
+{
+	uint32_t n;
+	memcpy(&n, c->u.lp.buf + at, sizeof(n));
+	*s = c->u.lp.buf + at + sizeof(n);
+	*len = n;
+	return at + sizeof(n) + n;
+}
+
+/* The element starting at byte offset at; returns the next one's offset. */
+static size_t lp_elem(const struct kv_coll *c, size_t at, struct kv_elem *e)
+{
+	at = lp_read(c, at, &e->m, &e->mlen);
+	e->v = NULL;
+	e->vlen = 0;
+	if (pairs(c))
+		at = lp_read(c, at, &e->v, &e->vlen);
+	return at;
+}
+
+/* The offset of member m's element, or SIZE_MAX. */
+static size_t lp_find(const struct kv_coll *c, const char *m, size_t mlen)
+{
+	struct kv_elem e;
+	for (size_t at = 0, next; at < c->u.lp.len; at = next) {
+		next = lp_elem(c, at, &e);
+		if (e.mlen == mlen && memcmp(e.m, m, mlen) == 0)
+			return at;
+	}
+	return SIZE_MAX;
+}
+
+static bool lp_reserve(struct kv_coll *c, size_t more)
+{
+	size_t need = c->u.lp.len + more;
+	if (need <= c->u.lp.cap)
+		return true;
+	size_t cap = c->u.lp.cap ? c->u.lp.cap : 32;
+	while (cap < need)
+		cap += cap / 2;
+	char *b = realloc(c->u.lp.buf, cap);
+	if (!b)
+		return false;
+	c->u.lp.buf = b;
+	c->u.lp.cap = cap;
+	return true;
+}
+
+static void lp_write(char *at, const char *s, size_t len)
+{
+	uint32_t n = (uint32_t)len;
+	memcpy(at, &n, sizeof(n));
+	if (len)
+		memcpy(at + sizeof(n), s, len);
+}
+
+/* Replaces bytes [at, at+old) with the element m (v); room reserved. */
+static void lp_splice(struct kv_coll *c, size_t at, size_t old, const char *m, size_t mlen,
+		      const char *v, size_t vlen)
+{
+	size_t add = sizeof(uint32_t) + mlen + (pairs(c) ? sizeof(uint32_t) + vlen : 0);
+	char *b = c->u.lp.buf;
+	memmove(b + at + add, b + at + old, c->u.lp.len - at - old);
+	lp_write(b + at, m, mlen);
+	if (pairs(c))
+		lp_write(b + at + sizeof(uint32_t) + mlen, v, vlen);
+	c->u.lp.len = c->u.lp.len - old + add;
+}
+
+static void lp_remove(struct kv_coll *c, size_t at)
+{
+	struct kv_elem e;
+	size_t next = lp_elem(c, at, &e);
+	memmove(c->u.lp.buf + at, c->u.lp.buf + next, c->u.lp.len - next);
+	c->u.lp.len -= next - at;
+}
+
+/* ---- intset -------------------------------------------------------------- */
+
+/* Where v is or would go. */
+static size_t is_search(const struct kv_coll *c, int64_t v, bool *found)
+{
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->u.is.v[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < c->n && c->u.is.v[lo] == v;
+	return lo;
+}
+
+static void is_elem(const struct kv_coll *c, size_t i, struct kv_elem *e)
+{
+	e->mlen = kv_ll2str(e->num, c->u.is.v[i]);
+	e->m = e->num;
+	e->v = NULL;
+	e->vlen = 0;
+}
+
+static int is_add(struct kv_coll *c, int64_t v)
+{
+	bool found;
+	size_t at = is_search(c, v, &found);
+	if (found)
+		return 0;
+	if (c->n == c->u.is.cap) {
+		size_t cap = c->u.is.cap ? c->u.is.cap * 2 : 4;
+		int64_t *a = realloc(c->u.is.v, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		c->u.is.v = a;
+		c->u.is.cap = cap;
+	}
+	memmove(c->u.is.v + at + 1, c->u.is.v + at, (c->n - at) * sizeof(int64_t));
+	c->u.is.v[at] = v;
+	c->n++;
+	return 1;
+}
+
+/* ---- hashtable ----------------------------------------------------------- */
+
+struct member_ref {
+	const char *m;
+	size_t mlen;
+};
+
+static bool node_eq(uint64_t value, const void *arg)
+{
+	const struct node *nd = (const struct node *)(uintptr_t)value;
+	const struct member_ref *r = arg;
+	return nd->mlen == r->mlen && memcmp(nd->data, r->m, r->mlen) == 0;
+}
+
+static struct pc_map_slot *ht_find(const struct kv_coll *c, const char *m, size_t mlen)
+{
+	struct member_ref r = { m, mlen };
+	return pc_map_find_hashed(&c->u.map, kv_keyhash(m, mlen), node_eq, &r);
+}
+
+static void node_elem(const struct node *nd, struct kv_elem *e)
+{
+	e->m = nd->data;
+	e->mlen = nd->mlen;
+	e->v = nd->data + nd->mlen;
+	e->vlen = nd->vlen;
+}
+
+static struct node *node_new(const char *m, size_t mlen, const char *v, size_t vlen)
+{
+	struct node *nd = malloc(sizeof(*nd) + mlen + vlen + 1);
+	if (!nd)
+		return NULL;
+	nd->mlen = (uint32_t)mlen;
+	nd->vlen = (uint32_t)vlen;
+	memcpy(nd->data, m, mlen);
+	if (vlen)
+		memcpy(nd->data + mlen, v, vlen);
+	return nd;
+}
+
+/* Adds a member known to be absent. */
+static int ht_insert(struct kv_coll *c, const char *m, size_t mlen, const char *v, size_t vlen)
+{
+	struct node *nd = node_new(m, mlen, v, vlen);
+	if (!nd)
+		return -ENOMEM;
+	if (pc_map_insert_hashed(&c->u.map, kv_keyhash(m, mlen), (uint64_t)(uintptr_t)nd)) {
+		free(nd);
+		return -ENOMEM;
+	}
+	c->node_bytes += cost(nd);
+	c->n++;
+	return 1;
+}
+
+/* Sets the value of the member in slot s. */
+static int ht_update(struct kv_coll *c, struct pc_map_slot *s, const char *v, size_t vlen)
+{
+	struct node *old = (struct node *)(uintptr_t)s->value;
+	struct node *nd = node_new(old->data, old->mlen, v, vlen);
+	if (!nd)
+		return -ENOMEM;
+	c->node_bytes += cost(nd) - cost(old);
+	s->value = (uint64_t)(uintptr_t)nd;
+	free(old);
+	return 0;
+}
+
+/* Rebuilds c as a hashtable (its members moved over); -ENOMEM leaves it
+ * as it was. */
+static int to_hashtable(struct kv_coll *c)
+{
+	struct kv_coll t = { .type = c->type, .enc = KV_ENC_HASHTABLE };
+	struct kv_coll_iter it = KV_COLL_ITER_INIT;
+	struct kv_elem e;
+
+	pc_map_init(&t.u.map, PC_MAP_HASHED);
+	if (pc_map_reserve(&t.u.map, c->n + 1))
+		goto fail;
+	while (kv_coll_next(c, &it, &e))
+		if (ht_insert(&t, e.m, e.mlen, e.v, e.vlen) < 0)
+			goto fail;
+	free(c->enc == KV_ENC_LISTPACK ? (void *)c->u.lp.buf : (void *)c->u.is.v);
+	c->enc = KV_ENC_HASHTABLE;
+	c->u.map = t.u.map;
+	c->node_bytes = t.node_bytes;
+	return 0;
+fail:
+	free_nodes(&t);
+	return -ENOMEM;
+}
+
+/* ---- the operations ------------------------------------------------------ */
+
+bool kv_coll_find(const struct kv_coll *c, const char *m, size_t mlen, struct kv_elem *out)
+{
+	struct kv_elem tmp;
+	struct pc_map_slot *s;
+	int64_t v;
+	bool found;
+
+	out = out ? out : &tmp;
+	switch (c->enc) {
+	case KV_ENC_LISTPACK: {
+		size_t at = lp_find(c, m, mlen);
+		if (at == SIZE_MAX)
+			return false;
+		lp_elem(c, at, out);
+		return true;
+	}
+	case KV_ENC_INTSET:
+		if (!kv_str2ll(m, mlen, &v))
+			return false;
+		size_t i = is_search(c, v, &found);
+		if (found)
+			is_elem(c, i, out);
+		return found;
+	default:
+		s = ht_find(c, m, mlen);
+		if (s)
+			node_elem((const struct node *)(uintptr_t)s->value, out);
+		return s != NULL;
+	}
+}
+
+static int lp_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, size_t vlen)
+{
+	size_t at = lp_find(c, m, mlen), add = 2 * sizeof(uint32_t) + mlen + vlen;
+	if (!lp_reserve(c, add))
+		return -ENOMEM;
+	if (at == SIZE_MAX) {
+		lp_splice(c, c->u.lp.len, 0, m, mlen, v, vlen);
+		c->n++;
+		return 1;
+	}
+	struct kv_elem e;
+	size_t next = lp_elem(c, at, &e);
+	lp_splice(c, at, next - at, m, mlen, v, vlen);
+	return 0;
+}
+
+int kv_coll_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, size_t vlen,
+		const struct kv_coll_limits *lim)
+{
+	int64_t iv;
+	int rc;
+
+	if (c->enc == KV_ENC_LISTPACK && (mlen > lim->lp_value || vlen > lim->lp_value) &&
+	    to_hashtable(c))
+		return -ENOMEM;
+	if (c->enc == KV_ENC_INTSET && !kv_str2ll(m, mlen, &iv) && to_hashtable(c))
+		return -ENOMEM;
+	if (c->enc == KV_ENC_LISTPACK) {
+		rc = lp_put(c, m, mlen, v, vlen);
+		if (rc == 1 && c->n > lim->lp_entries && to_hashtable(c)) {
+			kv_coll_del(c, m, mlen);
+			return -ENOMEM;
+		}
+		return rc;
+	}
+	if (c->enc == KV_ENC_INTSET) {
+		rc = is_add(c, iv);
+		if (rc == 1 && c->n > lim->intset_entries && to_hashtable(c)) {
+			kv_coll_del(c, m, mlen);
+			return -ENOMEM;
+		}
+		return rc;
+	}
+	struct pc_map_slot *s = ht_find(c, m, mlen);
+	if (!s)
+		return ht_insert(c, m, mlen, v, vlen);
+	return pairs(c) ? ht_update(c, s, v, vlen) : 0;
+}
+
+bool kv_coll_del(struct kv_coll *c, const char *m, size_t mlen)
+{
+	int64_t v;
+	bool found;
+
+	switch (c->enc) {
+	case KV_ENC_LISTPACK: {
+		size_t at = lp_find(c, m, mlen);
+		if (at == SIZE_MAX)
+			return false;
+		lp_remove(c, at);
+		break;
+	}
+	case KV_ENC_INTSET: {
+		if (!kv_str2ll(m, mlen, &v))
+			return false;
+		size_t i = is_search(c, v, &found);
+		if (!found)
+			return false;
+		memmove(c->u.is.v + i, c->u.is.v + i + 1, (c->n - i - 1) * sizeof(int64_t));
+		break;
+	}
+	default: {
+		struct pc_map_slot *s = ht_find(c, m, mlen);
+		if (!s)
+			return false;
+		struct node *nd = (struct node *)(uintptr_t)s->value;
+		c->node_bytes -= cost(nd);
+		pc_map_erase_slot(&c->u.map, s);
+		free(nd);
+	}
+	}
+	c->n--;
+	return true;
+}
+
+bool kv_coll_next(const struct kv_coll *c, struct kv_coll_iter *pos, struct kv_elem *out)
+{
+	struct pc_map_slot *s;
+
+	switch (c->enc) {
+	case KV_ENC_LISTPACK:
+		if (pos->i >= c->u.lp.len)
+			return false;
+		/* the element handed out may be removed: remember where the
+		 * next one is by where this one starts */
+		pos->i = lp_elem(c, pos->i, out);
+		return true;
+	case KV_ENC_INTSET:
+		if (pos->i >= c->n)
+			return false;
+		is_elem(c, pos->i++, out);
+		return true;
+	default:
+		s = pc_map_next(&c->u.map, &pos->it);
+		if (s)
+			node_elem((const struct node *)(uintptr_t)s->value, out);
+		return s != NULL;
+	}
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct pick {
+	const struct node *found[PC__MAP_GROUP * 4];
+	unsigned n;
+};
+
+static void pick_one(struct pc_map *m, struct pc_map_slot *s, void *arg)
+{
+	struct pick *p = arg;
+	(void)m;
+	if (p->n < sizeof(p->found) / sizeof(p->found[0]))
+		p->found[p->n++] = (const struct node *)(uintptr_t)s->value;
+}
+
+void kv_coll_random(const struct kv_coll *c, uint64_t *rng, struct kv_elem *out)
+{
+	size_t k;
+
+	if (c->enc == KV_ENC_INTSET) {
+		is_elem(c, xorshift(rng) % c->n, out);
+		return;
+	}
+	if (c->enc == KV_ENC_LISTPACK) {
+		size_t at = 0;
+		for (k = xorshift(rng) % c->n; k--;)
+			at = lp_elem(c, at, out);
+		lp_elem(c, at, out);
+		return;
+	}
+	struct pick p = { .n = 0 };
+	uint64_t cursor = xorshift(rng);
+	/* from a random group on, the first group that has home members;
+	 * past the end the walk starts again from 0 and must find one */
+	while (!p.n)
+		cursor = pc_map_scan((struct pc_map *)&c->u.map, cursor, pick_one, &p);
+	node_elem(p.found[xorshift(rng) % p.n], out);
+}
+
+struct scan_walk {
+	kv_coll_scan_fn *fn;
+	void *arg;
+};
+
+static void scan_node(struct pc_map *m, struct pc_map_slot *s, void *arg)
+{
+	struct scan_walk *w = arg;
+	struct kv_elem e;
+	(void)m;
+	node_elem((const struct node *)(uintptr_t)s->value, &e);
+	w->fn(&e, w->arg);
+}
+
+uint64_t kv_coll_scan(const struct kv_coll *c, uint64_t cursor, kv_coll_scan_fn *fn, void *arg)
+{
+	if (c->enc == KV_ENC_HASHTABLE) {
+		struct scan_walk w = { fn, arg };
+		return pc_map_scan((struct pc_map *)&c->u.map, cursor, scan_node, &w);
+	}
+	struct kv_coll_iter it = KV_COLL_ITER_INIT;
+	struct kv_elem e;
+	while (kv_coll_next(c, &it, &e))
+		fn(&e, arg);
+	return 0;
+}
+
+int kv_coll_validate(const struct kv_coll *c, char *why, size_t whylen)
+{
+	struct kv_coll_iter it = KV_COLL_ITER_INIT;
+	struct kv_elem e;
+	size_t n = 0, bytes = 0;
+	const struct pc_map_slot *s;
+
+	while (kv_coll_next(c, &it, &e))
+		n++;
+	if (n != c->n) {
+		snprintf(why, whylen, "%zu members walked, the count says %zu", n, c->n);
+		return -EINVAL;
+	}
+	if (c->enc == KV_ENC_INTSET)
+		for (size_t i = 1; i < c->n; i++)
+			if (c->u.is.v[i - 1] >= c->u.is.v[i]) {
+				snprintf(why, whylen, "intset out of order at %zu", i);
+				return -EINVAL;
+			}
+	if (c->enc != KV_ENC_HASHTABLE)
+		return 0;
+	if (pc_map_validate(&c->u.map, why, whylen))
+		return -EINVAL;
+	for (struct pc_map_iter mi = PC_MAP_ITER_INIT; (s = pc_map_next(&c->u.map, &mi));) {
+		const struct node *nd = (const struct node *)(uintptr_t)s->value;
+		bytes += cost(nd);
+		if (kv_keyhash(nd->data, nd->mlen) != s->key) {
+			snprintf(why, whylen, "member of %u bytes under the wrong hash", nd->mlen);
+			return -EINVAL;
+		}
+	}
+	if (bytes != c->node_bytes) {
+		snprintf(why, whylen, "nodes hold %zu bytes, the count says %zu", bytes, c->node_bytes);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the type table's rows ----------------------------------------------- */
+
+static void obj_free(void *obj)
+{
+	kv_coll_free(obj);
+}
+
+static size_t obj_mem(const void *obj)
+{
+	return kv_coll_mem(obj);
+}
+
+static size_t obj_len(const void *obj)
+{
+	return kv_coll_len(obj);
+}
+
+static const char *obj_encoding(const void *obj)
+{
+	static const char *const names[] = { "listpack", "intset", "hashtable" };
+	return names[kv_coll_encoding(obj)];
+}
+
+/* A copy in the same encoding. */
+static void *obj_clone(const void *obj)
+{
+	const struct kv_coll *c = obj;
+	struct kv_coll *d = kv_coll_new((enum kv_type)c->type);
+	struct kv_coll_iter it = KV_COLL_ITER_INIT;
+	struct kv_elem e;
+	struct kv_coll_limits all = { UINT32_MAX, UINT32_MAX, UINT32_MAX };
+
+	if (!d)
+		return NULL;
+	if (c->enc == KV_ENC_HASHTABLE && to_hashtable(d))
+		goto fail;
+	while (kv_coll_next(c, &it, &e))
+		if (kv_coll_put(d, e.m, e.mlen, e.v, e.vlen, &all) < 0)
+			goto fail;
+	return d;
+fail:
+	kv_coll_free(d);
+	return NULL;
+}
+
+const struct kv_type_ops kv_hash_ops = { obj_free, obj_mem, obj_len, obj_encoding, obj_clone };
+const struct kv_type_ops kv_set_ops = { obj_free, obj_mem, obj_len, obj_encoding, obj_clone };

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* Hashes and sets in their compact encodings: listpack and intset while
+ * within the limits, one conversion to hashtable past them, the byte
+ * count kept as they change, and typed values in the keyspace (counted
+ * in kv_db_used, freed when replaced, deleted when emptied). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "coll.h"
+#include "db.h"
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static void check_coll(const struct kv_coll *c)
+{
+	char why[200];
+	if (kv_coll_validate(c, why, sizeof(why)))
+		fail_msg("kv_coll_validate: %s", why);
+}
+
+static void check_db(const struct kv_db *db)
+{
+	char why[200];
+	if (kv_db_validate(db, why, sizeof(why)))
+		fail_msg("kv_db_validate: %s", why);
+}
+
+static void put_num(struct kv_coll *c, int i, const char *v, size_t vlen,
+		    const struct kv_coll_limits *lim, int want)
+{
+	char m[24];
+	int n = snprintf(m, sizeof(m), "%d", i);
+	assert_int_equal(kv_coll_put(c, m, (size_t)n, v, vlen, lim), want);
+}
+
+static void test_hash_listpack_to_hashtable(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 4, 8, 512 };
+	struct kv_coll *h = kv_coll_new(KV_HASH);
+	struct kv_elem e;
+
+	for (int i = 0; i < 4; i++)
+		put_num(h, i, S("v"), &lim, 1);
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_LISTPACK);
+	put_num(h, 2, S("12345678"), &lim, 0);          /* at the value limit: stays */
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_LISTPACK);
+	assert_true(kv_coll_find(h, S("2"), &e));
+	assert_memory_equal(e.v, "12345678", 8);
+	check_coll(h);
+	size_t small = kv_coll_mem(h);
+	put_num(h, 4, S("v"), &lim, 1);                  /* the fifth field converts */
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_HASHTABLE);
+	assert_int_equal(kv_coll_len(h), 5);
+	assert_true(kv_coll_mem(h) > small);
+	assert_true(kv_coll_find(h, S("2"), &e));
+	assert_memory_equal(e.v, "12345678", 8);
+	check_coll(h);
+	for (int i = 0; i < 4; i++)
+		assert_true(kv_coll_del(h, (char[]){ (char)('0' + i) }, 1));
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_HASHTABLE);    /* never back */
+	assert_false(kv_coll_del(h, S("0")));
+	check_coll(h);
+	kv_coll_free(h);
+
+	h = kv_coll_new(KV_HASH);                        /* a long value converts */
+	put_num(h, 1, S("123456789"), &lim, 1);
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_HASHTABLE);
+	check_coll(h);
+	kv_coll_free(h);
+}
+
+static void test_set_intset(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 128, 64, 3 };
+	struct kv_coll *s = kv_coll_new(KV_SET);
+	struct kv_coll_iter it = KV_COLL_ITER_INIT;
+	struct kv_elem e;
+	const char *want[] = { "-9223372036854775808", "-5", "7" };
+
+	assert_int_equal(kv_coll_put(s, S("7"), NULL, 0, &lim), 1);
+	assert_int_equal(kv_coll_put(s, S("-5"), NULL, 0, &lim), 1);
+	assert_int_equal(kv_coll_put(s, S("-9223372036854775808"), NULL, 0, &lim), 1);
+	assert_int_equal(kv_coll_put(s, S("7"), NULL, 0, &lim), 0);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_INTSET);
+	for (int i = 0; kv_coll_next(s, &it, &e); i++) {   /* ascending, as text */
+		assert_int_equal(e.mlen, strlen(want[i]));
+		assert_memory_equal(e.m, want[i], e.mlen);
+	}
+	assert_false(kv_coll_find(s, S("07"), NULL));      /* not Redis's form of 7 */
+	assert_false(kv_coll_del(s, S("+7")));
+	check_coll(s);
+	assert_int_equal(kv_coll_put(s, S("8"), NULL, 0, &lim), 1);   /* past 3 */
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	assert_true(kv_coll_find(s, S("-5"), NULL));
+	check_coll(s);
+	kv_coll_free(s);
+
+	s = kv_coll_new(KV_SET);                          /* not an integer */
+	assert_int_equal(kv_coll_put(s, S("1"), NULL, 0, &lim), 1);
+	assert_int_equal(kv_coll_put(s, S("01"), NULL, 0, &lim), 1);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	assert_int_equal(kv_coll_len(s), 2);
+	check_coll(s);
+	kv_coll_free(s);
+}
+
+/* A walk from any cursor ends, and every member comes out. */
+static void count_one(const struct kv_elem *e, void *arg)
+{
+	(void)e;
+	(*(size_t *)arg)++;
+}
+
+static void test_scan_and_random(void **state)
+{
+	(void)state;
+	struct kv_coll *s = kv_coll_new(KV_SET);
+	uint64_t rng = 88172645463325252ull;
+	char m[16];
+	for (int i = 0; i < 1000; i++) {
+		int n = snprintf(m, sizeof(m), "m%d", i);
+		assert_int_equal(kv_coll_put(s, m, (size_t)n, NULL, 0, &kv_coll_default_limits), 1);
+	}
+	size_t seen = 0;
+	uint64_t cursor = 0;
+	do
+		cursor = kv_coll_scan(s, cursor, count_one, &seen);
+	while (cursor);
+	assert_int_equal(seen, 1000);
+	for (int i = 0; i < 100; i++) {
+		struct kv_elem e;
+		kv_coll_random(s, &rng, &e);
+		assert_true(kv_coll_find(s, e.m, e.mlen, NULL));
+	}
+	kv_coll_free(s);
+}
+
+/* In the keyspace: counted, replaced by a string (freed: ASan would see
+ * a leak), renamed by detaching, deleted when an edit empties it. */
+static void test_typed_entries(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	struct kv_pos pos, dst;
+	size_t empty = kv_db_used(db);
+	struct kv_coll *h = kv_coll_new(KV_HASH);
+
+	assert_null(kv_db_lookup(db, S("h"), 0, &pos));
+	assert_int_equal(kv_db_store_obj(db, &pos, KV_HASH, h, KV_NO_EXPIRE), 0);
+	assert_int_equal(kv_entry_type(pos.entry), KV_HASH);
+	size_t before = kv_db_edit_begin(pos.entry);
+	for (int i = 0; i < 100; i++)
+		put_num(h, i, S("value"), &kv_coll_default_limits, 1);
+	assert_true(kv_db_edit_end(db, &pos, before));
+	assert_true(kv_db_used(db) >= empty + kv_coll_mem(h));
+	check_db(db);
+
+	/* rename: the object changes owner, the count stays */
+	size_t used = kv_db_used(db);
+	kv_db_lookup(db, S("h2"), 0, &dst);
+	assert_int_equal(kv_db_store_obj(db, &dst, KV_HASH, h, 1000), 0);
+	kv_db_lookup(db, S("h"), 0, &pos);
+	kv_db_detach(db, &pos);
+	check_db(db);
+	assert_int_equal(kv_entry_expire(kv_db_lookup(db, S("h2"), 0, &dst)), 1000);
+	assert_true(kv_db_used(db) < used + kv_coll_mem(h));   /* counted once */
+
+	/* emptied: the key goes */
+	before = kv_db_edit_begin(dst.entry);
+	for (int i = 0; i < 100; i++) {
+		char m[8];
+		int n = snprintf(m, sizeof(m), "%d", i);
+		assert_true(kv_coll_del(h, m, (size_t)n));
+	}
+	assert_false(kv_db_edit_end(db, &dst, before));
+	assert_null(kv_db_lookup(db, S("h2"), 0, &dst));
+	check_db(db);
+
+	/* a string over a set frees the set */
+	struct kv_coll *s = kv_coll_new(KV_SET);
+	assert_int_equal(kv_coll_put(s, S("x"), NULL, 0, &kv_coll_default_limits), 1);
+	kv_db_lookup(db, S("s"), 0, &pos);
+	assert_int_equal(kv_db_store_obj(db, &pos, KV_SET, s, KV_NO_EXPIRE), 0);
+	assert_int_equal(kv_db_store(db, &pos, S("str"), KV_NO_EXPIRE), 0);
+	assert_int_equal(kv_entry_type(kv_db_lookup(db, S("s"), 0, &pos)), KV_STRING);
+	check_db(db);
+	kv_db_flush(db);
+	assert_int_equal(kv_db_used(db), empty);
+	kv_db_free(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hash_listpack_to_hashtable),
+		cmocka_unit_test(test_set_intset),
+		cmocka_unit_test(test_scan_and_random),
+		cmocka_unit_test(test_typed_entries),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
