@@ -42,6 +42,11 @@ enum pc_idle {
 	PC_IDLE_ADAPTIVE = 0, /* poll for poll_budget_us, then sleep (default) */
 	PC_IDLE_SPIN = 1,     /* never sleep: lowest latency, one core busy */
 	PC_IDLE_SLEEP = 2,    /* sleep at the first empty turn */
+	/* sleep at the first empty turn, unless the shard sent or received
+	 * mesh messages since it last slept: then poll for poll_budget_us
+	 * first, since the answer to a message is usually microseconds away
+	 * and a sleeping shard pays a wake-up for it */
+	PC_IDLE_MESH = 3,
 };
 
 #define PC_ENGINE_MAX_SHARDS     1024
@@ -72,7 +77,7 @@ struct pc_engine_cfg {
 	bool caller_is_shard0;
 
 	enum pc_idle idle;
-	uint32_t poll_budget_us;  /* adaptive: empty polling before sleeping */
+	uint32_t poll_budget_us;  /* adaptive, mesh: empty polling before sleeping */
 	/* Slots each mesh ring has (power of two, 16 to 2^30): a slot holds
 	 * one message, or up to PC_MSG_PACK pointer messages to one function
 	 * sent back to back (percore/shard.h); 0: 256 up to 64 shards, fewer

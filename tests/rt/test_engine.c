@@ -95,7 +95,7 @@ static void idle_names_round_trip(void **state)
 	enum pc_idle x;
 	(void)state;
 
-	for (int i = PC_IDLE_ADAPTIVE; i <= PC_IDLE_SLEEP; i++) {
+	for (int i = PC_IDLE_ADAPTIVE; i <= PC_IDLE_MESH; i++) {
 		assert_int_equal(pc_idle_parse(pc_idle_name((enum pc_idle)i), &x), 0);
 		assert_int_equal(x, i);
 	}
@@ -176,6 +176,70 @@ static void stop_while_asleep(void **state)
 	}
 }
 
+/* The mesh policy: a shard that has exchanged no message sleeps at
+ * once; one that just got a message polls for its budget first, and
+ * then sleeps. */
+#define MESH_BUDGET_NS 3000000000ull
+
+static _Atomic uint64_t noted_at;
+
+static void note(void *arg)
+{
+	(void)arg;
+	atomic_store(&noted_at, pc_now_ns());
+}
+
+static void relay(void *arg)
+{
+	assert_int_equal(pc_shard_submit(1, note, arg), 0);
+}
+
+static bool noted(void)
+{
+	return atomic_load(&noted_at) != 0;
+}
+
+static uint64_t sleeps_of(unsigned shard)
+{
+	struct pc_shard_stats st;
+
+	pc_engine_stats_read(engine, shard, &st);
+	return st.sleeps;
+}
+
+static uint64_t mesh_sleeps_before;
+
+static bool slept_again(void)
+{
+	return sleeps_of(1) > mesh_sleeps_before;
+}
+
+static void mesh_policy_polls_after_messages(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_MESH);
+	uint64_t t0;
+
+	(void)state;
+	c.poll_budget_us = MESH_BUDGET_NS / 1000;
+	start(&c);
+	t0 = pc_now_ns();
+	wait_for(all_asleep, "both shards to sleep");
+	/* no message yet: at once, not after the budget */
+	assert_true(pc_elapsed(pc_now_ns(), t0) < MESH_BUDGET_NS);
+	mesh_sleeps_before = sleeps_of(1);
+	assert_int_equal(pc_engine_submit(engine, 0, relay, NULL), 0);
+	wait_for(noted, "shard 1 to get shard 0's message");
+	/* within its budget shard 1 polls: no sleep yet (checked only while
+	 * this thread got here well inside the budget) */
+	if (pc_elapsed(pc_now_ns(), atomic_load(&noted_at)) < MESH_BUDGET_NS / 2)
+		assert_int_equal(sleeps_of(1), mesh_sleeps_before);
+	wait_for(slept_again, "shard 1 to sleep once its budget is spent");
+	assert_true(pc_elapsed(pc_now_ns(), atomic_load(&noted_at)) >= MESH_BUDGET_NS);
+	pc_engine_stop(engine);
+	finish();
+	pc_engine_destroy(engine);
+}
+
 /* Every message sends two more to the next shard: the rings stay full and
  * every shard stays busy until told to stop. */
 static void flood(void *arg)
@@ -201,7 +265,7 @@ static bool busy_enough(void)
 static void stop_while_busy(void **state)
 {
 	(void)state;
-	for (int idle = PC_IDLE_ADAPTIVE; idle <= PC_IDLE_SLEEP; idle++) {
+	for (int idle = PC_IDLE_ADAPTIVE; idle <= PC_IDLE_MESH; idle++) {
 		struct pc_engine_cfg c = base_cfg(4, (enum pc_idle)idle);
 
 		c.on_start = start_flood;
@@ -500,6 +564,7 @@ int main(void)
 		cmocka_unit_test(idle_names_round_trip),
 		cmocka_unit_test(placement_pins_or_not),
 		cmocka_unit_test(stop_while_asleep),
+		cmocka_unit_test(mesh_policy_polls_after_messages),
 		cmocka_unit_test(stop_while_busy),
 		cmocka_unit_test(destroy_stops_and_joins),
 		cmocka_unit_test(stop_from_a_signal),

@@ -481,11 +481,18 @@ static void tx_stage(struct kv_tx *t)
 }
 
 static void locked(struct kv_shard *sh, struct kv_job *j);
+/* Whether each shard's part runs in the step its keys are locked: a
+ * keyed fan-out's (a command refused across shards has none). */
+static bool part_with_lock(const struct kv_tx *t)
+{
+	return t->keyed && t->kind == TX_FANOUT && t->cmd->multi != KV_MULTI_SAMESHARD;
+}
+
 /* The keyed lock of the next shard: for a fan-out, that shard's part,
  * run once its keys are held; else its keys alone. */
 static struct kv_job *keyed_lock(struct kv_tx *t)
 {
-	bool fan = t->kind == TX_FANOUT;
+	bool fan = part_with_lock(t);
 	struct kv_job *j = fan_part(t, t->locked, fan ? NULL : "lock", fan && part_values(t));
 
 	if (!j)
@@ -532,7 +539,7 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 		kv_job_free(j);
 	if (++t->locked < t->nsh) {
 		lock_next(t);
-	} else if (t->keyed && t->kind == TX_FANOUT) {
+	} else if (part_with_lock(t)) {
 		merge_fanout(t);
 		tx_end(t);
 	} else {

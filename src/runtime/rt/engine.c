@@ -22,6 +22,7 @@ static const char *const idle_names[] = {
 	[PC_IDLE_ADAPTIVE] = "adaptive",
 	[PC_IDLE_SPIN] = "spin",
 	[PC_IDLE_SLEEP] = "sleep",
+	[PC_IDLE_MESH] = "mesh",
 };
 
 const char *pc_idle_name(enum pc_idle idle)
@@ -78,7 +79,7 @@ static int check_cfg(const struct pc_engine_cfg *c, char *err, size_t len)
 	if (c->ring_capacity && (!PC_IS_POW2(c->ring_capacity) || c->ring_capacity < 16 ||
 				 c->ring_capacity > 1u << 30))
 		return fail(err, len, -EINVAL, "ring capacity must be a power of two from 16 to 2^30");
-	if ((unsigned)c->idle > PC_IDLE_SLEEP)
+	if ((unsigned)c->idle > PC_IDLE_MESH)
 		return fail(err, len, -EINVAL, "unknown idle policy");
 	if (c->backend != PC_BACKEND_EPOLL && c->backend != PC_BACKEND_URING)
 		return fail(err, len, -EINVAL, "unknown reactor backend");

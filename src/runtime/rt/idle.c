@@ -3,7 +3,9 @@
  *
  * spin      keep polling (pause between turns);
  * adaptive  keep polling for the budget, then sleep;
- * sleep     sleep at once.
+ * sleep     sleep at once;
+ * mesh      sleep at once, but poll like adaptive first when the shard
+ *           sent or received mesh messages since it last looked.
  *
  * Sleeping is announce-then-recheck (the argument: docs/ARCHITECTURE.md,
  * "No lost wake-up"):
@@ -105,6 +107,34 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 		rt_idle_busy(s, st);
 }
 
+/* The mesh policy, at the first empty turn of a streak: whether messages
+ * went in or out since the last streak began. A shard talking to others
+ * is usually about to get an answer: polling for it costs less than the
+ * wake-up a sleep would need, while a shard that only serves its own
+ * sockets sleeps at once, as with the sleep policy. */
+static bool mesh_recent(struct rt_shard *s, struct rt_idle *st)
+{
+	uint64_t m = s->stats.msgs_in + s->stats.msgs_out;
+	bool moved = m != st->msgs_seen;
+
+	st->msgs_seen = m;
+	return moved;
+}
+
+/* Polls until the budget is spent, timing the streak from its
+ * RT_IDLE_TIMED-th empty turn, then sleeps (adaptive). */
+static void poll_then_sleep(struct rt_shard *s, struct rt_idle *st, uint32_t k, bool mailed)
+{
+	if (k < RT_IDLE_TIMED || k % RT_IDLE_TIMED) {
+		spin_pause(mailed);
+		return;
+	}
+	if (k == RT_IDLE_TIMED)
+		idle_begin(s, st);
+	if (pc_elapsed(pc_now_ns(), st->t0) >= s->e->budget_ns)
+		idle_sleep(s, st);
+}
+
 void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 {
 	struct pc_engine *e = s->e;
@@ -119,14 +149,18 @@ void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 		spin_pause(mailed);
 		return;
 	case PC_IDLE_ADAPTIVE:
-		if (k < RT_IDLE_TIMED || k % RT_IDLE_TIMED) {
-			spin_pause(mailed);
+		poll_then_sleep(s, st, k, mailed);
+		return;
+	case PC_IDLE_MESH:
+		if (k == 1)
+			st->polling = mesh_recent(s, st);
+		if (st->polling) {
+			poll_then_sleep(s, st, k, mailed);
 			return;
 		}
-		if (k == RT_IDLE_TIMED)
+		if (!st->t0)
 			idle_begin(s, st);
-		if (pc_elapsed(pc_now_ns(), st->t0) >= e->budget_ns)
-			idle_sleep(s, st);
+		idle_sleep(s, st);
 		return;
 	case PC_IDLE_SLEEP:
 		if (!st->t0)

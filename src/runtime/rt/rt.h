@@ -329,6 +329,8 @@ void rt_maps_free(struct rt_shard *s);      /* nothing runs any more */
 struct rt_idle {
 	uint32_t empty;      /* consecutive empty turns */
 	uint64_t t0;         /* when the idle streak was first timed; 0: not */
+	uint64_t msgs_seen;  /* mesh policy: messages in and out when it last looked */
+	bool polling;        /* mesh policy: this idle streak polls first */
 };
 void rt_idle_busy(struct rt_shard *s, struct rt_idle *st);
 void rt_idle_step(struct rt_shard *s, struct rt_idle *st);
