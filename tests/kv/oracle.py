@@ -998,11 +998,11 @@ def protocol_errors(make_ours, port, failures):
 
 
 class KvServer:
-    """`percore kv` on a port the kernel picks, two shards; peer() opens
-    a connection to it."""
+    """`percore kv` on a port the kernel picks, two shards (or `shards`);
+    peer() opens a connection to it."""
 
-    def __init__(self, percore):
-        self.proc = subprocess.Popen([percore, "kv", "--port", "0", "--shards", "2",
+    def __init__(self, percore, shards=2):
+        self.proc = subprocess.Popen([percore, "kv", "--port", "0", "--shards", str(shards),
                                       "--oversubscribe", "--policy", "off"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = b""

@@ -268,15 +268,6 @@ static void job_done(struct kv_shard *sh, struct kv_job *j)
 	answered(c);
 }
 
-void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
-{
-	kv_reply_raw(&c->out, out->buf, out->len);
-	c->tx = NULL;
-	c->in_tx = false;
-	c->inflight--;
-	answered(c);
-}
-
 /* A job for the request, its arguments copied; for a SCAN part the
  * cursor argument becomes the shard's own. */
 static struct kv_job *request_job(const struct kv_resp_req *r, int scan_shard, uint64_t cursor)
@@ -319,6 +310,20 @@ static void reply_nomem(struct kv_client *c)
 	KV_REPLY_ERR(to, KV_ERR_NOMEM);
 	if (c->tail)
 		c->after_bytes += to->len - before;
+}
+
+void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
+{
+	struct kv_reply *to = run_here_to(c); /* behind older requests' replies */
+	size_t before = to->len;
+
+	kv_reply_raw(to, out->buf, out->len);
+	if (c->tail)
+		c->after_bytes += to->len - before;
+	c->tx = NULL;
+	c->in_tx = false;
+	c->inflight--;
+	answered(c);
 }
 
 /* The batch open for more requests: the newest job, when it is a batch
@@ -477,10 +482,13 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		return true;
 	}
 	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
-		if (c->inflight)
-			return false;
+		/* Requests before it need not have answered: they reach every
+		 * shard before its locks do (jobs one shard sends another run in
+		 * order, and a shard's wait queue too), so it sees what they
+		 * did; its reply joins the output behind theirs. */
+		batch_send(c);
 		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl, &c->tx)) {
-			KV_REPLY_ERR(&c->out, KV_ERR_NOMEM);
+			reply_nomem(c);
 		} else {
 			c->inflight++;
 			c->in_tx = true;

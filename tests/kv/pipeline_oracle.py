@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Pipelines against redis-server: the same random pipelines, each sent in
+one write, to `percore kv` with 2 shards and with 3 and to a real
+redis-server, one connection each; every reply must be byte for byte the
+same.
+
+The commands mix keys of both shards over a few names, so a pipeline
+holds requests that run at home, requests that hop to the other shard,
+and commands over several shards (MSET, MGET, DEL, EXISTS, RENAME,
+MSETNX) between them: their replies must come back in request order, and
+each must see exactly what the requests before it on the connection did.
+With 3 shards a command over two of them can finish before a request
+sent earlier to the third.
+
+usage: pipeline_oracle.py PERCORE [REDIS_SERVER]
+PC_TEST_SEED sets the seed (printed); exit 0 all equal, 1 a difference,
+77 (skipped) without redis-server.
+"""
+import os
+import random
+import shutil
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import KvServer, start_redis  # noqa: E402
+
+SEED = int(os.environ.get("PC_TEST_SEED", "0"), 0) or random.randrange(1 << 32)
+PIPELINES = int(os.environ.get("KV_PIPELINES", "300"))
+KEYS = ["p:%d" % i for i in range(10)]
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Reader:
+    """Reads whole RESP2 replies from a socket, as raw bytes."""
+
+    def __init__(self, sock):
+        self.s, self.buf = sock, b""
+
+    def _more(self):
+        d = self.s.recv(1 << 16)
+        if not d:
+            raise EOFError("connection closed")
+        self.buf += d
+
+    def _line(self, at):
+        while True:
+            i = self.buf.find(b"\r\n", at)
+            if i >= 0:
+                return i
+            self._more()
+
+    def _end(self, at):
+        """Where the reply starting at `at` ends."""
+        e = self._line(at)
+        kind, head = self.buf[at:at + 1], self.buf[at + 1:e]
+        if kind in b"+-:":
+            return e + 2
+        n = int(head)
+        if kind == b"$":
+            if n < 0:
+                return e + 2
+            while len(self.buf) < e + 2 + n + 2:
+                self._more()
+            return e + 2 + n + 2
+        at = e + 2
+        for _ in range(max(n, 0)):
+            at = self._end(at)
+        return at
+
+    def reply(self):
+        end = self._end(0)
+        r, self.buf = self.buf[:end], self.buf[end:]
+        return r
+
+
+def command(rng, step):
+    k = lambda: rng.choice(KEYS)  # noqa: E731
+    kinds = [
+        lambda: ["SET", k(), "v%d" % step],
+        lambda: ["GET", k()],
+        lambda: ["INCR", k()],
+        lambda: ["APPEND", k(), "a"],
+        lambda: ["STRLEN", k()],
+        lambda: ["DEL"] + [k() for _ in range(rng.randint(1, 3))],
+        lambda: ["EXISTS"] + [k() for _ in range(rng.randint(1, 3))],
+        lambda: ["MGET"] + [k() for _ in range(rng.randint(1, 4))],
+        lambda: ["MSET"] + sum(([k(), "m%d" % step] for _ in range(rng.randint(1, 3))), []),
+        lambda: ["MSETNX"] + sum(([k(), "n%d" % step] for _ in range(rng.randint(1, 2))), []),
+        lambda: ["RENAME", k(), k()],
+        lambda: ["HSET", k(), "f", step],
+        lambda: ["SADD", k(), step % 4],
+        lambda: ["TYPE", k()],
+        lambda: ["PING"],
+        lambda: ["DBSIZE"],
+    ]
+    weights = [14, 14, 6, 4, 3, 5, 4, 6, 6, 2, 2, 2, 2, 2, 1, 1]
+    return rng.choices(kinds, weights)[0]()
+
+
+def run(ours, theirs, rng, fails):
+    n = rng.choice([1, 2, 5, 16, 64, 200])
+    cmds = [command(rng, i) for i in range(n)]
+    wire = b"".join(encode(c) for c in cmds)
+    ours[0].sendall(wire)
+    theirs[0].sendall(wire)
+    for i, c in enumerate(cmds):
+        a, b = ours[1].reply(), theirs[1].reply()
+        if a != b:
+            fails.append("pipeline of %d, request %d %r: kv %r, redis %r"
+                         % (n, i, c, a[:80], b[:80]))
+            fails.append("the pipeline: %r" % cmds[:i + 1])
+            return False
+    return True
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    server = sys.argv[2] if len(sys.argv) > 2 else "redis-server"
+    if not shutil.which(server):
+        print("pipeline oracle: skipped, redis-server is not installed (scripts/deps.sh)")
+        return 77
+    print("pipeline oracle: PC_TEST_SEED=%#x, %d pipelines" % (SEED, PIPELINES))
+    fails = []
+    for shards in (2, 3):
+        compare(sys.argv[1], server, shards, random.Random(SEED + shards), fails)
+    for f in fails:
+        print("FAIL " + f)
+    print("pipeline oracle: %d failures" % len(fails))
+    return 1 if fails else 0
+
+
+def compare(percore, server, shards, rng, fails):
+    proc, port = start_redis(server)
+    kv = KvServer(percore, shards)
+    try:
+        socks = [socket.create_connection(("127.0.0.1", p), timeout=60) for p in (kv.port, port)]
+        ours, theirs = [(s, Reader(s)) for s in socks]
+        for _ in range(PIPELINES):
+            if not run(ours, theirs, rng, fails):
+                break
+        for s in socks:
+            s.close()
+    finally:
+        proc.kill()
+        proc.wait()
+        rc, err = kv.stop()
+        if rc != 0 or "Sanitizer" in err or "runtime error" in err:
+            fails.append("%d shards: percore kv exited %d: %s" % (shards, rc, err[-3000:]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
