@@ -887,6 +887,7 @@ def set_ops(k=lambda name: name):
 
 
 SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missing2")
+BIT_OP_KEYS = ("a", "b", "c", "d", "e", "h", "m", "n", "x", "y", "missing", "missing2")
 
 
 def colocated(peer, names):
@@ -918,7 +919,8 @@ def crossslot_check(peer, failures):
         return
     cmds = [("SINTERSTORE", other, "xa"), ("SUNIONSTORE", other, "xa", other),
             ("SDIFFSTORE", "xa", other), ("SMOVE", "xa", other, "1"), ("SINTER", "xa", other),
-            ("SINTERCARD", 2, "xa", other), ("SUNION", other, "xa"), ("SDIFF", "xa", other)]
+            ("SINTERCARD", 2, "xa", other), ("SUNION", other, "xa"), ("SDIFF", "xa", other),
+            ("BITOP", "OR", other, "xa"), ("BITOP", "AND", "xa", "xa", other), ("LCS", "xa", other)]
     for cmd in cmds:
         peer.send(enc("DEL", "xa", other))
         peer.reader.reply()
@@ -1037,7 +1039,6 @@ def bits():
                   C("BITFIELD", key, "GET", "u8", 0), C("BITFIELD", key), C("BITFIELD_RO", key, "GET", "u8", 0),
                   C("BITFIELD", key, "SET", "u8", 0, 1), C("BITFIELD", key, "GET", "x", 0),
                   C("SETBIT", key, -1, 1), C("GETBIT", key, -1), C("SUBSTR", key, 0, 1),
-                  C("LCS", key, "s"), C("LCS", "s", key, "LEN"), C("LCS", key, "missing", "nosuch"),
                   C("TOUCH", key), C("EXPIRETIME", key), C("TYPE", key)]
     return items
 
@@ -1081,20 +1082,45 @@ def bitfields():
     return items
 
 
-def lcs():
-    return [C("MSET", "a", "ohmytext", "b", "mynewtext"), C("LCS", "a", "b"), C("LCS", "a", "b", "LEN"),
-            C("LCS", "a", "b", "IDX"), C("LCS", "a", "b", "IDX", "MINMATCHLEN", 4),
-            C("LCS", "a", "b", "IDX", "WITHMATCHLEN"), C("LCS", "a", "b", "IDX", "MINMATCHLEN", 2, "WITHMATCHLEN"),
-            C("LCS", "a", "b", "MINMATCHLEN", -5, "IDX"), C("LCS", "a", "b", "IDX", "LEN"),
-            C("LCS", "a", "b", "LEN", "IDX"), C("LCS", "a", "b", "MINMATCHLEN"), C("LCS", "a", "b", "MINMATCHLEN", "x"),
-            C("LCS", "a", "b", "nosuch"), C("LCS", "a", "b", "len", "withmatchlen"), C("LCS", "a"),
-            C("LCS", "a", "missing"), C("LCS", "missing", "missing2", "IDX"), C("LCS", "missing", "a", "LEN"),
-            C("SET", "e", ""), C("LCS", "e", "a"), C("LCS", "e", "e", "IDX"), C("LCS", "a", "a", "IDX", "WITHMATCHLEN"),
-            C("SET", "x", b"\x00\x01\xff\r\n\x00"), C("SET", "y", b"\xff\x00\r\x00\x01"),
-            C("LCS", "x", "y"), C("LCS", "x", "y", "IDX", "WITHMATCHLEN"), C("LCS", "y", "x", "IDX"),
-            C("MSET", "c", "ABCBDAB", "d", "BDCABA"), C("LCS", "c", "d"), C("LCS", "d", "c"),
-            C("LCS", "c", "d", "IDX", "WITHMATCHLEN"), C("LCS", "d", "c", "IDX", "MINMATCHLEN", 2),
-            C("SET", "n", 12345), C("SET", "m", 2468), C("LCS", "n", "m", "IDX")]
+def lcs(k=lambda name: name):
+    """LCS over keys of one shard (k names them, as for set_ops()), and
+    of another type."""
+    return [C("MSET", k("a"), "ohmytext", k("b"), "mynewtext"), C("LCS", k("a"), k("b")), C("LCS", k("a"), k("b"), "LEN"),
+            C("LCS", k("a"), k("b"), "IDX"), C("LCS", k("a"), k("b"), "IDX", "MINMATCHLEN", 4),
+            C("LCS", k("a"), k("b"), "IDX", "WITHMATCHLEN"), C("LCS", k("a"), k("b"), "IDX", "MINMATCHLEN", 2, "WITHMATCHLEN"),
+            C("LCS", k("a"), k("b"), "MINMATCHLEN", -5, "IDX"), C("LCS", k("a"), k("b"), "IDX", "LEN"),
+            C("LCS", k("a"), k("b"), "LEN", "IDX"), C("LCS", k("a"), k("b"), "MINMATCHLEN"), C("LCS", k("a"), k("b"), "MINMATCHLEN", "x"),
+            C("LCS", k("a"), k("b"), "nosuch"), C("LCS", k("a"), k("b"), "len", "withmatchlen"), C("LCS", k("a")),
+            C("LCS", k("a"), k("missing")), C("LCS", k("missing"), k("missing2"), "IDX"), C("LCS", k("missing"), k("a"), "LEN"),
+            C("SET", k("e"), ""), C("LCS", k("e"), k("a")), C("LCS", k("e"), k("e"), "IDX"), C("LCS", k("a"), k("a"), "IDX", "WITHMATCHLEN"),
+            C("SET", k("x"), b"\x00\x01\xff\r\n\x00"), C("SET", k("y"), b"\xff\x00\r\x00\x01"),
+            C("LCS", k("x"), k("y")), C("LCS", k("x"), k("y"), "IDX", "WITHMATCHLEN"), C("LCS", k("y"), k("x"), "IDX"),
+            C("MSET", k("c"), "ABCBDAB", k("d"), "BDCABA"), C("LCS", k("c"), k("d")), C("LCS", k("d"), k("c")),
+            C("LCS", k("c"), k("d"), "IDX", "WITHMATCHLEN"), C("LCS", k("d"), k("c"), "IDX", "MINMATCHLEN", 2),
+            C("SET", k("n"), 12345), C("SET", k("m"), 2468), C("LCS", k("n"), k("m"), "IDX"),
+            C("HSET", k("h"), "f", "v"), C("LCS", k("h"), k("a")), C("LCS", k("a"), k("h"), "LEN"),
+            C("LCS", k("h"), k("missing"), "nosuch"), C("LCS", k("missing"), k("a"), "nosuch")]
+
+
+def bitop(k=lambda name: name):
+    """BITOP over keys of one shard (k names them): every operation,
+    sources of unequal lengths, missing and empty ones, the destination
+    among the sources, and wrong types."""
+    return [C("SET", k("a"), "foobar"), C("SET", k("b"), "abcdef"), C("SET", k("c"), b"\xff\x00"),
+            C("BITOP", "AND", k("d"), k("a"), k("b")), C("GET", k("d")), C("BITOP", "or", k("d"), k("a"), k("c")),
+            C("GET", k("d")), C("BITOP", "XOR", k("d"), k("a"), k("b"), k("c")), C("GET", k("d")),
+            C("BITOP", "NOT", k("d"), k("c")), C("GET", k("d")), C("BITOP", "NOT", k("d"), k("a"), k("b")),
+            C("BITOP", "NOT", k("d")), C("BITOP", "NAND", k("d"), k("a")), C("BITOP", "AND", k("d")),
+            C("BITOP", "AND", k("d"), k("a"), k("missing")), C("GET", k("d")),
+            C("BITOP", "OR", k("d"), k("missing"), k("missing2")), C("EXISTS", k("d")),
+            C("SET", k("d"), "old"), C("EXPIRE", k("d"), 100), C("BITOP", "AND", k("d"), k("missing")),
+            C("EXISTS", k("d")), C("SET", k("e"), ""), C("BITOP", "OR", k("d"), k("e")), C("EXISTS", k("d")),
+            C("SET", k("d"), "x"), C("EXPIRE", k("d"), 100), C("BITOP", "OR", k("d"), k("d"), k("a")),
+            C("GET", k("d")), C("TTL", k("d")), C("BITOP", "NOT", k("a"), k("a")), C("GET", k("a")),
+            C("OBJECT", "ENCODING", k("d")), C("HSET", k("h"), "f", "v"), C("BITOP", "AND", k("d"), k("a"), k("h")),
+            C("BITOP", "AND", k("h"), k("a")), C("TYPE", k("h")), C("GET", k("h")),
+            C("BITOP", "NOT", k("d"), k("h")), C("BITOP", "XOR", k("d"), k("missing"), k("h")),
+            C("SET", k("n"), 7), C("BITOP", "OR", k("d"), k("n"), k("a")), C("GET", k("d"))]
 
 
 def more_strings(now):
@@ -1184,9 +1210,11 @@ def main():
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline(), server_cmds(), wrongtype(), objects(), hashes(),
                   hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
-                  typed_renames(), bits(), bitfields(), lcs(), more_strings(now)]
+                  typed_renames(), bits(), bitfields(), more_strings(now)]
         ours, redis = make_ours(), RedisPeer(port)
         groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
+        groups.append(lcs(colocated(ours, BIT_OP_KEYS)) if tcp else lcs())
+        groups.append(bitop(colocated(ours, BIT_OP_KEYS)) if tcp else bitop())
         if tcp:
             crossslot_check(ours, failures)
         for g in groups:

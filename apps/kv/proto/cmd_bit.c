@@ -326,10 +326,12 @@ void kv_bitop(struct kv_call *c)
 		goto out;
 	}
 	bitop_apply((enum bitop)op, res, max, src, slen, nsrc);
-	if (kv_db_store(c->db, &pos, res, max, KV_NO_EXPIRE))
+	if (kv_db_store(c->db, &pos, res, max, KV_NO_EXPIRE)) {
 		kv_err_oom(c);
-	else
-		kv_reply_int(c->out, (int64_t)max);
+		goto out;
+	}
+	kv_entry_set_raw(pos.entry); /* a built value: Redis's "raw" at any length */
+	kv_reply_int(c->out, (int64_t)max);
 out:
 	free(res);
 	free(slen);
