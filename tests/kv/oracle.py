@@ -939,6 +939,28 @@ def crossslot_check(peer, failures):
             failures.append("%r over two shards: %r, then %r and %r" % (cmd, got, a, b))
 
 
+def randomkey_check(peer, failures):
+    """RANDOMKEY answers only keys that exist, and over 20 keys (on both
+    shards over TCP) more than one of them; nil once they are gone."""
+    names = {("rk%d" % i).encode() for i in range(20)}
+    for n in names:
+        peer.send(enc("SET", n, 1))
+        peer.reader.reply()
+    seen = set()
+    for _ in range(400):
+        peer.send(enc("RANDOMKEY"))
+        raw, _ = peer.reader.reply()
+        seen.add(raw.split(b"\r\n")[1] if raw.startswith(b"$") else raw)
+    if not seen <= names or len(seen) < 2:
+        failures.append("RANDOMKEY over %d keys answered %r" % (len(names), sorted(seen)[:5]))
+    peer.send(enc("DEL", *names))
+    peer.reader.reply()
+    peer.send(enc("RANDOMKEY"))
+    raw, _ = peer.reader.reply()
+    if raw != b"$-1\r\n":
+        failures.append("RANDOMKEY on an empty server answered %r" % raw)
+
+
 def typed_renames():
     """RENAME moves a hash or a set (across shards over TCP) with its
     expiry; the destination's old value of any type goes."""
@@ -1217,6 +1239,9 @@ def main():
         groups.append(bitop(colocated(ours, BIT_OP_KEYS)) if tcp else bitop())
         if tcp:
             crossslot_check(ours, failures)
+        ours.send(enc("FLUSHALL"))
+        ours.reader.reply()
+        randomkey_check(ours, failures)
         for g in groups:
             items = [C("FLUSHALL")] + g
             count += sum(it.n for it in items)
