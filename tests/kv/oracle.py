@@ -887,6 +887,7 @@ def set_ops(k=lambda name: name):
 
 
 SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missing2")
+BIT_OP_KEYS = ("a", "b", "c", "d", "e", "h", "m", "n", "x", "y", "missing", "missing2")
 
 
 def colocated(peer, names):
@@ -918,7 +919,8 @@ def crossslot_check(peer, failures):
         return
     cmds = [("SINTERSTORE", other, "xa"), ("SUNIONSTORE", other, "xa", other),
             ("SDIFFSTORE", "xa", other), ("SMOVE", "xa", other, "1"), ("SINTER", "xa", other),
-            ("SINTERCARD", 2, "xa", other), ("SUNION", other, "xa"), ("SDIFF", "xa", other)]
+            ("SINTERCARD", 2, "xa", other), ("SUNION", other, "xa"), ("SDIFF", "xa", other),
+            ("BITOP", "OR", other, "xa"), ("BITOP", "AND", "xa", "xa", other), ("LCS", "xa", other)]
     for cmd in cmds:
         peer.send(enc("DEL", "xa", other))
         peer.reader.reply()
@@ -935,6 +937,28 @@ def crossslot_check(peer, failures):
         if got != CROSSSLOT or a != [b"$1\r\n1\r\n", b"$1\r\n2\r\n"] or \
                 b != [b"$1\r\n2\r\n", b"$1\r\n3\r\n"]:
             failures.append("%r over two shards: %r, then %r and %r" % (cmd, got, a, b))
+
+
+def randomkey_check(peer, failures):
+    """RANDOMKEY answers only keys that exist, and over 20 keys (on both
+    shards over TCP) more than one of them; nil once they are gone."""
+    names = {("rk%d" % i).encode() for i in range(20)}
+    for n in names:
+        peer.send(enc("SET", n, 1))
+        peer.reader.reply()
+    seen = set()
+    for _ in range(400):
+        peer.send(enc("RANDOMKEY"))
+        raw, _ = peer.reader.reply()
+        seen.add(raw.split(b"\r\n")[1] if raw.startswith(b"$") else raw)
+    if not seen <= names or len(seen) < 2:
+        failures.append("RANDOMKEY over %d keys answered %r" % (len(names), sorted(seen)[:5]))
+    peer.send(enc("DEL", *names))
+    peer.reader.reply()
+    peer.send(enc("RANDOMKEY"))
+    raw, _ = peer.reader.reply()
+    if raw != b"$-1\r\n":
+        failures.append("RANDOMKEY on an empty server answered %r" % raw)
 
 
 def typed_renames():
@@ -995,6 +1019,145 @@ def protocol_errors(make_ours, port, failures):
         if closed != (True, True):
             failures.append("%r: kv closed %s, redis closed %s" % ((raw[:60],) + closed))
         redis.close()
+
+
+# ---- bits, LCS, and the other string and key commands ---------------------
+
+def bits():
+    """SETBIT, GETBIT, BITCOUNT, BITPOS: ranges in bytes and bits, negative
+    and out-of-range offsets, missing keys, and what each does to a value
+    of another type."""
+    items = [C("SETBIT", "b", 7, 1), C("SETBIT", "b", 7, 0), C("SETBIT", "b", 7, 1), C("GET", "b"),
+             C("SETBIT", "b", 100, 1), C("STRLEN", "b"), C("GETBIT", "b", 100), C("GETBIT", "b", 99),
+             C("GETBIT", "b", 100000), C("GETBIT", "missing", 3), C("SETBIT", "b", -1, 1),
+             C("SETBIT", "b", "x", 1), C("SETBIT", "b", 1, 2), C("SETBIT", "b", 1, -1),
+             C("SETBIT", "b", 1, "x"), C("SETBIT", "b", 4294967296, 1), C("SETBIT", "b", 4294967295 * 8, 1),
+             C("GETBIT", "b", -1), C("GETBIT", "b", 4294967296), C("SETBIT", "b"), C("GETBIT", "b"),
+             C("SETBIT", "z", 3, 0), C("GET", "z"), C("OBJECT", "ENCODING", "z"), C("SET", "n", 123),
+             C("SETBIT", "n", 0, 1), C("GET", "n"), C("OBJECT", "ENCODING", "n"),
+             C("SET", "s", "foobar"), C("BITCOUNT", "s"), C("BITCOUNT", "s", 0, 0), C("BITCOUNT", "s", 1, 1),
+             C("BITCOUNT", "s", 1, -2), C("BITCOUNT", "s", -3, -1), C("BITCOUNT", "s", -1, -3),
+             C("BITCOUNT", "s", -100, 100), C("BITCOUNT", "s", 5, 1), C("BITCOUNT", "s", 0, -1, "BIT"),
+             C("BITCOUNT", "s", 5, 30, "bit"), C("BITCOUNT", "s", -5, -1, "BIT"), C("BITCOUNT", "s", 1, 1, "BYTE"),
+             C("BITCOUNT", "s", 3, 3, "BIT"), C("BITCOUNT", "s", 0, 1, "bits"), C("BITCOUNT", "s", 1),
+             C("BITCOUNT", "s", "a", "b"), C("BITCOUNT", "s", 0, 1, "bit", "x"), C("BITCOUNT", "missing"),
+             C("BITCOUNT", "missing", 0, 1, "nosuch"), C("BITCOUNT", "missing", 1), C("BITCOUNT"),
+             C("SET", "e", ""), C("BITCOUNT", "e"), C("BITPOS", "e", 0), C("BITPOS", "e", 1),
+             C("SET", "p", b"\xff\xf0\x00"), C("BITPOS", "p", 0), C("BITPOS", "p", 1),
+             C("BITPOS", "p", 0, 1), C("BITPOS", "p", 1, 2), C("BITPOS", "p", 1, 2, -1),
+             C("BITPOS", "p", 0, 0, 0), C("BITPOS", "p", 0, 0, 0, "BIT"), C("BITPOS", "p", 0, 3, 13, "BIT"),
+             C("BITPOS", "p", 1, 7, 15, "bit"), C("BITPOS", "p", 1, -10, -1, "bit"), C("BITPOS", "p", 0, -3, -1),
+             C("BITPOS", "p", 1, 5, 2), C("BITPOS", "p", 1, 0, -1, "x"), C("BITPOS", "p", 2),
+             C("BITPOS", "p", "x"), C("BITPOS", "p", 1, "x"), C("BITPOS", "p", 1, 0, "x"),
+             C("BITPOS", "p", 1, 0, 1, "bit", "x"), C("SET", "ones", b"\xff\xff"), C("BITPOS", "ones", 0),
+             C("BITPOS", "ones", 0, 0), C("BITPOS", "ones", 0, 0, -1), C("BITPOS", "ones", 0, 1, 15, "BIT"),
+             C("BITPOS", "ones", 0, 3, "BIT"), C("BITPOS", "missing", 0), C("BITPOS", "missing", 1),
+             C("BITPOS", "missing", 1, "x"), C("BITPOS", "missing", 3), C("BITPOS", "s"),
+             C("SET", "zeros", b"\x00\x00\x00\x01"), C("BITPOS", "zeros", 1), C("BITPOS", "zeros", 1, 0, 2),
+             C("BITPOS", "zeros", 0, 1, 25, "BIT"), C("BITPOS", "zeros", 1, 31, 31, "BIT")]
+    for key, make in (("h", ("HSET", "h", "f", "v")), ("st", ("SADD", "st", "m"))):
+        items += [C(*make), C("SETBIT", key, 1, 1), C("GETBIT", key, 1), C("BITCOUNT", key),
+                  C("BITCOUNT", key, 0, 1), C("BITPOS", key, 1), C("BITPOS", key, 2),
+                  C("BITFIELD", key, "GET", "u8", 0), C("BITFIELD", key), C("BITFIELD_RO", key, "GET", "u8", 0),
+                  C("BITFIELD", key, "SET", "u8", 0, 1), C("BITFIELD", key, "GET", "x", 0),
+                  C("SETBIT", key, -1, 1), C("GETBIT", key, -1), C("SUBSTR", key, 0, 1),
+                  C("TOUCH", key), C("EXPIRETIME", key), C("TYPE", key)]
+    return items
+
+
+# Every overflow mode at the limits of signed and unsigned types.
+BF_TYPES = ["i1", "i2", "i8", "i63", "i64", "u1", "u2", "u8", "u32", "u63"]
+BF_VALUES = [0, 1, -1, 2, 127, 128, -128, -129, 255, 256, 2 ** 31, 2 ** 62, 2 ** 63 - 1, -2 ** 63,
+             -2 ** 62 - 1]
+
+
+def bitfields():
+    items = [C("BITFIELD", "missing"), C("BITFIELD", "missing", "GET", "u8", 0), C("EXISTS", "missing"),
+             C("BITFIELD_RO", "missing", "GET", "i64", 3), C("BITFIELD", "f", "SET", "i8", 0, 100),
+             C("GET", "f"), C("BITFIELD", "f", "GET", "u4", 0, "GET", "i4", 4, "GET", "i64", 0, "GET", "u63", 1),
+             C("BITFIELD", "f", "SET", "u8", "#2", 255, "GET", "u8", "#2", "GET", "u8", 16), C("GET", "f"),
+             C("BITFIELD", "f", "GET", "i8", "#0", "GET", "u16", "#1", "GET", "i64", "#2"),
+             C("BITFIELD", "f", "INCRBY", "u2", 100, 1, "OVERFLOW", "SAT", "INCRBY", "u2", 102, 3,
+               "OVERFLOW", "FAIL", "INCRBY", "u2", 104, 7, "OVERFLOW", "wrap", "INCRBY", "u2", 106, 7),
+             C("GET", "f"), C("STRLEN", "f"), C("BITFIELD", "f", "GET", "u8", 1000),
+             C("BITFIELD", "f", "GET", "u64", 0), C("BITFIELD", "f", "GET", "i65", 0),
+             C("BITFIELD", "f", "GET", "i0", 0), C("BITFIELD", "f", "GET", "I8", 0), C("BITFIELD", "f", "GET", "", 0),
+             C("BITFIELD", "f", "GET", "u", 0), C("BITFIELD", "f", "GET", "u8", -1), C("BITFIELD", "f", "GET", "u8", "#-1"),
+             C("BITFIELD", "f", "GET", "u8", "x"), C("BITFIELD", "f", "GET", "u8", "#"),
+             C("BITFIELD", "f", "GET", "u8", 4294967296), C("BITFIELD", "f", "GET", "u8", 4294967295),
+             C("BITFIELD", "f", "SET", "u8", "#536870912", 1), C("BITFIELD", "f", "SET", "u8", 0, "x"),
+             C("BITFIELD", "f", "INCRBY", "u8", 0, "1.5"), C("BITFIELD", "f", "GET", "u8"),
+             C("BITFIELD", "f", "SET", "u8", 0), C("BITFIELD", "f", "OVERFLOW"), C("BITFIELD", "f", "OVERFLOW", "x"),
+             C("BITFIELD", "f", "OVERFLOW", "SAT"), C("BITFIELD", "f", "nosuch"), C("BITFIELD", "f", "GET", "u8", 0, "x"),
+             C("BITFIELD", "f", "SET", "u8", 0, 1, "GET", "x", 0), C("GET", "f"),
+             C("BITFIELD_RO", "f", "GET", "u8", 0, "GET", "i16", 4), C("BITFIELD_RO", "f", "SET", "u8", 0, 1),
+             C("BITFIELD_RO", "f", "INCRBY", "u8", 0, 1), C("BITFIELD_RO", "f", "OVERFLOW", "SAT", "GET", "u8", 0),
+             C("BITFIELD_RO", "f"), C("BITFIELD_RO"), C("BITFIELD"), C("BITFIELD_RO", "new", "SET", "u8", 0, 1),
+             C("EXISTS", "new"), C("BITFIELD", "new", "OVERFLOW", "FAIL", "SET", "u2", 0, 7), C("GET", "new")]
+    for mode in ("WRAP", "SAT", "FAIL"):
+        for t in BF_TYPES:
+            for v in BF_VALUES:
+                items += [C("BITFIELD", "o", "OVERFLOW", mode, "SET", t, 3, v, "GET", t, 3),
+                          C("BITFIELD", "o", "OVERFLOW", mode, "INCRBY", t, 3, v, "GET", t, 3),
+                          C("BITFIELD", "o", "OVERFLOW", mode, "INCRBY", t, 3, -v if v != -2 ** 63 else v)]
+            items += [C("GET", "o")]
+    return items
+
+
+def lcs(k=lambda name: name):
+    """LCS over keys of one shard (k names them, as for set_ops()), and
+    of another type."""
+    return [C("MSET", k("a"), "ohmytext", k("b"), "mynewtext"), C("LCS", k("a"), k("b")), C("LCS", k("a"), k("b"), "LEN"),
+            C("LCS", k("a"), k("b"), "IDX"), C("LCS", k("a"), k("b"), "IDX", "MINMATCHLEN", 4),
+            C("LCS", k("a"), k("b"), "IDX", "WITHMATCHLEN"), C("LCS", k("a"), k("b"), "IDX", "MINMATCHLEN", 2, "WITHMATCHLEN"),
+            C("LCS", k("a"), k("b"), "MINMATCHLEN", -5, "IDX"), C("LCS", k("a"), k("b"), "IDX", "LEN"),
+            C("LCS", k("a"), k("b"), "LEN", "IDX"), C("LCS", k("a"), k("b"), "MINMATCHLEN"), C("LCS", k("a"), k("b"), "MINMATCHLEN", "x"),
+            C("LCS", k("a"), k("b"), "nosuch"), C("LCS", k("a"), k("b"), "len", "withmatchlen"), C("LCS", k("a")),
+            C("LCS", k("a"), k("missing")), C("LCS", k("missing"), k("missing2"), "IDX"), C("LCS", k("missing"), k("a"), "LEN"),
+            C("SET", k("e"), ""), C("LCS", k("e"), k("a")), C("LCS", k("e"), k("e"), "IDX"), C("LCS", k("a"), k("a"), "IDX", "WITHMATCHLEN"),
+            C("SET", k("x"), b"\x00\x01\xff\r\n\x00"), C("SET", k("y"), b"\xff\x00\r\x00\x01"),
+            C("LCS", k("x"), k("y")), C("LCS", k("x"), k("y"), "IDX", "WITHMATCHLEN"), C("LCS", k("y"), k("x"), "IDX"),
+            C("MSET", k("c"), "ABCBDAB", k("d"), "BDCABA"), C("LCS", k("c"), k("d")), C("LCS", k("d"), k("c")),
+            C("LCS", k("c"), k("d"), "IDX", "WITHMATCHLEN"), C("LCS", k("d"), k("c"), "IDX", "MINMATCHLEN", 2),
+            C("SET", k("n"), 12345), C("SET", k("m"), 2468), C("LCS", k("n"), k("m"), "IDX"),
+            C("HSET", k("h"), "f", "v"), C("LCS", k("h"), k("a")), C("LCS", k("a"), k("h"), "LEN"),
+            C("LCS", k("h"), k("missing"), "nosuch"), C("LCS", k("missing"), k("a"), "nosuch")]
+
+
+def bitop(k=lambda name: name):
+    """BITOP over keys of one shard (k names them): every operation,
+    sources of unequal lengths, missing and empty ones, the destination
+    among the sources, and wrong types."""
+    return [C("SET", k("a"), "foobar"), C("SET", k("b"), "abcdef"), C("SET", k("c"), b"\xff\x00"),
+            C("BITOP", "AND", k("d"), k("a"), k("b")), C("GET", k("d")), C("BITOP", "or", k("d"), k("a"), k("c")),
+            C("GET", k("d")), C("BITOP", "XOR", k("d"), k("a"), k("b"), k("c")), C("GET", k("d")),
+            C("BITOP", "NOT", k("d"), k("c")), C("GET", k("d")), C("BITOP", "NOT", k("d"), k("a"), k("b")),
+            C("BITOP", "NOT", k("d")), C("BITOP", "NAND", k("d"), k("a")), C("BITOP", "AND", k("d")),
+            C("BITOP", "AND", k("d"), k("a"), k("missing")), C("GET", k("d")),
+            C("BITOP", "OR", k("d"), k("missing"), k("missing2")), C("EXISTS", k("d")),
+            C("SET", k("d"), "old"), C("EXPIRE", k("d"), 100), C("BITOP", "AND", k("d"), k("missing")),
+            C("EXISTS", k("d")), C("SET", k("e"), ""), C("BITOP", "OR", k("d"), k("e")), C("EXISTS", k("d")),
+            C("SET", k("d"), "x"), C("EXPIRE", k("d"), 100), C("BITOP", "OR", k("d"), k("d"), k("a")),
+            C("GET", k("d")), C("TTL", k("d")), C("BITOP", "NOT", k("a"), k("a")), C("GET", k("a")),
+            C("OBJECT", "ENCODING", k("d")), C("HSET", k("h"), "f", "v"), C("BITOP", "AND", k("d"), k("a"), k("h")),
+            C("BITOP", "AND", k("h"), k("a")), C("TYPE", k("h")), C("GET", k("h")),
+            C("BITOP", "NOT", k("d"), k("h")), C("BITOP", "XOR", k("d"), k("missing"), k("h")),
+            C("SET", k("n"), 7), C("BITOP", "OR", k("d"), k("n"), k("a")), C("GET", k("d"))]
+
+
+def more_strings(now):
+    """SUBSTR, TOUCH, EXPIRETIME, PEXPIRETIME, TIME's shape, RANDOMKEY on
+    an empty and a one-key server."""
+    return [C("SET", "s", "Hello World"), C("SUBSTR", "s", 0, 4), C("SUBSTR", "s", -5, -1),
+            C("SUBSTR", "s", 5, 2), C("SUBSTR", "s", "x", 1), C("SUBSTR", "missing", 0, -1), C("SUBSTR", "s", 0),
+            C("TOUCH", "s"), C("TOUCH", "s", "missing", "s"), C("TOUCH"), C("TOUCH", "missing"),
+            C("EXPIRETIME", "s"), C("PEXPIRETIME", "s"), C("EXPIRETIME", "missing"), C("PEXPIRETIME", "missing"),
+            C("SET", "t", 1, "PXAT", (now + 1000) * 1000 + 700), C("EXPIRETIME", "t"), C("PEXPIRETIME", "t"),
+            C("SET", "u", 1, "EXAT", now + 500), C("EXPIRETIME", "u"), C("PEXPIRETIME", "u"),
+            C("EXPIRETIME"), C("EXPIRETIME", "a", "b"), C("PEXPIRETIME"),
+            C("TIME", mode="len"), C("TIME", "x"), C("FLUSHALL"), C("RANDOMKEY"), C("SET", "only", 1),
+            C("RANDOMKEY"), C("RANDOMKEY", "x"), C("DEL", "only"), C("RANDOMKEY"),
+            C("SET", "gone", 1, "PX", 1), SLEEP(0.05), C("RANDOMKEY")]
 
 
 class KvServer:
@@ -1069,11 +1232,16 @@ def main():
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline(), server_cmds(), wrongtype(), objects(), hashes(),
                   hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
-                  typed_renames()]
+                  typed_renames(), bits(), bitfields(), more_strings(now)]
         ours, redis = make_ours(), RedisPeer(port)
         groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
+        groups.append(lcs(colocated(ours, BIT_OP_KEYS)) if tcp else lcs())
+        groups.append(bitop(colocated(ours, BIT_OP_KEYS)) if tcp else bitop())
         if tcp:
             crossslot_check(ours, failures)
+        ours.send(enc("FLUSHALL"))
+        ours.reader.reply()
+        randomkey_check(ours, failures)
         for g in groups:
             items = [C("FLUSHALL")] + g
             count += sum(it.n for it in items)

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "num.h"
 
@@ -303,6 +304,17 @@ void kv_select(struct kv_call *c)
 		kv_err(c, KV_ERR_DB_INDEX);
 	else
 		kv_reply_status(c->out, "OK");
+}
+
+/* The wall clock: seconds and microseconds, as two strings. */
+void kv_time(struct kv_call *c)
+{
+	struct timespec ts;
+	char sec[24], usec[8];
+	clock_gettime(CLOCK_REALTIME, &ts);
+	kv_reply_array(c->out, 2);
+	kv_reply_bulk(c->out, sec, (size_t)snprintf(sec, sizeof(sec), "%lld", (long long)ts.tv_sec));
+	kv_reply_bulk(c->out, usec, (size_t)snprintf(usec, sizeof(usec), "%ld", ts.tv_nsec / 1000));
 }
 
 void kv_dbsize(struct kv_call *c)

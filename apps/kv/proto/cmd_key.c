@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
- * and expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX, XX, GT, LT), TTL,
- * PTTL, PERSIST. Replies and checks in Redis 7.0's order (db.c,
+ * TOUCH, RANDOMKEY, and expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX,
+ * XX, GT, LT), TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST. Replies and checks in Redis 7.0's order (db.c,
  * expire.c). */
 #include "cmd_impl.h"
 
@@ -25,7 +25,8 @@ void kv_del(struct kv_call *c)
 	c->part->n = n;
 }
 
-/* A key named twice counts twice, as in Redis. */
+/* A key named twice counts twice, as in Redis. The lookup marks each key
+ * used, which is all TOUCH does. */
 void kv_exists(struct kv_call *c)
 {
 	int64_t n = 0;
@@ -34,6 +35,19 @@ void kv_exists(struct kv_call *c)
 		n += kv_arg_key(c, i, &pos) != NULL;
 	}
 	c->part->n = n;
+}
+
+/* This shard's random key, with a random draw for the merge to pick the
+ * shard by (typed: KV_MULTI_RANDOM). */
+void kv_randomkey(struct kv_call *c)
+{
+	const struct kv_entry *e = kv_db_random(c->db, c->now);
+	size_t n;
+	if (!e)
+		return;
+	const char *k = kv_entry_key(e, &n);
+	kv_part_add(c->part, k, n);
+	c->part->n = (int64_t)(*kv_rng() >> 1);
 }
 
 void kv_type(struct kv_call *c)
@@ -295,9 +309,9 @@ void kv_pexpireat(struct kv_call *c)
 	expire_generic(c, 0, 1);
 }
 
-/* -2 no key, -1 no expiry, else the time left (never below 0); seconds
- * round to nearest, as Redis does. */
-static void ttl_generic(struct kv_call *c, bool ms)
+/* -2 no key, -1 no expiry, else the time left (never below 0), or with
+ * abs the expiry time itself; seconds round to nearest, as Redis does. */
+static void ttl_generic(struct kv_call *c, bool ms, bool abs)
 {
 	struct kv_pos pos;
 	struct kv_entry *e = kv_arg_key(c, 1, &pos);
@@ -310,7 +324,7 @@ static void ttl_generic(struct kv_call *c, bool ms)
 		kv_reply_int(c->out, -1);
 		return;
 	}
-	int64_t left = when - c->now;
+	int64_t left = abs ? when : when - c->now;
 	if (left < 0)
 		left = 0;
 	kv_reply_int(c->out, ms ? left : (left + 500) / 1000);
@@ -318,12 +332,22 @@ static void ttl_generic(struct kv_call *c, bool ms)
 
 void kv_ttl(struct kv_call *c)
 {
-	ttl_generic(c, false);
+	ttl_generic(c, false, false);
 }
 
 void kv_pttl(struct kv_call *c)
 {
-	ttl_generic(c, true);
+	ttl_generic(c, true, false);
+}
+
+void kv_expiretime(struct kv_call *c)
+{
+	ttl_generic(c, false, true);
+}
+
+void kv_pexpiretime(struct kv_call *c)
+{
+	ttl_generic(c, true, true);
 }
 
 void kv_persist(struct kv_call *c)

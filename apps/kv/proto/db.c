@@ -612,6 +612,33 @@ uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_f
 	return pc_map_scan(&db->map, cursor, scan_one, &w);
 }
 
+struct random_pick {
+	const struct kv_entry *e;
+	uint64_t seen;
+	struct kv_db *db;
+};
+
+/* Reservoir of one over the entries a scan step hands over. */
+static void random_one(const struct kv_entry *e, void *arg)
+{
+	struct random_pick *r = arg;
+	if (next_random(r->db) % ++r->seen == 0)
+		r->e = e;
+}
+
+const struct kv_entry *kv_db_random(struct kv_db *db, int64_t now)
+{
+	struct random_pick r = { NULL, 0, db };
+	uint64_t cursor = next_random(db);
+	size_t steps = 2 * pc_map_capacity(&db->map) + 1;
+
+	/* as sample(): a walk from any cursor then one from 0 visits every
+	 * group, so a live key is found when there is one */
+	for (size_t i = 0; i < steps && !r.e && kv_db_size(db); i++)
+		cursor = kv_db_scan(db, cursor, now, random_one, &r);
+	return r.e;
+}
+
 int kv_db_validate(const struct kv_db *db, char *why, size_t whylen)
 {
 	const struct pc_map_slot *s;

@@ -206,6 +206,11 @@ size_t kv_db_expire_step(struct kv_db *db, int64_t now, size_t budget);
 typedef void kv_db_scan_fn(const struct kv_entry *e, void *arg);
 uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_fn *fn, void *arg);
 
+/* A key not expired at now, drawn at random (a random group of the
+ * table, then one of its keys: near uniform, as Redis's RANDOMKEY), or
+ * NULL when there is none. Changes nothing but the draw's state. */
+const struct kv_entry *kv_db_random(struct kv_db *db, int64_t now);
+
 /* Checks every invariant: the map's, each entry's hash against its key,
  * the byte counts (entries and objects). Returns 0, or -EINVAL with what broke in why (when not
  * NULL). For tests; O(keys). */

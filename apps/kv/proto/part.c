@@ -96,6 +96,20 @@ static void merge_values(const struct kv_part *const *parts, unsigned n,
 	}
 }
 
+/* The first string of the part with a string and the largest draw. */
+static void merge_random(const struct kv_part *const *parts, unsigned n, struct kv_reply *out)
+{
+	const struct kv_part *best = NULL;
+
+	for (unsigned i = 0; i < n; i++)
+		if (parts[i]->count && (!best || parts[i]->n > best->n))
+			best = parts[i];
+	if (best)
+		reply_str(best, 0, out);
+	else
+		kv_reply_null(out);
+}
+
 void kv_part_merge(enum kv_multi how, const struct kv_part *const *parts, unsigned n,
 		   const unsigned *key_part, uint32_t nkeys, struct kv_reply *out)
 {
@@ -120,6 +134,9 @@ void kv_part_merge(enum kv_multi how, const struct kv_part *const *parts, unsign
 		kv_reply_array(out, total);
 		for (unsigned i = 0; i < n; i++)
 			reply_strs(parts[i], out);
+		break;
+	case KV_MULTI_RANDOM:
+		merge_random(parts, n, out);
 		break;
 	default: /* WALK and the staged kinds: a record naming them here is a bug */
 		abort();

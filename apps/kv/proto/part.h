@@ -23,6 +23,9 @@ enum kv_multi {
 	KV_MULTI_OK,       /* OK when every part is (MSET, FLUSHALL) */
 	KV_MULTI_VALUES,   /* one value per key, in the request's key order (MGET) */
 	KV_MULTI_CONCAT,   /* the parts' strings one after the other (KEYS) */
+	/* one of the parts that has a string, the one with the largest n (a
+	 * random draw: RANDOMKEY's shard), or nil when none has */
+	KV_MULTI_RANDOM,
 	KV_MULTI_WALK,     /* one shard at a time, the cursor naming it (SCAN) */
 	/* staged protocols (multi.c), their parts plain replies */
 	KV_MULTI_MSETNX,   /* EXISTS everywhere, then MSET everywhere */
@@ -70,8 +73,8 @@ void kv_part_reply(enum kv_multi how, const struct kv_part *p, struct kv_reply *
 
 /* The reply of `how` over parts[0..n), none of which failed: the counts
  * added (SUM), OK, each key's value in the request's order, key k's from
- * parts[key_part[k]] (VALUES), or every part's strings in part order
- * (CONCAT). Not for WALK (one shard at a time: kv_part_reply_walk) or the
+ * parts[key_part[k]] (VALUES), every part's strings in part order
+ * (CONCAT), or one part's string (RANDOM). Not for WALK (one shard at a time: kv_part_reply_walk) or the
  * staged kinds. */
 void kv_part_merge(enum kv_multi how, const struct kv_part *const *parts, unsigned n,
 		   const unsigned *key_part, uint32_t nkeys, struct kv_reply *out);
