@@ -338,7 +338,8 @@ static void test_command(void **state)
 	expect(f, "COMMAND GETKEYS nosuch a", "-ERR Invalid command specified\r\n");
 	expect(f, "COMMAND GETKEYS echo a", "-ERR The command has no key arguments\r\n");
 	expect(f, "COMMAND LIST FILTERBY PATTERN get*",
-	       "*5\r\n$3\r\nget\r\n$6\r\ngetdel\r\n$5\r\ngetex\r\n$8\r\ngetrange\r\n$6\r\ngetset\r\n");
+	       "*6\r\n$3\r\nget\r\n$6\r\ngetbit\r\n$6\r\ngetdel\r\n$5\r\ngetex\r\n"
+	       "$8\r\ngetrange\r\n$6\r\ngetset\r\n");
 	expect(f, "COMMAND COUNT x", "-ERR wrong number of arguments for 'command|count' command\r\n");
 }
 

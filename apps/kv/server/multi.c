@@ -605,10 +605,8 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 	t->nx = cmd->multi == KV_MULTI_RENAMENX;
 	t->reader = cmd->flags & KV_CMD_READONLY;
 	/* Keys, not shards, are locked unless a memory limit needs every
-	 * shard's answer (over it or not) to hold until the parts ran. A
-	 * SAMESHARD command is refused in the stages: no part may run with
-	 * its lock. */
-	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory && cmd->multi != KV_MULTI_SAMESHARD;
+	 * shard's answer (over it or not) to hold until the parts ran. */
+	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory;
 	kv_reply_init(&t->out);
 	t->req = whole(&a);
 	if (!t->req || plan(t)) {
