@@ -264,6 +264,18 @@ def t_scan(srv):
     c.close()
 
 
+def race(readers, writers, stop):
+    """Runs readers and writers at once until every writer is done, then
+    stops the readers (stop) and waits for them."""
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+
+
 def t_atomic(srv):
     """Writers MSET all-old or all-new values over keys of both shards (and
     MSETNX, DEL, RENAME across shards); observers' MGETs must see one
@@ -355,13 +367,7 @@ def t_atomic(srv):
            [threading.Thread(target=sequencer) for _ in range(2)])
     wr = ([threading.Thread(target=writer, args=("w%d" % i,)) for i in range(2)] +
           [threading.Thread(target=deleter), threading.Thread(target=counter)])
-    for t in obs + wr:
-        t.start()
-    for t in wr:
-        t.join()
-    stop.set()
-    for t in obs:
-        t.join()
+    race(obs, wr, stop)
     check(not errors, "; ".join(errors[:3]))
 
     # RENAME back and forth over many pairs (some across shards): the
@@ -514,13 +520,7 @@ def t_atomic_sets(srv):
 
     writers = [threading.Thread(target=f) for f in (mover, shuffler, storer)]
     readers = [threading.Thread(target=f) for f in (reader, reader, dst_reader)]
-    for t in readers + writers:
-        t.start()
-    for t in writers:
-        t.join()
-    stop.set()
-    for t in readers:
-        t.join()
+    race(readers, writers, stop)
     check(not errors, "; ".join(errors[:3]))
     check(c.call("SCARD", dst) == len(everything), "the union stored")
     c.call("FLUSHALL")
