@@ -294,7 +294,6 @@ def same_cmdinfo(va, vb):
 
 # What `percore kv --shards 2` answers a set operation over keys of two
 # shards.
-CROSSSLOT = b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
 
 
 def same_unordered(mode, va, vb):
@@ -890,53 +889,89 @@ SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missin
 BIT_OP_KEYS = ("a", "b", "c", "d", "e", "h", "m", "n", "x", "y", "missing", "missing2")
 
 
-def colocated(peer, names):
-    """A name for each of names, all on one shard of `percore kv`: a set
-    operation over two absent keys answers CROSSSLOT only when they are on
-    different shards."""
-    found = {names[0]: names[0]}
-    for name in names[1:]:
-        for i in range(1000):
-            cand = "%s_%d" % (name, i)
-            peer.send(enc("SINTER", names[0], cand))
-            if peer.reader.reply()[0] != CROSSSLOT:
-                found[name] = cand
-                break
+def copies(k=lambda name: name):
+    """COPY of every type, with expiry, REPLACE and DB 0; k names each key
+    (over TCP: names on one shard, or deliberately on different ones)."""
+    return [C("SET", k("a"), "v"), C("EXPIRE", k("a"), 100), C("COPY", k("a"), k("b")), C("GET", k("b")),
+            C("TTL", k("b"), mode="ttl"), C("COPY", k("a"), k("b")), C("SET", k("a"), "w"),
+            C("COPY", k("a"), k("b"), "REPLACE"), C("GET", k("b")), C("TTL", k("b")),
+            C("COPY", k("missing"), k("b")), C("COPY", k("missing"), k("b"), "REPLACE"), C("GET", k("b")),
+            C("COPY", k("a"), k("a")), C("COPY", k("a"), k("a"), "REPLACE"), C("COPY", k("a"), k("b"), "DB", 0),
+            C("COPY", k("a"), k("b"), "DB", 0, "REPLACE"), C("COPY", k("a"), k("b"), "DB", "x"),
+            C("COPY", k("a"), k("b"), "DB", "99999999999"), C("COPY", k("a"), k("b"), "DB"),
+            C("COPY", k("a"), k("b"), "FOO"), C("COPY", k("a")), C("SET", k("c"), 12),
+            C("APPEND", k("c"), 3), C("COPY", k("c"), k("d")), C("OBJECT", "ENCODING", k("d")),
+            C("SET", k("e"), 7), C("COPY", k("e"), k("d"), "REPLACE"), C("OBJECT", "ENCODING", k("d")),
+            C("HSET", k("h"), "f", 1, "g", 2), C("EXPIRE", k("h"), 50), C("COPY", k("h"), k("d")),
+            C("COPY", k("h"), k("d"), "REPLACE"), C("TYPE", k("d")), C("HGETALL", k("d"), mode="pairs"),
+            C("TTL", k("d"), mode="ttl"), C("OBJECT", "ENCODING", k("d")), C("HSET", k("d"), "z", 9),
+            C("HLEN", k("h")), C("SADD", k("s"), 1, 2, 3), C("COPY", k("s"), k("h"), "REPLACE"),
+            C("SMEMBERS", k("h"), mode="sorted"), C("OBJECT", "ENCODING", k("h")), C("SADD", k("h"), "x"),
+            C("SCARD", k("s")), C("SADD", k("t"), *["m%d" % i for i in range(700)]),
+            C("COPY", k("t"), k("e"), "REPLACE"), C("SCARD", k("e")), C("OBJECT", "ENCODING", k("e")),
+            C("SISMEMBER", k("e"), "m699"), C("TYPE", k("e"))]
+
+
+COPY_KEYS = ("a", "b", "c", "d", "e", "h", "s", "t", "missing")
+
+
+def on_shard_one(peer, names):
+    """Which of names `percore kv --shards 2` keeps on shard 1: each set
+    for a moment, then SCAN's walk of shard 1 alone (a cursor names its
+    shard: cursor % 2), then all deleted. Needs an empty keyspace."""
+    peer.send(enc("MSET", *[x for n in names for x in (n, "1")]))
+    peer.reader.reply()
+    found, cursor = set(), b"1"
+    while True:
+        peer.send(enc("SCAN", cursor, "COUNT", 1000))
+        _, (_, ((_, (_, cursor)), (_, (_, keys)))) = peer.reader.reply()
+        found.update(v.decode() for _, (_, v) in keys)
+        if int(cursor) % 2 == 0:
+            break
+    peer.send(enc("DEL", *names))
+    peer.reader.reply()
+    return found & set(names)
+
+
+def placed(peer, names, shard_of_index):
+    """A name for each of names, name i on shard shard_of_index(i) of
+    `percore kv --shards 2`."""
+    cands = {n: ["%s_%d" % (n, i) for i in range(64)] for n in names}
+    one = on_shard_one(peer, [c for n in names for c in cands[n]])
+    found = {}
+    for i, n in enumerate(names):
+        want = shard_of_index(i)
+        found[n] = next(c for c in cands[n] if (c in one) == (want == 1))
     return lambda name: found[name]
 
 
 def crossslot_check(peer, failures):
-    """Set operations and SMOVE over keys of two shards are refused whole:
-    CROSSSLOT, and nothing changed."""
-    other = None
-    for i in range(1000):
-        peer.send(enc("SINTER", "xa", "xb_%d" % i))
-        if peer.reader.reply()[0] == CROSSSLOT:
-            other = "xb_%d" % i
-            break
-    if other is None:
-        failures.append("no two keys on different shards found")
-        return
-    cmds = [("SINTERSTORE", other, "xa"), ("SUNIONSTORE", other, "xa", other),
-            ("SDIFFSTORE", "xa", other), ("SMOVE", "xa", other, "1"), ("SINTER", "xa", other),
-            ("SINTERCARD", 2, "xa", other), ("SUNION", other, "xa"), ("SDIFF", "xa", other),
-            ("BITOP", "OR", other, "xa"), ("BITOP", "AND", "xa", "xa", other), ("LCS", "xa", other)]
+    """BITOP and LCS over keys of two shards are refused whole: CROSSSLOT,
+    and nothing changed."""
+    name = apart(peer, ["xa", "xb"])
+    xa, other = name("xa"), name("xb")
+    cmds = [("BITOP", "OR", other, xa), ("BITOP", "AND", xa, xa, other), ("LCS", xa, other)]
     for cmd in cmds:
-        peer.send(enc("DEL", "xa", other))
-        peer.reader.reply()
-        peer.send(enc("SADD", "xa", 1, 2))
-        peer.send(enc("SADD", other, 2, 3))
-        peer.reader.reply()
-        peer.reader.reply()
+        for k, v in ((xa, "ab"), (other, "cd")):
+            peer.send(enc("SET", k, v))
+            peer.reader.reply()
         peer.send(enc(*cmd))
         got = peer.reader.reply()[0]
-        peer.send(enc("SMEMBERS", "xa"))
-        a = sorted(x for x, _ in peer.reader.reply()[1][1])
-        peer.send(enc("SMEMBERS", other))
-        b = sorted(x for x, _ in peer.reader.reply()[1][1])
-        if got != CROSSSLOT or a != [b"$1\r\n1\r\n", b"$1\r\n2\r\n"] or \
-                b != [b"$1\r\n2\r\n", b"$1\r\n3\r\n"]:
-            failures.append("%r over two shards: %r, then %r and %r" % (cmd, got, a, b))
+        peer.send(enc("MGET", xa, other))
+        vals = [x for x, _ in peer.reader.reply()[1][1]]
+        if got != CROSSSLOT or vals != [b"$2\r\nab\r\n", b"$2\r\ncd\r\n"]:
+            failures.append("%r over two shards: %r, then %r" % (cmd, got, vals))
+
+
+def colocated(peer, names):
+    """Names all on one shard."""
+    return placed(peer, names, lambda i: 0)
+
+
+def apart(peer, names):
+    """Names on alternate shards: the first on shard 0, the next on
+    shard 1, and so on, so every command over two neighbours spans both."""
+    return placed(peer, names, lambda i: i % 2)
 
 
 def randomkey_check(peer, failures):
@@ -1234,11 +1269,19 @@ def main():
                   hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
                   typed_renames(), bits(), bitfields(), more_strings(now)]
         ours, redis = make_ours(), RedisPeer(port)
-        groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
-        groups.append(lcs(colocated(ours, BIT_OP_KEYS)) if tcp else lcs())
-        groups.append(bitop(colocated(ours, BIT_OP_KEYS)) if tcp else bitop())
         if tcp:
+            # set operations, SMOVE and COPY with keys on one shard, and
+            # with keys deliberately on different ones; BITOP and LCS on
+            # one shard, refused across two
+            ours.send(enc("FLUSHALL"))
+            ours.reader.reply()
+            groups += [set_ops(colocated(ours, SET_OP_KEYS)), set_ops(apart(ours, SET_OP_KEYS)),
+                       set_ops(apart(ours, SET_OP_KEYS[::-1])), copies(colocated(ours, COPY_KEYS)),
+                       copies(apart(ours, COPY_KEYS)), copies(apart(ours, COPY_KEYS[::-1])),
+                       lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS))]
             crossslot_check(ours, failures)
+        else:
+            groups += [set_ops(), copies(), lcs(), bitop()]
         ours.send(enc("FLUSHALL"))
         ours.reader.reply()
         randomkey_check(ours, failures)

@@ -264,6 +264,18 @@ def t_scan(srv):
     c.close()
 
 
+def race(readers, writers, stop):
+    """Runs readers and writers at once until every writer is done, then
+    stops the readers (stop) and waits for them."""
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+
+
 def t_atomic(srv):
     """Writers MSET all-old or all-new values over keys of both shards (and
     MSETNX, DEL, RENAME across shards); observers' MGETs must see one
@@ -355,13 +367,7 @@ def t_atomic(srv):
            [threading.Thread(target=sequencer) for _ in range(2)])
     wr = ([threading.Thread(target=writer, args=("w%d" % i,)) for i in range(2)] +
           [threading.Thread(target=deleter), threading.Thread(target=counter)])
-    for t in obs + wr:
-        t.start()
-    for t in wr:
-        t.join()
-    stop.set()
-    for t in obs:
-        t.join()
+    race(obs, wr, stop)
     check(not errors, "; ".join(errors[:3]))
 
     # RENAME back and forth over many pairs (some across shards): the
@@ -413,6 +419,110 @@ def t_atomic(srv):
         check(c.call("RENAME", "ttl:src" if i == 0 else "ttl:%d" % (i - 1), "ttl:%d" % i) ==
               b"+OK", "RENAME with TTL")
     check(0 < c.call("PTTL", "ttl:7") <= 100000, "RENAME keeps the TTL")
+    c.call("FLUSHALL")
+    c.close()
+
+
+def on_shards(c, prefix, n):
+    """Keys prefix0 .. prefix<n-1> split by the shard that owns them:
+    (shard 0's, shard 1's). Each is set for a moment; SCAN from cursor 1
+    walks shard 1 alone (a cursor names its shard: cursor % 2)."""
+    names = ["%s%d" % (prefix, i) for i in range(n)]
+    c.call("MSET", *sum(([k, "1"] for k in names), []))
+    found, cursor = set(), b"1"
+    while True:
+        cursor, keys = c.call("SCAN", cursor, "MATCH", prefix + "*", "COUNT", 1000)
+        found.update(k.decode() for k in keys)
+        if int(cursor) % 2 == 0:
+            break
+    c.call("DEL", *names)
+    return [k for k in names if k not in found], [k for k in names if k in found]
+
+
+def t_atomic_sets(srv):
+    """Commands computed from sets on both shards are atomic: SMOVE of a
+    member back and forth between two sets on different shards while
+    readers find it in exactly one (SUNION has it, SINTER does not);
+    SMOVEs between two sources while SUNIONSTORE stores their union on
+    the other shard, and readers always see the destination whole."""
+    c = Conn(srv.port)
+    zero, one = on_shards(c, "sm:", 64)
+    check(len(zero) >= 10 and len(one) >= 10, "keys of both shards: %d, %d" % (len(zero), len(one)))
+    pairs = list(zip(zero[:6], one[:6]))
+    for a, b in pairs:
+        c.call("SADD", a, "m", "stay-a")
+        c.call("SADD", b, "stay-b")
+    rounds = int(os.environ.get("KV_ATOMIC_ROUNDS", "1500")) // 3
+    stop = threading.Event()
+    errors = []
+
+    def mover():
+        w = Conn(srv.port)
+        where = {a: a for a, _ in pairs}
+        for _ in range(rounds):
+            for a, b in pairs:
+                src, dst = (a, b) if where[a] == a else (b, a)
+                got = w.call("SMOVE", src, dst, "m")
+                if got != 1:
+                    errors.append("SMOVE %s %s: %r" % (src, dst, got))
+                    stop.set()
+                    return
+                where[a] = dst
+        w.close()
+
+    def reader():
+        r = Conn(srv.port)
+        while not stop.is_set():
+            for a, b in pairs:
+                union = set(r.call("SUNION", a, b))
+                inter = r.call("SINTER", b, a)
+                card = r.call("SINTERCARD", 2, a, b)
+                if union != {b"m", b"stay-a", b"stay-b"} or inter != [] or card != 0:
+                    errors.append("during SMOVE: SUNION %r, SINTER %r, SINTERCARD %r" %
+                                  (union, inter, card))
+                    stop.set()
+        r.close()
+
+    # members 0..39 split between two sources on different shards, moved
+    # between them all along: their union is always all 40
+    s0, s1, dst = zero[8], one[8], one[9]
+    everything = {b"%d" % i for i in range(40)} | {b"x%d" % i for i in range(40)}
+    c.call("SADD", s0, *sorted(everything)[:40])
+    c.call("SADD", s1, *sorted(everything)[40:])
+
+    def shuffler():
+        w = Conn(srv.port)
+        rnd = random.Random(11)
+        for _ in range(rounds * 4):
+            m = rnd.choice(sorted(everything))
+            if w.call("SMOVE", s0, s1, m) == 0:
+                w.call("SMOVE", s1, s0, m)
+        w.close()
+
+    def storer():
+        w = Conn(srv.port)
+        for _ in range(rounds):
+            got = w.call("SUNIONSTORE", dst, s0, s1)
+            if got != len(everything):
+                errors.append("SUNIONSTORE stored %r members" % got)
+                stop.set()
+                return
+        w.close()
+
+    def dst_reader():
+        r = Conn(srv.port)
+        while not stop.is_set():
+            got = r.call("SMEMBERS", dst)
+            if got and set(got) != everything:
+                errors.append("SMEMBERS of the stored union: %d members" % len(got))
+                stop.set()
+        r.close()
+
+    writers = [threading.Thread(target=f) for f in (mover, shuffler, storer)]
+    readers = [threading.Thread(target=f) for f in (reader, reader, dst_reader)]
+    race(readers, writers, stop)
+    check(not errors, "; ".join(errors[:3]))
+    check(c.call("SCARD", dst) == len(everything), "the union stored")
     c.call("FLUSHALL")
     c.close()
 
@@ -941,6 +1051,7 @@ TESTS = [
     ("inline", (), t_inline),
     ("scan", (), t_scan),
     ("atomic", (), t_atomic),
+    ("atomic_sets", (), t_atomic_sets),
     ("expiry", (), t_expiry),
     ("protocol_error", (), t_protocol_error),
     ("output_limit", ("--client-output-limit", "1M"), t_output_limit),

@@ -38,6 +38,18 @@ static const struct kv_cmd subs[] = {
 #define NCMDS (sizeof(table) / sizeof(table[0]))
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))
 
+uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+			 const size_t *argl)
+{
+	uint32_t first = (uint32_t)cmd->first_key;
+	int64_t n;
+
+	if (cmd->flags & KV_CMD_KEYNUM)
+		return kv_str2ll(argv[first - 1], argl[first - 1], &n) && n >= 1 &&
+		       n <= (int64_t)(argc - first) ? first + (uint32_t)n - 1 : first;
+	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+}
+
 const struct kv_cmd *kv_cmd_table(size_t *count)
 {
 	*count = NCMDS;

@@ -112,6 +112,12 @@ void kv_cmd_exec(struct kv_call *c);
 /* kv_cmd_check_as() then kv_cmd_run(). */
 void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
 
+/* The argument index of the request's last key (first_key: the first).
+ * A key count (KV_CMD_KEYNUM) that is not a number in range names one
+ * key: the command refuses it where that key is. */
+uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+			 const size_t *argl);
+
 /* The commands in the table, in order (for COMMAND and tests). */
 const struct kv_cmd *kv_cmd_table(size_t *count);
 

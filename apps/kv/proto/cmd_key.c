@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
- * TOUCH, RANDOMKEY, and expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX,
- * XX, GT, LT), TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST. Replies and checks in Redis 7.0's order (db.c,
+ * TOUCH, RANDOMKEY, COPY, and expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
+ * (NX, XX, GT, LT), TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST. Replies and
+ * checks in Redis 7.0's order (db.c,
  * expire.c). */
 #include "cmd_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
+#include "gather.h"
 #include "glob.h"
 #include "num.h"
 
@@ -207,6 +209,75 @@ void kv_rename(struct kv_call *c)
 void kv_renamenx(struct kv_call *c)
 {
 	rename_generic(c, true);
+}
+
+/* COPY's options; false after replying the error. One database: DB
+ * names it, 0. */
+static bool copy_options(struct kv_call *c, bool *replace)
+{
+	int64_t db;
+
+	for (uint32_t i = 3; i < c->argc; i++) {
+		if (kv_arg_is(c, i, "replace")) {
+			*replace = true;
+		} else if (kv_arg_is(c, i, "db") && i + 1 < c->argc) {
+			if (!kv_arg_ll(c, ++i, &db))
+				return false;
+			if (db < INT32_MIN || db > INT32_MAX) {
+				kv_err(c, KV_ERR_DB_RANGE);
+				return false;
+			}
+			if (db != 0) {
+				kv_err(c, KV_ERR_DB_INDEX);
+				return false;
+			}
+		} else {
+			kv_err(c, KV_ERR_SYNTAX);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* COPY source destination [DB destination-db] [REPLACE]: the source's
+ * value and expiry under the destination's name. */
+static void copy_compute(struct kv_call *c, struct kv_gather *g)
+{
+	bool replace = false;
+	struct kv_gval v;
+
+	if (!copy_options(c, &replace))
+		return;
+	if (c->argl[1] == c->argl[2] && !memcmp(c->argv[1], c->argv[2], c->argl[1])) {
+		kv_err(c, KV_ERR_SAME_OBJECT);
+		return;
+	}
+	if (!g->vals[0].found || (g->vals[1].found && !replace)) {
+		kv_reply_int(c->out, 0);
+		return;
+	}
+	v = g->vals[0]; /* the put takes it, a copy of its own */
+	memset(&g->vals[0], 0, sizeof(g->vals[0]));
+	if (kv_gval_own(&v)) {
+		kv_gval_clear(&v);
+		kv_err_oom(c);
+		return;
+	}
+	kv_gather_add_put(g, 1, kv_gather_replace)->v = v;
+	kv_reply_int(c->out, 1);
+}
+
+/* The source whole; of the destination, whether it exists. */
+static int copy_gather(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, struct kv_gval *v)
+{
+	return (k ? kv_gather_type : kv_gather_value)(c, k, arg, copy, v);
+}
+
+const struct kv_gather_ops kv_copy_ops = { copy_gather, copy_compute };
+
+void kv_copy(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_copy_ops);
 }
 
 #define X_NX 1u

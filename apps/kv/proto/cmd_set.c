@@ -3,12 +3,14 @@
  * SRANDMEMBER, SMOVE, SINTER, SINTERCARD, SINTERSTORE, SUNION,
  * SUNIONSTORE, SDIFF, SDIFFSTORE, SSCAN. Replies, errors and the order of
  * checks are Redis 7.0's (t_set.c). A store's result is built as SADD
- * would build it (intset while it can be one). */
+ * would build it (intset while it can be one). The commands over several
+ * sets read them through gather.h, so their keys may live on any shards. */
 #include "cmd_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
+#include "gather.h"
 #include "num.h"
 
 /* Adds the members argv[first..argc) to pos's set s; the count added, or
@@ -181,62 +183,113 @@ void kv_srandmember(struct kv_call *c)
 	}
 }
 
-/* SMOVE source destination member */
+/* ---- commands over several sets: gathered, computed, put (gather.h) ---- */
+
+/* SMOVE's gather: the key's type, and whether it holds the member. */
+static int probe_member(struct kv_call *c, uint32_t k, uint32_t arg, bool copy,
+			struct kv_gval *v)
+{
+	struct kv_pos pos;
+	struct kv_entry *e = kv_arg_key(c, arg, &pos);
+
+	(void)k;
+	(void)copy;
+	if (!e)
+		return 0;
+	v->found = true;
+	v->type = kv_entry_type(e);
+	v->member = v->type == KV_SET &&
+		    kv_coll_find(kv_entry_obj(e), c->argv[3], c->argl[3], NULL);
+	return 0;
+}
+
+/* SMOVE's writes: the member added to the destination (made when
+ * absent), removed from the source (deleted when emptied). */
+static int put_member(struct kv_call *c, uint32_t arg, struct kv_gput *p)
+{
+	struct kv_pos pos;
+	struct kv_coll_limits lim;
+	struct kv_coll *s = kv_coll_for_write(c, arg, KV_SET, &pos);
+	size_t before;
+	int rc;
+
+	if (!s)
+		return -ENOMEM; /* the type was checked when gathered */
+	kv_call_limits(c, &lim);
+	before = kv_db_edit_begin(pos.entry);
+	rc = kv_coll_put(s, c->argv[p->marg], c->argl[p->marg], NULL, 0, &lim);
+	kv_db_edit_end(c->db, &pos, before);
+	return rc < 0 ? rc : 0;
+}
+
+static int drop_member(struct kv_call *c, uint32_t arg, struct kv_gput *p)
+{
+	struct kv_pos pos;
+	struct kv_entry *e = kv_arg_key(c, arg, &pos);
+
+	if (e && kv_entry_type(e) == KV_SET) {
+		size_t before = kv_db_edit_begin(e);
+
+		kv_coll_del(kv_entry_obj(e), c->argv[p->marg], c->argl[p->marg]);
+		kv_db_edit_end(c->db, &pos, before);
+	}
+	return 0;
+}
+
+static bool wrong_set(struct kv_call *c, const struct kv_gval *v)
+{
+	if (v->found && v->type != KV_SET) {
+		kv_err(c, KV_ERR_WRONGTYPE);
+		return true;
+	}
+	return false;
+}
+
+/* SMOVE source destination member, in Redis's order of checks. The
+ * destination's write goes first: when it cannot take the member,
+ * nothing has changed. */
+static void smove_compute(struct kv_call *c, struct kv_gather *g)
+{
+	const struct kv_gval *src = &g->vals[0], *dst = &g->vals[1];
+
+	if (!src->found) {
+		kv_reply_int(c->out, 0);
+		return;
+	}
+	if (wrong_set(c, src) || wrong_set(c, dst))
+		return;
+	if (c->argl[1] == c->argl[2] && !memcmp(c->argv[1], c->argv[2], c->argl[1])) {
+		kv_reply_int(c->out, src->member);
+		return;
+	}
+	if (!src->member) {
+		kv_reply_int(c->out, 0);
+		return;
+	}
+	kv_gather_add_put(g, 1, put_member)->marg = 3;
+	kv_gather_add_put(g, 0, drop_member)->marg = 3;
+	kv_reply_int(c->out, 1);
+}
+
 void kv_smove(struct kv_call *c)
 {
-	struct kv_pos src, dst;
-	struct kv_coll_limits lim;
-	struct kv_entry *se = kv_arg_key(c, 1, &src);
-	struct kv_entry *de = kv_arg_key(c, 2, &dst);
-
-	if (!se) {
-		kv_reply_int(c->out, 0);
-		return;
-	}
-	if (kv_wrongtype(c, se, KV_SET) || kv_wrongtype(c, de, KV_SET))
-		return;
-	struct kv_coll *s = kv_entry_obj(se);
-	if (se == de) {
-		kv_reply_int(c->out, kv_coll_find(s, c->argv[3], c->argl[3], NULL));
-		return;
-	}
-	if (!kv_coll_find(s, c->argv[3], c->argl[3], NULL)) {
-		kv_reply_int(c->out, 0);
-		return;
-	}
-	/* the destination first: when it cannot take the member, nothing
-	 * has changed */
-	struct kv_coll *d = kv_coll_for_write(c, 2, KV_SET, &dst);
-	if (!d)
-		return;
-	kv_call_limits(c, &lim);
-	size_t before = kv_db_edit_begin(dst.entry);
-	int rc = kv_coll_put(d, c->argv[3], c->argl[3], NULL, 0, &lim);
-	kv_db_edit_end(c->db, &dst, before);
-	if (rc < 0) {
-		kv_err_oom(c);
-		return;
-	}
-	kv_arg_key(c, 1, &src);
-	before = kv_db_edit_begin(src.entry);
-	kv_coll_del(s, c->argv[3], c->argl[3]);
-	kv_db_edit_end(c->db, &src, before);
-	kv_reply_int(c->out, 1);
+	kv_gather_run(c, &kv_smove_ops);
 }
 
 enum setop { OP_INTER, OP_UNION, OP_DIFF };
 
-/* The sets named by argv[first..first+n): each key's set or NULL when
+/* The sets gathered for keys from..from+n: each key's set or NULL when
  * absent; false after WRONGTYPE (every key is checked first, as Redis
  * does). */
-static bool gather(struct kv_call *c, uint32_t first, uint32_t n, const struct kv_coll **sets)
+static bool sets_of(struct kv_call *c, const struct kv_gather *g, uint32_t from, uint32_t n,
+		    const struct kv_coll **sets)
 {
 	for (uint32_t k = 0; k < n; k++) {
-		struct kv_pos pos;
-		bool wrong;
-		sets[k] = kv_arg_coll(c, first + k, KV_SET, &pos, &wrong);
-		if (wrong)
+		const struct kv_gval *v = &g->vals[from + k];
+
+		if (wrong_set(c, v))
 			return false;
+		sets[k] = v->found ? v->obj : NULL;
 	}
 	return true;
 }
@@ -314,16 +367,16 @@ static bool empty_inter(enum setop op, const struct kv_coll **sets, uint32_t n)
 	return (op == OP_DIFF && !sets[0]);
 }
 
-/* SINTER, SUNION, SDIFF: keys from argument 1. */
-static void setop_reply(struct kv_call *c, enum setop op)
+/* SINTER, SUNION, SDIFF (and SMEMBERS, one key): every key gathered. */
+static void setop_reply(struct kv_call *c, struct kv_gather *g, enum setop op)
 {
-	uint32_t n = c->argc - 1;
+	uint32_t n = g->nkeys;
 	const struct kv_coll **sets = malloc(n * sizeof(*sets));
 	if (!sets) {
 		kv_err_oom(c);
 		return;
 	}
-	if (gather(c, 1, n, sets)) {
+	if (sets_of(c, g, 0, n, sets)) {
 		if (empty_inter(op, sets, n)) {
 			kv_reply_array(c->out, 0);
 		} else {
@@ -336,18 +389,17 @@ static void setop_reply(struct kv_call *c, enum setop op)
 
 /* SINTERSTORE, SUNIONSTORE, SDIFFSTORE destination key [key ...]: the
  * result replaces the destination (deleted when it is empty). */
-static void setop_store(struct kv_call *c, enum setop op)
+static void setop_store(struct kv_call *c, struct kv_gather *g, enum setop op)
 {
-	uint32_t n = c->argc - 2;
+	uint32_t n = g->nkeys - 1;
 	const struct kv_coll **sets = malloc(n * sizeof(*sets));
 	struct build b = { .dst = kv_coll_new(KV_SET) };
-	struct kv_pos pos;
 
 	if (!sets || !b.dst) {
 		kv_err_oom(c);
 		goto out;
 	}
-	if (!gather(c, 2, n, sets))
+	if (!sets_of(c, g, 1, n, sets))
 		goto out;
 	kv_call_limits(c, &b.lim);
 	if (!empty_inter(op, sets, n))
@@ -357,13 +409,10 @@ static void setop_store(struct kv_call *c, enum setop op)
 		goto out;
 	}
 	size_t len = kv_coll_len(b.dst);
-	if (kv_arg_key(c, 1, &pos) && !len)
-		kv_db_erase(c->db, &pos);
+	struct kv_gput *p = kv_gather_add_put(g, 0, kv_gather_replace);
 	if (len) {
-		if (kv_db_store_obj(c->db, &pos, KV_SET, b.dst, KV_NO_EXPIRE)) {
-			kv_err_oom(c);
-			goto out;
-		}
+		p->v = (struct kv_gval){ .found = true, .type = KV_SET, .owned = true,
+					 .obj = b.dst, .expire = KV_NO_EXPIRE };
 		b.dst = NULL;
 	}
 	kv_reply_int(c->out, (int64_t)len);
@@ -372,43 +421,45 @@ out:
 	free(sets);
 }
 
-void kv_smembers(struct kv_call *c)
+/* The store's destination is replaced whatever it holds: not read. */
+static int gather_sources(struct kv_call *c, uint32_t k, uint32_t arg, bool copy,
+			  struct kv_gval *v)
 {
-	setop_reply(c, OP_INTER);
+	return k ? kv_gather_value(c, k, arg, copy, v) : 0;
 }
 
-void kv_sinter(struct kv_call *c)
+static void sinter_compute(struct kv_call *c, struct kv_gather *g)
 {
-	setop_reply(c, OP_INTER);
+	setop_reply(c, g, OP_INTER);
 }
 
-void kv_sunion(struct kv_call *c)
+static void sunion_compute(struct kv_call *c, struct kv_gather *g)
 {
-	setop_reply(c, OP_UNION);
+	setop_reply(c, g, OP_UNION);
 }
 
-void kv_sdiff(struct kv_call *c)
+static void sdiff_compute(struct kv_call *c, struct kv_gather *g)
 {
-	setop_reply(c, OP_DIFF);
+	setop_reply(c, g, OP_DIFF);
 }
 
-void kv_sinterstore(struct kv_call *c)
+static void sinterstore_compute(struct kv_call *c, struct kv_gather *g)
 {
-	setop_store(c, OP_INTER);
+	setop_store(c, g, OP_INTER);
 }
 
-void kv_sunionstore(struct kv_call *c)
+static void sunionstore_compute(struct kv_call *c, struct kv_gather *g)
 {
-	setop_store(c, OP_UNION);
+	setop_store(c, g, OP_UNION);
 }
 
-void kv_sdiffstore(struct kv_call *c)
+static void sdiffstore_compute(struct kv_call *c, struct kv_gather *g)
 {
-	setop_store(c, OP_DIFF);
+	setop_store(c, g, OP_DIFF);
 }
 
 /* SINTERCARD numkeys key [key ...] [LIMIT limit] */
-void kv_sintercard(struct kv_call *c)
+static void sintercard_compute(struct kv_call *c, struct kv_gather *g)
 {
 	int64_t numkeys, limit = 0;
 
@@ -438,10 +489,59 @@ void kv_sintercard(struct kv_call *c)
 		kv_err_oom(c);
 		return;
 	}
-	if (gather(c, 2, n, sets))
+	if (sets_of(c, g, 0, n, sets))
 		kv_reply_int(c->out, empty_inter(OP_INTER, sets, n) ? 0 :
 			     (int64_t)walk_result(OP_INTER, sets, n, (size_t)limit, NULL, NULL));
 	free(sets);
+}
+
+const struct kv_gather_ops kv_sinter_ops = { NULL, sinter_compute };
+const struct kv_gather_ops kv_sunion_ops = { NULL, sunion_compute };
+const struct kv_gather_ops kv_sdiff_ops = { NULL, sdiff_compute };
+const struct kv_gather_ops kv_sinterstore_ops = { gather_sources, sinterstore_compute };
+const struct kv_gather_ops kv_sunionstore_ops = { gather_sources, sunionstore_compute };
+const struct kv_gather_ops kv_sdiffstore_ops = { gather_sources, sdiffstore_compute };
+const struct kv_gather_ops kv_sintercard_ops = { NULL, sintercard_compute };
+const struct kv_gather_ops kv_smove_ops = { probe_member, smove_compute };
+
+void kv_smembers(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sinter_ops);
+}
+
+void kv_sinter(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sinter_ops);
+}
+
+void kv_sunion(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sunion_ops);
+}
+
+void kv_sdiff(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sdiff_ops);
+}
+
+void kv_sinterstore(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sinterstore_ops);
+}
+
+void kv_sunionstore(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sunionstore_ops);
+}
+
+void kv_sdiffstore(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sdiffstore_ops);
+}
+
+void kv_sintercard(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_sintercard_ops);
 }
 
 void kv_sscan(struct kv_call *c)

@@ -30,6 +30,7 @@
 
 /* Keys and values */
 #define KV_ERR_NO_KEY        "ERR no such key"
+#define KV_ERR_SAME_OBJECT   "ERR source and destination objects are the same"
 #define KV_ERR_OVERFLOW      "ERR increment or decrement would overflow"
 #define KV_ERR_DECR_OVERFLOW "ERR decrement would overflow"
 #define KV_ERR_NAN           "ERR increment would produce NaN or Infinity"

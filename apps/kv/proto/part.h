@@ -31,8 +31,11 @@ enum kv_multi {
 	KV_MULTI_MSETNX,   /* EXISTS everywhere, then MSET everywhere */
 	KV_MULTI_RENAME,   /* take the source, put the destination, drop the source */
 	KV_MULTI_RENAMENX,
-	/* keys of one shard only: over several, refused with CROSSSLOT (set
-	 * operations, SMOVE: not split over shards yet) */
+	/* the keys' values gathered home, the result computed there and put
+	 * where its keys live (gather.h: set operations, SMOVE, COPY) */
+	KV_MULTI_GATHER,
+	/* keys of one shard only: over several, refused with CROSSSLOT (for
+	 * a command not split over shards yet) */
 	KV_MULTI_SAMESHARD,
 };
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Commands over several shards, atomic: MSET, MSETNX, MGET, DEL, UNLINK,
  * EXISTS with keys of several shards, RENAME and RENAMENX across shards,
- * and the server-wide DBSIZE, FLUSHALL, FLUSHDB, KEYS.
+ * the commands computed from several keys' values (set operations,
+ * SMOVE, COPY: "gather"), and the server-wide DBSIZE, FLUSHALL, FLUSHDB,
+ * KEYS.
  *
  * A transaction runs on the connection's shard (its home):
  *  1. lock: it locks the shards it touches one at a time, in ascending
@@ -20,15 +22,32 @@
  * while it holds all of them no writer runs on any (readers may: they
  * change nothing). The locks are taken in one global order and each
  * shard's queue is first come first served, so no transaction waits for
- * another in a cycle; plain jobs hold no lock. */
+ * another in a cycle; plain jobs hold no lock.
+ *
+ * Gather (TX_GATHER), for a command whose result depends on the values
+ * of keys that may live on several shards, with its keys locked:
+ *  stage 0: every shard holding keys copies what the command needs of
+ *           them (ops->gather: a value cloned through the type table, or
+ *           just its type and a probe) into the transaction's table;
+ *  stage 1: home runs the command's compute on the copies (the code its
+ *           single-shard run uses, gather.h): the reply, and its writes;
+ *  then:    each write, one stage each, on its key's shard (a result
+ *           built at home moves there whole: nothing is copied again).
+ * A command opts in with the multi kind GATHER in commands.def and a row
+ * in gather.c naming its struct kv_gather_ops: a gather function (NULL:
+ * the whole value) and a compute function that replies and adds its
+ * writes (kv_gather_add_put with kv_gather_replace, or a write function
+ * of its own, such as SMOVE's member add and remove; list and sorted-set
+ * moves and stores plug in the same way). Its single-shard function
+ * calls kv_gather_run() with the same ops, so both runs share the code. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "num.h"
+#include "gather.h"
 #include "server_internal.h"
 
-enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME };
+enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME, TX_GATHER };
 
 struct kv_tx {
 	struct kv_client *c;
@@ -51,26 +70,17 @@ struct kv_tx {
 	struct kv_job **parts;        /* this stage's jobs, by index in order[] */
 	struct kv_job *lockj;         /* the lock asked for, not granted yet */
 	struct kv_reply out;
+	/* TX_GATHER: the command's ops, the keys' values and the writes, and
+	 * the next write to run */
+	const struct kv_gather_ops *gops;
+	struct kv_gather g;
+	uint32_t put;
 };
 
 /* Server-wide commands but SCAN, which walks one shard at a time. */
 static bool server_wide(const struct kv_cmd *cmd)
 {
 	return (cmd->flags & KV_CMD_ALLSHARDS) && cmd->multi != KV_MULTI_WALK;
-}
-
-/* The last key's argument index. A key count that is not a number in
- * range names one key: the command refuses it on that key's shard. */
-static uint32_t last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
-			 const size_t *argl)
-{
-	uint32_t first = (uint32_t)cmd->first_key;
-	int64_t n;
-
-	if (cmd->flags & KV_CMD_KEYNUM)
-		return kv_str2ll(argv[first - 1], argl[first - 1], &n) && n >= 1 &&
-		       n <= (int64_t)(argc - first) ? first + (uint32_t)n - 1 : first;
-	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
 }
 
 bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
@@ -88,7 +98,7 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 			       * error, replied anywhere */
 	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
 	for (uint32_t i = (uint32_t)cmd->first_key + (uint32_t)cmd->key_step;
-	     i <= last_key(cmd, argc, argv, argl); i += (uint32_t)cmd->key_step)
+	     i <= kv_cmd_last_key(cmd, argc, argv, argl); i += (uint32_t)cmd->key_step)
 		if (kv_key_shard(sh, argv[i], argl[i]) != first)
 			return true;
 	return false;
@@ -101,6 +111,7 @@ void kv_multi_free(struct kv_tx *t)
 		kv_job_free(t->parts[i]);
 	kv_job_free(t->req);
 	kv_reply_free(&t->out);
+	kv_gather_clear(&t->g);
 	free(t->order);
 	free(t->slot);
 	free(t->key_slot);
@@ -410,6 +421,127 @@ static bool rename_stage(struct kv_tx *t)
 	return false;
 }
 
+/* ---- gather, compute at home, put ------------------------------------------ */
+
+/* The request as a part sees it on shard sh: the transaction's copy,
+ * which no one changes while the transaction waits for its parts, and
+ * the key tables (each part writes only its own keys' entries, and home
+ * reads them once every part has answered). */
+static void part_call(struct kv_shard *sh, struct kv_job *j, struct kv_call *c)
+{
+	struct kv_tx *t = j->owner;
+
+	*c = (struct kv_call){
+		.db = sh->db, .out = &j->out, .now = kv_now_ms(),
+		.max_bulk = sh->limits.max_bulk, .cfg = &sh->cfg, .argc = t->req->a.argc,
+		.argv = t->req->a.argv, .argl = t->req->a.argl, .cmd = t->cmd,
+	};
+}
+
+/* On a shard holding keys: copies of what the command needs of them. */
+static void gather_part(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_tx *t = j->owner;
+	struct kv_call c;
+
+	part_call(sh, j, &c);
+	for (uint32_t k = 0; k < t->g.nkeys; k++)
+		if (t->key_slot[k] == j->u64 && kv_gather_key(&c, t->gops, &t->g, k, true)) {
+			KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+			return;
+		}
+}
+
+/* On a written key's shard: the write j->u64. */
+static void put_part(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_tx *t = j->owner;
+	struct kv_call c;
+
+	part_call(sh, j, &c);
+	if (kv_gather_put(&c, &t->g, &t->g.put[j->u64]))
+		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+}
+
+static struct kv_job *fn_job(kv_job_fn *fn, uint64_t arg)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
+
+	if (j) {
+		j->fn = fn;
+		j->u64 = arg;
+	}
+	return j;
+}
+
+/* Stage 0: every shard gathers its keys. */
+static bool gather_all(struct kv_tx *t)
+{
+	struct kv_job *j[t->nsh];
+
+	for (unsigned i = 0; i < t->nsh; i++) {
+		j[i] = fn_job(gather_part, i);
+		if (!j[i]) {
+			while (i--)
+				kv_job_free(j[i]);
+			return false;
+		}
+	}
+	drop_parts(t);
+	for (unsigned i = 0; i < t->nsh; i++)
+		send_part(t, i, j[i], part_done);
+	return true;
+}
+
+/* The command's own compute, at home, on the gathered copies. */
+static void compute_home(struct kv_tx *t)
+{
+	struct kv_call c = {
+		.out = &t->out, .now = kv_now_ms(), .max_bulk = t->sh->limits.max_bulk,
+		.cfg = &t->sh->cfg, .argc = t->req->a.argc, .argv = t->req->a.argv,
+		.argl = t->req->a.argl, .cmd = t->cmd,
+	};
+
+	t->gops->compute(&c, &t->g);
+}
+
+/* Stages: 0 gather; 1 compute, then each write in turn, one stage each
+ * (SMOVE's add runs before its remove: a failed add leaves nothing
+ * changed). Returns true when the transaction is over. */
+static bool gather_stage(struct kv_tx *t)
+{
+	const struct kv_reply *err = t->stage ? first_error(t) : NULL;
+	struct kv_job *j;
+	unsigned i;
+
+	if (err) {
+		kv_reply_truncate(&t->out, 0); /* a write failed: the error instead */
+		kv_reply_raw(&t->out, err->buf, err->len);
+		return true;
+	}
+	if (t->stage++ == 0) {
+		if (gather_all(t))
+			return false;
+		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
+		return true;
+	}
+	if (t->stage == 2)
+		compute_home(t);
+	if (t->put == t->g.nput)
+		return true;
+	i = t->key_slot[t->g.put[t->put].key];
+	j = fn_job(put_part, t->put);
+	if (!j) {
+		kv_reply_truncate(&t->out, 0);
+		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
+		return true;
+	}
+	t->put++;
+	kv_job_free(t->parts[i]);
+	send_part(t, i, j, part_done);
+	return false;
+}
+
 /* ---- stages --------------------------------------------------------------- */
 
 static void tx_end(struct kv_tx *t)
@@ -436,6 +568,8 @@ static bool advance(struct kv_tx *t)
 	}
 	if (t->kind == TX_RENAME)
 		return rename_stage(t);
+	if (t->kind == TX_GATHER)
+		return gather_stage(t);
 	switch (t->stage++) {
 	case 0:
 		if (fan_out(t, t->kind == TX_MSETNX ? "exists" : NULL, part_values(t)))
@@ -565,7 +699,7 @@ static int plan(struct kv_tx *t)
 	if (!all) {
 		uint32_t step = (uint32_t)t->cmd->key_step;
 
-		t->nkeys = (last_key(t->cmd, a->argc, a->argv, a->argl) - (uint32_t)t->cmd->first_key) /
+		t->nkeys = (kv_cmd_last_key(t->cmd, a->argc, a->argv, a->argl) - (uint32_t)t->cmd->first_key) /
 				   step + 1;
 		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
 		if (!t->key_slot)
@@ -602,6 +736,14 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 	t->kind = cmd->multi == KV_MULTI_MSETNX ? TX_MSETNX :
 		  cmd->multi == KV_MULTI_RENAME || cmd->multi == KV_MULTI_RENAMENX ? TX_RENAME :
 		  TX_FANOUT;
+	if (cmd->multi == KV_MULTI_GATHER) {
+		t->kind = TX_GATHER;
+		t->gops = kv_gather_ops_of(cmd);
+		if (!t->gops || kv_gather_init(&t->g, cmd, argc, argv, argl)) {
+			kv_multi_free(t);
+			return -ENOMEM;
+		}
+	}
 	t->nx = cmd->multi == KV_MULTI_RENAMENX;
 	t->reader = cmd->flags & KV_CMD_READONLY;
 	/* Keys, not shards, are locked unless a memory limit needs every
