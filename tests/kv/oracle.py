@@ -296,6 +296,11 @@ def same_cmdinfo(va, vb):
 # shards.
 
 
+# What `percore kv --shards 2` answers BITOP and LCS over keys of two
+# shards.
+CROSSSLOT = b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+
+
 def same_unordered(mode, va, vb):
     """Arrays equal as multisets: of elements ("sorted"), or of the
     pairs of a flat field, value array ("pairs"); "len": of equal length
