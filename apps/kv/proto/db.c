@@ -93,6 +93,11 @@ uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now)
 	return pc_elapsed32((uint32_t)now, e->lru);
 }
 
+void kv_entry_set_idle(struct kv_entry *e, int64_t now, uint64_t idle_ms)
+{
+	e->lru = (uint32_t)now - (uint32_t)idle_ms;
+}
+
 /* Frees a typed value's object, no longer counted. */
 static void release_obj(struct kv_db *db, enum kv_type t, void *obj)
 {

@@ -120,6 +120,10 @@ void kv_entry_set_raw(struct kv_entry *e);
  * IDLETIME). */
 uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now);
 
+/* Makes the entry look last used idle_ms before now (RESTORE's IDLETIME;
+ * at most 2^31 ms: ages are kept in 32 bits). */
+void kv_entry_set_idle(struct kv_entry *e, int64_t now, uint64_t idle_ms);
+
 /* Changing a typed value in place: kv_db_edit_begin() before (it returns
  * the object's size), kv_db_edit_end() after, with that size, which counts
  * the change in kv_db_used() and deletes the key when the change left the

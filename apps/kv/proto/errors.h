@@ -45,6 +45,13 @@
 #define KV_ERR_NUMKEYS       "ERR numkeys should be greater than 0"
 #define KV_ERR_NUMKEYS_ARGS  "ERR Number of keys can't be greater than number of args"
 #define KV_ERR_LIMIT_NEG     "ERR LIMIT can't be negative"
+/* DUMP and RESTORE */
+#define KV_ERR_BUSYKEY       "BUSYKEY Target key name already exists."
+#define KV_ERR_DUMP_PAYLOAD  "ERR DUMP payload version or checksum are wrong"
+#define KV_ERR_BAD_DATA      "ERR Bad data format"
+#define KV_ERR_TTL           "ERR Invalid TTL value, must be >= 0"
+#define KV_ERR_IDLETIME      "ERR Invalid IDLETIME value, must be >= 0"
+#define KV_ERR_FREQ          "ERR Invalid FREQ value, must be >= 0 and <= 255"
 #define KV_ERR_NO_LFU        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 
 /* Memory and load */
