@@ -851,6 +851,70 @@ def set_random():
             C("SPOP", "h", 200, mode="len"), C("EXISTS", "h")]
 
 
+def lists():
+    """Every single-key list command: arguments, missing keys, ranges out
+    of bounds, wrong types."""
+    return [C("LPUSH", "l"), C("LPUSH", "l", "a"), C("RPUSH", "l", "b", "c", "d"), C("LPUSH", "l", "x", "y"),
+            C("LRANGE", "l", 0, -1), C("LLEN", "l"), C("LLEN", "missing"), C("LRANGE", "l", -100, 100),
+            C("LRANGE", "l", 3, 1), C("LRANGE", "l", -2, -1), C("LRANGE", "l", 10, 20), C("LRANGE", "l", "x", 1),
+            C("LRANGE", "l", 0, "9223372036854775808"), C("LRANGE", "missing", 0, -1), C("LRANGE", "l", 0),
+            C("LINDEX", "l", 0), C("LINDEX", "l", -1), C("LINDEX", "l", 5), C("LINDEX", "l", -6),
+            C("LINDEX", "l", -7), C("LINDEX", "l", "a"), C("LINDEX", "missing", 0),
+            C("LPUSHX", "missing", "a"), C("RPUSHX", "missing", "a"), C("EXISTS", "missing"),
+            C("LPUSHX", "l", "p", "q"), C("RPUSHX", "l", "r"), C("LRANGE", "l", 0, -1), C("LPUSHX", "l"),
+            C("LPOP", "l"), C("RPOP", "l"), C("LPOP", "l", 2), C("RPOP", "l", 0), C("LPOP", "l", -1),
+            C("LPOP", "l", "x"), C("LPOP", "l", 1, 2), C("LPOP", "missing"), C("LPOP", "missing", 2),
+            C("LPOP", "missing", 0), C("RPOP", "l", 100), C("EXISTS", "l"), C("RPOP", "l"),
+            C("RPUSH", "s", "a", "b", "c"), C("LSET", "s", 0, "A"), C("LSET", "s", -1, "C"), C("LSET", "s", 3, "x"),
+            C("LSET", "s", -4, "x"), C("LSET", "s", "i", "x"), C("LSET", "missing", 0, "x"),
+            C("LSET", "missing", "i", "x"), C("LRANGE", "s", 0, -1),
+            C("LINSERT", "s", "BEFORE", "b", "1"), C("LINSERT", "s", "after", "C", "2"),
+            C("LINSERT", "s", "after", "zz", "2"), C("LINSERT", "s", "middle", "b", "2"),
+            C("LINSERT", "missing", "before", "a", "b"), C("LINSERT", "missing", "x", "a", "b"),
+            C("LRANGE", "s", 0, -1), C("RPUSH", "r", "a", "b", "a", "c", "a", "b"), C("LREM", "r", 1, "a"),
+            C("LREM", "r", -1, "b"), C("LRANGE", "r", 0, -1), C("LREM", "r", 0, "a"), C("LREM", "r", "x", "a"),
+            C("LREM", "missing", 0, "a"), C("LREM", "r", 0, "zz"), C("LRANGE", "r", 0, -1),
+            C("LREM", "r", 0, "b"), C("LREM", "r", 0, "c"), C("EXISTS", "r"),
+            C("RPUSH", "t", *range(10)), C("LTRIM", "t", 2, -3), C("LRANGE", "t", 0, -1), C("LTRIM", "t", -100, 100),
+            C("LTRIM", "t", 1, 0), C("EXISTS", "t"), C("LTRIM", "missing", 0, 1), C("LTRIM", "t", "a", 1),
+            C("RPUSH", "t", *range(10)), C("LTRIM", "t", 5, 100), C("LRANGE", "t", 0, -1),
+            C("LTRIM", "t", -2, -1), C("LRANGE", "t", 0, -1),
+            C("RPUSH", "p", "a", "b", "c", "1", "2", "3", "c", "c"), C("LPOS", "p", "c"), C("LPOS", "p", "zz"),
+            C("LPOS", "p", "c", "RANK", 2), C("LPOS", "p", "c", "RANK", -1), C("LPOS", "p", "c", "RANK", -2),
+            C("LPOS", "p", "c", "RANK", 0), C("LPOS", "p", "c", "RANK", "x"),
+            C("LPOS", "p", "c", "RANK", "-9223372036854775808"), C("LPOS", "p", "c", "COUNT", 0),
+            C("LPOS", "p", "c", "COUNT", 2), C("LPOS", "p", "c", "COUNT", 2, "RANK", -1),
+            C("LPOS", "p", "c", "COUNT", -1), C("LPOS", "p", "c", "COUNT", "x"), C("LPOS", "p", "c", "MAXLEN", 3),
+            C("LPOS", "p", "c", "MAXLEN", 3, "COUNT", 0), C("LPOS", "p", "c", "MAXLEN", -1),
+            C("LPOS", "p", "c", "MAXLEN", 0, "COUNT", 0), C("LPOS", "p", "c", "COUNT"), C("LPOS", "p", "c", "FOO", 1),
+            C("LPOS", "missing", "c"), C("LPOS", "missing", "c", "COUNT", 1), C("LPOS", "p", "zz", "COUNT", 0),
+            C("LPOS", "p", "c", "RANK", 5), C("LPOS", "p", "c", "RANK", 5, "COUNT", 1),
+            C("SET", "str", "v"), C("LPUSH", "str", "a"), C("RPUSH", "str", "a"), C("LPUSHX", "str", "a"),
+            C("LPOP", "str"), C("LPOP", "str", 1), C("LLEN", "str"), C("LRANGE", "str", 0, 1), C("LINDEX", "str", 0),
+            C("LSET", "str", 0, "a"), C("LINSERT", "str", "before", "a", "b"), C("LREM", "str", 0, "a"),
+            C("LTRIM", "str", 0, 1), C("LPOS", "str", "a"), C("TYPE", "p"), C("OBJECT", "ENCODING", "p"),
+            C("LPUSH", "bin", b"\x00\xff", b"a\r\nb", ""), C("LRANGE", "bin", 0, -1), C("LPOS", "bin", ""),
+            C("HSET", "h", "f", "v"), C("LLEN", "h"), C("LPUSH", "h", "x"), C("SADD", "p", "x"), C("GET", "p")]
+
+
+def list_big(rng):
+    """Long lists over many nodes, entries large and small, and the
+    node-size settings."""
+    vals = ["v%d" % i for i in range(2000)] + ["x" * rng.randrange(1, 9000) for _ in range(30)]
+    rng.shuffle(vals)
+    items = [C("CONFIG", "GET", "list-max-listpack-size"), C("CONFIG", "GET", "list-max-ziplist-size")]
+    for fill in (-2, 3, -5, -1, 1):
+        items += [C("CONFIG", "SET", "list-max-listpack-size", fill), C("DEL", "b"), C("RPUSH", "b", *vals[:700]),
+                  C("LPUSH", "b", *vals[700:]), C("LLEN", "b"), C("LRANGE", "b", 500, 520), C("LINDEX", "b", 1234),
+                  C("LINDEX", "b", -999), C("LSET", "b", 1000, "y" * 10000), C("LINSERT", "b", "before", vals[5], "z"),
+                  C("LREM", "b", 2, vals[100]), C("LTRIM", "b", 3, -4), C("LPOS", "b", vals[900]),
+                  C("LRANGE", "b", 990, 1010), C("LPOP", "b", 30), C("RPOP", "b", 30), C("OBJECT", "ENCODING", "b")]
+    items += [C("CONFIG", "SET", "list-max-ziplist-size", 7), C("CONFIG", "GET", "list-max-listpack-size"),
+              C("CONFIG", "SET", "list-max-listpack-size", "x"), C("CONFIG", "SET", "list-max-listpack-size", "-2147483649"),
+              C("CONFIG", "SET", "list-max-listpack-size", "-2")]
+    return items
+
+
 def set_ops(k=lambda name: name):
     """Set operations over keys of one shard, as Redis answers them. k
     names each key: over TCP, names that share a shard (colocated())."""
@@ -1069,7 +1133,7 @@ def main():
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline(), server_cmds(), wrongtype(), objects(), hashes(),
                   hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
-                  typed_renames()]
+                  typed_renames(), lists(), list_big(rng)]
         ours, redis = make_ours(), RedisPeer(port)
         groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
         if tcp:
