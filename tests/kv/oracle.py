@@ -882,7 +882,7 @@ def lists():
             C("RPUSH", "p", "a", "b", "c", "1", "2", "3", "c", "c"), C("LPOS", "p", "c"), C("LPOS", "p", "zz"),
             C("LPOS", "p", "c", "RANK", 2), C("LPOS", "p", "c", "RANK", -1), C("LPOS", "p", "c", "RANK", -2),
             C("LPOS", "p", "c", "RANK", 0), C("LPOS", "p", "c", "RANK", "x"),
-            C("LPOS", "p", "c", "RANK", "-9223372036854775808"), C("LPOS", "p", "c", "COUNT", 0),
+            C("LPOS", "p", "c", "RANK", "-9223372036854775807"), C("LPOS", "p", "c", "COUNT", 0),
             C("LPOS", "p", "c", "COUNT", 2), C("LPOS", "p", "c", "COUNT", 2, "RANK", -1),
             C("LPOS", "p", "c", "COUNT", -1), C("LPOS", "p", "c", "COUNT", "x"), C("LPOS", "p", "c", "MAXLEN", 3),
             C("LPOS", "p", "c", "MAXLEN", 3, "COUNT", 0), C("LPOS", "p", "c", "MAXLEN", -1),
