@@ -915,6 +915,94 @@ def list_big(rng):
     return items
 
 
+def zsets():
+    """Every single-key sorted-set command: options and their conflicts,
+    inf and -inf, score and lex ranges, ranks out of bounds, wrong types."""
+    return [C("ZADD", "z", 1, "a", 2, "b", 3, "c"), C("ZADD", "z", "NX", 5, "a", 4, "d"), C("ZADD", "z", "XX", 5, "a", 9, "e"),
+            C("ZADD", "z", "XX", "CH", 6, "a"), C("ZADD", "z", "GT", "CH", 1, "a", 7, "b"), C("ZADD", "z", "LT", "CH", 8, "b", 0, "c"),
+            C("ZADD", "z", "INCR", 2, "a"), C("ZADD", "z", "INCR", "NX", 2, "a"), C("ZADD", "z", "INCR", "XX", 2, "new"),
+            C("ZADD", "z", "NX", "XX", 1, "a"), C("ZADD", "z", "GT", "LT", 1, "a"), C("ZADD", "z", "NX", "GT", 1, "a"),
+            C("ZADD", "z", "INCR", 1, "a", 2, "b"), C("ZADD", "z", 1), C("ZADD", "z", 1, "a", 2), C("ZADD", "z", "x", "a"),
+            C("ZADD", "z", "nan", "a"), C("ZADD", "z", "inf", "i", "-inf", "j", "+inf", "k"), C("ZADD", "z", "CH"),
+            C("ZADD", "z", "INCR", "-inf", "i"), C("ZADD", "z", "1e400", "a"), C("ZADD", "z", " 1", "a"), C("ZADD", "z", "0x10", "h"),
+            C("ZADD", "z", "1.5", "f", "-2.25e-3", "g"), C("ZADD", "missing", "XX", 1, "a"), C("ZADD", "missing", "XX", "INCR", 1, "a"),
+            C("EXISTS", "missing"), C("ZINCRBY", "z", 10, "a"), C("ZINCRBY", "z", "x", "a"), C("ZINCRBY", "z", "-inf", "k"),
+            C("ZINCRBY", "n", 1.5, "m"), C("ZRANGE", "z", 0, -1, "WITHSCORES"), C("ZCARD", "z"), C("ZCARD", "missing"),
+            C("ZSCORE", "z", "a"), C("ZSCORE", "z", "nope"), C("ZSCORE", "missing", "a"), C("ZMSCORE", "z", "a", "nope", "i"),
+            C("ZMSCORE", "missing", "a", "b"), C("ZRANK", "z", "a"), C("ZREVRANK", "z", "a"), C("ZRANK", "z", "nope"),
+            C("ZRANK", "missing", "a"), C("ZCOUNT", "z", "-inf", "+inf"), C("ZCOUNT", "z", "(1", "7"), C("ZCOUNT", "z", 5, 1),
+            C("ZCOUNT", "z", "x", 1), C("ZCOUNT", "z", "((1", 2), C("ZCOUNT", "missing", 0, 1), C("ZCOUNT", "z", "(inf", "inf"),
+            C("ZRANGE", "z", 0, 2), C("ZRANGE", "z", -3, -1, "WITHSCORES"), C("ZRANGE", "z", 5, 2), C("ZRANGE", "z", -100, 100),
+            C("ZRANGE", "z", "x", 1), C("ZRANGE", "z", 0, 1, "REV"), C("ZRANGE", "z", 0, -1, "REV", "WITHSCORES"),
+            C("ZRANGE", "z", "-inf", "+inf", "BYSCORE"), C("ZRANGE", "z", "(1", "8", "BYSCORE", "LIMIT", 1, 2),
+            C("ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV", "WITHSCORES"), C("ZRANGE", "z", 8, 1, "BYSCORE", "REV", "LIMIT", 0, 2),
+            C("ZRANGE", "z", 0, 1, "LIMIT", 0, 1), C("ZRANGE", "z", 0, 1, "LIMIT", 0, -1), C("ZRANGE", "z", 0, 1, "BYLEX"),
+            C("ZRANGE", "z", "-", "+", "BYLEX", "WITHSCORES"), C("ZRANGE", "z", 0, 1, "BYSCORE", "BYLEX"),
+            C("ZRANGE", "z", 0, 1, "FOO"), C("ZRANGE", "z", 0, 1, "LIMIT", 1), C("ZRANGE", "z", 0, 10, "BYSCORE", "LIMIT", -1, 2),
+            C("ZRANGE", "z", 0, 10, "BYSCORE", "LIMIT", 1, -5), C("ZRANGE", "z", 0, 10, "BYSCORE", "LIMIT", "x", 1),
+            C("ZRANGE", "missing", 0, -1), C("ZRANGEBYSCORE", "z", "-inf", "inf", "WITHSCORES", "LIMIT", 2, 3),
+            C("ZRANGEBYSCORE", "z", 1, 2, "REV"), C("ZRANGEBYSCORE", "z", "a", "b"), C("ZREVRANGEBYSCORE", "z", "+inf", "(2"),
+            C("ZREVRANGEBYSCORE", "z", 7, 1, "WITHSCORES", "LIMIT", 1, 1), C("ZREVRANGE", "z", 0, 2, "WITHSCORES"),
+            C("ZREVRANGE", "z", 0, 2, "LIMIT", 0, 1), C("ZREVRANGE", "z", -1, -1), C("ZREVRANGE", "z", 0, 2, "BYSCORE"),
+            C("ZADD", "lex", 0, "a", 0, "b", 0, "c", 0, "dd", 0, "e", 0, ""), C("ZRANGEBYLEX", "lex", "-", "+"),
+            C("ZRANGEBYLEX", "lex", "[b", "(dd"), C("ZRANGEBYLEX", "lex", "(a", "[dd", "LIMIT", 1, 1), C("ZRANGEBYLEX", "lex", "a", "b"),
+            C("ZRANGEBYLEX", "lex", "+", "-"), C("ZRANGEBYLEX", "lex", "[", "[c"), C("ZRANGEBYLEX", "lex", "-", "+", "WITHSCORES"),
+            C("ZREVRANGEBYLEX", "lex", "+", "-"), C("ZREVRANGEBYLEX", "lex", "[dd", "(a", "LIMIT", 0, 2),
+            C("ZLEXCOUNT", "lex", "-", "+"), C("ZLEXCOUNT", "lex", "[b", "[c"), C("ZLEXCOUNT", "lex", "b", "c"),
+            C("ZLEXCOUNT", "missing", "-", "+"), C("ZRANGE", "lex", "[e", "(b", "BYLEX", "REV"),
+            C("ZREM", "z", "a", "b", "nope"), C("ZREM", "missing", "a"), C("ZREM", "n", "m"), C("EXISTS", "n"),
+            C("ZADD", "r", *[x for i in range(20) for x in (i, "m%02d" % i)]), C("ZREMRANGEBYRANK", "r", 0, 2),
+            C("ZREMRANGEBYRANK", "r", -2, -1), C("ZREMRANGEBYRANK", "r", 10, 5), C("ZREMRANGEBYRANK", "r", "x", 1),
+            C("ZREMRANGEBYSCORE", "r", "(5", 7), C("ZREMRANGEBYSCORE", "r", "x", 1), C("ZREMRANGEBYLEX", "lex", "[b", "[c"),
+            C("ZREMRANGEBYLEX", "lex", "b", "[c"), C("ZRANGE", "r", 0, -1, "WITHSCORES"), C("ZREMRANGEBYRANK", "missing", 0, -1),
+            C("ZREMRANGEBYSCORE", "r", "-inf", "inf"), C("EXISTS", "r"),
+            C("ZADD", "p", 1, "a", 2, "b", 3, "c", 4, "d"), C("ZPOPMIN", "p"), C("ZPOPMAX", "p"), C("ZPOPMIN", "p", 0),
+            C("ZPOPMIN", "p", -1), C("ZPOPMIN", "p", "x"), C("ZPOPMIN", "p", 1, 2), C("ZPOPMAX", "p", 10), C("EXISTS", "p"),
+            C("ZPOPMIN", "missing"), C("ZPOPMAX", "missing", 2),
+            C("ZADD", "q", 1, "a", 2, "b", 3, "c"), C("ZRANDMEMBER", "missing"), C("ZRANDMEMBER", "missing", 2),
+            C("ZRANDMEMBER", "q", 0), C("ZRANDMEMBER", "q", 3, mode="sorted"), C("ZRANDMEMBER", "q", 10, "WITHSCORES", mode="pairs"),
+            C("ZRANDMEMBER", "q", 2, mode="len"), C("ZRANDMEMBER", "q", -5, "WITHSCORES", mode="len"),
+            C("ZRANDMEMBER", "q", 1, "FOO"), C("ZRANDMEMBER", "q", "x"), C("ZRANDMEMBER", "q", 1, "WITHSCORES", 1),
+            C("ZRANDMEMBER", "q", "-9223372036854775808"), C("ZRANDMEMBER", "q", "-9223372036854775807", "WITHSCORES"),
+            C("ZADD", "one", 5, "x"), C("ZRANDMEMBER", "one"), C("ZRANDMEMBER", "one", -2, "WITHSCORES"),
+            C("ZSCAN", "q", 0), C("ZSCAN", "q", 0, "MATCH", "[ab]"), C("ZSCAN", "q", 0, "COUNT", 0), C("ZSCAN", "q", "x"),
+            C("ZSCAN", "missing", 0), C("ZSCAN", "q", 0, "FOO", 1), KSCAN_ALL("ZSCAN", "q"),
+            C("SET", "str", "v"), C("ZADD", "str", 1, "a"), C("ZINCRBY", "str", 1, "a"), C("ZREM", "str", "a"), C("ZCARD", "str"),
+            C("ZCOUNT", "str", 0, 1), C("ZLEXCOUNT", "str", "-", "+"), C("ZSCORE", "str", "a"), C("ZMSCORE", "str", "a"),
+            C("ZRANK", "str", "a"), C("ZRANGE", "str", 0, 1), C("ZRANGEBYSCORE", "str", 0, 1), C("ZREVRANGEBYLEX", "str", "+", "-"),
+            C("ZPOPMIN", "str"), C("ZRANDMEMBER", "str"), C("ZRANDMEMBER", "str", 1), C("ZREMRANGEBYRANK", "str", 0, 1),
+            C("ZSCAN", "str", 0), C("ZADD", "str", "XX", 1, "a"), C("ZRANGE", "str", "x", 1), C("TYPE", "q"),
+            C("OBJECT", "ENCODING", "q"), C("LPUSH", "q", "a"), C("GET", "q"), C("ZADD", "lst", 1, "a"), C("LPUSH", "lst", 1),
+            C("ZADD", "b", 1, b"\x00\xff", 2, b"a\r\nb"), C("ZRANGE", "b", 0, -1, "WITHSCORES"), C("ZSCORE", "b", b"\x00\xff"),
+            C("ZADD", "neg", "-0", "a"), C("ZSCORE", "neg", "a"), C("ZADD", "fl", "0.1", "a", "1e-300", "b", "123456789012345678", "c"),
+            C("ZRANGE", "fl", 0, -1, "WITHSCORES"), C("ZINCRBY", "fl", "0.2", "a")]
+
+
+def zset_encodings(rng):
+    """The listpack and skiplist encodings, converting on either limit,
+    and their settings (with the ziplist aliases)."""
+    items = [C("CONFIG", "GET", "zset-max-listpack-entries"), C("CONFIG", "GET", "zset-max-ziplist-value"),
+             C("ZADD", "a", *[x for i in range(128) for x in (i, "m%d" % i)]), C("OBJECT", "ENCODING", "a"),
+             C("ZADD", "a", 200, "one-more"), C("OBJECT", "ENCODING", "a"), C("ZREMRANGEBYRANK", "a", 0, 100),
+             C("OBJECT", "ENCODING", "a"), C("ZADD", "b", 1, "x" * 64), C("OBJECT", "ENCODING", "b"), C("ZADD", "b", 2, "y" * 65),
+             C("OBJECT", "ENCODING", "b"), C("ZADD", "c", 1, "y" * 65), C("OBJECT", "ENCODING", "c"),
+             C("CONFIG", "SET", "zset-max-listpack-entries", 4), C("CONFIG", "SET", "zset-max-ziplist-value", 10),
+             C("CONFIG", "GET", "zset-max-*", mode="pairs"), C("ZADD", "d", 1, "a", 2, "b", 3, "c", 4, "d"), C("OBJECT", "ENCODING", "d"),
+             C("ZADD", "d", 5, "e"), C("OBJECT", "ENCODING", "d"), C("ZADD", "e", 1, "abcdefghijk"), C("OBJECT", "ENCODING", "e"),
+             C("CONFIG", "SET", "zset-max-listpack-entries", 0), C("ZADD", "f", 1, "a"), C("OBJECT", "ENCODING", "f"),
+             C("CONFIG", "SET", "zset-max-listpack-entries", 128), C("CONFIG", "SET", "zset-max-listpack-value", 64)]
+    for key in ("g", "h"):
+        members = ["k%d" % rng.randrange(400) for _ in range(300)] if key == "h" else ["s%d" % i for i in range(50)]
+        args = [x for m in members for x in (rng.choice([rng.randrange(-50, 50), rng.random() * 100, "inf", "-inf"]), m)]
+        items += [C("ZADD", key, *args), C("OBJECT", "ENCODING", key), C("ZCARD", key),
+                  C("ZRANGE", key, 0, -1, "WITHSCORES"), C("ZRANGE", key, "(-10", "10", "BYSCORE", "WITHSCORES"),
+                  C("ZREVRANGE", key, 5, 40, "WITHSCORES"), C("ZRANK", key, members[7]), C("ZREVRANK", key, members[9]),
+                  C("ZCOUNT", key, "-inf", "(0"), C("ZREMRANGEBYSCORE", key, "(10", "20"), C("ZPOPMAX", key, 3),
+                  C("ZPOPMIN", key, 2), C("ZRANGE", key, 0, -1, "WITHSCORES"), KSCAN_ALL("ZSCAN", key),
+                  C("ZRANDMEMBER", key, 5, mode="len")]
+    return items
+
+
 def set_ops(k=lambda name: name):
     """Set operations over keys of one shard, as Redis answers them. k
     names each key: over TCP, names that share a shard (colocated())."""
@@ -1133,7 +1221,8 @@ def main():
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline(), server_cmds(), wrongtype(), objects(), hashes(),
                   hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
-                  typed_renames(), lists(), list_big(rng)]
+                  typed_renames(), lists(), list_big(rng), zsets(),
+                  zset_encodings(rng)]
         ours, redis = make_ours(), RedisPeer(port)
         groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
         if tcp:
