@@ -1003,6 +1003,84 @@ def zset_encodings(rng):
     return items
 
 
+def list_zset_ops(k=lambda name: name):
+    """LMOVE, RPOPLPUSH, LMPOP and ZMPOP over keys of one shard (k as in
+    set_ops)."""
+    return [C("RPUSH", k("a"), 1, 2, 3), C("LMOVE", k("a"), k("b"), "LEFT", "RIGHT"), C("LMOVE", k("a"), k("b"), "right", "left"),
+            C("LRANGE", k("b"), 0, -1), C("LMOVE", k("a"), k("a"), "LEFT", "RIGHT"), C("LRANGE", k("a"), 0, -1),
+            C("LMOVE", k("a"), k("b"), "UP", "LEFT"), C("LMOVE", k("missing"), k("b"), "LEFT", "LEFT"),
+            C("RPOPLPUSH", k("a"), k("b")), C("EXISTS", k("a")), C("RPOPLPUSH", k("missing"), k("b")), C("LRANGE", k("b"), 0, -1),
+            C("SET", k("str"), "v"), C("RPOPLPUSH", k("b"), k("str")), C("RPOPLPUSH", k("str"), k("b")),
+            C("LMOVE", k("missing"), k("str"), "LEFT", "LEFT"), C("LRANGE", k("b"), 0, -1),
+            C("RPUSH", k("c"), "x", "y", "z"), C("LMPOP", 2, k("missing"), k("c"), "LEFT"), C("LMPOP", 2, k("missing"), k("c"), "RIGHT", "COUNT", 5),
+            C("EXISTS", k("c")), C("LMPOP", 1, k("missing"), "LEFT"), C("LMPOP", 0, k("c"), "LEFT"), C("LMPOP", "x", k("c"), "LEFT"),
+            C("LMPOP", 2, k("c"), "LEFT"), C("LMPOP", 1, k("b"), "MIDDLE"), C("LMPOP", 1, k("b"), "LEFT", "COUNT", 0),
+            C("LMPOP", 1, k("b"), "LEFT", "COUNT", 1, "COUNT", 1), C("LMPOP", 1, k("b"), "LEFT", "FOO"),
+            C("LMPOP", 2, k("str"), k("b"), "LEFT"), C("LMPOP", 2, k("b"), k("str"), "LEFT", "COUNT", 2),
+            C("ZADD", k("za"), 1, "a", 2, "b", 3, "c"), C("ZMPOP", 2, k("missing"), k("za"), "MIN"),
+            C("ZMPOP", 1, k("za"), "MAX", "COUNT", 10), C("EXISTS", k("za")), C("ZMPOP", 1, k("za"), "MIN"),
+            C("ZMPOP", 0, k("za"), "MIN"), C("ZMPOP", 1, k("za"), "LEFT"), C("ZMPOP", 1, k("za"), "MIN", "COUNT", 0),
+            C("ZMPOP", 2, k("str"), k("za"), "MIN"), C("ZMPOP", 3, k("za"), "MIN")]
+
+
+LIST_ZSET_OP_KEYS = ("a", "b", "c", "za", "str", "missing")
+
+
+def random_lists_zsets(rng, n=20000, rand_keys=lambda name: name):
+    """A seeded stream of list and sorted-set commands over a few keys
+    (PC_TEST_SEED picks it; a mismatch names the command)."""
+    keys = [rand_keys("k%d" % i) for i in range(6)]
+    vals = ["v%d" % i for i in range(12)] + ["", "x" * 70]
+    scores = ["0", "1", "-1", "2.5", "inf", "-inf", "(1", "1e3", "-0"]
+    lex = ["-", "+", "[v3", "(v5", "[v", "(v10"]
+
+    def i():
+        return str(rng.randrange(-8, 9))
+
+    def v():
+        return rng.choice(vals)
+
+    def sc():
+        return rng.choice(scores)
+
+    gens = [lambda k: ("LPUSH", k, v(), v()), lambda k: ("RPUSH", k, v()), lambda k: ("LPUSHX", k, v()),
+            lambda k: ("RPUSHX", k, v()), lambda k: ("LPOP", k), lambda k: ("RPOP", k, rng.randrange(0, 4)),
+            lambda k: ("LLEN", k), lambda k: ("LRANGE", k, i(), i()), lambda k: ("LINDEX", k, i()),
+            lambda k: ("LSET", k, i(), v()), lambda k: ("LINSERT", k, rng.choice(["BEFORE", "AFTER"]), v(), v()),
+            lambda k: ("LREM", k, i(), v()), lambda k: ("LTRIM", k, i(), i()),
+            lambda k: ("LPOS", k, v(), "RANK", rng.choice(["1", "-1", "2"]), "COUNT", rng.randrange(0, 3)),
+            lambda k: ("LMOVE", k, rng.choice(keys), rng.choice(["LEFT", "RIGHT"]), rng.choice(["LEFT", "RIGHT"])),
+            lambda k: ("LMPOP", 2, k, rng.choice(keys), "LEFT", "COUNT", rng.randrange(1, 4)),
+            lambda k: ("ZADD", k, rng.choice(["NX", "XX", "GT", "LT", "CH", "1"])[:2].replace("1", ""), sc().lstrip("("), v()),
+            lambda k: ("ZADD", k, sc().lstrip("("), v(), sc().lstrip("("), v()),
+            lambda k: ("ZINCRBY", k, sc().lstrip("("), v()), lambda k: ("ZREM", k, v(), v()), lambda k: ("ZCARD", k),
+            lambda k: ("ZCOUNT", k, sc(), sc()),
+            lambda k: ("ZSCORE", k, v()), lambda k: ("ZMSCORE", k, v(), v()), lambda k: ("ZRANK", k, v()),
+            lambda k: ("ZREVRANK", k, v()), lambda k: ("ZRANGE", k, i(), i(), "WITHSCORES"),
+            lambda k: ("ZRANGE", k, sc(), sc(), "BYSCORE", "REV", "LIMIT", rng.randrange(0, 3), rng.randrange(-1, 3)),
+            lambda k: ("ZREVRANGEBYSCORE", k, sc(), sc(), "WITHSCORES"), lambda k: ("ZREVRANGE", k, i(), i()),
+            lambda k: ("ZPOPMIN", k, rng.randrange(0, 3)), lambda k: ("ZPOPMAX", k),
+            lambda k: ("ZREMRANGEBYRANK", k, i(), i()), lambda k: ("ZREMRANGEBYSCORE", k, sc(), sc()),
+            lambda k: ("ZMPOP", 2, k, rng.choice(keys), rng.choice(["MIN", "MAX"])),
+            lambda k: ("TYPE", k), lambda k: ("OBJECT", "ENCODING", k), lambda k: ("DEL", k)]
+    # lex ranges are defined where all scores are equal: keys of their own
+    lex_keys = [rand_keys("k%d" % i) for i in (6, 7)]
+    lex_gens = [lambda k: ("ZADD", k, 0, v(), 0, v()), lambda k: ("ZREM", k, v()),
+                lambda k: ("ZLEXCOUNT", k, rng.choice(lex), rng.choice(lex)),
+                lambda k: ("ZRANGEBYLEX", k, rng.choice(lex), rng.choice(lex), "LIMIT", 0, rng.randrange(-1, 3)),
+                lambda k: ("ZREVRANGEBYLEX", k, rng.choice(lex), rng.choice(lex)),
+                lambda k: ("ZRANGE", k, rng.choice(lex), rng.choice(lex), "BYLEX", "REV"),
+                lambda k: ("ZREMRANGEBYLEX", k, rng.choice(lex), rng.choice(lex))]
+    items = []
+    for _ in range(n):
+        if rng.random() < 0.15:
+            items.append(C(*rng.choice(lex_gens)(rng.choice(lex_keys))))
+            continue
+        cmd = rng.choice(gens)(rng.choice(keys))
+        items.append(C(*[a for a in cmd if a != ""] if cmd[0] == "ZADD" else cmd))
+    return items
+
+
 def set_ops(k=lambda name: name):
     """Set operations over keys of one shard, as Redis answers them. k
     names each key: over TCP, names that share a shard (colocated())."""
@@ -1225,6 +1303,9 @@ def main():
                   zset_encodings(rng)]
         ours, redis = make_ours(), RedisPeer(port)
         groups.append(set_ops(colocated(ours, SET_OP_KEYS)) if tcp else set_ops())
+        groups.append(list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)) if tcp else list_zset_ops())
+        rand_keys = colocated(ours, ["k%d" % i for i in range(8)]) if tcp else (lambda name: name)
+        groups.append(random_lists_zsets(random.Random(SEED), rand_keys=rand_keys))
         if tcp:
             crossslot_check(ours, failures)
         for g in groups:

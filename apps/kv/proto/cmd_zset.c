@@ -512,15 +512,11 @@ static void zpop_cmd(struct kv_call *c, bool max)
 			kv_err(c, KV_ERR_NOT_POSITIVE);
 			return;
 		}
-		if (count == 0) {
-			kv_reply_array(c->out, 0);
-			return;
-		}
 	}
 	struct kv_zset *z = kv_arg_obj(c, 1, KV_ZSET, &pos, &wrong);
 	if (wrong)
 		return;
-	if (!z) {
+	if (!z || count == 0) {
 		kv_reply_array(c->out, 0);
 		return;
 	}

@@ -509,7 +509,7 @@ int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int f
 		if (rc)
 			return rc;
 		*out = KV_ZADD_ADDED;
-		*newscore = z->sl ? score : score + 0.0;
+		*newscore = score; /* as Redis replies it, -0 included */
 		return 0;
 	}
 	if (flags & KV_ZADD_NX) {
@@ -531,8 +531,6 @@ int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int f
 	if (score != cur) {
 		rescore(z, m, ml, score);
 		*out = KV_ZADD_UPDATED;
-		if (!z->sl)
-			*newscore = score + 0.0;
 	}
 	return 0;
 }
