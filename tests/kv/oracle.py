@@ -909,6 +909,238 @@ def set_random():
             C("SPOP", "h", 200, mode="len"), C("EXISTS", "h")]
 
 
+def lists():
+    """Every single-key list command: arguments, missing keys, ranges out
+    of bounds, wrong types."""
+    return [C("LPUSH", "l"), C("LPUSH", "l", "a"), C("RPUSH", "l", "b", "c", "d"), C("LPUSH", "l", "x", "y"),
+            C("LRANGE", "l", 0, -1), C("LLEN", "l"), C("LLEN", "missing"), C("LRANGE", "l", -100, 100),
+            C("LRANGE", "l", 3, 1), C("LRANGE", "l", -2, -1), C("LRANGE", "l", 10, 20), C("LRANGE", "l", "x", 1),
+            C("LRANGE", "l", 0, "9223372036854775808"), C("LRANGE", "missing", 0, -1), C("LRANGE", "l", 0),
+            C("LINDEX", "l", 0), C("LINDEX", "l", -1), C("LINDEX", "l", 5), C("LINDEX", "l", -6),
+            C("LINDEX", "l", -7), C("LINDEX", "l", "a"), C("LINDEX", "missing", 0),
+            C("LPUSHX", "missing", "a"), C("RPUSHX", "missing", "a"), C("EXISTS", "missing"),
+            C("LPUSHX", "l", "p", "q"), C("RPUSHX", "l", "r"), C("LRANGE", "l", 0, -1), C("LPUSHX", "l"),
+            C("LPOP", "l"), C("RPOP", "l"), C("LPOP", "l", 2), C("RPOP", "l", 0), C("LPOP", "l", -1),
+            C("LPOP", "l", "x"), C("LPOP", "l", 1, 2), C("LPOP", "missing"), C("LPOP", "missing", 2),
+            C("LPOP", "missing", 0), C("RPOP", "l", 100), C("EXISTS", "l"), C("RPOP", "l"),
+            C("RPUSH", "s", "a", "b", "c"), C("LSET", "s", 0, "A"), C("LSET", "s", -1, "C"), C("LSET", "s", 3, "x"),
+            C("LSET", "s", -4, "x"), C("LSET", "s", "i", "x"), C("LSET", "missing", 0, "x"),
+            C("LSET", "missing", "i", "x"), C("LRANGE", "s", 0, -1),
+            C("LINSERT", "s", "BEFORE", "b", "1"), C("LINSERT", "s", "after", "C", "2"),
+            C("LINSERT", "s", "after", "zz", "2"), C("LINSERT", "s", "middle", "b", "2"),
+            C("LINSERT", "missing", "before", "a", "b"), C("LINSERT", "missing", "x", "a", "b"),
+            C("LRANGE", "s", 0, -1), C("RPUSH", "r", "a", "b", "a", "c", "a", "b"), C("LREM", "r", 1, "a"),
+            C("LREM", "r", -1, "b"), C("LRANGE", "r", 0, -1), C("LREM", "r", 0, "a"), C("LREM", "r", "x", "a"),
+            C("LREM", "missing", 0, "a"), C("LREM", "r", 0, "zz"), C("LRANGE", "r", 0, -1),
+            C("LREM", "r", 0, "b"), C("LREM", "r", 0, "c"), C("EXISTS", "r"),
+            C("RPUSH", "t", *range(10)), C("LTRIM", "t", 2, -3), C("LRANGE", "t", 0, -1), C("LTRIM", "t", -100, 100),
+            C("LTRIM", "t", 1, 0), C("EXISTS", "t"), C("LTRIM", "missing", 0, 1), C("LTRIM", "t", "a", 1),
+            C("RPUSH", "t", *range(10)), C("LTRIM", "t", 5, 100), C("LRANGE", "t", 0, -1),
+            C("LTRIM", "t", -2, -1), C("LRANGE", "t", 0, -1),
+            C("RPUSH", "p", "a", "b", "c", "1", "2", "3", "c", "c"), C("LPOS", "p", "c"), C("LPOS", "p", "zz"),
+            C("LPOS", "p", "c", "RANK", 2), C("LPOS", "p", "c", "RANK", -1), C("LPOS", "p", "c", "RANK", -2),
+            C("LPOS", "p", "c", "RANK", 0), C("LPOS", "p", "c", "RANK", "x"),
+            C("LPOS", "p", "c", "RANK", "-9223372036854775807"), C("LPOS", "p", "c", "COUNT", 0),
+            C("LPOS", "p", "c", "COUNT", 2), C("LPOS", "p", "c", "COUNT", 2, "RANK", -1),
+            C("LPOS", "p", "c", "COUNT", -1), C("LPOS", "p", "c", "COUNT", "x"), C("LPOS", "p", "c", "MAXLEN", 3),
+            C("LPOS", "p", "c", "MAXLEN", 3, "COUNT", 0), C("LPOS", "p", "c", "MAXLEN", -1),
+            C("LPOS", "p", "c", "MAXLEN", 0, "COUNT", 0), C("LPOS", "p", "c", "COUNT"), C("LPOS", "p", "c", "FOO", 1),
+            C("LPOS", "missing", "c"), C("LPOS", "missing", "c", "COUNT", 1), C("LPOS", "p", "zz", "COUNT", 0),
+            C("LPOS", "p", "c", "RANK", 5), C("LPOS", "p", "c", "RANK", 5, "COUNT", 1),
+            C("SET", "str", "v"), C("LPUSH", "str", "a"), C("RPUSH", "str", "a"), C("LPUSHX", "str", "a"),
+            C("LPOP", "str"), C("LPOP", "str", 1), C("LLEN", "str"), C("LRANGE", "str", 0, 1), C("LINDEX", "str", 0),
+            C("LSET", "str", 0, "a"), C("LINSERT", "str", "before", "a", "b"), C("LREM", "str", 0, "a"),
+            C("LTRIM", "str", 0, 1), C("LPOS", "str", "a"), C("TYPE", "p"), C("OBJECT", "ENCODING", "p"),
+            C("LPUSH", "bin", b"\x00\xff", b"a\r\nb", ""), C("LRANGE", "bin", 0, -1), C("LPOS", "bin", ""),
+            C("HSET", "h", "f", "v"), C("LLEN", "h"), C("LPUSH", "h", "x"), C("SADD", "p", "x"), C("GET", "p")]
+
+
+def list_big(rng):
+    """Long lists over many nodes, entries large and small, and the
+    node-size settings."""
+    vals = ["v%d" % i for i in range(2000)] + ["x" * rng.randrange(1, 9000) for _ in range(30)]
+    rng.shuffle(vals)
+    items = [C("CONFIG", "GET", "list-max-listpack-size"), C("CONFIG", "GET", "list-max-ziplist-size")]
+    for fill in (-2, 3, -5, -1, 1):
+        items += [C("CONFIG", "SET", "list-max-listpack-size", fill), C("DEL", "b"), C("RPUSH", "b", *vals[:700]),
+                  C("LPUSH", "b", *vals[700:]), C("LLEN", "b"), C("LRANGE", "b", 500, 520), C("LINDEX", "b", 1234),
+                  C("LINDEX", "b", -999), C("LSET", "b", 1000, "y" * 10000), C("LINSERT", "b", "before", vals[5], "z"),
+                  C("LREM", "b", 2, vals[100]), C("LTRIM", "b", 3, -4), C("LPOS", "b", vals[900]),
+                  C("LRANGE", "b", 990, 1010), C("LPOP", "b", 30), C("RPOP", "b", 30), C("OBJECT", "ENCODING", "b")]
+    items += [C("CONFIG", "SET", "list-max-ziplist-size", 7), C("CONFIG", "GET", "list-max-listpack-size"),
+              C("CONFIG", "SET", "list-max-listpack-size", "x"), C("CONFIG", "SET", "list-max-listpack-size", "-2147483649"),
+              C("CONFIG", "SET", "list-max-listpack-size", "-2")]
+    return items
+
+
+def zsets():
+    """Every single-key sorted-set command: options and their conflicts,
+    inf and -inf, score and lex ranges, ranks out of bounds, wrong types."""
+    return [C("ZADD", "z", 1, "a", 2, "b", 3, "c"), C("ZADD", "z", "NX", 5, "a", 4, "d"), C("ZADD", "z", "XX", 5, "a", 9, "e"),
+            C("ZADD", "z", "XX", "CH", 6, "a"), C("ZADD", "z", "GT", "CH", 1, "a", 7, "b"), C("ZADD", "z", "LT", "CH", 8, "b", 0, "c"),
+            C("ZADD", "z", "INCR", 2, "a"), C("ZADD", "z", "INCR", "NX", 2, "a"), C("ZADD", "z", "INCR", "XX", 2, "new"),
+            C("ZADD", "z", "NX", "XX", 1, "a"), C("ZADD", "z", "GT", "LT", 1, "a"), C("ZADD", "z", "NX", "GT", 1, "a"),
+            C("ZADD", "z", "INCR", 1, "a", 2, "b"), C("ZADD", "z", 1), C("ZADD", "z", 1, "a", 2), C("ZADD", "z", "x", "a"),
+            C("ZADD", "z", "nan", "a"), C("ZADD", "z", "inf", "i", "-inf", "j", "+inf", "k"), C("ZADD", "z", "CH"),
+            C("ZADD", "z", "INCR", "-inf", "i"), C("ZADD", "z", "1e400", "a"), C("ZADD", "z", " 1", "a"), C("ZADD", "z", "0x10", "h"),
+            C("ZADD", "z", "1.5", "f", "-2.25e-3", "g"), C("ZADD", "missing", "XX", 1, "a"), C("ZADD", "missing", "XX", "INCR", 1, "a"),
+            C("EXISTS", "missing"), C("ZINCRBY", "z", 10, "a"), C("ZINCRBY", "z", "x", "a"), C("ZINCRBY", "z", "-inf", "k"),
+            C("ZINCRBY", "n", 1.5, "m"), C("ZRANGE", "z", 0, -1, "WITHSCORES"), C("ZCARD", "z"), C("ZCARD", "missing"),
+            C("ZSCORE", "z", "a"), C("ZSCORE", "z", "nope"), C("ZSCORE", "missing", "a"), C("ZMSCORE", "z", "a", "nope", "i"),
+            C("ZMSCORE", "missing", "a", "b"), C("ZRANK", "z", "a"), C("ZREVRANK", "z", "a"), C("ZRANK", "z", "nope"),
+            C("ZRANK", "missing", "a"), C("ZCOUNT", "z", "-inf", "+inf"), C("ZCOUNT", "z", "(1", "7"), C("ZCOUNT", "z", 5, 1),
+            C("ZCOUNT", "z", "x", 1), C("ZCOUNT", "z", "((1", 2), C("ZCOUNT", "missing", 0, 1), C("ZCOUNT", "z", "(inf", "inf"),
+            C("ZRANGE", "z", 0, 2), C("ZRANGE", "z", -3, -1, "WITHSCORES"), C("ZRANGE", "z", 5, 2), C("ZRANGE", "z", -100, 100),
+            C("ZRANGE", "z", "x", 1), C("ZRANGE", "z", 0, 1, "REV"), C("ZRANGE", "z", 0, -1, "REV", "WITHSCORES"),
+            C("ZRANGE", "z", "-inf", "+inf", "BYSCORE"), C("ZRANGE", "z", "(1", "8", "BYSCORE", "LIMIT", 1, 2),
+            C("ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV", "WITHSCORES"), C("ZRANGE", "z", 8, 1, "BYSCORE", "REV", "LIMIT", 0, 2),
+            C("ZRANGE", "z", 0, 1, "LIMIT", 0, 1), C("ZRANGE", "z", 0, 1, "LIMIT", 0, -1), C("ZRANGE", "z", 0, 1, "BYLEX"),
+            C("ZRANGE", "z", "-", "+", "BYLEX", "WITHSCORES"), C("ZRANGE", "z", 0, 1, "BYSCORE", "BYLEX"),
+            C("ZRANGE", "z", 0, 1, "FOO"), C("ZRANGE", "z", 0, 1, "LIMIT", 1), C("ZRANGE", "z", 0, 10, "BYSCORE", "LIMIT", -1, 2),
+            C("ZRANGE", "z", 0, 10, "BYSCORE", "LIMIT", 1, -5), C("ZRANGE", "z", 0, 10, "BYSCORE", "LIMIT", "x", 1),
+            C("ZRANGE", "missing", 0, -1), C("ZRANGEBYSCORE", "z", "-inf", "inf", "WITHSCORES", "LIMIT", 2, 3),
+            C("ZRANGEBYSCORE", "z", 1, 2, "REV"), C("ZRANGEBYSCORE", "z", "a", "b"), C("ZREVRANGEBYSCORE", "z", "+inf", "(2"),
+            C("ZREVRANGEBYSCORE", "z", 7, 1, "WITHSCORES", "LIMIT", 1, 1), C("ZREVRANGE", "z", 0, 2, "WITHSCORES"),
+            C("ZREVRANGE", "z", 0, 2, "LIMIT", 0, 1), C("ZREVRANGE", "z", -1, -1), C("ZREVRANGE", "z", 0, 2, "BYSCORE"),
+            C("ZADD", "lex", 0, "a", 0, "b", 0, "c", 0, "dd", 0, "e", 0, ""), C("ZRANGEBYLEX", "lex", "-", "+"),
+            C("ZRANGEBYLEX", "lex", "[b", "(dd"), C("ZRANGEBYLEX", "lex", "(a", "[dd", "LIMIT", 1, 1), C("ZRANGEBYLEX", "lex", "a", "b"),
+            C("ZRANGEBYLEX", "lex", "+", "-"), C("ZRANGEBYLEX", "lex", "[", "[c"), C("ZRANGEBYLEX", "lex", "-", "+", "WITHSCORES"),
+            C("ZREVRANGEBYLEX", "lex", "+", "-"), C("ZREVRANGEBYLEX", "lex", "[dd", "(a", "LIMIT", 0, 2),
+            C("ZLEXCOUNT", "lex", "-", "+"), C("ZLEXCOUNT", "lex", "[b", "[c"), C("ZLEXCOUNT", "lex", "b", "c"),
+            C("ZLEXCOUNT", "missing", "-", "+"), C("ZRANGE", "lex", "[e", "(b", "BYLEX", "REV"),
+            C("ZREM", "z", "a", "b", "nope"), C("ZREM", "missing", "a"), C("ZREM", "n", "m"), C("EXISTS", "n"),
+            C("ZADD", "r", *[x for i in range(20) for x in (i, "m%02d" % i)]), C("ZREMRANGEBYRANK", "r", 0, 2),
+            C("ZREMRANGEBYRANK", "r", -2, -1), C("ZREMRANGEBYRANK", "r", 10, 5), C("ZREMRANGEBYRANK", "r", "x", 1),
+            C("ZREMRANGEBYSCORE", "r", "(5", 7), C("ZREMRANGEBYSCORE", "r", "x", 1), C("ZREMRANGEBYLEX", "lex", "[b", "[c"),
+            C("ZREMRANGEBYLEX", "lex", "b", "[c"), C("ZRANGE", "r", 0, -1, "WITHSCORES"), C("ZREMRANGEBYRANK", "missing", 0, -1),
+            C("ZREMRANGEBYSCORE", "r", "-inf", "inf"), C("EXISTS", "r"),
+            C("ZADD", "p", 1, "a", 2, "b", 3, "c", 4, "d"), C("ZPOPMIN", "p"), C("ZPOPMAX", "p"), C("ZPOPMIN", "p", 0),
+            C("ZPOPMIN", "p", -1), C("ZPOPMIN", "p", "x"), C("ZPOPMIN", "p", 1, 2), C("ZPOPMAX", "p", 10), C("EXISTS", "p"),
+            C("ZPOPMIN", "missing"), C("ZPOPMAX", "missing", 2),
+            C("ZADD", "q", 1, "a", 2, "b", 3, "c"), C("ZRANDMEMBER", "missing"), C("ZRANDMEMBER", "missing", 2),
+            C("ZRANDMEMBER", "q", 0), C("ZRANDMEMBER", "q", 3, mode="sorted"), C("ZRANDMEMBER", "q", 10, "WITHSCORES", mode="pairs"),
+            C("ZRANDMEMBER", "q", 2, mode="len"), C("ZRANDMEMBER", "q", -5, "WITHSCORES", mode="len"),
+            C("ZRANDMEMBER", "q", 1, "FOO"), C("ZRANDMEMBER", "q", "x"), C("ZRANDMEMBER", "q", 1, "WITHSCORES", 1),
+            C("ZRANDMEMBER", "q", "-9223372036854775808"), C("ZRANDMEMBER", "q", "-9223372036854775807", "WITHSCORES"),
+            C("ZADD", "one", 5, "x"), C("ZRANDMEMBER", "one"), C("ZRANDMEMBER", "one", -2, "WITHSCORES"),
+            C("ZSCAN", "q", 0), C("ZSCAN", "q", 0, "MATCH", "[ab]"), C("ZSCAN", "q", 0, "COUNT", 0), C("ZSCAN", "q", "x"),
+            C("ZSCAN", "missing", 0), C("ZSCAN", "q", 0, "FOO", 1), KSCAN_ALL("ZSCAN", "q"),
+            C("SET", "str", "v"), C("ZADD", "str", 1, "a"), C("ZINCRBY", "str", 1, "a"), C("ZREM", "str", "a"), C("ZCARD", "str"),
+            C("ZCOUNT", "str", 0, 1), C("ZLEXCOUNT", "str", "-", "+"), C("ZSCORE", "str", "a"), C("ZMSCORE", "str", "a"),
+            C("ZRANK", "str", "a"), C("ZRANGE", "str", 0, 1), C("ZRANGEBYSCORE", "str", 0, 1), C("ZREVRANGEBYLEX", "str", "+", "-"),
+            C("ZPOPMIN", "str"), C("ZRANDMEMBER", "str"), C("ZRANDMEMBER", "str", 1), C("ZREMRANGEBYRANK", "str", 0, 1),
+            C("ZSCAN", "str", 0), C("ZADD", "str", "XX", 1, "a"), C("ZRANGE", "str", "x", 1), C("TYPE", "q"),
+            C("OBJECT", "ENCODING", "q"), C("LPUSH", "q", "a"), C("GET", "q"), C("ZADD", "lst", 1, "a"), C("LPUSH", "lst", 1),
+            C("ZADD", "b", 1, b"\x00\xff", 2, b"a\r\nb"), C("ZRANGE", "b", 0, -1, "WITHSCORES"), C("ZSCORE", "b", b"\x00\xff"),
+            C("ZADD", "neg", "-0", "a"), C("ZSCORE", "neg", "a"), C("ZADD", "fl", "0.1", "a", "1e-300", "b", "123456789012345678", "c"),
+            C("ZRANGE", "fl", 0, -1, "WITHSCORES"), C("ZINCRBY", "fl", "0.2", "a")]
+
+
+def zset_encodings(rng):
+    """The listpack and skiplist encodings, converting on either limit,
+    and their settings (with the ziplist aliases)."""
+    items = [C("CONFIG", "GET", "zset-max-listpack-entries"), C("CONFIG", "GET", "zset-max-ziplist-value"),
+             C("ZADD", "a", *[x for i in range(128) for x in (i, "m%d" % i)]), C("OBJECT", "ENCODING", "a"),
+             C("ZADD", "a", 200, "one-more"), C("OBJECT", "ENCODING", "a"), C("ZREMRANGEBYRANK", "a", 0, 100),
+             C("OBJECT", "ENCODING", "a"), C("ZADD", "b", 1, "x" * 64), C("OBJECT", "ENCODING", "b"), C("ZADD", "b", 2, "y" * 65),
+             C("OBJECT", "ENCODING", "b"), C("ZADD", "c", 1, "y" * 65), C("OBJECT", "ENCODING", "c"),
+             C("CONFIG", "SET", "zset-max-listpack-entries", 4), C("CONFIG", "SET", "zset-max-ziplist-value", 10),
+             C("CONFIG", "GET", "zset-max-*", mode="pairs"), C("ZADD", "d", 1, "a", 2, "b", 3, "c", 4, "d"), C("OBJECT", "ENCODING", "d"),
+             C("ZADD", "d", 5, "e"), C("OBJECT", "ENCODING", "d"), C("ZADD", "e", 1, "abcdefghijk"), C("OBJECT", "ENCODING", "e"),
+             C("CONFIG", "SET", "zset-max-listpack-entries", 0), C("ZADD", "f", 1, "a"), C("OBJECT", "ENCODING", "f"),
+             C("CONFIG", "SET", "zset-max-listpack-entries", 128), C("CONFIG", "SET", "zset-max-listpack-value", 64)]
+    for key in ("g", "h"):
+        members = ["k%d" % rng.randrange(400) for _ in range(300)] if key == "h" else ["s%d" % i for i in range(50)]
+        args = [x for m in members for x in (rng.choice([rng.randrange(-50, 50), rng.random() * 100, "inf", "-inf"]), m)]
+        items += [C("ZADD", key, *args), C("OBJECT", "ENCODING", key), C("ZCARD", key),
+                  C("ZRANGE", key, 0, -1, "WITHSCORES"), C("ZRANGE", key, "(-10", "10", "BYSCORE", "WITHSCORES"),
+                  C("ZREVRANGE", key, 5, 40, "WITHSCORES"), C("ZRANK", key, members[7]), C("ZREVRANK", key, members[9]),
+                  C("ZCOUNT", key, "-inf", "(0"), C("ZREMRANGEBYSCORE", key, "(10", "20"), C("ZPOPMAX", key, 3),
+                  C("ZPOPMIN", key, 2), C("ZRANGE", key, 0, -1, "WITHSCORES"), KSCAN_ALL("ZSCAN", key),
+                  C("ZRANDMEMBER", key, 5, mode="len")]
+    return items
+
+
+def list_zset_ops(k=lambda name: name):
+    """LMOVE, RPOPLPUSH, LMPOP and ZMPOP over keys of one shard (k as in
+    set_ops)."""
+    return [C("RPUSH", k("a"), 1, 2, 3), C("LMOVE", k("a"), k("b"), "LEFT", "RIGHT"), C("LMOVE", k("a"), k("b"), "right", "left"),
+            C("LRANGE", k("b"), 0, -1), C("LMOVE", k("a"), k("a"), "LEFT", "RIGHT"), C("LRANGE", k("a"), 0, -1),
+            C("LMOVE", k("a"), k("b"), "UP", "LEFT"), C("LMOVE", k("missing"), k("b"), "LEFT", "LEFT"),
+            C("RPOPLPUSH", k("a"), k("b")), C("EXISTS", k("a")), C("RPOPLPUSH", k("missing"), k("b")), C("LRANGE", k("b"), 0, -1),
+            C("SET", k("str"), "v"), C("RPOPLPUSH", k("b"), k("str")), C("RPOPLPUSH", k("str"), k("b")),
+            C("LMOVE", k("missing"), k("str"), "LEFT", "LEFT"), C("LRANGE", k("b"), 0, -1),
+            C("RPUSH", k("c"), "x", "y", "z"), C("LMPOP", 2, k("missing"), k("c"), "LEFT"), C("LMPOP", 2, k("missing"), k("c"), "RIGHT", "COUNT", 5),
+            C("EXISTS", k("c")), C("LMPOP", 1, k("missing"), "LEFT"), C("LMPOP", 0, k("c"), "LEFT"), C("LMPOP", "x", k("c"), "LEFT"),
+            C("LMPOP", 2, k("c"), "LEFT"), C("LMPOP", 1, k("b"), "MIDDLE"), C("LMPOP", 1, k("b"), "LEFT", "COUNT", 0),
+            C("LMPOP", 1, k("b"), "LEFT", "COUNT", 1, "COUNT", 1), C("LMPOP", 1, k("b"), "LEFT", "FOO"),
+            C("LMPOP", 2, k("str"), k("b"), "LEFT"), C("LMPOP", 2, k("b"), k("str"), "LEFT", "COUNT", 2),
+            C("ZADD", k("za"), 1, "a", 2, "b", 3, "c"), C("ZMPOP", 2, k("missing"), k("za"), "MIN"),
+            C("ZMPOP", 1, k("za"), "MAX", "COUNT", 10), C("EXISTS", k("za")), C("ZMPOP", 1, k("za"), "MIN"),
+            C("ZMPOP", 0, k("za"), "MIN"), C("ZMPOP", 1, k("za"), "LEFT"), C("ZMPOP", 1, k("za"), "MIN", "COUNT", 0),
+            C("ZMPOP", 2, k("str"), k("za"), "MIN"), C("ZMPOP", 3, k("za"), "MIN")]
+
+
+LIST_ZSET_OP_KEYS = ("a", "b", "c", "za", "str", "missing")
+
+
+def random_lists_zsets(rng, n=20000, rand_keys=lambda name: name, multi_key=True):
+    """A seeded stream of list and sorted-set commands over a few keys
+    (PC_TEST_SEED picks it; a mismatch names the command)."""
+    keys = [rand_keys("k%d" % i) for i in range(6)]
+    vals = ["v%d" % i for i in range(12)] + ["", "x" * 70]
+    scores = ["0", "1", "-1", "2.5", "inf", "-inf", "(1", "1e3", "-0"]
+    lex = ["-", "+", "[v3", "(v5", "[v", "(v10"]
+
+    def i():
+        return str(rng.randrange(-8, 9))
+
+    def v():
+        return rng.choice(vals)
+
+    def sc():
+        return rng.choice(scores)
+
+    gens = [lambda k: ("LPUSH", k, v(), v()), lambda k: ("RPUSH", k, v()), lambda k: ("LPUSHX", k, v()),
+            lambda k: ("RPUSHX", k, v()), lambda k: ("LPOP", k), lambda k: ("RPOP", k, rng.randrange(0, 4)),
+            lambda k: ("LLEN", k), lambda k: ("LRANGE", k, i(), i()), lambda k: ("LINDEX", k, i()),
+            lambda k: ("LSET", k, i(), v()), lambda k: ("LINSERT", k, rng.choice(["BEFORE", "AFTER"]), v(), v()),
+            lambda k: ("LREM", k, i(), v()), lambda k: ("LTRIM", k, i(), i()),
+            lambda k: ("LPOS", k, v(), "RANK", rng.choice(["1", "-1", "2"]), "COUNT", rng.randrange(0, 3)),
+            lambda k: ("LMOVE", k, rng.choice(keys), rng.choice(["LEFT", "RIGHT"]), rng.choice(["LEFT", "RIGHT"])),
+            lambda k: ("LMPOP", 2, k, rng.choice(keys), "LEFT", "COUNT", rng.randrange(1, 4)),
+            lambda k: ("ZADD", k, rng.choice(["NX", "XX", "GT", "LT", "CH", "1"])[:2].replace("1", ""), sc().lstrip("("), v()),
+            lambda k: ("ZADD", k, sc().lstrip("("), v(), sc().lstrip("("), v()),
+            lambda k: ("ZINCRBY", k, sc().lstrip("("), v()), lambda k: ("ZREM", k, v(), v()), lambda k: ("ZCARD", k),
+            lambda k: ("ZCOUNT", k, sc(), sc()),
+            lambda k: ("ZSCORE", k, v()), lambda k: ("ZMSCORE", k, v(), v()), lambda k: ("ZRANK", k, v()),
+            lambda k: ("ZREVRANK", k, v()), lambda k: ("ZRANGE", k, i(), i(), "WITHSCORES"),
+            lambda k: ("ZRANGE", k, sc(), sc(), "BYSCORE", "REV", "LIMIT", rng.randrange(0, 3), rng.randrange(-1, 3)),
+            lambda k: ("ZREVRANGEBYSCORE", k, sc(), sc(), "WITHSCORES"), lambda k: ("ZREVRANGE", k, i(), i()),
+            lambda k: ("ZPOPMIN", k, rng.randrange(0, 3)), lambda k: ("ZPOPMAX", k),
+            lambda k: ("ZREMRANGEBYRANK", k, i(), i()), lambda k: ("ZREMRANGEBYSCORE", k, sc(), sc()),
+            lambda k: ("ZMPOP", 2, k, rng.choice(keys), rng.choice(["MIN", "MAX"])),
+            lambda k: ("TYPE", k), lambda k: ("OBJECT", "ENCODING", k), lambda k: ("DEL", k)]
+    # lex ranges are defined where all scores are equal: keys of their own
+    lex_keys = [rand_keys("k%d" % i) for i in (6, 7)]
+    lex_gens = [lambda k: ("ZADD", k, 0, v(), 0, v()), lambda k: ("ZREM", k, v()),
+                lambda k: ("ZLEXCOUNT", k, rng.choice(lex), rng.choice(lex)),
+                lambda k: ("ZRANGEBYLEX", k, rng.choice(lex), rng.choice(lex), "LIMIT", 0, rng.randrange(-1, 3)),
+                lambda k: ("ZREVRANGEBYLEX", k, rng.choice(lex), rng.choice(lex)),
+                lambda k: ("ZRANGE", k, rng.choice(lex), rng.choice(lex), "BYLEX", "REV"),
+                lambda k: ("ZREMRANGEBYLEX", k, rng.choice(lex), rng.choice(lex))]
+    items = []
+    for _ in range(n):
+        if rng.random() < 0.15:
+            items.append(C(*rng.choice(lex_gens)(rng.choice(lex_keys))))
+            continue
+        cmd = rng.choice(gens)(rng.choice(keys))
+        if not multi_key and cmd[0] in ("LMOVE", "LMPOP", "ZMPOP"):
+            continue
+        items.append(C(*[a for a in cmd if a != ""] if cmd[0] == "ZADD" else cmd))
+    return items
+
+
 def set_ops(k=lambda name: name):
     """Set operations over keys of one shard, as Redis answers them. k
     names each key: over TCP, names that share a shard (colocated())."""
@@ -1326,9 +1558,16 @@ def main():
                   strings_ranges(), keyspace(now), renames(), keys_patterns(), scans(), binary(rng), large(rng),
                   pipelines(rng), inline(), server_cmds(), wrongtype(), objects(), hashes(),
                   hash_encodings(rng), hash_random(), sets(), set_encodings(rng), set_random(),
-                  typed_renames(), bits(), bitfields(), more_strings(now),
+                  typed_renames(), lists(), list_big(rng), zsets(),
+                  zset_encodings(rng), bits(), bitfields(), more_strings(now),
                   dumps(now)]
         ours, redis = make_ours(), RedisPeer(port)
+        groups.append(list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)) if tcp else list_zset_ops())
+        rand_keys = colocated(ours, ["k%d" % i for i in range(8)]) if tcp else (lambda name: name)
+        # over TCP the stream keeps to one key per command for now: LMOVE,
+        # LMPOP and ZMPOP over two keys of one shard, not the connection's,
+        # are refused there (the server's routing, to be fixed)
+        groups.append(random_lists_zsets(random.Random(SEED), rand_keys=rand_keys, multi_key=not tcp))
         if tcp:
             # set operations, SMOVE and COPY with keys on one shard, and
             # with keys deliberately on different ones; BITOP and LCS on

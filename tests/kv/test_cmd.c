@@ -72,7 +72,7 @@ static void test_table(void **state)
 		 * which a sorted table keeps together */
 		if (i)
 			assert_true(strcmp(t[i - 1].name, t[i].name) < 0);
-		char upper[16];
+		char upper[KV_CMD_NAME_MAX + 1];
 		size_t l = strlen(t[i].name);
 		for (size_t j = 0; j <= l; j++)
 			upper[j] = (char)(t[i].name[j] >= 'a' && t[i].name[j] <= 'z' ? t[i].name[j] - 32 : t[i].name[j]);

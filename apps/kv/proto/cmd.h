@@ -74,7 +74,7 @@ struct kv_cmd {
 };
 
 /* The longest command name in the table. */
-#define KV_CMD_NAME_MAX 12
+#define KV_CMD_NAME_MAX 16
 
 /* Whether argc arguments (the name included) meet cmd's arity. */
 static inline bool kv_cmd_arity_ok(const struct kv_cmd *cmd, uint32_t argc)

@@ -10,12 +10,17 @@
 #include "glob.h"
 #include "keyhash.h"
 
-struct kv_coll *kv_arg_coll(struct kv_call *c, uint32_t i, enum kv_type t, struct kv_pos *pos,
-			    bool *wrong)
+void *kv_arg_obj(struct kv_call *c, uint32_t i, enum kv_type t, struct kv_pos *pos, bool *wrong)
 {
 	struct kv_entry *e = kv_arg_key(c, i, pos);
 	*wrong = kv_wrongtype(c, e, t);
 	return e && !*wrong ? kv_entry_obj(e) : NULL;
+}
+
+struct kv_coll *kv_arg_coll(struct kv_call *c, uint32_t i, enum kv_type t, struct kv_pos *pos,
+			    bool *wrong)
+{
+	return kv_arg_obj(c, i, t, pos, wrong);
 }
 
 struct kv_coll *kv_coll_for_write(struct kv_call *c, uint32_t i, enum kv_type t,
@@ -32,6 +37,21 @@ struct kv_coll *kv_coll_for_write(struct kv_call *c, uint32_t i, enum kv_type t,
 		return NULL;
 	}
 	return coll;
+}
+
+bool kv_store_new_obj(struct kv_call *c, struct kv_pos *pos, enum kv_type t, void *obj)
+{
+	if (obj && !kv_db_store_obj(c->db, pos, t, obj, KV_NO_EXPIRE))
+		return true;
+	if (obj)
+		kv_types[t]->free(obj);
+	kv_err_oom(c);
+	return false;
+}
+
+void kv_reply_null_array(struct kv_call *c)
+{
+	kv_reply_raw(c->out, "*-1\r\n", 5);
 }
 
 void kv_call_limits(const struct kv_call *c, struct kv_coll_limits *lim)

@@ -15,6 +15,7 @@
 enum ptype {
 	P_MEM,      /* uint64_t, bytes with an optional unit */
 	P_U32,      /* uint32_t */
+	P_I32,      /* int32_t, negative values allowed */
 	P_U16,      /* uint16_t */
 	P_POLICY,   /* enum kv_policy */
 	P_STR,      /* char[] in the config, immutable */
@@ -46,6 +47,8 @@ static const struct param params[] = {
 	{ "hash-max-ziplist-entries", P_U32, true, FIELD(hash_max_listpack_entries), 0, UINT32_MAX, NULL },
 	{ "hash-max-ziplist-value", P_MEM, true, FIELD(hash_max_listpack_value), 0, UINT32_MAX, NULL },
 	{ "hz", P_U32, true, FIELD(hz), 0, I32MAX, NULL },
+	{ "list-max-listpack-size", P_I32, true, FIELD(list_max_listpack_size), 0, 0, NULL },
+	{ "list-max-ziplist-size", P_I32, true, FIELD(list_max_listpack_size), 0, 0, NULL },
 	{ "maxclients", P_U32, true, FIELD(maxclients), 1, UINT32_MAX, NULL },
 	{ "maxmemory", P_MEM, true, FIELD(maxmemory), 0, UINT64_MAX, NULL },
 	{ "maxmemory-policy", P_POLICY, true, FIELD(maxmemory_policy), 0, 0, NULL },
@@ -56,6 +59,10 @@ static const struct param params[] = {
 	{ "set-max-intset-entries", P_U32, true, FIELD(set_max_intset_entries), 0, UINT32_MAX, NULL },
 	{ "tcp-keepalive", P_U32, true, FIELD(tcp_keepalive), 0, I32MAX, NULL },
 	{ "timeout", P_U32, true, FIELD(timeout), 0, I32MAX, NULL },
+	{ "zset-max-listpack-entries", P_U32, true, FIELD(zset_max_listpack_entries), 0, UINT32_MAX, NULL },
+	{ "zset-max-listpack-value", P_MEM, true, FIELD(zset_max_listpack_value), 0, UINT32_MAX, NULL },
+	{ "zset-max-ziplist-entries", P_U32, true, FIELD(zset_max_listpack_entries), 0, UINT32_MAX, NULL },
+	{ "zset-max-ziplist-value", P_MEM, true, FIELD(zset_max_listpack_value), 0, UINT32_MAX, NULL },
 };
 #define NPARAMS (sizeof(params) / sizeof(params[0]))
 
@@ -83,6 +90,9 @@ static const char *value_of(const struct kv_config *cfg, const struct param *p, 
 		return buf;
 	case P_U16:
 		snprintf(buf, cap, "%u", *(uint16_t *)field(cfg, p));
+		return buf;
+	case P_I32:
+		snprintf(buf, cap, "%d", *(int32_t *)field(cfg, p));
 		return buf;
 	case P_POLICY:
 		return policies[*(enum kv_policy *)field(cfg, p)];
@@ -229,6 +239,25 @@ static bool set_policy(struct kv_config *cfg, const struct param *p, const char 
 	return false;
 }
 
+/* A signed 32-bit setting (list-max-listpack-size), Redis's whole int
+ * range. */
+static bool set_i32(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
+		    char *why, size_t whylen)
+{
+	int64_t v;
+	if (!kv_str2ll(s, n, &v)) {
+		snprintf(why, whylen, KV_WHY_INTEGER);
+		return false;
+	}
+	if (v < INT32_MIN || v > INT32_MAX) {
+		snprintf(why, whylen, KV_WHY_RANGE_SIGNED_FMT, (long long)INT32_MIN,
+			 (long long)INT32_MAX);
+		return false;
+	}
+	*(int32_t *)field(cfg, p) = (int32_t)v;
+	return true;
+}
+
 /* Sets one parameter in cfg from s[0..n); false with Redis's reason. */
 static bool set_param(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
 		      char *why, size_t whylen)
@@ -239,6 +268,8 @@ static bool set_param(struct kv_config *cfg, const struct param *p, const char *
 		return set_policy(cfg, p, s, n, why, whylen);
 	case P_COBL:
 		return parse_cobl(cfg, s, n, why, whylen);
+	case P_I32:
+		return set_i32(cfg, p, s, n, why, whylen);
 	case P_MEM:
 	case P_U32:
 	case P_U16:

@@ -46,6 +46,11 @@ static inline bool kv_wrongtype(struct kv_call *c, const struct kv_entry *e, enu
  * false after "invalid cursor". */
 bool kv_arg_cursor(struct kv_call *c, uint32_t i, uint64_t *cursor);
 
+/* Argument i's value of type t (any type but KV_STRING): NULL when the
+ * key is absent, and also (with *wrong set, after the WRONGTYPE error)
+ * when it holds another type. */
+void *kv_arg_obj(struct kv_call *c, uint32_t i, enum kv_type t, struct kv_pos *pos, bool *wrong);
+
 /* Argument i as a hash (t KV_HASH) or set (KV_SET): NULL when the key is
  * absent, and also (with *wrong set, after the WRONGTYPE error) when it
  * holds another type. */
@@ -57,6 +62,10 @@ struct kv_coll *kv_arg_coll(struct kv_call *c, uint32_t i, enum kv_type t, struc
  * Bracket the change with kv_db_edit_begin/_end. */
 struct kv_coll *kv_coll_for_write(struct kv_call *c, uint32_t i, enum kv_type t,
 				  struct kv_pos *pos);
+
+/* Stores obj (of type t, not empty after the caller's change) as pos's
+ * new value; false after the out-of-memory error, obj freed. */
+bool kv_store_new_obj(struct kv_call *c, struct kv_pos *pos, enum kv_type t, void *obj);
 
 /* The conversion thresholds the call runs with. */
 void kv_call_limits(const struct kv_call *c, struct kv_coll_limits *lim);
@@ -81,6 +90,10 @@ void kv_coll_scan_cmd(struct kv_call *c, enum kv_type t);
 /* A container's HELP: the lines as an array of status replies, as Redis
  * sends its help texts. */
 void kv_reply_help(struct kv_call *c, const char *const *lines, size_t n);
+
+/* Replies a null array (RESP2's *-1), as Redis does for LPOP's and
+ * LMPOP's count forms over nothing. */
+void kv_reply_null_array(struct kv_call *c);
 
 /* Replies "wrong number of arguments for '<command>' command". */
 void kv_err_arity(struct kv_call *c);

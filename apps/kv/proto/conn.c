@@ -56,6 +56,9 @@ void kv_config_init(struct kv_config *cfg)
 		.hash_max_listpack_entries = 512,
 		.hash_max_listpack_value = 64,
 		.set_max_intset_entries = 512,
+		.list_max_listpack_size = -2,
+		.zset_max_listpack_entries = 128,
+		.zset_max_listpack_value = 64,
 	};
 	strcpy(cfg->bind, "* -::*");
 }

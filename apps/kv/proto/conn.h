@@ -78,6 +78,9 @@ struct kv_config {
 	uint32_t hash_max_listpack_entries;  /* 512 (redis-server 7.0's built-in default): a larger hash is a hashtable */
 	uint64_t hash_max_listpack_value;    /* 64: a longer field or value makes it one */
 	uint32_t set_max_intset_entries;     /* 512: a larger integer set is a hashtable */
+	int32_t list_max_listpack_size;      /* -2: list nodes of up to 8 KiB (kvlist.h's fill) */
+	uint32_t zset_max_listpack_entries;  /* 128: a larger sorted set is a skiplist */
+	uint64_t zset_max_listpack_value;    /* 64: a longer member makes it one */
 	char bind[128];                /* listen address ("* -::*" as Redis reports it) */
 };
 

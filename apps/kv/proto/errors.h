@@ -81,6 +81,7 @@
 #define KV_WHY_MEMORY         "argument must be a memory value"
 #define KV_WHY_INTEGER        "argument couldn't be parsed into an integer"
 #define KV_WHY_RANGE_FMT      "argument must be between %llu and %llu inclusive"
+#define KV_WHY_RANGE_SIGNED_FMT "argument must be between %lld and %lld inclusive"
 #define KV_WHY_SOFT_LIMIT     "only a hard limit is supported for the normal class"
 #define KV_WHY_BUFFER_LIMIT   "Wrong number of arguments in buffer limit configuration."
 #define KV_WHY_ONE_OF_FMT     "argument(s) must be one of the following: %s"

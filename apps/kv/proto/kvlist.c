@@ -36,6 +36,7 @@ struct kv_list {
 	size_t nodes;
 	uint32_t max_bytes;  /* a node with more than one entry stays within */
 	uint32_t max_count;
+	size_t bytes;        /* the linked nodes' allocations: kv_list_mem() in O(1) */
 };
 
 /* Bytes of the varint of v. */
@@ -145,6 +146,7 @@ static struct kv_list_node *node_resize(struct kv_list *l, struct kv_list_node *
 	struct kv_list_node *m = realloc(n, sizeof(*n) + cap);
 	if (!m)
 		return NULL;
+	l->bytes += (size_t)cap - m->cap;
 	m->cap = cap;
 	*(m->prev ? &m->prev->next : &l->head) = m;
 	*(m->next ? &m->next->prev : &l->tail) = m;
@@ -159,6 +161,7 @@ static void link_after(struct kv_list *l, struct kv_list_node *a, struct kv_list
 	*(m->next ? &m->next->prev : &l->tail) = m;
 	*(a ? &a->next : &l->head) = m;
 	l->nodes++;
+	l->bytes += sizeof(*m) + m->cap;
 }
 
 static void unlink_free(struct kv_list *l, struct kv_list_node *n)
@@ -166,6 +169,7 @@ static void unlink_free(struct kv_list *l, struct kv_list_node *n)
 	*(n->prev ? &n->prev->next : &l->head) = n->next;
 	*(n->next ? &n->next->prev : &l->tail) = n->prev;
 	l->nodes--;
+	l->bytes -= sizeof(*n) + n->cap;
 	free(n);
 }
 
@@ -583,10 +587,29 @@ const char *kv_list_encoding(const struct kv_list *l)
 
 size_t kv_list_mem(const struct kv_list *l)
 {
-	size_t m = sizeof(*l);
-	for (const struct kv_list_node *n = l->head; n; n = n->next)
-		m += sizeof(*n) + n->cap;
-	return m;
+	return sizeof(*l) + l->bytes;
+}
+
+struct kv_list *kv_list_clone(const struct kv_list *l)
+{
+	struct kv_list *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->max_bytes = l->max_bytes;
+	c->max_count = l->max_count;
+	for (const struct kv_list_node *n = l->head; n; n = n->next) {
+		struct kv_list_node *m = node_new(n->cap);
+		if (!m) {
+			kv_list_free(c);
+			return NULL;
+		}
+		memcpy(m->data, n->data, n->used);
+		m->used = n->used;
+		m->count = n->count;
+		link_after(c, c->tail, m);
+		c->len += n->count;
+	}
+	return c;
 }
 
 /* Checks one node's entries: framing both ways and the fill limit. */
@@ -624,9 +647,10 @@ static int validate_node(const struct kv_list *l, const struct kv_list_node *n, 
 
 int kv_list_validate(const struct kv_list *l, char *why, size_t wl)
 {
-	size_t len = 0, k = 0;
+	size_t len = 0, k = 0, bytes = 0;
 	const struct kv_list_node *prev = NULL;
 	for (const struct kv_list_node *n = l->head; n; prev = n, n = n->next, k++) {
+		bytes += sizeof(*n) + n->cap;
 		if (n->prev != prev) {
 			snprintf(why, wl, "node %zu: prev link broken", k);
 			return -EINVAL;
@@ -639,6 +663,10 @@ int kv_list_validate(const struct kv_list *l, char *why, size_t wl)
 	if (l->tail != prev || len != l->len || k != l->nodes) {
 		snprintf(why, wl, "list: tail %s, %zu entries in nodes vs len %zu, %zu nodes vs %zu",
 			 l->tail == prev ? "ok" : "wrong", len, l->len, k, l->nodes);
+		return -EINVAL;
+	}
+	if (bytes != l->bytes) {
+		snprintf(why, wl, "list: nodes hold %zu bytes, counted %zu", bytes, l->bytes);
 		return -EINVAL;
 	}
 	return 0;

@@ -40,6 +40,10 @@ struct kv_list_iter {
 struct kv_list *kv_list_new(int fill);
 void kv_list_free(struct kv_list *l);
 
+/* A copy with the same fill (a value moving to another shard), or NULL
+ * without memory. */
+struct kv_list *kv_list_clone(const struct kv_list *l);
+
 /* Number of entries. */
 size_t kv_list_len(const struct kv_list *l);
 
@@ -105,7 +109,8 @@ const uint8_t *kv_list_iter_next(struct kv_list_iter *it, size_t *len);
  * list). */
 const char *kv_list_encoding(const struct kv_list *l);
 
-/* Bytes the list holds allocated (its header, nodes and their buffers). */
+/* Bytes the list holds allocated (its header, nodes and their buffers);
+ * O(1). */
 size_t kv_list_mem(const struct kv_list *l);
 
 /* Checks every invariant: links, counts, entry framing, fill. Returns 0,

@@ -49,6 +49,7 @@ struct kv_zset {
 	int level;
 	uint64_t rng;
 	struct pc_map idx;         /* member hash -> node */
+	size_t nbytes;             /* the nodes' allocations: kv_zset_mem() in O(1) */
 };
 
 /* What search() compares members with. below() says whether a member lies
@@ -230,12 +231,18 @@ static uint8_t zsl_level(struct kv_zset *z)
 	}
 }
 
+static size_t zsl_node_bytes(const struct zsl_node *n)
+{
+	return sizeof(*n) + n->nlev * sizeof(struct zsl_level) + n->ml;
+}
+
 static struct zsl_node *zsl_node_new(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	uint8_t lv = zsl_level(z);
 	struct zsl_node *n = malloc(sizeof(*n) + lv * sizeof(struct zsl_level) + ml);
 	if (!n)
 		return NULL;
+	z->nbytes += sizeof(*n) + lv * sizeof(struct zsl_level) + ml;
 	n->score = s;
 	n->ml = (uint32_t)ml;
 	n->nlev = lv;
@@ -335,13 +342,19 @@ static struct zsl_node *zsl_at(const struct kv_zset *z, size_t r)
 	return update[0]->lv[0].fwd;
 }
 
+static void zsl_node_free(struct kv_zset *z, struct zsl_node *n)
+{
+	z->nbytes -= zsl_node_bytes(n);
+	free(n);
+}
+
 static int zsl_insert(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	struct zsl_node *n = zsl_node_new(z, m, ml, s);
 	if (!n)
 		return -ENOMEM;
 	if (pc_map_insert_hashed(&z->idx, kv_keyhash(m, ml), (uint64_t)(uintptr_t)n)) {
-		free(n);
+		zsl_node_free(z, n);
 		return -ENOMEM;
 	}
 	zsl_link(z, n);
@@ -496,7 +509,7 @@ int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int f
 		if (rc)
 			return rc;
 		*out = KV_ZADD_ADDED;
-		*newscore = z->sl ? score : score + 0.0;
+		*newscore = score; /* as Redis replies it, -0 included */
 		return 0;
 	}
 	if (flags & KV_ZADD_NX) {
@@ -518,8 +531,6 @@ int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int f
 	if (score != cur) {
 		rescore(z, m, ml, score);
 		*out = KV_ZADD_UPDATED;
-		if (!z->sl)
-			*newscore = score + 0.0;
 	}
 	return 0;
 }
@@ -532,7 +543,7 @@ bool kv_zset_rem(struct kv_zset *z, const void *m, size_t ml)
 			return false;
 		zsl_unindex(z, n);
 		zsl_unlink_node(z, n);
-		free(n);
+		zsl_node_free(z, n);
 		return true;
 	}
 	double s;
@@ -563,7 +574,7 @@ size_t kv_zset_del_span(struct kv_zset *z, size_t first, size_t n)
 		struct zsl_node *next = x->lv[0].fwd;
 		zsl_unindex(z, x);
 		zsl_unlink(z, x, update); /* update[] stays right for the next one */
-		free(x);
+		zsl_node_free(z, x);
 		x = next;
 	}
 	return n;
@@ -679,9 +690,31 @@ size_t kv_zset_mem(const struct kv_zset *z)
 		return m;
 	m += sizeof(struct zsl_node) + ZSL_MAXLEVEL * sizeof(struct zsl_level);
 	m += pc_map_capacity(&z->idx) * (sizeof(struct pc_map_slot) + 1);
-	for (const struct zsl_node *n = z->hdr->lv[0].fwd; n; n = n->lv[0].fwd)
-		m += sizeof(*n) + n->nlev * sizeof(struct zsl_level) + n->ml;
-	return m;
+	return m + z->nbytes;
+}
+
+struct kv_zset *kv_zset_clone(const struct kv_zset *z)
+{
+	struct kv_zset *c = kv_zset_new(z->max_entries, z->max_value);
+	struct kv_zset_iter it;
+	const uint8_t *m;
+	size_t ml;
+	double s;
+	int out;
+
+	if (!c)
+		return NULL;
+	kv_zset_iter_init(z, &it, 0, z->len, false);
+	while (kv_zset_iter_next(&it, &m, &ml, &s))
+		if (kv_zset_add(c, m, ml, s, 0, &out, &s))
+			goto fail;
+	/* keep the encoding: a set that once converted stays converted */
+	if (z->sl && !c->sl && convert(c))
+		goto fail;
+	return c;
+fail:
+	kv_zset_free(c);
+	return NULL;
 }
 
 /* ---- scores and bounds as Redis reads and writes them ---- */
@@ -842,5 +875,14 @@ static int zsl_validate(const struct kv_zset *z, char *why, size_t wl)
 
 int kv_zset_validate(const struct kv_zset *z, char *why, size_t wl)
 {
-	return z->sl ? zsl_validate(z, why, wl) : pk_validate(z, why, wl);
+	if (!z->sl)
+		return pk_validate(z, why, wl);
+	size_t bytes = 0;
+	for (const struct zsl_node *n = z->hdr->lv[0].fwd; n; n = n->lv[0].fwd)
+		bytes += zsl_node_bytes(n);
+	if (bytes != z->nbytes) {
+		snprintf(why, wl, "nodes hold %zu bytes, counted %zu", bytes, z->nbytes);
+		return -EINVAL;
+	}
+	return zsl_validate(z, why, wl);
 }

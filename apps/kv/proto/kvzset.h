@@ -74,6 +74,10 @@ void kv_zset_free(struct kv_zset *z);
 
 size_t kv_zset_len(const struct kv_zset *z);
 
+/* A copy with the same limits and encoding rules (a value moving to
+ * another shard), or NULL without memory. */
+struct kv_zset *kv_zset_clone(const struct kv_zset *z);
+
 /* ZADD / ZINCRBY for one member, with Redis's zsetAdd semantics: flags
  * KV_ZADD_NX..INCR in, *out gets KV_ZADD_ADDED..NAN, *newscore the score
  * it has (INCR's reply) unless NOP or NAN. Returns 0 or -ENOMEM
@@ -121,7 +125,7 @@ size_t kv_zset_del_span(struct kv_zset *z, size_t first, size_t n);
 /* "listpack" or "skiplist", as Redis 7.0's OBJECT ENCODING. */
 const char *kv_zset_encoding(const struct kv_zset *z);
 
-/* Bytes the set holds allocated. */
+/* Bytes the set holds allocated; O(1). */
 size_t kv_zset_mem(const struct kv_zset *z);
 
 /* Checks order, spans, levels, the index and the counts. Returns 0, or
