@@ -44,9 +44,15 @@ uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *co
 	uint32_t first = (uint32_t)cmd->first_key;
 	int64_t n;
 
-	if (cmd->flags & KV_CMD_KEYNUM)
+	if (cmd->flags & KV_CMD_KEYNUM) {
+		/* the arguments the arity asks for after one key (LMPOP's
+		 * direction) follow the keys: a count that leaves no room for
+		 * them is the command's own syntax error, with one key */
+		int64_t after = (int64_t)(cmd->arity < 0 ? -cmd->arity : cmd->arity) - first - 1;
+
 		return kv_str2ll(argv[first - 1], argl[first - 1], &n) && n >= 1 &&
-		       n <= (int64_t)(argc - first) ? first + (uint32_t)n - 1 : first;
+		       n <= (int64_t)(argc - first) - after ? first + (uint32_t)n - 1 : first;
+	}
 	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
 }
 

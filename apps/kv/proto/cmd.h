@@ -113,7 +113,8 @@ void kv_cmd_exec(struct kv_call *c);
 void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
 
 /* The argument index of the request's last key (first_key: the first).
- * A key count (KV_CMD_KEYNUM) that is not a number in range names one
+ * A key count (KV_CMD_KEYNUM) that is not a number in range, or leaves
+ * no room for the arguments the arity asks for after the keys, names one
  * key: the command refuses it where that key is. */
 uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 			 const size_t *argl);
