@@ -109,4 +109,9 @@ void io_perform(struct io_req *req);
  * write-back error the kernel reports late. Owner shard. */
 void io_file_fault(struct pc_file *f, unsigned ops, int err, uint64_t after);
 
+/* journal.c, for tests: the segment a journal appends to now, to arm
+ * io_file_fault() on. */
+struct pc_journal;
+struct pc_file *io_journal_file(struct pc_journal *j);
+
 #endif
