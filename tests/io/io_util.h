@@ -16,7 +16,7 @@
 
 static _Atomic int step_flag;
 
-static void step_done(void)
+__attribute__((unused)) static void step_done(void)
 {
 	atomic_store(&step_flag, 1);
 }
@@ -27,7 +27,7 @@ static bool step_finished(void)
 }
 
 /* Run fn(arg) on shard 0 and wait until its chain calls step_done(). */
-static void on_shard(void (*fn)(void *), void *arg)
+__attribute__((unused)) static void on_shard(void (*fn)(void *), void *arg)
 {
 	atomic_store(&step_flag, 0);
 	assert_int_equal(pc_engine_submit(engine, 0, fn, arg), 0);
@@ -35,7 +35,7 @@ static void on_shard(void (*fn)(void *), void *arg)
 	assert_int_equal(atomic_load(&rt_failures), 0);
 }
 
-static void start_one_shard(void)
+__attribute__((unused)) static void start_one_shard(void)
 {
 	struct pc_engine_cfg c = base_cfg(1, PC_IDLE_SLEEP);
 
@@ -43,7 +43,7 @@ static void start_one_shard(void)
 	start(&c);
 }
 
-static void stop_engine(void)
+__attribute__((unused)) static void stop_engine(void)
 {
 	pc_engine_stop(engine);
 	finish();
@@ -54,7 +54,7 @@ static void stop_engine(void)
 /* A fresh directory on the disk the tests run on (TMPDIR, else /tmp):
  * tmpfs has no O_DIRECT, so the build tree's file system is preferred
  * when PC_BUILD_DIR says where it is. */
-static void scratch_dir(char *out, size_t len)
+__attribute__((unused)) static void scratch_dir(char *out, size_t len)
 {
 	const char *base = getenv("PC_BUILD_DIR");
 
@@ -64,7 +64,7 @@ static void scratch_dir(char *out, size_t len)
 	assert_non_null(mkdtemp(out));
 }
 
-static void remove_dir(const char *dir)
+__attribute__((unused)) static void remove_dir(const char *dir)
 {
 	char cmd[600];
 
