@@ -18,6 +18,7 @@
 
 PC_BEGIN_DECLS
 
+/* The implementations, for pc_crc32c_with() and pc_crc32c_available(). */
 enum pc_crc32c_impl {
 	PC_CRC32C_TABLE = 0,
 	PC_CRC32C_SSE42 = 1,

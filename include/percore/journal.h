@@ -48,12 +48,14 @@ struct pc_journal_iter;
 /* The largest payload of one record. */
 #define PC_JOURNAL_MAX_RECORD (64u << 20)
 
+/* When a record counts as durable (see above). */
 enum pc_journal_sync {
 	PC_JOURNAL_SYNC_ALWAYS = 0,
 	PC_JOURNAL_SYNC_INTERVAL = 1,
 	PC_JOURNAL_SYNC_NEVER = 2,
 };
 
+/* Options of pc_journal_open(); start from pc_journal_opts_init(). */
 struct pc_journal_opts {
 	enum pc_journal_sync sync;
 	uint32_t interval_ms;   /* PC_JOURNAL_SYNC_INTERVAL's period */
