@@ -109,7 +109,12 @@ PC_API int pc_file_queue_depth(unsigned depth);
  * the queue up if needed). NULL off a shard or when neither works. */
 PC_API const char *pc_file_backend(void);
 
-/* This shard's file I/O figures, since the shard's first file operation. */
+/* Latency counters of struct pc_file_stats: operations finished within
+ * 10, 50, 100, 250, 500 us, 1, 2.5, 5, 10, 100 ms and 1 s of their issue. */
+#define PC_FILE_LATENCY_BOUNDS 11
+
+/* A shard's file I/O figures, since its first file operation. Every field
+ * is a uint64_t. */
 struct pc_file_stats {
 	uint64_t reads, writes, syncs, allocates; /* operations finished */
 	uint64_t read_bytes, write_bytes;         /* bytes they moved */
@@ -117,12 +122,22 @@ struct pc_file_stats {
 	uint64_t queued;      /* waiting in the queue now */
 	uint64_t inflight;    /* in the kernel (or the pool) now */
 	uint64_t depth_high;  /* the most queued + in flight at once */
+	uint64_t within[PC_FILE_LATENCY_BOUNDS]; /* finished within bound b
+	                                          * (cumulative) */
 };
 
 /* Copy this shard's figures into *out and, when lat is not NULL, add the
  * latencies of its finished operations (issue to completion, nanoseconds)
  * into lat (percore/hist.h). Returns 0 or -EPERM. */
 PC_API int pc_file_stats_read(struct pc_file_stats *out, struct pc_hist *lat);
+
+struct pc_engine;
+
+/* Shard i's figures, from any thread: each is one the shard recently
+ * stored (all zero before its first file operation). Returns 0 or
+ * -EINVAL for a bad i. */
+PC_API int pc_engine_file_stats_read(const struct pc_engine *e, unsigned i,
+				     struct pc_file_stats *out);
 
 PC_END_DECLS
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "io_util.h"
+#include "net/metrics_util.h"
 #include "percore/file.h"
 #include "percore/hist.h"
 #include "testmain.h"
@@ -235,6 +236,37 @@ static void stats_and_backend(void **state)
 	pc_hist_destroy(s.lat);
 }
 
+/* /metrics carries the shard's file figures, read from another thread. */
+static void metrics_export(void **state)
+{
+	struct pc_metrics *m = pc_metrics_create(1, 0);
+	struct stats_ctx s = { .lat = NULL };
+	struct pc_file_stats st;
+	struct ctx c = { 0 };
+	char *t;
+
+	(void)state;
+	snprintf(c.path, sizeof(c.path), "%s/m", dir);
+	on_shard(begin, &c);
+	on_shard(release, &c);
+	on_shard(read_stats, &s);
+	assert_int_equal(pc_engine_file_stats_read(engine, 0, &st), 0);
+	assert_memory_equal(&st, &s.st, sizeof(st));
+	assert_int_equal(pc_engine_file_stats_read(engine, 1, &st), -EINVAL);
+	assert_int_equal(pc_metrics_add_engine(m, engine), 0);
+	t = mu_text(m);
+	assert_true(mu_value(t, "percore_file_writes_total{shard=\"0\"}") == (double)s.st.writes);
+	assert_true(mu_value(t, "percore_file_read_bytes_total{shard=\"0\"}") ==
+		    (double)s.st.read_bytes);
+	assert_true(mu_value(t, "percore_file_syncs_total{shard=\"0\"}") == (double)s.st.syncs);
+	assert_true(mu_value(t, "percore_file_queued{shard=\"0\"}") == 0);
+	/* every operation finished within a second */
+	assert_true(mu_value(t, "percore_file_ops_within_total{shard=\"0\",seconds=\"1\"}") ==
+		    (double)(s.st.reads + s.st.writes + s.st.syncs + s.st.allocates));
+	free(t);
+	pc_metrics_destroy(m);
+}
+
 static void off_shard(void **state)
 {
 	struct pc_file *f;
@@ -268,6 +300,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(direct_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(reads_not_starved, setup, teardown),
 		cmocka_unit_test_setup_teardown(stats_and_backend, setup, teardown),
+		cmocka_unit_test_setup_teardown(metrics_export, setup, teardown),
 		cmocka_unit_test(off_shard),
 	};
 

@@ -48,12 +48,24 @@ static unsigned op_class(enum io_op op)
 	return op == IO_READ ? IO_CLASS_READ : IO_CLASS_WRITE;
 }
 
+/* Only the shard writes its figures; the store is atomic (relaxed) so
+ * that the metrics thread may read them at any time
+ * (pc_engine_file_stats_read). */
+#define IO_STAT_SET(io, field, v) __atomic_store_n(&(io)->st.field, (v), __ATOMIC_RELAXED)
+#define IO_STAT_ADD(io, field, n) IO_STAT_SET(io, field, (io)->st.field + (n))
+
+/* Upper bounds of the latency counters, ns (PC_FILE_LATENCY_BOUNDS). */
+static const uint64_t lat_bounds[PC_FILE_LATENCY_BOUNDS] = {
+	10000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000, 100000000,
+	1000000000,
+};
+
 static void note_depth(struct io_shard *io)
 {
 	uint64_t d = io->st.queued + io->st.inflight;
 
 	if (d > io->st.depth_high)
-		io->st.depth_high = d;
+		IO_STAT_SET(io, depth_high, d);
 }
 
 /* Move waiting requests into the backend while the depth allows. */
@@ -70,9 +82,9 @@ static void dispatch(struct io_shard *io)
 				return;
 		}
 		io->next_class = c ^ 1;
-		io->st.queued--;
+		IO_STAT_SET(io, queued, io->st.queued - 1);
 		io->inflight++;
-		io->st.inflight = io->inflight;
+		IO_STAT_SET(io, inflight, io->inflight);
 		if (io->uring)
 			io_ring_start(io, req);
 		else
@@ -85,7 +97,7 @@ void io_queue_issue(struct io_shard *io, struct io_req *req)
 	req->t0 = pc_now_ns();
 	req->f->pending++;
 	fifo_push(&io->q[op_class(req->op)], req);
-	io->st.queued++;
+	IO_STAT_ADD(io, queued, 1);
 	note_depth(io);
 	dispatch(io);
 }
@@ -103,26 +115,31 @@ static void apply_fault(struct pc_file *f, struct io_req *req)
 
 static void account(struct io_shard *io, const struct io_req *req)
 {
-	pc_hist_record(io->lat, pc_elapsed(pc_now_ns(), req->t0));
+	uint64_t ns = pc_elapsed(pc_now_ns(), req->t0);
+
+	pc_hist_record(io->lat, ns);
+	for (unsigned b = 0; b < PC_FILE_LATENCY_BOUNDS; b++)
+		if (ns <= lat_bounds[b])
+			IO_STAT_ADD(io, within[b], 1);
 	if (req->res < 0) {
-		io->st.errors++;
+		IO_STAT_ADD(io, errors, 1);
 		return;
 	}
 	switch (req->op) {
 	case IO_READ:
-		io->st.reads++;
-		io->st.read_bytes += (uint64_t)req->res;
+		IO_STAT_ADD(io, reads, 1);
+		IO_STAT_ADD(io, read_bytes, (uint64_t)req->res);
 		break;
 	case IO_WRITE:
-		io->st.writes++;
-		io->st.write_bytes += (uint64_t)req->res;
+		IO_STAT_ADD(io, writes, 1);
+		IO_STAT_ADD(io, write_bytes, (uint64_t)req->res);
 		break;
 	case IO_FSYNC:
 	case IO_FDATASYNC:
-		io->st.syncs++;
+		IO_STAT_ADD(io, syncs, 1);
 		break;
 	case IO_ALLOCATE:
-		io->st.allocates++;
+		IO_STAT_ADD(io, allocates, 1);
 		break;
 	}
 }
@@ -135,7 +152,7 @@ void io_complete(struct io_shard *io, struct io_req *req)
 	ssize_t res;
 
 	io->inflight--;
-	io->st.inflight = io->inflight;
+	IO_STAT_SET(io, inflight, io->inflight);
 	apply_fault(f, req);
 	account(io, req);
 	res = req->res;
@@ -222,8 +239,9 @@ struct io_shard *io_shard_get(void)
 		io_shard_free(io);
 		return NULL;
 	}
-	s->io = io;
 	s->io_free = io_shard_free;
+	/* published for pc_engine_file_stats_read on other threads */
+	__atomic_store_n(&s->io, io, __ATOMIC_RELEASE);
 	return io;
 }
 
@@ -266,5 +284,27 @@ int pc_file_stats_read(struct pc_file_stats *out, struct pc_hist *lat)
 	*out = io->st;
 	if (lat)
 		pc_hist_merge(lat, io->lat);
+	return 0;
+}
+
+_Static_assert(sizeof(struct pc_file_stats) % sizeof(uint64_t) == 0,
+	       "pc_file_stats is read as an array of uint64_t");
+
+int pc_engine_file_stats_read(const struct pc_engine *e, unsigned i, struct pc_file_stats *out)
+{
+	const struct io_shard *io;
+	const uint64_t *from;
+	uint64_t *to = (uint64_t *)out;
+
+	if (i >= e->n)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	io = __atomic_load_n(&e->shards[i].io, __ATOMIC_ACQUIRE);
+	if (!io)
+		return 0;
+	/* every field is a uint64_t the shard stores relaxed */
+	from = (const uint64_t *)&io->st;
+	for (size_t k = 0; k < sizeof(*out) / sizeof(uint64_t); k++)
+		to[k] = __atomic_load_n(&from[k], __ATOMIC_RELAXED);
 	return 0;
 }
