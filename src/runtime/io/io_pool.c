@@ -77,10 +77,14 @@ static void *worker(void *arg)
 	uint64_t one = 1;
 
 	while ((req = take(p))) {
+		/* Once posted, req is the shard's: it may be freed and reused
+		 * before the eventfd write, so the shard is read first. */
+		struct io_shard *io = req->io;
+
 		io_perform(req);
 		/* Never full: a shard has at most IO_DEPTH_MAX requests out. */
-		pc_mpsc_push(req->io->done, &req);
-		if (write(req->io->efd, &one, sizeof(one)) < 0) {
+		pc_mpsc_push(io->done, &req);
+		if (write(io->efd, &one, sizeof(one)) < 0) {
 			/* eventfd at its maximum count: already signalled */
 		}
 	}
