@@ -46,6 +46,9 @@ PC_API extern const char *const pc_audit_ids[];
 /* How the audit samples the process list for load.busy_processes. */
 struct pc_audit_opts {
 	unsigned sample_ms;   /* gap between the two /proc samples; 0 = 100 */
+	/* The storage.* checks audit the block device holding this path
+	 * (its sysfs queue under root); NULL reports them unknown. */
+	const char *path;
 };
 
 /* Run every check. root NULL or "/" audits this machine; otherwise root is

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
@@ -52,6 +54,12 @@ static const struct expect desktop[] = {
 	{ "cgroup.cpu_quota", OK, "none (cgroup v2", "" },
 	{ "cgroup.memory_limit", OK, "none (cgroup v2", "" },
 	{ "load.busy_processes", WARN, "load average 3.12 2.80 2.10 on 8 CPUs (over a quarter", "idle machine" },
+	{ "storage.rotational", UNKNOWN, "no --path given", "" },
+	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
+	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
+	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
+	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
 };
 
@@ -75,6 +83,12 @@ static const struct expect vm[] = {
 	{ "cgroup.cpu_quota", UNKNOWN, "not exposed", "" },
 	{ "cgroup.memory_limit", UNKNOWN, "not exposed", "" },
 	{ "load.busy_processes", UNKNOWN, "not exposed", "" },
+	{ "storage.rotational", UNKNOWN, "no --path given", "" },
+	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
+	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
+	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
+	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
 };
 
@@ -99,6 +113,12 @@ static const struct expect container_v1[] = {
 	{ "cgroup.memory_limit", OK, "none (cgroup v1 /docker/3f2a9c1e7b6d)", "" },
 	{ "load.busy_processes", OK,
 	  "load average 0.91 0.75 0.60 on 4 CPUs; no process used over 2% of a CPU", "" },
+	{ "storage.rotational", UNKNOWN, "no --path given", "" },
+	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
+	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
+	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
+	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
 };
 
@@ -123,6 +143,12 @@ static const struct expect container_v2[] = {
 	  "at most 1 busy thread" },
 	{ "cgroup.memory_limit", OK, "2.00 GiB (cgroup v2 /app.slice/bench.scope)", "" },
 	{ "load.busy_processes", OK, "load average 0.05 0.10 0.08 on 8 CPUs", "" },
+	{ "storage.rotational", UNKNOWN, "no --path given", "" },
+	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
+	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
+	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
+	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
 };
 
@@ -202,6 +228,82 @@ static void container_v2_fixture(void **state)
 	check_fixture("container-v2", container_v2);
 }
 
+/* Write root/dir/name for the storage test. */
+static void put(const char *root, const char *dir, const char *name, const char *text)
+{
+	char rel[300];
+
+	snprintf(rel, sizeof(rel), "%s/%s", dir, name);
+	assert_int_equal(envtest_write(root, rel, text), 0);
+}
+
+/* The disk of a fake sysfs, set up fast (tuned right) or slow (every
+ * warning). */
+static void put_disk(const char *root, const char *queue, bool slow)
+{
+	put(root, queue, "rotational", slow ? "1\n" : "0\n");
+	put(root, queue, "scheduler", slow ? "none [mq-deadline] kyber\n" : "[none] mq-deadline\n");
+	put(root, queue, "nr_requests", slow ? "32\n" : "256\n");
+	put(root, queue, "write_cache", slow ? "write back\n" : "write through\n");
+	put(root, "sys/module/nvme_core/parameters", "default_ps_max_latency_us",
+	    slow ? "100000\n" : "0\n");
+	put(root, "sys/module/pcie_aspm/parameters", "policy",
+	    slow ? "[default] performance powersave\n" : "default [performance] powersave\n");
+}
+
+static void check_storage(const char *root, bool slow)
+{
+	static const struct {
+		const char *id, *fix;
+	} want[] = {
+		{ "storage.rotational", "SSD or NVMe" },
+		{ "storage.scheduler", "echo none" },
+		{ "storage.nr_requests", "echo 256" },
+		{ "storage.write_cache", "write through" },
+		{ "storage.nvme_apst", "default_ps_max_latency_us=0" },
+		{ "storage.pcie_aspm", "performance" },
+	};
+	struct pc_audit_opts o = { .sample_ms = 1, .path = root };
+	struct pc_audit *a = NULL;
+
+	assert_int_equal(pc_audit_collect_opts(root, &o, &a), 0);
+	check_invariants(a);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct pc_audit_item *it = pc_audit_find(a, want[i].id);
+
+		if (it->status != (slow ? WARN : OK) || (slow && !strstr(it->fix, want[i].fix)))
+			fail_msg("%s disk, %s: got %s \"%s\" fix \"%s\"", slow ? "slow" : "fast",
+				 want[i].id, pc_audit_status_name(it->status), it->value, it->fix);
+	}
+	pc_audit_free(a);
+}
+
+/* The storage checks on a fake sysfs for the device that holds a real
+ * folder (the fake root itself): a whole disk tuned right, then a slow
+ * one reached as a partition (sysfs links MAJ:MIN to the partition's
+ * folder, whose parent holds the disk's queue). */
+static void storage_of_path(void **state)
+{
+	char root[] = "/tmp/pc-audit-storage-XXXXXX", dev[64], queue[96], cmd[600];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(stat(root, &st), 0);
+	snprintf(dev, sizeof(dev), "sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
+	snprintf(queue, sizeof(queue), "%s/queue", dev);
+	put_disk(root, queue, false);
+	check_storage(root, false);
+	put(root, "sys/devices/disk/part1", "partition", "1\n");
+	put_disk(root, "sys/devices/disk/queue", true);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s' && ln -s '%s/sys/devices/disk/part1' '%s/%s'",
+		 root, dev, root, root, dev);
+	assert_int_equal(system(cmd), 0);
+	check_storage(root, true);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* A folder that does not exist is a machine that exposes nothing. */
 static void empty_root_is_all_unknown(void **state)
 {
@@ -247,7 +349,7 @@ static void json_and_text_carry_every_item(void **state)
 	fclose(f);
 	for (i = 0; pc_audit_ids[i]; i++)
 		assert_non_null(strstr(text, pc_audit_ids[i]));
-	assert_non_null(strstr(text, "18 checks: 5 ok, 13 warn, 0 unknown"));
+	assert_non_null(strstr(text, "24 checks: 5 ok, 13 warn, 6 unknown"));
 	free(text);
 
 	/* warnings only: no ok line is printed */
@@ -391,6 +493,7 @@ int main(void)
 		cmocka_unit_test(container_v1_fixture),
 		cmocka_unit_test(container_v2_fixture),
 		cmocka_unit_test(empty_root_is_all_unknown),
+		cmocka_unit_test(storage_of_path),
 		cmocka_unit_test(json_and_text_carry_every_item),
 		cmocka_unit_test(real_machine),
 		cmocka_unit_test(busy_process_is_seen),

@@ -17,7 +17,8 @@ bad() { echo "FAIL: $*"; fail=1; }
 
 ids="vm.hypervisor cpu.model cpu.smt cpu.governor cpu.turbo cpu.idle_states cpu.pm_qos mm.thp
 mm.swap kernel.aslr kernel.nmi_watchdog kernel.perf_event_paranoid sched.isolated irq.irqbalance
-cgroup.cpuset cgroup.cpu_quota cgroup.memory_limit load.busy_processes"
+cgroup.cpuset cgroup.cpu_quota cgroup.memory_limit load.busy_processes storage.rotational
+storage.scheduler storage.nr_requests storage.write_cache storage.nvme_apst storage.pcie_aspm"
 
 # --json on this machine: an array with every id once, in order, each with
 # a status among ok/warn/unknown and string value and fix.
@@ -58,8 +59,16 @@ st = {i["id"]: i["status"] for i in items}
 assert st["vm.hypervisor"] == "warn" and st["cpu.governor"] == "unknown", st
 ' && ok "env --root vm --json" || bad "env --root vm --json"
 
+# --path audits the disk that holds the folder; without it, unknown
+"$pc" env --json --path "$tmp" | $py -c '
+import json, sys
+st = {i["id"]: i for i in json.load(sys.stdin)}
+assert "no --path given" not in st["storage.scheduler"]["value"], st["storage.scheduler"]
+' && ok "env --path audits the folder's disk" || bad "env --path"
+"$pc" env | grep -Eq '^unknown +storage.scheduler +no --path given' || bad "env without --path"
+
 # usage errors: exit 2 with a one-line reason
-for args in "env --bogus" "env --root" "env extra" "tune --nope" "reset --turbo-off" "tune --state"; do
+for args in "env --bogus" "env --root" "env --path" "env extra" "tune --nope" "reset --turbo-off" "tune --state"; do
   "$pc" $args >/dev/null 2>"$tmp/err"; rc=$?
   [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok "usage error: $args" \
     || { bad "usage error '$args': exit $rc"; cat "$tmp/err"; }

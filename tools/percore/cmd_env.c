@@ -12,14 +12,17 @@
 
 static void help(void)
 {
-	printf("usage: percore env [--json] [--root DIR]\n\n"
+	printf("usage: percore env [--json] [--root DIR] [--path DIR]\n\n"
 	       "Check what makes measurements on this machine noisy or slow: VM, CPU\n"
 	       "model, SMT, frequency governor, turbo, idle states, PM QoS, THP, swap,\n"
 	       "ASLR, NMI watchdog, perf access, CPU isolation, irqbalance, cgroup\n"
-	       "limits and busy processes. Each line: status (ok, warn, unknown), id,\n"
+	       "limits, busy processes, NVMe APST and PCIe ASPM, and with --path the\n"
+	       "storage holding DIR (rotational, scheduler, nr_requests, write cache).\n"
+	       "Each line: status (ok, warn, unknown), id,\n"
 	       "the value seen, and under each warning the fix. Needs no privileges.\n\n"
 	       "  --json       print a JSON array of {id, status, value, fix}\n"
 	       "  --root DIR   read DIR/proc and DIR/sys instead of this machine's\n"
+	       "  --path DIR   audit the block device that holds DIR\n"
 	       "  -h, --help   this help\n\n"
 	       "Exit status: 0 audited (warnings included), 1 failure, 2 usage error.\n");
 }
@@ -44,10 +47,12 @@ static int env_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "path", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *root = NULL;
+	struct pc_audit_opts ao = { 0 };
 	struct pc_audit *a;
 	bool json = false;
 	int c, rc;
@@ -62,6 +67,8 @@ static int env_main(int argc, char **argv)
 			json = true;
 		else if (c == 'r')
 			root = optarg;
+		else if (c == 'p')
+			ao.path = optarg;
 		else if (c == ':')
 			return pc_cmd_usage_error("env", "%s needs a value", argv[optind - 1]);
 		else
@@ -71,7 +78,7 @@ static int env_main(int argc, char **argv)
 		return pc_cmd_usage_error("env", "unexpected argument '%s'", argv[optind]);
 	if (root && !*root)
 		return pc_cmd_usage_error("env", "--root needs a folder");
-	rc = pc_audit_collect(root, &a);
+	rc = pc_audit_collect_opts(root, &ao, &a);
 	if (rc) {
 		fprintf(stderr, "percore env: audit failed: %s\n", strerror(-rc));
 		return PC_EXIT_FAIL;

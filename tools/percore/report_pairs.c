@@ -117,6 +117,14 @@ static const struct pair_rule rules[] = {
 	RULE(PC_SEC_INTEGRATION, "^KV/([A-Za-z0-9]+/[A-Za-z0-9]+(/keys:random)?(/cpus:all)?)" TAGS,
 	     PEER("^Peer/redis/\\1\\4$")),
 	RULE(PC_SEC_INTEGRATION, "^KV/"),
+	/* a shard's O_DIRECT files beside fio's io_uring engine, same file,
+	 * block size and queue depth */
+	RULE(PC_SEC_INTEGRATION, "^File/(Rand(Read|Write)/4096/qd:[0-9]+)" TAGS,
+	     PEER("^Peer/fio/\\1\\3$")),
+	/* durable appends: the journal's group commit beside one write and
+	 * one fdatasync per record from as many writers */
+	RULE(PC_SEC_INTEGRATION, "^Journal/(Append/128/writers:[0-9]+)" TAGS,
+	     PEER("^Peer/fdatasync/\\1\\2$")),
 	RULE(PC_SEC_INTEGRATION, "^Session(Echo)?/"),
 	/* micro benchmarks beside their peers */
 	RULE(PC_SEC_MICRO, "^SlabAlloc/([0-9]+(/batch)?)" TAGS,

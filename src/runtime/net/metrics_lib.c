@@ -11,6 +11,7 @@
 #include "net/metrics_impl.h"
 #include "net/net.h"
 #include "percore/engine.h"
+#include "percore/file.h"
 #include "percore/server.h"
 
 #define NS 1e-9
@@ -142,6 +143,40 @@ static const struct pc_metric_field mem_rows[] = {
 	    "Bytes mapped for the shard's arena (as of the last scrape)."),
 };
 
+/* ---- files (percore/file.h) ---------------------------------------------- */
+
+#define FIL(name, kind, field, help) \
+	{ name, help, kind, offsetof(struct pc_file_stats, field), 1, NULL, NULL }
+#define WITHIN(b, le)                                                                \
+	{ "file_ops_within_total",                                         \
+	  "File operations finished within `seconds` of their issue (cumulative).", \
+	  C, offsetof(struct pc_file_stats, within) + (b) * sizeof(uint64_t), 1, "seconds", le }
+
+static const struct pc_metric_field file_rows[] = {
+	FIL("file_reads_total", C, reads, "File reads finished."),
+	FIL("file_writes_total", C, writes, "File writes finished."),
+	FIL("file_syncs_total", C, syncs, "fsync and fdatasync calls finished."),
+	FIL("file_allocates_total", C, allocates, "Preallocations finished."),
+	FIL("file_read_bytes_total", C, read_bytes, "Bytes read from files."),
+	FIL("file_written_bytes_total", C, write_bytes, "Bytes written to files."),
+	FIL("file_errors_total", C, errors, "File operations that failed."),
+	FIL("file_queued", G, queued, "File operations waiting in the shard's I/O queue."),
+	FIL("file_inflight", G, inflight, "File operations in the kernel or the pool now."),
+	FIL("file_depth_high_water", G, depth_high,
+	    "The most file operations queued and in flight at once."),
+	WITHIN(0, "0.00001"), WITHIN(1, "0.00005"), WITHIN(2, "0.0001"), WITHIN(3, "0.00025"),
+	WITHIN(4, "0.0005"), WITHIN(5, "0.001"), WITHIN(6, "0.0025"), WITHIN(7, "0.005"),
+	WITHIN(8, "0.01"), WITHIN(9, "0.1"), WITHIN(10, "1"),
+};
+
+_Static_assert(PC_ARRAY_LEN(file_rows) == 10 + PC_FILE_LATENCY_BOUNDS,
+	       "one latency row per bound");
+
+static int read_files(void *ctx, unsigned i, void *out)
+{
+	return pc_engine_file_stats_read(ctx, i, out);
+}
+
 int pc_metrics_add_engine(struct pc_metrics *m, struct pc_engine *e)
 {
 	int rc;
@@ -153,6 +188,9 @@ int pc_metrics_add_engine(struct pc_metrics *m, struct pc_engine *e)
 	if (!rc)
 		rc = pc_metrics_add_table(m, mem_rows, PC_ARRAY_LEN(mem_rows),
 					  sizeof(struct pc_shard_mem), true, read_mem, e, NULL, 0);
+	if (!rc)
+		rc = pc_metrics_add_table(m, file_rows, PC_ARRAY_LEN(file_rows),
+					  sizeof(struct pc_file_stats), true, read_files, e, NULL, 0);
 	return rc ? rc : add_sent_to(m, e);
 }
 

@@ -266,6 +266,7 @@ static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, struct pc
 		pthread_mutex_init(&e->shards[i].stall_lock, NULL);
 	}
 	pthread_mutex_init(&e->gate_lock, NULL);
+	pthread_mutex_init(&e->io_lock, NULL);
 	pthread_cond_init(&e->gate_cond, NULL);
 	pthread_barrier_init(&e->done, NULL, n);
 	return e;
@@ -274,7 +275,11 @@ static struct pc_engine *engine_alloc(const struct pc_engine_cfg *cfg, struct pc
 static void engine_free(struct pc_engine *e)
 {
 	rt_log_engine_close(e->log_owner);
+	if (e->io_pool)
+		e->io_pool_free(e->io_pool);
 	for (unsigned i = 0; i < e->n; i++) {
+		if (e->shards[i].io)
+			e->shards[i].io_free(e->shards[i].io);
 		rt_mesh_free(&e->shards[i]);
 		rt_shard_mem_free(&e->shards[i]);
 		rt_outbox_free(&e->shards[i]);
@@ -283,6 +288,7 @@ static void engine_free(struct pc_engine *e)
 		pthread_mutex_destroy(&e->shards[i].stall_lock);
 	}
 	pthread_mutex_destroy(&e->gate_lock);
+	pthread_mutex_destroy(&e->io_lock);
 	pthread_cond_destroy(&e->gate_cond);
 	pthread_barrier_destroy(&e->done);
 	pc_placement_free(e->placement);

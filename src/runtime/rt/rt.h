@@ -227,6 +227,10 @@ struct rt_shard {
 	struct pc_shard_stats stats;
 	struct pc_shard_mem mem_figs; /* pc_engine_mem_refresh(): stored relaxed */
 	struct rt_app app;
+	/* File I/O (src/runtime/io), made on first use; io_free frees it
+	 * at engine teardown, after the engine's file threads stopped. */
+	void *io;
+	void (*io_free)(void *io);
 	pthread_t thread;
 	int setup_err;
 
@@ -269,6 +273,11 @@ struct pc_engine {
 	struct pc_placement *placement;
 	struct rt_stall *stall;          /* the watchdog, or NULL */
 	bool log_owner;                  /* opened the log (rt_log_engine_open) */
+	/* The file threads (src/runtime/io/io_pool.c), started by the first
+	 * shard that needs them, under io_lock. */
+	pthread_mutex_t io_lock;
+	void *io_pool;
+	void (*io_pool_free)(void *pool);
 };
 
 /* Count into a shard's statistics. Only the shard itself writes them; the

@@ -15,7 +15,9 @@ const char *const pc_audit_ids[] = {
 	"cpu.idle_states", "cpu.pm_qos", "mm.thp", "mm.swap", "kernel.aslr",
 	"kernel.nmi_watchdog", "kernel.perf_event_paranoid", "sched.isolated",
 	"irq.irqbalance", "cgroup.cpuset", "cgroup.cpu_quota",
-	"cgroup.memory_limit", "load.busy_processes", NULL,
+	"cgroup.memory_limit", "load.busy_processes", "storage.rotational",
+	"storage.scheduler", "storage.nr_requests", "storage.write_cache",
+	"storage.nvme_apst", "storage.pcie_aspm", NULL,
 };
 
 /* Same order as pc_audit_ids. cpu.idle_states runs before cpu.pm_qos,
@@ -28,7 +30,9 @@ static const pc_audit_check_fn check_fn[] = {
 	sys_audit_kernel_perf_paranoid, sys_audit_sched_isolated,
 	sys_audit_irq_irqbalance, sys_audit_cgroup_cpuset,
 	sys_audit_cgroup_cpu_quota, sys_audit_cgroup_memory_limit,
-	sys_audit_load_busy,
+	sys_audit_load_busy, sys_audit_storage_rotational, sys_audit_storage_scheduler,
+	sys_audit_storage_nr_requests, sys_audit_storage_write_cache,
+	sys_audit_storage_nvme_apst, sys_audit_storage_pcie_aspm,
 };
 
 #define PC_AUDIT_NCHECKS (sizeof(check_fn) / sizeof(check_fn[0]))
@@ -110,6 +114,7 @@ int pc_audit_collect_opts(const char *root, const struct pc_audit_opts *opts,
 	if (!a)
 		return -ENOMEM;
 	ctx_init(&c, root, opts ? opts->sample_ms : 0);
+	c.path = opts ? opts->path : NULL;
 	for (size_t i = 0; i < PC_AUDIT_NCHECKS && rc == 0; i++)
 		if ((rc = run_check(&c, i, &a->item[i])) == 0)
 			a->n++;

@@ -22,6 +22,7 @@ struct pc_audit_ctx {
 	cpu_set_t cpus;         /* CPUs with a cpuN folder in sysfs */
 	int deep_idle_us;       /* highest enabled idle exit latency; -1 unknown */
 	unsigned sample_ms;
+	const char *path;       /* --path: the storage.* checks' folder, or NULL */
 };
 
 /* One finding being written. */
@@ -56,6 +57,14 @@ void sys_audit_sched_isolated(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_cgroup_cpuset(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_cgroup_memory_limit(struct pc_audit_ctx *c, struct pc_audit_out *o);
+
+/* audit_storage.c: the disk holding c->path, NVMe and PCIe power */
+void sys_audit_storage_rotational(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_storage_scheduler(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_storage_nr_requests(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_storage_write_cache(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_storage_nvme_apst(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_storage_pcie_aspm(struct pc_audit_ctx *c, struct pc_audit_out *o);
 
 /* audit_proc.c: checks that walk the process list */
 void sys_audit_cpu_pm_qos(struct pc_audit_ctx *c, struct pc_audit_out *o);

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/* Durable 128-byte appends, synced on every commit:
+ *
+ *   Journal/Append/128/writers:{1,64}   Peer/fdatasync/Append/128/writers:{1,64}
+ *
+ * Ours: one shard, `writers` appenders each with one record awaiting its
+ * durability callback and appending the next when it comes (what 64
+ * clients waiting on their writes look like); group commit batches what
+ * they append in a turn and while a sync is in flight. The peer: as many
+ * threads each doing write(O_APPEND) + fdatasync per record on one file,
+ * the way to be durable without a journal. The journal's directory and
+ * the peer's file are in PC_BENCH_DIR or /var/tmp, fresh per repetition.
+ * One iteration is one record made durable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../rt/rt_bench.h"
+#include "percore/clock.h"
+#include "percore/journal.h"
+#include "percore/reactor.h"
+#include "percore/shard.h"
+
+#define REC 128
+
+static void scratch(char *out, size_t len, const char *what)
+{
+	const char *dir = getenv("PC_BENCH_DIR");
+
+	snprintf(out, len, "%s/percore-%s-bench.%d", dir ? dir : "/var/tmp", what, (int)getpid());
+}
+
+static void remove_tree(const char *p)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+	if (system(cmd)) {
+		/* left behind: the next repetition's open starts after it */
+	}
+}
+
+/* ---- ours ------------------------------------------------------------------ */
+
+struct jb {
+	struct rtb *b;
+	struct pc_journal *j;
+	char dir[520];
+	uint64_t issued, done, start;
+	unsigned writers;
+	int err;
+};
+
+static void durable(uint64_t lsn, int err, void *arg);
+
+static void finish(void *arg)
+{
+	struct jb *x = arg;
+
+	if (pc_journal_close(x->j))
+		abort();
+	rtb_finish_as(x->b, x->start);
+}
+
+static void append(struct jb *x)
+{
+	static const unsigned char rec[REC];
+
+	x->issued++;
+	if (pc_journal_append(x->j, rec, REC, durable, x, NULL))
+		abort(); /* a benchmark bug or a broken disk */
+}
+
+static void durable(uint64_t lsn, int err, void *arg)
+{
+	struct jb *x = arg;
+
+	(void)lsn;
+	if (err)
+		abort();
+	x->done++;
+	if (x->issued < x->b->iterations)
+		return append(x);
+	if (x->done == x->b->iterations) {
+		x->start = pc_elapsed(pc_now_ns(), x->start); /* now the time taken */
+		/* closed on the next turn: inside a callback it is still busy */
+		pc_reactor_defer(pc_shard_reactor(), finish, x);
+	}
+}
+
+static void start_job(void *arg)
+{
+	struct rtb *b = arg;
+	struct jb *x = b->user;
+	struct pc_journal_opts o;
+
+	x->b = b;
+	x->issued = x->done = 0;
+	remove_tree(x->dir);
+	pc_journal_opts_init(&o);
+	if (pc_journal_open(&x->j, x->dir, &o))
+		abort();
+	x->start = pc_now_ns();
+	for (unsigned w = 0; w < x->writers && x->issued < b->iterations; w++)
+		append(x);
+}
+
+static int ours_setup(struct pc_bench_state *st)
+{
+	struct jb *x = calloc(1, sizeof(*x));
+	int rc;
+
+	if (!x)
+		return -ENOMEM;
+	x->writers = (unsigned)st->bench->arg;
+	scratch(x->dir, sizeof(x->dir), "journal");
+	rc = rtb_setup(st, 1, PC_IDLE_ADAPTIVE, 0, x);
+	if (rc)
+		free(x);
+	return rc;
+}
+
+static void ours_run(struct pc_bench_state *st)
+{
+	rtb_run(st, 0, start_job);
+	st->bytes = st->iterations * REC;
+}
+
+static void ours_teardown(struct pc_bench_state *st)
+{
+	struct rtb *b = st->ctx;
+	struct jb *x = b->user;
+
+	rtb_teardown(st);
+	remove_tree(x->dir);
+	free(x);
+}
+
+/* ---- one write + fdatasync per record ---------------------------------------- */
+
+struct peer {
+	int fd;
+	uint64_t each;
+};
+
+static void *peer_writer(void *arg)
+{
+	struct peer *p = arg;
+	unsigned char rec[REC] = { 0 };
+
+	for (uint64_t i = 0; i < p->each; i++)
+		if (write(p->fd, rec, REC) != REC || fdatasync(p->fd))
+			abort();
+	return NULL;
+}
+
+static void peer_run(struct pc_bench_state *st)
+{
+	unsigned n = (unsigned)st->bench->arg;
+	pthread_t th[64];
+	struct peer p;
+	char path[520];
+	uint64_t t0;
+
+	scratch(path, sizeof(path), "fdatasync");
+	p.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	if (p.fd < 0)
+		return pc_bench_fail(st, "cannot create the peer's file");
+	p.each = (st->iterations + n - 1) / n;
+	t0 = pc_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		pthread_create(&th[i], NULL, peer_writer, &p);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	st->manual_ns = pc_elapsed(pc_now_ns(), t0);
+	st->items = p.each * n;
+	st->bytes = st->items * REC;
+	close(p.fd);
+	unlink(path);
+}
+
+/* Ours and the peer at one writer count; registered one per line (the
+ * registration names its constructor by line). */
+#define ROWS(var, w)                                                               \
+	static const struct pc_bench var = {                                       \
+		.name = "Journal/Append/128/writers:" #w, .flags = PC_BENCH_MANUAL_TIME, \
+		.arg = w, .setup = ours_setup, .run = ours_run,                    \
+		.teardown = ours_teardown,                                         \
+	};                                                                         \
+	static const struct pc_bench var##_peer = {                                \
+		.name = "Peer/fdatasync/Append/128/writers:" #w,                   \
+		.flags = PC_BENCH_MANUAL_TIME, .arg = w, .run = peer_run,          \
+	}
+
+ROWS(append1, 1);
+ROWS(append64, 64);
+PC_BENCH_REGISTER(append1)
+PC_BENCH_REGISTER(append1_peer)
+PC_BENCH_REGISTER(append64)
+PC_BENCH_REGISTER(append64_peer)

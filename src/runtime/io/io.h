@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* percore io: the shard's file I/O context, its queue and its two kernel
+ * paths (io_uring, and the engine's thread pool), behind percore/file.h.
+ *
+ * One context per shard, made on its first file operation and freed with
+ * the engine. Requests wait in the queue (io_queue.c) until the depth
+ * allows them into a backend; a backend finishes a request by handing it
+ * to io_complete() on the shard, from the eventfd callback that both
+ * backends signal (the ring's registered eventfd, or the pool's write
+ * after it posted to the shard's completion ring). */
+#ifndef PERCORE_SRC_IO_IO_H
+#define PERCORE_SRC_IO_IO_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "percore/file.h"
+
+struct pc_engine;
+struct pc_mpsc;
+struct pc_reactor;
+
+/* The most operations one shard has in a backend at once. */
+#define IO_DEPTH_MAX PC_FILE_DEPTH_MAX
+#define IO_DEPTH_DEFAULT 128u
+
+enum io_op { IO_READ, IO_WRITE, IO_FSYNC, IO_FDATASYNC, IO_ALLOCATE };
+
+/* The two service classes of the queue: reads, and everything else. */
+enum { IO_CLASS_READ, IO_CLASS_WRITE, IO_CLASSES };
+
+struct io_shard;
+
+/* One operation, from issue to callback. In the shard's slab. */
+struct io_req {
+	struct io_req *next;  /* queue link; the pool's job list link */
+	struct pc_file *f;
+	struct io_shard *io;  /* the shard it returns to */
+	void *buf;
+	uint64_t len, off;
+	uint64_t t0;          /* issued, for the latency histogram */
+	ssize_t res;          /* set by the backend */
+	pc_file_fn fn;
+	void *arg;
+	enum io_op op;
+};
+
+struct pc_file {
+	int fd;
+	unsigned opts;
+	unsigned pending;     /* issued, callback not yet run */
+	struct io_shard *io;
+	/* Fault injection (io_file_fault): ops in fault_ops fail with
+	 * fault_err once fault_after more of them have succeeded. */
+	unsigned fault_ops;
+	int fault_err;
+	uint64_t fault_after;
+};
+
+struct io_fifo {
+	struct io_req *head, **tail;
+};
+
+struct io_shard {
+	struct pc_reactor *r;
+	struct pc_engine *e;
+	int node;
+	int efd;              /* both backends signal it; the reactor watches */
+	bool uring;           /* else the engine's pool */
+	bool submit_queued;   /* a submit task is deferred for this turn */
+	struct io_uring ring;
+	struct pc_mpsc *done; /* the pool's finished requests, to this shard */
+	struct io_fifo q[IO_CLASSES];
+	unsigned next_class;  /* the class served first when both wait */
+	unsigned depth, inflight;
+	struct pc_file_stats st;
+	struct pc_hist *lat;
+};
+
+/* io_queue.c: this shard's context, made on first use (NULL off a shard
+ * or when neither backend can be set up). */
+struct io_shard *io_shard_get(void);
+/* Queue req and start what the depth allows. */
+void io_queue_issue(struct io_shard *io, struct io_req *req);
+/* A backend finished req: account, run its callback, start more. */
+void io_complete(struct io_shard *io, struct io_req *req);
+
+/* io_ring.c: the shard's file ring. */
+int io_ring_open(struct io_shard *io);
+void io_ring_start(struct io_shard *io, struct io_req *req);
+void io_ring_reap(struct io_shard *io);
+void io_ring_close(struct io_shard *io);
+
+/* io_pool.c: the engine's threads. io_pool_attach() ensures the engine
+ * has its pool (logging once per process that files take it, and why:
+ * why is io_uring's -errno, or 0 when the environment chose the pool); then
+ * io_pool_start() hands it a request, io_pool_reap() collects this
+ * shard's finished ones. */
+int io_pool_attach(struct io_shard *io, int why);
+void io_pool_start(struct io_shard *io, struct io_req *req);
+void io_pool_reap(struct io_shard *io);
+/* Perform req with plain system calls; sets req->res. Any thread. */
+void io_perform(struct io_req *req);
+
+/* Test hook: ops (a mask of 1u << enum io_op) on f fail with err (a
+ * negative errno) after `after` more of them succeed; err 0 disarms. The
+ * operation itself still runs: the error is what its caller sees, like a
+ * write-back error the kernel reports late. Owner shard. */
+void io_file_fault(struct pc_file *f, unsigned ops, int err, uint64_t after);
+
+/* journal.c, for tests: the segment a journal appends to now, to arm
+ * io_file_fault() on. */
+struct pc_journal;
+struct pc_file *io_journal_file(struct pc_journal *j);
+
+#endif

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/* percore io: the journal's writer (percore/journal.h).
+ *
+ * Appends fill one batch while at most one other is on its way: written,
+ * then (by the mode) synced, then confirmed record by record. A batch
+ * leaves at the end of the turn it began in (a deferred task), or, when
+ * the previous one is still on its way, as soon as that one is confirmed:
+ * everything appended meanwhile shares one write and one fdatasync. A
+ * segment that a batch would overflow is replaced first: the old one is
+ * synced and closed, the new one preallocated and its name made durable
+ * (fsync of the directory) before the batch is written into it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/journal_fmt.h"
+#include "percore/reactor.h"
+#include "percore/wheel.h"
+#include "rt/rt.h"
+
+/* A record waiting for its callback. */
+struct jrn_wait {
+	uint64_t lsn;
+	pc_journal_fn fn;
+	void *arg;
+};
+
+struct jrn_list {
+	struct jrn_wait *w;
+	size_t n, cap;
+};
+
+struct pc_journal {
+	struct rt_shard *owner;
+	struct pc_reactor *r;
+	struct pc_journal_opts o;
+	char *dir;
+	struct pc_file *dirf;     /* the directory, for fsync after a rotation */
+	struct pc_file *seg;      /* the segment being appended to */
+	uint64_t seg_off;         /* where the next batch goes in it */
+	uint64_t next_lsn;
+	/* The batch being filled, and the one on its way (out: its bytes
+	 * written so far in out_done). */
+	unsigned char *fill, *out;
+	size_t fill_len, fill_cap, out_len, out_cap, out_done;
+	struct jrn_list fill_w, out_w;
+	struct jrn_list unsynced; /* interval mode: written, not yet synced */
+	bool busy;                /* a batch or a sync is on its way */
+	bool flush_queued;        /* flush_task is deferred */
+	bool sync_due;            /* interval mode: the period has passed */
+	int err;                  /* final */
+	struct pc_timer timer;
+};
+
+static void flush_task(void *arg);
+
+void pc_journal_opts_init(struct pc_journal_opts *o)
+{
+	*o = (struct pc_journal_opts){
+		.sync = PC_JOURNAL_SYNC_ALWAYS,
+		.interval_ms = 10,
+		.segment_size = 64u << 20,
+	};
+}
+
+static int list_push(struct jrn_list *l, struct jrn_wait w)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct jrn_wait *n = realloc(l->w, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		l->w = n;
+		l->cap = cap;
+	}
+	l->w[l->n++] = w;
+	return 0;
+}
+
+/* Run the callbacks of l with err, after emptying it: a callback may
+ * append, and its record must land in a list of its own. */
+static void confirm(struct jrn_list *l, int err)
+{
+	struct jrn_list run = *l;
+
+	*l = (struct jrn_list){ 0 };
+	for (size_t i = 0; i < run.n; i++)
+		run.w[i].fn(run.w[i].lsn, err, run.w[i].arg);
+	if (!l->w) { /* keep the array for the next batch */
+		run.n = 0;
+		*l = run;
+	} else {
+		free(run.w);
+	}
+}
+
+static void schedule(struct pc_journal *j)
+{
+	if (j->busy || j->flush_queued || j->err || (!j->fill_len && !j->sync_due))
+		return;
+	if (pc_reactor_defer(j->r, flush_task, j) == 0)
+		j->flush_queued = true;
+}
+
+/* The journal's end: every record not yet confirmed gets err. */
+static void fail(struct pc_journal *j, int err)
+{
+	if (!j->err)
+		j->err = err;
+	j->busy = false;
+	j->fill_len = j->out_len = 0;
+	confirm(&j->out_w, j->err);
+	confirm(&j->unsynced, j->err);
+	confirm(&j->fill_w, j->err);
+}
+
+static void batch_done(struct pc_journal *j)
+{
+	j->busy = false;
+	j->out_len = 0;
+	schedule(j);
+}
+
+static void on_synced(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct pc_journal *j = arg;
+
+	(void)f;
+	if (res < 0)
+		return fail(j, (int)res);
+	confirm(&j->out_w, 0);
+	batch_done(j);
+}
+
+static void move_to_unsynced(struct pc_journal *j)
+{
+	for (size_t i = 0; i < j->out_w.n; i++)
+		if (list_push(&j->unsynced, j->out_w.w[i]))
+			return fail(j, -ENOMEM);
+	j->out_w.n = 0;
+}
+
+static void write_more(struct pc_journal *j);
+
+static void on_written(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct pc_journal *j = arg;
+	int rc = 0;
+
+	(void)f;
+	if (res <= 0)
+		return fail(j, res < 0 ? (int)res : -EIO);
+	j->out_done += (size_t)res;
+	if (j->out_done < j->out_len)
+		return write_more(j);
+	j->seg_off += j->out_len;
+	switch (j->o.sync) {
+	case PC_JOURNAL_SYNC_ALWAYS:
+		rc = pc_file_sync(j->seg, true, on_synced, j);
+		break;
+	case PC_JOURNAL_SYNC_INTERVAL:
+		move_to_unsynced(j);
+		if (!j->err)
+			batch_done(j);
+		break;
+	case PC_JOURNAL_SYNC_NEVER:
+		confirm(&j->out_w, 0);
+		batch_done(j);
+		break;
+	}
+	if (rc)
+		fail(j, rc);
+}
+
+static void write_more(struct pc_journal *j)
+{
+	int rc = pc_file_write(j->seg, j->out + j->out_done, j->out_len - j->out_done,
+			       j->seg_off + j->out_done, on_written, j);
+
+	if (rc)
+		fail(j, rc);
+}
+
+/* ---- rotation ---------------------------------------------------------- */
+
+static void on_dir_synced(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct pc_journal *j = arg;
+
+	(void)f;
+	if (res < 0)
+		return fail(j, (int)res);
+	write_more(j);
+}
+
+static void on_allocated(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct pc_journal *j = arg;
+	int rc;
+
+	(void)f;
+	if (res < 0)
+		return fail(j, (int)res);
+	rc = pc_file_sync(j->dirf, false, on_dir_synced, j);
+	if (rc)
+		fail(j, rc);
+}
+
+static int open_segment(struct pc_journal *j, uint64_t first_lsn)
+{
+	char path[4200], name[JRN_NAME_LEN + 1];
+
+	jrn_name(name, sizeof(name), first_lsn);
+	snprintf(path, sizeof(path), "%s/%s", j->dir, name);
+	j->seg_off = 0;
+	return pc_file_open(&j->seg, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, 0);
+}
+
+static void on_old_synced(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct pc_journal *j = arg;
+	int rc;
+
+	if (res < 0)
+		return fail(j, (int)res);
+	confirm(&j->unsynced, 0); /* interval mode: the old segment is synced */
+	pc_file_close(f);
+	j->seg = NULL;
+	rc = open_segment(j, j->out_w.w[0].lsn);
+	if (!rc)
+		rc = pc_file_allocate(j->seg, 0, j->o.segment_size, on_allocated, j);
+	if (rc)
+		fail(j, rc);
+}
+
+static void rotate(struct pc_journal *j)
+{
+	int rc = 0;
+
+	if (j->o.sync == PC_JOURNAL_SYNC_NEVER)
+		on_old_synced(j->seg, 0, j);
+	else
+		rc = pc_file_sync(j->seg, true, on_old_synced, j);
+	if (rc)
+		fail(j, rc);
+}
+
+/* ---- batches ----------------------------------------------------------- */
+
+static void interval_sync(struct pc_journal *j)
+{
+	struct jrn_list t = j->out_w;
+	int rc;
+
+	j->sync_due = false;
+	if (!j->unsynced.n)
+		return schedule(j);
+	j->busy = true;
+	j->out_w = j->unsynced; /* on_synced confirms out_w */
+	j->unsynced = t;
+	rc = pc_file_sync(j->seg, true, on_synced, j);
+	if (rc)
+		fail(j, rc);
+}
+
+static void flush_task(void *arg)
+{
+	struct pc_journal *j = arg;
+	unsigned char *b = j->out;
+	size_t cap = j->out_cap;
+	struct jrn_list w = j->out_w;
+
+	j->flush_queued = false;
+	if (j->busy || j->err)
+		return;
+	if (j->sync_due)
+		return interval_sync(j);
+	if (!j->fill_len)
+		return;
+	/* swap the batches: fill goes out, the empty one fills */
+	j->out = j->fill;
+	j->out_cap = j->fill_cap;
+	j->out_len = j->fill_len;
+	j->out_w = j->fill_w;
+	j->fill = b;
+	j->fill_cap = cap;
+	j->fill_len = 0;
+	j->fill_w = w;
+	j->fill_w.n = 0;
+	j->out_done = 0;
+	j->busy = true;
+	if (j->seg_off && j->seg_off + j->out_len > j->o.segment_size)
+		rotate(j);
+	else
+		write_more(j);
+}
+
+static void on_tick(struct pc_wheel *w, struct pc_timer *t)
+{
+	struct pc_journal *j = pc_container_of(t, struct pc_journal, timer);
+
+	(void)w;
+	if (j->unsynced.n) {
+		j->sync_due = true;
+		schedule(j);
+	}
+	pc_reactor_timer_after(j->r, &j->timer, (uint64_t)j->o.interval_ms * 1000000u);
+}
+
+static int fill_room(struct pc_journal *j, size_t more)
+{
+	size_t cap = j->fill_cap ? j->fill_cap : 64 * 1024;
+	unsigned char *n;
+
+	if (j->fill_len + more <= j->fill_cap)
+		return 0;
+	while (cap < j->fill_len + more)
+		cap *= 2;
+	n = realloc(j->fill, cap);
+	if (!n)
+		return -ENOMEM;
+	j->fill = n;
+	j->fill_cap = cap;
+	return 0;
+}
+
+int pc_journal_append(struct pc_journal *j, const void *p, size_t len, pc_journal_fn fn,
+		      void *arg, uint64_t *lsn)
+{
+	unsigned char *rec;
+	int rc;
+
+	if (rt_self != j->owner)
+		return -EPERM;
+	if (j->err)
+		return j->err;
+	if (!fn)
+		return -EINVAL;
+	if (len > PC_JOURNAL_MAX_RECORD)
+		return -EMSGSIZE;
+	if ((rc = fill_room(j, PC_JOURNAL_HEADER + len)))
+		return rc;
+	if ((rc = list_push(&j->fill_w, (struct jrn_wait){ j->next_lsn, fn, arg })))
+		return rc;
+	rec = j->fill + j->fill_len;
+	jrn_header(rec, j->next_lsn, p, len);
+	memcpy(rec + PC_JOURNAL_HEADER, p, len);
+	j->fill_len += PC_JOURNAL_HEADER + len;
+	if (lsn)
+		*lsn = j->next_lsn;
+	j->next_lsn++;
+	schedule(j);
+	return 0;
+}
+
+int pc_journal_error(const struct pc_journal *j)
+{
+	return j->err;
+}
+
+uint64_t pc_journal_next_lsn(const struct pc_journal *j)
+{
+	return j->next_lsn;
+}
+
+/* ---- open and close ---------------------------------------------------- */
+
+/* The LSN after the existing log; its bad tail cut or refused. */
+static int scan(const char *dir, bool cut, uint64_t *next)
+{
+	struct pc_journal_iter *it;
+	const void *p;
+	size_t len;
+	uint64_t lsn = 0;
+	int rc = pc_journal_iter_open(&it, dir);
+
+	*next = 1;
+	if (rc)
+		return rc;
+	while ((rc = pc_journal_iter_next(it, &lsn, &p, &len)) == 1)
+		*next = lsn + 1;
+	if (rc == -EBADMSG && cut)
+		rc = pc_journal_iter_truncate(it);
+	pc_journal_iter_close(it);
+	return rc;
+}
+
+/* The first segment: made, preallocated and named durably at once
+ * (start-up may block). */
+static int first_segment(struct pc_journal *j)
+{
+	int rc = open_segment(j, j->next_lsn);
+
+	if (!rc && fallocate(pc_file_fd(j->seg), 0, 0, (off_t)j->o.segment_size))
+		rc = -errno;
+	if (!rc && fsync(pc_file_fd(j->dirf)))
+		rc = -errno;
+	return rc;
+}
+
+static void journal_free(struct pc_journal *j)
+{
+	if (pc_timer_active(&j->timer))
+		pc_wheel_cancel(pc_reactor_wheel(j->r), &j->timer);
+	pc_file_close(j->seg);
+	pc_file_close(j->dirf);
+	free(j->fill);
+	free(j->out);
+	free(j->fill_w.w);
+	free(j->out_w.w);
+	free(j->unsynced.w);
+	free(j->dir);
+	free(j);
+}
+
+int pc_journal_open(struct pc_journal **out, const char *dir, const struct pc_journal_opts *o)
+{
+	struct pc_journal *j;
+	int rc;
+
+	if (!rt_self)
+		return -EPERM;
+	if (o->segment_size < 4096 || o->sync > PC_JOURNAL_SYNC_NEVER ||
+	    (o->sync == PC_JOURNAL_SYNC_INTERVAL && !o->interval_ms))
+		return -EINVAL;
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->dir = strdup(dir))) {
+		free(j);
+		return -ENOMEM;
+	}
+	j->owner = rt_self;
+	j->r = rt_self->reactor;
+	j->o = *o;
+	pc_timer_init(&j->timer, on_tick);
+	rc = scan(dir, o->truncate_bad_tail, &j->next_lsn);
+	if (!rc)
+		rc = pc_file_open(&j->dirf, dir, O_RDONLY | O_DIRECTORY, 0, 0);
+	if (!rc)
+		rc = first_segment(j);
+	if (rc) {
+		journal_free(j);
+		return rc;
+	}
+	if (o->sync == PC_JOURNAL_SYNC_INTERVAL)
+		pc_reactor_timer_after(j->r, &j->timer, (uint64_t)o->interval_ms * 1000000u);
+	*out = j;
+	return 0;
+}
+
+int pc_journal_close(struct pc_journal *j)
+{
+	if (!j)
+		return 0;
+	if (rt_self != j->owner)
+		return -EPERM;
+	if (j->busy || j->flush_queued || j->fill_w.n || j->unsynced.n)
+		return -EBUSY;
+	journal_free(j);
+	return 0;
+}
+
+struct pc_file *io_journal_file(struct pc_journal *j)
+{
+	return j->seg;
+}

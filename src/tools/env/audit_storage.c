@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/* percore env: the storage that holds --path DIR (its block device's queue
+ * settings) and the power settings that slow fast storage whatever the
+ * path (NVMe APST, PCIe ASPM). A device sleeping between I/Os pays its
+ * wake-up on every 4 KiB random access, as a core in a deep idle state
+ * does on every completion. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "env/audit_impl.h"
+#include "sys/rootfs.h"
+
+/* The queue folder of the disk holding c->path, as an absolute sysfs path:
+ * through /sys/dev/block/MAJ:MIN, and its parent for a partition. false
+ * when there is no path or it is not on a block device. */
+static bool queue_dir(struct pc_audit_ctx *c, char *out, size_t len, struct pc_audit_out *o)
+{
+	struct stat st;
+	char dev[64];
+
+	if (!c->path) {
+		fprintf(o->value, "no --path given");
+		return false;
+	}
+	if (stat(c->path, &st)) {
+		fprintf(o->value, "cannot stat %s: %s", c->path, strerror(errno));
+		return false;
+	}
+	snprintf(dev, sizeof(dev), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
+	if (!sys_rootfs_exists(c->root, dev)) {
+		fprintf(o->value, "%s is not on a block device (%u:%u)", c->path, major(st.st_dev),
+			minor(st.st_dev));
+		return false;
+	}
+	snprintf(out, len, "%s/partition", dev);
+	snprintf(out, len, "%s%s/queue", dev, sys_rootfs_exists(c->root, out) ? "/.." : "");
+	return true;
+}
+
+/* Read queue/<name> of c->path's disk into buf; false (value written)
+ * when it cannot. */
+static bool queue_read(struct pc_audit_ctx *c, const char *name, char *buf, size_t len,
+		       char *q, size_t qlen, struct pc_audit_out *o)
+{
+	if (!queue_dir(c, q, qlen, o))
+		return false;
+	if (sys_rootfs_readf(buf, len, c->root, "%s/%s", q, name) < 0) {
+		fprintf(o->value, "not exposed (%s/%s)", q, name);
+		return false;
+	}
+	return true;
+}
+
+/* The [selected] word of a sysfs choice list, in place. */
+static const char *selected(char *list)
+{
+	char *a = strchr(list, '['), *b = a ? strchr(a, ']') : NULL;
+
+	if (!b)
+		return list;
+	*b = 0;
+	return a + 1;
+}
+
+void sys_audit_storage_rotational(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	char v[32], q[128];
+
+	if (!queue_read(c, "rotational", v, sizeof(v), q, sizeof(q), o))
+		return;
+	if (!strcmp(v, "0")) {
+		o->status = PC_AUDIT_OK;
+		fprintf(o->value, "non-rotational (SSD or NVMe)");
+		return;
+	}
+	o->status = PC_AUDIT_WARN;
+	fprintf(o->value, "rotational: random I/O measures seek time, not the software");
+	fprintf(o->fix, "put --path on an SSD or NVMe device for the File and Journal rows");
+}
+
+void sys_audit_storage_scheduler(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	char v[256], q[128];
+	const char *s;
+
+	if (!queue_read(c, "scheduler", v, sizeof(v), q, sizeof(q), o))
+		return;
+	s = selected(v);
+	fprintf(o->value, "%s", s);
+	if (!strcmp(s, "none")) {
+		o->status = PC_AUDIT_OK;
+		return;
+	}
+	o->status = PC_AUDIT_WARN;
+	fprintf(o->fix, "echo none | sudo tee %s/scheduler (fast devices need no reordering)", q);
+}
+
+void sys_audit_storage_nr_requests(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	char v[32], q[128];
+	long n;
+
+	if (!queue_read(c, "nr_requests", v, sizeof(v), q, sizeof(q), o))
+		return;
+	n = strtol(v, NULL, 10);
+	fprintf(o->value, "%ld requests", n);
+	if (n >= 64) {
+		o->status = PC_AUDIT_OK;
+		return;
+	}
+	o->status = PC_AUDIT_WARN;
+	fprintf(o->fix, "echo 256 | sudo tee %s/nr_requests (deeper than the queue depths measured)",
+		q);
+}
+
+void sys_audit_storage_write_cache(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	char v[64], q[128];
+
+	if (!queue_read(c, "write_cache", v, sizeof(v), q, sizeof(q), o))
+		return;
+	if (strcmp(v, "write back")) {
+		o->status = PC_AUDIT_OK;
+		fprintf(o->value, "%s: fdatasync needs no cache flush", v);
+		return;
+	}
+	o->status = PC_AUDIT_WARN;
+	fprintf(o->value, "write back (volatile): every fdatasync waits for a cache flush");
+	fprintf(o->fix, "keep it for durability; only a device with power-loss protection may "
+			"take: echo 'write through' | sudo tee %s/write_cache", q);
+}
+
+void sys_audit_storage_nvme_apst(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	long long us;
+
+	if (sys_rootfs_read_ll(c->root, "/sys/module/nvme_core/parameters/default_ps_max_latency_us",
+			       &us)) {
+		fprintf(o->value, "no nvme_core module: no NVMe devices to put to sleep");
+		return;
+	}
+	if (us == 0) {
+		o->status = PC_AUDIT_OK;
+		fprintf(o->value, "off (default_ps_max_latency_us=0)");
+		return;
+	}
+	o->status = PC_AUDIT_WARN;
+	fprintf(o->value, "on: NVMe power states with exit latency up to %lld us", us);
+	fprintf(o->fix, "boot with nvme_core.default_ps_max_latency_us=0");
+}
+
+void sys_audit_storage_pcie_aspm(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	char v[128];
+	const char *s;
+
+	if (sys_rootfs_read(c->root, "/sys/module/pcie_aspm/parameters/policy", v, sizeof(v)) < 0) {
+		fprintf(o->value, "not exposed (no pcie_aspm policy)");
+		return;
+	}
+	s = selected(v);
+	fprintf(o->value, "%s", s);
+	if (!strcmp(s, "performance")) {
+		o->status = PC_AUDIT_OK;
+		return;
+	}
+	o->status = PC_AUDIT_WARN;
+	fprintf(o->fix, "echo performance | sudo tee /sys/module/pcie_aspm/parameters/policy "
+			"(or boot with pcie_aspm=off)");
+}

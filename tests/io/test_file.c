@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/* Files on a shard (percore/file.h), on whichever path the environment
+ * chose: ctest runs this program once with io_uring and once with
+ * PC_FILE_BACKEND=threads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "io_util.h"
+#include "net/metrics_util.h"
+#include "percore/file.h"
+#include "percore/hist.h"
+#include "testmain.h"
+
+#define BLOCK 4096u
+
+struct ctx {
+	char path[512];
+	struct pc_file *f;
+	unsigned char *buf, *back;
+	int step;
+	unsigned opts;
+	/* the fairness test */
+	unsigned writes_done, read_after; /* writes finished before the read */
+	unsigned nwrites;
+};
+
+static char dir[480];
+
+static void next(struct pc_file *f, ssize_t res, void *arg);
+
+/* write 3 blocks, sync, allocate, read back, close: one step per callback */
+static void chain(struct ctx *c, ssize_t res)
+{
+	int rc = 0;
+
+	switch (c->step++) {
+	case 0:
+		rc = pc_file_open(&c->f, c->path, O_RDWR | O_CREAT | O_TRUNC, 0600, c->opts);
+		if (rc == -EINVAL && c->opts) {
+			printf("O_DIRECT refused here\n");
+			c->step = -1;
+			step_done();
+			return;
+		}
+		RT_CHECK(rc == 0, "open: %d", rc);
+		for (unsigned i = 0; i < 3 * BLOCK; i++)
+			c->buf[i] = (unsigned char)(i * 7 + 1);
+		if (c->opts)
+			RT_CHECK(pc_file_write(c->f, c->buf + 1, BLOCK, 0, next, c) == -EINVAL,
+				 "a misaligned O_DIRECT write is refused");
+		rc = pc_file_write(c->f, c->buf, 3 * BLOCK, 0, next, c);
+		break;
+	case 1:
+		RT_CHECK(res == 3 * BLOCK, "write: %zd", res);
+		rc = pc_file_sync(c->f, true, next, c);
+		break;
+	case 2:
+		RT_CHECK(res == 0, "fdatasync: %zd", res);
+		rc = pc_file_allocate(c->f, 0, 8 * BLOCK, next, c);
+		RT_CHECK(pc_file_close(c->f) == -EBUSY, "close with an operation pending");
+		break;
+	case 3: {
+		struct stat st;
+
+		RT_CHECK(res == 0, "fallocate: %zd", res);
+		RT_CHECK(fstat(pc_file_fd(c->f), &st) == 0 && st.st_size == 8 * BLOCK,
+			 "allocated size");
+		rc = pc_file_read(c->f, c->back, 3 * BLOCK, 0, next, c);
+		break;
+	}
+	case 4:
+		RT_CHECK(res == 3 * BLOCK, "read: %zd", res);
+		RT_CHECK(memcmp(c->buf, c->back, 3 * BLOCK) == 0, "read back what was written");
+		rc = pc_file_sync(c->f, false, next, c);
+		break;
+	case 5:
+		RT_CHECK(res == 0, "fsync: %zd", res);
+		RT_CHECK(pc_file_close(c->f) == 0, "close");
+		step_done();
+		return;
+	}
+	RT_CHECK(rc == 0, "step %d: %d", c->step, rc);
+	if (rc)
+		step_done();
+}
+
+static void next(struct pc_file *f, ssize_t res, void *arg)
+{
+	(void)f;
+	chain(arg, res);
+}
+
+static void begin(void *arg)
+{
+	struct ctx *c = arg;
+
+	c->buf = pc_file_buf_alloc(3 * BLOCK);
+	c->back = pc_file_buf_alloc(3 * BLOCK);
+	RT_CHECK(c->buf && c->back, "buffers");
+	RT_CHECK(((uintptr_t)c->buf % PC_FILE_ALIGN) == 0, "aligned buffer");
+	chain(c, 0);
+}
+
+static void release(void *arg)
+{
+	struct ctx *c = arg;
+
+	pc_file_buf_free(c->buf, 3 * BLOCK);
+	pc_file_buf_free(c->back, 3 * BLOCK);
+	step_done();
+}
+
+static void round_trip(unsigned opts)
+{
+	struct ctx c = { .opts = opts };
+
+	snprintf(c.path, sizeof(c.path), "%s/f", dir);
+	on_shard(begin, &c);
+	on_shard(release, &c);
+	if (c.step < 0)
+		PC_SKIP("O_DIRECT is not supported on %s", dir);
+}
+
+static void buffered_round_trip(void **state)
+{
+	(void)state;
+	round_trip(0);
+}
+
+static void direct_round_trip(void **state)
+{
+	(void)state;
+	round_trip(PC_FILE_DIRECT);
+}
+
+/* ---- reads are not starved by a flood of writes ------------------------ */
+
+static void flood_wrote(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct ctx *c = arg;
+
+	(void)f;
+	RT_CHECK(res == BLOCK, "flood write: %zd", res);
+	if (++c->writes_done == c->nwrites) {
+		RT_CHECK(pc_file_close(c->f) == 0, "close");
+		step_done();
+	}
+}
+
+static void flood_read(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct ctx *c = arg;
+
+	(void)f;
+	RT_CHECK(res == BLOCK, "read: %zd", res);
+	c->read_after = c->writes_done;
+}
+
+static void flood(void *arg)
+{
+	struct ctx *c = arg;
+	int rc = pc_file_open(&c->f, c->path, O_RDWR | O_CREAT | O_TRUNC, 0600, 0);
+
+	RT_CHECK(rc == 0, "open: %d", rc);
+	RT_CHECK(pc_file_queue_depth(2) == 0, "depth");
+	for (unsigned i = 0; i < c->nwrites; i++)
+		RT_CHECK(pc_file_write(c->f, c->buf, BLOCK, (uint64_t)i * BLOCK, flood_wrote, c) == 0,
+			 "queue write");
+	RT_CHECK(pc_file_read(c->f, c->back, BLOCK, 0, flood_read, c) == 0, "queue read");
+}
+
+static void reads_not_starved(void **state)
+{
+	struct ctx c = { .nwrites = 400, .read_after = ~0u };
+
+	(void)state;
+	snprintf(c.path, sizeof(c.path), "%s/flood", dir);
+	c.buf = calloc(1, BLOCK);
+	c.back = calloc(1, BLOCK);
+	on_shard(flood, &c);
+	/* Two in flight, then the read takes the next free slot: only the
+	 * writes already in the kernel and one more may finish first. */
+	assert_true(c.read_after <= 4);
+	free(c.buf);
+	free(c.back);
+}
+
+/* ---- statistics and the path in use ---------------------------------- */
+
+struct stats_ctx {
+	struct pc_file_stats st;
+	struct pc_hist *lat;
+	const char *backend;
+};
+
+static void read_stats(void *arg)
+{
+	struct stats_ctx *s = arg;
+
+	RT_CHECK(pc_file_stats_read(&s->st, s->lat) == 0, "stats");
+	s->backend = pc_file_backend();
+	RT_CHECK(pc_file_queue_depth(0) == -EINVAL, "depth 0");
+	RT_CHECK(pc_file_queue_depth(PC_FILE_DEPTH_MAX + 1) == -EINVAL, "depth too large");
+	RT_CHECK(pc_file_queue_depth(128) == 0, "depth back");
+	step_done();
+}
+
+static void stats_and_backend(void **state)
+{
+	struct stats_ctx s = { .lat = pc_hist_create() };
+	const char *want = getenv("PC_FILE_BACKEND");
+	struct ctx c = { 0 };
+
+	(void)state;
+	snprintf(c.path, sizeof(c.path), "%s/s", dir);
+	on_shard(begin, &c);
+	on_shard(release, &c);
+	on_shard(read_stats, &s);
+	assert_non_null(s.backend);
+	printf("files take the %s path\n", s.backend);
+	if (want && !strcmp(want, "threads"))
+		assert_string_equal(s.backend, "threads");
+	assert_true(s.st.writes >= 1 && s.st.reads >= 1 && s.st.syncs >= 2);
+	assert_true(s.st.allocates >= 1);
+	assert_true(s.st.write_bytes >= 3 * BLOCK && s.st.read_bytes >= 3 * BLOCK);
+	assert_int_equal(s.st.queued, 0);
+	assert_int_equal(s.st.inflight, 0);
+	assert_true(s.st.depth_high >= 1);
+	assert_int_equal(pc_hist_count(s.lat),
+			 s.st.reads + s.st.writes + s.st.syncs + s.st.allocates + s.st.errors);
+	pc_hist_destroy(s.lat);
+}
+
+/* /metrics carries the shard's file figures, read from another thread. */
+static void metrics_export(void **state)
+{
+	struct pc_metrics *m = pc_metrics_create(1, 0);
+	struct stats_ctx s = { .lat = NULL };
+	struct pc_file_stats st;
+	struct ctx c = { 0 };
+	char *t;
+
+	(void)state;
+	snprintf(c.path, sizeof(c.path), "%s/m", dir);
+	on_shard(begin, &c);
+	on_shard(release, &c);
+	on_shard(read_stats, &s);
+	assert_int_equal(pc_engine_file_stats_read(engine, 0, &st), 0);
+	assert_memory_equal(&st, &s.st, sizeof(st));
+	assert_int_equal(pc_engine_file_stats_read(engine, 1, &st), -EINVAL);
+	assert_int_equal(pc_metrics_add_engine(m, engine), 0);
+	t = mu_text(m);
+	assert_true(mu_value(t, "percore_file_writes_total{shard=\"0\"}") == (double)s.st.writes);
+	assert_true(mu_value(t, "percore_file_read_bytes_total{shard=\"0\"}") ==
+		    (double)s.st.read_bytes);
+	assert_true(mu_value(t, "percore_file_syncs_total{shard=\"0\"}") == (double)s.st.syncs);
+	assert_true(mu_value(t, "percore_file_queued{shard=\"0\"}") == 0);
+	/* every operation finished within a second */
+	assert_true(mu_value(t, "percore_file_ops_within_total{shard=\"0\",seconds=\"1\"}") ==
+		    (double)(s.st.reads + s.st.writes + s.st.syncs + s.st.allocates));
+	free(t);
+	pc_metrics_destroy(m);
+}
+
+static void off_shard(void **state)
+{
+	struct pc_file *f;
+
+	(void)state;
+	assert_int_equal(pc_file_open(&f, "/dev/null", O_RDONLY, 0, 0), -EPERM);
+	assert_null(pc_file_buf_alloc(4096));
+	assert_null(pc_file_backend());
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	scratch_dir(dir, sizeof(dir));
+	start_one_shard();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	stop_engine();
+	remove_dir(dir);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(buffered_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(direct_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(reads_not_starved, setup, teardown),
+		cmocka_unit_test_setup_teardown(stats_and_backend, setup, teardown),
+		cmocka_unit_test_setup_teardown(metrics_export, setup, teardown),
+		cmocka_unit_test(off_shard),
+	};
+
+	return pc_test_main(tests, argc, argv);
+}

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: MIT */
+/* The journal (percore/journal.h) on a shard: group commit, LSNs in
+ * order, rotation, the sync modes, recovery after truncation at every
+ * byte of the last records and after bit flips, and an I/O error that
+ * ends the journal. ctest runs it on io_uring and on the thread pool. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "io/io.h"
+#include "io_util.h"
+#include "journal_util.h"
+#include "percore/file.h"
+#include "percore/reactor.h"
+#include "percore/shard.h"
+#include "testmain.h"
+
+#define MAXREC 4096
+
+struct jctx {
+	char dir[500];
+	struct pc_journal_opts o;
+	struct pc_journal *j;
+	int open_rc;
+	uint64_t want;            /* callbacks expected before step_done */
+	uint64_t got;             /* callbacks run */
+	uint64_t lsns[MAXREC];    /* in callback order */
+	int errs[MAXREC];
+	uint64_t appended;        /* next LSN the test appends */
+	unsigned turns, per_turn; /* the append chain */
+	/* group commit across an in-flight sync */
+	bool first_done;
+	uint64_t in_flight;
+	struct pc_file_stats before, after;
+	/* fault injection */
+	unsigned fault_ops;
+	int append_after;
+};
+
+static char dir[480];
+
+static void on_durable(uint64_t lsn, int err, void *arg)
+{
+	struct jctx *c = arg;
+
+	if (c->got < MAXREC) {
+		c->lsns[c->got] = lsn;
+		c->errs[c->got] = err;
+	}
+	if (++c->got == c->want)
+		step_done();
+}
+
+static int append_one(struct jctx *c)
+{
+	unsigned char p[REC_MAX];
+	uint64_t lsn = 0;
+	int rc;
+
+	rec_fill(c->appended + 1, p);
+	rc = pc_journal_append(c->j, p, rec_len(c->appended + 1), on_durable, c, &lsn);
+	if (rc == 0) {
+		RT_CHECK(lsn == c->appended + 1, "lsn %llu", (unsigned long long)lsn);
+		c->appended++;
+	}
+	return rc;
+}
+
+static void do_open(void *arg)
+{
+	struct jctx *c = arg;
+
+	c->open_rc = pc_journal_open(&c->j, c->dir, &c->o);
+	if (c->open_rc == 0)
+		c->appended = pc_journal_next_lsn(c->j) - 1;
+	step_done();
+}
+
+static void do_close(void *arg)
+{
+	struct jctx *c = arg;
+
+	RT_CHECK(pc_journal_close(c->j) == 0, "close");
+	c->j = NULL;
+	step_done();
+}
+
+/* per_turn appends on each of `turns` turns */
+static void append_turn(void *arg)
+{
+	struct jctx *c = arg;
+
+	for (unsigned i = 0; i < c->per_turn; i++)
+		RT_CHECK(append_one(c) == 0, "append");
+	if (--c->turns)
+		RT_CHECK(pc_reactor_defer(pc_shard_reactor(), append_turn, c) == 0, "defer");
+}
+
+static void reset_counts(struct jctx *c, uint64_t want)
+{
+	c->got = 0;
+	c->want = want;
+}
+
+static void open_journal(struct jctx *c)
+{
+	on_shard(do_open, c);
+	assert_int_equal(c->open_rc, 0);
+}
+
+static void append_turns(struct jctx *c, unsigned turns, unsigned per_turn)
+{
+	reset_counts(c, (uint64_t)turns * per_turn);
+	c->turns = turns;
+	c->per_turn = per_turn;
+	on_shard(append_turn, c);
+}
+
+static void check_in_order(struct jctx *c, uint64_t first)
+{
+	for (uint64_t i = 0; i < c->got; i++) {
+		assert_int_equal(c->errs[i], 0);
+		assert_int_equal(c->lsns[i], first + i);
+	}
+}
+
+static void read_stats(void *arg)
+{
+	struct pc_file_stats *st = arg;
+
+	RT_CHECK(pc_file_stats_read(st, NULL) == 0, "stats");
+	step_done();
+}
+
+static struct jctx *new_ctx(void)
+{
+	struct jctx *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	snprintf(c->dir, sizeof(c->dir), "%s/j", dir);
+	pc_journal_opts_init(&c->o);
+	return c;
+}
+
+/* ---- group commit ------------------------------------------------------ */
+
+static void one_turn_one_write(void **state)
+{
+	struct jctx *c = new_ctx();
+	struct pc_file_stats a, b;
+
+	(void)state;
+	open_journal(c);
+	on_shard(read_stats, &a);
+	append_turns(c, 1, 100);
+	on_shard(read_stats, &b);
+	check_in_order(c, 1);
+	assert_int_equal(b.writes - a.writes, 1);
+	assert_int_equal(b.syncs - a.syncs, 1);
+	on_shard(do_close, c);
+	{
+		int end;
+
+		assert_int_equal(recover_count(c->dir, &end, NULL), 100);
+		assert_int_equal(end, 0);
+	}
+	free(c);
+}
+
+/* Appends one record a turn until the first record's callback ran. */
+static void in_flight_turn(void *arg)
+{
+	struct jctx *c = arg;
+
+	if (c->first_done)
+		return;
+	RT_CHECK(append_one(c) == 0, "append");
+	c->in_flight++;
+	c->want++;
+	RT_CHECK(pc_reactor_defer(pc_shard_reactor(), in_flight_turn, c) == 0, "defer");
+}
+
+static void on_first(uint64_t lsn, int err, void *arg)
+{
+	struct jctx *c = arg;
+
+	c->first_done = true;
+	on_durable(lsn, err, arg);
+}
+
+static void first_then_more(void *arg)
+{
+	struct jctx *c = arg;
+	unsigned char p[REC_MAX];
+
+	RT_CHECK(pc_file_stats_read(&c->before, NULL) == 0, "stats");
+	rec_fill(1, p);
+	RT_CHECK(pc_journal_append(c->j, p, rec_len(1), on_first, c, NULL) == 0, "append");
+	c->appended = 1;
+	/* each record the chain adds raises it (after this, the first) */
+	c->want = 1;
+	RT_CHECK(pc_reactor_defer(pc_shard_reactor(), in_flight_turn, c) == 0, "defer");
+}
+
+static void appends_during_sync_share_one(void **state)
+{
+	struct jctx *c = new_ctx();
+
+	(void)state;
+	open_journal(c);
+	c->got = 0;
+	on_shard(first_then_more, c);
+	wait_for(step_finished, "callbacks");
+	on_shard(read_stats, &c->after);
+	check_in_order(c, 1);
+	assert_true(c->in_flight >= 1);
+	/* the first record's batch, then one for everything appended meanwhile */
+	assert_int_equal(c->after.writes - c->before.writes, 2);
+	assert_int_equal(c->after.syncs - c->before.syncs, 2);
+	on_shard(do_close, c);
+	free(c);
+}
+
+/* ---- LSNs across reopen and rotation, the modes ------------------------- */
+
+static unsigned segments(const char *d)
+{
+	DIR *dd = opendir(d);
+	struct dirent *e;
+	unsigned n = 0;
+
+	assert_non_null(dd);
+	while ((e = readdir(dd)))
+		n += strstr(e->d_name, ".wal") != NULL;
+	closedir(dd);
+	return n;
+}
+
+static void rotation_and_reopen(void **state)
+{
+	struct jctx *c = new_ctx();
+	int end;
+
+	(void)state;
+	c->o.segment_size = 4096;
+	open_journal(c);
+	/* ten batches of about 2.7 KiB: a new segment every other one */
+	for (unsigned i = 0; i < 10; i++) {
+		append_turns(c, 1, 20);
+		check_in_order(c, 1 + 20 * i);
+	}
+	on_shard(do_close, c);
+	assert_true(segments(c->dir) >= 5);
+	open_journal(c);
+	assert_int_equal(c->appended, 200);
+	append_turns(c, 3, 7);
+	check_in_order(c, 201);
+	on_shard(do_close, c);
+	assert_int_equal(recover_count(c->dir, &end, NULL), 221);
+	assert_int_equal(end, 0);
+	free(c);
+}
+
+static void modes(enum pc_journal_sync mode)
+{
+	struct jctx *c = new_ctx();
+	struct pc_file_stats a, b;
+	int end;
+
+	c->o.sync = mode;
+	c->o.interval_ms = 5;
+	open_journal(c);
+	on_shard(read_stats, &a);
+	append_turns(c, 30, 3);
+	on_shard(read_stats, &b);
+	check_in_order(c, 1);
+	if (mode == PC_JOURNAL_SYNC_NEVER)
+		assert_int_equal(b.syncs, a.syncs);
+	else
+		assert_true(b.syncs > a.syncs);
+	on_shard(do_close, c);
+	assert_int_equal(recover_count(c->dir, &end, NULL), 90);
+	assert_int_equal(end, 0);
+	free(c);
+}
+
+static void interval_mode(void **state)
+{
+	(void)state;
+	modes(PC_JOURNAL_SYNC_INTERVAL);
+}
+
+static void never_mode(void **state)
+{
+	(void)state;
+	modes(PC_JOURNAL_SYNC_NEVER);
+}
+
+/* ---- damage ------------------------------------------------------------ */
+
+/* A journal of n records in one segment; its path in seg. */
+static void write_log(struct jctx *c, unsigned n, char *seg, size_t len)
+{
+	c->o.segment_size = 64 * 1024;
+	open_journal(c);
+	append_turns(c, n, 1);
+	check_in_order(c, 1);
+	on_shard(do_close, c);
+	snprintf(seg, len, "%s/%020llu.wal", c->dir, 1ull);
+}
+
+/* The first len bytes of from, as the whole of to. */
+static void copy_file(const char *from, const char *to, size_t len)
+{
+	static char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(in >= 0 && out >= 0);
+	assert_true(len <= sizeof(buf));
+	assert_int_equal(read(in, buf, len), (ssize_t)len);
+	assert_int_equal(write(out, buf, len), (ssize_t)len);
+	close(in);
+	close(out);
+}
+
+static uint64_t record_start(uint64_t k) /* byte offset of record k >= 1 */
+{
+	uint64_t off = 0;
+
+	for (uint64_t i = 1; i < k; i++)
+		off += PC_JOURNAL_HEADER + rec_len(i);
+	return off;
+}
+
+static void truncated_at_every_byte(void **state)
+{
+	struct jctx *c = new_ctx();
+	char seg[600], cdir[520], cseg[600];
+	const unsigned n = 40;
+	uint64_t from = record_start(n - 2), to = record_start(n + 1);
+
+	(void)state;
+	write_log(c, n, seg, sizeof(seg));
+	snprintf(cdir, sizeof(cdir), "%s/cut", dir);
+	assert_int_equal(mkdir(cdir, 0755), 0);
+	snprintf(cseg, sizeof(cseg), "%s/%020llu.wal", cdir, 1ull);
+	for (uint64_t cut = from; cut <= to; cut++) {
+		uint64_t k = 1, off;
+		int end;
+
+		while (k <= n && record_start(k + 1) <= cut)
+			k++; /* k: the first record the cut damages (n + 1: none) */
+		copy_file(seg, cseg, cut);
+		assert_int_equal(recover_count(cdir, &end, &off), k - 1);
+		if (cut == record_start(k)) {
+			assert_int_equal(end, 0);
+		} else {
+			assert_int_equal(end, -EBADMSG);
+			assert_int_equal(off, record_start(k));
+		}
+	}
+	free(c);
+}
+
+static void bit_flips(void **state)
+{
+	struct jctx *c = new_ctx();
+	char seg[600], cdir[520], cseg[600];
+	const unsigned n = 60;
+	uint64_t size = record_start(n + 1);
+
+	(void)state;
+	write_log(c, n, seg, sizeof(seg));
+	snprintf(cdir, sizeof(cdir), "%s/flip", dir);
+	assert_int_equal(mkdir(cdir, 0755), 0);
+	snprintf(cseg, sizeof(cseg), "%s/%020llu.wal", cdir, 1ull);
+	srand(30);
+	for (int round = 0; round < 300; round++) {
+		uint64_t at = (uint64_t)rand() % size, k = 1, off;
+		unsigned char b;
+		int fd, end;
+
+		while (record_start(k + 1) <= at)
+			k++;
+		copy_file(seg, cseg, size);
+		fd = open(cseg, O_RDWR);
+		assert_int_equal(pread(fd, &b, 1, (off_t)at), 1);
+		b ^= (unsigned char)(1u << (rand() % 8));
+		assert_int_equal(pwrite(fd, &b, 1, (off_t)at), 1);
+		close(fd);
+		/* everything before the flipped record, nothing from it on */
+		assert_int_equal(recover_count(cdir, &end, &off), k - 1);
+		assert_int_equal(end, -EBADMSG);
+		assert_int_equal(off, record_start(k));
+	}
+	free(c);
+}
+
+static void bad_tail_refused_or_cut(void **state)
+{
+	struct jctx *c = new_ctx();
+	char seg[600];
+	int end;
+
+	(void)state;
+	write_log(c, 10, seg, sizeof(seg));
+	assert_int_equal(truncate(seg, (off_t)record_start(10) + 5), 0);
+	on_shard(do_open, c);
+	assert_int_equal(c->open_rc, -EBADMSG);
+	c->o.truncate_bad_tail = true;
+	open_journal(c);
+	assert_int_equal(c->appended, 9);
+	append_turns(c, 1, 2);
+	check_in_order(c, 10);
+	on_shard(do_close, c);
+	assert_int_equal(recover_count(c->dir, &end, NULL), 11);
+	assert_int_equal(end, 0);
+	free(c);
+}
+
+/* ---- an I/O error is final -------------------------------------------- */
+
+static void arm_and_append(void *arg)
+{
+	struct jctx *c = arg;
+
+	io_file_fault(io_journal_file(c->j), c->fault_ops, -EIO, 0);
+	for (int i = 0; i < 3; i++)
+		RT_CHECK(append_one(c) == 0, "append before the error is known");
+}
+
+static void after_error(void *arg)
+{
+	struct jctx *c = arg;
+	unsigned char p[8] = { 0 };
+
+	c->append_after = pc_journal_append(c->j, p, sizeof(p), on_durable, c, NULL);
+	RT_CHECK(pc_journal_error(c->j) == -EIO, "the error stays");
+	RT_CHECK(pc_journal_close(c->j) == 0, "close after the error");
+	step_done();
+}
+
+static void io_error(unsigned ops)
+{
+	struct jctx *c = new_ctx();
+	int end;
+
+	open_journal(c);
+	append_turns(c, 2, 4);
+	check_in_order(c, 1);
+	c->fault_ops = ops;
+	reset_counts(c, 3);
+	on_shard(arm_and_append, c);
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(c->errs[i], -EIO);
+	on_shard(after_error, c);
+	assert_int_equal(c->append_after, -EIO);
+	/* what was confirmed before the error is there */
+	assert_true(recover_count(c->dir, &end, NULL) >= 8);
+	free(c);
+}
+
+static void fsync_eio_is_final(void **state)
+{
+	(void)state;
+	io_error(1u << IO_FDATASYNC);
+}
+
+static void write_eio_is_final(void **state)
+{
+	(void)state;
+	io_error(1u << IO_WRITE);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	scratch_dir(dir, sizeof(dir));
+	start_one_shard();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	stop_engine();
+	remove_dir(dir);
+	return 0;
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		T(one_turn_one_write),
+		T(appends_during_sync_share_one),
+		T(rotation_and_reopen),
+		T(interval_mode),
+		T(never_mode),
+		T(truncated_at_every_byte),
+		T(bit_flips),
+		T(bad_tail_refused_or_cut),
+		T(fsync_eio_is_final),
+		T(write_eio_is_final),
+	};
+
+	return pc_test_main(tests, argc, argv);
+}
