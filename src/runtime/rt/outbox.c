@@ -488,8 +488,8 @@ PC_INLINE struct rt_msg *obx_pack_tail(struct rt_shard *s, unsigned to, pc_msg_f
 
 /* A pointer message into a new outbox entry, which later ones to the
  * same function may join. */
-static PC_NOINLINE int obx_push_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn,
-						   void *arg, bool exempt)
+static PC_NOINLINE int obx_push_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg,
+				    bool exempt)
 {
 	int rc = 0;
 	struct rt_msg *m = obx_push(s, to, exempt, &rc);
@@ -517,8 +517,8 @@ static PC_NOINLINE int obx_pressure(struct rt_shard *s, unsigned to)
  * copy into the ring and one slot for the receiver per PC_MSG_PACK
  * messages, not per message. Counted, budgeted and watermarked per
  * message all the same. */
-static PC_NOINLINE int obx_send_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn,
-						   void *arg, bool exempt)
+static PC_NOINLINE int obx_send_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg,
+				    bool exempt)
 {
 	struct rt_msg *m = obx_pack_tail(s, to, fn);
 	struct rt_outbox *ob = &s->out[to].obx;
@@ -538,8 +538,8 @@ static PC_NOINLINE int obx_send_ptr(struct rt_shard *s, unsigned to, pc_msg_fn f
 
 /* A pointer message through the ring's or the mailbox's slower way in,
  * else the outbox. */
-static PC_NOINLINE int send_ptr_open(struct rt_shard *s, unsigned to,
-						    pc_msg_fn fn, void *arg, bool exempt)
+static PC_NOINLINE int send_ptr_open(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg,
+				     bool exempt)
 {
 	bool mail;
 	struct rt_head *h = rt_mesh_open(s, to, true, false, &mail);
@@ -549,18 +549,6 @@ static PC_NOINLINE int send_ptr_open(struct rt_shard *s, unsigned to,
 	rt_mesh_fill_ptr(h, fn, arg);
 	rt_mesh_done(s, to, mail);
 	return 0;
-}
-
-/* send_ptr() past the ring's fast paths: into the outbox behind what
- * found the ring full this turn, else send_ptr_open(). Each step out of
- * line and reached by a tail call, so that none needs a frame for the
- * others' sake: a stream queueing in the outbox runs leaf functions. */
-static PC_NOINLINE int send_ptr_slow(struct rt_shard *s, unsigned to,
-						    pc_msg_fn fn, void *arg, bool exempt)
-{
-	if (obx_behind(s, to))
-		return obx_send_ptr(s, to, fn, arg, exempt);
-	return send_ptr_open(s, to, fn, arg, exempt);
 }
 
 PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
@@ -573,7 +561,12 @@ PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 		return rt_mesh_pack(s, to, arg);
 	if (rt_mesh_fast(&s->out[to]))
 		return rt_mesh_fast_ptr(s, to, fn, arg);
-	return send_ptr_slow(s, to, fn, arg, exempt);
+	/* Past the fast paths, each way out of line and reached by a tail
+	 * call, so that none needs a frame for the others' sake: a stream
+	 * queueing behind a full ring runs leaf functions. */
+	if (obx_behind(s, to))
+		return obx_send_ptr(s, to, fn, arg, exempt);
+	return send_ptr_open(s, to, fn, arg, exempt);
 }
 
 int pc_shard_send(unsigned to, pc_msg_fn fn, void *arg)
