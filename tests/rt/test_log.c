@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* The log: both line formats, field quoting, the threshold, a flood that
  * drops (lines written + dropped == lines attempted, and the drop is
- * announced), reopening on SIGHUP, and each bad configuration refused
- * with its reason. */
+ * announced), reopening on SIGHUP, an idle writer waking less and less
+ * often while still writing what comes later, and each bad configuration
+ * refused with its reason. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "log_util.h"
@@ -249,6 +255,68 @@ static void flood_drops_and_counts(void **state)
 
 /* logrotate: move the file away, send SIGHUP; later lines go to a new
  * file by the old name, earlier ones stay in the moved file. */
+/* The voluntary context switches of every thread of this process but
+ * the caller: each is a wait the thread began, so here the writer's
+ * wake-ups (the test runs no other thread). */
+static unsigned long others_waits(void)
+{
+	char path[300], line[128];
+	unsigned long n = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.' || atoi(d->d_name) == (int)gettid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* a thread that ended meanwhile */
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+				n += strtoul(line + 24, NULL, 10);
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* With nothing to write, the writer backs off: over one second it wakes
+ * far fewer than the hundred times its 10 ms period would make (a
+ * crowded machine only delays timed waits, so it cannot wake more). A
+ * line logged after the quiet spell still arrives without a flush. */
+static void idle_writer_backs_off(void **state)
+{
+	char path[128], *text = NULL;
+	unsigned long before, waits;
+	(void)state;
+
+	log_tmp_path(path, sizeof(path), "idle");
+	open_file(path, PC_LOG_LOGFMT, 0);
+	before = others_waits();
+	usleep(1000000);
+	waits = others_waits() - before;
+	if (waits >= 40)
+		fprintf(stderr, "the idle writer waited %lu times in 1 s\n", waits);
+	assert_true(waits < 40);
+	pc_log(PC_LOG_INFO, "after the quiet spell");
+	for (int i = 0; i < 1000; i++) {
+		free(text);
+		text = log_slurp(path);
+		if (text && strstr(text, "after the quiet spell"))
+			break;
+		usleep(10000);
+	}
+	assert_non_null(text);
+	assert_non_null(strstr(text, "after the quiet spell"));
+	free(text);
+	pc_log_close();
+	unlink(path);
+}
+
 static void sighup_reopens(void **state)
 {
 	char path[128], moved[160];
@@ -353,6 +421,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(shard_line_and_threshold),
 		cmocka_unit_test(flood_drops_and_counts),
 		cmocka_unit_test(sighup_reopens),
+		cmocka_unit_test(idle_writer_backs_off),
 		cmocka_unit_test(bad_configurations),
 		cmocka_unit_test(engine_log_cfg_refused),
 	};

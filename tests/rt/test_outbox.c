@@ -12,6 +12,10 @@
  *    high mark; a plain submit is refused while messages wait; once the
  *    receiver runs, the low mark fires once, everything arrives in order
  *    and sending works again.
+ *  - Packing: a stream of pointer messages to one function that waits
+ *    in the outbox reaches the receiver several to a ring slot, as the
+ *    ring's own fast path packs them: from a ring of 64, more than 64
+ *    arrive in one turn once the ring has been full, all in order.
  *  - Bad input: configurations with marks out of order are refused. */
 #include <errno.h>
 #include <sched.h>
@@ -313,6 +317,72 @@ static void budget_refuses_then_recovers(void **state)
 	pc_engine_destroy(engine);
 }
 
+/* ---- packing in the outbox ----------------------------------------------- */
+
+enum { PACK_RING = 64, PACK_MSGS = 3000 };
+static uint64_t pack_turn;      /* turns of shard 0 since the stream began */
+static uint64_t pack_seen, pack_in_turn, pack_turn_of_last, pack_first_turn;
+static uint64_t pack_most_later; /* the most run in one turn after the first */
+
+/* Counts shard 0's turns: a deferred task runs once a turn. */
+static void pack_tick(void *arg)
+{
+	(void)arg;
+	pack_turn++;
+	if (pack_seen < PACK_MSGS)
+		pc_reactor_defer(pc_shard_reactor(), pack_tick, NULL);
+}
+
+static void pack_got(void *arg)
+{
+	RT_CHECK((uintptr_t)arg == pack_seen, "message %lu, expected %lu",
+		 (unsigned long)(uintptr_t)arg, (unsigned long)pack_seen);
+	if (pack_seen == 0)
+		pack_first_turn = pack_turn;
+	if (pack_turn != pack_turn_of_last) {
+		pack_turn_of_last = pack_turn;
+		pack_in_turn = 0;
+	}
+	pack_in_turn++;
+	if (pack_turn != pack_first_turn && pack_in_turn > pack_most_later)
+		pack_most_later = pack_in_turn;
+	if (++pack_seen == PACK_MSGS)
+		pc_engine_stop(pc_shard_engine());
+}
+
+/* The whole stream in one turn, to the shard itself: the ring takes what
+ * fits, the rest waits in the outbox and moves into the ring as the
+ * shard's own later turns free it. */
+static void pack_start(void *arg)
+{
+	(void)arg;
+	pc_reactor_defer(pc_shard_reactor(), pack_tick, NULL);
+	for (uintptr_t i = 0; i < PACK_MSGS; i++)
+		RT_CHECK(pc_shard_send(0, pack_got, (void *)i) == 0, "send %lu refused",
+			 (unsigned long)i);
+	RT_CHECK(pc_shard_outbox_depth(0) > 0, "nothing waits in the outbox");
+}
+
+static void outbox_stream_is_packed(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(1, PC_IDLE_SPIN);
+	(void)state;
+
+	c.ring_capacity = PACK_RING;
+	c.on_start = pack_start;
+	start(&c);
+	finish();
+	assert_int_equal(pack_seen, PACK_MSGS);
+	/* One message a slot would run at most PACK_RING a turn once the
+	 * stream comes from the outbox. */
+	if (pack_most_later <= PACK_RING)
+		fprintf(stderr, "at most %lu messages a turn from a ring of %d\n",
+			(unsigned long)pack_most_later, PACK_RING);
+	assert_true(pack_most_later > PACK_RING);
+	assert_true(RT_SUM(engine, outbox_queued) > 0);
+	pc_engine_destroy(engine);
+}
+
 /* ---- configurations refused ---------------------------------------------- */
 
 static void marks_out_of_order_are_refused(void **state)
@@ -349,6 +419,7 @@ int main(void)
 		cmocka_unit_test(off_a_shard_is_refused),
 		cmocka_unit_test(marks_out_of_order_are_refused),
 		cmocka_unit_test(budget_refuses_then_recovers),
+		cmocka_unit_test(outbox_stream_is_packed),
 		cmocka_unit_test(random_mix_keeps_pair_order),
 	};
 

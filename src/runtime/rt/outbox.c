@@ -12,6 +12,12 @@
  * ring slot or the mailbox to anything while messages wait: so nothing
  * overtakes them and the pair's order is the order of sending.
  *
+ * A pointer message joins the newest entry when that one holds pointer
+ * messages to the same function and has room (RT_MSG_PTRS, as the ring's
+ * fast path packs its slots): a stream that waits here then costs one
+ * entry, one copy into the ring and one slot for the receiver per
+ * PC_MSG_PACK messages. Depth, budget and watermarks count messages.
+ *
  * Calls past call_limit (pc_shard_call_q) wait here too, in order: the
  * drain stops at one until an answer from its destination frees a call.
  * Replies go past such a call (into the ring, or, when it is full, out of
@@ -199,17 +205,24 @@ bool rt_outbox_call_blocked(const struct rt_shard *s, unsigned to)
 	return c && c->head < c->tail && call_waits(s, to, &c->msgs[c->head]);
 }
 
-/* Stage queued message m into the ring (ring_takes() said yes). */
-static void move_msg(struct rt_shard *s, unsigned to, struct rt_msg *m)
+/* Stage queued entry m into the ring (ring_takes() said yes). Returns
+ * the messages it carries: a packed entry carries several. */
+static uint32_t move_msg(struct rt_shard *s, unsigned to, struct rt_msg *m)
 {
 	struct rt_out *o = &s->out[to];
+	uint32_t n = 1;
 
 	if (m->h.kind == RT_MSG_CALL)
 		o->calls++; /* counted from here: it awaits its answer now */
 	else if (m->h.kind == RT_MSG_REPLY)
 		o->obx.replies--;
+	else if (m->h.kind == RT_MSG_PTRS) {
+		n += m->h.len;
+		o->packed += m->h.len; /* the publish counts messages, not slots */
+	}
 	copy_msg(rt_ring_stage_free(o->ring), m);
 	rt_mesh_staged(s, to);
+	return n;
 }
 
 /* The outbox's head waits for an answer: move the replies queued behind
@@ -229,9 +242,8 @@ static uint32_t pass_replies(struct rt_shard *s, unsigned to, size_t *room)
 			if (!ring_takes(s, to, m, room))
 				return moved;
 			(*room)--;
-			move_msg(s, to, m);
+			moved += move_msg(s, to, m);
 			m->h.kind = RT_MSG_GONE;
-			moved++;
 		}
 	return moved;
 }
@@ -267,8 +279,7 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 				goto out;
 			}
 			room--;
-			move_msg(s, to, m);
-			moved++;
+			moved += move_msg(s, to, m);
 		}
 		ob->first = c->next;
 		if (!ob->first)
@@ -461,12 +472,88 @@ static struct rt_shard *sender(unsigned to)
 	return s && to < s->e->n ? s : NULL;
 }
 
+/* The outbox's newest entry when a pointer message to fn may join it:
+ * a pointer entry to fn, not yet moved, with room for one more. */
+PC_INLINE struct rt_msg *obx_pack_tail(struct rt_shard *s, unsigned to, pc_msg_fn fn)
+{
+	struct rt_obx_chunk *c = s->out[to].obx.last;
+	struct rt_msg *m;
+
+	if (!c || c->tail == c->head)
+		return NULL;
+	m = &c->msgs[c->tail - 1];
+	return m->h.kind == RT_MSG_PTRS && m->h.fn == (void (*)(void))fn &&
+			       m->h.len < RT_PACK_MAX ? m : NULL;
+}
+
+/* A pointer message into a new outbox entry, which later ones to the
+ * same function may join. */
+static PC_NOINLINE int obx_push_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg,
+				    bool exempt)
+{
+	int rc = 0;
+	struct rt_msg *m = obx_push(s, to, exempt, &rc);
+
+	if (!m)
+		return rc;
+	rt_mesh_fill_ptr(&m->h, fn, arg);
+	m->h.kind = RT_MSG_PTRS;
+	m->h.len = 0;
+	rt_obx_commit(s, to);
+	return 0;
+}
+
+/* rt_obx_commit()'s crossing of the high watermark, out of line: the
+ * joining send below stays a leaf. */
+static PC_NOINLINE int obx_pressure(struct rt_shard *s, unsigned to)
+{
+	rt_obx_commit(s, to);
+	return 0;
+}
+
+/* A pointer message into the outbox: joined to the newest entry when it
+ * goes to the same function, as the ring's fast path packs them
+ * (rt_mesh_pack), so that a stream waiting here costs one entry, one
+ * copy into the ring and one slot for the receiver per PC_MSG_PACK
+ * messages, not per message. Counted, budgeted and watermarked per
+ * message all the same. */
+static PC_NOINLINE int obx_send_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg,
+				    bool exempt)
+{
+	struct rt_msg *m = obx_pack_tail(s, to, fn);
+	struct rt_outbox *ob = &s->out[to].obx;
+	struct rt_app *a = &s->app;
+
+	if (!m || (!exempt && a->obx_total >= a->obx_budget))
+		return obx_push_ptr(s, to, fn, arg, exempt); /* or refused there */
+	m->x.args[m->h.len++] = arg;
+	ob->depth++;
+	a->obx_total++;
+	RT_STAT_ADD(s, outbox_queued, 1);
+	depth_changed(s);
+	if (PC_UNLIKELY(!ob->pressured && ob->depth >= a->obx_high))
+		return obx_pressure(s, to);
+	return 0;
+}
+
+/* A pointer message through the ring's or the mailbox's slower way in,
+ * else the outbox. */
+static PC_NOINLINE int send_ptr_open(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg,
+				     bool exempt)
+{
+	bool mail;
+	struct rt_head *h = rt_mesh_open(s, to, true, false, &mail);
+
+	if (!h)
+		return obx_send_ptr(s, to, fn, arg, exempt);
+	rt_mesh_fill_ptr(h, fn, arg);
+	rt_mesh_done(s, to, mail);
+	return 0;
+}
+
 PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 {
 	struct rt_shard *s = sender(to);
-	enum rt_obx_where where;
-	struct rt_head *h;
-	int rc = 0;
 
 	if (!s || !fn)
 		return rt_self ? -EINVAL : -EPERM;
@@ -474,21 +561,12 @@ PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 		return rt_mesh_pack(s, to, arg);
 	if (rt_mesh_fast(&s->out[to]))
 		return rt_mesh_fast_ptr(s, to, fn, arg);
-	if (obx_behind(s, to)) {
-		struct rt_msg *m = obx_push(s, to, exempt, &rc);
-
-		if (!m)
-			return rc;
-		rt_mesh_fill_ptr(&m->h, fn, arg);
-		rt_obx_commit(s, to);
-		return 0;
-	}
-	h = rt_obx_open(s, to, true, exempt, &where, &rc);
-	if (!h)
-		return rc;
-	rt_mesh_fill_ptr(h, fn, arg);
-	rt_obx_sent(s, to, where);
-	return 0;
+	/* Past the fast paths, each way out of line and reached by a tail
+	 * call, so that none needs a frame for the others' sake: a stream
+	 * queueing behind a full ring runs leaf functions. */
+	if (obx_behind(s, to))
+		return obx_send_ptr(s, to, fn, arg, exempt);
+	return send_ptr_open(s, to, fn, arg, exempt);
 }
 
 int pc_shard_send(unsigned to, pc_msg_fn fn, void *arg)
