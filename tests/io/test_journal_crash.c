@@ -33,7 +33,7 @@ static char dir[480];
 /* ---- the child's side --------------------------------------------------- */
 
 struct child {
-	char jdir[500];
+	char jdir[600];
 	struct pc_journal_opts o;
 	struct pc_journal *j;
 	int out;            /* the pipe: confirmed LSNs */
@@ -117,7 +117,7 @@ static void killed_while_appending(void **state)
 		unsigned wait_for_acks = 1 + (unsigned)rand() % 200;
 		unsigned delay_us = (unsigned)rand() % 5000;
 		uint64_t lsn, seen = 0;
-		int fds[2], end, status;
+		int fds[2], end = 0, status;
 		pid_t pid;
 
 		assert_int_equal(pipe(fds), 0);
@@ -184,7 +184,7 @@ static int private_tmpfs(const char *at)
 static int full_disk_child(const char *small)
 {
 	static struct child c;
-	int end;
+	int end = 0;
 	uint64_t n;
 
 	snprintf(c.jdir, sizeof(c.jdir), "%s/j", small);

@@ -65,7 +65,7 @@ static uint64_t from_le(const uint8_t *p, int bytes)
 
 int kv_rdb_get_len(struct kv_rdb_reader *r, uint64_t *len, bool *encoded)
 {
-	uint8_t b, x[8];
+	uint8_t b = 0, x[8] = { 0 }; /* filled by get_bytes() when it succeeds */
 	int err = get_bytes(r, &b, 1);
 	if (err)
 		return err;
@@ -350,7 +350,7 @@ static int score_parse(struct kv_rdb_reader *r, const void *s, size_t n, double 
 /* ZSET's score: a length byte (253 nan, 254 +inf, 255 -inf) and text. */
 static int get_text_score(struct kv_rdb_reader *r, double *d)
 {
-	uint8_t n, buf[255];
+	uint8_t n = 0, buf[255];
 	int err = get_bytes(r, &n, 1);
 	if (err)
 		return err;
@@ -445,7 +445,7 @@ static int get_zset(struct kv_rdb_reader *r, int rtype, const struct kv_rdb_limi
 int kv_rdb_get_value(struct kv_rdb_reader *r, const struct kv_rdb_limits *lim,
 		     struct kv_rdb_value *v)
 {
-	uint8_t t;
+	uint8_t t = 0;
 	int err = get_bytes(r, &t, 1);
 	*v = (struct kv_rdb_value){ .type = KV_STRING };
 	if (err)
