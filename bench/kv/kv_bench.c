@@ -14,8 +14,9 @@
  * background threads) to the first CPU this process may use and
  * redis-benchmark to the next (unpinned where there is only one); the
  * comparison is one server core against another, so there are no
- * /affinity variants. cpus:all: percore kv with its default shard count
- * (one per usable CPU) and redis-server each given every usable CPU,
+ * /affinity variants. cpus:all: percore kv with one shard per usable
+ * CPU (its default leaves one CPU to the clients: these rows keep the
+ * hop between shards in sight) and redis-server each given every usable CPU,
  * redis-benchmark among them: what each makes of the whole machine
  * (here the client shares the CPUs it loads). One iteration is one
  * redis-benchmark run of 50 connections at pipeline depth 1 or 16, sized
@@ -253,6 +254,8 @@ static void server_stop(struct kv_ctx *c)
 	c->pid = 0;
 }
 
+static unsigned server_shards(const struct kv_ctx *c);
+
 static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 {
 	char port[8], cpus[1024], shards[12];
@@ -267,9 +270,11 @@ static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 	snprintf(shards, sizeof(shards), "%u", c->shards ? c->shards : 1);
 	cpu_list(&c->server, cpus, sizeof(cpus));
 	if (c->kind == SRV_KV && c->all_cpus) {
-		/* kv's default: one shard per usable CPU, placed by auto */
-		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--policy", "auto",
-				 "--max-clients", "0", NULL };
+		/* one shard per usable CPU (kv's default leaves one to the
+		 * clients), placed by auto: the hop between shards cannot hide */
+		snprintf(shards, sizeof(shards), "%u", server_shards(c));
+		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", shards,
+				 "--policy", "auto", "--max-clients", "0", NULL };
 		c->pid = spawn(argv, where, -1);
 	} else if (c->kind == SRV_KV) {
 		/* an oversubscribed machine (one CPU) runs the shard unpinned */
@@ -345,7 +350,7 @@ static int preload(const struct kv_ctx *c)
 	return c->random ? insert_keys(c->port, KEYSPACE, 12, 3) : preload_get_key(c->port);
 }
 
-/* The shards the server runs: kv's default is one per CPU of its set. */
+/* The shards the server runs: cpus:all rows one per CPU of its set. */
 static unsigned server_shards(const struct kv_ctx *c)
 {
 	if (c->kind == SRV_REDIS)
