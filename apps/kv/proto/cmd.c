@@ -235,7 +235,9 @@ static void run_typed(struct kv_call *c)
 		kv_err_oom(c);
 	if (p != &own)
 		return;
-	if (c->out->len == mark)
+	if (c->out->len == mark && c->cmd->multi == KV_MULTI_SAVE)
+		kv_save_finish(c->cfg, c->view, (const struct kv_part *const *)&p, 1, c->now, c->out);
+	else if (c->out->len == mark)
 		kv_part_reply(c->cmd->multi, p, c->out);
 	kv_part_free(&own);
 	c->part = NULL;

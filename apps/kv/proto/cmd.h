@@ -122,4 +122,17 @@ uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *co
 /* The commands in the table, in order (for COMMAND and tests). */
 const struct kv_cmd *kv_cmd_table(size_t *count);
 
+/* SAVE's end, on the connection's shard: writes the n shards' parts
+ * (kv_save's) into one dump where cfg says (NULL: the defaults) and
+ * replies OK, or ERR when it could not (the reason on stderr, the
+ * previous dump kept). now: the save's time, ms since the epoch. */
+void kv_save_finish(const struct kv_config *cfg, const struct kv_server_view *view,
+		    const struct kv_part *const *parts, unsigned n, int64_t now,
+		    struct kv_reply *out);
+
+/* The time of the last successful save, or of the start (kv_save_mark),
+ * in seconds since the epoch (LASTSAVE). Any thread. */
+int64_t kv_save_last(void);
+void kv_save_mark(int64_t s);
+
 #endif

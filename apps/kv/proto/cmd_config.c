@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "glob.h"
 #include "num.h"
@@ -18,7 +21,9 @@ enum ptype {
 	P_I32,      /* int32_t, negative values allowed */
 	P_U16,      /* uint16_t */
 	P_POLICY,   /* enum kv_policy */
-	P_STR,      /* char[] in the config, immutable */
+	P_STR,      /* char[] in the config (max: its size) */
+	P_DIR,      /* P_STR naming a directory that exists */
+	P_BOOL,     /* bool, yes or no */
 	P_FIXED,    /* a constant text */
 	P_COBL,     /* client-output-buffer-limit: the normal class's hard limit */
 };
@@ -41,6 +46,8 @@ static const struct param params[] = {
 	{ "bind", P_STR, false, FIELD(bind), 0, 0, NULL },
 	{ "client-output-buffer-limit", P_COBL, true, FIELD(client_output_limit), 0, UINT64_MAX, NULL },
 	{ "databases", P_FIXED, false, 0, 0, 0, "1" },
+	{ "dbfilename", P_STR, true, FIELD(dbfilename), 0, sizeof(((struct kv_config *)0)->dbfilename), NULL },
+	{ "dir", P_DIR, true, FIELD(dir), 0, sizeof(((struct kv_config *)0)->dir), NULL },
 	/* the ziplist names are Redis 7.0's aliases of the listpack ones */
 	{ "hash-max-listpack-entries", P_U32, true, FIELD(hash_max_listpack_entries), 0, UINT32_MAX, NULL },
 	{ "hash-max-listpack-value", P_MEM, true, FIELD(hash_max_listpack_value), 0, UINT32_MAX, NULL },
@@ -55,6 +62,8 @@ static const struct param params[] = {
 	{ "maxmemory-samples", P_U32, true, FIELD(maxmemory_samples), 1, I32MAX, NULL },
 	{ "port", P_U16, false, FIELD(port), 0, 65535, NULL },
 	{ "proto-max-bulk-len", P_MEM, true, FIELD(proto_max_bulk_len), 1024 * 1024, INT64_MAX, NULL },
+	{ "rdbchecksum", P_BOOL, true, FIELD(rdbchecksum), 0, 0, NULL },
+	{ "rdbcompression", P_BOOL, true, FIELD(rdbcompression), 0, 0, NULL },
 	{ "save", P_FIXED, false, 0, 0, 0, "" },
 	{ "set-max-intset-entries", P_U32, true, FIELD(set_max_intset_entries), 0, UINT32_MAX, NULL },
 	{ "tcp-keepalive", P_U32, true, FIELD(tcp_keepalive), 0, I32MAX, NULL },
@@ -97,7 +106,10 @@ static const char *value_of(const struct kv_config *cfg, const struct param *p, 
 	case P_POLICY:
 		return policies[*(enum kv_policy *)field(cfg, p)];
 	case P_STR:
+	case P_DIR:
 		return (const char *)field(cfg, p);
+	case P_BOOL:
+		return *(bool *)field(cfg, p) ? "yes" : "no";
 	case P_COBL:
 		snprintf(buf, cap, "normal %llu 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
 			 (unsigned long long)cfg->client_output_limit);
@@ -258,6 +270,43 @@ static bool set_i32(struct kv_config *cfg, const struct param *p, const char *s,
 	return true;
 }
 
+/* yes or no, as Redis spells them (any case). */
+static bool set_bool(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
+		     char *why, size_t whylen)
+{
+	bool yes = n == 3 && strncasecmp(s, "yes", 3) == 0;
+	if (!yes && !(n == 2 && strncasecmp(s, "no", 2) == 0)) {
+		snprintf(why, whylen, "argument must be 'yes' or 'no'");
+		return false;
+	}
+	*(bool *)field(cfg, p) = yes;
+	return true;
+}
+
+/* A text that fits; a directory must exist (Redis changes into it). */
+static bool set_str(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
+		    char *why, size_t whylen)
+{
+	char text[512];
+	struct stat st;
+	if (n >= p->max || memchr(s, 0, n)) {
+		snprintf(why, whylen, "argument too long");
+		return false;
+	}
+	memcpy(text, s, n);
+	text[n] = 0;
+	if (p->type == P_DIR && (stat(text, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		snprintf(why, whylen, "No such file or directory");
+		return false;
+	}
+	if (p->type == P_STR && memchr(s, '/', n)) {
+		snprintf(why, whylen, "dbfilename can't be a path, just a filename");
+		return false;
+	}
+	memcpy(field(cfg, p), text, n + 1);
+	return true;
+}
+
 /* Sets one parameter in cfg from s[0..n); false with Redis's reason. */
 static bool set_param(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
 		      char *why, size_t whylen)
@@ -282,7 +331,13 @@ static bool set_param(struct kv_config *cfg, const struct param *p, const char *
 		else
 			*(uint16_t *)field(cfg, p) = (uint16_t)v;
 		return true;
+	case P_BOOL:
+		return set_bool(cfg, p, s, n, why, whylen);
 	case P_STR:
+	case P_DIR:
+		if (p->mutable_)
+			return set_str(cfg, p, s, n, why, whylen);
+		break;
 	case P_FIXED:
 		break;
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
 {
@@ -61,6 +62,11 @@ void kv_config_init(struct kv_config *cfg)
 		.zset_max_listpack_value = 64,
 	};
 	strcpy(cfg->bind, "* -::*");
+	strcpy(cfg->dbfilename, "dump.rdb");
+	if (!getcwd(cfg->dir, sizeof(cfg->dir)))
+		strcpy(cfg->dir, ".");
+	cfg->rdbcompression = true;
+	cfg->rdbchecksum = true;
 }
 
 struct kv_resp_limits kv_config_resp_limits(const struct kv_config *cfg)

@@ -82,6 +82,11 @@ struct kv_config {
 	uint32_t zset_max_listpack_entries;  /* 128: a larger sorted set is a skiplist */
 	uint64_t zset_max_listpack_value;    /* 64: a longer member makes it one */
 	char bind[128];                /* listen address ("* -::*" as Redis reports it) */
+	/* persistence: where SAVE writes and the start loads the dump */
+	char dir[256];                 /* the working directory at start */
+	char dbfilename[256];          /* dump.rdb */
+	bool rdbcompression;           /* yes: LZF for long strings */
+	bool rdbchecksum;              /* yes: the file's CRC-64 (no: 0) */
 };
 
 /* Redis 7's defaults, port 6379, one shard. */

@@ -27,6 +27,9 @@ enum kv_multi {
 	 * random draw: RANDOMKEY's shard), or nil when none has */
 	KV_MULTI_RANDOM,
 	KV_MULTI_WALK,     /* one shard at a time, the cursor naming it (SCAN) */
+	/* each shard's key records (one string, n keys), written home into
+	 * one dump (kv_save_finish: SAVE) */
+	KV_MULTI_SAVE,
 	/* staged protocols (multi.c), their parts plain replies */
 	KV_MULTI_MSETNX,   /* EXISTS everywhere, then MSET everywhere */
 	KV_MULTI_RENAME,   /* take the source, put the destination, drop the source */
@@ -42,7 +45,7 @@ enum kv_multi {
 /* Whether commands of this kind fill a kv_part. */
 static inline bool kv_multi_typed(enum kv_multi m)
 {
-	return m >= KV_MULTI_SUM && m <= KV_MULTI_WALK;
+	return m >= KV_MULTI_SUM && m <= KV_MULTI_SAVE;
 }
 
 struct kv_part_str {

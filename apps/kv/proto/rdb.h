@@ -125,6 +125,11 @@ int kv_rdb_get_string(struct kv_rdb_reader *r, char **s, size_t *n);
 int kv_rdb_get_value(struct kv_rdb_reader *r, const struct kv_rdb_limits *lim,
 		     struct kv_rdb_value *v);
 
+/* kv_rdb_get_value() of a value whose type byte t was read already (an
+ * RDB file puts the key between the two). */
+int kv_rdb_get_payload(struct kv_rdb_reader *r, unsigned t, const struct kv_rdb_limits *lim,
+		       struct kv_rdb_value *v);
+
 /* Frees what kv_rdb_get_value() made. */
 void kv_rdb_value_free(struct kv_rdb_value *v);
 

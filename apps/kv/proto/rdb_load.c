@@ -448,8 +448,13 @@ int kv_rdb_get_value(struct kv_rdb_reader *r, const struct kv_rdb_limits *lim,
 	uint8_t t = 0;
 	int err = get_bytes(r, &t, 1);
 	*v = (struct kv_rdb_value){ .type = KV_STRING };
-	if (err)
-		return err;
+	return err ? err : kv_rdb_get_payload(r, t, lim, v);
+}
+
+int kv_rdb_get_payload(struct kv_rdb_reader *r, unsigned t, const struct kv_rdb_limits *lim,
+		       struct kv_rdb_value *v)
+{
+	*v = (struct kv_rdb_value){ .type = KV_STRING };
 	switch (t) {
 	case KV_RDB_STRING:
 		return kv_rdb_get_string(r, (char **)&v->str, &v->len);
@@ -457,14 +462,14 @@ int kv_rdb_get_value(struct kv_rdb_reader *r, const struct kv_rdb_limits *lim,
 	case KV_RDB_SET:
 	case KV_RDB_SET_INTSET:
 	case KV_RDB_HASH_LISTPACK:
-		return get_coll(r, t, lim, v);
+		return get_coll(r, (int)t, lim, v);
 	case KV_RDB_LIST:
 	case KV_RDB_LIST_QUICKLIST_2:
-		return get_list(r, t, lim, v);
+		return get_list(r, (int)t, lim, v);
 	case KV_RDB_ZSET:
 	case KV_RDB_ZSET_2:
 	case KV_RDB_ZSET_LISTPACK:
-		return get_zset(r, t, lim, v);
+		return get_zset(r, (int)t, lim, v);
 	default:
 		bad(r, "value type %u is not supported", t);
 		return -ENOTSUP;

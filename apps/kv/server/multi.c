@@ -260,7 +260,10 @@ static void merge_fanout(struct kv_tx *t)
 	}
 	for (unsigned i = 0; i < t->nsh; i++)
 		parts[i] = &t->parts[i]->part;
-	kv_part_merge(t->cmd->multi, parts, t->nsh, t->key_slot, t->nkeys, &t->out);
+	if (t->cmd->multi == KV_MULTI_SAVE)
+		kv_save_finish(&t->sh->cfg, &t->sh->view, parts, t->nsh, kv_now_ms(), &t->out);
+	else
+		kv_part_merge(t->cmd->multi, parts, t->nsh, t->key_slot, t->nkeys, &t->out);
 }
 
 /* ---- RENAME across shards: take the source, store it, delete it -------- */
