@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "txn.h"
+
 void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
 {
 	memset(c, 0, sizeof(*c));
@@ -26,6 +28,7 @@ void kv_conn_fini(struct kv_conn *c)
 	free(c->lib_name);
 	free(c->lib_ver);
 	c->name = c->lib_name = c->lib_ver = NULL;
+	kv_txn_free(c);
 }
 
 int kv_conn_set_str(char **field, const char *s, size_t n)
