@@ -69,6 +69,11 @@ bool kv_txn_watch_ok(const struct kv_txn *t)
 	return true;
 }
 
+bool kv_txn_is(const struct kv_cmd *cmd, const char *name)
+{
+	return cmd && !strcmp(cmd->name, name);
+}
+
 bool kv_txn_control(const struct kv_cmd *cmd)
 {
 	return cmd->fn == kv_multi || cmd->fn == kv_exec || cmd->fn == kv_discard ||

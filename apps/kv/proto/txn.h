@@ -67,6 +67,9 @@ void kv_txn_refused(struct kv_call *c, size_t mark);
  * connection's end). */
 void kv_txn_reset(struct kv_conn *conn);
 
+/* Whether cmd is the command named name (lower case). */
+bool kv_txn_is(const struct kv_cmd *cmd, const char *name);
+
 /* kv_txn_reset(), then frees the state (the connection's end). */
 void kv_txn_free(struct kv_conn *conn);
 
