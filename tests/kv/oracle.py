@@ -380,6 +380,41 @@ def connection():
             C("GeT", "a"), C("sEt", "a", "b"), C("gEt", "a")]
 
 
+TXN_KEYS = ["a", "b", "c", "l", "w", "e"]
+
+
+def transactions(k=lambda name: name):
+    """MULTI, EXEC, DISCARD, WATCH, UNWATCH: queueing, every refusal and
+    its text, errors at queue time (EXECABORT) and at run time (in EXEC's
+    array), and WATCH's null reply after a write, a delete, an expiry and
+    a flush, by this same connection (Redis aborts for those too). k: the
+    key names, on one shard over TCP (EXEC across shards is refused)."""
+    return [C("EXEC"), C("DISCARD"), C("UNWATCH"), C("MULTI", "x"), C("EXEC", "x"),
+            C("WATCH"), C("MULTI"), C("EXEC"),
+            C("MULTI"), C("MULTI"), C("WATCH", k("a")), C("SET", k("a"), "1"), C("INCR", k("a")),
+            C("SET", k("b"), "x"), C("INCR", k("b")), C("PING"), C("ECHO", "hi"), C("GET", k("a")),
+            C("UNWATCH"), C("EXEC"), C("GET", k("a")), C("GET", k("b")),
+            C("MULTI"), C("SET", k("a"), "2"), C("FOO", "x"), C("SET", k("a"), "3"), C("EXEC"),
+            C("GET", k("a")),
+            C("MULTI"), C("SET", k("a"), "4"), C("GET"), C("EXEC"), C("GET", k("a")),
+            C("MULTI"), C("SET", k("a"), "5"), C("DISCARD"), C("GET", k("a")), C("EXEC"),
+            C("MULTI"), C("DISCARD", "x"), C("EXEC"),
+            C("MULTI"), C("LPUSH", k("l"), "x"), C("INCR", k("l")), C("LRANGE", k("l"), 0, -1), C("EXEC"),
+            C("WATCH", k("w")), C("SET", k("w"), "1"), C("MULTI"), C("SET", k("c"), "1"), C("EXEC"),
+            C("GET", k("c")),
+            C("WATCH", k("w")), C("MULTI"), C("SET", k("c"), "2"), C("EXEC"), C("GET", k("c")),
+            C("WATCH", k("w"), k("a")), C("DEL", k("a")), C("MULTI"), C("INCR", k("c")), C("EXEC"),
+            C("WATCH", k("w")), C("UNWATCH"), C("SET", k("w"), "2"), C("MULTI"), C("INCR", k("c")),
+            C("EXEC"),
+            C("WATCH", k("w")), C("GET", k("w")), C("MULTI"), C("INCR", k("c")), C("EXEC"),
+            C("WATCH", k("w")), C("SET", k("w"), "3"), C("MULTI"), C("DISCARD"), C("MULTI"),
+            C("INCR", k("c")), C("EXEC"),
+            C("SET", k("e"), "1", "PX", 100), C("WATCH", k("e")), SLEEP(0.3), C("MULTI"),
+            C("INCR", k("c")), C("EXEC"),
+            C("WATCH", k("w")), C("FLUSHALL"), C("MULTI"), C("INCR", k("c")), C("EXEC"),
+            C("MULTI"), C("EXEC"), C("GET", k("c"))]
+
+
 def strings_set(now):
     return [C("SET", "k", "v"), C("GET", "k"), C("GET", "missing"),
             C("SET", "k", "w", "NX"), C("SET", "k2", "v", "nx"), C("SET", "k", "x", "XX"),
@@ -1567,6 +1602,7 @@ def main():
         groups.append(list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)) if tcp else list_zset_ops())
         rand_keys = colocated(ours, ["k%d" % i for i in range(8)]) if tcp else (lambda name: name)
         groups.append(random_lists_zsets(random.Random(SEED), rand_keys=rand_keys))
+        groups.append(transactions(colocated(ours, TXN_KEYS)) if tcp else transactions())
         if tcp:
             # set operations, SMOVE and COPY with keys on one shard, and
             # with keys deliberately on different ones; BITOP and LCS on

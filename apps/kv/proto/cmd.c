@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "num.h"
+#include "txn.h"
 
 #define W  KV_CMD_WRITE
 #define R  KV_CMD_READONLY
@@ -188,6 +189,7 @@ bool kv_cmd_check(struct kv_call *c)
 	const struct kv_cmd *cmd = kv_cmd_lookup(c->argv[0], c->argl[0]);
 
 	if (!cmd) {
+		c->cmd = NULL;
 		unknown_command(c);
 		return false;
 	}
@@ -245,6 +247,8 @@ static void run_typed(struct kv_call *c)
 
 void kv_cmd_run(struct kv_call *c)
 {
+	size_t mark = c->out->len;
+
 	if (!kv_db_make_room(c->db) && (c->cmd->flags & KV_CMD_DENYOOM)) {
 		kv_err(c, KV_ERR_OOM);
 		return;
@@ -253,17 +257,26 @@ void kv_cmd_run(struct kv_call *c)
 		run_typed(c);
 	else
 		c->cmd->fn(c);
+	kv_txn_touch_cmd(c, mark); /* WATCH sees the write */
 }
 
 void kv_cmd_exec(struct kv_call *c)
 {
-	if (kv_cmd_check(c))
+	size_t mark = c->out->len;
+
+	if (!kv_cmd_check(c))
+		kv_txn_refused(c, mark);
+	else if (!kv_txn_queue(c))
 		kv_cmd_run(c);
 }
 
 void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd)
 {
-	if (kv_cmd_check_as(c, cmd))
+	size_t mark = c->out->len;
+
+	if (!kv_cmd_check_as(c, cmd))
+		kv_txn_refused(c, mark);
+	else if (!kv_txn_queue(c))
 		kv_cmd_run(c);
 }
 

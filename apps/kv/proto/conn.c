@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "txn.h"
+
 void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
 {
 	memset(c, 0, sizeof(*c));
@@ -27,6 +29,7 @@ void kv_conn_fini(struct kv_conn *c)
 	free(c->lib_name);
 	free(c->lib_ver);
 	c->name = c->lib_name = c->lib_ver = NULL;
+	kv_txn_free(c);
 }
 
 int kv_conn_set_str(char **field, const char *s, size_t n)

@@ -47,6 +47,8 @@ struct kv_conn {
 	char *name;
 	char *lib_name;
 	char *lib_ver;
+	/* MULTI's queue and WATCH's keys (txn.h); NULL until first used */
+	struct kv_txn *txn;
 };
 
 /* Replaces one of c's strings (&c->name, &c->lib_name, &c->lib_ver) with

@@ -9,6 +9,7 @@
 
 #include "keyhash.h"
 #include "pool.h"
+#include "txn.h"
 #include "percore/clock.h"
 #include "percore/map.h"
 
@@ -233,6 +234,15 @@ static void drop_entry(struct kv_db *db, struct pc_map_slot *s, struct kv_entry 
 	kv_pool_free(&db->mem, e, e->cls);
 }
 
+/* A key expired or evicted: WATCH counts it as changed. */
+static void touch_key(const struct kv_entry *e)
+{
+	size_t len;
+	const char *k = kv_entry_key(e, &len);
+
+	kv_txn_touch(k, len);
+}
+
 static void drop(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
 {
 	drop_entry(db, s, e, true);
@@ -302,6 +312,7 @@ static struct kv_entry *find(struct kv_db *db, const char *key, size_t klen, int
 	if (has_expire(pos->entry) && now > kv_entry_expire(pos->entry)) {
 		kv_db_erase(db, pos);
 		db->expired++;
+		kv_txn_touch_hash(pos->hash); /* WATCH sees it go */
 		return NULL;
 	}
 	if (touch)
@@ -547,6 +558,7 @@ static void evict_one(struct kv_db *db)
 			sample(db);
 		s = pool_take(db);
 	}
+	touch_key((struct kv_entry *)(uintptr_t)s->value);
 	drop(db, s, (struct kv_entry *)(uintptr_t)s->value);
 	db->evicted++;
 }
@@ -578,6 +590,7 @@ static void expire_one(struct pc_map *m, struct pc_map_slot *s, void *arg)
 	(void)m;
 	w->seen++;
 	if (has_expire(e) && w->now > kv_entry_expire(e)) {
+		touch_key(e);
 		drop(w->db, s, e);
 		w->deleted++;
 		w->db->expired++;

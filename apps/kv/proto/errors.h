@@ -91,6 +91,15 @@
 #define KV_ERR_GETKEYS_ARITY "ERR Invalid number of arguments specified for command"
 #define KV_ERR_GETKEYS_NONE  "ERR The command has no key arguments"
 
+/* Transactions */
+#define KV_ERR_MULTI_NESTED  "ERR MULTI calls can not be nested"
+#define KV_ERR_EXEC_NO_MULTI "ERR EXEC without MULTI"
+#define KV_ERR_DISCARD_NO_MULTI "ERR DISCARD without MULTI"
+#define KV_ERR_WATCH_IN_MULTI "ERR WATCH inside MULTI is not allowed"
+#define KV_ERR_EXECABORT     "EXECABORT Transaction discarded because of previous errors."
+#define KV_ERR_EXECABORT_FMT "EXECABORT Transaction discarded because of: %s"
+#define KV_ERR_EXEC_CROSS    "CROSSSLOT A command inside this transaction spans shards: not supported in MULTI"
+
 /* Connections */
 #define KV_ERR_NO_CONN       "ERR no connection to act on"
 #define KV_ERR_CLIENT_NAME   "ERR Client names cannot contain spaces, newlines or special characters."

@@ -26,6 +26,7 @@
 #include "percore/reply.h"
 #include "percore/session.h"
 #include "server_internal.h"
+#include "txn.h"
 
 /* Jobs one connection may have outstanding; past it, reading waits. */
 #define MAX_INFLIGHT 512
@@ -461,6 +462,12 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 
 	if (c->in_tx)
 		return false; /* a command over several shards holds every later one */
+	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is(cmd, "watch"))) {
+		if (c->inflight && (kv_txn_in_multi(&c->conn) || kv_txn_is(cmd, "watch")))
+			return false; /* MULTI's and WATCH's requests run at home, in turn */
+		if (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out))
+			return true;
+	}
 	/* The usual request first: keys of this shard's and nothing waiting
 	 * here, so it runs now, whatever went to other shards before it. */
 	if (keyed && kv_cmd_arity_ok(cmd, r->argc) && owned_here(sh, cmd, r) &&

@@ -246,6 +246,19 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 /* Frees a transaction and every job it owns (kv_client_free_orphans). */
 void kv_multi_free(struct kv_tx *t);
 
+/* ---- txn.c ---------------------------------------------------------------- */
+
+/* Whether every key of the connection's queued commands and watched keys
+ * is sh's and free to use now (its EXEC can run here, whole). */
+bool kv_txn_home_only(const struct kv_shard *sh, const struct kv_conn *conn);
+
+/* With several shards, runs here a request of a connection inside MULTI
+ * (queued, or MULTI's own commands) or a WATCH, once nothing of the
+ * connection is outstanding; an EXEC whose commands reach other shards is
+ * refused whole. Returns false for any other request (route it). */
+bool kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
+		     int64_t now, const struct kv_resp_req *r, struct kv_reply *out);
+
 /* ---- scan.c --------------------------------------------------------------- */
 
 /* The shard and the shard's cursor a server-wide SCAN cursor names;
