@@ -121,9 +121,9 @@ check_completion() {
 		topo --policy|auto compact list off pcore spread
 		echo --backend|epoll uring
 		kv --backend|epoll uring
-		echo --idle-policy|adaptive sleep spin
-		load --idle-policy|adaptive sleep spin
-		kv --idle-policy|adaptive sleep spin
+		echo --idle-policy|adaptive mesh sleep spin
+		load --idle-policy|adaptive mesh sleep spin
+		kv --idle-policy|adaptive mesh sleep spin
 		kv --maxmemory-policy|allkeys-lru noeviction
 	EOF
 	got=$(cd "$here" && complete_words percore kv --maxmemory-policy all)

@@ -439,6 +439,52 @@ def on_shards(c, prefix, n):
     return [k for k in names if k not in found], [k for k in names if k in found]
 
 
+def t_exec_atomic(srv):
+    """MULTI INCR k INCR k EXEC from several clients (each connection's
+    EXEC runs on k's shard, whichever shard the connection lives on) while
+    readers run MULTI GET k GET k EXEC: both GETs always equal and even,
+    and k ends at twice the EXECs run."""
+    rounds = int(os.environ.get("KV_ATOMIC_ROUNDS", "1500")) // 3
+    errors, stop = [], threading.Event()
+
+    def writer():
+        c = Conn(srv.port)
+        for _ in range(rounds):
+            for cmd in (("MULTI",), ("INCR", "tx:k"), ("INCR", "tx:k")):
+                c.send(enc(*cmd))
+            got = [c.reply() for _ in range(3)] + [c.call("EXEC")]
+            if got[:3] != [b"+OK", b"+QUEUED", b"+QUEUED"] or len(got[3]) != 2:
+                errors.append("writer got %r" % got)
+                break
+        c.close()
+
+    def reader():
+        c = Conn(srv.port)
+        while not stop.is_set():
+            for cmd in (("MULTI",), ("GET", "tx:k"), ("GET", "tx:k")):
+                c.send(enc(*cmd))
+            [c.reply() for _ in range(3)]
+            a, b = c.call("EXEC")
+            if a != b or (a is not None and int(a) % 2):
+                errors.append("EXEC's GETs saw %r and %r" % (a, b))
+                break
+        c.close()
+
+    ws = [threading.Thread(target=writer) for _ in range(4)]
+    rs = [threading.Thread(target=reader) for _ in range(2)]
+    for t in ws + rs:
+        t.start()
+    for t in ws:
+        t.join()
+    stop.set()
+    for t in rs:
+        t.join()
+    check(not errors, "; ".join(errors[:3]))
+    c = Conn(srv.port)
+    check(c.call("GET", "tx:k") == str(8 * rounds).encode(), "k ends at twice the EXECs")
+    c.close()
+
+
 def t_atomic_sets(srv):
     """Commands computed from sets on both shards are atomic: SMOVE of a
     member back and forth between two sets on different shards while
@@ -1052,6 +1098,7 @@ TESTS = [
     ("scan", (), t_scan),
     ("atomic", (), t_atomic),
     ("atomic_sets", (), t_atomic_sets),
+    ("exec_atomic", (), t_exec_atomic),
     ("expiry", (), t_expiry),
     ("protocol_error", (), t_protocol_error),
     ("output_limit", ("--client-output-limit", "1M"), t_output_limit),

@@ -421,6 +421,58 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	}
 }
 
+/* On the shard owning every key of a connection's transaction: its EXEC,
+ * the queue run in one go. The connection waits meanwhile (in_tx), so
+ * its state is this thread's alone until the answer goes home. */
+static void exec_there(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_client *c = j->owner;
+	const char *argv[] = { "exec" };
+	size_t argl[] = { 4 };
+
+	kv_shard_exec(sh, &c->conn, kv_cmd_lookup("exec", 4), kv_now_ms(), 1, argv, argl,
+		      &j->out, NULL);
+}
+
+static void exec_done(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_client *c = j->owner;
+
+	c->in_tx = false;
+	job_done(sh, j);
+}
+
+/* Sends the connection's EXEC to the shard owning its keys; later
+ * requests wait for its answer. */
+static void ship_exec(struct kv_client *c, const struct kv_cmd *cmd)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
+
+	(void)cmd;
+	batch_send(c);
+	if (!j) {
+		reply_nomem(c);
+		return;
+	}
+	j->fn = exec_there;
+	j->target = (unsigned)kv_txn_shard(c->sh, &c->conn);
+	j->done = exec_done;
+	j->owner = c;
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->inflight++;
+	c->in_tx = true;
+	if (kv_job_submit(c->sh, j)) {
+		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
+		j->finished = true;
+		c->in_tx = false;
+		collect(c);
+	}
+}
+
 /* Whether every key of the request is this shard's: always with one
  * shard; with more, a single-key command whose key hashes here. Commands
  * over several keys take the general path (kv_multi_needed()). */
@@ -465,8 +517,15 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is(cmd, "watch"))) {
 		if (c->inflight && (kv_txn_in_multi(&c->conn) || kv_txn_is(cmd, "watch")))
 			return false; /* MULTI's and WATCH's requests run at home, in turn */
-		if (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out))
+		switch (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out)) {
+		case KV_TXN_DONE:
 			return true;
+		case KV_TXN_SHIP:
+			ship_exec(c, cmd);
+			return true;
+		case KV_TXN_ROUTE:
+			break;
+		}
 	}
 	/* The usual request first: keys of this shard's and nothing waiting
 	 * here, so it runs now, whatever went to other shards before it. */

@@ -248,16 +248,25 @@ void kv_multi_free(struct kv_tx *t);
 
 /* ---- txn.c ---------------------------------------------------------------- */
 
-/* Whether every key of the connection's queued commands and watched keys
- * is sh's and free to use now (its EXEC can run here, whole). */
-bool kv_txn_home_only(const struct kv_shard *sh, const struct kv_conn *conn);
+/* The shard owning every key of the connection's queued commands and
+ * watched keys (sh's own when there is none), or a negative number when
+ * they live on several. */
+int kv_txn_shard(const struct kv_shard *sh, const struct kv_conn *conn);
+
+enum kv_txn_route {
+	KV_TXN_ROUTE, /* not a transaction's request: route it as any */
+	KV_TXN_DONE,  /* run (or refused) here, its reply in out */
+	KV_TXN_SHIP,  /* an EXEC to run whole on kv_txn_shard()'s shard */
+};
 
 /* With several shards, runs here a request of a connection inside MULTI
  * (queued, or MULTI's own commands) or a WATCH, once nothing of the
- * connection is outstanding; an EXEC whose commands reach other shards is
- * refused whole. Returns false for any other request (route it). */
-bool kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
-		     int64_t now, const struct kv_resp_req *r, struct kv_reply *out);
+ * connection is outstanding; an EXEC runs here when its keys are this
+ * shard's and free, goes to the one shard that owns them all, or, its
+ * commands reaching several shards, is refused whole. */
+enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
+				  const struct kv_cmd *cmd, int64_t now,
+				  const struct kv_resp_req *r, struct kv_reply *out);
 
 /* ---- scan.c --------------------------------------------------------------- */
 

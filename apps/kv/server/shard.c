@@ -427,6 +427,8 @@ static bool plain_free(const struct kv_shard *sh, const struct kv_job *j)
 
 	if (kv_keylock_empty(sh->keys))
 		return true;
+	if (j->kind == KV_JOB_FN) /* an EXEC shipped whole: no key of it may be held */
+		return false;
 	if (j->kind == KV_JOB_CMD)
 		return !j->a.argc || keys_free(sh, kv_cmd_lookup(j->a.argv[0], j->a.argl[0]),
 					       j->a.argc, j->a.argv, j->a.argl);

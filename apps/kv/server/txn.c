@@ -1,56 +1,88 @@
 /* SPDX-License-Identifier: MIT */
 /* Transactions on the sharded server (server_internal.h). A connection
- * queues at home; its EXEC runs there, in one go on the home shard's
- * thread, which nothing else runs on meanwhile: atomic when every key
- * of every queued command (and every watched key) is the home shard's
- * and no multi-shard transaction holds one of them. An EXEC reaching
- * other shards is refused whole, nothing run: atomic EXEC across shards
- * is not there yet. */
+ * queues at home; its EXEC runs in one go on the thread of the shard that
+ * owns every key of every queued command (and every watched key): at
+ * home, or shipped there as one job (client.c), which that shard runs
+ * once no multi-shard transaction holds any key of it. Atomic either way:
+ * nothing else runs on that shard meanwhile. An EXEC whose keys live on
+ * several shards is refused whole, nothing run: atomic EXEC across
+ * shards is not there yet. */
 #include "server_internal.h"
 #include "txn.h"
 
-/* Whether every key of the request is shard sh's. */
-static bool keys_home(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-		      const char *const *argv, const size_t *argl)
+#define NO_SHARD (-1)
+#define MANY_SHARDS (-2)
+
+/* Joins key's shard to *where (NO_SHARD: none yet). */
+static void join(const struct kv_shard *sh, const char *key, size_t len, int *where)
+{
+	int s = (int)kv_key_shard(sh, key, len);
+
+	if (*where == NO_SHARD)
+		*where = s;
+	else if (*where != s)
+		*where = MANY_SHARDS;
+}
+
+/* Joins the request's keys' shards to *where; a command on every shard
+ * spans them all. */
+static void join_request(const struct kv_shard *sh, const struct kv_txn_req *q, int *where)
 {
 	uint32_t last;
 
-	if ((cmd->flags & KV_CMD_ALLSHARDS) && sh->n > 1)
-		return false;
-	if (!cmd->first_key || (uint32_t)cmd->first_key >= argc)
-		return true;
-	last = kv_cmd_last_key(cmd, argc, argv, argl);
-	for (uint32_t i = (uint32_t)cmd->first_key; i <= last && i < argc;
-	     i += (uint32_t)cmd->key_step)
-		if (kv_key_shard(sh, argv[i], argl[i]) != sh->idx)
-			return false;
-	return kv_shard_runs_now(sh, cmd, argc, argv, argl);
+	if (q->cmd->flags & KV_CMD_ALLSHARDS) {
+		*where = MANY_SHARDS;
+		return;
+	}
+	if (!q->cmd->first_key || (uint32_t)q->cmd->first_key >= q->argc)
+		return;
+	last = kv_cmd_last_key(q->cmd, q->argc, q->argv, q->argl);
+	for (uint32_t i = (uint32_t)q->cmd->first_key; i <= last && i < q->argc;
+	     i += (uint32_t)q->cmd->key_step)
+		join(sh, q->argv[i], q->argl[i], where);
 }
 
-bool kv_txn_home_only(const struct kv_shard *sh, const struct kv_conn *conn)
+int kv_txn_shard(const struct kv_shard *sh, const struct kv_conn *conn)
+{
+	const struct kv_txn *t = conn->txn;
+	int where = NO_SHARD;
+
+	for (uint32_t i = 0; t && i < t->n && where != MANY_SHARDS; i++)
+		join_request(sh, t->q[i], &where);
+	for (uint32_t i = 0; t && i < t->nwatch && where != MANY_SHARDS; i++)
+		join(sh, t->w[i].key, t->w[i].len, &where);
+	return where == NO_SHARD ? (int)sh->idx : where;
+}
+
+/* Whether the queue can run here now: every key this shard's, none held
+ * by a multi-shard transaction. */
+static bool runs_home(const struct kv_shard *sh, const struct kv_conn *conn)
 {
 	const struct kv_txn *t = conn->txn;
 
+	if (kv_txn_shard(sh, conn) != (int)sh->idx)
+		return false;
 	for (uint32_t i = 0; t && i < t->n; i++)
-		if (!keys_home(sh, t->q[i]->cmd, t->q[i]->argc, t->q[i]->argv, t->q[i]->argl))
-			return false;
-	for (uint32_t i = 0; t && i < t->nwatch; i++)
-		if (kv_key_shard(sh, t->w[i].key, t->w[i].len) != sh->idx)
+		if (!kv_shard_runs_now(sh, t->q[i]->cmd, t->q[i]->argc, t->q[i]->argv,
+				       t->q[i]->argl))
 			return false;
 	return true;
 }
 
-bool kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
-		     int64_t now, const struct kv_resp_req *r, struct kv_reply *out)
+enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
+				  const struct kv_cmd *cmd, int64_t now,
+				  const struct kv_resp_req *r, struct kv_reply *out)
 {
 	if (!cmd || sh->n == 1 || (!kv_txn_in_multi(conn) && !kv_txn_is(cmd, "watch")))
-		return false;
+		return KV_TXN_ROUTE;
 	if (kv_txn_is(cmd, "exec") && kv_txn_in_multi(conn) && !conn->txn->dirty &&
-	    kv_cmd_arity_ok(cmd, r->argc) && !kv_txn_home_only(sh, conn)) {
+	    kv_cmd_arity_ok(cmd, r->argc) && !runs_home(sh, conn)) {
+		if (kv_txn_shard(sh, conn) >= 0)
+			return KV_TXN_SHIP; /* one shard's keys: the queue goes there */
 		kv_txn_reset(conn);
 		KV_REPLY_ERR(out, KV_ERR_EXEC_CROSS);
-		return true;
+		return KV_TXN_DONE;
 	}
 	kv_shard_exec(sh, conn, cmd, now, r->argc, r->argv, r->argl, out, NULL);
-	return true;
+	return KV_TXN_DONE;
 }
