@@ -23,6 +23,28 @@ struct kv_coll *kv_arg_coll(struct kv_call *c, uint32_t i, enum kv_type t, struc
 	return kv_arg_obj(c, i, t, pos, wrong);
 }
 
+bool kv_coll_del_member(void *obj, const void *m, size_t ml)
+{
+	return kv_coll_del(obj, m, ml);
+}
+
+void kv_del_members(struct kv_call *c, enum kv_type t, kv_member_del_fn *del)
+{
+	struct kv_pos pos;
+	int64_t n = 0;
+	bool wrong;
+	void *obj = kv_arg_obj(c, 1, t, &pos, &wrong);
+	if (wrong)
+		return;
+	if (obj) {
+		size_t before = kv_db_edit_begin(pos.entry);
+		for (uint32_t i = 2; i < c->argc; i++)
+			n += del(obj, c->argv[i], c->argl[i]);
+		kv_db_edit_end(c->db, &pos, before);
+	}
+	kv_reply_int(c->out, n);
+}
+
 struct kv_coll *kv_coll_for_write(struct kv_call *c, uint32_t i, enum kv_type t,
 				  struct kv_pos *pos)
 {

@@ -150,19 +150,7 @@ void kv_hvals(struct kv_call *c)
 
 void kv_hdel(struct kv_call *c)
 {
-	struct kv_pos pos;
-	int64_t n = 0;
-	bool wrong;
-	struct kv_coll *h = kv_arg_coll(c, 1, KV_HASH, &pos, &wrong);
-	if (wrong)
-		return;
-	if (h) {
-		size_t before = kv_db_edit_begin(pos.entry);
-		for (uint32_t i = 2; i < c->argc; i++)
-			n += kv_coll_del(h, c->argv[i], c->argl[i]);
-		kv_db_edit_end(c->db, &pos, before);
-	}
-	kv_reply_int(c->out, n);
+	kv_del_members(c, KV_HASH, kv_coll_del_member);
 }
 
 /* HEXISTS, HLEN, HSTRLEN: a count from the hash (0 when absent). */

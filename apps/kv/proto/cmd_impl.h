@@ -51,6 +51,14 @@ bool kv_arg_cursor(struct kv_call *c, uint32_t i, uint64_t *cursor);
  * when it holds another type. */
 void *kv_arg_obj(struct kv_call *c, uint32_t i, enum kv_type t, struct kv_pos *pos, bool *wrong);
 
+/* SREM, HDEL, ZREM: removes arguments 2.. from key 1's value of type t
+ * with del (the type's removal of one member, true when it was there)
+ * and replies how many were; WRONGTYPE for another type, 0 when absent. */
+typedef bool kv_member_del_fn(void *obj, const void *m, size_t ml);
+void kv_del_members(struct kv_call *c, enum kv_type t, kv_member_del_fn *del);
+/* kv_coll_del() as a kv_member_del_fn, for hashes and sets. */
+kv_member_del_fn kv_coll_del_member;
+
 /* Argument i as a hash (t KV_HASH) or set (KV_SET): NULL when the key is
  * absent, and also (with *wrong set, after the WRONGTYPE error) when it
  * holds another type. */

@@ -46,19 +46,7 @@ void kv_sadd(struct kv_call *c)
 
 void kv_srem(struct kv_call *c)
 {
-	struct kv_pos pos;
-	int64_t n = 0;
-	bool wrong;
-	struct kv_coll *s = kv_arg_coll(c, 1, KV_SET, &pos, &wrong);
-	if (wrong)
-		return;
-	if (s) {
-		size_t before = kv_db_edit_begin(pos.entry);
-		for (uint32_t i = 2; i < c->argc; i++)
-			n += kv_coll_del(s, c->argv[i], c->argl[i]);
-		kv_db_edit_end(c->db, &pos, before);
-	}
-	kv_reply_int(c->out, n);
+	kv_del_members(c, KV_SET, kv_coll_del_member);
 }
 
 void kv_sismember(struct kv_call *c)

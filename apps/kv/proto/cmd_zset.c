@@ -199,21 +199,15 @@ void kv_zincrby(struct kv_call *c)
 	zadd_generic(c, KV_ZADD_INCR, 2, false);
 }
 
+/* one member's removal, as kv_del_members() calls it */
+static bool kv_zrem_one(void *obj, const void *m, size_t ml)
+{
+	return kv_zset_rem(obj, m, ml);
+}
+
 void kv_zrem(struct kv_call *c)
 {
-	struct kv_pos pos;
-	int64_t n = 0;
-	bool wrong;
-	struct kv_zset *z = kv_arg_obj(c, 1, KV_ZSET, &pos, &wrong);
-	if (wrong)
-		return;
-	if (z) {
-		size_t before = kv_db_edit_begin(pos.entry);
-		for (uint32_t i = 2; i < c->argc; i++)
-			n += kv_zset_rem(z, c->argv[i], c->argl[i]);
-		kv_db_edit_end(c->db, &pos, before);
-	}
-	kv_reply_int(c->out, n);
+	kv_del_members(c, KV_ZSET, kv_zrem_one);
 }
 
 void kv_zcard(struct kv_call *c)
