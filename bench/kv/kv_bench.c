@@ -771,17 +771,17 @@ MEM_BENCH(rd_mem, "Peer/redis/Memory/1M", SRV_REDIS)
  * on one shard (one core against one core), and random keys on the whole
  * machine (kv's default shards against redis-server there). */
 /* A run's name in rows: its test upper-cased ("MSET10" for mset). */
-static const char *run_name(unsigned row)
+static void run_name(unsigned row, char *up, size_t size)
 {
-	char up[32];
 	size_t i;
 
-	if (!strcmp(runs[row].test, "mset"))
-		return "MSET10";
-	for (i = 0; runs[row].test[i] && i < sizeof(up) - 1; i++)
+	if (!strcmp(runs[row].test, "mset")) {
+		snprintf(up, size, "MSET10");
+		return;
+	}
+	for (i = 0; runs[row].test[i] && i < size - 1; i++)
 		up[i] = (char)toupper((unsigned char)runs[row].test[i]);
 	up[i] = '\0';
-	return rtb_name("%s", up);
 }
 
 /* The string rows in the default suite; the other types' only in the
@@ -807,11 +807,13 @@ __attribute__((constructor)) static void register_random(void)
 		for (unsigned k = 0; k < 2; k++)
 			for (unsigned v = 0; v < 2; v++) {
 				struct pc_bench *b = calloc(1, sizeof(*b));
+				char test[32];
 
 				if (!b)
 					continue;
-				b->name = rtb_name("%s/%s/P%d/%s", servers[v].prefix,
-						   run_name(row), runs[row].depth, configs[k].tag);
+				run_name(row, test, sizeof(test));
+				b->name = rtb_name("%s/%s/P%d/%s", servers[v].prefix, test,
+						   runs[row].depth, configs[k].tag);
 				b->flags = PC_BENCH_MANUAL_TIME |
 					   (row >= BASE_RUNS ? PC_BENCH_FULL : 0);
 				b->arg = (intptr_t)row;
