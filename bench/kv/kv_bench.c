@@ -5,6 +5,8 @@
  *   KV/.../keys:random                        Peer/redis/.../keys:random
  *   KV/.../keys:random/cpus:all               Peer/redis/.../keys:random/cpus:all
  *   KV/Memory/1M                              Peer/redis/Memory/1M
+ *   KV/{PING_MBULK,LPUSH,...,LRANGE_600}/P{1,16}/keys:random[/cpus:all]
+ *                                             Peer/redis/{...} (BENCH=full)
  *
  * Untagged rows: `percore kv --shards 1`, and redis-benchmark without -r,
  * so every request names one key. keys:random: -r KEYSPACE, keys spread
@@ -39,6 +41,16 @@
  * run that has not ended within RUN_LIMIT_S is killed: redis-benchmark
  * retries forever when its server is gone.
  *
+ * The other types' rows (full suite only) run the rest of
+ * redis-benchmark's default list: PING_MBULK, LPUSH, RPUSH, LPOP, RPOP,
+ * SADD, HSET, SPOP, ZADD, ZPOPMIN and LRANGE of the first 100, 300, 500
+ * and 600 elements. redis-benchmark names one key for each of them
+ * (mylist, myset, myhash, myzset; -r varies only members), as a user
+ * who runs it gets. A pop row first runs its push test, unmeasured, so
+ * it pops real elements; a range row fills the list the same way, then
+ * runs LRANGE as a command of its own (redis-benchmark's lrange tests
+ * would time their LPUSH too).
+ *
  * Memory/1M: a fresh server, 1,000,000 SETs of 16-byte names and 32-byte
  * values in pipelined batches; counter bytes_per_key is the growth of the
  * server's VmRSS divided by the keys; time and items the inserts.
@@ -54,6 +66,7 @@
  *
  * Rows are skipped, with the reason, where redis-server or
  * redis-benchmark is not installed (scripts/deps.sh installs both). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -303,15 +316,38 @@ static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 	return 0;
 }
 
-/* The test name, pipeline depth and requests of a row (arg): each run
- * lasts about 0.3 s on a loaded 2-CPU machine. */
+/* A row's run (arg): redis-benchmark's test (-t), or a command of its
+ * own (cmd, words separated by spaces) where the test would measure its
+ * set-up too; prep, a test run before it and not measured (what the
+ * pops take and the ranges read); depth and requests, so that each run
+ * lasts about 0.3 s on a loaded 2-CPU machine. The first BASE_RUNS are
+ * the string rows; the rest redis-benchmark's other default tests. */
 static const struct {
-	const char *test;
+	const char *test, *cmd, *prep;
 	int depth;
 	int requests;
 } runs[] = {
-	{ "set", 1, 30000 },   { "get", 1, 30000 },   { "incr", 1, 30000 },   { "mset", 1, 20000 },
-	{ "set", 16, 300000 }, { "get", 16, 300000 }, { "incr", 16, 300000 }, { "mset", 16, 100000 },
+	{ "set", NULL, NULL, 1, 30000 },   { "get", NULL, NULL, 1, 30000 },
+	{ "incr", NULL, NULL, 1, 30000 },  { "mset", NULL, NULL, 1, 20000 },
+	{ "set", NULL, NULL, 16, 300000 }, { "get", NULL, NULL, 16, 300000 },
+	{ "incr", NULL, NULL, 16, 300000 }, { "mset", NULL, NULL, 16, 100000 },
+#define BASE_RUNS 8u
+#define TYPE_RUN(t, cmd, prep, n1, n16) { t, cmd, prep, 1, n1 }, { t, cmd, prep, 16, n16 }
+	TYPE_RUN("ping_mbulk", NULL, NULL, 30000, 300000),
+	TYPE_RUN("lpush", NULL, NULL, 30000, 300000),
+	TYPE_RUN("rpush", NULL, NULL, 30000, 300000),
+	TYPE_RUN("lpop", NULL, "lpush", 30000, 300000),
+	TYPE_RUN("rpop", NULL, "lpush", 30000, 300000),
+	TYPE_RUN("sadd", NULL, NULL, 30000, 300000),
+	TYPE_RUN("hset", NULL, NULL, 30000, 300000),
+	TYPE_RUN("spop", NULL, "sadd", 30000, 300000),
+	TYPE_RUN("zadd", NULL, NULL, 30000, 300000),
+	TYPE_RUN("zpopmin", NULL, "zadd", 30000, 300000),
+	TYPE_RUN("lrange_100", "LRANGE mylist 0 99", "lpush", 20000, 60000),
+	TYPE_RUN("lrange_300", "LRANGE mylist 0 299", "lpush", 10000, 25000),
+	TYPE_RUN("lrange_500", "LRANGE mylist 0 499", "lpush", 6000, 15000),
+	TYPE_RUN("lrange_600", "LRANGE mylist 0 599", "lpush", 5000, 12000),
+#undef TYPE_RUN
 };
 
 /* A scaling row's requests per iteration: its run's, times its shards. */
@@ -463,41 +499,64 @@ static double rusage_ns(const struct rusage *ru)
 	       ((double)ru->ru_utime.tv_usec + (double)ru->ru_stime.tv_usec) * 1e3;
 }
 
-/* One redis-benchmark run, pinned to the client CPUs (with random keys
- * where the row asks; a scaling row's with a thread per client CPU), the
- * server's CPU time and the client's use of its CPUs measured over it. */
-static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r)
+/* redis-benchmark's command line for a row: its test (or prep's, when
+ * prep), or its own command, with random keys where the row asks and a
+ * thread per client CPU on a scaling row. */
+struct client_cmd {
+	char port[8], conns[8], reqs[16], depth[8], keys[16], threads[12], words[64];
+	char *argv[32];
+	unsigned threads_used;
+};
+
+static void client_cmd(const struct kv_ctx *c, intptr_t row, bool prep, struct client_cmd *m)
 {
-	char port[8], conns[8], reqs[16], depth[8], keys[16], threads[12], out[4096];
-	char *argv[20] = { "redis-benchmark", "-p", port, "-c", conns, "-n", reqs, "-P", depth, "-t",
-			   (char *)runs[row].test, "--csv" };
-	int fds[2], status, rc, k = 12;
-	unsigned threads_used = 1;
+	char **argv = m->argv, *save;
+	int k = 0;
+
+	snprintf(m->port, sizeof(m->port), "%u", c->port);
+	snprintf(m->conns, sizeof(m->conns), "%d", KV_CONNS);
+	snprintf(m->reqs, sizeof(m->reqs), "%d", row_requests(c, row));
+	snprintf(m->depth, sizeof(m->depth), "%d", runs[row].depth);
+	snprintf(m->keys, sizeof(m->keys), "%d", KEYSPACE);
+	snprintf(m->threads, sizeof(m->threads), "%u", c->client_cpus);
+	argv[k++] = "redis-benchmark";
+	argv[k++] = "-p", argv[k++] = m->port, argv[k++] = "-c", argv[k++] = m->conns;
+	argv[k++] = "-n", argv[k++] = m->reqs, argv[k++] = "-P", argv[k++] = m->depth;
+	argv[k++] = "--csv";
+	if (c->random)
+		argv[k++] = "-r", argv[k++] = m->keys;
+	m->threads_used = 1;
+	if (c->shards && c->client_cpus > 1) {
+		argv[k++] = "--threads", argv[k++] = m->threads;
+		m->threads_used = c->client_cpus;
+	}
+	if (prep || !runs[row].cmd) {
+		argv[k++] = "-t";
+		argv[k++] = (char *)(prep ? runs[row].prep : runs[row].test);
+	} else {
+		snprintf(m->words, sizeof(m->words), "%s", runs[row].cmd);
+		for (char *w = strtok_r(m->words, " ", &save); w && k < 31;
+		     w = strtok_r(NULL, " ", &save))
+			argv[k++] = w;
+	}
+	argv[k] = NULL;
+}
+
+/* Runs redis-benchmark as m says, pinned to the client CPUs, the
+ * server's CPU time and the client's use of its CPUs measured over it. */
+static int client_run(const struct kv_ctx *c, struct client_cmd *m, struct run_result *r)
+{
+	char out[4096];
+	int fds[2], status, rc;
 	uint64_t cpu0, t0;
 	struct rusage ru;
 	pid_t pid;
 
-	snprintf(port, sizeof(port), "%u", c->port);
-	snprintf(conns, sizeof(conns), "%d", KV_CONNS);
-	snprintf(reqs, sizeof(reqs), "%d", row_requests(c, row));
-	snprintf(depth, sizeof(depth), "%d", runs[row].depth);
-	snprintf(keys, sizeof(keys), "%d", KEYSPACE);
-	snprintf(threads, sizeof(threads), "%u", c->client_cpus);
-	if (c->random) {
-		argv[k++] = "-r";
-		argv[k++] = keys;
-	}
-	if (c->shards && c->client_cpus > 1) {
-		argv[k++] = "--threads";
-		argv[k++] = threads;
-		threads_used = c->client_cpus;
-	}
-	argv[k] = NULL;
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
 	cpu0 = task_process_cpu_ns(c->pid);
 	t0 = pc_now_ns();
-	pid = spawn(argv, c->pinned ? &c->client : NULL, fds[1]);
+	pid = spawn(m->argv, c->pinned ? &c->client : NULL, fds[1]);
 	close(fds[1]);
 	rc = pid < 0 ? (int)pid
 		     : read_until_eof(fds[0], out, sizeof(out), pc_now_ns() + RUN_LIMIT_S * 1000000000ull);
@@ -512,9 +571,29 @@ static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r
 		double wall = (double)pc_elapsed(pc_now_ns(), t0);
 
 		r->server_cpu_ns = (double)pc_elapsed(task_process_cpu_ns(c->pid), cpu0);
-		r->client_util = wall > 0 ? rusage_ns(&ru) / (wall * threads_used) : 0;
+		r->client_util = wall > 0 ? rusage_ns(&ru) / (wall * m->threads_used) : 0;
 	}
 	return rc ? rc : parse_csv(out, r);
+}
+
+/* One measured run of a row, after its unmeasured prep run if it has
+ * one (the elements its pops take and its ranges read). */
+static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r)
+{
+	struct client_cmd m;
+	int rc = 0;
+
+	if (runs[row].prep) {
+		struct run_result ignored;
+
+		client_cmd(c, row, true, &m);
+		rc = client_run(c, &m, &ignored);
+	}
+	if (!rc) {
+		client_cmd(c, row, false, &m);
+		rc = client_run(c, &m, r);
+	}
+	return rc;
 }
 
 static void kv_run(struct pc_bench_state *st)
@@ -691,9 +770,24 @@ MEM_BENCH(rd_mem, "Peer/redis/Memory/1M", SRV_REDIS)
 /* For every test and depth of the rows above, both servers: random keys
  * on one shard (one core against one core), and random keys on the whole
  * machine (kv's default shards against redis-server there). */
+/* A run's name in rows: its test upper-cased ("MSET10" for mset). */
+static void run_name(unsigned row, char *up, size_t size)
+{
+	size_t i;
+
+	if (!strcmp(runs[row].test, "mset")) {
+		snprintf(up, size, "MSET10");
+		return;
+	}
+	for (i = 0; runs[row].test[i] && i < size - 1; i++)
+		up[i] = (char)toupper((unsigned char)runs[row].test[i]);
+	up[i] = '\0';
+}
+
+/* The string rows in the default suite; the other types' only in the
+ * full one (BENCH=full), which measures what the data-types work adds. */
 __attribute__((constructor)) static void register_random(void)
 {
-	static const char *const tests[] = { "SET", "GET", "INCR", "MSET10" };
 	static const struct {
 		const char *tag;
 		intptr_t flags;
@@ -713,12 +807,15 @@ __attribute__((constructor)) static void register_random(void)
 		for (unsigned k = 0; k < 2; k++)
 			for (unsigned v = 0; v < 2; v++) {
 				struct pc_bench *b = calloc(1, sizeof(*b));
+				char test[32];
 
 				if (!b)
 					continue;
-				b->name = rtb_name("%s/%s/P%d/%s", servers[v].prefix,
-						   tests[row % 4], runs[row].depth, configs[k].tag);
-				b->flags = PC_BENCH_MANUAL_TIME;
+				run_name(row, test, sizeof(test));
+				b->name = rtb_name("%s/%s/P%d/%s", servers[v].prefix, test,
+						   runs[row].depth, configs[k].tag);
+				b->flags = PC_BENCH_MANUAL_TIME |
+					   (row >= BASE_RUNS ? PC_BENCH_FULL : 0);
 				b->arg = (intptr_t)row;
 				b->arg2 = servers[v].kind | configs[k].flags;
 				b->label = configs[k].label;

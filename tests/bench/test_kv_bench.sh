@@ -8,7 +8,9 @@
 # on the server's CPUs, the server's CPU per request and the client's
 # share of its CPU. The scaling rows
 # KV/<cmd>/P16/shards:N are listed for N = 1 .. usable CPUs - 1, run the
-# same way, and stand in the report's "KV scaling" table. Skipped where
+# same way, and stand in the report's "KV scaling" table. The other
+# types' rows (redis-benchmark's default list) are in the full suite only,
+# and run the same way (a pop after its unmeasured push). Skipped where
 # the Redis packages are absent.
 set -u
 pc="$PC_BUILD_DIR/tools/percore/percore"
@@ -33,13 +35,21 @@ if missing:
     sys.exit(f"FAIL: scaling rows missing from the list: {missing}")
 PY
 
+# The other types' rows: listed with --full only.
+"$pc" bench --list --filter '^KV/LPOP/' >"$tmp/list" 2>/dev/null
+"$pc" bench --list --full --filter '^KV/LPOP/' >"$tmp/list.full" 2>/dev/null
+[ ! -s "$tmp/list" ] && grep -qx 'KV/LPOP/P1/keys:random' "$tmp/list.full" \
+  || { echo "FAIL: KV/LPOP rows not in the full suite alone:"; cat "$tmp/list" \
+       "$tmp/list.full"; exit 1; }
+
 scale=
 [ "$(nproc)" -ge 2 ] && scale='|KV/(SET|GET)/P16/shards:1'
 # One key on one shard, random keys on one shard, random keys on every
 # CPU, each beside redis-server under the same options; twice, so a row
 # is more than one run.
-rows='GET/P1|GET/P16/keys:random|GET/P1/keys:random/cpus:all'
-"$pc" bench --filter "^((KV|Peer/redis)/($rows)$scale)\$" --repetitions 2 \
+rows='GET/P1|GET/P16/keys:random|GET/P1/keys:random/cpus:all|LPOP/P1/keys:random'
+rows+='|LRANGE_100/P16/keys:random'
+"$pc" bench --full --filter "^((KV|Peer/redis)/($rows)$scale)\$" --repetitions 2 \
   --min-time 0.001 --quiet --out "$tmp/out.json" >/dev/null 2>"$tmp/err" \
   || { echo "FAIL: percore bench exited $?"; cat "$tmp/err"; exit 1; }
 "$pc" report "$tmp/out.json" -o "$tmp" >/dev/null 2>>"$tmp/err" \
@@ -60,6 +70,8 @@ for srv in ("KV", "Peer/redis"):
     want[f"{srv}/GET/P1"] = (1, 0, pinned)
     want[f"{srv}/GET/P16/keys:random"] = (1, 100000, pinned)
     want[f"{srv}/GET/P1/keys:random/cpus:all"] = (cpus if srv == "KV" else 1, 100000, 0)
+    want[f"{srv}/LPOP/P1/keys:random"] = (1, 100000, pinned)
+    want[f"{srv}/LRANGE_100/P16/keys:random"] = (1, 100000, pinned)
 if sys.argv[3]:
     for t in ("SET", "GET"):
         want[f"KV/{t}/P16/shards:1"] = (1, 100000, 1)

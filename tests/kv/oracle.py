@@ -746,7 +746,13 @@ def objects():
             C("OBJECT", "nosuch"), C("OBJECT", "nosuch", "k"), C("HSET", "h", "f", "v"),
             C("OBJECT", "ENCODING", "h"), C("OBJECT", "REFCOUNT", "h"), C("SADD", "s", 1),
             C("OBJECT", "ENCODING", "s"), C("SADD", "t", "a"), C("OBJECT", "ENCODING", "t"),
-            C("COMMAND", "GETKEYS", "object", "encoding", "k")]
+            C("COMMAND", "GETKEYS", "object", "encoding", "k"),
+            # INCRBYFLOAT's text stays a string even where it reads as an
+            # integer, through RENAME and COPY; a new value is read again
+            C("INCRBYFLOAT", "f", "3"), C("OBJECT", "ENCODING", "f"), C("RENAME", "f", "f2"),
+            C("OBJECT", "ENCODING", "f2"), C("COPY", "f2", "f3"), C("OBJECT", "ENCODING", "f3"),
+            C("INCR", "f3"), C("OBJECT", "ENCODING", "f3"), C("SET", "f2", "7"),
+            C("OBJECT", "ENCODING", "f2")]
 
 
 def crc64(data):

@@ -192,8 +192,8 @@ static void rename_generic(struct kv_call *c, bool nx)
 		kv_err_oom(c);
 		return;
 	}
-	if (t == KV_STRING && kv_entry_raw(e))
-		kv_entry_set_raw(dst.entry);
+	if (t == KV_STRING)
+		kv_entry_set_str_enc(dst.entry, kv_entry_str_enc(e));
 	if (t == KV_STRING)
 		kv_db_erase(c->db, &src);
 	else

@@ -94,8 +94,11 @@ void kv_incrbyfloat(struct kv_call *c)
 	}
 	char text[KV_LD_MAX_CHARS + 1];
 	n = kv_ld2str(text, v);
-	if (kv_db_store(c->db, &pos, text, n, KV_KEEP_TTL))
+	if (kv_db_store(c->db, &pos, text, n, KV_KEEP_TTL)) {
 		kv_err_oom(c);
-	else
-		kv_reply_bulk(c->out, text, n);
+		return;
+	}
+	/* Redis keeps the text it made, never an integer, even for "3" */
+	kv_entry_set_str_enc(pos.entry, KV_STR_NOINT);
+	kv_reply_bulk(c->out, text, n);
 }

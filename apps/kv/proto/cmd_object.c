@@ -27,7 +27,7 @@ static bool string_int(const struct kv_entry *e, int64_t *v)
 {
 	size_t n;
 	const char *s = kv_entry_value(e, &n);
-	return !kv_entry_raw(e) && n <= 20 && kv_str2ll(s, n, v);
+	return !kv_entry_str_enc(e) && n <= 20 && kv_str2ll(s, n, v);
 }
 
 static const char *string_encoding(const struct kv_entry *e)

@@ -15,7 +15,9 @@
 
 #define HAS_EXPIRE 0x80000000u
 #define IS_RAW     0x40000000u
-#define KLEN_MASK  (~(HAS_EXPIRE | IS_RAW))
+#define NO_INT     0x20000000u
+#define STR_ENC    (IS_RAW | NO_INT)
+#define KLEN_MASK  (~(HAS_EXPIRE | STR_ENC))
 #define POOL_SIZE  16
 
 struct kv_db {
@@ -87,6 +89,16 @@ bool kv_entry_raw(const struct kv_entry *e)
 void kv_entry_set_raw(struct kv_entry *e)
 {
 	e->klen |= IS_RAW;
+}
+
+unsigned kv_entry_str_enc(const struct kv_entry *e)
+{
+	return (e->klen & IS_RAW ? KV_STR_RAW : 0) | (e->klen & NO_INT ? KV_STR_NOINT : 0);
+}
+
+void kv_entry_set_str_enc(struct kv_entry *e, unsigned enc)
+{
+	e->klen |= (enc & KV_STR_RAW ? IS_RAW : 0) | (enc & KV_STR_NOINT ? NO_INT : 0);
 }
 
 uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now)
@@ -386,7 +398,7 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 	keep = olen < vlen ? olen : vlen;
 	memcpy(key_at(e) + pos->klen, ov, keep);
 	e->type = old->type;
-	e->klen |= old->klen & IS_RAW;
+	e->klen |= old->klen & STR_ENC;
 	if (expire && has_expire(old))
 		put_expire(e, kv_entry_expire(old));
 	pos_slot(db, pos)->value = (uint64_t)(uintptr_t)e;
@@ -413,7 +425,7 @@ static int store(struct kv_db *db, struct kv_pos *pos, enum kv_type t, const voi
 	if (old_obj)
 		release_obj(db, old_t, old_obj);
 	e->type = t;
-	e->klen &= ~IS_RAW;
+	e->klen &= ~STR_ENC;
 	if (vlen)
 		memcpy(key_at(e) + pos->klen, val, vlen);
 	if (with && !keep)

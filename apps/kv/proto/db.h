@@ -116,6 +116,15 @@ bool kv_entry_raw(const struct kv_entry *e);
 /* Marks a string value as edited in place (RENAME keeps "raw"). */
 void kv_entry_set_raw(struct kv_entry *e);
 
+/* What a string value's encoding depends on beyond its bytes, to carry
+ * where the value goes (RENAME, COPY, a move between shards): KV_STR_RAW
+ * (kv_entry_raw), KV_STR_NOINT (a number made as text, INCRBYFLOAT's:
+ * Redis's "embstr" even where it reads as an integer), or 0. Storing a
+ * new value clears both. */
+enum { KV_STR_NOINT = 1, KV_STR_RAW = 2 };
+unsigned kv_entry_str_enc(const struct kv_entry *e);
+void kv_entry_set_str_enc(struct kv_entry *e, unsigned enc);
+
 /* Milliseconds since the entry was last looked up, as of now (OBJECT
  * IDLETIME). */
 uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now);

@@ -129,7 +129,7 @@ int kv_gather_value(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, stru
 		/* the entry's bytes, lent: its string is never changed in place
 		 * by the command that borrows it */
 		v->str = (char *)kv_entry_value(e, &v->len);
-		v->raw = kv_entry_raw(e);
+		v->str_enc = (uint8_t)kv_entry_str_enc(e);
 	} else {
 		v->obj = kv_entry_obj(e);
 	}
@@ -176,8 +176,8 @@ int kv_gather_replace(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 		rc = kv_db_store_obj(c->db, &pos, v->type, v->obj, v->expire);
 	if (rc)
 		return rc;
-	if (v->type == KV_STRING && v->raw)
-		kv_entry_set_raw(pos.entry);
+	if (v->type == KV_STRING)
+		kv_entry_set_str_enc(pos.entry, v->str_enc);
 	if (v->type != KV_STRING)
 		v->obj = NULL; /* the entry's now */
 	kv_gval_clear(v);

@@ -28,7 +28,7 @@ struct kv_gval {
 	void *obj;          /* a typed value (NULL: not gathered) */
 	char *str;          /* a string value (NULL: not gathered) */
 	size_t len;
-	bool raw;           /* the string was edited in place (kv_entry_raw) */
+	uint8_t str_enc;    /* the string's kv_entry_str_enc() */
 	int64_t expire;
 	bool member;        /* a probe's answer: the value holds the member */
 };

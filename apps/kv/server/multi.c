@@ -289,7 +289,7 @@ static void rename_take(struct kv_shard *sh, struct kv_job *j)
 		return;
 	}
 	v = kv_entry_value(e, &j->vlen);
-	j->raw = kv_entry_raw(e);
+	j->str_enc = (uint8_t)kv_entry_str_enc(e);
 	j->val = malloc(j->vlen ? j->vlen : 1);
 	if (!j->val) {
 		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
@@ -328,8 +328,7 @@ static void rename_put(struct kv_shard *sh, struct kv_job *j)
 		return;
 	}
 	j->obj = NULL; /* the entry's now */
-	if (j->raw)
-		kv_entry_set_raw(pos.entry);
+	kv_entry_set_str_enc(pos.entry, j->str_enc);
 	j->u64 = 2;
 }
 
@@ -380,7 +379,7 @@ static bool rename_stage(struct kv_tx *t)
 			j->val = got->val;
 			j->vlen = got->vlen;
 			j->vtype = got->vtype;
-			j->raw = got->raw;
+			j->str_enc = got->str_enc;
 			j->obj = got->obj;
 			j->i64 = got->i64;
 			j->u64 = t->nx;

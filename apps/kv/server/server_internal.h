@@ -90,7 +90,7 @@ struct kv_job {
 	char *val;                 /* KV_JOB_FN's value (malloc) */
 	size_t vlen;
 	uint8_t vtype;             /* enum kv_type of a value moved between shards */
-	bool raw;                  /* a string moved was "raw" (kv_entry_raw) */
+	uint8_t str_enc;           /* a string moved: its kv_entry_str_enc() */
 	void *obj;                 /* the typed value's copy (vtype != KV_STRING) */
 	struct kv_reply out;       /* the reply the target wrote */
 	/* replies of the owner's requests that ran at home after this job
