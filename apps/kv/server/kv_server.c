@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aof_shard.h"
 #include "keyhash.h"
 #include "percore/metrics.h"
 #include "server_internal.h"
@@ -82,6 +83,18 @@ static unsigned default_shards(unsigned n)
 	return n > 1 ? n - 1 : n;
 }
 
+/* Once every shard has stopped, no answer still out will ever run: the
+ * clients waiting for them go, with their jobs. */
+static void free_orphans(struct kv_server *k)
+{
+	for (unsigned i = 0; i < k->n; i++) {
+		uint64_t n = kv_client_free_orphans(k->orphans[i]);
+
+		k->orphans[i] = NULL;
+		atomic_fetch_sub_explicit(&k->closing, n, memory_order_relaxed);
+	}
+}
+
 int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char *err,
 		    size_t errlen)
 {
@@ -124,7 +137,17 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	c->max_body = KV_SERVER_MIN_INPUT - PC_FRAME_HEADER_LEN;
 	if (!c->high_water)
 		c->high_water = KV_HIGH_WATER;
-	rc = pc_server_start(c, &k->net, err, errlen);
+	rc = kv_aof_prepare(k, err, errlen);
+	if (!rc) {
+		rc = pc_server_start(c, &k->net, err, errlen);
+		if (kv_aof_started(k, err, errlen) && !rc) {
+			rc = -EBADMSG; /* a file could not be loaded */
+			pc_server_stop(k->net);
+			pc_server_wait(k->net);
+			free_orphans(k);
+			pc_server_destroy(k->net);
+		}
+	}
 	if (!rc) {
 		atomic_store_explicit(&k->net_pub, k->net, memory_order_release);
 		if (c->metrics && (rc = add_metrics(k, err, errlen))) {
@@ -213,18 +236,6 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 void kv_server_stop(struct kv_server *k)
 {
 	pc_server_stop(k->net);
-}
-
-/* Once every shard has stopped, no answer still out will ever run: the
- * clients waiting for them go, with their jobs. */
-static void free_orphans(struct kv_server *k)
-{
-	for (unsigned i = 0; i < k->n; i++) {
-		uint64_t n = kv_client_free_orphans(k->orphans[i]);
-
-		k->orphans[i] = NULL;
-		atomic_fetch_sub_explicit(&k->closing, n, memory_order_relaxed);
-	}
 }
 
 void kv_server_wait(struct kv_server *k)
