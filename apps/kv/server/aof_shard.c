@@ -733,29 +733,27 @@ void kv_aof_start(struct kv_shard *sh)
 	sh->aof = a;
 }
 
-/* At a stop: what was written is made durable whatever the mode, as
- * Redis syncs its file when it shuts down. */
-static void sync_file(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		if (fdatasync(fd))
-			pc_log(PC_LOG_WARN, "kv: %s: sync at stop: %s", path, strerror(errno));
-		close(fd);
-	}
-}
-
 void kv_aof_stop(struct kv_shard *sh)
 {
 	struct kv_aof *a = sh->aof;
+	struct pc_journal *j, *dead;
+	int rc;
 
 	if (!a)
 		return;
 	pc_periodic_stop(&a->retry);
-	sync_file(a->path);
-	if (a->j && pc_journal_close(a->j))
-		pc_log(PC_LOG_WARN, "kv: %s: stopped with records in flight", a->path);
+	j = a->j;
+	dead = a->dead;
+	a->j = a->dead = NULL;
+	a->wh = a->wn = 0;      /* the held jobs go with their clients */
+	a->log.err = -ESHUTDOWN; /* the callbacks of the close change nothing */
+	/* What was appended and not yet written goes out now, whatever the
+	 * mode: a stop loses no acknowledged write. */
+	rc = pc_journal_close_final(j);
+	if (rc)
+		pc_log(PC_LOG_ERROR, "kv: %s: the last writes at stop failed: %s", a->path,
+		       strerror(-rc));
+	pc_journal_close_final(dead);
 	free(a->w);
 	kv_reply_free(&a->rec);
 	free(a);
