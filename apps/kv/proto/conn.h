@@ -127,6 +127,11 @@ struct kv_totals {
 	uint64_t evicted_keys;          /* deleted by maxmemory eviction */
 	uint64_t keys, expires;         /* summed over the shards */
 	uint64_t used_memory;           /* summed over the shards */
+	/* the append-only files: kept, their bytes and records not yet
+	 * confirmed summed, the first failing shard's -errno (0: all ok) */
+	bool aof_enabled;
+	uint64_t aof_size, aof_pending;
+	int aof_err;
 	int64_t start_time;             /* ms since the epoch */
 	uint32_t shards;                /* entries in per_shard */
 	/* one per shard, or NULL: storage owned by the server, valid until

@@ -17,13 +17,13 @@
 
 #include "aof.h"
 #include "keyhash.h"
+#include "percore/file.h"
 #include "percore/journal.h"
 #include "percore/log.h"
 #include "server_internal.h"
 
-/* How often a failed file is tried again (ms), and the everysec period. */
-#define RETRY_MS 1000u
-#define EVERYSEC_MS 1000u
+/* everysec's period, and how often a failed file is tried again (ms). */
+#define TICK_MS 1000u
 /* A rewrite's output goes to the file in pieces of about this size. */
 #define REWRITE_CHUNK (1u << 20)
 
@@ -54,9 +54,16 @@ struct kv_aof {
 	uint64_t confirmed;
 	struct waiter *w;            /* holds, in lsn order: w[wh..wn) */
 	size_t wh, wn, wcap;
+	/* everysec: the journal writes each turn's records (mode never) and
+	 * this file, the same one, is synced once a second, so a slow sync
+	 * never holds writes back (at most about two seconds are lost) */
+	bool everysec;
+	struct pc_file *syncf;
+	bool syncing;
+	uint64_t synced_size;        /* pc_journal_written() at the last sync */
 	unsigned depth;              /* groups open (EXEC, a part) */
 	size_t body;                 /* rec's length after the group's head */
-	struct pc_periodic retry;
+	struct pc_periodic tick;     /* once a second: everysec's sync, a retry */
 };
 
 /* What the shards share while they start. */
@@ -433,6 +440,19 @@ int kv_aof_started(struct kv_server *k, char *err, size_t errlen)
 
 /* ---- appending ---------------------------------------------------------------- */
 
+/* The file's figures for INFO and /metrics (relaxed: other threads read
+ * them). */
+static void publish(struct kv_aof *a)
+{
+	struct kv_shard_stats *st = a->sh->st;
+
+	atomic_store_explicit(&st->aof_on, 1, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_size, a->j ? pc_journal_written(a->j) : 0,
+			      memory_order_relaxed);
+	atomic_store_explicit(&st->aof_pending, a->appended - a->confirmed, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_err, (uint64_t)-a->log.err, memory_order_relaxed);
+}
+
 static void release(struct kv_aof *a, int err)
 {
 	while (a->wh < a->wn && a->w[a->wh].lsn <= a->confirmed) {
@@ -453,6 +473,7 @@ static void failed(struct kv_aof *a, int err)
 	       a->path, strerror(-err));
 	a->dead = a->j;
 	a->j = NULL;
+	publish(a);
 }
 
 static void on_record(uint64_t lsn, int err, void *arg)
@@ -677,25 +698,75 @@ static int rewrite_file(struct kv_shard *sh, const char *path)
 	return r.err;
 }
 
-static void retry_tick(struct pc_periodic *p, void *arg)
+static void on_synced(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct kv_aof *a = arg;
+
+	(void)f;
+	a->syncing = false;
+	if (res < 0)
+		failed(a, (int)res);
+}
+
+/* everysec: a sync of what was written since the last, unless one is
+ * still on its way. */
+static void everysec_sync(struct kv_aof *a)
+{
+	uint64_t written = pc_journal_written(a->j);
+
+	if (a->syncing || written == a->synced_size)
+		return;
+	a->synced_size = written;
+	a->syncing = !pc_file_sync(a->syncf, true, on_synced, a);
+}
+
+/* The file opened for appending: its journal and, for everysec, the
+ * handle synced once a second. */
+static int open_file(struct kv_aof *a)
+{
+	int rc = pc_journal_open_file(&a->j, a->path, &a->o);
+
+	if (!rc && a->everysec && (rc = pc_file_open(&a->syncf, a->path, O_WRONLY, 0, 0))) {
+		pc_journal_close(a->j);
+		a->j = NULL;
+	}
+	if (!rc)
+		a->synced_size = pc_journal_written(a->j);
+	return rc;
+}
+
+/* A sync on its way lands (at a stop: the shard's loop runs no more). */
+static void sync_wait(struct kv_aof *a)
+{
+	for (int i = 0; i < 10000 && a->syncing; i++)
+		pc_reactor_poll(pc_shard_reactor(), 1000000);
+}
+
+static void tick(struct pc_periodic *p, void *arg)
 {
 	struct kv_aof *a = arg;
 	int rc;
 
 	(void)p;
-	if (!a->log.err || a->depth)
+	publish(a);
+	if (!a->log.err && a->everysec)
+		everysec_sync(a);
+	if (!a->log.err || a->depth || a->syncing)
 		return;
 	if (a->dead && pc_journal_close(a->dead))
 		return; /* its callbacks still to run */
 	a->dead = NULL;
+	pc_file_close(a->syncf);
+	a->syncf = NULL;
 	rc = rewrite_file(a->sh, a->path);
 	if (!rc)
-		rc = pc_journal_open_file(&a->j, a->path, &a->o);
+		rc = open_file(a);
 	if (rc)
 		return;
 	a->base = a->appended;
 	a->confirmed = a->appended;
 	a->log.err = 0;
+	publish(a);
 	pc_log(PC_LOG_INFO, "kv: %s written again; writes are accepted", a->path);
 }
 
@@ -722,15 +793,14 @@ void kv_aof_start(struct kv_shard *sh)
 	load(sh, a->path);
 	pc_journal_opts_init(&a->o);
 	a->always = cfg->appendfsync == KV_FSYNC_ALWAYS;
-	a->o.sync = a->always ? PC_JOURNAL_SYNC_ALWAYS :
-		    cfg->appendfsync == KV_FSYNC_EVERYSEC ? PC_JOURNAL_SYNC_INTERVAL :
-							     PC_JOURNAL_SYNC_NEVER;
-	a->o.interval_ms = EVERYSEC_MS;
-	rc = pc_journal_open_file(&a->j, a->path, &a->o);
+	a->everysec = cfg->appendfsync == KV_FSYNC_EVERYSEC;
+	a->o.sync = a->always ? PC_JOURNAL_SYNC_ALWAYS : PC_JOURNAL_SYNC_NEVER;
+	rc = open_file(a);
 	if (rc)
 		start_failed(s, rc, "%s: %s", a->path, strerror(-rc));
-	pc_periodic_start(&a->retry, pc_shard_reactor(), RETRY_MS, retry_tick, a);
+	pc_periodic_start(&a->tick, pc_shard_reactor(), TICK_MS, tick, a);
 	sh->aof = a;
+	publish(a);
 }
 
 void kv_aof_stop(struct kv_shard *sh)
@@ -741,7 +811,8 @@ void kv_aof_stop(struct kv_shard *sh)
 
 	if (!a)
 		return;
-	pc_periodic_stop(&a->retry);
+	pc_periodic_stop(&a->tick);
+	sync_wait(a);
 	j = a->j;
 	dead = a->dead;
 	a->j = a->dead = NULL;
@@ -754,21 +825,11 @@ void kv_aof_stop(struct kv_shard *sh)
 		pc_log(PC_LOG_ERROR, "kv: %s: the last writes at stop failed: %s", a->path,
 		       strerror(-rc));
 	pc_journal_close_final(dead);
+	if (a->syncf && fdatasync(pc_file_fd(a->syncf))) /* everysec: the last second */
+		pc_log(PC_LOG_ERROR, "kv: %s: sync at stop: %s", a->path, strerror(errno));
+	pc_file_close(a->syncf);
 	free(a->w);
 	kv_reply_free(&a->rec);
 	free(a);
 	sh->aof = NULL;
-}
-
-void kv_aof_info(const struct kv_shard *sh, struct kv_aof_info *out)
-{
-	const struct kv_aof *a = sh->aof;
-
-	*out = (struct kv_aof_info){ 0 };
-	if (!a)
-		return;
-	out->enabled = true;
-	out->err = a->log.err;
-	out->size = a->j ? pc_journal_written(a->j) : 0;
-	out->pending = a->appended - a->confirmed;
 }

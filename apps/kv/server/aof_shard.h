@@ -19,7 +19,7 @@
  * later ones refused with it (reads go on), and once a second the shard
  * tries the file again: it cuts what the failed batch may have left, and
  * when the disk takes a full rewrite of the shard's keyspace, writes
- * resume.
+ * resume. The figures go to the shard's stats (INFO, /metrics).
  *
  * Writes spanning shards. Each shard's part of one is recorded as a group
  * with a marker (proto/aof.h); before the shards start, the complete
@@ -76,14 +76,5 @@ void kv_aof_part_end(struct kv_shard *sh);
  * works on the keyspace directly): its state now is recorded, the key
  * whole or its deletion. */
 void kv_aof_touched(struct kv_shard *sh, const char *key, size_t len);
-
-/* INFO's aof figures of this shard. */
-struct kv_aof_info {
-	bool enabled;
-	int err;                  /* the last write's error, 0: ok */
-	uint64_t size;            /* bytes of its file */
-	uint64_t pending;         /* records not yet confirmed */
-};
-void kv_aof_info(const struct kv_shard *sh, struct kv_aof_info *out);
 
 #endif

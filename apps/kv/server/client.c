@@ -507,6 +507,7 @@ static void hold_reply(struct kv_client *c, struct kv_reply *to, size_t before, 
 	if (to != &c->out)
 		c->after_bytes -= to->len - before;
 	kv_reply_truncate(to, before);
+	batch_send(c); /* an open batch before it goes now: it is no longer the newest */
 	j->home = j->target = c->sh->idx;
 	j->done = job_done;
 	j->owner = c;

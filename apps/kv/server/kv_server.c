@@ -38,7 +38,7 @@ static uint64_t rd(const _Atomic uint64_t *v)
 /* The keyspace's figures per shard, as metrics (percore_kv_*): a copy of
  * the relaxed counters the shard alone writes. */
 struct kv_metric_figs {
-	uint64_t keys, expires, used, expired, evicted, commands;
+	uint64_t keys, expires, used, expired, evicted, commands, aof_size, aof_err;
 };
 
 #define KV_ROW(n, k, f, h) { .name = n, .help = h, .kind = PC_METRIC_##k, \
@@ -50,6 +50,9 @@ static const struct pc_metric_field kv_metric_rows[] = {
 	KV_ROW("kv_expired_keys_total", COUNTER, expired, "Keys deleted because they expired."),
 	KV_ROW("kv_evicted_keys_total", COUNTER, evicted, "Keys evicted under maxmemory."),
 	KV_ROW("kv_commands_total", COUNTER, commands, "Commands the shard ran."),
+	KV_ROW("kv_aof_bytes", GAUGE, aof_size, "Bytes of the shard's append-only file."),
+	KV_ROW("kv_aof_write_errno", GAUGE, aof_err,
+	       "The errno of the shard's failing append-only file (writes refused); 0: ok."),
 };
 
 static int read_figs(void *ctx, unsigned i, void *out)
@@ -60,6 +63,7 @@ static int read_figs(void *ctx, unsigned i, void *out)
 	*(struct kv_metric_figs *)out = (struct kv_metric_figs){
 		.keys = rd(&s->keys), .expires = rd(&s->expires), .used = rd(&s->used),
 		.expired = rd(&s->expired), .evicted = rd(&s->evicted), .commands = rd(&s->commands),
+		.aof_size = rd(&s->aof_size), .aof_err = rd(&s->aof_err),
 	};
 	return 0;
 }
@@ -220,6 +224,11 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 		t->expired_keys += rd(&s->expired);
 		t->evicted_keys += rd(&s->evicted);
 		t->total_commands += rd(&s->commands);
+		t->aof_enabled |= rd(&s->aof_on) != 0;
+		t->aof_size += rd(&s->aof_size);
+		t->aof_pending += rd(&s->aof_pending);
+		if (!t->aof_err)
+			t->aof_err = -(int)rd(&s->aof_err);
 	}
 	t->connected_clients = rd(&k->clients);
 	t->total_connections = rd(&k->accepted);

@@ -118,6 +118,9 @@ struct kv_job {
 /* Figures one shard writes and anyone reads (relaxed). */
 struct kv_shard_stats {
 	_Atomic uint64_t keys, expires, used, expired, evicted, commands;
+	/* the append-only file (aof_shard.c): on, its bytes, its records not
+	 * yet confirmed, its last write's -errno (0: ok) */
+	_Atomic uint64_t aof_on, aof_size, aof_pending, aof_err;
 };
 
 struct kv_server;
