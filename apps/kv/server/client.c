@@ -328,6 +328,17 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	answered(c);
 }
 
+/* j joins the connection's outstanding jobs, as the newest. */
+static void outstanding(struct kv_client *c, struct kv_job *j)
+{
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->inflight++;
+}
+
 /* The batch open for more requests: the newest job, when it is a batch
  * for shard t not yet sent and not full. */
 static struct kv_job *open_batch(const struct kv_client *c, unsigned t)
@@ -379,12 +390,7 @@ static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
 	j->owner = c;
 	j->held = &c->job_bytes;
 	j->held_max = out_limit(c);
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	outstanding(c, j);
 	return true;
 }
 
@@ -407,12 +413,7 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 		j->held = &c->job_bytes;
 		j->held_max = out_limit(c);
 	}
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	outstanding(c, j);
 	if (kv_job_submit(c->sh, j)) {
 		/* Past the outbox budget: this request is refused, not lost. */
 		j->held = NULL;
@@ -459,12 +460,7 @@ static void ship_exec(struct kv_client *c, const struct kv_cmd *cmd)
 	j->target = (unsigned)kv_txn_shard(c->sh, &c->conn);
 	j->done = exec_done;
 	j->owner = c;
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	outstanding(c, j);
 	c->in_tx = true;
 	if (kv_job_submit(c->sh, j)) {
 		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
@@ -511,12 +507,7 @@ static void hold_reply(struct kv_client *c, struct kv_reply *to, size_t before, 
 	j->home = j->target = c->sh->idx;
 	j->done = job_done;
 	j->owner = c;
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	outstanding(c, j);
 	kv_aof_hold(c->sh, mark, kv_job_durable, j);
 }
 
