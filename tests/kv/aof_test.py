@@ -128,7 +128,7 @@ def same(a, b, what):
         ta, va, pa = a[k]
         tb, vb, pb = b[k]
         check((ta, va) == (tb, vb), "%s: %r: %r != %r" % (what, k, (ta, va), (tb, vb)))
-        check((pa < 0) == (pb < 0) and abs(pa - elapsed - pb) < TTL_SLACK_MS,
+        check(pb == pa if pa < 0 else pb >= 0 and abs(pa - elapsed - pb) < TTL_SLACK_MS,
               "%s: %r ttl %d != %d (%d ms later)" % (what, k, pa, pb, elapsed))
 
 
