@@ -28,6 +28,14 @@
  * shard needed, plain blocking reads) and stops at the first record that
  * is torn (cut short) or corrupt (bad CRC, an LSN out of sequence), saying
  * where; it never returns a record after that point.
+ *
+ * A raw journal (pc_journal_open_file) is one file whose records are the
+ * caller's bytes alone: no header, no CRC, no preallocation, no rotation,
+ * appended at the file's end. It is for a format that frames itself (the
+ * kv server's append-only files hold Redis commands, which Redis's tools
+ * read); its group commit, modes, callbacks and final error are those
+ * above, and recovery is the format's own (the iterator reads only framed
+ * journals).
  */
 #ifndef PERCORE_JOURNAL_H
 #define PERCORE_JOURNAL_H
@@ -83,7 +91,21 @@ PC_API void pc_journal_opts_init(struct pc_journal_opts *o);
 PC_API int pc_journal_open(struct pc_journal **out, const char *dir,
 			   const struct pc_journal_opts *o);
 
-/* Append len bytes (copied now) as the next record; fn(lsn, err, arg)
+/* Open the raw journal at path (the file made if missing, its name made
+ * durable by an fsync of its directory) for appending at its end on this
+ * shard. o->segment_size and o->truncate_bad_tail are not used. Returns
+ * 0 and *out, -EINVAL for a zero interval in interval mode, -EPERM off a
+ * shard, -ENOMEM, or a system call's -errno. */
+PC_API int pc_journal_open_file(struct pc_journal **out, const char *path,
+				const struct pc_journal_opts *o);
+
+/* Bytes of the journal's file known written: a raw journal's size at
+ * open plus every batch written since (a framed journal's: the current
+ * segment's). */
+PC_API uint64_t pc_journal_written(const struct pc_journal *j);
+
+/* Append len bytes (copied now; a raw journal's as they are) as the next
+ * record; fn(lsn, err, arg)
  * runs later, never inside this call. *lsn gets the record's LSN when lsn
  * is not NULL. Returns 0, the journal's final error once it failed,
  * -EMSGSIZE above PC_JOURNAL_MAX_RECORD, -EINVAL for a NULL fn, -ENOMEM,
@@ -101,6 +123,16 @@ PC_API uint64_t pc_journal_next_lsn(const struct pc_journal *j);
  * callbacks (nothing is closed: call again once they ran). NULL returns
  * 0. */
 PC_API int pc_journal_close(struct pc_journal *j);
+
+/* Close the journal at the end of its shard's life, when the shard's
+ * loop no longer runs (its stop hook): a batch on its way is waited for
+ * (polling the shard's reactor, up to 10 s), then the records not yet
+ * written are written, blocking, synced unless the mode is never, and
+ * confirmed (their callbacks run inside this call), and the journal is
+ * freed. Returns 0, the journal's final error, or a system call's -errno
+ * (the records then got it); -EBUSY, nothing closed, when the batch on
+ * its way never landed. NULL returns 0. */
+PC_API int pc_journal_close_final(struct pc_journal *j);
 
 /* Start reading the journal in dir from its first record. Returns 0 and
  * *out (an empty or missing directory reads as an empty log), -ENOMEM, or

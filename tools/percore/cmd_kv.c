@@ -2,6 +2,7 @@
 /* percore kv: the Redis-protocol key-value server (apps/kv). */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,20 @@ static void usage(FILE *f)
 		"                      the most are not read; when no other could finish a\n"
 		"                      request, the oldest are closed, logged and counted\n"
 		"  --expire-period MS  active expiry runs every MS milliseconds (default %u)\n"
+		"  --appendonly V      yes or no (default): keep every write in append-only\n"
+		"                      files (Redis's AOF, one per shard: DIR/NAME-I-of-N) and\n"
+		"                      replay them at start\n"
+		"  --appendfsync V     always, everysec (default) or no: always answers a\n"
+		"                      write once it is on disk (writes arriving together\n"
+		"                      share one fdatasync); everysec syncs once a second; no\n"
+		"                      leaves it to the kernel\n"
+		"  --dir DIR           where the append-only files live (default: the\n"
+		"                      working directory)\n"
+		"  --appendfilename NAME\n"
+		"                      the files' name before -I-of-N (default appendonly.aof)\n"
+		"  --aof-load-truncated V\n"
+		"                      yes (default) or no: at start, cut a file's torn last\n"
+		"                      record (logged), or refuse to start\n"
 		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
 		"                      (default 5)\n"
 		"  --metrics-port P    serve /metrics (Prometheus: the server's series and\n"
@@ -92,7 +107,8 @@ static void usage(FILE *f)
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
        OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_MAX_INPUT, OPT_EXPIRE, OPT_DRAIN, OPT_JSON,
-       OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE };
+       OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE,
+       OPT_APPENDONLY, OPT_APPENDFSYNC, OPT_DIR, OPT_APPENDFILENAME, OPT_AOF_TRUNCATED };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -117,6 +133,11 @@ static const struct option long_opts[] = {
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "appendonly", required_argument, NULL, OPT_APPENDONLY },
+	{ "appendfsync", required_argument, NULL, OPT_APPENDFSYNC },
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "appendfilename", required_argument, NULL, OPT_APPENDFILENAME },
+	{ "aof-load-truncated", required_argument, NULL, OPT_AOF_TRUNCATED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -133,12 +154,58 @@ static int size_arg(const char *v, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* yes or no. Returns 0 or -EINVAL. */
+static int yes_no(const char *v, bool *out)
+{
+	if (strcmp(v, "yes") && strcmp(v, "no"))
+		return -EINVAL;
+	*out = !strcmp(v, "yes");
+	return 0;
+}
+
+/* A text setting that fits its field (and, for a name, is not a path). */
+static int text_arg(const char *v, char *field, size_t cap, bool name)
+{
+	if (!*v || strlen(v) >= cap || (name && strchr(v, '/')))
+		return -EINVAL;
+	strcpy(field, v);
+	return 0;
+}
+
+/* The append-only files' settings. Returns 0, -EINVAL, or 1 when c is
+ * not one of them. */
+static int take_aof(struct kv_config *cfg, int c, const char *v)
+{
+	char path[PATH_MAX];
+
+	switch (c) {
+	case OPT_APPENDONLY: return yes_no(v, &cfg->appendonly);
+	case OPT_AOF_TRUNCATED: return yes_no(v, &cfg->aof_load_truncated);
+	case OPT_APPENDFILENAME:
+		return text_arg(v, cfg->appendfilename, sizeof(cfg->appendfilename), true);
+	case OPT_DIR: /* kept absolute, as Redis reports it after its chdir */
+		return realpath(v, path) ? text_arg(path, cfg->dir, sizeof(cfg->dir), false) :
+					   -EINVAL;
+	case OPT_APPENDFSYNC:
+		for (int i = KV_FSYNC_ALWAYS; i <= KV_FSYNC_NO; i++)
+			if (!strcmp(v, kv_fsync_names[i])) {
+				cfg->appendfsync = (enum kv_fsync)i;
+				return 0;
+			}
+		return -EINVAL;
+	}
+	return 1;
+}
+
 static int take_value(void *arg, int c, const char *v)
 {
 	struct args *a = arg;
 	struct kv_server_opts *o = &a->o;
 	uint64_t u;
+	int rc = take_aof(&o->cfg, c, v);
 
+	if (rc <= 0)
+		return rc;
 	switch (c) {
 	case OPT_OVER: o->net.engine.oversubscribe = true; return 0;
 	case OPT_JSON: a->json = true; return 0;

@@ -249,6 +249,12 @@ void kv_cmd_run(struct kv_call *c)
 {
 	size_t mark = c->out->len;
 
+	bool write = c->cmd->flags & KV_CMD_WRITE;
+
+	if (write && c->log && c->log->err) {
+		kv_reply_errorf(c->out, KV_ERR_MISCONF_AOF_FMT, strerror(-c->log->err));
+		return;
+	}
 	if (!kv_db_make_room(c->db) && (c->cmd->flags & KV_CMD_DENYOOM)) {
 		kv_err(c, KV_ERR_OOM);
 		return;
@@ -258,6 +264,8 @@ void kv_cmd_run(struct kv_call *c)
 	else
 		c->cmd->fn(c);
 	kv_txn_touch_cmd(c, mark); /* WATCH sees the write */
+	if (write && c->log)
+		c->log->wrote(c->log, c, mark);
 }
 
 void kv_cmd_exec(struct kv_call *c)

@@ -36,6 +36,22 @@
  * numkeys): only that many from first_key on are keys. */
 #define KV_CMD_KEYNUM       0x40u
 
+struct kv_call;
+
+/* Where the writes that ran are recorded (the server's append-only
+ * file, aof.h). */
+struct kv_cmd_log {
+	/* A write ran, its reply from mark on in c->out (an error reply
+	 * included: the log decides what to record). */
+	void (*wrote)(struct kv_cmd_log *l, const struct kv_call *c, size_t mark);
+	/* A transaction's queue (EXEC) starts (begin) or ends: its writes are
+	 * recorded as one group. */
+	void (*group)(struct kv_cmd_log *l, bool begin);
+	/* Non-zero (a -errno): the log cannot take writes; they are refused
+	 * with Redis's MISCONF error. */
+	int err;
+};
+
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {
 	struct kv_db *db;
@@ -58,6 +74,8 @@ struct kv_call {
 	 * here, and to out only an error. NULL: the executor provides one and
 	 * turns it into the reply. */
 	struct kv_part *part;
+	/* Where its writes are recorded; NULL: nowhere. */
+	struct kv_cmd_log *log;
 };
 
 typedef void kv_cmd_fn(struct kv_call *c);
@@ -98,7 +116,9 @@ bool kv_cmd_check(struct kv_call *c);
 /* Runs the checked command c->cmd: its reply (or error) goes to c->out.
  * With a memory limit on c->db (kv_db_set_maxmemory) it first evicts keys
  * as the policy allows, and refuses a DENYOOM command with Redis's -OOM
- * error while the keyspace is still over its limit. */
+ * error while the keyspace is still over its limit. A write is refused
+ * with Redis's MISCONF error while c->log has an error, else c->log
+ * records it. */
 void kv_cmd_run(struct kv_call *c);
 
 /* kv_cmd_check() with the command argv[0] names already found (cmd, not

@@ -26,6 +26,7 @@ enum ptype {
 	P_BOOL,     /* bool, yes or no */
 	P_FIXED,    /* a constant text */
 	P_COBL,     /* client-output-buffer-limit: the normal class's hard limit */
+	P_FSYNC,    /* enum kv_fsync */
 };
 
 struct param {
@@ -42,7 +43,10 @@ struct param {
 
 /* Sorted by name, as CONFIG GET * lists them. */
 static const struct param params[] = {
-	{ "appendonly", P_FIXED, false, 0, 0, 0, "no" },
+	{ "aof-load-truncated", P_BOOL, true, FIELD(aof_load_truncated), 0, 0, NULL },
+	{ "appendfilename", P_STR, false, FIELD(appendfilename), 0, 0, NULL },
+	{ "appendfsync", P_FSYNC, false, FIELD(appendfsync), 0, 0, NULL },
+	{ "appendonly", P_BOOL, false, FIELD(appendonly), 0, 0, NULL },
 	{ "bind", P_STR, false, FIELD(bind), 0, 0, NULL },
 	{ "client-output-buffer-limit", P_COBL, true, FIELD(client_output_limit), 0, UINT64_MAX, NULL },
 	{ "databases", P_FIXED, false, 0, 0, 0, "1" },
@@ -75,6 +79,8 @@ static const struct param params[] = {
 };
 #define NPARAMS (sizeof(params) / sizeof(params[0]))
 
+const char *const kv_fsync_names[] = { "always", "everysec", "no" };
+
 /* Redis's policy names; ours are the first two, the rest refused. */
 static const char *const policies[] = { "noeviction", "allkeys-lru" };
 #define POLICY_CHOICES "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, " \
@@ -105,6 +111,8 @@ static const char *value_of(const struct kv_config *cfg, const struct param *p, 
 		return buf;
 	case P_POLICY:
 		return policies[*(enum kv_policy *)field(cfg, p)];
+	case P_FSYNC:
+		return kv_fsync_names[*(enum kv_fsync *)field(cfg, p)];
 	case P_STR:
 	case P_DIR:
 		return (const char *)field(cfg, p);
@@ -339,6 +347,7 @@ static bool set_param(struct kv_config *cfg, const struct param *p, const char *
 			return set_str(cfg, p, s, n, why, whylen);
 		break;
 	case P_FIXED:
+	case P_FSYNC:
 		break;
 	}
 	snprintf(why, whylen, KV_WHY_IMMUTABLE);

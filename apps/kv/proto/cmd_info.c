@@ -17,7 +17,8 @@
 #define S_MEMORY   0x04u
 #define S_STATS    0x08u
 #define S_KEYSPACE 0x10u
-#define S_ALL      0x1fu
+#define S_PERSIST  0x20u
+#define S_ALL      0x3fu
 
 struct info {
 	struct kv_text t;
@@ -32,12 +33,13 @@ struct info {
  * know, and "default", "all" and "everything" mean every one here. */
 static unsigned sections(const struct kv_call *c)
 {
-	static const char *const names[] = { "server", "clients", "memory", "stats", "keyspace" };
+	static const char *const names[] = { "server", "clients", "memory", "stats", "keyspace",
+					     "persistence" };
 	unsigned mask = c->argc == 1 ? S_ALL : 0;
 	for (uint32_t a = 1; a < c->argc; a++) {
 		if (kv_arg_is(c, a, "default") || kv_arg_is(c, a, "all") || kv_arg_is(c, a, "everything"))
 			mask = S_ALL;
-		for (unsigned i = 0; i < 5; i++)
+		for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (kv_arg_is(c, a, names[i]))
 				mask |= 1u << i;
 	}
@@ -153,6 +155,27 @@ static void stats_section(struct info *in)
 		       (unsigned long long)t->expired_keys, (unsigned long long)t->evicted_keys);
 }
 
+/* The append-only files' fields, Redis's names (no rewrite runs here:
+ * those read as Redis's when none ever ran). Files are loaded before the
+ * server accepts, so no client sees loading:1. */
+static void persistence_section(struct info *in)
+{
+	const struct kv_totals *t = &in->tot;
+
+	header(in, "Persistence");
+	kv_text_printf(&in->t,
+		       "loading:0\r\nasync_loading:0\r\naof_enabled:%d\r\n"
+		       "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
+		       "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
+		       "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
+		       "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:%s\r\n",
+		       t->aof_enabled, t->aof_err ? "err" : "ok");
+	if (t->aof_enabled)
+		kv_text_printf(&in->t, "aof_current_size:%llu\r\naof_base_size:0\r\n"
+			       "aof_pending_rewrite:0\r\naof_buffer_length:%llu\r\n",
+			       (unsigned long long)t->aof_size, (unsigned long long)t->aof_pending);
+}
+
 static void keyspace_section(struct info *in)
 {
 	header(in, "Keyspace");
@@ -194,6 +217,8 @@ void kv_info(struct kv_call *c)
 		clients_section(&in);
 	if (mask & S_MEMORY)
 		memory_section(&in);
+	if (mask & S_PERSIST)
+		persistence_section(&in);
 	if (mask & S_STATS)
 		stats_section(&in);
 	if (mask & S_KEYSPACE)

@@ -66,6 +66,9 @@ void kv_config_init(struct kv_config *cfg)
 	};
 	strcpy(cfg->bind, "* -::*");
 	strcpy(cfg->dbfilename, "dump.rdb");
+	strcpy(cfg->appendfilename, "appendonly.aof");
+	cfg->appendfsync = KV_FSYNC_EVERYSEC;
+	cfg->aof_load_truncated = true;
 	if (!getcwd(cfg->dir, sizeof(cfg->dir)))
 		strcpy(cfg->dir, ".");
 	cfg->rdbcompression = true;

@@ -62,6 +62,12 @@ void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now);
 /* Frees what the connection holds (its name and library strings). */
 void kv_conn_fini(struct kv_conn *c);
 
+/* appendfsync's values, Redis's. */
+enum kv_fsync { KV_FSYNC_ALWAYS, KV_FSYNC_EVERYSEC, KV_FSYNC_NO };
+
+/* Their names, by value. */
+extern const char *const kv_fsync_names[];
+
 /* Every setting of the server, with Redis 7's defaults from
  * kv_config_init(). Sizes in bytes, times in seconds. */
 struct kv_config {
@@ -89,6 +95,12 @@ struct kv_config {
 	char dbfilename[256];          /* dump.rdb */
 	bool rdbcompression;           /* yes: LZF for long strings */
 	bool rdbchecksum;              /* yes: the file's CRC-64 (no: 0) */
+	/* the append-only files (aof.h): kept when appendonly, synced as
+	 * appendfsync says, named from appendfilename and the shard */
+	bool appendonly;               /* no */
+	enum kv_fsync appendfsync;     /* everysec */
+	char appendfilename[256];      /* appendonly.aof */
+	bool aof_load_truncated;       /* yes: a torn last record is cut at start */
 };
 
 /* Redis 7's defaults, port 6379, one shard. */
@@ -115,6 +127,11 @@ struct kv_totals {
 	uint64_t evicted_keys;          /* deleted by maxmemory eviction */
 	uint64_t keys, expires;         /* summed over the shards */
 	uint64_t used_memory;           /* summed over the shards */
+	/* the append-only files: kept, their bytes and records not yet
+	 * confirmed summed, the first failing shard's -errno (0: all ok) */
+	bool aof_enabled;
+	uint64_t aof_size, aof_pending;
+	int aof_err;
 	int64_t start_time;             /* ms since the epoch */
 	uint32_t shards;                /* entries in per_shard */
 	/* one per shard, or NULL: storage owned by the server, valid until

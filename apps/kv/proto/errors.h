@@ -58,6 +58,8 @@
 #define KV_ERR_OOM           "OOM command not allowed when used memory > 'maxmemory'."
 #define KV_ERR_NOMEM         "ERR out of memory"
 #define KV_ERR_BUSY          "ERR server busy, try again"
+/* a write while the append-only file cannot take it (strerror's text) */
+#define KV_ERR_MISCONF_AOF_FMT "MISCONF Errors writing to the AOF file: %s"
 #define KV_ERR_MAXCLIENTS    "ERR max number of clients reached"
 #define KV_ERR_PROTO_FMT     "ERR %s"
 

@@ -264,6 +264,8 @@ void kv_exec(struct kv_call *c)
 		kv_reply_null_array(c);
 	} else {
 		kv_reply_array(c->out, t->n);
+		if (c->log)
+			c->log->group(c->log, true);
 		for (uint32_t i = 0; i < t->n; i++) {
 			struct kv_call sub = *c;
 
@@ -273,6 +275,8 @@ void kv_exec(struct kv_call *c)
 			sub.part = NULL;
 			kv_cmd_exec(&sub);
 		}
+		if (c->log)
+			c->log->group(c->log, false);
 	}
 	kv_txn_reset(c->conn);
 }

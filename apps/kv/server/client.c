@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "aof_shard.h"
 #include "percore/listener.h"
 #include "percore/log.h"
 #include "percore/reply.h"
@@ -327,6 +328,17 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	answered(c);
 }
 
+/* j joins the connection's outstanding jobs, as the newest. */
+static void outstanding(struct kv_client *c, struct kv_job *j)
+{
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->inflight++;
+}
+
 /* The batch open for more requests: the newest job, when it is a batch
  * for shard t not yet sent and not full. */
 static struct kv_job *open_batch(const struct kv_client *c, unsigned t)
@@ -378,12 +390,7 @@ static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
 	j->owner = c;
 	j->held = &c->job_bytes;
 	j->held_max = out_limit(c);
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	outstanding(c, j);
 	return true;
 }
 
@@ -406,12 +413,7 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 		j->held = &c->job_bytes;
 		j->held_max = out_limit(c);
 	}
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	outstanding(c, j);
 	if (kv_job_submit(c->sh, j)) {
 		/* Past the outbox budget: this request is refused, not lost. */
 		j->held = NULL;
@@ -458,12 +460,7 @@ static void ship_exec(struct kv_client *c, const struct kv_cmd *cmd)
 	j->target = (unsigned)kv_txn_shard(c->sh, &c->conn);
 	j->done = exec_done;
 	j->owner = c;
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	outstanding(c, j);
 	c->in_tx = true;
 	if (kv_job_submit(c->sh, j)) {
 		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
@@ -485,6 +482,35 @@ static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
 	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
 }
 
+static void job_done(struct kv_shard *sh, struct kv_job *j);
+
+/* appendfsync always: a reply written here from `before` on in `to` by
+ * requests that appended records since mark waits for them to be durable
+ * in a job of its own (finished then), as a job run elsewhere would. */
+static void hold_reply(struct kv_client *c, struct kv_reply *to, size_t before, uint64_t mark)
+{
+	struct kv_job *j;
+
+	if (to->len == before || !kv_aof_must_hold(c->sh, mark))
+		return;
+	j = kv_job_new(KV_JOB_FN, 0, 0);
+	if (!j) {
+		kv_reply_truncate(to, before);
+		KV_REPLY_ERR(to, KV_ERR_NOMEM); /* cannot wait: not acknowledged */
+		return;
+	}
+	kv_reply_raw(&j->out, to->buf + before, to->len - before);
+	if (to != &c->out)
+		c->after_bytes -= to->len - before;
+	kv_reply_truncate(to, before);
+	batch_send(c); /* an open batch before it goes now: it is no longer the newest */
+	j->home = j->target = c->sh->idx;
+	j->done = job_done;
+	j->owner = c;
+	outstanding(c, j);
+	kv_aof_hold(c->sh, mark, kv_job_durable, j);
+}
+
 /* Runs a request of this shard's keys here now. Its reply goes behind
  * the outstanding jobs (after the last one's reply, counted in
  * after_bytes), or straight to the output when none is out. */
@@ -493,10 +519,12 @@ static void run_here(struct kv_client *c, const struct kv_cmd *cmd, const struct
 {
 	struct kv_reply *to = run_here_to(c);
 	size_t before = to->len;
+	uint64_t mark = kv_aof_mark(c->sh);
 
 	kv_shard_exec(c->sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, to, NULL);
 	if (c->tail)
 		c->after_bytes += to->len - before;
+	hold_reply(c, to, before, mark);
 }
 
 /* Runs or sends one request (now: the clock for the requests of this
@@ -517,8 +545,12 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is(cmd, "watch"))) {
 		if (c->inflight && (kv_txn_in_multi(&c->conn) || kv_txn_is(cmd, "watch")))
 			return false; /* MULTI's and WATCH's requests run at home, in turn */
+		size_t before = c->out.len;
+		uint64_t mark = kv_aof_mark(sh);
+
 		switch (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out)) {
 		case KV_TXN_DONE:
+			hold_reply(c, &c->out, before, mark);
 			return true;
 		case KV_TXN_SHIP:
 			ship_exec(c, cmd);
@@ -541,10 +573,14 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		/* Runs here, on nothing of another shard's, once everything
 		 * before it answered (QUIT among them: it marks the connection
 		 * to close once answered). */
+		size_t before = c->out.len;
+		uint64_t mark = kv_aof_mark(sh);
+
 		if (c->inflight)
 			return false;
 		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
 		c->quit = c->conn.flags & KV_CONN_CLOSE;
+		hold_reply(c, &c->out, before, mark);
 		return true;
 	}
 	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aof_shard.h"
 #include "keyhash.h"
 #include "percore/metrics.h"
 #include "server_internal.h"
@@ -37,7 +38,7 @@ static uint64_t rd(const _Atomic uint64_t *v)
 /* The keyspace's figures per shard, as metrics (percore_kv_*): a copy of
  * the relaxed counters the shard alone writes. */
 struct kv_metric_figs {
-	uint64_t keys, expires, used, expired, evicted, commands;
+	uint64_t keys, expires, used, expired, evicted, commands, aof_size, aof_err;
 };
 
 #define KV_ROW(n, k, f, h) { .name = n, .help = h, .kind = PC_METRIC_##k, \
@@ -49,6 +50,9 @@ static const struct pc_metric_field kv_metric_rows[] = {
 	KV_ROW("kv_expired_keys_total", COUNTER, expired, "Keys deleted because they expired."),
 	KV_ROW("kv_evicted_keys_total", COUNTER, evicted, "Keys evicted under maxmemory."),
 	KV_ROW("kv_commands_total", COUNTER, commands, "Commands the shard ran."),
+	KV_ROW("kv_aof_bytes", GAUGE, aof_size, "Bytes of the shard's append-only file."),
+	KV_ROW("kv_aof_write_errno", GAUGE, aof_err,
+	       "The errno of the shard's failing append-only file (writes refused); 0: ok."),
 };
 
 static int read_figs(void *ctx, unsigned i, void *out)
@@ -59,6 +63,7 @@ static int read_figs(void *ctx, unsigned i, void *out)
 	*(struct kv_metric_figs *)out = (struct kv_metric_figs){
 		.keys = rd(&s->keys), .expires = rd(&s->expires), .used = rd(&s->used),
 		.expired = rd(&s->expired), .evicted = rd(&s->evicted), .commands = rd(&s->commands),
+		.aof_size = rd(&s->aof_size), .aof_err = rd(&s->aof_err),
 	};
 	return 0;
 }
@@ -80,6 +85,18 @@ static int add_metrics(struct kv_server *k, char *err, size_t errlen)
 static unsigned default_shards(unsigned n)
 {
 	return n > 1 ? n - 1 : n;
+}
+
+/* Once every shard has stopped, no answer still out will ever run: the
+ * clients waiting for them go, with their jobs. */
+static void free_orphans(struct kv_server *k)
+{
+	for (unsigned i = 0; i < k->n; i++) {
+		uint64_t n = kv_client_free_orphans(k->orphans[i]);
+
+		k->orphans[i] = NULL;
+		atomic_fetch_sub_explicit(&k->closing, n, memory_order_relaxed);
+	}
 }
 
 int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char *err,
@@ -124,7 +141,17 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	c->max_body = KV_SERVER_MIN_INPUT - PC_FRAME_HEADER_LEN;
 	if (!c->high_water)
 		c->high_water = KV_HIGH_WATER;
-	rc = pc_server_start(c, &k->net, err, errlen);
+	rc = kv_aof_prepare(k, err, errlen);
+	if (!rc) {
+		rc = pc_server_start(c, &k->net, err, errlen);
+		if (kv_aof_started(k, err, errlen) && !rc) {
+			rc = -EBADMSG; /* a file could not be loaded */
+			pc_server_stop(k->net);
+			pc_server_wait(k->net);
+			free_orphans(k);
+			pc_server_destroy(k->net);
+		}
+	}
 	if (!rc) {
 		atomic_store_explicit(&k->net_pub, k->net, memory_order_release);
 		if (c->metrics && (rc = add_metrics(k, err, errlen))) {
@@ -197,6 +224,11 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 		t->expired_keys += rd(&s->expired);
 		t->evicted_keys += rd(&s->evicted);
 		t->total_commands += rd(&s->commands);
+		t->aof_enabled |= rd(&s->aof_on) != 0;
+		t->aof_size += rd(&s->aof_size);
+		t->aof_pending += rd(&s->aof_pending);
+		if (!t->aof_err)
+			t->aof_err = -(int)rd(&s->aof_err);
 	}
 	t->connected_clients = rd(&k->clients);
 	t->total_connections = rd(&k->accepted);
@@ -213,18 +245,6 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 void kv_server_stop(struct kv_server *k)
 {
 	pc_server_stop(k->net);
-}
-
-/* Once every shard has stopped, no answer still out will ever run: the
- * clients waiting for them go, with their jobs. */
-static void free_orphans(struct kv_server *k)
-{
-	for (unsigned i = 0; i < k->n; i++) {
-		uint64_t n = kv_client_free_orphans(k->orphans[i]);
-
-		k->orphans[i] = NULL;
-		atomic_fetch_sub_explicit(&k->closing, n, memory_order_relaxed);
-	}
 }
 
 void kv_server_wait(struct kv_server *k)

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aof_shard.h"
 #include "gather.h"
 #include "server_internal.h"
 
@@ -222,6 +223,9 @@ static bool fan_out(struct kv_tx *t, const char *name, bool values)
 			return false;
 		}
 		j[i]->typed = true;
+		/* a write's parts are recovered all or none */
+		if (name ? !strcmp(name, "mset") : (t->cmd->flags & KV_CMD_WRITE) != 0)
+			j[i]->tx_parts = t->nsh;
 	}
 	drop_parts(t);
 	for (unsigned i = 0; i < t->nsh; i++)
@@ -330,6 +334,7 @@ static void rename_put(struct kv_shard *sh, struct kv_job *j)
 	j->obj = NULL; /* the entry's now */
 	kv_entry_set_str_enc(pos.entry, j->str_enc);
 	j->u64 = 2;
+	kv_aof_touched(sh, j->a.argv[0], j->a.argl[0]);
 }
 
 static void rename_drop(struct kv_shard *sh, struct kv_job *j)
@@ -338,6 +343,7 @@ static void rename_drop(struct kv_shard *sh, struct kv_job *j)
 
 	if (kv_db_lookup(sh->db, j->a.argv[0], j->a.argl[0], kv_now_ms(), &pos))
 		kv_db_erase(sh->db, &pos);
+	kv_aof_touched(sh, j->a.argv[0], j->a.argl[0]);
 }
 
 static struct kv_job *key_job(struct kv_tx *t, uint32_t arg, kv_job_fn *fn)
@@ -417,6 +423,8 @@ static bool rename_stage(struct kv_tx *t)
 	}
 	unsigned i = t->stage == 1 ? dst : src;
 
+	if (t->stage >= 1)
+		j->tx_parts = 2; /* the put and the drop: recovered both or neither */
 	kv_job_free(t->parts[i]);
 	t->stage++;
 	send_part(t, i, j, part_done);
@@ -460,9 +468,12 @@ static void put_part(struct kv_shard *sh, struct kv_job *j)
 	struct kv_tx *t = j->owner;
 	struct kv_call c;
 
+	uint32_t arg = t->g.arg[t->g.put[j->u64].key];
+
 	part_call(sh, j, &c);
 	if (kv_gather_put(&c, &t->g, &t->g.put[j->u64]))
 		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
+	kv_aof_touched(sh, t->req->a.argv[arg], t->req->a.argl[arg]);
 }
 
 static struct kv_job *fn_job(kv_job_fn *fn, uint64_t arg)
@@ -538,6 +549,7 @@ static bool gather_stage(struct kv_tx *t)
 		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
 		return true;
 	}
+	j->tx_parts = t->g.nput; /* every write recovered, or none */
 	t->put++;
 	kv_job_free(t->parts[i]);
 	send_part(t, i, j, part_done);
@@ -636,6 +648,8 @@ static struct kv_job *keyed_lock(struct kv_tx *t)
 	j->kind = KV_JOB_LOCK;
 	j->keyed = true;
 	j->run_part = fan;
+	if (fan && (t->cmd->flags & KV_CMD_WRITE))
+		j->tx_parts = t->nsh; /* recovered all or none */
 	j->typed = fan;
 	j->kfirst = 1;
 	j->kstep = fan && part_values(t) ? 2 : 1;

@@ -78,6 +78,9 @@ struct kv_job {
 	 * out), merged at home; otherwise the target writes the reply to out */
 	bool typed;
 	struct kv_part part;
+	/* A part of a write spanning shards: its writes are recorded as one
+	 * marked group of tx_parts (aof_shard.h); 0: not one */
+	unsigned tx_parts;
 	/* KV_JOB_CMD of a client: the reply bytes its jobs hold, which the
 	 * target adds this reply's to (NULL: not counted); past held_max the
 	 * target does not run it (skipped): the client is over its output
@@ -115,6 +118,9 @@ struct kv_job {
 /* Figures one shard writes and anyone reads (relaxed). */
 struct kv_shard_stats {
 	_Atomic uint64_t keys, expires, used, expired, evicted, commands;
+	/* the append-only file (aof_shard.c): on, its bytes, its records not
+	 * yet confirmed, its last write's -errno (0: ok) */
+	_Atomic uint64_t aof_on, aof_size, aof_pending, aof_err;
 };
 
 struct kv_server;
@@ -137,6 +143,7 @@ struct kv_shard {
 	struct kv_resp_limits limits;         /* the parsers', from cfg */
 	struct kv_server_view view;           /* INFO's whole-server figures */
 	struct kv_shard_totals *per_shard;    /* storage for view's answers */
+	struct kv_aof *aof;                   /* its append-only file; NULL: off */
 };
 
 struct kv_server {
@@ -153,6 +160,7 @@ struct kv_server {
 	 * shard has (kv_server_wait) */
 	struct kv_client **orphans;
 	int64_t start_ms;
+	struct aof_start *aof_start;          /* the shards' start (aof_shard.c) */
 };
 
 /* ---- shard.c -------------------------------------------------------------- */
@@ -175,6 +183,9 @@ struct kv_job *kv_batch_new(void);
  * unchanged. */
 int kv_batch_add(struct kv_job *j, const struct kv_cmd *cmd, uint32_t argc,
 		 const char *const *argv, const size_t *argl);
+/* A job held until its writes were durable (kv_aof_hold's fn, arg the
+ * job): finished now, its replies the MISCONF error when err. */
+void kv_job_durable(struct kv_shard *sh, void *arg, int err);
 /* Frees a job: on its home shard's thread (or once every shard stopped). */
 void kv_job_free(struct kv_job *j);
 /* The calling thread's cache of job blocks: kept from start (a shard's

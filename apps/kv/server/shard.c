@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "aof_shard.h"
 #include "keyhash.h"
 #include "keylock.h"
 #include "percore/outbox.h"
@@ -227,6 +228,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 		.db = sh->db, .out = out, .now = now,
 		.max_bulk = sh->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
 		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl, .part = part,
+		.log = kv_aof_log(sh),
 	};
 
 	if (cmd)
@@ -372,8 +374,41 @@ static void run_batch(struct kv_shard *sh, struct kv_job *j)
 		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
 }
 
+/* A job whose writes failed to reach the append-only file: each of its
+ * replies becomes the MISCONF error (the reply bytes counted for the
+ * client's limit follow). */
+static void job_fail(struct kv_job *j, int err)
+{
+	size_t before = j->out.len;
+
+	kv_reply_clear(&j->out);
+	for (uint32_t i = 0; i < (j->kind == KV_JOB_BATCH ? j->nreq : 1); i++) {
+		kv_reply_errorf(&j->out, KV_ERR_MISCONF_AOF_FMT, strerror(-err));
+		j->out_end[i] = j->out.len;
+	}
+	if (j->held) {
+		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
+		atomic_fetch_sub_explicit(j->held, before, memory_order_relaxed);
+	}
+}
+
+void kv_job_durable(struct kv_shard *sh, void *arg, int err)
+{
+	struct kv_job *j = arg;
+
+	if (err)
+		job_fail(j, err);
+	finish(sh, j);
+}
+
 static void run(struct kv_shard *sh, struct kv_job *j)
 {
+	uint64_t mark = kv_aof_mark(sh);
+	/* one shard's file never holds a marker: redis-server loads it */
+	bool part = j->tx_parts && sh->n > 1;
+
+	if (part)
+		kv_aof_part_begin(sh, j->tx, j->tx_parts);
 	switch (j->kind) {
 	case KV_JOB_CMD:
 		run_cmd(sh, j);
@@ -389,7 +424,10 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 		publish(sh); /* a part of a multi-shard command */
 		break;
 	}
-	finish(sh, j);
+	if (part)
+		kv_aof_part_end(sh);
+	if (!kv_aof_hold(sh, mark, kv_job_durable, j))
+		finish(sh, j);
 	if (sh->wait_head)
 		drain(sh);
 }
@@ -655,6 +693,7 @@ void kv_shard_start(unsigned idx, void *user)
 	apply(sh, &k->o.cfg);
 	kv_job_cache_start();
 	pc_shard_set_user(sh);
+	kv_aof_start(sh); /* replays its file before any client is served */
 	pc_periodic_start(&sh->expiry, pc_shard_reactor(),
 			  k->o.expire_ms ? k->o.expire_ms : KV_SERVER_EXPIRE_MS, expire_tick, sh);
 }
@@ -668,6 +707,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	if (!sh)
 		return;
 	pc_periodic_stop(&sh->expiry);
+	kv_aof_stop(sh);
 	/* The jobs still waiting here are their senders' (freed with them);
 	 * this shard's clients still waiting for answers are freed once every
 	 * shard has stopped, when no thread can touch their jobs. */

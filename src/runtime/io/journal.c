@@ -51,6 +51,7 @@ struct pc_journal {
 	bool busy;                /* a batch or a sync is on its way */
 	bool flush_queued;        /* flush_task is deferred */
 	bool sync_due;            /* interval mode: the period has passed */
+	bool raw;                 /* one file, records without headers */
 	int err;                  /* final */
 	struct pc_timer timer;
 };
@@ -293,7 +294,7 @@ static void flush_task(void *arg)
 	j->fill_w.n = 0;
 	j->out_done = 0;
 	j->busy = true;
-	if (j->seg_off && j->seg_off + j->out_len > j->o.segment_size)
+	if (!j->raw && j->seg_off && j->seg_off + j->out_len > j->o.segment_size)
 		rotate(j);
 	else
 		write_more(j);
@@ -331,6 +332,7 @@ static int fill_room(struct pc_journal *j, size_t more)
 int pc_journal_append(struct pc_journal *j, const void *p, size_t len, pc_journal_fn fn,
 		      void *arg, uint64_t *lsn)
 {
+	size_t head = j->raw ? 0 : PC_JOURNAL_HEADER;
 	unsigned char *rec;
 	int rc;
 
@@ -342,14 +344,15 @@ int pc_journal_append(struct pc_journal *j, const void *p, size_t len, pc_journa
 		return -EINVAL;
 	if (len > PC_JOURNAL_MAX_RECORD)
 		return -EMSGSIZE;
-	if ((rc = fill_room(j, PC_JOURNAL_HEADER + len)))
+	if ((rc = fill_room(j, head + len)))
 		return rc;
 	if ((rc = list_push(&j->fill_w, (struct jrn_wait){ j->next_lsn, fn, arg })))
 		return rc;
 	rec = j->fill + j->fill_len;
-	jrn_header(rec, j->next_lsn, p, len);
-	memcpy(rec + PC_JOURNAL_HEADER, p, len);
-	j->fill_len += PC_JOURNAL_HEADER + len;
+	if (head)
+		jrn_header(rec, j->next_lsn, p, len);
+	memcpy(rec + head, p, len);
+	j->fill_len += head + len;
 	if (lsn)
 		*lsn = j->next_lsn;
 	j->next_lsn++;
@@ -365,6 +368,11 @@ int pc_journal_error(const struct pc_journal *j)
 uint64_t pc_journal_next_lsn(const struct pc_journal *j)
 {
 	return j->next_lsn;
+}
+
+uint64_t pc_journal_written(const struct pc_journal *j)
+{
+	return j->seg_off;
 }
 
 /* ---- open and close ---------------------------------------------------- */
@@ -417,18 +425,17 @@ static void journal_free(struct pc_journal *j)
 	free(j);
 }
 
-int pc_journal_open(struct pc_journal **out, const char *dir, const struct pc_journal_opts *o)
+/* A journal of this shard writing beside directory dir, its options
+ * checked (but the segment size). */
+static int journal_new(struct pc_journal **out, const char *dir, const struct pc_journal_opts *o)
 {
 	struct pc_journal *j;
-	int rc;
 
+	*out = NULL;
 	if (!rt_self)
 		return -EPERM;
-	if (o->segment_size < 4096 || o->sync > PC_JOURNAL_SYNC_NEVER ||
-	    (o->sync == PC_JOURNAL_SYNC_INTERVAL && !o->interval_ms))
+	if (o->sync > PC_JOURNAL_SYNC_NEVER || (o->sync == PC_JOURNAL_SYNC_INTERVAL && !o->interval_ms))
 		return -EINVAL;
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
 	j = calloc(1, sizeof(*j));
 	if (!j || !(j->dir = strdup(dir))) {
 		free(j);
@@ -437,20 +444,71 @@ int pc_journal_open(struct pc_journal **out, const char *dir, const struct pc_jo
 	j->owner = rt_self;
 	j->r = rt_self->reactor;
 	j->o = *o;
+	j->next_lsn = 1;
 	pc_timer_init(&j->timer, on_tick);
+	*out = j;
+	return 0;
+}
+
+/* The journal opened (rc 0) starts its interval timer; else it goes. */
+static int journal_ready(struct pc_journal **out, struct pc_journal *j, int rc)
+{
+	if (rc) {
+		journal_free(j);
+		return rc;
+	}
+	if (j->o.sync == PC_JOURNAL_SYNC_INTERVAL)
+		pc_reactor_timer_after(j->r, &j->timer, (uint64_t)j->o.interval_ms * 1000000u);
+	*out = j;
+	return 0;
+}
+
+int pc_journal_open(struct pc_journal **out, const char *dir, const struct pc_journal_opts *o)
+{
+	struct pc_journal *j;
+	int rc;
+
+	if (o->segment_size < 4096)
+		return -EINVAL;
+	rc = journal_new(&j, dir, o);
+	if (rc)
+		return rc;
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return journal_ready(out, j, -errno);
 	rc = scan(dir, o->truncate_bad_tail, &j->next_lsn);
 	if (!rc)
 		rc = pc_file_open(&j->dirf, dir, O_RDONLY | O_DIRECTORY, 0, 0);
 	if (!rc)
 		rc = first_segment(j);
-	if (rc) {
-		journal_free(j);
+	return journal_ready(out, j, rc);
+}
+
+int pc_journal_open_file(struct pc_journal **out, const char *path, const struct pc_journal_opts *o)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct pc_journal *j;
+	struct stat st;
+	int rc;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	rc = journal_new(&j, dir, o);
+	if (rc)
 		return rc;
-	}
-	if (o->sync == PC_JOURNAL_SYNC_INTERVAL)
-		pc_reactor_timer_after(j->r, &j->timer, (uint64_t)o->interval_ms * 1000000u);
-	*out = j;
-	return 0;
+	j->raw = true;
+	rc = pc_file_open(&j->dirf, dir, O_RDONLY | O_DIRECTORY, 0, 0);
+	if (!rc)
+		rc = pc_file_open(&j->seg, path, O_WRONLY | O_CREAT, 0644, 0);
+	if (!rc && fstat(pc_file_fd(j->seg), &st))
+		rc = -errno;
+	if (!rc && fsync(pc_file_fd(j->dirf)))
+		rc = -errno;
+	if (!rc)
+		j->seg_off = (uint64_t)st.st_size;
+	return journal_ready(out, j, rc);
 }
 
 int pc_journal_close(struct pc_journal *j)
@@ -463,6 +521,58 @@ int pc_journal_close(struct pc_journal *j)
 		return -EBUSY;
 	journal_free(j);
 	return 0;
+}
+
+/* How long a final close waits for a batch on its way: 10 s in 1 ms
+ * polls. */
+#define FINAL_POLLS 10000
+
+/* Writes len bytes of p at off, blocking. */
+static int write_at(int fd, const unsigned char *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int pc_journal_close_final(struct pc_journal *j)
+{
+	int fd, rc = 0;
+
+	if (!j)
+		return 0;
+	if (rt_self != j->owner)
+		return -EPERM;
+	/* the batch on its way lands first (its completion comes through the
+	 * reactor, polled here since the shard's loop no longer does) */
+	for (int i = 0; i < FINAL_POLLS && (j->busy || j->flush_queued); i++)
+		pc_reactor_poll(j->r, 1000000);
+	if (j->busy || j->flush_queued)
+		return -EBUSY;
+	fd = j->seg ? pc_file_fd(j->seg) : -1;
+	if (!j->err && fd >= 0 && j->fill_len) {
+		rc = write_at(fd, j->fill, j->fill_len, j->seg_off);
+		j->seg_off += rc ? 0 : j->fill_len;
+	}
+	if (!rc && !j->err && fd >= 0 && j->o.sync != PC_JOURNAL_SYNC_NEVER && fdatasync(fd))
+		rc = -errno;
+	if (j->err)
+		rc = j->err;
+	j->busy = false;
+	confirm(&j->out_w, rc);
+	confirm(&j->unsynced, rc);
+	confirm(&j->fill_w, rc);
+	journal_free(j);
+	return rc;
 }
 
 struct pc_file *io_journal_file(struct pc_journal *j)

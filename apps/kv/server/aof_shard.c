@@ -1,0 +1,835 @@
+/* SPDX-License-Identifier: MIT */
+/* One shard's append-only file (aof_shard.h). */
+#include "aof_shard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aof.h"
+#include "keyhash.h"
+#include "percore/file.h"
+#include "percore/journal.h"
+#include "percore/log.h"
+#include "server_internal.h"
+
+/* everysec's period, and how often a failed file is tried again (ms). */
+#define TICK_MS 1000u
+/* A rewrite's output goes to the file in pieces of about this size. */
+#define REWRITE_CHUNK (1u << 20)
+
+/* A hold: fn(arg) once record lsn (counted over the shard's life) is
+ * confirmed. */
+struct waiter {
+	uint64_t lsn;
+	kv_aof_done_fn *fn;
+	void *arg;
+};
+
+/* A marked group's id as the file spells it: "<start ms>:<tx>". */
+struct tx_id {
+	uint64_t epoch, tx;
+};
+
+struct kv_aof {
+	struct kv_cmd_log log;
+	struct kv_shard *sh;
+	struct pc_journal *j;        /* NULL while failed */
+	struct pc_journal *dead;     /* a failed journal waiting for its close */
+	struct pc_journal_opts o;
+	bool always;
+	char path[600];
+	struct kv_reply rec;         /* the record being built */
+	uint64_t appended;           /* records appended over the shard's life */
+	uint64_t base;               /* appended when the journal opened */
+	uint64_t confirmed;
+	struct waiter *w;            /* holds, in lsn order: w[wh..wn) */
+	size_t wh, wn, wcap;
+	/* everysec: the journal writes each turn's records (mode never) and
+	 * this file, the same one, is synced once a second, so a slow sync
+	 * never holds writes back (at most about two seconds are lost) */
+	bool everysec;
+	struct pc_file *syncf;
+	bool syncing;
+	uint64_t synced_size;        /* pc_journal_written() at the last sync */
+	unsigned depth;              /* groups open (EXEC, a part) */
+	size_t body;                 /* rec's length after the group's head */
+	struct pc_periodic tick;     /* once a second: everysec's sync, a retry */
+};
+
+/* What the shards share while they start. */
+struct aof_start {
+	pthread_mutex_t lock;
+	int err;
+	char msg[512];
+	struct tx_id **done;         /* per shard: its complete marked groups, sorted */
+	size_t *ndone;
+};
+
+static struct aof_start *start_of(struct kv_server *k)
+{
+	return k->aof_start;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+static void file_path(const struct kv_config *cfg, unsigned i, unsigned n, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s-%u-of-%u", cfg->dir, cfg->appendfilename, i, n);
+}
+
+/* Whether name is "<appendfilename>-<i>-of-<m>" with m != n. */
+static bool foreign(const char *name, const char *base, unsigned n)
+{
+	size_t bl = strlen(base);
+	unsigned i, m;
+	char tail;
+
+	return !strncmp(name, base, bl) && name[bl] == '-' &&
+	       sscanf(name + bl + 1, "%u-of-%u%c", &i, &m, &tail) == 2 && m != n;
+}
+
+static void start_failed(struct aof_start *s, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void start_failed(struct aof_start *s, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->err) {
+		s->err = rc;
+		va_start(ap, fmt);
+		vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The whole file (NULL and *len 0 when there is none). */
+static int read_file(const char *path, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t got = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) || !(*buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, *buf + got, (size_t)st.st_size - got);
+
+		if (r <= 0) {
+			close(fd);
+			return r < 0 ? -errno : -EIO;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	*len = got;
+	return 0;
+}
+
+/* ---- start: two passes over the file ---------------------------------------- */
+
+static bool parse_id(const char *p, size_t len, struct tx_id *id)
+{
+	char text[64];
+
+	if (len >= sizeof(text))
+		return false;
+	memcpy(text, p, len);
+	text[len] = '\0';
+	return sscanf(text, "%" SCNu64 ":%" SCNu64, &id->epoch, &id->tx) == 2;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	const struct tx_id *x = a, *y = b;
+
+	if (x->epoch != y->epoch)
+		return x->epoch < y->epoch ? -1 : 1;
+	return x->tx < y->tx ? -1 : x->tx > y->tx;
+}
+
+struct load {
+	struct kv_shard *sh;
+	struct aof_start *s;
+	struct tx_id *ids;           /* pass 1: complete marked groups found */
+	size_t n, cap;
+	bool oom;
+	uint64_t applied, skipped;
+	struct kv_reply out;         /* replies of replayed commands, dropped */
+};
+
+static void no_apply(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
+{
+	(void)arg, (void)argc, (void)argv, (void)argl;
+}
+
+static bool list_group(void *arg, const char *id, size_t idlen, uint64_t parts)
+{
+	struct load *l = arg;
+	struct tx_id t;
+
+	(void)parts;
+	if (!parse_id(id, idlen, &t))
+		return false;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct tx_id *n = realloc(l->ids, cap * sizeof(*n));
+
+		if (!n) {
+			l->oom = true;
+			return false;
+		}
+		l->ids = n;
+		l->cap = cap;
+	}
+	l->ids[l->n++] = t;
+	return false;
+}
+
+/* How many complete parts of group t the shards' files hold. */
+static uint64_t parts_held(const struct aof_start *s, unsigned n, const struct tx_id *t)
+{
+	uint64_t count = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct tx_id *a = s->done[i];
+		size_t lo = 0, hi = s->ndone[i];
+
+		while (lo < hi) { /* the first not below t */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (id_cmp(&a[mid], t) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		while (lo < s->ndone[i] && !id_cmp(&a[lo], t)) {
+			count++;
+			lo++;
+		}
+	}
+	return count;
+}
+
+static bool check_group(void *arg, const char *id, size_t idlen, uint64_t parts)
+{
+	struct load *l = arg;
+	struct tx_id t;
+	bool whole = parse_id(id, idlen, &t) && parts_held(l->s, l->sh->n, &t) == parts;
+
+	if (!whole)
+		l->skipped++;
+	return whole;
+}
+
+static void replay(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
+{
+	struct load *l = arg;
+
+	kv_reply_clear(&l->out);
+	kv_shard_exec(l->sh, NULL, NULL, kv_now_ms(), argc, argv, argl, &l->out, NULL);
+	l->applied++;
+}
+
+/* Cuts a torn tail off at `end` and says so; false when refused. */
+static bool cut_tail(struct load *l, const char *path, size_t end, size_t len)
+{
+	const struct kv_config *cfg = &l->sh->cfg;
+
+	if (!cfg->aof_load_truncated) {
+		start_failed(l->s, -EBADMSG, "%s ends in a torn record at offset %zu (of %zu bytes) "
+			     "and aof-load-truncated is no: repair it with 'redis-check-aof --fix "
+			     "%s' or start with --aof-load-truncated yes", path, end, len, path);
+		return false;
+	}
+	if (truncate(path, (off_t)end)) {
+		start_failed(l->s, -errno, "%s: cannot cut its torn tail at offset %zu: %s", path,
+			     end, strerror(errno));
+		return false;
+	}
+	pc_log(PC_LOG_WARN, "kv: %s ended in a torn record: cut at offset %zu, %zu bytes dropped",
+	       path, end, len - end);
+	return true;
+}
+
+/* Pass 1, before the shards start: the complete marked groups of shard
+ * i's file, sorted (a damaged file is reported by its shard's pass). */
+static void list_done(struct kv_server *k, unsigned i)
+{
+	struct aof_start *s = start_of(k);
+	struct load l = { .s = s };
+	struct kv_aof_walk w = { .apply = no_apply, .group = list_group, .arg = &l };
+	char path[600], why[160];
+	size_t len, end;
+	char *buf;
+
+	file_path(&k->o.cfg, i, k->n, path, sizeof(path));
+	if (!read_file(path, &buf, &len) && len &&
+	    kv_aof_walk(buf, len, &w, &end, why, sizeof(why)) == -ENOMEM)
+		l.oom = true;
+	if (l.oom)
+		start_failed(s, -ENOMEM, "%s: out of memory reading it", path);
+	free(buf);
+	if (l.n)
+		qsort(l.ids, l.n, sizeof(*l.ids), id_cmp);
+	s->done[i] = l.ids;
+	s->ndone[i] = l.n;
+}
+
+/* Pass 2, on the shard: the file replayed, a marked group applied when
+ * every part of it is in some shard's file. */
+static void load(struct kv_shard *sh, const char *path)
+{
+	struct aof_start *s = start_of(sh->srv);
+	struct load l = { .sh = sh, .s = s };
+	struct kv_aof_walk w = { .apply = replay, .group = check_group, .arg = &l };
+	int64_t t0 = kv_now_ms();
+	char why[160] = "";
+	size_t len = 0, end = 0;
+	char *buf = NULL;
+	int rc = read_file(path, &buf, &len);
+
+	if (rc) {
+		start_failed(s, rc, "%s: %s", path, strerror(-rc));
+		return;
+	}
+	kv_reply_init(&l.out);
+	rc = len ? kv_aof_walk(buf, len, &w, &end, why, sizeof(why)) : 0;
+	if (rc == -EBADMSG)
+		start_failed(s, rc, "%s: bad record at offset %zu: %s; repair it with "
+			     "'redis-check-aof --fix %s' (it cuts the file there)", path, end, why,
+			     path);
+	else if (rc)
+		start_failed(s, rc, "%s: %s", path, strerror(-rc));
+	else if (end < len)
+		cut_tail(&l, path, end, len);
+	kv_reply_free(&l.out);
+	free(buf);
+	if (len)
+		pc_log(PC_LOG_INFO, "kv: shard %u loaded %s: %" PRIu64 " commands, %" PRIu64
+		       " partial writes of several shards skipped, %lld ms", sh->idx, path,
+		       l.applied, l.skipped, (long long)(kv_now_ms() - t0));
+}
+
+/* Writes the 16 bytes of key to path, durably (file and name). */
+static int write_key(const char *path, const char *dir, const uint8_t *key)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, key, 16) != 16 || fsync(fd))
+		rc = errno ? -errno : -EIO;
+	close(fd);
+	if (!rc && (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		if (fsync(fd))
+			rc = -errno;
+		close(fd);
+	}
+	if (rc)
+		unlink(path);
+	return rc;
+}
+
+/* The keys' hash key: a shard's file holds the keys that hash to it, so
+ * the hash must be the one they were written under. Drawn at random with
+ * the first file and kept beside the files (<appendfilename>.hashkey). */
+static int hash_key(const struct kv_config *cfg, char *err, size_t errlen)
+{
+	char path[600];
+	uint8_t key[16];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s.hashkey", cfg->dir, cfg->appendfilename);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, key, sizeof(key)) != (ssize_t)sizeof(key))
+			rc = -EBADMSG;
+		close(fd);
+	} else if (errno != ENOENT) {
+		rc = -errno;
+	} else if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key)) {
+		rc = -EIO;
+	} else {
+		rc = write_key(path, cfg->dir, key);
+	}
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not 16 bytes" : strerror(-rc));
+		return rc;
+	}
+	kv_keyhash_set_key(key);
+	return 0;
+}
+
+int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen)
+{
+	const struct kv_config *cfg = &k->o.cfg;
+	struct aof_start *s;
+	DIR *d;
+	struct dirent *de;
+	int rc;
+
+	if (!cfg->appendonly)
+		return 0;
+	if ((rc = hash_key(cfg, err, errlen)))
+		return rc;
+	d = opendir(cfg->dir);
+	while (d && (de = readdir(d))) {
+		if (foreign(de->d_name, cfg->appendfilename, k->n)) {
+			snprintf(err, errlen, "%s/%s was written by another shard count: start with "
+				 "the --shards it names, or move the files away", cfg->dir, de->d_name);
+			closedir(d);
+			return -EEXIST;
+		}
+	}
+	if (d)
+		closedir(d);
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->done = calloc(k->n, sizeof(*s->done))) ||
+	    !(s->ndone = calloc(k->n, sizeof(*s->ndone)))) {
+		if (s)
+			free(s->done);
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	k->aof_start = s;
+	for (unsigned i = 0; i < k->n; i++)
+		list_done(k, i);
+	return 0;
+}
+
+int kv_aof_started(struct kv_server *k, char *err, size_t errlen)
+{
+	struct aof_start *s = start_of(k);
+	int rc;
+
+	if (!s)
+		return 0;
+	rc = s->err;
+	if (rc)
+		snprintf(err, errlen, "%s", s->msg);
+	for (unsigned i = 0; i < k->n; i++)
+		free(s->done[i]);
+	free(s->done);
+	free(s->ndone);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	k->aof_start = NULL;
+	return rc;
+}
+
+/* ---- appending ---------------------------------------------------------------- */
+
+/* The file's figures for INFO and /metrics (relaxed: other threads read
+ * them). */
+static void publish(struct kv_aof *a)
+{
+	struct kv_shard_stats *st = a->sh->st;
+
+	atomic_store_explicit(&st->aof_on, 1, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_size, a->j ? pc_journal_written(a->j) : 0,
+			      memory_order_relaxed);
+	atomic_store_explicit(&st->aof_pending, a->appended - a->confirmed, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_err, (uint64_t)-a->log.err, memory_order_relaxed);
+}
+
+static void release(struct kv_aof *a, int err)
+{
+	while (a->wh < a->wn && a->w[a->wh].lsn <= a->confirmed) {
+		struct waiter w = a->w[a->wh++];
+
+		w.fn(a->sh, w.arg, err);
+	}
+	if (a->wh == a->wn)
+		a->wh = a->wn = 0;
+}
+
+static void failed(struct kv_aof *a, int err)
+{
+	if (a->log.err)
+		return;
+	a->log.err = err;
+	pc_log(PC_LOG_ERROR, "kv: writing %s failed: %s; writes are refused until it works again",
+	       a->path, strerror(-err));
+	a->dead = a->j;
+	a->j = NULL;
+	publish(a);
+}
+
+static void on_record(uint64_t lsn, int err, void *arg)
+{
+	struct kv_aof *a = arg;
+
+	if (err)
+		failed(a, err);
+	a->confirmed = a->base + lsn;
+	release(a, err);
+}
+
+/* Appends the record built in rec (when it holds anything). */
+static void flush_rec(struct kv_aof *a)
+{
+	int rc;
+
+	if (!a->rec.len)
+		return;
+	rc = a->rec.failed ? -ENOMEM :
+	     a->j ? pc_journal_append(a->j, a->rec.buf, a->rec.len, on_record, a, NULL) :
+		    a->log.err;
+	a->appended++;
+	kv_reply_clear(&a->rec);
+	a->rec.failed = false;
+	if (rc)
+		failed(a, rc);
+}
+
+static void wrote(struct kv_cmd_log *l, const struct kv_call *c, size_t mark)
+{
+	struct kv_aof *a = pc_container_of(l, struct kv_aof, log);
+
+	kv_aof_effect(&a->rec, c, mark);
+	if (!a->depth)
+		flush_rec(a);
+}
+
+static void group_open(struct kv_aof *a, const char *mark_id, size_t idlen, unsigned parts)
+{
+	if (a->depth++)
+		return;
+	kv_aof_command(&a->rec, 1, (const char *const[]){ "MULTI" }, (const size_t[]){ 5 });
+	if (mark_id) {
+		char n[16];
+		size_t nl = (size_t)snprintf(n, sizeof(n), "%u", parts);
+
+		kv_aof_command(&a->rec, 3, (const char *const[]){ KV_AOF_TX_MARK, mark_id, n },
+			       (const size_t[]){ strlen(KV_AOF_TX_MARK), idlen, nl });
+	}
+	a->body = a->rec.len;
+}
+
+/* Closes a group: written with its EXEC, unless it is an unmarked one
+ * that recorded nothing (a marked part is written even empty: recovery
+ * counts the parts). */
+static void group_close(struct kv_aof *a, bool marked)
+{
+	if (!a->depth || --a->depth)
+		return;
+	if (a->rec.len == a->body && !marked) {
+		kv_reply_clear(&a->rec);
+		return;
+	}
+	kv_aof_command(&a->rec, 1, (const char *const[]){ "EXEC" }, (const size_t[]){ 4 });
+	flush_rec(a);
+}
+
+static void group(struct kv_cmd_log *l, bool begin)
+{
+	struct kv_aof *a = pc_container_of(l, struct kv_aof, log);
+
+	if (begin)
+		group_open(a, NULL, 0, 0);
+	else
+		group_close(a, false);
+}
+
+void kv_aof_part_begin(struct kv_shard *sh, uint64_t tx, unsigned parts)
+{
+	char id[48];
+
+	if (!sh->aof)
+		return;
+	group_open(sh->aof, id, (size_t)snprintf(id, sizeof(id), "%lld:%" PRIu64,
+						 (long long)sh->srv->start_ms, tx), parts);
+}
+
+void kv_aof_part_end(struct kv_shard *sh)
+{
+	if (sh->aof)
+		group_close(sh->aof, true);
+}
+
+struct kv_cmd_log *kv_aof_log(struct kv_shard *sh)
+{
+	return sh->aof ? &sh->aof->log : NULL;
+}
+
+uint64_t kv_aof_mark(const struct kv_shard *sh)
+{
+	return sh->aof ? sh->aof->appended : 0;
+}
+
+bool kv_aof_must_hold(const struct kv_shard *sh, uint64_t mark)
+{
+	const struct kv_aof *a = sh->aof;
+
+	return a && a->always && a->appended != mark && (a->log.err || a->confirmed < a->appended);
+}
+
+bool kv_aof_hold(struct kv_shard *sh, uint64_t mark, kv_aof_done_fn *fn, void *arg)
+{
+	struct kv_aof *a = sh->aof;
+
+	if (!kv_aof_must_hold(sh, mark))
+		return false;
+	if (a->log.err) {
+		fn(sh, arg, a->log.err);
+		return true;
+	}
+	if (a->wn == a->wcap) {
+		size_t cap = a->wcap ? 2 * a->wcap : 256;
+		struct waiter *n = realloc(a->w, cap * sizeof(*n));
+
+		if (!n) {
+			fn(sh, arg, -ENOMEM);
+			return true;
+		}
+		a->w = n;
+		a->wcap = cap;
+	}
+	a->w[a->wn++] = (struct waiter){ .lsn = a->appended, .fn = fn, .arg = arg };
+	return true;
+}
+
+void kv_aof_touched(struct kv_shard *sh, const char *key, size_t len)
+{
+	struct kv_pos pos;
+	struct kv_entry *e;
+
+	if (!sh->aof)
+		return;
+	e = kv_db_lookup(sh->db, key, len, kv_now_ms(), &pos);
+	if (e)
+		kv_aof_key(&sh->aof->rec, e);
+	else
+		kv_aof_del(&sh->aof->rec, key, len);
+	if (!sh->aof->depth)
+		flush_rec(sh->aof);
+}
+
+/* ---- a failed file, tried again ------------------------------------------------- */
+
+struct rewrite {
+	int fd;
+	int err;
+	struct kv_reply buf;
+};
+
+static void write_out(struct rewrite *r)
+{
+	size_t off = 0;
+
+	while (!r->err && off < r->buf.len) {
+		ssize_t n = write(r->fd, r->buf.buf + off, r->buf.len - off);
+
+		if (n < 0 && errno != EINTR)
+			r->err = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	kv_reply_clear(&r->buf);
+}
+
+static void rewrite_key(const struct kv_entry *e, void *arg)
+{
+	struct rewrite *r = arg;
+
+	kv_aof_key(&r->buf, e);
+	if (r->buf.failed)
+		r->err = -ENOMEM;
+	if (r->buf.len >= REWRITE_CHUNK)
+		write_out(r);
+}
+
+/* Writes the keyspace whole to path.tmp, synced, and renames it over
+ * path (then syncs the directory). Blocking: after a write error only. */
+static int rewrite_file(struct kv_shard *sh, const char *path)
+{
+	char tmp[640], dir[600];
+	struct rewrite r = { .fd = -1 };
+	uint64_t cursor = 0;
+	int dfd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(dir, sizeof(dir), "%s", sh->cfg.dir);
+	r.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (r.fd < 0)
+		return -errno;
+	kv_reply_init(&r.buf);
+	do
+		cursor = kv_db_scan(sh->db, cursor, kv_now_ms(), rewrite_key, &r);
+	while (cursor && !r.err);
+	write_out(&r);
+	kv_reply_free(&r.buf);
+	if (!r.err && fdatasync(r.fd))
+		r.err = -errno;
+	close(r.fd);
+	if (!r.err && rename(tmp, path))
+		r.err = -errno;
+	if (r.err) {
+		unlink(tmp);
+		return r.err;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		if (fsync(dfd))
+			r.err = -errno;
+		close(dfd);
+	}
+	return r.err;
+}
+
+static void on_synced(struct pc_file *f, ssize_t res, void *arg)
+{
+	struct kv_aof *a = arg;
+
+	(void)f;
+	a->syncing = false;
+	if (res < 0)
+		failed(a, (int)res);
+}
+
+/* everysec: a sync of what was written since the last, unless one is
+ * still on its way. */
+static void everysec_sync(struct kv_aof *a)
+{
+	uint64_t written = pc_journal_written(a->j);
+
+	if (a->syncing || written == a->synced_size)
+		return;
+	a->synced_size = written;
+	a->syncing = !pc_file_sync(a->syncf, true, on_synced, a);
+}
+
+/* The file opened for appending: its journal and, for everysec, the
+ * handle synced once a second. */
+static int open_file(struct kv_aof *a)
+{
+	int rc = pc_journal_open_file(&a->j, a->path, &a->o);
+
+	if (!rc && a->everysec && (rc = pc_file_open(&a->syncf, a->path, O_WRONLY, 0, 0))) {
+		pc_journal_close(a->j);
+		a->j = NULL;
+	}
+	if (!rc)
+		a->synced_size = pc_journal_written(a->j);
+	return rc;
+}
+
+/* A sync on its way lands (at a stop: the shard's loop runs no more). */
+static void sync_wait(struct kv_aof *a)
+{
+	for (int i = 0; i < 10000 && a->syncing; i++)
+		pc_reactor_poll(pc_shard_reactor(), 1000000);
+}
+
+static void tick(struct pc_periodic *p, void *arg)
+{
+	struct kv_aof *a = arg;
+	int rc;
+
+	(void)p;
+	publish(a);
+	if (!a->log.err && a->everysec)
+		everysec_sync(a);
+	if (!a->log.err || a->depth || a->syncing)
+		return;
+	if (a->dead && pc_journal_close(a->dead))
+		return; /* its callbacks still to run */
+	a->dead = NULL;
+	pc_file_close(a->syncf);
+	a->syncf = NULL;
+	rc = rewrite_file(a->sh, a->path);
+	if (!rc)
+		rc = open_file(a);
+	if (rc)
+		return;
+	a->base = a->appended;
+	a->confirmed = a->appended;
+	a->log.err = 0;
+	publish(a);
+	pc_log(PC_LOG_INFO, "kv: %s written again; writes are accepted", a->path);
+}
+
+/* ---- the shard's life ----------------------------------------------------------- */
+
+void kv_aof_start(struct kv_shard *sh)
+{
+	const struct kv_config *cfg = &sh->cfg;
+	struct aof_start *s = start_of(sh->srv);
+	struct kv_aof *a;
+	int rc;
+
+	if (!cfg->appendonly || !s)
+		return;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		start_failed(s, -ENOMEM, "out of memory");
+		return;
+	}
+	a->sh = sh;
+	a->log = (struct kv_cmd_log){ .wrote = wrote, .group = group };
+	kv_reply_init(&a->rec);
+	file_path(cfg, sh->idx, sh->n, a->path, sizeof(a->path));
+	load(sh, a->path);
+	pc_journal_opts_init(&a->o);
+	a->always = cfg->appendfsync == KV_FSYNC_ALWAYS;
+	a->everysec = cfg->appendfsync == KV_FSYNC_EVERYSEC;
+	a->o.sync = a->always ? PC_JOURNAL_SYNC_ALWAYS : PC_JOURNAL_SYNC_NEVER;
+	rc = open_file(a);
+	if (rc)
+		start_failed(s, rc, "%s: %s", a->path, strerror(-rc));
+	pc_periodic_start(&a->tick, pc_shard_reactor(), TICK_MS, tick, a);
+	sh->aof = a;
+	publish(a);
+}
+
+void kv_aof_stop(struct kv_shard *sh)
+{
+	struct kv_aof *a = sh->aof;
+	struct pc_journal *j, *dead;
+	int rc;
+
+	if (!a)
+		return;
+	pc_periodic_stop(&a->tick);
+	sync_wait(a);
+	j = a->j;
+	dead = a->dead;
+	a->j = a->dead = NULL;
+	a->wh = a->wn = 0;      /* the held jobs go with their clients */
+	a->log.err = -ESHUTDOWN; /* the callbacks of the close change nothing */
+	/* What was appended and not yet written goes out now, whatever the
+	 * mode: a stop loses no acknowledged write. */
+	rc = pc_journal_close_final(j);
+	if (rc)
+		pc_log(PC_LOG_ERROR, "kv: %s: the last writes at stop failed: %s", a->path,
+		       strerror(-rc));
+	pc_journal_close_final(dead);
+	if (a->syncf && fdatasync(pc_file_fd(a->syncf))) /* everysec: the last second */
+		pc_log(PC_LOG_ERROR, "kv: %s: sync at stop: %s", a->path, strerror(errno));
+	pc_file_close(a->syncf);
+	free(a->w);
+	kv_reply_free(&a->rec);
+	free(a);
+	sh->aof = NULL;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* One shard's append-only file: replayed at start, then appended to
+ * through a raw journal (percore/journal.h), whose group commit gives
+ * appendfsync always its cost of one fdatasync for every write that
+ * arrives while the previous one is in flight. Internal to apps/kv.
+ *
+ * Files. Shard i of n keeps <dir>/<appendfilename>-<i>-of-<n> in Redis's
+ * AOF format (proto/aof.h). Files of another shard count are refused at
+ * start (their keys would belong to other shards). Which shard owns a key
+ * depends on the process's hash key (keyhash.h): the files' is kept in
+ * <dir>/<appendfilename>.hashkey and used by every later start (a server
+ * in the same process with its own hash key cannot run beside it).
+ *
+ * Durability. With appendfsync always a write's reply is held until its
+ * record is durable: a job that wrote finishes (its done runs home) only
+ * then, and a reply written at home waits in a job of its own. everysec
+ * syncs once a second; no leaves it to the kernel. A failed write or sync
+ * ends the file's journal: writes not yet durable are answered MISCONF,
+ * later ones refused with it (reads go on), and once a second the shard
+ * tries the file again: it cuts what the failed batch may have left, and
+ * when the disk takes a full rewrite of the shard's keyspace, writes
+ * resume. The figures go to the shard's stats (INFO, /metrics).
+ *
+ * Writes spanning shards. Each shard's part of one is recorded as a group
+ * with a marker (proto/aof.h); before the shards start, the complete
+ * marked groups of every file are listed, and each shard, replaying its
+ * file, applies such a group only when the files hold every part of it. */
+#ifndef KV_AOF_SHARD_H
+#define KV_AOF_SHARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kv_shard;
+struct kv_server;
+struct kv_cmd_log;
+
+/* Runs once the writes it waited for are durable (err 0) or failed. */
+typedef void kv_aof_done_fn(struct kv_shard *sh, void *arg, int err);
+
+/* Before the shards start (any thread): refuses files of another shard
+ * count in the directory, and lists the marked groups of every file.
+ * Returns 0 or -EEXIST / -ENOMEM with the reason in err. */
+int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen);
+/* After the shards started: 0, or the first shard's load error (its
+ * message in err). Frees what prepare set up. */
+int kv_aof_started(struct kv_server *k, char *err, size_t errlen);
+
+/* On shard start: replays the shard's file (when appendonly) and opens it
+ * for appending. A failure is kept for kv_aof_started(). */
+void kv_aof_start(struct kv_shard *sh);
+void kv_aof_stop(struct kv_shard *sh);
+
+/* Where the shard's commands record their writes; NULL when appendonly
+ * is off. */
+struct kv_cmd_log *kv_aof_log(struct kv_shard *sh);
+
+/* How many records the shard has appended so far. */
+uint64_t kv_aof_mark(const struct kv_shard *sh);
+
+/* With appendfsync always, when records were appended since mark: fn(sh,
+ * arg, err) runs once they are durable (or at once with the error when
+ * they cannot be), and true is returned. Else false: nothing to wait for. */
+bool kv_aof_hold(struct kv_shard *sh, uint64_t mark, kv_aof_done_fn *fn, void *arg);
+/* Whether kv_aof_hold() would hold. */
+bool kv_aof_must_hold(const struct kv_shard *sh, uint64_t mark);
+
+/* The part of a write spanning `shards` shards (tx: its id, unique to the
+ * server) that the shard is about to run, and its end: its writes are
+ * recorded as one marked group. */
+void kv_aof_part_begin(struct kv_shard *sh, uint64_t tx, unsigned shards);
+void kv_aof_part_end(struct kv_shard *sh);
+
+/* A write that changed key (a part of a command spanning shards that
+ * works on the keyspace directly): its state now is recorded, the key
+ * whole or its deletion. */
+void kv_aof_touched(struct kv_shard *sh, const char *key, size_t len);
+
+#endif

@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`percore kv --appendonly yes`: the append-only files keep every write
+across a stop and a kill -9 (one and two shards, each appendfsync mode),
+with relative expiry, SPOP, INCRBYFLOAT and transactions in their
+effective form; redis-check-aof passes every file; a one-shard file loads
+into redis-server 7.0 with the same keys, values and TTLs; a torn last
+record is cut (or refused with --aof-load-truncated no), a damaged record
+elsewhere stops the start naming file, offset and redis-check-aof --fix;
+a write spanning shards whose part is missing from one file is recovered
+on no shard; files of another shard count are refused; a full disk
+refuses writes with MISCONF, keeps reads, and writes resume once there is
+room again.
+Exit 0 when all pass, 1 on a failure, 77 when redis-server or
+redis-check-aof is not installed.
+
+usage: aof_test.py PERCORE [TEST...]"""
+import glob
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import server_test as st  # noqa: E402
+from server_test import Conn, check  # noqa: E402
+
+SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0031"), 0)
+TTL_SLACK_MS = 5000
+
+
+def start(d, shards, *extra):
+    return st.Server("--shards", str(shards), "--appendonly", "yes", "--dir", d, *extra)
+
+
+def kill9(srv):
+    srv.p.kill()
+    srv.p.wait()
+
+
+def workload(c, rng):
+    """Writes of every kind, some spanning shards; returns nothing (the
+    state is read back whole)."""
+    for i in range(60):
+        c.call("SET", "s%d" % i, "v%d" % i)
+    c.call("SET", "ex", "1", "EX", "1000")
+    c.call("SET", "px", "1", "PX", "900000")
+    c.call("SETEX", "setex", "800", "x")
+    c.call("PSETEX", "psetex", "700000", "x")
+    c.call("SET", "gone", "1", "PX", "1")
+    c.call("EXPIRE", "s1", "600")
+    c.call("PEXPIRE", "s2", "500000")
+    c.call("EXPIREAT", "s3", str(int(time.time()) + 400))
+    c.call("GETEX", "s4", "EX", "300")
+    c.call("GETEX", "s5", "PERSIST")
+    c.call("INCRBYFLOAT", "fl", "1.1")
+    c.call("INCRBYFLOAT", "fl", "2.25")
+    c.call("HINCRBYFLOAT", "hf", "f", "0.5")
+    c.call("SADD", "set", *["m%d" % i for i in range(30)])
+    c.call("SPOP", "set")
+    c.call("SPOP", "set", "5")
+    c.call("RPUSH", "list", *["e%d" % i for i in range(20)])
+    c.call("LPOP", "list", "2")
+    c.call("HSET", "hash", "a", "1", "b", "2", "c", "3")
+    c.call("HDEL", "hash", "b")
+    c.call("ZADD", "zset", "1", "a", "2.5", "b", "3", "c")
+    c.call("ZINCRBY", "zset", "10", "a")
+    c.call("INCR", "ctr")
+    c.call("INCRBY", "ctr", "41")
+    c.call("APPEND", "s6", "-more")
+    c.call("SETRANGE", "s7", "1", "ZZ")
+    c.call("MULTI")
+    c.call("SET", "tx", "1")
+    c.call("INCR", "tx")
+    c.call("EXEC")
+    c.call("MSET", *[x for i in range(10) for x in ("ms%d" % i, "mv%d" % i)])
+    c.call("DEL", "s10", "s11", "s12", "s13")
+    c.call("UNLINK", "s14", "s15")
+    c.call("RENAME", "s16", "renamed")
+    c.call("RENAMENX", "s17", "renamednx")
+    c.call("SADD", "other", "x", "m1", "m2")
+    c.call("SUNIONSTORE", "union", "set", "other")
+    c.call("SMOVE", "other", "moved", "x")
+    c.call("COPY", "hash", "hashcopy")
+    c.call("MSETNX", "nx1", "1", "nx2", "2")
+    c.call("DEL", "nonexistent")
+    c.call("BITFIELD", "bf", "SET", "u8", "0", "200")
+    c.call("SETBIT", "bits", "7", "1")
+    for i in range(200):
+        k = "r%d" % rng.randrange(40)
+        c.call(rng.choice(("SET", "APPEND")), k, str(rng.randrange(1000)))
+
+
+def snapshot(c):
+    """Every key: its type, value (sorted where Redis's order is not the
+    point) and TTL in ms (-1: none); under the key None, when it was read."""
+    out = {None: time.monotonic()}
+    for k in c.call("KEYS", "*"):
+        t = c.call("TYPE", k)
+        if t == b"+string":
+            v = c.call("GET", k)
+        elif t == b"+hash":
+            v = sorted(c.call("HGETALL", k))
+        elif t == b"+set":
+            v = sorted(c.call("SMEMBERS", k))
+        elif t == b"+list":
+            v = c.call("LRANGE", k, "0", "-1")
+        elif t == b"+zset":
+            v = c.call("ZRANGE", k, "0", "-1", "WITHSCORES")
+        else:
+            raise AssertionError("type %r" % t)
+        out[k] = (t, v, c.call("PTTL", k))
+    return out
+
+
+def same(a, b, what):
+    """The same keys and values, and each TTL the same expiry time (it
+    ran down by the time between the two readings, give or take)."""
+    elapsed = (b.pop(None) - a.pop(None)) * 1000
+    check(a.keys() == b.keys(), "%s: keys differ: %r" % (what, sorted(a.keys() ^ b.keys())[:10]))
+    for k in a:
+        ta, va, pa = a[k]
+        tb, vb, pb = b[k]
+        check((ta, va) == (tb, vb), "%s: %r: %r != %r" % (what, k, (ta, va), (tb, vb)))
+        check(pb == pa if pa < 0 else pb >= 0 and abs(pa - elapsed - pb) < TTL_SLACK_MS,
+              "%s: %r ttl %d != %d (%d ms later)" % (what, k, pa, pb, elapsed))
+
+
+def files(d):
+    return sorted(glob.glob(os.path.join(d, "appendonly.aof-*")))
+
+
+def t_roundtrip(d):
+    """A stop and a kill -9, each mode, one and two shards: the same keys."""
+    rng = random.Random(SEED)
+    for shards in (1, 2):
+        for mode in ("always", "everysec", "no"):
+            sub = os.path.join(d, "%s%d" % (mode, shards))
+            os.mkdir(sub)
+            srv = start(sub, shards, "--appendfsync", mode)
+            c = Conn(srv.port)
+            workload(c, rng)
+            want = snapshot(c)
+            c.close()
+            if mode == "always":
+                kill9(srv)  # acknowledged means on disk
+            else:
+                srv.stop()  # a stop syncs what was written
+            srv = start(sub, shards, "--appendfsync", mode)
+            c = Conn(srv.port)
+            same(want, snapshot(c), "%s, %d shards" % (mode, shards))
+            c.call("SET", "after", "restart")  # appends after the replayed records
+            c.close()
+            srv.stop()
+            srv = start(sub, shards)
+            c = Conn(srv.port)
+            check(c.call("GET", "after") == b"restart", "write after a restart kept")
+            c.close()
+            srv.stop()
+            check(len(files(sub)) == shards, "one file per shard: %r" % files(sub))
+            for f in files(sub):
+                r = subprocess.run(["redis-check-aof", f], capture_output=True, text=True)
+                check(r.returncode == 0 and "is valid" in r.stdout,
+                      "redis-check-aof %s: %s" % (f, r.stdout + r.stderr))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def t_redis_loads(d):
+    """A one-shard file loaded by redis-server 7.0: the same keys."""
+    sub = os.path.join(d, "one")
+    os.mkdir(sub)
+    srv = start(sub, 1, "--appendfsync", "always")
+    c = Conn(srv.port)
+    workload(c, random.Random(SEED + 1))
+    want = snapshot(c)
+    c.close()
+    srv.stop()
+    rdir = os.path.join(d, "redis")
+    os.mkdir(rdir)
+    # Redis 7 takes a lone appendfilename in dir as its base file
+    shutil.copy(files(sub)[0], os.path.join(rdir, "appendonly.aof"))
+    port = free_port()
+    p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                          "--dir", rdir, "--appendonly", "yes", "--save", ""],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                c = Conn(port)
+                if c.call("PING") == b"+PONG":
+                    break
+            except OSError:
+                pass
+            check(time.monotonic() < deadline and p.poll() is None, "redis-server did not start")
+            time.sleep(0.1)
+        got = snapshot(c)
+        c.close()
+    finally:
+        p.terminate()
+        log = p.communicate(timeout=30)[0].decode(errors="replace")
+    same(want, got, "redis-server loading the file (%s)" % log[-300:])
+
+
+def fill(d, shards, n=50):
+    srv = start(d, shards, "--appendfsync", "always")
+    c = Conn(srv.port)
+    for i in range(n):
+        c.call("SET", "k%d" % i, "v%d" % i)
+    c.close()
+    srv.stop()
+
+
+def start_fails(d, shards, *extra):
+    p = subprocess.run([st.PERCORE, "kv", "--port", "0", "--shards", str(shards),
+                        "--oversubscribe", "--policy", "off", "--appendonly", "yes",
+                        "--dir", d, *extra], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1, "start refused (exit %d): %s" % (p.returncode, p.stderr))
+    return p.stderr
+
+
+def t_torn(d):
+    """The last record cut short: dropped and logged, the rest kept; with
+    --aof-load-truncated no the start is refused."""
+    rng = random.Random(SEED + 2)
+    for cut in range(1, 5):
+        sub = os.path.join(d, "torn%d" % cut)
+        os.mkdir(sub)
+        fill(sub, 1)
+        f = files(sub)[0]
+        size = os.path.getsize(f)
+        last = b"*3\r\n$3\r\nSET\r\n$3\r\nk49\r\n$3\r\nv49\r\n"
+        keep = size - rng.randrange(1, len(last))
+        os.truncate(f, keep)
+        err = start_fails(sub, 1, "--aof-load-truncated", "no")
+        check("torn" in err and "redis-check-aof --fix" in err and f in err, "refusal: " + err)
+        logf = os.path.join(d, "log%d" % cut)
+        srv = start(sub, 1, "--log-file", logf)
+        c = Conn(srv.port)
+        check(c.call("GET", "k48") == b"v48" and c.call("GET", "k49") is None, "torn tail cut")
+        c.close()
+        srv.stop()
+        check("torn record: cut at offset %d" % (size - len(last)) in open(logf).read(),
+              "the cut is logged")
+        check(os.path.getsize(f) == size - len(last), "file cut at the record")
+
+
+def t_corrupt(d):
+    """A damaged record before the end stops the start, naming the file,
+    the offset and the repair."""
+    sub = os.path.join(d, "bad")
+    os.mkdir(sub)
+    fill(sub, 1)
+    f = files(sub)[0]
+    data = bytearray(open(f, "rb").read())
+    off = data.index(b"*3\r\n$3\r\nSET\r\n$3\r\nk20\r\n")
+    data[off] = ord("X")
+    open(f, "wb").write(bytes(data))
+    err = start_fails(sub, 1)
+    check(f in err and ("offset %d" % off) in err and "redis-check-aof --fix" in err,
+          "refusal names file, offset and repair: " + err)
+
+
+def t_partial_multi(d):
+    """A write over both shards whose part one file lacks (a crash between
+    the two parts' syncs) is recovered on neither; what came before stays."""
+    sub = os.path.join(d, "partial")
+    os.mkdir(sub)
+    srv = start(sub, 2, "--appendfsync", "always")
+    c = Conn(srv.port)
+    for i in range(20):
+        c.call("SET", "k%d" % i, "v%d" % i)
+    keys = ["m%d" % i for i in range(16)]
+    c.call("MSET", *[x for k in keys for x in (k, "new")])
+    c.call("DEL", "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7")
+    c.close()
+    srv.stop()
+    fs = files(sub)
+    victim = fs[SEED % 2]
+    data = open(victim, "rb").read()
+    multi = b"*1\r\n$5\r\nMULTI\r\n"
+    # drop this file's part of the DEL (its last group), then of the MSET
+    for what, expect in (("DEL", lambda c: all(c.call("GET", "k%d" % i) == b"v%d" % i
+                                               for i in range(8))),
+                         ("MSET", lambda c: all(c.call("EXISTS", k) == 0 for k in keys))):
+        data = data[:data.rindex(multi)]
+        open(victim, "wb").write(data)
+        srv = start(sub, 2)
+        c = Conn(srv.port)
+        check(expect(c), "the partial %s is recovered on no shard" % what)
+        check(all(c.call("EXISTS", "k%d" % i) == 1 for i in range(8, 20)), "the rest is kept")
+        c.close()
+        srv.stop()
+
+
+def t_shard_count(d):
+    """Files of two shards are not loaded by one."""
+    sub = os.path.join(d, "count")
+    os.mkdir(sub)
+    fill(sub, 2, 5)
+    err = start_fails(sub, 1)
+    check("another shard count" in err, "refusal: " + err)
+
+
+def t_disk_full(d):
+    """A full disk (a 2 MiB tmpfs in a private mount namespace): writes
+    are refused with Redis's MISCONF text, reads go on, INFO says err;
+    once space is freed, writes resume and the file is valid again."""
+    mnt = os.path.join(d, "small")
+    os.mkdir(mnt)
+    script = ("mount -t tmpfs -o size=2m pc-aof-test %s && "
+              "dd if=/dev/zero of=%s/filler bs=64k count=20 2>/dev/null && exec \"$@\"" %
+              (mnt, mnt))
+    cmd = ["unshare", "-rm", "sh", "-c", script, "sh", st.PERCORE, "kv", "--port", "0",
+           "--shards", "1", "--appendonly", "yes", "--appendfsync", "always", "--dir", mnt]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stderr.readline()
+    if b"listening on" not in line:
+        p.kill()
+        print("  skipped: no private tmpfs here (%r)" % line[:200])
+        return
+    root = "/proc/%d/root%s" % (p.pid, mnt)
+    try:
+        c = Conn(int(re.search(rb":(\d+) \(", line).group(1)))
+        check(c.call("SET", "k1", "v1") == b"+OK", "a write with room")
+        big = "x" * 100000
+        reply = None
+        for i in range(40):
+            reply = c.call("SET", "big%d" % i, big)
+            if reply != b"+OK":
+                break
+        check(reply == b"-MISCONF Errors writing to the AOF file: No space left on device",
+              "a write the disk cannot take: %r" % reply)
+        check(c.call("SET", "k2", "v2").startswith(b"-MISCONF"), "writes refused")
+        check(c.call("GET", "k1") == b"v1", "reads go on")
+        check(b"aof_last_write_status:err" in c.call("INFO", "persistence"), "INFO says err")
+        for i in range(40):
+            c.call("DEL", "big%d" % i)  # refused too: the keys stay
+        os.unlink(os.path.join(root, "filler"))
+        deadline = time.monotonic() + 20
+        while c.call("SET", "k3", "v3") != b"+OK":
+            check(time.monotonic() < deadline, "writes resume once the disk has room")
+            time.sleep(0.2)
+        check(b"aof_last_write_status:ok" in c.call("INFO", "persistence"), "INFO says ok")
+        f = os.path.join(root, "appendonly.aof-0-of-1")
+        r = subprocess.run(["redis-check-aof", f], capture_output=True, text=True)
+        check(r.returncode == 0 and "is valid" in r.stdout, "file valid: " + r.stdout)
+        data = open(f, "rb").read()
+        check(b"k1" in data and b"k3" in data and b"k2" not in data, "the file holds the keyspace")
+        c.close()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=60)[1]
+    check(p.returncode == 0 and b"Sanitizer" not in err, "clean exit: %s" % err[-2000:])
+
+
+TESTS = [t_roundtrip, t_redis_loads, t_torn, t_corrupt, t_partial_multi, t_shard_count,
+         t_disk_full]
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    st.PERCORE = sys.argv[1]
+    for tool in ("redis-server", "redis-check-aof"):
+        if not shutil.which(tool):
+            print("SKIP: %s is not installed" % tool)
+            return 77
+    want = sys.argv[2:]
+    failed = 0
+    for t in TESTS:
+        if want and t.__name__ not in want:
+            continue
+        d = tempfile.mkdtemp(prefix="pc_aof_")
+        t0 = time.monotonic()
+        try:
+            t(d)
+            print("ok   %s (%.1fs)" % (t.__name__, time.monotonic() - t0))
+        except Exception as e:  # noqa: BLE001 - report and go on
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
