@@ -98,7 +98,6 @@
 #define KV_ERR_WATCH_IN_MULTI "ERR WATCH inside MULTI is not allowed"
 #define KV_ERR_EXECABORT     "EXECABORT Transaction discarded because of previous errors."
 #define KV_ERR_EXECABORT_FMT "EXECABORT Transaction discarded because of: %s"
-#define KV_ERR_EXEC_CROSS    "CROSSSLOT A command inside this transaction spans shards: not supported in MULTI"
 
 /* Connections */
 #define KV_ERR_NO_CONN       "ERR no connection to act on"
