@@ -486,6 +486,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 			return false; /* MULTI's and WATCH's requests run at home, in turn */
 		switch (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out)) {
 		case KV_TXN_DONE:
+			c->quit = c->conn.flags & KV_CONN_CLOSE; /* a QUIT inside MULTI */
 			return true;
 		case KV_TXN_SHIP:
 			ship_exec(c, cmd);
