@@ -44,6 +44,7 @@ struct kv_exec {
 	unsigned nsh, locked;         /* shards to lock, ascending in order[] */
 	unsigned *order;
 	struct kv_job *lockj;         /* the lock asked for, not granted yet */
+	uint32_t n;                   /* queued commands */
 	uint32_t next, emitted;       /* queue: the next to start, to reply */
 	uint32_t pending;             /* answers awaited (+1 while sending) */
 	struct kv_job **jobs;         /* per queued command: its reply's job */
@@ -162,6 +163,7 @@ static int plan(struct kv_exec *x)
 	each_tx_key(t, count_key, &k);
 	x->order = malloc(n * sizeof(*x->order));
 	x->looks = calloc(n, sizeof(*x->looks));
+	x->n = t->n;
 	x->jobs = calloc(t->n ? t->n : 1, sizeof(*x->jobs));
 	if (!x->order || !x->looks || !x->jobs)
 		return -ENOMEM;
@@ -173,10 +175,8 @@ static int plan(struct kv_exec *x)
 
 void kv_exec_free(struct kv_exec *x)
 {
-	const struct kv_txn *t = x->conn->txn;
-
 	kv_job_free(x->lockj);
-	for (uint32_t i = 0; x->jobs && t && i < t->n; i++)
+	for (uint32_t i = 0; x->jobs && i < x->n; i++)
 		kv_job_free(x->jobs[i]);
 	for (unsigned s = 0; x->looks && s < x->sh->n; s++)
 		kv_job_free(x->looks[s]);
@@ -206,18 +206,20 @@ static void job_answered(struct kv_shard *sh, struct kv_job *j)
 }
 
 /* Sends j (a part of this transaction: it runs at once there); done
- * runs at home when it answered. */
-static void send_part(struct kv_exec *x, struct kv_job *j, unsigned target, kv_job_fn *done)
+ * runs at home when it answered. Refused (past the outbox budget), its
+ * reply is the error and false is returned. */
+static bool send_part(struct kv_exec *x, struct kv_job *j, unsigned target, kv_job_fn *done)
 {
 	j->target = target;
 	j->tx = x->id;
 	j->owner = x;
 	j->done = done;
 	x->pending++;
-	if (kv_job_submit(x->sh, j)) { /* past the outbox budget: refused */
-		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
-		x->pending--;
-	}
+	if (!kv_job_submit(x->sh, j))
+		return true;
+	KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
+	x->pending--;
+	return false;
 }
 
 /* A SCAN part answered: on to the next shard when it found nothing,
@@ -333,8 +335,9 @@ static void look(struct kv_shard *sh, struct kv_job *j)
 }
 
 /* Sends each shard holding watched keys its lookup. Returns false when
- * there is none to wait for. Without memory for one, the watch fails:
- * an expired key could otherwise pass unseen (the client retries). */
+ * there is none to wait for. One that cannot be made or sent fails the
+ * watch: an expired key could otherwise pass unseen (the client
+ * retries, as after any conflict). */
 static bool look_watched(struct kv_exec *x)
 {
 	bool sent = false;
@@ -353,8 +356,10 @@ static bool look_watched(struct kv_exec *x)
 		}
 		x->looks[s] = j;
 		j->fn = look;
-		send_part(x, j, s, job_answered);
-		sent = true;
+		if (send_part(x, j, s, job_answered))
+			sent = true;
+		else
+			x->look_failed = true;
 	}
 	return sent;
 }
@@ -393,15 +398,20 @@ static bool step(struct kv_exec *x)
 
 /* ---- 4. the end ------------------------------------------------------------ */
 
+/* Unlocks, frees, then replies: the reply may run the connection's next
+ * requests (a new EXEC among them), or free a closed connection. */
 static void finish(struct kv_exec *x)
 {
 	struct kv_client *c = x->c;
+	struct kv_reply out = x->out;
 
 	for (unsigned i = 0; i < x->nsh; i++)
 		kv_shard_unlock(x->sh, x->order[i], x->id, !x->whole, false);
 	kv_txn_reset(x->conn);
-	kv_client_tx_done(c, &x->out);
+	kv_reply_init(&x->out); /* the reply is out's now */
 	kv_exec_free(x);
+	kv_client_tx_done(c, &out);
+	kv_reply_free(&out);
 }
 
 /* Steps until one must wait for answers, or the end. pending holds one
