@@ -15,7 +15,9 @@ Python package (python3-redis), each part on a fresh server with 3 shards:
            and runs nothing; unchanged, EXEC runs;
   redis_py pipeline(transaction=True) and transaction() with WATCH over
            keys of every shard: replies, errors at run time in place,
-           an error at queue time running nothing.
+           an error at queue time running nothing; SCAN inside MULTI;
+  closing  clients closing right after sending EXECs over shards: each
+           runs whole or not at all, the server exits clean.
 
 usage: txn_test.py PERCORE"""
 import os
@@ -209,9 +211,39 @@ def t_redis_py(redis, port):
 
     check(r.transaction(move, k[0], k[1]) == [True, True], "transaction() with WATCH")
     check(r.mget(k[0], k[1]) == [b"0", b"3"], "transaction()'s writes")
+    # SCAN inside MULTI walks every shard, one call per EXEC
+    names = {b"scan%d" % i for i in range(40)}
+    r.mset({n: 1 for n in names})
+    seen, cursor = set(), 0
+    while True:
+        p = r.pipeline(transaction=True)
+        p.scan(cursor, match="scan*", count=7).dbsize()
+        (cursor, keys), _ = p.execute()
+        seen.update(keys)
+        if cursor == 0:
+            break
+    check(seen == names, "SCAN in MULTI found %d of %d keys" % (len(seen & names), len(names)))
 
 
-TESTS = [("atomic", t_atomic), ("cas", t_cas), ("watch", t_watch), ("redis_py", t_redis_py)]
+def t_closing(redis, port):
+    """Clients that send an EXEC over shards and close at once: every EXEC
+    runs whole or not at all, and the server stays sound (and exits clean)."""
+    import socket
+    r = redis.Redis(port=port)
+    a, b = spread(r, "x", 2)
+    req = b"".join(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in c)
+                   for c in ([b"MULTI"], [b"INCR", a.encode()], [b"INCR", b.encode()], [b"EXEC"]))
+    for _ in range(200):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(req * 3)
+        s.close()
+    va, vb = r.mget(a, b)
+    check(va == vb, "EXECs of closed clients half run: %r %r" % (va, vb))
+    check(r.ping(), "the server answers after them")
+
+
+TESTS = [("atomic", t_atomic), ("cas", t_cas), ("watch", t_watch), ("redis_py", t_redis_py),
+         ("closing", t_closing)]
 
 
 def main():
