@@ -27,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle import KvServer  # noqa: E402
+from server_test import race  # noqa: E402
 
 SHARDS = 3
 FAILURES = []
@@ -94,15 +95,8 @@ def t_atomic(redis, port):
                 check(False, "a reader (%s) saw %r" % ("MULTI" if in_multi else "MGET", got))
                 return
 
-    ts = [threading.Thread(target=write) for _ in range(writers)]
-    rs = [threading.Thread(target=read, args=(i % 2 == 0,)) for i in range(4)]
-    for t in ts + rs:
-        t.start()
-    for t in ts:
-        t.join()
-    stop.set()
-    for t in rs:
-        t.join()
+    race([threading.Thread(target=read, args=(i % 2 == 0,)) for i in range(4)],
+         [threading.Thread(target=write) for _ in range(writers)], stop)
     want = b"%d" % (writers * per_writer)
     check(r.mget(keys) == [want] * SHARDS, "after %d transactions: %r" % (writers * per_writer, r.mget(keys)))
     check(reads[0] > 0, "the readers read")
