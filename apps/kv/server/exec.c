@@ -20,6 +20,11 @@
  *     Commands without keys run at home with the connection's state.
  *     Each reply takes its place in EXEC's array, errors included;
  *  4. unlock every shard, the array to the client.
+ * Without watched keys, a queue of commands each on one shard runs each
+ * shard's commands within its lock step (the lock carries them as a
+ * batch): one message per shard instead of two, as multi.c's fan-out
+ * parts run with their locks; strict two-phase locking still holds,
+ * since no lock goes before all are held.
  * Nobody else sees a state between two of its commands: every other
  * access to its keys runs before the lock or after the unlock on that
  * key's shard. Shards it does not touch, and keys it does not lock, go on
@@ -43,7 +48,9 @@ struct kv_exec {
 	bool look_failed;             /* a lookup could not be sent: aborted */
 	unsigned nsh, locked;         /* shards to lock, ascending in order[] */
 	unsigned *order;
-	struct kv_job *lockj;         /* the lock asked for, not granted yet */
+	struct kv_job **locks;        /* per shard of order[]: its lock, made at start */
+	/* the commands ran with their locks (early()): replies in the locks */
+	bool early;
 	uint32_t n;                   /* queued commands */
 	uint32_t next, emitted;       /* queue: the next to start, to reply */
 	uint32_t pending;             /* answers awaited (+1 while sending) */
@@ -63,6 +70,12 @@ static bool server_wide(const struct kv_txn_req *q)
 static bool keyed(const struct kv_txn_req *q)
 {
 	return q->cmd->first_key && (uint32_t)q->cmd->first_key < q->argc;
+}
+
+/* The shard of a queued command's first key. */
+static unsigned shard_of(const struct kv_exec *x, const struct kv_txn_req *q)
+{
+	return kv_key_shard(x->sh, q->argv[q->cmd->first_key], q->argl[q->cmd->first_key]);
 }
 
 /* Calls fn for each key of queued command q. */
@@ -145,6 +158,62 @@ static struct kv_job *keys_job(const struct kv_exec *x, unsigned s, enum kv_job_
 	return j;
 }
 
+static void locked(struct kv_shard *sh, struct kv_job *j);
+
+/* Whether each shard's commands can run in the step its keys are
+ * locked, before the other shards' locks are held, as multi.c's fan-out
+ * parts do (strict two-phase locking allows it: nothing is released
+ * before everything is held): with no watched key to check first, and
+ * every command one shard's that fits a batch. */
+static bool early(const struct kv_exec *x)
+{
+	const struct kv_txn *t = x->conn->txn;
+	uint32_t per_shard[x->sh->n];
+
+	if (t->nwatch || x->whole)
+		return false;
+	memset(per_shard, 0, sizeof(per_shard));
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct kv_txn_req *q = t->q[i];
+
+		if (!keyed(q) || q->argc > KV_BATCH_ARGS ||
+		    kv_multi_needed(x->sh, q->cmd, q->argc, q->argv, q->argl) ||
+		    ++per_shard[shard_of(x, q)] > KV_BATCH_MAX)
+			return false;
+	}
+	return true;
+}
+
+/* Lock i (of order[]): the whole shard, or its keys, carrying that
+ * shard's commands when they run early. Returns 0 or -ENOMEM. */
+static int make_lock(struct kv_exec *x, unsigned i)
+{
+	const struct kv_txn *t = x->conn->txn;
+	unsigned s = x->order[i];
+	struct kv_job *j = x->whole ? kv_job_new(KV_JOB_LOCK, 0, 0) :
+				      keys_job(x, s, KV_JOB_LOCK, "lock", false);
+
+	if (!j)
+		return -ENOMEM;
+	x->locks[i] = j;
+	j->keyed = !x->whole;
+	j->kfirst = 1;
+	j->kstep = 1;
+	j->room = x->whole;
+	j->target = s;
+	j->tx = x->id;
+	j->owner = x;
+	j->done = locked;
+	for (uint32_t k = 0; x->early && k < t->n; k++) {
+		const struct kv_txn_req *q = t->q[k];
+
+		if (shard_of(x, q) == s &&
+		    kv_batch_add(j, q->cmd, q->argc, (const char *const *)q->argv, q->argl))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Which shards to lock, ascending, and whether whole. */
 static int plan(struct kv_exec *x)
 {
@@ -162,20 +231,26 @@ static int plan(struct kv_exec *x)
 		}
 	each_tx_key(t, count_key, &k);
 	x->order = malloc(n * sizeof(*x->order));
+	x->locks = calloc(n, sizeof(*x->locks));
 	x->looks = calloc(n, sizeof(*x->looks));
 	x->n = t->n;
 	x->jobs = calloc(t->n ? t->n : 1, sizeof(*x->jobs));
-	if (!x->order || !x->looks || !x->jobs)
+	if (!x->order || !x->locks || !x->looks || !x->jobs)
 		return -ENOMEM;
 	for (unsigned s = 0; s < n; s++)
 		if (used[s])
 			x->order[x->nsh++] = s;
+	x->early = early(x);
+	for (unsigned i = 0; i < x->nsh; i++)
+		if (make_lock(x, i))
+			return -ENOMEM;
 	return 0;
 }
 
 void kv_exec_free(struct kv_exec *x)
 {
-	kv_job_free(x->lockj);
+	for (unsigned i = 0; x->locks && i < x->nsh; i++)
+		kv_job_free(x->locks[i]);
 	for (uint32_t i = 0; x->jobs && i < x->n; i++)
 		kv_job_free(x->jobs[i]);
 	for (unsigned s = 0; x->looks && s < x->sh->n; s++)
@@ -184,6 +259,7 @@ void kv_exec_free(struct kv_exec *x)
 		kv_multi_free(x->sub);
 	kv_reply_free(&x->out);
 	free(x->order);
+	free(x->locks);
 	free(x->looks);
 	free(x->jobs);
 	free(x);
@@ -270,8 +346,7 @@ static void start_one(struct kv_exec *x, uint32_t i)
 	}
 	j = x->jobs[i] = kv_job_request(&r, -1, 0);
 	if (j)
-		send_part(x, j, kv_key_shard(x->sh, q->argv[q->cmd->first_key], q->argl[q->cmd->first_key]),
-		     job_answered);
+		send_part(x, j, shard_of(x, q), job_answered);
 }
 
 /* The reply of a command spanning shards (in turn: it is a piece alone). */
@@ -318,6 +393,27 @@ static void emit(struct kv_exec *x)
 		kv_reply_raw(&x->out, j->out.buf, j->out.len);
 		kv_job_free(j);
 		x->jobs[x->emitted] = NULL;
+	}
+}
+
+/* The replies of commands that ran with their locks, in queue order:
+ * each shard's in the order its batch ran them. */
+static void emit_early(struct kv_exec *x)
+{
+	const struct kv_txn *t = x->conn->txn;
+	uint32_t taken[x->nsh];
+
+	memset(taken, 0, sizeof(taken));
+	for (uint32_t i = 0; i < t->n; i++) {
+		unsigned s = shard_of(x, t->q[i]), o = 0;
+
+		while (x->order[o] != s)
+			o++;
+		const struct kv_job *j = x->locks[o];
+		uint32_t k = taken[o]++;
+		size_t from = k ? j->out_end[k - 1] : 0;
+
+		kv_reply_raw(&x->out, j->out.buf + from, j->out_end[k] - from);
 	}
 }
 
@@ -384,6 +480,10 @@ static bool step(struct kv_exec *x)
 		}
 		kv_reply_array(&x->out, t->n);
 	}
+	if (x->early) {
+		emit_early(x);
+		return false;
+	}
 	emit(x);
 	if (x->next == t->n)
 		return false;
@@ -432,7 +532,11 @@ static void go(struct kv_exec *x)
 
 /* ---- 1. lock -------------------------------------------------------------- */
 
-static void lock_next(struct kv_exec *x);
+static void lock_next(struct kv_exec *x)
+{
+	if (kv_job_submit(x->sh, x->locks[x->locked]))
+		abort(); /* as multi.c's: locks half taken cannot be undone */
+}
 
 static void locked(struct kv_shard *sh, struct kv_job *j)
 {
@@ -440,33 +544,10 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 
 	(void)sh;
 	x->oom |= j->over;
-	x->lockj = NULL;
-	kv_job_free(j);
 	if (++x->locked < x->nsh)
 		lock_next(x);
 	else
 		go(x);
-}
-
-static void lock_next(struct kv_exec *x)
-{
-	unsigned s = x->order[x->locked];
-	struct kv_job *j = x->whole ? kv_job_new(KV_JOB_LOCK, 0, 0) :
-				      keys_job(x, s, KV_JOB_LOCK, "lock", false);
-
-	if (!j)
-		abort(); /* as multi.c's: locks half taken cannot be undone */
-	j->keyed = !x->whole;
-	j->kfirst = 1;
-	j->kstep = 1;
-	j->room = x->whole;
-	j->target = s;
-	j->tx = x->id;
-	j->owner = x;
-	j->done = locked;
-	x->lockj = j;
-	if (kv_job_submit(x->sh, j))
-		abort();
 }
 
 int kv_exec_start(struct kv_shard *sh, struct kv_client *c, struct kv_conn *conn,
@@ -479,12 +560,12 @@ int kv_exec_start(struct kv_shard *sh, struct kv_client *c, struct kv_conn *conn
 	x->c = c;
 	x->sh = sh;
 	x->conn = conn;
+	x->id = kv_shard_tx_id(sh);
 	kv_reply_init(&x->out);
 	if (plan(x)) {
 		kv_exec_free(x);
 		return -ENOMEM;
 	}
-	x->id = kv_shard_tx_id(sh);
 	conn->txn->multi = false; /* the queue runs now, nothing joins it */
 	*out = x;
 	lock_next(x);

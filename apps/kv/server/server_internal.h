@@ -67,7 +67,9 @@ struct kv_job {
 	/* KV_JOB_LOCK of a transaction that locks keys, not the whole shard
 	 * (keyed): its keys are a.argv[kfirst], then every kstep-th; with
 	 * run_part, a is the transaction's part for this shard, run as soon
-	 * as the keys are held (its result to part, an error to out). khold:
+	 * as the keys are held (its result to part, an error to out); with
+	 * nreq, the requests in reqs run then as a batch's do (an EXEC's
+	 * commands for this shard, exec.c). khold:
 	 * the target's record of them (keyhold in shard.c), made there */
 	bool keyed, run_part;
 	uint32_t kfirst, kstep;

@@ -323,9 +323,12 @@ static struct kv_keyhold *keyhold_of(struct kv_job *j)
 	return j->khold;
 }
 
+static void run_batch(struct kv_shard *sh, struct kv_job *j);
+
 /* A keyed lock granted: its keys are held until the unlock (the
- * shard's holds remember them), and its part, when it carries one, runs
- * now: nobody else can see those keys before the unlock. */
+ * shard's holds remember them), and its part or its batch of requests,
+ * when it carries one, runs now: nobody else can see those keys before
+ * the unlock. */
 static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_keyhold *kh = keyhold_of(j);
@@ -338,6 +341,8 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 	if (j->run_part)
 		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
 			      &j->part);
+	else if (j->nreq)
+		run_batch(sh, j);
 }
 
 /* A lock granted: shared with the other readers, or the writer's alone.
