@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """EXEC of two INCRs beside redis-server: `percore kv --shards 2` with the
-two keys on different shards (so every EXEC locks keys on both), and
+two keys on different shards (so every EXEC locks keys on both), the
+same server with both keys on one shard (for scale: no lock), and
 redis-server, each loaded by kv_txn_load (50 connections, one MULTI INCR a
 INCR b EXEC in flight each) for SECONDS, in REPS interleaved repetitions.
 Prints per run and as medians: transactions/s, and the server's CPU time
@@ -17,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "tests", "kv"))
-from oracle import KvServer, start_redis, apart  # noqa: E402
+from oracle import KvServer, start_redis, apart, colocated  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -46,22 +47,27 @@ def main():
     redis, rport = start_redis("redis-server")
     try:
         peer = kv.peer()
-        k = apart(peer, ["a", "b"])
-        keys = [k("a"), k("b")]
+        k, one = apart(peer, ["a", "b"]), colocated(peer, ["c", "d"])
+        runs = {"kv, 2 shards": ([k("a"), k("b")], kv.port, kv.proc.pid),
+                "kv, 1 shard": ([one("c"), one("d")], kv.port, kv.proc.pid),
+                "redis-server": (["a", "b"], rport, redis.pid)}
         peer.close()
-        res = {"percore kv --shards 2": [], "redis-server": []}
+        res = {name: [] for name in runs}
         for _ in range(reps):
-            res["percore kv --shards 2"].append(run(load, kv.port, kv.proc.pid, keys, seconds))
-            res["redis-server"].append(run(load, rport, redis.pid, keys, seconds))
+            for name, (keys, port, pid) in runs.items():
+                res[name].append(run(load, port, pid, keys, seconds))
         for name, rows in res.items():
             for tps, us in rows:
-                print("%-22s %9.0f tx/s  %6.2f us CPU/tx" % (name, tps, us))
+                print("%-14s %9.0f tx/s  %6.2f us CPU/tx" % (name, tps, us))
         med = {n: (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
                for n, rows in res.items()}
         for n, (tps, us) in med.items():
-            print("median %-22s %9.0f tx/s  %6.2f us CPU/tx" % (n, tps, us))
-        a, b = med["percore kv --shards 2"], med["redis-server"]
-        print("ratio percore/redis: throughput %.2f, CPU per transaction %.2f" % (a[0] / b[0], a[1] / b[1]))
+            print("median %-14s %9.0f tx/s  %6.2f us CPU/tx" % (n, tps, us))
+        b = med["redis-server"]
+        for n in ("kv, 2 shards", "kv, 1 shard"):
+            a = med[n]
+            print("ratio %s / redis: throughput %.2f, CPU per transaction %.2f"
+                  % (n, a[0] / b[0], a[1] / b[1]))
     finally:
         kv.stop()
         redis.kill()
