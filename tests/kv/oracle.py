@@ -11,7 +11,8 @@ commands, parameters and fields. Exit 0 when every reply matches,
 
 With --tcp, the same sequences go over TCP to `percore kv --shards 2`
 (two shards, so keys of both and the cross-shard paths are exercised)
-instead of through kv_exec; the server must exit cleanly at the end.
+instead of through kv_exec, and the transaction sequences also to
+`--shards 3`; the servers must exit cleanly at the end.
 
 usage: oracle.py KV_EXEC [REDIS_SERVER]
        oracle.py --tcp PERCORE [REDIS_SERVER]"""
@@ -388,7 +389,7 @@ def transactions(k=lambda name: name):
     its text, errors at queue time (EXECABORT) and at run time (in EXEC's
     array), and WATCH's null reply after a write, a delete, an expiry and
     a flush, by this same connection (Redis aborts for those too). k: the
-    key names, on one shard over TCP (EXEC across shards is refused)."""
+    key names (over TCP: on one shard, or on different ones)."""
     return [C("EXEC"), C("DISCARD"), C("UNWATCH"), C("MULTI", "x"), C("EXEC", "x"),
             C("WATCH"), C("MULTI"), C("EXEC"),
             C("MULTI"), C("MULTI"), C("WATCH", k("a")), C("SET", k("a"), "1"), C("INCR", k("a")),
@@ -413,6 +414,42 @@ def transactions(k=lambda name: name):
             C("INCR", k("c")), C("EXEC"),
             C("WATCH", k("w")), C("FLUSHALL"), C("MULTI"), C("INCR", k("c")), C("EXEC"),
             C("MULTI"), C("EXEC"), C("GET", k("c"))]
+
+
+SPAN_KEYS = ["a", "b", "c", "d", "s1", "s2", "w", "e"]
+
+
+def transactions_spanning(k=lambda name: name):
+    """MULTI with commands over several keys (over TCP, on different
+    shards: keys, not positions, decide), server-wide ones among them,
+    QUIT and RESET's and SAVE's rules, and WATCH aborted by this
+    connection's writes that reach a watched key from other keys (RENAME,
+    MSET, a stored set operation, COPY, an expiry)."""
+    return [C("MULTI"), C("MSET", k("a"), 1, k("b"), 2, k("c"), 3), C("MGET", k("a"), k("b"), k("c"), k("d")),
+            C("INCR", k("a")), C("RENAME", k("b"), k("d")), C("EXISTS", k("a"), k("b"), k("d")),
+            C("SADD", k("s1"), "x", "y"), C("SADD", k("s2"), "y", "z"),
+            C("SUNIONSTORE", k("e"), k("s1"), k("s2")), C("SCARD", k("e")),
+            C("SINTER", k("s1"), k("s2")), C("SMOVE", k("s1"), k("s2"), "x"), C("COPY", k("a"), k("w")),
+            C("DBSIZE"), C("KEYS", k("w")), C("RENAMENX", k("a"), k("c")), C("MSETNX", k("b"), 1, k("a"), 2),
+            C("DEL", k("c"), k("d")), C("INCR", k("s1")), C("GET", k("w")), C("PING"), C("EXEC"),
+            C("MGET", k("a"), k("b"), k("c"), k("d"), k("w")),
+            C("MULTI"), C("SET", k("a"), 5), C("FLUSHALL"), C("SET", k("b"), 6), C("DBSIZE"),
+            C("GET", k("a")), C("EXEC"), C("MGET", k("a"), k("b")),
+            C("MULTI"), C("SET", k("a"), 7), C("SAVE"), C("SET", k("b"), 8), C("EXEC"),
+            C("MGET", k("a"), k("b")),
+            C("WATCH", k("a")), C("MULTI"), C("SET", k("a"), 9), C("SET", k("c"), 9), C("RESET"), C("EXEC"),
+            C("MGET", k("a"), k("c")), C("SET", k("a"), 10), C("MULTI"), C("INCR", k("a")), C("EXEC"),
+            C("WATCH", k("w"), k("a")), C("RENAME", k("b"), k("w")), C("MULTI"), C("INCR", k("a")), C("EXEC"),
+            C("WATCH", k("w")), C("MSET", k("a"), 1, k("w"), 2), C("MULTI"), C("INCR", k("a")), C("EXEC"),
+            C("SADD", k("s1"), "q"), C("WATCH", k("e")), C("SUNIONSTORE", k("e"), k("s1"), k("s2")),
+            C("MULTI"), C("INCR", k("a")), C("EXEC"),
+            C("WATCH", k("d")), C("COPY", k("w"), k("d")), C("MULTI"), C("INCR", k("a")), C("EXEC"),
+            C("WATCH", k("d")), C("DEL", k("a"), k("d")), C("MULTI"), C("INCR", k("a")), C("EXEC"),
+            C("SET", k("e"), 1, "PX", 100), C("WATCH", k("e"), k("a")), SLEEP(0.3), C("MULTI"),
+            C("INCR", k("a")), C("INCR", k("b")), C("EXEC"),
+            C("WATCH", k("a"), k("b"), k("c")), C("GET", k("a")), C("MULTI"), C("INCR", k("a")),
+            C("INCR", k("b")), C("EXEC"), C("MGET", k("a"), k("b")),
+            C("MULTI"), C("EXEC"), C("MULTI"), C("PING"), C("EXEC")]
 
 
 def strings_set(now):
@@ -1249,34 +1286,33 @@ def copies(k=lambda name: name):
 COPY_KEYS = ("a", "b", "c", "d", "e", "h", "s", "t", "missing")
 
 
-def on_shard_one(peer, names):
-    """Which of names `percore kv --shards 2` keeps on shard 1: each set
-    for a moment, then SCAN's walk of shard 1 alone (a cursor names its
-    shard: cursor % 2), then all deleted. Needs an empty keyspace."""
+def on_shard(peer, names, shard=1, shards=2):
+    """Which of names `percore kv --shards SHARDS` keeps on shard `shard`:
+    each set for a moment, then SCAN's walk of that shard alone (a cursor
+    names its shard: cursor % shards), then all deleted. Needs an empty
+    keyspace."""
     peer.send(enc("MSET", *[x for n in names for x in (n, "1")]))
     peer.reader.reply()
-    found, cursor = set(), b"1"
+    found, cursor = set(), str(shard).encode()
     while True:
         peer.send(enc("SCAN", cursor, "COUNT", 1000))
         _, (_, ((_, (_, cursor)), (_, (_, keys)))) = peer.reader.reply()
         found.update(v.decode() for _, (_, v) in keys)
-        if int(cursor) % 2 == 0:
+        if int(cursor) % shards != shard or int(cursor) == 0:
             break
     peer.send(enc("DEL", *names))
     peer.reader.reply()
     return found & set(names)
 
 
-def placed(peer, names, shard_of_index):
+def placed(peer, names, shard_of_index, shards=2):
     """A name for each of names, name i on shard shard_of_index(i) of
-    `percore kv --shards 2`."""
+    `percore kv --shards SHARDS`."""
     cands = {n: ["%s_%d" % (n, i) for i in range(64)] for n in names}
-    one = on_shard_one(peer, [c for n in names for c in cands[n]])
-    found = {}
-    for i, n in enumerate(names):
-        want = shard_of_index(i)
-        found[n] = next(c for c in cands[n] if (c in one) == (want == 1))
-    return lambda name: found[name]
+    every = [c for n in names for c in cands[n]]
+    where = {c: s for s in range(shards) for c in on_shard(peer, every, s, shards)}
+    return lambda name: next(c for c in cands[name]
+                             if where[c] == shard_of_index(names.index(name)))
 
 
 def crossslot_check(peer, failures):
@@ -1299,13 +1335,13 @@ def crossslot_check(peer, failures):
 
 def colocated(peer, names):
     """Names all on one shard."""
-    return placed(peer, names, lambda i: 0)
+    return placed(peer, list(names), lambda i: 0)
 
 
-def apart(peer, names):
+def apart(peer, names, shards=2):
     """Names on alternate shards: the first on shard 0, the next on
-    shard 1, and so on, so every command over two neighbours spans both."""
-    return placed(peer, names, lambda i: i % 2)
+    shard 1, and so on, so every command over two neighbours spans two."""
+    return placed(peer, list(names), lambda i: i % shards, shards)
 
 
 def randomkey_check(peer, failures):
@@ -1347,7 +1383,7 @@ def typed_renames():
 def fresh_connection_cases(make_ours, port, failures):
     """What ends a connection: QUIT (after its OK), and a bulk longer than
     a lowered proto-max-bulk-len (a protocol error)."""
-    cases = [[C("QUIT")], [C("PING"), C("QUIT", "now")],
+    cases = [[C("QUIT")], [C("PING"), C("QUIT", "now")], [C("MULTI"), C("SET", "q", 1), C("QUIT")],
              # an inline request with a NUL is not answered: the requests
              # after it wait with it until too big
              [RAW(b"PING\r\nECHO a\0b\r\nPING\r\n", 1),
@@ -1554,6 +1590,26 @@ class KvServer:
         return self.proc.returncode, err.decode(errors="replace")
 
 
+def three_shards(percore, redis, failures):
+    """The transaction sequences again on `percore kv --shards 3`, keys
+    on three shards in turn. Returns the replies compared."""
+    kv3 = KvServer(percore, shards=3)
+    ours, count = kv3.peer(), 0
+    try:
+        groups = [transactions(apart(ours, TXN_KEYS, 3)),
+                  transactions_spanning(apart(ours, SPAN_KEYS, 3))]
+        for g in groups:
+            items = [C("FLUSHALL")] + g
+            count += sum(it.n for it in items)
+            run_items(items, ours, redis, failures)
+        ours.close()
+    finally:
+        rc, err = kv3.stop()
+        if rc != 0 or "Sanitizer" in err or "runtime error" in err:
+            failures.append("percore kv --shards 3 exited %d: %s" % (rc, err[-3000:]))
+    return count
+
+
 def start_redis(server):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -1608,7 +1664,11 @@ def main():
         groups.append(list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)) if tcp else list_zset_ops())
         rand_keys = colocated(ours, ["k%d" % i for i in range(8)]) if tcp else (lambda name: name)
         groups.append(random_lists_zsets(random.Random(SEED), rand_keys=rand_keys))
-        groups.append(transactions(colocated(ours, TXN_KEYS)) if tcp else transactions())
+        if tcp:
+            groups += [transactions(colocated(ours, TXN_KEYS)), transactions(apart(ours, TXN_KEYS)),
+                       transactions_spanning(apart(ours, SPAN_KEYS))]
+        else:
+            groups += [transactions(), transactions_spanning()]
         if tcp:
             # set operations, SMOVE and COPY with keys on one shard, and
             # with keys deliberately on different ones; BITOP and LCS on
@@ -1629,6 +1689,8 @@ def main():
             items = [C("FLUSHALL")] + g
             count += sum(it.n for it in items)
             run_items(items, ours, redis, failures)
+        if tcp:
+            count += three_shards(kv_exec, redis, failures)
         ours.close()
         redis.close()
         protocol_errors(make_ours, port, failures)

@@ -5,6 +5,7 @@
 #include "cmd_impl.h"
 
 #include "num.h"
+#include "txn.h"
 
 /* The connection, or NULL after replying an error (an executor with no
  * connection, such as a fuzz target). */
@@ -101,6 +102,21 @@ void kv_quit(struct kv_call *c)
 	if (c->conn)
 		c->conn->flags |= KV_CONN_CLOSE;
 	kv_reply_status(c->out, "OK");
+}
+
+/* RESET: the connection as it was made, as Redis 7.0 leaves it: no
+ * transaction or watched key, database 0, RESP2, no name (CLIENT
+ * NO-EVICT and the library strings stay, as in Redis). Inside MULTI it
+ * runs at once, not queued. */
+void kv_reset(struct kv_call *c)
+{
+	if (c->conn) {
+		kv_txn_reset(c->conn);
+		c->conn->db = 0;
+		c->conn->proto = 2;
+		kv_conn_set_str(&c->conn->name, NULL, 0);
+	}
+	kv_reply_status(c->out, "RESET");
 }
 
 void kv_client_id(struct kv_call *c)

@@ -99,8 +99,8 @@
 #define KV_ERR_DISCARD_NO_MULTI "ERR DISCARD without MULTI"
 #define KV_ERR_WATCH_IN_MULTI "ERR WATCH inside MULTI is not allowed"
 #define KV_ERR_EXECABORT     "EXECABORT Transaction discarded because of previous errors."
+#define KV_ERR_NOT_IN_MULTI  "ERR Command not allowed inside a transaction"
 #define KV_ERR_EXECABORT_FMT "EXECABORT Transaction discarded because of: %s"
-#define KV_ERR_EXEC_CROSS    "CROSSSLOT A command inside this transaction spans shards: not supported in MULTI"
 
 /* Connections */
 #define KV_ERR_NO_CONN       "ERR no connection to act on"

@@ -77,7 +77,7 @@ bool kv_txn_is(const struct kv_cmd *cmd, const char *name)
 bool kv_txn_control(const struct kv_cmd *cmd)
 {
 	return cmd->fn == kv_multi || cmd->fn == kv_exec || cmd->fn == kv_discard ||
-	       cmd->fn == kv_watch;
+	       cmd->fn == kv_watch || cmd->fn == kv_quit || cmd->fn == kv_reset;
 }
 
 /* The connection's state, made on first use; NULL when out of memory. */
@@ -121,6 +121,11 @@ bool kv_txn_queue(struct kv_call *c)
 
 	if (!t || !t->multi || kv_txn_control(c->cmd))
 		return false;
+	if (c->cmd->multi == KV_MULTI_SAVE) { /* the one Redis 7.0 refuses in MULTI */
+		t->dirty = true;
+		kv_err(c, KV_ERR_NOT_IN_MULTI);
+		return true;
+	}
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 8;
 		struct kv_txn_req **q = realloc(t->q, cap * sizeof(*q));

@@ -50,12 +50,13 @@ struct kv_txn {
 /* Whether the connection is between MULTI and EXEC. */
 static inline bool kv_txn_in_multi(const struct kv_conn *conn);
 
-/* Whether cmd is one MULTI does not queue: MULTI, EXEC, DISCARD, WATCH
- * (they act at once, or refuse, as Redis's do). */
+/* Whether cmd is one MULTI does not queue: MULTI, EXEC, DISCARD, WATCH,
+ * QUIT, RESET (they act at once, or refuse, as Redis's do). */
 bool kv_txn_control(const struct kv_cmd *cmd);
 
 /* Called for a checked command c->cmd: inside MULTI it is queued (copied)
- * and answered QUEUED, and true is returned; otherwise false (run it). */
+ * and answered QUEUED, or refused (SAVE, as Redis 7.0: the coming EXEC
+ * aborts), and true is returned; otherwise false (run it). */
 bool kv_txn_queue(struct kv_call *c);
 
 /* A command failed its check (unknown, arity; its error at out offset

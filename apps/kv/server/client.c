@@ -53,6 +53,7 @@ struct kv_client {
 	struct kv_reply out;          /* replies ready to write, in order */
 	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
 	struct kv_tx *tx;             /* the transaction running for it, or NULL */
+	struct kv_exec *ex;           /* its EXEC spanning shards, or NULL */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
 	uint32_t ticket;              /* the reply slot held while owed */
@@ -109,6 +110,8 @@ uint64_t kv_client_free_orphans(struct kv_client *list)
 		}
 		if (c->tx)
 			kv_multi_free(c->tx);
+		if (c->ex)
+			kv_exec_free(c->ex);
 		release(c);
 		n++;
 	}
@@ -232,68 +235,16 @@ static void answered(struct kv_client *c)
 	process(c);
 }
 
-/* A SCAN part that found nothing and ended its shard's walk goes on to
- * the next shard at once, as Redis's SCAN of an empty keyspace answers
- * cursor 0 in one call. Returns true when the job was sent on. */
-static bool scan_hop(struct kv_shard *sh, struct kv_job *j)
-{
-	if ((unsigned)j->scan_shard + 1 >= sh->n || j->out.len || j->part.n || j->part.count)
-		return false;
-	j->target = (unsigned)++j->scan_shard;
-	j->a.argv[1] = "0";
-	j->a.argl[1] = 1;
-	j->finished = false;
-	if (!kv_job_submit(sh, j))
-		return true;
-	j->finished = true; /* refused: this shard's empty answer stands */
-	return false;
-}
-
-/* A SCAN part's reply: its keys under the server-wide cursor. */
-static void scan_reply(struct kv_shard *sh, struct kv_job *j)
-{
-	unsigned s = (unsigned)j->scan_shard;
-
-	if (!j->out.len) /* else the shard's error stands */
-		kv_part_reply_walk(&j->part, kv_scan_cursor((uint64_t)j->part.n, s, sh->n), &j->out);
-}
-
 static void job_done(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_client *c = j->owner;
 
-	if (j->scan_shard >= 0 && scan_hop(sh, j))
+	if (j->scan_shard >= 0 && kv_scan_hop(sh, j))
 		return;
 	if (j->scan_shard >= 0)
-		scan_reply(sh, j);
+		kv_scan_reply(sh, j);
 	collect(c);
 	answered(c);
-}
-
-/* A job for the request, its arguments copied; for a SCAN part the
- * cursor argument becomes the shard's own. */
-static struct kv_job *request_job(const struct kv_resp_req *r, int scan_shard, uint64_t cursor)
-{
-	char text[24];
-	size_t bytes = 0, clen = 0;
-	struct kv_job *j;
-
-	if (scan_shard >= 0)
-		clen = (size_t)snprintf(text, sizeof(text), "%llu", (unsigned long long)cursor);
-	for (uint32_t i = 0; i < r->argc; i++)
-		bytes += r->argl[i];
-	j = kv_job_new(KV_JOB_CMD, r->argc, bytes + clen);
-	if (!j)
-		return NULL;
-	for (uint32_t i = 0; i < r->argc; i++) {
-		if (i == 1 && scan_shard >= 0)
-			kv_job_arg(j, text, clen);
-		else
-			kv_job_arg(j, r->argv[i], r->argl[i]);
-	}
-	j->scan_shard = scan_shard;
-	j->typed = scan_shard >= 0;
-	return j;
 }
 
 /* Where a reply written here now goes: behind the newest outstanding
@@ -323,6 +274,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	if (c->tail)
 		c->after_bytes += to->len - before;
 	c->tx = NULL;
+	c->ex = NULL;
 	c->in_tx = false;
 	c->inflight--;
 	answered(c);
@@ -401,7 +353,7 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	struct kv_job *j;
 
 	batch_send(c); /* requests before this one go first */
-	j = request_job(r, scan_shard, cursor);
+	j = kv_job_request(r, scan_shard, cursor);
 	if (!j) {
 		reply_nomem(c);
 		return;
@@ -467,6 +419,21 @@ static void ship_exec(struct kv_client *c, const struct kv_cmd *cmd)
 		j->finished = true;
 		c->in_tx = false;
 		collect(c);
+	}
+}
+
+/* Starts the connection's EXEC over several shards; later requests
+ * wait for its answer. */
+static void span_exec(struct kv_client *c)
+{
+	batch_send(c);
+	c->inflight++;
+	c->in_tx = true;
+	if (kv_exec_start(c->sh, c, &c->conn, &c->ex)) {
+		c->inflight--;
+		c->in_tx = false;
+		kv_txn_reset(&c->conn); /* Redis ends the transaction either way */
+		reply_nomem(c);
 	}
 }
 
@@ -550,10 +517,14 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 
 		switch (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out)) {
 		case KV_TXN_DONE:
+			c->quit = c->conn.flags & KV_CONN_CLOSE; /* a QUIT inside MULTI */
 			hold_reply(c, &c->out, before, mark);
 			return true;
 		case KV_TXN_SHIP:
 			ship_exec(c, cmd);
+			return true;
+		case KV_TXN_SPAN:
+			span_exec(c);
 			return true;
 		case KV_TXN_ROUTE:
 			break;

@@ -47,6 +47,7 @@
 #include "aof_shard.h"
 #include "gather.h"
 #include "server_internal.h"
+#include "txn.h"
 
 enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME, TX_GATHER };
 
@@ -76,6 +77,10 @@ struct kv_tx {
 	const struct kv_gather_ops *gops;
 	struct kv_gather g;
 	uint32_t put;
+	/* run under an EXEC's locks (kv_multi_run_held): its end, instead
+	 * of the unlocks and the client's reply */
+	kv_multi_done_fn *done;
+	void *done_arg;
 };
 
 /* Server-wide commands but SCAN, which walks one shard at a time. */
@@ -558,8 +563,26 @@ static bool gather_stage(struct kv_tx *t)
 
 /* ---- stages --------------------------------------------------------------- */
 
+/* WATCH sees every key a writer changed: the writes of its parts that
+ * do not go through the command table (a value moved by RENAME, a result
+ * gather stored) count no key themselves. Before the unlocks, so an EXEC
+ * that locks one of these keys next finds its counter moved. */
+static void touch_written(struct kv_tx *t)
+{
+	struct kv_call c = { .out = &t->out, .cmd = t->cmd, .argc = t->req->a.argc,
+			     .argv = t->req->a.argv, .argl = t->req->a.argl };
+
+	kv_txn_touch_cmd(&c, 0);
+}
+
 static void tx_end(struct kv_tx *t)
 {
+	touch_written(t);
+	if (t->done) {
+		t->done(t->done_arg, &t->out);
+		kv_multi_free(t);
+		return;
+	}
 	for (unsigned i = 0; i < t->nsh; i++)
 		kv_shard_unlock(t->sh, t->order[i], t->id, t->keyed, t->reader);
 	kv_client_tx_done(t->c, &t->out);
@@ -737,18 +760,17 @@ static int plan(struct kv_tx *t)
 	return 0;
 }
 
-int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
-		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out)
+/* A transaction for the request (copied), planned, with no lock yet. */
+static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+			    const char *const *argv, const size_t *argl)
 {
 	struct kv_tx *t = calloc(1, sizeof(*t));
 	struct kv_args a = { argc, (const char **)argv, (size_t *)argl };
 
 	if (!t)
-		return -ENOMEM;
-	t->c = c;
+		return NULL;
 	t->sh = sh;
 	t->cmd = cmd;
-	t->id = ((uint64_t)(sh->idx + 1) << 48) | ++sh->tx_seq;
 	t->kind = cmd->multi == KV_MULTI_MSETNX ? TX_MSETNX :
 		  cmd->multi == KV_MULTI_RENAME || cmd->multi == KV_MULTI_RENAMENX ? TX_RENAME :
 		  TX_FANOUT;
@@ -757,21 +779,51 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 		t->gops = kv_gather_ops_of(cmd);
 		if (!t->gops || kv_gather_init(&t->g, cmd, argc, argv, argl)) {
 			kv_multi_free(t);
-			return -ENOMEM;
+			return NULL;
 		}
 	}
 	t->nx = cmd->multi == KV_MULTI_RENAMENX;
 	t->reader = cmd->flags & KV_CMD_READONLY;
-	/* Keys, not shards, are locked unless a memory limit needs every
-	 * shard's answer (over it or not) to hold until the parts ran. */
-	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory;
 	kv_reply_init(&t->out);
 	t->req = whole(&a);
 	if (!t->req || plan(t)) {
 		kv_multi_free(t);
-		return -ENOMEM;
+		return NULL;
 	}
+	return t;
+}
+
+int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
+		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out)
+{
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
+
+	if (!t)
+		return -ENOMEM;
+	t->c = c;
+	t->id = kv_shard_tx_id(sh);
+	/* Keys, not shards, are locked unless a memory limit needs every
+	 * shard's answer (over it or not) to hold until the parts ran. */
+	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory;
 	*out = t;
 	lock_next(t);
+	return 0;
+}
+
+int kv_multi_run_held(struct kv_shard *sh, uint64_t id, bool oom, const struct kv_cmd *cmd,
+		      uint32_t argc, const char *const *argv, const size_t *argl,
+		      kv_multi_done_fn *done, void *arg, struct kv_tx **out)
+{
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
+
+	if (!t)
+		return -ENOMEM;
+	t->id = id; /* its parts are the holder's: they run at once */
+	t->oom = oom;
+	t->done = done;
+	t->done_arg = arg;
+	t->locked = t->nsh;
+	*out = t;
+	tx_stage(t);
 	return 0;
 }

@@ -30,3 +30,29 @@ uint64_t kv_scan_cursor(uint64_t next, unsigned s, unsigned n)
 		return s + 1 < n ? s + 1 : 0;
 	return next * n + s;
 }
+
+/* A SCAN part that found nothing and ended its shard's walk goes on to
+ * the next shard at once, as Redis's SCAN of an empty keyspace answers
+ * cursor 0 in one call. Returns true when the job was sent on. */
+bool kv_scan_hop(struct kv_shard *sh, struct kv_job *j)
+{
+	if ((unsigned)j->scan_shard + 1 >= sh->n || j->out.len || j->part.n || j->part.count)
+		return false;
+	j->target = (unsigned)++j->scan_shard;
+	j->a.argv[1] = "0";
+	j->a.argl[1] = 1;
+	j->finished = false;
+	if (!kv_job_submit(sh, j))
+		return true;
+	j->finished = true; /* refused: this shard's empty answer stands */
+	return false;
+}
+
+/* A SCAN part's reply: its keys under the server-wide cursor. */
+void kv_scan_reply(struct kv_shard *sh, struct kv_job *j)
+{
+	unsigned s = (unsigned)j->scan_shard;
+
+	if (!j->out.len) /* else the shard's error stands */
+		kv_part_reply_walk(&j->part, kv_scan_cursor((uint64_t)j->part.n, s, sh->n), &j->out);
+}

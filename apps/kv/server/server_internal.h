@@ -67,7 +67,9 @@ struct kv_job {
 	/* KV_JOB_LOCK of a transaction that locks keys, not the whole shard
 	 * (keyed): its keys are a.argv[kfirst], then every kstep-th; with
 	 * run_part, a is the transaction's part for this shard, run as soon
-	 * as the keys are held (its result to part, an error to out). khold:
+	 * as the keys are held (its result to part, an error to out); with
+	 * nreq, the requests in reqs run then as a batch's do (an EXEC's
+	 * commands for this shard, exec.c). khold:
 	 * the target's record of them (keyhold in shard.c), made there */
 	bool keyed, run_part;
 	uint32_t kfirst, kstep;
@@ -168,6 +170,9 @@ struct kv_server {
 /* The owner of a key. */
 unsigned kv_key_shard(const struct kv_shard *sh, const char *key, size_t len);
 
+/* A new transaction id, unique over the whole server (never 0). */
+uint64_t kv_shard_tx_id(struct kv_shard *sh);
+
 /* ms since the epoch. */
 int64_t kv_now_ms(void);
 
@@ -176,6 +181,10 @@ int64_t kv_now_ms(void);
 struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes);
 /* Appends the next argument to a job (at most argc, bytes in all). */
 void kv_job_arg(struct kv_job *j, const char *p, size_t len);
+/* A KV_JOB_CMD for the request, its arguments copied; for a SCAN part
+ * (scan_shard >= 0) the cursor argument becomes that shard's own. NULL
+ * when out of memory. */
+struct kv_job *kv_job_request(const struct kv_resp_req *r, int scan_shard, uint64_t cursor);
 /* An empty KV_JOB_BATCH. NULL when out of memory. */
 struct kv_job *kv_batch_new(void);
 /* Adds a request (argc at most KV_BATCH_ARGS) to a batch not yet sent
@@ -257,6 +266,19 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 /* Frees a transaction and every job it owns (kv_client_free_orphans). */
 void kv_multi_free(struct kv_tx *t);
 
+/* A transaction's end under someone else's locks: its reply in out. */
+typedef void kv_multi_done_fn(void *arg, struct kv_reply *out);
+
+/* Runs a request (copied) spanning shards inside transaction id, whose
+ * locks already hold every shard and key it touches (an EXEC's): its
+ * parts run at once and nothing is locked or unlocked; oom: a shard was
+ * over its memory limit when locked. *out is the transaction until
+ * done(arg, reply) runs (maybe inside this call), which frees it.
+ * Returns 0, or -ENOMEM with done never run. */
+int kv_multi_run_held(struct kv_shard *sh, uint64_t id, bool oom, const struct kv_cmd *cmd,
+		      uint32_t argc, const char *const *argv, const size_t *argl,
+		      kv_multi_done_fn *done, void *arg, struct kv_tx **out);
+
 /* ---- txn.c ---------------------------------------------------------------- */
 
 /* The shard owning every key of the connection's queued commands and
@@ -268,16 +290,29 @@ enum kv_txn_route {
 	KV_TXN_ROUTE, /* not a transaction's request: route it as any */
 	KV_TXN_DONE,  /* run (or refused) here, its reply in out */
 	KV_TXN_SHIP,  /* an EXEC to run whole on kv_txn_shard()'s shard */
+	KV_TXN_SPAN,  /* an EXEC whose keys live on several shards (exec.c) */
 };
 
 /* With several shards, runs here a request of a connection inside MULTI
  * (queued, or MULTI's own commands) or a WATCH, once nothing of the
  * connection is outstanding; an EXEC runs here when its keys are this
  * shard's and free, goes to the one shard that owns them all, or, its
- * commands reaching several shards, is refused whole. */
+ * keys living on several shards, runs over all of them (exec.c). */
 enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
 				  const struct kv_cmd *cmd, int64_t now,
 				  const struct kv_resp_req *r, struct kv_reply *out);
+
+/* ---- exec.c --------------------------------------------------------------- */
+
+/* Starts the EXEC of a connection whose queue (or watched keys) spans
+ * shards, atomically over all of them (exec.c); its reply goes to
+ * kv_client_tx_done(c, ...) later, and the connection's transaction
+ * state is reset then. Returns 0 or -ENOMEM (nothing started). */
+struct kv_exec;
+int kv_exec_start(struct kv_shard *sh, struct kv_client *c, struct kv_conn *conn,
+		  struct kv_exec **out);
+/* Frees an EXEC and what it owns (kv_client_free_orphans). */
+void kv_exec_free(struct kv_exec *x);
 
 /* ---- scan.c --------------------------------------------------------------- */
 
@@ -288,5 +323,13 @@ bool kv_scan_route(const char *p, size_t len, unsigned n, unsigned *shard, uint6
 /* The server-wide cursor after shard s of n answered with its own cursor
  * next: the next shard's start when s's walk ended, 0 after the last. */
 uint64_t kv_scan_cursor(uint64_t next, unsigned s, unsigned n);
+
+/* A SCAN part (kv_job_request()) answered on its home shard sh: one that
+ * found nothing and ended its shard's walk goes on to the next shard at
+ * once, as Redis's SCAN of an empty keyspace answers cursor 0 in one
+ * call; returns true when it was sent on (it answers again). */
+bool kv_scan_hop(struct kv_shard *sh, struct kv_job *j);
+/* A SCAN part's reply: its keys under the server-wide cursor. */
+void kv_scan_reply(struct kv_shard *sh, struct kv_job *j);
 
 #endif

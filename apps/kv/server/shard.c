@@ -2,6 +2,7 @@
 /* One shard of the kv server: its keyspace, its lock and wait queue for
  * multi-shard commands, jobs from other shards, active expiry. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +24,11 @@
 unsigned kv_key_shard(const struct kv_shard *sh, const char *key, size_t len)
 {
 	return sh->n == 1 ? 0 : (unsigned)(kv_keyhash(key, len) % sh->n);
+}
+
+uint64_t kv_shard_tx_id(struct kv_shard *sh)
+{
+	return ((uint64_t)(sh->idx + 1) << 48) | ++sh->tx_seq;
 }
 
 int64_t kv_now_ms(void)
@@ -112,6 +118,32 @@ void kv_job_arg(struct kv_job *j, const char *p, size_t len)
 	j->a.argv[j->a.argc] = j->abuf;
 	j->a.argl[j->a.argc++] = len;
 	j->abuf += len;
+}
+
+/* A job for the request, its arguments copied; for a SCAN part the
+ * cursor argument becomes the shard's own. */
+struct kv_job *kv_job_request(const struct kv_resp_req *r, int scan_shard, uint64_t cursor)
+{
+	char text[24];
+	size_t bytes = 0, clen = 0;
+	struct kv_job *j;
+
+	if (scan_shard >= 0)
+		clen = (size_t)snprintf(text, sizeof(text), "%llu", (unsigned long long)cursor);
+	for (uint32_t i = 0; i < r->argc; i++)
+		bytes += r->argl[i];
+	j = kv_job_new(KV_JOB_CMD, r->argc, bytes + clen);
+	if (!j)
+		return NULL;
+	for (uint32_t i = 0; i < r->argc; i++) {
+		if (i == 1 && scan_shard >= 0)
+			kv_job_arg(j, text, clen);
+		else
+			kv_job_arg(j, r->argv[i], r->argl[i]);
+	}
+	j->scan_shard = scan_shard;
+	j->typed = scan_shard >= 0;
+	return j;
 }
 
 /* A request in a batch: this header, then per argument its length (a
@@ -293,9 +325,12 @@ static struct kv_keyhold *keyhold_of(struct kv_job *j)
 	return j->khold;
 }
 
+static void run_batch(struct kv_shard *sh, struct kv_job *j);
+
 /* A keyed lock granted: its keys are held until the unlock (the
- * shard's holds remember them), and its part, when it carries one, runs
- * now: nobody else can see those keys before the unlock. */
+ * shard's holds remember them), and its part or its batch of requests,
+ * when it carries one, runs now: nobody else can see those keys before
+ * the unlock. */
 static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_keyhold *kh = keyhold_of(j);
@@ -308,6 +343,8 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 	if (j->run_part)
 		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
 			      &j->part);
+	else if (j->nreq)
+		run_batch(sh, j);
 }
 
 /* A lock granted: shared with the other readers, or the writer's alone.

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Transactions on the sharded server (server_internal.h). A connection
- * queues at home; its EXEC runs in one go on the thread of the shard that
- * owns every key of every queued command (and every watched key): at
- * home, or shipped there as one job (client.c), which that shard runs
- * once no multi-shard transaction holds any key of it. Atomic either way:
- * nothing else runs on that shard meanwhile. An EXEC whose keys live on
- * several shards is refused whole, nothing run: atomic EXEC across
- * shards is not there yet. */
+ * queues at home. Its EXEC runs in one go on the thread of the shard
+ * that owns every key of every queued command (and every watched key)
+ * when there is one such shard: at home, or shipped there as one job
+ * (client.c), which that shard runs once no multi-shard transaction
+ * holds any key of it; nothing else runs on that shard meanwhile. An
+ * EXEC whose keys live on several shards locks them all first and runs
+ * from home (exec.c). */
 #include "server_internal.h"
 #include "txn.h"
 
@@ -77,11 +77,8 @@ enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
 		return KV_TXN_ROUTE;
 	if (kv_txn_is(cmd, "exec") && kv_txn_in_multi(conn) && !conn->txn->dirty &&
 	    kv_cmd_arity_ok(cmd, r->argc) && !runs_home(sh, conn)) {
-		if (kv_txn_shard(sh, conn) >= 0)
-			return KV_TXN_SHIP; /* one shard's keys: the queue goes there */
-		kv_txn_reset(conn);
-		KV_REPLY_ERR(out, KV_ERR_EXEC_CROSS);
-		return KV_TXN_DONE;
+		/* one shard's keys: the queue goes there; else it spans them */
+		return kv_txn_shard(sh, conn) >= 0 ? KV_TXN_SHIP : KV_TXN_SPAN;
 	}
 	kv_shard_exec(sh, conn, cmd, now, r->argc, r->argv, r->argl, out, NULL);
 	return KV_TXN_DONE;

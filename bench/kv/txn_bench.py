@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""EXEC of two INCRs beside redis-server: `percore kv --shards 2` with the
+two keys on different shards (so every EXEC locks keys on both), the
+same server with both keys on one shard (for scale: no lock), and
+redis-server, each loaded by kv_txn_load (50 connections, one MULTI INCR a
+INCR b EXEC in flight each) for SECONDS, in REPS interleaved repetitions.
+Prints per run and as medians: transactions/s, and the server's CPU time
+(user + system, every thread) per transaction.
+
+usage: txn_bench.py PERCORE KV_TXN_LOAD [REPS] [SECONDS]"""
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "tests", "kv"))
+from oracle import KvServer, start_redis, apart, colocated  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def run(load, port, pid, keys, seconds):
+    before = cpu_s(pid)
+    out = subprocess.run([load, "--port", str(port), "--seconds", str(seconds), "--conns", "50",
+                          "--key", keys[0], "--key", keys[1]],
+                         capture_output=True, text=True, check=True).stdout
+    cpu = cpu_s(pid) - before
+    txs = int(out.split("(")[1].split()[0])
+    return float(out.split()[0]), cpu * 1e6 / txs
+
+
+def main():
+    percore, load = sys.argv[1], sys.argv[2]
+    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    seconds = sys.argv[4] if len(sys.argv) > 4 else "3"
+    kv = KvServer(percore, shards=2)
+    redis, rport = start_redis("redis-server")
+    try:
+        peer = kv.peer()
+        k, one = apart(peer, ["a", "b"]), colocated(peer, ["c", "d"])
+        runs = {"kv, 2 shards": ([k("a"), k("b")], kv.port, kv.proc.pid),
+                "kv, 1 shard": ([one("c"), one("d")], kv.port, kv.proc.pid),
+                "redis-server": (["a", "b"], rport, redis.pid)}
+        peer.close()
+        res = {name: [] for name in runs}
+        for _ in range(reps):
+            for name, (keys, port, pid) in runs.items():
+                res[name].append(run(load, port, pid, keys, seconds))
+        for name, rows in res.items():
+            for tps, us in rows:
+                print("%-14s %9.0f tx/s  %6.2f us CPU/tx" % (name, tps, us))
+        med = {n: (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
+               for n, rows in res.items()}
+        for n, (tps, us) in med.items():
+            print("median %-14s %9.0f tx/s  %6.2f us CPU/tx" % (n, tps, us))
+        b = med["redis-server"]
+        for n in ("kv, 2 shards", "kv, 1 shard"):
+            a = med[n]
+            print("ratio %s / redis: throughput %.2f, CPU per transaction %.2f"
+                  % (n, a[0] / b[0], a[1] / b[1]))
+    finally:
+        kv.stop()
+        redis.kill()
+        redis.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

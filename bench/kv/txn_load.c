@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* A load of transactions for a Redis-protocol server, which
+ * redis-benchmark cannot send (it repeats one command): each of --conns
+ * connections writes MULTI, the --cmd command once per --key, EXEC in
+ * one write (as a client library's transaction pipeline does), reads the
+ * four or more replies, and writes the next, for --seconds. Prints
+ * transactions per second; exits 1 when an EXEC answered anything but
+ * an array of the commands' replies (an error, a null array).
+ *
+ * usage: kv_txn_load --port P [--conns 50] [--seconds 3] [--cmd INCR]
+ *                    --key K [--key K...] */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CONNS 1024
+#define MAX_KEYS 16
+#define BUF 65536
+
+struct conn {
+	int fd;
+	char in[BUF];
+	size_t len;
+	unsigned replies;     /* top-level replies of this transaction so far */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The length of the reply at p[0..len), 0 when it is not complete. */
+static size_t reply_len(const char *p, size_t len)
+{
+	const char *eol = memchr(p, '\n', len);
+	size_t head, total;
+	long n;
+
+	if (!eol)
+		return 0;
+	head = (size_t)(eol - p) + 1;
+	n = strtol(p + 1, NULL, 10);
+	if (p[0] == '$') {
+		total = n < 0 ? head : head + (size_t)n + 2;
+		return total <= len ? total : 0;
+	}
+	if (p[0] != '*' || n <= 0)
+		return head;
+	total = head;
+	for (long i = 0; i < n; i++) {
+		size_t e = reply_len(p + total, len - total);
+
+		if (!e)
+			return 0;
+		total += e;
+	}
+	return total;
+}
+
+static int dial(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("connect");
+		exit(1);
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static void append_bulk(char *req, size_t *len, const char *s)
+{
+	*len += (size_t)sprintf(req + *len, "$%zu\r\n%s\r\n", strlen(s), s);
+}
+
+static void send_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n <= 0) {
+			perror("write");
+			exit(1);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct conn conns[MAX_CONNS];
+	struct pollfd pfd[MAX_CONNS];
+	const char *keys[MAX_KEYS], *cmd = "INCR";
+	unsigned nconns = 50, nkeys = 0, want;
+	double seconds = 3, start, end;
+	uint16_t port = 0;
+	char req[4096];
+	size_t rlen = 0;
+	uint64_t done = 0, bad = 0;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--port"))
+			port = (uint16_t)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--conns"))
+			nconns = (unsigned)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--cmd"))
+			cmd = argv[i + 1];
+		else if (!strcmp(argv[i], "--key") && nkeys < MAX_KEYS)
+			keys[nkeys++] = argv[i + 1];
+	}
+	if (!port || !nkeys || !nconns || nconns > MAX_CONNS) {
+		fprintf(stderr, "usage: kv_txn_load --port P [--conns 50] [--seconds 3] "
+				"[--cmd INCR] --key K [--key K...]\n");
+		return 2;
+	}
+	rlen += (size_t)sprintf(req, "*1\r\n$5\r\nMULTI\r\n");
+	for (unsigned k = 0; k < nkeys; k++) {
+		rlen += (size_t)sprintf(req + rlen, "*2\r\n");
+		append_bulk(req, &rlen, cmd);
+		append_bulk(req, &rlen, keys[k]);
+	}
+	rlen += (size_t)sprintf(req + rlen, "*1\r\n$4\r\nEXEC\r\n");
+	want = nkeys + 2;
+	for (unsigned i = 0; i < nconns; i++) {
+		conns[i].fd = dial(port);
+		pfd[i] = (struct pollfd){ .fd = conns[i].fd, .events = POLLIN };
+		send_all(conns[i].fd, req, rlen);
+	}
+	start = now_s();
+	end = start + seconds;
+	while (now_s() < end) {
+		if (poll(pfd, nconns, 100) < 0 && errno != EINTR)
+			return 1;
+		for (unsigned i = 0; i < nconns; i++) {
+			struct conn *c = &conns[i];
+			ssize_t n;
+			size_t off = 0, e;
+
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			n = read(c->fd, c->in + c->len, sizeof(c->in) - c->len);
+			if (n <= 0) {
+				fprintf(stderr, "connection %u closed\n", i);
+				return 1;
+			}
+			c->len += (size_t)n;
+			while ((e = reply_len(c->in + off, c->len - off))) {
+				if (++c->replies == want) { /* EXEC's: an array of nkeys */
+					bad += strtol(c->in + off + 1, NULL, 10) != (long)nkeys ||
+					       c->in[off] != '*';
+					c->replies = 0;
+					done++;
+					send_all(c->fd, req, rlen);
+				}
+				off += e;
+			}
+			memmove(c->in, c->in + off, c->len - off);
+			c->len -= off;
+		}
+	}
+	printf("%.0f transactions/s (%llu in %.2f s, %u connections, %u keys), %llu bad\n",
+	       (double)done / (now_s() - start), (unsigned long long)done, now_s() - start, nconns,
+	       nkeys, (unsigned long long)bad);
+	return bad ? 1 : 0;
+}

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Transactions over several shards of `percore kv`, with the redis
+Python package (python3-redis), each part on a fresh server with 3 shards:
+
+  atomic   16 clients run MULTI INCR a INCR b INCR c EXEC (a, b, c on
+           three shards) while 4 readers read all three in one MULTI or
+           one MGET: every read sees them equal; at the end each is the
+           number of transactions run;
+  cas      8 clients each add 1 to a counter 100 times with WATCH, GET,
+           MULTI, SET, INCR of a key on another shard, EXEC, retried on
+           a null reply: both end exactly at 800;
+  watch    a key watched on one shard, changed by another client (a
+           write, a delete, an expiry, RENAME, MSET and SUNIONSTORE
+           reaching it from another shard, FLUSHALL): EXEC answers null
+           and runs nothing; unchanged, EXEC runs;
+  redis_py pipeline(transaction=True) and transaction() with WATCH over
+           keys of every shard: replies, errors at run time in place,
+           an error at queue time running nothing; SCAN inside MULTI;
+  closing  clients closing right after sending EXECs over shards: each
+           runs whole or not at all, the server exits clean.
+
+usage: txn_test.py PERCORE"""
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import KvServer  # noqa: E402
+from server_test import race  # noqa: E402
+
+SHARDS = 3
+FAILURES = []
+
+
+def check(ok, what):
+    if not ok:
+        FAILURES.append(what)
+        print("  FAIL " + what)
+
+
+def on_shards(r, names):
+    """Which shard keeps each name: each is set for a moment, then each
+    shard's keys are walked alone with SCAN (a cursor names its shard:
+    cursor % shards). Needs an empty keyspace."""
+    r.mset({n: 1 for n in names})
+    where = {}
+    for s in range(SHARDS):
+        cursor = s
+        while True:
+            cursor, keys = r.scan(cursor, count=1000)
+            where.update((k.decode(), s) for k in keys)
+            if cursor % SHARDS != s or cursor == 0:
+                break
+    r.delete(*names)
+    return where
+
+
+def spread(r, prefix, count):
+    """count names, name i on shard i % SHARDS."""
+    where = on_shards(r, ["%s%d" % (prefix, i) for i in range(64)])
+    names = []
+    for i in range(count):
+        names.append(next(n for n, s in sorted(where.items())
+                          if s == i % SHARDS and n not in names))
+    return names
+
+
+def t_atomic(redis, port):
+    r = redis.Redis(port=port)
+    keys = spread(r, "p", SHARDS)
+    writers, per_writer, stop = 16, 150, threading.Event()
+    reads = [0]
+
+    def write():
+        c = redis.Redis(port=port)
+        for _ in range(per_writer):
+            p = c.pipeline(transaction=True)
+            for k in keys:
+                p.incr(k)
+            p.execute()
+
+    def read(in_multi):
+        c = redis.Redis(port=port)
+        while not stop.is_set():
+            if in_multi:
+                p = c.pipeline(transaction=True)
+                for k in keys:
+                    p.get(k)
+                got = p.execute()
+            else:
+                got = c.mget(keys)
+            reads[0] += 1
+            if len(set(got)) != 1:
+                check(False, "a reader (%s) saw %r" % ("MULTI" if in_multi else "MGET", got))
+                return
+
+    race([threading.Thread(target=read, args=(i % 2 == 0,)) for i in range(4)],
+         [threading.Thread(target=write) for _ in range(writers)], stop)
+    want = b"%d" % (writers * per_writer)
+    check(r.mget(keys) == [want] * SHARDS, "after %d transactions: %r" % (writers * per_writer, r.mget(keys)))
+    check(reads[0] > 0, "the readers read")
+
+
+def t_cas(redis, port):
+    r = redis.Redis(port=port)
+    counter, other = spread(r, "c", 2)
+    clients, per_client = 8, 100
+    retries = [0]
+
+    def add():
+        c = redis.Redis(port=port)
+        for _ in range(per_client):
+            while True:
+                c.execute_command("WATCH", counter)
+                v = int(c.get(counter) or 0)
+                p = c.pipeline(transaction=True)
+                p.set(counter, v + 1)
+                p.incr(other)
+                try:
+                    p.execute()
+                    break
+                except redis.WatchError:
+                    retries[0] += 1
+
+    ts = [threading.Thread(target=add) for _ in range(clients)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    want = b"%d" % (clients * per_client)
+    check(r.mget(counter, other) == [want, want],
+          "check-and-set from %d clients: %r" % (clients, r.mget(counter, other)))
+    print("  cas: %d retries" % retries[0])
+
+
+def t_watch(redis, port):
+    r, other = redis.Redis(port=port), redis.Redis(port=port)
+    # w, z on shard 0, x, q1 on shard 1, y, q2 on shard 2
+    w, x, y, z, q1, q2 = spread(r, "w", 6)
+    changes = [
+        ("SET", lambda: other.set(w, "v")),
+        ("DEL", lambda: other.delete(w)),
+        ("RENAME from another shard", lambda: (other.set(x, "moved"), other.rename(x, w))),
+        ("MSET over shards", lambda: other.mset({x: 1, w: 2, y: 3})),
+        ("SUNIONSTORE from other shards", lambda: (other.sadd(x, "m"), other.sadd(y, "n"),
+                                                   other.sunionstore(w, [x, y]))),
+        ("FLUSHALL", lambda: other.flushall()),
+    ]
+    for name, change in changes:
+        r.delete(w, x, y, z, q1, q2)
+        r.set(w, "before")
+        r.execute_command("WATCH", w)
+        change()
+        r.execute_command("MULTI")
+        r.execute_command("INCR", q1)
+        r.execute_command("INCR", q2)
+        got = r.execute_command("EXEC")
+        check(got is None, "WATCH, then %s by another client: EXEC answered %r" % (name, got))
+        check(r.mget(q1, q2) == [None, None], "an EXEC aborted after %s ran its commands" % name)
+    r.flushall()
+    r.set(w, 1, px=100)
+    r.execute_command("WATCH", w)
+    time.sleep(0.3)
+    r.execute_command("MULTI")
+    r.execute_command("INCR", x)
+    check(r.execute_command("EXEC") is None, "WATCH of a key that expired: EXEC ran")
+    check(r.get(x) is None, "an aborted EXEC ran INCR")
+    r.set(w, 1)
+    r.execute_command("WATCH", w, y)
+    other.set(z, 5)  # a key on the same shard as w, not watched
+    r.execute_command("MULTI")
+    r.execute_command("INCR", x)
+    r.execute_command("INCR", z)
+    check(r.execute_command("EXEC") == [1, 6], "EXEC with its watched keys unchanged")
+
+
+def t_redis_py(redis, port):
+    r = redis.Redis(port=port)
+    k = spread(r, "r", 6)
+    p = r.pipeline(transaction=True)
+    p.set(k[0], 1).incr(k[1]).mset({k[2]: "a", k[3]: "b"}).mget(k[2], k[3], k[4])
+    p.rename(k[2], k[5]).exists(k[2], k[5]).dbsize().get(k[0])
+    check(p.execute() == [True, 1, True, [b"a", b"b", None], True, 1, 4, b"1"],
+          "pipeline(transaction=True) over shards")
+    p = r.pipeline(transaction=True)
+    p.incr(k[3]).lpush(k[4], "x").incr(k[1])
+    got = p.execute(raise_on_error=False)
+    check(isinstance(got[0], redis.ResponseError) and got[1:] == [1, 2],
+          "a run-time error in place, the rest run: %r" % got)
+    p = r.pipeline(transaction=True)
+    p.incr(k[1]).execute_command("NOSUCH", k[2]).incr(k[0])
+    try:
+        p.execute()
+        check(False, "a queue-time error: EXEC ran")
+    except redis.ResponseError as e:  # the first queue-time error, EXEC's EXECABORT then
+        check("unknown command 'NOSUCH'" in str(e), "a queue-time error: %s" % e)
+    check(r.mget(k[0], k[1]) == [b"1", b"2"], "EXECABORT ran nothing")
+
+    def move(pipe):
+        a, b = int(pipe.get(k[0])), int(pipe.get(k[1]))
+        pipe.multi()
+        pipe.set(k[0], a - 1)
+        pipe.set(k[1], b + 1)
+
+    check(r.transaction(move, k[0], k[1]) == [True, True], "transaction() with WATCH")
+    check(r.mget(k[0], k[1]) == [b"0", b"3"], "transaction()'s writes")
+    # SCAN inside MULTI walks every shard, one call per EXEC
+    names = {b"scan%d" % i for i in range(40)}
+    r.mset({n: 1 for n in names})
+    seen, cursor = set(), 0
+    while True:
+        p = r.pipeline(transaction=True)
+        p.scan(cursor, match="scan*", count=7).dbsize()
+        (cursor, keys), _ = p.execute()
+        seen.update(keys)
+        if cursor == 0:
+            break
+    check(seen == names, "SCAN in MULTI found %d of %d keys" % (len(seen & names), len(names)))
+
+
+def t_closing(redis, port):
+    """Clients that send an EXEC over shards and close at once: every EXEC
+    runs whole or not at all, and the server stays sound (and exits clean)."""
+    import socket
+    r = redis.Redis(port=port)
+    a, b = spread(r, "x", 2)
+    req = b"".join(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in c)
+                   for c in ([b"MULTI"], [b"INCR", a.encode()], [b"INCR", b.encode()], [b"EXEC"]))
+    for _ in range(200):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(req * 3)
+        s.close()
+    va, vb = r.mget(a, b)
+    check(va == vb, "EXECs of closed clients half run: %r %r" % (va, vb))
+    check(r.ping(), "the server answers after them")
+
+
+TESTS = [("atomic", t_atomic), ("cas", t_cas), ("watch", t_watch), ("redis_py", t_redis_py),
+         ("closing", t_closing)]
+
+
+def main():
+    percore = sys.argv[1]
+    try:
+        import redis
+    except ImportError:
+        print("SKIP: the redis Python package (python3-redis) is not installed")
+        return 77
+    for name, fn in TESTS:
+        t0 = time.monotonic()
+        srv = KvServer(percore, shards=SHARDS)
+        before = len(FAILURES)
+        try:
+            fn(redis, srv.port)
+        except Exception as e:  # report every part, then fail
+            check(False, "%s: %r" % (name, e))
+        rc, err = srv.stop()
+        if rc != 0 or "Sanitizer" in err or "runtime error" in err:
+            check(False, "%s: percore kv exited %d: %s" % (name, rc, err[-3000:]))
+        print("%s %s (%.1f s)" % ("ok  " if len(FAILURES) == before else "FAIL", name,
+                                   time.monotonic() - t0))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
