@@ -1213,6 +1213,60 @@ def set_ops(k=lambda name: name):
             C("SADD", k("g"), "word"), C("SMOVE", k("g"), k("e"), "word"), C("OBJECT", "ENCODING", k("e"))]
 
 
+def zset_ops(k=lambda name: name):
+    """ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD and
+    ZRANGESTORE (k as in set_ops): sets as inputs, weights, aggregates,
+    infinities, errors in Redis's order of checks."""
+    return [C("ZADD", k("a"), 1, "x", 2, "y", 3, "z"), C("ZADD", k("b"), 10, "y", 20, "z", 30, "w"),
+            C("SADD", k("c"), "z", "w", "v"), C("SET", k("str"), "v"),
+            C("ZUNION", 2, k("a"), k("b")), C("ZUNION", 2, k("a"), k("b"), "WITHSCORES"),
+            C("ZUNION", 3, k("a"), k("b"), k("c"), "WEIGHTS", 2, 0.5, 3, "WITHSCORES"),
+            C("ZUNION", 2, k("a"), k("b"), "AGGREGATE", "MIN", "WITHSCORES"),
+            C("ZUNION", 2, k("a"), k("b"), "aggregate", "max", "weights", -1, 1, "withscores"),
+            C("ZUNION", 2, k("a"), k("missing"), "WITHSCORES"), C("ZUNION", 1, k("missing")),
+            C("ZINTER", 2, k("a"), k("b"), "WITHSCORES"), C("ZINTER", 3, k("a"), k("b"), k("c"), "WITHSCORES"),
+            C("ZINTER", 2, k("a"), k("c"), "WEIGHTS", "inf", 0, "WITHSCORES"),
+            C("ZINTER", 2, k("a"), k("b"), "WEIGHTS", "inf", "-inf", "WITHSCORES"),
+            C("ZINTER", 2, k("a"), k("b"), "AGGREGATE", "MAX"), C("ZINTER", 2, k("a"), k("missing")),
+            C("ZDIFF", 2, k("a"), k("b"), "WITHSCORES"), C("ZDIFF", 2, k("c"), k("a"), "WITHSCORES"),
+            C("ZDIFF", 1, k("a")), C("ZDIFF", 2, k("missing"), k("a")), C("ZDIFF", 2, k("a"), k("missing")),
+            C("ZINTERCARD", 2, k("a"), k("b")), C("ZINTERCARD", 2, k("a"), k("b"), "LIMIT", 1),
+            C("ZINTERCARD", 2, k("a"), k("b"), "LIMIT", 0), C("ZINTERCARD", 3, k("a"), k("b"), k("c")),
+            C("ZINTERCARD", 1, k("missing")),
+            C("ZUNIONSTORE", k("d"), 2, k("a"), k("b")), C("ZRANGE", k("d"), 0, -1, "WITHSCORES"),
+            C("OBJECT", "ENCODING", k("d")), C("SET", k("d"), "old"), C("EXPIRE", k("d"), 100),
+            C("ZINTERSTORE", k("d"), 2, k("a"), k("c"), "WEIGHTS", 1, 5), C("ZRANGE", k("d"), 0, -1, "WITHSCORES"),
+            C("TTL", k("d")), C("ZDIFFSTORE", k("d"), 2, k("b"), k("a")), C("ZRANGE", k("d"), 0, -1, "WITHSCORES"),
+            C("ZINTERSTORE", k("d"), 2, k("a"), k("missing")), C("EXISTS", k("d")),
+            C("ZUNIONSTORE", k("a"), 2, k("a"), k("b"), "AGGREGATE", "SUM"), C("ZRANGE", k("a"), 0, -1, "WITHSCORES"),
+            C("ZADD", k("big"), *[x for i in range(200) for x in (i, "m%d" % i)]),
+            C("ZUNIONSTORE", k("e"), 1, k("big")), C("OBJECT", "ENCODING", k("e")), C("ZCARD", k("e")),
+            C("ZINTERSTORE", k("e"), 2, k("big"), k("a")), C("OBJECT", "ENCODING", k("e")),
+            C("ZRANGESTORE", k("e"), k("big"), 5, 9), C("ZRANGE", k("e"), 0, -1, "WITHSCORES"),
+            C("ZRANGESTORE", k("e"), k("big"), "(10", 20, "BYSCORE", "LIMIT", 2, 3),
+            C("ZRANGE", k("e"), 0, -1, "WITHSCORES"), C("ZRANGESTORE", k("e"), k("big"), 20, 10, "BYSCORE", "REV"),
+            C("ZRANGE", k("e"), 0, -1), C("ZRANGESTORE", k("e"), k("big"), 0, -1), C("OBJECT", "ENCODING", k("e")),
+            C("ZRANGESTORE", k("e"), k("missing"), 0, -1), C("EXISTS", k("e")),
+            C("ZADD", k("lex"), 0, "a", 0, "b", 0, "c"), C("ZRANGESTORE", k("e"), k("lex"), "[b", "+", "BYLEX"),
+            C("ZRANGE", k("e"), 0, -1), C("ZRANGESTORE", k("e"), k("lex"), 5, 9), C("EXISTS", k("e")),
+            C("ZRANGESTORE", k("e"), k("lex"), 0, -1, "WITHSCORES"), C("ZRANGESTORE", k("e"), k("lex"), 0, -1, "LIMIT", 0, 1),
+            C("ZRANGESTORE", k("e"), k("str"), 0, 1), C("ZRANGESTORE", k("e"), k("lex"), "x", 1),
+            C("ZRANGESTORE", k("e"), k("lex"), 0), C("ZRANGESTORE", k("str"), k("lex"), 0, 0), C("TYPE", k("str")),
+            C("SET", k("str"), "v"),
+            C("ZUNION", 0, k("a")), C("ZUNIONSTORE", k("d"), 0, k("a")), C("ZINTERCARD", 0, k("a")),
+            C("ZUNION", "x", k("a")), C("ZUNION", 3, k("a")), C("ZUNIONSTORE", k("d"), 2, k("a")),
+            C("ZUNION", 1, k("str"), "FOO"), C("ZINTER", 2, k("a"), k("str")), C("ZUNIONSTORE", k("d"), 1, k("str")),
+            C("ZUNION", 1, k("a"), "WEIGHTS", "x"), C("ZUNION", 1, k("a"), "WEIGHTS", 1, 2),
+            C("ZUNION", 1, k("a"), "WEIGHTS", "nan"), C("ZUNION", 1, k("a"), "AGGREGATE", "AVG"),
+            C("ZUNION", 1, k("a"), "AGGREGATE"), C("ZDIFF", 1, k("a"), "WEIGHTS", 1), C("ZDIFF", 1, k("a"), "AGGREGATE", "SUM"),
+            C("ZUNIONSTORE", k("d"), 1, k("a"), "WITHSCORES"), C("ZINTERCARD", 1, k("a"), "WITHSCORES"),
+            C("ZINTERCARD", 1, k("a"), "LIMIT", -1), C("ZINTERCARD", 1, k("a"), "LIMIT", "x"),
+            C("ZINTERCARD", 1, k("a"), "LIMIT"), C("ZINTERCARD", 1, k("a"), "WEIGHTS", 1),
+            C("ZUNION"), C("ZUNIONSTORE", k("d"), 1), C("ZRANGESTORE", k("d"), k("a"), 0),
+            C("ZUNION", 1, k("a"), "WITHSCORES", "WITHSCORES", "WEIGHTS", 2, "AGGREGATE", "MAX", "AGGREGATE", "MIN")]
+
+
+ZSET_OP_KEYS = ("a", "b", "c", "d", "e", "str", "big", "lex", "missing")
 SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missing2")
 BIT_OP_KEYS = ("a", "b", "c", "d", "e", "h", "m", "n", "x", "y", "missing", "missing2")
 
@@ -1610,12 +1664,14 @@ def main():
             ours.send(enc("FLUSHALL"))
             ours.reader.reply()
             groups += [set_ops(colocated(ours, SET_OP_KEYS)), set_ops(apart(ours, SET_OP_KEYS)),
-                       set_ops(apart(ours, SET_OP_KEYS[::-1])), copies(colocated(ours, COPY_KEYS)),
+                       set_ops(apart(ours, SET_OP_KEYS[::-1])), zset_ops(colocated(ours, ZSET_OP_KEYS)),
+                       zset_ops(apart(ours, ZSET_OP_KEYS)), zset_ops(apart(ours, ZSET_OP_KEYS[::-1])),
+                       copies(colocated(ours, COPY_KEYS)),
                        copies(apart(ours, COPY_KEYS)), copies(apart(ours, COPY_KEYS[::-1])),
                        lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS))]
             crossslot_check(ours, failures)
         else:
-            groups += [set_ops(), copies(), lcs(), bitop()]
+            groups += [set_ops(), zset_ops(), copies(), lcs(), bitop()]
         ours.send(enc("FLUSHALL"))
         ours.reader.reply()
         randomkey_check(ours, failures)

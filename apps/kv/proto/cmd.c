@@ -17,6 +17,7 @@
 #define A  KV_CMD_ALLSHARDS
 #define L  KV_CMD_NOKEY_LOCAL
 #define K  KV_CMD_KEYNUM
+#define D  KV_CMD_DESTKEYNUM
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
 	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },
@@ -45,16 +46,33 @@ uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *co
 	uint32_t first = (uint32_t)cmd->first_key;
 	int64_t n;
 
-	if (cmd->flags & KV_CMD_KEYNUM) {
-		/* the arguments the arity asks for after one key (LMPOP's
-		 * direction) follow the keys: a count that leaves no room for
-		 * them is the command's own syntax error, with one key */
-		int64_t after = (int64_t)(cmd->arity < 0 ? -cmd->arity : cmd->arity) - first - 1;
+	if (cmd->flags & (KV_CMD_KEYNUM | KV_CMD_DESTKEYNUM)) {
+		/* from: the first counted key, after its count. The arguments
+		 * the arity asks for after one key (LMPOP's direction) follow
+		 * the keys: a count that leaves no room for them is the
+		 * command's own syntax error, with one key */
+		uint32_t from = cmd->flags & KV_CMD_DESTKEYNUM ? first + 2 : first;
+		int64_t after = (int64_t)(cmd->arity < 0 ? -cmd->arity : cmd->arity) - from - 1;
 
-		return kv_str2ll(argv[first - 1], argl[first - 1], &n) && n >= 1 &&
-		       n <= (int64_t)(argc - first) - after ? first + (uint32_t)n - 1 : first;
+		return from <= argc && kv_str2ll(argv[from - 1], argl[from - 1], &n) && n >= 1 &&
+		       n <= (int64_t)(argc - from) - after ? from + (uint32_t)n - 1 : first;
 	}
 	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+}
+
+uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+		      const size_t *argl)
+{
+	uint32_t first = (uint32_t)cmd->first_key, last;
+
+	if (!first || first >= argc)
+		return 0;
+	last = kv_cmd_last_key(cmd, argc, argv, argl);
+	if (last >= argc)
+		last = argc - 1;
+	if ((cmd->flags & KV_CMD_DESTKEYNUM) && last > first)
+		return last - first; /* the destination, then last - first - 1 counted */
+	return (last - first) / (uint32_t)cmd->key_step + 1;
 }
 
 const struct kv_cmd *kv_cmd_table(size_t *count)

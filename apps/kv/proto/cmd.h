@@ -35,6 +35,10 @@
 /* The argument before the first key counts the keys (SINTERCARD's
  * numkeys): only that many from first_key on are keys. */
 #define KV_CMD_KEYNUM       0x40u
+/* A destination key first, then a count of the keys after it
+ * (ZUNIONSTORE's destination numkeys key...): first_key is the
+ * destination, the counted keys start two arguments later. */
+#define KV_CMD_DESTKEYNUM   0x80u
 
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {
@@ -118,6 +122,16 @@ void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
  * key: the command refuses it where that key is. */
 uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 			 const size_t *argl);
+
+/* How many keys the request names (0: none), and the argument index
+ * of key number k among them: the way to walk a request's keys. */
+uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+		      const size_t *argl);
+static inline uint32_t kv_cmd_key_arg(const struct kv_cmd *cmd, uint32_t k)
+{
+	return (uint32_t)cmd->first_key + k * (uint32_t)cmd->key_step +
+	       (k && (cmd->flags & KV_CMD_DESTKEYNUM) ? 1u : 0u);
+}
 
 /* The commands in the table, in order (for COMMAND and tests). */
 const struct kv_cmd *kv_cmd_table(size_t *count);
