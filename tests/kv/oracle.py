@@ -1327,24 +1327,6 @@ def placed(peer, names, shard_of_index):
     return lambda name: found[name]
 
 
-def crossslot_check(peer, failures):
-    """BITOP and LCS over keys of two shards are refused whole: CROSSSLOT,
-    and nothing changed."""
-    name = apart(peer, ["xa", "xb"])
-    xa, other = name("xa"), name("xb")
-    cmds = [("BITOP", "OR", other, xa), ("BITOP", "AND", xa, xa, other), ("LCS", xa, other)]
-    for cmd in cmds:
-        for k, v in ((xa, "ab"), (other, "cd")):
-            peer.send(enc("SET", k, v))
-            peer.reader.reply()
-        peer.send(enc(*cmd))
-        got = peer.reader.reply()[0]
-        peer.send(enc("MGET", xa, other))
-        vals = [x for x, _ in peer.reader.reply()[1][1]]
-        if got != CROSSSLOT or vals != [b"$2\r\nab\r\n", b"$2\r\ncd\r\n"]:
-            failures.append("%r over two shards: %r, then %r" % (cmd, got, vals))
-
-
 def colocated(peer, names):
     """Names all on one shard."""
     return placed(peer, names, lambda i: 0)
@@ -1653,14 +1635,18 @@ def main():
                   zset_encodings(rng), bits(), bitfields(), more_strings(now),
                   dumps(now)]
         ours, redis = make_ours(), RedisPeer(port)
-        groups.append(list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)) if tcp else list_zset_ops())
+        if tcp:
+            groups += [list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)), list_zset_ops(apart(ours, LIST_ZSET_OP_KEYS)),
+                       list_zset_ops(apart(ours, LIST_ZSET_OP_KEYS[::-1]))]
+        else:
+            groups.append(list_zset_ops())
         rand_keys = colocated(ours, ["k%d" % i for i in range(8)]) if tcp else (lambda name: name)
         groups.append(random_lists_zsets(random.Random(SEED), rand_keys=rand_keys))
         groups.append(transactions(colocated(ours, TXN_KEYS)) if tcp else transactions())
         if tcp:
-            # set operations, SMOVE and COPY with keys on one shard, and
-            # with keys deliberately on different ones; BITOP and LCS on
-            # one shard, refused across two
+            # set and sorted-set operations, SMOVE, COPY, BITOP and LCS
+            # with keys on one shard, and with keys deliberately on
+            # different ones
             ours.send(enc("FLUSHALL"))
             ours.reader.reply()
             groups += [set_ops(colocated(ours, SET_OP_KEYS)), set_ops(apart(ours, SET_OP_KEYS)),
@@ -1668,8 +1654,9 @@ def main():
                        zset_ops(apart(ours, ZSET_OP_KEYS)), zset_ops(apart(ours, ZSET_OP_KEYS[::-1])),
                        copies(colocated(ours, COPY_KEYS)),
                        copies(apart(ours, COPY_KEYS)), copies(apart(ours, COPY_KEYS[::-1])),
-                       lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS))]
-            crossslot_check(ours, failures)
+                       lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS)),
+                       lcs(apart(ours, BIT_OP_KEYS)), bitop(apart(ours, BIT_OP_KEYS)),
+                       bitop(apart(ours, BIT_OP_KEYS[::-1]))]
         else:
             groups += [set_ops(), zset_ops(), copies(), lcs(), bitop()]
         ours.send(enc("FLUSHALL"))

@@ -76,6 +76,13 @@ void kv_reply_null_array(struct kv_call *c)
 	kv_reply_raw(c->out, "*-1\r\n", 5);
 }
 
+void kv_call_quiet(const struct kv_call *c, struct kv_call *q, struct kv_reply *scratch)
+{
+	kv_reply_init(scratch);
+	*q = *c;
+	q->out = scratch;
+}
+
 void kv_call_limits(const struct kv_call *c, struct kv_coll_limits *lim)
 {
 	*lim = kv_coll_default_limits;

@@ -113,6 +113,10 @@ void kv_reply_zscore(struct kv_call *c, double s);
 void kv_zset_reply_span(struct kv_call *c, const struct kv_zset *z, size_t first, size_t n,
 			bool rev, bool with_scores);
 
+/* q: a copy of c whose replies go to scratch (made here; kv_reply_free
+ * it after), to reread a request's arguments where no reply is wanted. */
+void kv_call_quiet(const struct kv_call *c, struct kv_call *q, struct kv_reply *scratch);
+
 /* Replies "wrong number of arguments for '<command>' command". */
 void kv_err_arity(struct kv_call *c);
 

@@ -538,14 +538,12 @@ void kv_zremrangebyrank(struct kv_call *c) { zremrange_generic(c, BY_RANK); }
 void kv_zremrangebyscore(struct kv_call *c) { zremrange_generic(c, BY_SCORE); }
 void kv_zremrangebylex(struct kv_call *c) { zremrange_generic(c, BY_LEX); }
 
-/* Replies and removes the count lowest (or, max, highest) members of
- * pos's set z: member, score pairs flat (ZPOPMIN) or, nested, each pair an
+/* Replies ranks [first, first + n) of z as popped, the highest first
+ * when max: member, score pairs flat (ZPOPMIN) or, nested, each pair an
  * array (ZMPOP). */
-static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z, bool max,
-		       size_t count, bool nested)
+static void zpop_reply_span(struct kv_call *c, const struct kv_zset *z, size_t first, size_t n,
+			    bool max, bool nested)
 {
-	size_t len = kv_zset_len(z), n = count < len ? count : len;
-	size_t first = max ? len - n : 0;
 	struct kv_zset_iter it;
 	const uint8_t *m;
 	size_t ml;
@@ -559,6 +557,17 @@ static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z,
 		kv_reply_bulk(c->out, m, ml);
 		kv_reply_zscore(c, s);
 	}
+}
+
+/* Replies and removes the count lowest (or, max, highest) members of
+ * pos's set z, flat (ZPOPMIN). */
+static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z, bool max,
+		       size_t count)
+{
+	size_t len = kv_zset_len(z), n = count < len ? count : len;
+	size_t first = max ? len - n : 0;
+
+	zpop_reply_span(c, z, first, n, max, false);
 	size_t before = kv_db_edit_begin(pos->entry);
 	kv_zset_del_span(z, first, n);
 	kv_db_edit_end(c->db, pos, before);
@@ -588,58 +597,136 @@ static void zpop_cmd(struct kv_call *c, bool max)
 		kv_reply_array(c->out, 0);
 		return;
 	}
-	zpop_reply(c, &pos, z, max, (size_t)count, false);
+	zpop_reply(c, &pos, z, max, (size_t)count);
 }
 
 void kv_zpopmin(struct kv_call *c) { zpop_cmd(c, false); }
 void kv_zpopmax(struct kv_call *c) { zpop_cmd(c, true); }
 
-/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] */
-void kv_zmpop(struct kv_call *c)
+/* ZMPOP's arguments after numkeys key...: which end (max: the highest)
+ * and the count (1 when not given); false after the error. */
+static bool zmpop_args(struct kv_call *c, bool *max, size_t *n)
 {
 	int64_t numkeys, count = -1;
-	bool max;
 
 	if (!kv_str2ll(c->argv[1], c->argl[1], &numkeys) || numkeys < 1) {
 		kv_err(c, KV_ERR_NUMKEYS);
-		return;
+		return false;
 	}
 	if ((uint64_t)numkeys >= c->argc - 2) {
 		kv_err(c, KV_ERR_SYNTAX);
-		return;
+		return false;
 	}
 	uint32_t where = 2 + (uint32_t)numkeys;
-	max = kv_arg_is(c, where, "max");
-	if (!max && !kv_arg_is(c, where, "min")) {
+	*max = kv_arg_is(c, where, "max");
+	if (!*max && !kv_arg_is(c, where, "min")) {
 		kv_err(c, KV_ERR_SYNTAX);
-		return;
+		return false;
 	}
 	for (uint32_t i = where + 1; i < c->argc; i++) {
 		if (count == -1 && kv_arg_is(c, i, "count") && i + 1 < c->argc) {
 			i++;
 			if (!kv_str2ll(c->argv[i], c->argl[i], &count) || count < 1) {
 				kv_err(c, "ERR count should be greater than 0");
-				return;
+				return false;
 			}
 		} else {
 			kv_err(c, KV_ERR_SYNTAX);
-			return;
+			return false;
 		}
 	}
-	for (uint32_t k = 2; k < where; k++) {
-		struct kv_pos pos;
-		bool wrong;
-		struct kv_zset *z = kv_arg_obj(c, k, KV_ZSET, &pos, &wrong);
-		if (wrong)
-			return;
-		if (!z)
+	*n = count < 0 ? 1 : (size_t)count;
+	return true;
+}
+
+/* zmpop_args() without a reply (a gather's or a write's reread). */
+static bool zmpop_args_quiet(const struct kv_call *c, bool *max, size_t *n)
+{
+	struct kv_reply scratch;
+	struct kv_call q;
+	bool ok;
+
+	kv_call_quiet(c, &q, &scratch);
+	ok = zmpop_args(&q, max, n);
+	kv_reply_free(&scratch);
+	return ok;
+}
+
+/* ZMPOP's gather: each key's type and, for a sorted set, a copy of the
+ * members it would give. */
+static int probe_zpops(struct kv_call *c, uint32_t k, uint32_t arg, bool copy,
+		       struct kv_gval *v)
+{
+	size_t n, len;
+	bool max;
+
+	kv_gather_type(c, k, arg, copy, v);
+	if (!zmpop_args_quiet(c, &max, &n) || !v->found || v->type != KV_ZSET)
+		return 0;
+	struct kv_pos pos;
+	const struct kv_zset *z = kv_entry_obj(kv_arg_key(c, arg, &pos));
+
+	len = kv_zset_len(z);
+	if (n > len)
+		n = len;
+	v->obj = zset_of_span(c, z, max ? len - n : 0, n);
+	v->owned = true;
+	return v->obj ? 0 : -ENOMEM;
+}
+
+/* ZMPOP's write: the members given, from the key's end (held since). */
+static int zpop_members(struct kv_call *c, uint32_t arg, struct kv_gput *p)
+{
+	struct kv_pos pos;
+	size_t n, len;
+	bool wrong, max;
+	struct kv_zset *z = kv_arg_obj(c, arg, KV_ZSET, &pos, &wrong);
+
+	(void)p;
+	if (!z || !zmpop_args_quiet(c, &max, &n))
+		return 0;
+	len = kv_zset_len(z);
+	if (n > len)
+		n = len;
+	size_t before = kv_db_edit_begin(pos.entry);
+
+	kv_zset_del_span(z, max ? len - n : 0, n);
+	kv_db_edit_end(c->db, &pos, before);
+	return 0;
+}
+
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: the first key
+ * holding a sorted set gives its members, each with its score. */
+static void zmpop_compute(struct kv_call *c, struct kv_gather *g)
+{
+	size_t n;
+	bool max;
+
+	if (!zmpop_args(c, &max, &n))
+		return;
+	for (uint32_t k = 0; k < g->nkeys; k++) {
+		const struct kv_gval *v = &g->vals[k];
+
+		if (!v->found)
 			continue;
+		if (v->type != KV_ZSET) {
+			kv_err(c, KV_ERR_WRONGTYPE);
+			return;
+		}
 		kv_reply_array(c->out, 2);
-		kv_reply_bulk(c->out, c->argv[k], c->argl[k]);
-		zpop_reply(c, &pos, z, max, count < 0 ? 1 : (size_t)count, true);
+		kv_reply_bulk(c->out, c->argv[g->arg[k]], c->argl[g->arg[k]]);
+		zpop_reply_span(c, v->obj, 0, kv_zset_len(v->obj), max, true);
+		kv_gather_add_put(g, k, zpop_members);
 		return;
 	}
 	kv_reply_null_array(c);
+}
+
+const struct kv_gather_ops kv_zmpop_ops = { probe_zpops, zmpop_compute };
+
+void kv_zmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
 }
 
 static uint64_t rng_next(void)

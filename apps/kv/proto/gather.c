@@ -13,7 +13,12 @@ static const struct {
 	kv_cmd_fn *fn;
 	const struct kv_gather_ops *ops;
 } gather_rows[] = {
+	{ kv_bitop, &kv_bitop_ops },
 	{ kv_copy, &kv_copy_ops },
+	{ kv_lcs, &kv_lcs_ops },
+	{ kv_lmove, &kv_lmove_ops },
+	{ kv_lmpop, &kv_lmpop_ops },
+	{ kv_rpoplpush, &kv_lmove_ops },
 	{ kv_sdiff, &kv_sdiff_ops },
 	{ kv_sdiffstore, &kv_sdiffstore_ops },
 	{ kv_sinter, &kv_sinter_ops },
@@ -27,6 +32,7 @@ static const struct {
 	{ kv_zinter, &kv_zinter_ops },
 	{ kv_zintercard, &kv_zintercard_ops },
 	{ kv_zinterstore, &kv_zinterstore_ops },
+	{ kv_zmpop, &kv_zmpop_ops },
 	{ kv_zrangestore, &kv_zrangestore_ops },
 	{ kv_zunion, &kv_zunion_ops },
 	{ kv_zunionstore, &kv_zunionstore_ops },

@@ -125,6 +125,9 @@ extern const struct kv_gather_ops kv_sinter_ops, kv_sunion_ops, kv_sdiff_ops,
 /* The sorted-set commands over several keys' (cmd_zsetop.c, cmd_zset.c). */
 extern const struct kv_gather_ops kv_zunion_ops, kv_zinter_ops, kv_zdiff_ops,
 	kv_zunionstore_ops, kv_zinterstore_ops, kv_zdiffstore_ops, kv_zintercard_ops,
-	kv_zrangestore_ops;
+	kv_zrangestore_ops, kv_zmpop_ops;
+/* The list and string commands over several keys (cmd_list.c, cmd_bit.c,
+ * cmd_lcs.c). */
+extern const struct kv_gather_ops kv_lmove_ops, kv_lmpop_ops, kv_bitop_ops, kv_lcs_ops;
 
 #endif
