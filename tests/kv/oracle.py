@@ -1266,6 +1266,45 @@ def zset_ops(k=lambda name: name):
             C("ZUNION", 1, k("a"), "WITHSCORES", "WITHSCORES", "WEIGHTS", 2, "AGGREGATE", "MAX", "AGGREGATE", "MIN")]
 
 
+def blocking_ops(k=lambda name: name):
+    """BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX and BZMPOP
+    where a key has data (they answer at once), their argument and type
+    errors (k as in set_ops; blocking is server_test.py's)."""
+    return [C("RPUSH", k("a"), 1, 2, 3), C("RPUSH", k("b"), "x"), C("ZADD", k("z"), 1, "m", 2, "n", 3, "o"),
+            C("SET", k("str"), "v"),
+            C("BLPOP", k("missing"), k("a"), 0), C("BRPOP", k("a"), k("b"), 0.5), C("BLPOP", k("b"), 1),
+            C("EXISTS", k("b")), C("BLPOP", k("str"), 0), C("BLPOP", k("a"), k("str"), 0),
+            C("RPUSH", k("a"), *range(9)), C("BLPOP", k("a"), -1), C("BLPOP", k("a"), "x"), C("BLPOP", k("a"), "1e400"), C("BLPOP", k("a"), ""),
+            C("BLPOP", k("a"), " 1"), C("BLPOP", k("a"), "nan"), C("BLPOP", k("a"), "inf"), C("BLPOP", k("a")),
+            C("RPUSH", k("a"), 4, 5), C("BLMOVE", k("a"), k("d"), "LEFT", "RIGHT", 0), C("LRANGE", k("d"), 0, -1),
+            C("BLMOVE", k("a"), k("d"), "UP", "RIGHT", 0), C("BLMOVE", k("a"), k("d"), "LEFT", "RIGHT", -1),
+            C("BLMOVE", k("str"), k("d"), "LEFT", "RIGHT", 0), C("BLMOVE", k("a"), k("str"), "LEFT", "RIGHT", 0),
+            C("BRPOPLPUSH", k("a"), k("d"), 0), C("LRANGE", k("d"), 0, -1), C("BRPOPLPUSH", k("a"), k("d"), "x"),
+            C("RPUSH", k("c"), "p", "q", "r"), C("BLMPOP", 0, 2, k("missing"), k("c"), "LEFT", "COUNT", 2),
+            C("BLMPOP", 0, 1, k("c"), "RIGHT"), C("EXISTS", k("c")), C("BLMPOP", -1, 1, k("a"), "LEFT"),
+            C("BLMPOP", 0, 0, k("a"), "LEFT"), C("BLMPOP", 0, 1, k("a"), "MIDDLE"),
+            C("BLMPOP", 0, 1, k("a"), "LEFT", "COUNT", 0), C("BLMPOP", "x", 1, k("a"), "LEFT"),
+            C("BLMPOP", 0, 2, k("str"), k("a"), "LEFT"), C("BLMPOP", 0, 3, k("a"), "LEFT"),
+            C("BZPOPMIN", k("missing"), k("z"), 0), C("BZPOPMAX", k("z"), 0.1), C("BZPOPMIN", k("str"), 0),
+            C("BZPOPMIN", k("z"), -2), C("BZPOPMAX", k("z"), "x"), C("ZADD", k("z2"), 1, "a", 2, "b"),
+            C("BZMPOP", 0, 2, k("z"), k("z2"), "MAX", "COUNT", 5), C("BZMPOP", 0, 1, k("z2"), "MIN"),
+            C("EXISTS", k("z2")), C("ZADD", k("z"), 1, "m"), C("BZMPOP", -1, 1, k("z"), "MIN"), C("BZMPOP", 0, 1, k("z"), "LEFT"),
+            C("BZMPOP", 0, 0, k("z"), "MIN"), C("BZMPOP", 0, 1, k("z"), "MIN", "COUNT", -1),
+            C("BZMPOP", 0, 2, k("str"), k("z"), "MIN"), C("BLPOP", k("z"), 0)]
+
+
+BLOCKING_KEYS = ("a", "b", "c", "d", "z", "z2", "str", "missing")
+
+
+def blocking_multi(k=lambda name: name):
+    """Blocking commands inside MULTI answer at once, nil when there is
+    nothing, as Redis does (k: names of one shard over TCP)."""
+    return [C("MULTI"), C("BLPOP", k("a"), 0), C("BRPOP", k("a"), k("b"), 1), C("BLMOVE", k("a"), k("b"), "LEFT", "LEFT", 0),
+            C("BRPOPLPUSH", k("a"), k("b"), 0), C("BLMPOP", 0, 1, k("a"), "LEFT"), C("BZPOPMIN", k("a"), 0),
+            C("BZPOPMAX", k("a"), 0), C("BZMPOP", 0, 1, k("a"), "MAX"), C("RPUSH", k("a"), "v"), C("BLPOP", k("a"), 0),
+            C("BLPOP", k("a"), -1), C("EXEC"), C("EXISTS", k("a"))]
+
+
 ZSET_OP_KEYS = ("a", "b", "c", "d", "e", "str", "big", "lex", "missing")
 SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missing2")
 BIT_OP_KEYS = ("a", "b", "c", "d", "e", "h", "m", "n", "x", "y", "missing", "missing2")
@@ -1652,13 +1691,15 @@ def main():
             groups += [set_ops(colocated(ours, SET_OP_KEYS)), set_ops(apart(ours, SET_OP_KEYS)),
                        set_ops(apart(ours, SET_OP_KEYS[::-1])), zset_ops(colocated(ours, ZSET_OP_KEYS)),
                        zset_ops(apart(ours, ZSET_OP_KEYS)), zset_ops(apart(ours, ZSET_OP_KEYS[::-1])),
+                       blocking_ops(colocated(ours, BLOCKING_KEYS)), blocking_multi(colocated(ours, BLOCKING_KEYS)),
+                       blocking_ops(apart(ours, ("a", "missing", "str", "b", "z", "z2", "d", "c"))),  # BLMOVE: one shard
                        copies(colocated(ours, COPY_KEYS)),
                        copies(apart(ours, COPY_KEYS)), copies(apart(ours, COPY_KEYS[::-1])),
                        lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS)),
                        lcs(apart(ours, BIT_OP_KEYS)), bitop(apart(ours, BIT_OP_KEYS)),
                        bitop(apart(ours, BIT_OP_KEYS[::-1]))]
         else:
-            groups += [set_ops(), zset_ops(), copies(), lcs(), bitop()]
+            groups += [set_ops(), zset_ops(), copies(), lcs(), bitop(), blocking_ops(), blocking_multi()]
         ours.send(enc("FLUSHALL"))
         ours.reader.reply()
         randomkey_check(ours, failures)

@@ -3,8 +3,12 @@
  * command, shared helpers, and the connection and server commands. */
 #include "cmd_impl.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "num.h"
@@ -18,6 +22,7 @@
 #define L  KV_CMD_NOKEY_LOCAL
 #define K  KV_CMD_KEYNUM
 #define D  KV_CMD_DESTKEYNUM
+#define B  KV_CMD_BLOCKING
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
 	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },
@@ -58,6 +63,31 @@ uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *co
 		       n <= (int64_t)(argc - from) - after ? from + (uint32_t)n - 1 : first;
 	}
 	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+}
+
+const char *kv_cmd_timeout(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+			   const size_t *argl, int64_t *ms)
+{
+	uint32_t i = cmd->flags & KV_CMD_KEYNUM ? 1 : argc - 1;
+	char buf[128], *end;
+	long double v;
+
+	if (!argl[i] || argl[i] >= sizeof(buf) || isspace((unsigned char)argv[i][0]))
+		return "ERR timeout is not a float or out of range";
+	memcpy(buf, argv[i], argl[i]);
+	buf[argl[i]] = 0;
+	errno = 0;
+	v = strtold(buf, &end);
+	if (end != buf + argl[i] || isnan(v) ||
+	    (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)))
+		return "ERR timeout is not a float or out of range";
+	/* Redis 7.0 converts to a long long without a range check: past it
+	 * (inf included) the value is negative there */
+	v = ceill(v * 1000.0L);
+	if (v < 0 || v >= 9223372036854775808.0L)
+		return "ERR timeout is negative";
+	*ms = (int64_t)v;
+	return NULL;
 }
 
 uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,

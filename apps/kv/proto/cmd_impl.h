@@ -117,6 +117,10 @@ void kv_zset_reply_span(struct kv_call *c, const struct kv_zset *z, size_t first
  * it after), to reread a request's arguments where no reply is wanted. */
 void kv_call_quiet(const struct kv_call *c, struct kv_call *q, struct kv_reply *scratch);
 
+/* Whether a blocking command's timeout is valid (kv_cmd_timeout), after
+ * Redis's error when it is not. */
+bool kv_arg_timeout(struct kv_call *c);
+
 /* Replies "wrong number of arguments for '<command>' command". */
 void kv_err_arity(struct kv_call *c);
 

@@ -372,8 +372,8 @@ static bool arg_end(struct kv_call *c, uint32_t i, enum kv_list_end *end)
 
 /* ---- commands over several lists: gathered, computed, put (gather.h) ---- */
 
-/* LMOVE's ends (RPOPLPUSH: from the tail to the head), read without a
- * reply: false when they are not LEFT or RIGHT. */
+/* LMOVE's and BLMOVE's ends (RPOPLPUSH, BRPOPLPUSH: from the tail to
+ * the head), read without a reply: false when they are not LEFT or RIGHT. */
 static bool move_ends(const struct kv_call *c, enum kv_list_end *from, enum kv_list_end *to)
 {
 	struct kv_reply scratch;
@@ -382,7 +382,7 @@ static bool move_ends(const struct kv_call *c, enum kv_list_end *from, enum kv_l
 
 	*from = KV_LIST_TAIL;
 	*to = KV_LIST_HEAD;
-	if (c->argc == 5) {
+	if (c->argc >= 5) {
 		kv_call_quiet(c, &q, &scratch);
 		ok = arg_end(&q, 3, from) && arg_end(&q, 4, to);
 		kv_reply_free(&scratch);
@@ -464,16 +464,19 @@ static int pop_elem(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 	return 0;
 }
 
-/* LMOVE source destination LEFT|RIGHT LEFT|RIGHT, and RPOPLPUSH, in
- * Redis's order of checks; the push goes first, so a destination that
- * cannot take the element leaves both lists as they were. */
+/* LMOVE source destination LEFT|RIGHT LEFT|RIGHT, RPOPLPUSH, and BLMOVE
+ * and BRPOPLPUSH as they answer when they do not block, in Redis's order
+ * of checks; the push goes first, so a destination that cannot take the
+ * element leaves both lists as they were. */
 static void lmove_compute(struct kv_call *c, struct kv_gather *g)
 {
 	const struct kv_gval *src = &g->vals[0], *dst = &g->vals[1];
 	enum kv_list_end from, to;
 	struct kv_gput *p;
 
-	if (c->argc == 5 && (!arg_end(c, 3, &from) || !arg_end(c, 4, &to)))
+	if (c->argc >= 5 && (!arg_end(c, 3, &from) || !arg_end(c, 4, &to)))
+		return;
+	if ((c->cmd->flags & KV_CMD_BLOCKING) && !kv_arg_timeout(c))
 		return;
 	if (!src->found) {
 		kv_reply_null(c->out);
@@ -507,21 +510,31 @@ void kv_rpoplpush(struct kv_call *c)
 	kv_gather_run(c, &kv_lmove_ops);
 }
 
-/* LMPOP's arguments after numkeys key...: the end and the count (1 when
- * not given); false after the error. */
-static bool lmpop_args(struct kv_call *c, enum kv_list_end *end, size_t *n)
+void kv_blmove(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmove_ops);
+}
+
+void kv_brpoplpush(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmove_ops);
+}
+
+/* LMPOP's arguments from the key count (argument at) on: the end and
+ * the count (1 when not given); false after the error. */
+static bool lmpop_args(struct kv_call *c, uint32_t at, enum kv_list_end *end, size_t *n)
 {
 	int64_t numkeys, count = -1;
 
-	if (!kv_str2ll(c->argv[1], c->argl[1], &numkeys) || numkeys < 1) {
+	if (!kv_str2ll(c->argv[at], c->argl[at], &numkeys) || numkeys < 1) {
 		kv_err(c, KV_ERR_NUMKEYS);
 		return false;
 	}
-	if ((uint64_t)numkeys >= c->argc - 2) {
+	if ((uint64_t)numkeys >= c->argc - at - 1) {
 		kv_err(c, KV_ERR_SYNTAX);
 		return false;
 	}
-	uint32_t where = 2 + (uint32_t)numkeys;
+	uint32_t where = at + 1 + (uint32_t)numkeys;
 	if (!arg_end(c, where, end))
 		return false;
 	for (uint32_t i = where + 1; i < c->argc; i++) {
@@ -540,6 +553,20 @@ static bool lmpop_args(struct kv_call *c, enum kv_list_end *end, size_t *n)
 	return true;
 }
 
+/* The pop a request asks for: LMPOP's and BLMPOP's arguments, or BLPOP's
+ * and BRPOP's one element; a blocking command's timeout checked after
+ * them, as Redis does. False after the error. */
+static bool pop_args(struct kv_call *c, enum kv_list_end *end, size_t *n)
+{
+	if (c->cmd->fn == kv_lmpop)
+		return lmpop_args(c, 1, end, n);
+	if (c->cmd->fn == kv_blmpop)
+		return lmpop_args(c, 2, end, n) && kv_arg_timeout(c);
+	*end = c->cmd->fn == kv_blpop ? KV_LIST_HEAD : KV_LIST_TAIL;
+	*n = 1;
+	return kv_arg_timeout(c);
+}
+
 /* LMPOP's gather: each key's type and, for a list, a copy of the
  * elements it would give, in the order it gives them. */
 static int probe_pops(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, struct kv_gval *v)
@@ -552,7 +579,7 @@ static int probe_pops(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, st
 
 	kv_gather_type(c, k, arg, copy, v);
 	kv_call_quiet(c, &q, &scratch);
-	ok = lmpop_args(&q, &end, &n);
+	ok = pop_args(&q, &end, &n);
 	kv_reply_free(&scratch);
 	if (!ok || !v->found || v->type != KV_LIST)
 		return 0;
@@ -585,7 +612,7 @@ static int pop_elems(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 	struct kv_list *l = kv_arg_obj(c, arg, KV_LIST, &pos, &wrong);
 
 	(void)p;
-	lmpop_args(c, &end, &n);
+	pop_args(c, &end, &n);
 	if (l) {
 		size_t before = kv_db_edit_begin(pos.entry);
 
@@ -597,7 +624,8 @@ static int pop_elems(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 }
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: the first key
- * holding a list gives its elements. */
+ * holding a list gives its elements; BLMPOP, BLPOP and BRPOP as they
+ * answer when they do not block (BLPOP: the key and one element, flat). */
 static void lmpop_compute(struct kv_call *c, struct kv_gather *g)
 {
 	struct kv_list_iter it;
@@ -605,7 +633,7 @@ static void lmpop_compute(struct kv_call *c, struct kv_gather *g)
 	const uint8_t *e;
 	size_t n, el;
 
-	if (!lmpop_args(c, &end, &n))
+	if (!pop_args(c, &end, &n))
 		return;
 	for (uint32_t k = 0; k < g->nkeys; k++) {
 		const struct kv_gval *v = &g->vals[k];
@@ -618,7 +646,8 @@ static void lmpop_compute(struct kv_call *c, struct kv_gather *g)
 		}
 		kv_reply_array(c->out, 2);
 		kv_reply_bulk(c->out, c->argv[g->arg[k]], c->argl[g->arg[k]]);
-		kv_reply_array(c->out, kv_list_len(v->obj));
+		if (c->cmd->fn == kv_lmpop || c->cmd->fn == kv_blmpop)
+			kv_reply_array(c->out, kv_list_len(v->obj));
 		kv_list_iter_init(v->obj, &it, 0, true);
 		while ((e = kv_list_iter_next(&it, &el)))
 			kv_reply_bulk(c->out, e, el);
@@ -631,6 +660,21 @@ static void lmpop_compute(struct kv_call *c, struct kv_gather *g)
 const struct kv_gather_ops kv_lmpop_ops = { probe_pops, lmpop_compute };
 
 void kv_lmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmpop_ops);
+}
+
+void kv_blmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmpop_ops);
+}
+
+void kv_blpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmpop_ops);
+}
+
+void kv_brpop(struct kv_call *c)
 {
 	kv_gather_run(c, &kv_lmpop_ops);
 }

@@ -540,16 +540,17 @@ void kv_zremrangebylex(struct kv_call *c) { zremrange_generic(c, BY_LEX); }
 
 /* Replies ranks [first, first + n) of z as popped, the highest first
  * when max: member, score pairs flat (ZPOPMIN) or, nested, each pair an
- * array (ZMPOP). */
+ * array (ZMPOP); header: in an array of their own. */
 static void zpop_reply_span(struct kv_call *c, const struct kv_zset *z, size_t first, size_t n,
-			    bool max, bool nested)
+			    bool max, bool nested, bool header)
 {
 	struct kv_zset_iter it;
 	const uint8_t *m;
 	size_t ml;
 	double s;
 
-	kv_reply_array(c->out, nested ? n : 2 * n);
+	if (header)
+		kv_reply_array(c->out, nested ? n : 2 * n);
 	kv_zset_iter_init(z, &it, first, n, max);
 	while (kv_zset_iter_next(&it, &m, &ml, &s)) {
 		if (nested)
@@ -567,7 +568,7 @@ static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z,
 	size_t len = kv_zset_len(z), n = count < len ? count : len;
 	size_t first = max ? len - n : 0;
 
-	zpop_reply_span(c, z, first, n, max, false);
+	zpop_reply_span(c, z, first, n, max, false, true);
 	size_t before = kv_db_edit_begin(pos->entry);
 	kv_zset_del_span(z, first, n);
 	kv_db_edit_end(c->db, pos, before);
@@ -603,21 +604,22 @@ static void zpop_cmd(struct kv_call *c, bool max)
 void kv_zpopmin(struct kv_call *c) { zpop_cmd(c, false); }
 void kv_zpopmax(struct kv_call *c) { zpop_cmd(c, true); }
 
-/* ZMPOP's arguments after numkeys key...: which end (max: the highest)
- * and the count (1 when not given); false after the error. */
-static bool zmpop_args(struct kv_call *c, bool *max, size_t *n)
+/* ZMPOP's arguments from the key count (argument at) on: which end
+ * (max: the highest) and the count (1 when not given); false after the
+ * error. */
+static bool zmpop_args(struct kv_call *c, uint32_t at, bool *max, size_t *n)
 {
 	int64_t numkeys, count = -1;
 
-	if (!kv_str2ll(c->argv[1], c->argl[1], &numkeys) || numkeys < 1) {
+	if (!kv_str2ll(c->argv[at], c->argl[at], &numkeys) || numkeys < 1) {
 		kv_err(c, KV_ERR_NUMKEYS);
 		return false;
 	}
-	if ((uint64_t)numkeys >= c->argc - 2) {
+	if ((uint64_t)numkeys >= c->argc - at - 1) {
 		kv_err(c, KV_ERR_SYNTAX);
 		return false;
 	}
-	uint32_t where = 2 + (uint32_t)numkeys;
+	uint32_t where = at + 1 + (uint32_t)numkeys;
 	*max = kv_arg_is(c, where, "max");
 	if (!*max && !kv_arg_is(c, where, "min")) {
 		kv_err(c, KV_ERR_SYNTAX);
@@ -639,7 +641,21 @@ static bool zmpop_args(struct kv_call *c, bool *max, size_t *n)
 	return true;
 }
 
-/* zmpop_args() without a reply (a gather's or a write's reread). */
+/* The pop a request asks for: ZMPOP's and BZMPOP's arguments, or
+ * BZPOPMIN's and BZPOPMAX's one member; a blocking command's timeout
+ * checked after them, as Redis does. False after the error. */
+static bool zmpop_args_of(struct kv_call *c, bool *max, size_t *n)
+{
+	if (c->cmd->fn == kv_zmpop)
+		return zmpop_args(c, 1, max, n);
+	if (c->cmd->fn == kv_bzmpop)
+		return zmpop_args(c, 2, max, n) && kv_arg_timeout(c);
+	*max = c->cmd->fn == kv_bzpopmax;
+	*n = 1;
+	return kv_arg_timeout(c);
+}
+
+/* zmpop_args_of() without a reply (a gather's or a write's reread). */
 static bool zmpop_args_quiet(const struct kv_call *c, bool *max, size_t *n)
 {
 	struct kv_reply scratch;
@@ -647,7 +663,7 @@ static bool zmpop_args_quiet(const struct kv_call *c, bool *max, size_t *n)
 	bool ok;
 
 	kv_call_quiet(c, &q, &scratch);
-	ok = zmpop_args(&q, max, n);
+	ok = zmpop_args_of(&q, max, n);
 	kv_reply_free(&scratch);
 	return ok;
 }
@@ -696,13 +712,15 @@ static int zpop_members(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 }
 
 /* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: the first key
- * holding a sorted set gives its members, each with its score. */
+ * holding a sorted set gives its members, each with its score; BZMPOP,
+ * BZPOPMIN and BZPOPMAX as they answer when they do not block (BZPOPMIN:
+ * the key, the member and its score, flat). */
 static void zmpop_compute(struct kv_call *c, struct kv_gather *g)
 {
 	size_t n;
 	bool max;
 
-	if (!zmpop_args(c, &max, &n))
+	if (!zmpop_args_of(c, &max, &n))
 		return;
 	for (uint32_t k = 0; k < g->nkeys; k++) {
 		const struct kv_gval *v = &g->vals[k];
@@ -713,9 +731,11 @@ static void zmpop_compute(struct kv_call *c, struct kv_gather *g)
 			kv_err(c, KV_ERR_WRONGTYPE);
 			return;
 		}
-		kv_reply_array(c->out, 2);
+		bool flat = c->cmd->fn == kv_bzpopmin || c->cmd->fn == kv_bzpopmax;
+
+		kv_reply_array(c->out, flat ? 3 : 2);
 		kv_reply_bulk(c->out, c->argv[g->arg[k]], c->argl[g->arg[k]]);
-		zpop_reply_span(c, v->obj, 0, kv_zset_len(v->obj), max, true);
+		zpop_reply_span(c, v->obj, 0, kv_zset_len(v->obj), max, !flat, !flat);
 		kv_gather_add_put(g, k, zpop_members);
 		return;
 	}
@@ -725,6 +745,21 @@ static void zmpop_compute(struct kv_call *c, struct kv_gather *g)
 const struct kv_gather_ops kv_zmpop_ops = { probe_zpops, zmpop_compute };
 
 void kv_zmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
+}
+
+void kv_bzmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
+}
+
+void kv_bzpopmin(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
+}
+
+void kv_bzpopmax(struct kv_call *c)
 {
 	kv_gather_run(c, &kv_zmpop_ops);
 }

@@ -14,6 +14,14 @@ static const struct {
 	const struct kv_gather_ops *ops;
 } gather_rows[] = {
 	{ kv_bitop, &kv_bitop_ops },
+	{ kv_blmove, &kv_lmove_ops },
+	{ kv_blmpop, &kv_lmpop_ops },
+	{ kv_blpop, &kv_lmpop_ops },
+	{ kv_brpop, &kv_lmpop_ops },
+	{ kv_brpoplpush, &kv_lmove_ops },
+	{ kv_bzmpop, &kv_zmpop_ops },
+	{ kv_bzpopmax, &kv_zmpop_ops },
+	{ kv_bzpopmin, &kv_zmpop_ops },
 	{ kv_copy, &kv_copy_ops },
 	{ kv_lcs, &kv_lcs_ops },
 	{ kv_lmove, &kv_lmove_ops },
