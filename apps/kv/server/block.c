@@ -65,6 +65,7 @@ struct bkey {
 	struct bentry *head, *tail;
 	struct bkey *rnext;        /* the ready list */
 	bool ready;
+	bool busy;                 /* being served: kept even when emptied */
 	size_t klen;
 	char key[];
 };
@@ -100,6 +101,12 @@ static void unref(struct kv_bwait *w)
 {
 	if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1)
 		free(w);
+}
+
+/* How many of its keys w waits on: all, but BLMOVE's source alone. */
+static uint32_t waited(const struct kv_bwait *w)
+{
+	return w->cmd->last_key == 2 ? 1 : kv_cmd_nkeys(w->cmd, w->a.argc, w->a.argv, w->a.argl);
 }
 
 static bool claim(struct kv_bwait *w, int to)
@@ -305,9 +312,20 @@ static bool serve_key(struct kv_shard *sh, struct bkey *b)
 		argc = one_key(w, key_at(w, b), argv, argl);
 		if (!kv_shard_keys_free(sh, w->cmd, argc, argv, argl))
 			return false;
-		if (claim(w, DONE))
-			serve(sh, w, argc, argv, argl);
-		drop_head(b);
+		if (!claim(w, DONE)) {
+			drop_head(b);
+			continue;
+		}
+		/* off the queue before its answer, which may run home's end of
+		 * it (delist) right here when home is this shard */
+		struct bentry *e = b->head;
+
+		b->head = e->next;
+		if (!b->head)
+			b->tail = NULL;
+		serve(sh, w, argc, argv, argl);
+		unref(w);
+		free(e);
 	}
 	return true;
 }
@@ -325,10 +343,14 @@ void kv_block_serve(struct kv_shard *sh)
 
 		t->ready_head = b->rnext;
 		b->ready = false;
-		if (!serve_key(sh, b)) {
+		b->busy = true;
+		bool done = serve_key(sh, b);
+
+		b->busy = false;
+		if (!done) {
 			b->rnext = later;
 			later = b;
-		} else if (!b->head) {
+		} else if (!b->head && !b->ready) { /* ready again: met later */
 			drop_key(sh, b);
 		}
 	}
@@ -365,7 +387,7 @@ static struct bkey *key_for(struct kv_shard *sh, const char *p, size_t n)
 static void enlist(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_bwait *w = j->obj;
-	uint32_t n = kv_cmd_nkeys(w->cmd, w->a.argc, w->a.argv, w->a.argl);
+	uint32_t n = waited(w);
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = kv_cmd_key_arg(w->cmd, k);
@@ -395,7 +417,7 @@ static void enlist(struct kv_shard *sh, struct kv_job *j)
 static void delist(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_bwait *w = j->obj;
-	uint32_t n = kv_cmd_nkeys(w->cmd, w->a.argc, w->a.argv, w->a.argl);
+	uint32_t n = waited(w);
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = kv_cmd_key_arg(w->cmd, k);
@@ -419,7 +441,7 @@ static void delist(struct kv_shard *sh, struct kv_job *j)
 		b->tail = NULL;
 		for (struct bentry *e = b->head; e; e = e->next)
 			b->tail = e;
-		if (!b->head && !b->ready)
+		if (!b->head && !b->ready && !b->busy)
 			drop_key(sh, b);
 	}
 }
@@ -433,8 +455,11 @@ static void sent(struct kv_shard *sh, struct kv_job *j)
 	kv_job_free(j);
 }
 
+/* Sends fn with w to every shard owning its keys. One to this shard
+ * runs inside, and may end w's wait: a count of its own keeps w here. */
 static void to_shards(struct kv_shard *sh, struct kv_bwait *w, kv_job_fn *fn)
 {
+	atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
 	for (unsigned s = 0; s < w->nshards; s++) {
 		struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
 
@@ -448,6 +473,7 @@ static void to_shards(struct kv_shard *sh, struct kv_bwait *w, kv_job_fn *fn)
 		if (kv_job_submit(sh, j))
 			abort();
 	}
+	unref(w);
 }
 
 /* w answered (out: its reply, NULL when its client left): unregistered
@@ -480,14 +506,14 @@ static void timed_out(struct pc_wheel *wh, struct pc_timer *tm)
 	if (!claim(w, GONE))
 		return; /* served: its reply is on the way */
 	kv_reply_init(&out);
-	kv_reply_raw(&out, w->cmd->last_key == 2 ? "$-1\r\n" : "*-1\r\n", 5);
+	kv_reply_raw(&out, "*-1\r\n", 5); /* BLMOVE's too, as Redis times out */
 	finish(pc_shard_user(), w, &out);
 	kv_reply_free(&out);
 }
 
 void kv_block_wait(struct kv_shard *sh, struct kv_bwait *w)
 {
-	uint32_t n = kv_cmd_nkeys(w->cmd, w->a.argc, w->a.argv, w->a.argl);
+	uint32_t n = waited(w);
 	bool *used = calloc(sh->n, sizeof(*used));
 
 	if (!used)

@@ -325,6 +325,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	if (c->blk && c->s && kv_block_nil(out)) {
 		c->tx = NULL;
 		kv_block_wait(c->sh, c->blk); /* in_tx still: later requests wait */
+		answered(c); /* gives up its reply slot (owe()) */
 		return;
 	}
 	if (c->blk) {
@@ -726,7 +727,11 @@ static void input_settle(struct kv_client *c)
  * is owed. */
 static void owe(struct kv_client *c)
 {
-	bool want = c->inflight && c->s;
+	/* A client waiting on keys (its blocking request's first run over)
+	 * holds none: its leaving must end the wait at once, as Redis drops a
+	 * blocked client that disconnects, not keep the session for an
+	 * answer that would take an element nobody reads. */
+	bool want = c->inflight && c->s && !(c->blk && !c->tx);
 
 	if (!c->s)
 		c->owed = false; /* the session's slots went with it */
