@@ -1256,6 +1256,99 @@ def set_ops(k=lambda name: name):
             C("SADD", k("g"), "word"), C("SMOVE", k("g"), k("e"), "word"), C("OBJECT", "ENCODING", k("e"))]
 
 
+def zset_ops(k=lambda name: name):
+    """ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD and
+    ZRANGESTORE (k as in set_ops): sets as inputs, weights, aggregates,
+    infinities, errors in Redis's order of checks."""
+    return [C("ZADD", k("a"), 1, "x", 2, "y", 3, "z"), C("ZADD", k("b"), 10, "y", 20, "z", 30, "w"),
+            C("SADD", k("c"), "z", "w", "v"), C("SET", k("str"), "v"),
+            C("ZUNION", 2, k("a"), k("b")), C("ZUNION", 2, k("a"), k("b"), "WITHSCORES"),
+            C("ZUNION", 3, k("a"), k("b"), k("c"), "WEIGHTS", 2, 0.5, 3, "WITHSCORES"),
+            C("ZUNION", 2, k("a"), k("b"), "AGGREGATE", "MIN", "WITHSCORES"),
+            C("ZUNION", 2, k("a"), k("b"), "aggregate", "max", "weights", -1, 1, "withscores"),
+            C("ZUNION", 2, k("a"), k("missing"), "WITHSCORES"), C("ZUNION", 1, k("missing")),
+            C("ZINTER", 2, k("a"), k("b"), "WITHSCORES"), C("ZINTER", 3, k("a"), k("b"), k("c"), "WITHSCORES"),
+            C("ZINTER", 2, k("a"), k("c"), "WEIGHTS", "inf", 0, "WITHSCORES"),
+            C("ZINTER", 2, k("a"), k("b"), "WEIGHTS", "inf", "-inf", "WITHSCORES"),
+            C("ZINTER", 2, k("a"), k("b"), "AGGREGATE", "MAX"), C("ZINTER", 2, k("a"), k("missing")),
+            C("ZDIFF", 2, k("a"), k("b"), "WITHSCORES"), C("ZDIFF", 2, k("c"), k("a"), "WITHSCORES"),
+            C("ZDIFF", 1, k("a")), C("ZDIFF", 2, k("missing"), k("a")), C("ZDIFF", 2, k("a"), k("missing")),
+            C("ZINTERCARD", 2, k("a"), k("b")), C("ZINTERCARD", 2, k("a"), k("b"), "LIMIT", 1),
+            C("ZINTERCARD", 2, k("a"), k("b"), "LIMIT", 0), C("ZINTERCARD", 3, k("a"), k("b"), k("c")),
+            C("ZINTERCARD", 1, k("missing")),
+            C("ZUNIONSTORE", k("d"), 2, k("a"), k("b")), C("ZRANGE", k("d"), 0, -1, "WITHSCORES"),
+            C("OBJECT", "ENCODING", k("d")), C("SET", k("d"), "old"), C("EXPIRE", k("d"), 100),
+            C("ZINTERSTORE", k("d"), 2, k("a"), k("c"), "WEIGHTS", 1, 5), C("ZRANGE", k("d"), 0, -1, "WITHSCORES"),
+            C("TTL", k("d")), C("ZDIFFSTORE", k("d"), 2, k("b"), k("a")), C("ZRANGE", k("d"), 0, -1, "WITHSCORES"),
+            C("ZINTERSTORE", k("d"), 2, k("a"), k("missing")), C("EXISTS", k("d")),
+            C("ZUNIONSTORE", k("a"), 2, k("a"), k("b"), "AGGREGATE", "SUM"), C("ZRANGE", k("a"), 0, -1, "WITHSCORES"),
+            C("ZADD", k("big"), *[x for i in range(200) for x in (i, "m%d" % i)]),
+            C("ZUNIONSTORE", k("e"), 1, k("big")), C("OBJECT", "ENCODING", k("e")), C("ZCARD", k("e")),
+            C("ZINTERSTORE", k("e"), 2, k("big"), k("a")), C("OBJECT", "ENCODING", k("e")),
+            C("ZRANGESTORE", k("e"), k("big"), 5, 9), C("ZRANGE", k("e"), 0, -1, "WITHSCORES"),
+            C("ZRANGESTORE", k("e"), k("big"), "(10", 20, "BYSCORE", "LIMIT", 2, 3),
+            C("ZRANGE", k("e"), 0, -1, "WITHSCORES"), C("ZRANGESTORE", k("e"), k("big"), 20, 10, "BYSCORE", "REV"),
+            C("ZRANGE", k("e"), 0, -1), C("ZRANGESTORE", k("e"), k("big"), 0, -1), C("OBJECT", "ENCODING", k("e")),
+            C("ZRANGESTORE", k("e"), k("missing"), 0, -1), C("EXISTS", k("e")),
+            C("ZADD", k("lex"), 0, "a", 0, "b", 0, "c"), C("ZRANGESTORE", k("e"), k("lex"), "[b", "+", "BYLEX"),
+            C("ZRANGE", k("e"), 0, -1), C("ZRANGESTORE", k("e"), k("lex"), 5, 9), C("EXISTS", k("e")),
+            C("ZRANGESTORE", k("e"), k("lex"), 0, -1, "WITHSCORES"), C("ZRANGESTORE", k("e"), k("lex"), 0, -1, "LIMIT", 0, 1),
+            C("ZRANGESTORE", k("e"), k("str"), 0, 1), C("ZRANGESTORE", k("e"), k("lex"), "x", 1),
+            C("ZRANGESTORE", k("e"), k("lex"), 0), C("ZRANGESTORE", k("str"), k("lex"), 0, 0), C("TYPE", k("str")),
+            C("SET", k("str"), "v"),
+            C("ZUNION", 0, k("a")), C("ZUNIONSTORE", k("d"), 0, k("a")), C("ZINTERCARD", 0, k("a")),
+            C("ZUNION", "x", k("a")), C("ZUNION", 3, k("a")), C("ZUNIONSTORE", k("d"), 2, k("a")),
+            C("ZUNION", 1, k("str"), "FOO"), C("ZINTER", 2, k("a"), k("str")), C("ZUNIONSTORE", k("d"), 1, k("str")),
+            C("ZUNION", 1, k("a"), "WEIGHTS", "x"), C("ZUNION", 1, k("a"), "WEIGHTS", 1, 2),
+            C("ZUNION", 1, k("a"), "WEIGHTS", "nan"), C("ZUNION", 1, k("a"), "AGGREGATE", "AVG"),
+            C("ZUNION", 1, k("a"), "AGGREGATE"), C("ZDIFF", 1, k("a"), "WEIGHTS", 1), C("ZDIFF", 1, k("a"), "AGGREGATE", "SUM"),
+            C("ZUNIONSTORE", k("d"), 1, k("a"), "WITHSCORES"), C("ZINTERCARD", 1, k("a"), "WITHSCORES"),
+            C("ZINTERCARD", 1, k("a"), "LIMIT", -1), C("ZINTERCARD", 1, k("a"), "LIMIT", "x"),
+            C("ZINTERCARD", 1, k("a"), "LIMIT"), C("ZINTERCARD", 1, k("a"), "WEIGHTS", 1),
+            C("ZUNION"), C("ZUNIONSTORE", k("d"), 1), C("ZRANGESTORE", k("d"), k("a"), 0),
+            C("ZUNION", 1, k("a"), "WITHSCORES", "WITHSCORES", "WEIGHTS", 2, "AGGREGATE", "MAX", "AGGREGATE", "MIN")]
+
+
+def blocking_ops(k=lambda name: name):
+    """BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX and BZMPOP
+    where a key has data (they answer at once), their argument and type
+    errors (k as in set_ops; blocking is server_test.py's)."""
+    return [C("RPUSH", k("a"), 1, 2, 3), C("RPUSH", k("b"), "x"), C("ZADD", k("z"), 1, "m", 2, "n", 3, "o"),
+            C("SET", k("str"), "v"),
+            C("BLPOP", k("missing"), k("a"), 0), C("BRPOP", k("a"), k("b"), 0.5), C("BLPOP", k("b"), 1),
+            C("EXISTS", k("b")), C("BLPOP", k("str"), 0), C("BLPOP", k("a"), k("str"), 0),
+            C("RPUSH", k("a"), *range(9)), C("BLPOP", k("a"), -1), C("BLPOP", k("a"), "x"), C("BLPOP", k("a"), "1e400"), C("BLPOP", k("a"), ""),
+            C("BLPOP", k("a"), " 1"), C("BLPOP", k("a"), "nan"), C("BLPOP", k("a"), "inf"), C("BLPOP", k("a")),
+            C("RPUSH", k("a"), 4, 5), C("BLMOVE", k("a"), k("d"), "LEFT", "RIGHT", 0), C("LRANGE", k("d"), 0, -1),
+            C("BLMOVE", k("a"), k("d"), "UP", "RIGHT", 0), C("BLMOVE", k("a"), k("d"), "LEFT", "RIGHT", -1),
+            C("BLMOVE", k("str"), k("d"), "LEFT", "RIGHT", 0), C("BLMOVE", k("a"), k("str"), "LEFT", "RIGHT", 0),
+            C("BRPOPLPUSH", k("a"), k("d"), 0), C("LRANGE", k("d"), 0, -1), C("BRPOPLPUSH", k("a"), k("d"), "x"),
+            C("RPUSH", k("c"), "p", "q", "r"), C("BLMPOP", 0, 2, k("missing"), k("c"), "LEFT", "COUNT", 2),
+            C("BLMPOP", 0, 1, k("c"), "RIGHT"), C("EXISTS", k("c")), C("BLMPOP", -1, 1, k("a"), "LEFT"),
+            C("BLMPOP", 0, 0, k("a"), "LEFT"), C("BLMPOP", 0, 1, k("a"), "MIDDLE"),
+            C("BLMPOP", 0, 1, k("a"), "LEFT", "COUNT", 0), C("BLMPOP", "x", 1, k("a"), "LEFT"),
+            C("BLMPOP", 0, 2, k("str"), k("a"), "LEFT"), C("BLMPOP", 0, 3, k("a"), "LEFT"),
+            C("BZPOPMIN", k("missing"), k("z"), 0), C("BZPOPMAX", k("z"), 0.1), C("BZPOPMIN", k("str"), 0),
+            C("BZPOPMIN", k("z"), -2), C("BZPOPMAX", k("z"), "x"), C("ZADD", k("z2"), 1, "a", 2, "b"),
+            C("BZMPOP", 0, 2, k("z"), k("z2"), "MAX", "COUNT", 5), C("BZMPOP", 0, 1, k("z2"), "MIN"),
+            C("EXISTS", k("z2")), C("ZADD", k("z"), 1, "m"), C("BZMPOP", -1, 1, k("z"), "MIN"), C("BZMPOP", 0, 1, k("z"), "LEFT"),
+            C("BZMPOP", 0, 0, k("z"), "MIN"), C("BZMPOP", 0, 1, k("z"), "MIN", "COUNT", -1),
+            C("BZMPOP", 0, 2, k("str"), k("z"), "MIN"), C("BLPOP", k("z"), 0)]
+
+
+BLOCKING_KEYS = ("a", "b", "c", "d", "z", "z2", "str", "missing")
+
+
+def blocking_multi(k=lambda name: name):
+    """Blocking commands inside MULTI answer at once, nil when there is
+    nothing, as Redis does (k: names of one shard over TCP)."""
+    return [C("MULTI"), C("BLPOP", k("a"), 0), C("BRPOP", k("a"), k("b"), 1), C("BLMOVE", k("a"), k("b"), "LEFT", "LEFT", 0),
+            C("BRPOPLPUSH", k("a"), k("b"), 0), C("BLMPOP", 0, 1, k("a"), "LEFT"), C("BZPOPMIN", k("a"), 0),
+            C("BZPOPMAX", k("a"), 0), C("BZMPOP", 0, 1, k("a"), "MAX"), C("RPUSH", k("a"), "v"), C("BLPOP", k("a"), 0),
+            C("BLPOP", k("a"), -1), C("EXEC"), C("EXISTS", k("a"))]
+
+
+ZSET_OP_KEYS = ("a", "b", "c", "d", "e", "str", "big", "lex", "missing")
 SET_OP_KEYS = ("a", "b", "c", "d", "e", "f", "g", "o", "str", "missing", "missing2")
 BIT_OP_KEYS = ("a", "b", "c", "d", "e", "h", "m", "n", "x", "y", "missing", "missing2")
 
@@ -1313,24 +1406,6 @@ def placed(peer, names, shard_of_index, shards=2):
     where = {c: s for s in range(shards) for c in on_shard(peer, every, s, shards)}
     return lambda name: next(c for c in cands[name]
                              if where[c] == shard_of_index(names.index(name)))
-
-
-def crossslot_check(peer, failures):
-    """BITOP and LCS over keys of two shards are refused whole: CROSSSLOT,
-    and nothing changed."""
-    name = apart(peer, ["xa", "xb"])
-    xa, other = name("xa"), name("xb")
-    cmds = [("BITOP", "OR", other, xa), ("BITOP", "AND", xa, xa, other), ("LCS", xa, other)]
-    for cmd in cmds:
-        for k, v in ((xa, "ab"), (other, "cd")):
-            peer.send(enc("SET", k, v))
-            peer.reader.reply()
-        peer.send(enc(*cmd))
-        got = peer.reader.reply()[0]
-        peer.send(enc("MGET", xa, other))
-        vals = [x for x, _ in peer.reader.reply()[1][1]]
-        if got != CROSSSLOT or vals != [b"$2\r\nab\r\n", b"$2\r\ncd\r\n"]:
-            failures.append("%r over two shards: %r, then %r" % (cmd, got, vals))
 
 
 def colocated(peer, names):
@@ -1661,7 +1736,11 @@ def main():
                   zset_encodings(rng), bits(), bitfields(), more_strings(now),
                   dumps(now)]
         ours, redis = make_ours(), RedisPeer(port)
-        groups.append(list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)) if tcp else list_zset_ops())
+        if tcp:
+            groups += [list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)), list_zset_ops(apart(ours, LIST_ZSET_OP_KEYS)),
+                       list_zset_ops(apart(ours, LIST_ZSET_OP_KEYS[::-1]))]
+        else:
+            groups.append(list_zset_ops())
         rand_keys = colocated(ours, ["k%d" % i for i in range(8)]) if tcp else (lambda name: name)
         groups.append(random_lists_zsets(random.Random(SEED), rand_keys=rand_keys))
         if tcp:
@@ -1670,18 +1749,23 @@ def main():
         else:
             groups += [transactions(), transactions_spanning()]
         if tcp:
-            # set operations, SMOVE and COPY with keys on one shard, and
-            # with keys deliberately on different ones; BITOP and LCS on
-            # one shard, refused across two
+            # set and sorted-set operations, SMOVE, COPY, BITOP and LCS
+            # with keys on one shard, and with keys deliberately on
+            # different ones
             ours.send(enc("FLUSHALL"))
             ours.reader.reply()
             groups += [set_ops(colocated(ours, SET_OP_KEYS)), set_ops(apart(ours, SET_OP_KEYS)),
-                       set_ops(apart(ours, SET_OP_KEYS[::-1])), copies(colocated(ours, COPY_KEYS)),
+                       set_ops(apart(ours, SET_OP_KEYS[::-1])), zset_ops(colocated(ours, ZSET_OP_KEYS)),
+                       zset_ops(apart(ours, ZSET_OP_KEYS)), zset_ops(apart(ours, ZSET_OP_KEYS[::-1])),
+                       blocking_ops(colocated(ours, BLOCKING_KEYS)), blocking_multi(colocated(ours, BLOCKING_KEYS)),
+                       blocking_ops(apart(ours, ("a", "missing", "str", "b", "z", "z2", "d", "c"))),  # BLMOVE: one shard
+                       copies(colocated(ours, COPY_KEYS)),
                        copies(apart(ours, COPY_KEYS)), copies(apart(ours, COPY_KEYS[::-1])),
-                       lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS))]
-            crossslot_check(ours, failures)
+                       lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS)),
+                       lcs(apart(ours, BIT_OP_KEYS)), bitop(apart(ours, BIT_OP_KEYS)),
+                       bitop(apart(ours, BIT_OP_KEYS[::-1]))]
         else:
-            groups += [set_ops(), copies(), lcs(), bitop()]
+            groups += [set_ops(), zset_ops(), copies(), lcs(), bitop(), blocking_ops(), blocking_multi()]
         ours.send(enc("FLUSHALL"))
         ours.reader.reply()
         randomkey_check(ours, failures)

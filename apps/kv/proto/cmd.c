@@ -3,8 +3,12 @@
  * command, shared helpers, and the connection and server commands. */
 #include "cmd_impl.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "num.h"
@@ -17,6 +21,8 @@
 #define A  KV_CMD_ALLSHARDS
 #define L  KV_CMD_NOKEY_LOCAL
 #define K  KV_CMD_KEYNUM
+#define D  KV_CMD_DESTKEYNUM
+#define B  KV_CMD_BLOCKING
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
 	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },
@@ -45,16 +51,58 @@ uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *co
 	uint32_t first = (uint32_t)cmd->first_key;
 	int64_t n;
 
-	if (cmd->flags & KV_CMD_KEYNUM) {
-		/* the arguments the arity asks for after one key (LMPOP's
-		 * direction) follow the keys: a count that leaves no room for
-		 * them is the command's own syntax error, with one key */
-		int64_t after = (int64_t)(cmd->arity < 0 ? -cmd->arity : cmd->arity) - first - 1;
+	if (cmd->flags & (KV_CMD_KEYNUM | KV_CMD_DESTKEYNUM)) {
+		/* from: the first counted key, after its count. The arguments
+		 * the arity asks for after one key (LMPOP's direction) follow
+		 * the keys: a count that leaves no room for them is the
+		 * command's own syntax error, with one key */
+		uint32_t from = cmd->flags & KV_CMD_DESTKEYNUM ? first + 2 : first;
+		int64_t after = (int64_t)(cmd->arity < 0 ? -cmd->arity : cmd->arity) - from - 1;
 
-		return kv_str2ll(argv[first - 1], argl[first - 1], &n) && n >= 1 &&
-		       n <= (int64_t)(argc - first) - after ? first + (uint32_t)n - 1 : first;
+		return from <= argc && kv_str2ll(argv[from - 1], argl[from - 1], &n) && n >= 1 &&
+		       n <= (int64_t)(argc - from) - after ? from + (uint32_t)n - 1 : first;
 	}
 	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+}
+
+const char *kv_cmd_timeout(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+			   const size_t *argl, int64_t *ms)
+{
+	uint32_t i = cmd->flags & KV_CMD_KEYNUM ? 1 : argc - 1;
+	char buf[128], *end;
+	long double v;
+
+	if (!argl[i] || argl[i] >= sizeof(buf) || isspace((unsigned char)argv[i][0]))
+		return "ERR timeout is not a float or out of range";
+	memcpy(buf, argv[i], argl[i]);
+	buf[argl[i]] = 0;
+	errno = 0;
+	v = strtold(buf, &end);
+	if (end != buf + argl[i] || isnan(v) ||
+	    (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)))
+		return "ERR timeout is not a float or out of range";
+	/* Redis 7.0 converts to a long long without a range check: past it
+	 * (inf included) the value is negative there */
+	v = ceill(v * 1000.0L);
+	if (v < 0 || v >= 9223372036854775808.0L)
+		return "ERR timeout is negative";
+	*ms = (int64_t)v;
+	return NULL;
+}
+
+uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+		      const size_t *argl)
+{
+	uint32_t first = (uint32_t)cmd->first_key, last;
+
+	if (!first || first >= argc)
+		return 0;
+	last = kv_cmd_last_key(cmd, argc, argv, argl);
+	if (last >= argc)
+		last = argc - 1;
+	if ((cmd->flags & KV_CMD_DESTKEYNUM) && last > first)
+		return last - first; /* the destination, then last - first - 1 counted */
+	return (last - first) / (uint32_t)cmd->key_step + 1;
 }
 
 const struct kv_cmd *kv_cmd_table(size_t *count)

@@ -35,6 +35,15 @@
 /* The argument before the first key counts the keys (SINTERCARD's
  * numkeys): only that many from first_key on are keys. */
 #define KV_CMD_KEYNUM       0x40u
+/* A destination key first, then a count of the keys after it
+ * (ZUNIONSTORE's destination numkeys key...): first_key is the
+ * destination, the counted keys start two arguments later. */
+#define KV_CMD_DESTKEYNUM   0x80u
+/* Waits for data when its keys have none (BLPOP...): run here it answers
+ * as Redis does inside MULTI (nil at once); the server blocks it. Its
+ * timeout is the last argument, or the first for a key count's command
+ * (BLMPOP timeout numkeys ...). */
+#define KV_CMD_BLOCKING     0x100u
 
 struct kv_call;
 
@@ -138,6 +147,22 @@ void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
  * key: the command refuses it where that key is. */
 uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 			 const size_t *argl);
+
+/* A blocking command's timeout, in ms (0: none), rounded up as Redis
+ * does: NULL, or Redis's error text. */
+#define KV_CMD_TIMEOUT_FOREVER (1ll << 40)  /* ms past which none is kept */
+const char *kv_cmd_timeout(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+			   const size_t *argl, int64_t *ms);
+
+/* How many keys the request names (0: none), and the argument index
+ * of key number k among them: the way to walk a request's keys. */
+uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+		      const size_t *argl);
+static inline uint32_t kv_cmd_key_arg(const struct kv_cmd *cmd, uint32_t k)
+{
+	return (uint32_t)cmd->first_key + k * (uint32_t)cmd->key_step +
+	       (k && (cmd->flags & KV_CMD_DESTKEYNUM) ? 1u : 0u);
+}
 
 /* The commands in the table, in order (for COMMAND and tests). */
 const struct kv_cmd *kv_cmd_table(size_t *count);

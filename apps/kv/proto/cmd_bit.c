@@ -4,6 +4,7 @@
  * significant bit of the first byte, as Redis numbers them. Replies,
  * errors and the order of checks are Redis 7.0's (bitops.c). */
 #include "cmd_impl.h"
+#include "gather.h"
 
 #include <stdlib.h>
 
@@ -271,23 +272,31 @@ static void bitop_apply(enum bitop op, unsigned char *dst, size_t n,
 	}
 }
 
-/* The sources of BITOP, from argument 3 on: NULL length 0 for an absent
- * key. False after WRONGTYPE. */
-static bool bitop_sources(struct kv_call *c, const unsigned char **src, size_t *slen, size_t *max)
+/* The sources of BITOP, gathered (keys 1 on): NULL length 0 for an
+ * absent key. False after WRONGTYPE. */
+static bool bitop_sources(struct kv_call *c, const struct kv_gather *g,
+			  const unsigned char **src, size_t *slen, size_t *max)
 {
 	*max = 0;
-	for (uint32_t i = 3; i < c->argc; i++) {
-		if (!string_for_read(c, i, &src[i - 3], &slen[i - 3]))
+	for (uint32_t k = 1; k < g->nkeys; k++) {
+		const struct kv_gval *v = &g->vals[k];
+
+		if (v->found && v->type != KV_STRING) {
+			kv_err(c, KV_ERR_WRONGTYPE);
 			return false;
-		if (slen[i - 3] > *max)
-			*max = slen[i - 3];
+		}
+		src[k - 1] = v->found ? (const unsigned char *)v->str : NULL;
+		slen[k - 1] = v->found ? v->len : 0;
+		if (slen[k - 1] > *max)
+			*max = slen[k - 1];
 	}
 	return true;
 }
 
 /* BITOP op destkey key [key ...]: the result is built apart (a source may
- * be the destination), then stored; an empty result deletes destkey. */
-void kv_bitop(struct kv_call *c)
+ * be the destination), then stored; an empty result deletes destkey. The
+ * sources are gathered (gather.h), so the keys may live on any shards. */
+static void bitop_compute(struct kv_call *c, struct kv_gather *g)
 {
 	static const char *const names[] = { "and", "or", "xor", "not" };
 	int op = -1;
@@ -306,36 +315,40 @@ void kv_bitop(struct kv_call *c)
 	const unsigned char **src = malloc(nsrc * sizeof(*src));
 	size_t *slen = malloc(nsrc * sizeof(*slen)), max;
 	unsigned char *res = NULL;
-	struct kv_pos pos;
 	if (!src || !slen) {
 		kv_err_oom(c);
 		goto out;
 	}
-	if (!bitop_sources(c, src, slen, &max))
+	if (!bitop_sources(c, g, src, slen, &max))
 		goto out;
-	kv_arg_key(c, 2, &pos);
+	struct kv_gput *p = kv_gather_add_put(g, 0, kv_gather_replace);
 	if (max == 0) {
-		if (pos.entry)
-			kv_db_erase(c->db, &pos);
-		kv_reply_int(c->out, 0);
+		kv_reply_int(c->out, 0); /* the write deletes destkey */
 		goto out;
 	}
 	res = malloc(max);
 	if (!res) {
+		g->nput = 0;
 		kv_err_oom(c);
 		goto out;
 	}
 	bitop_apply((enum bitop)op, res, max, src, slen, nsrc);
-	if (kv_db_store(c->db, &pos, res, max, KV_NO_EXPIRE)) {
-		kv_err_oom(c);
-		goto out;
-	}
-	kv_entry_set_raw(pos.entry); /* a built value: Redis's "raw" at any length */
+	/* a built value: Redis's "raw" at any length */
+	p->v = (struct kv_gval){ .found = true, .type = KV_STRING, .owned = true, .str = (char *)res,
+				 .len = max, .raw = true, .expire = KV_NO_EXPIRE };
+	res = NULL;
 	kv_reply_int(c->out, (int64_t)max);
 out:
 	free(res);
 	free(slen);
 	free(src);
+}
+
+const struct kv_gather_ops kv_bitop_ops = { kv_gather_sources, bitop_compute };
+
+void kv_bitop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_bitop_ops);
 }
 
 /* ---- BITFIELD ------------------------------------------------------------ */

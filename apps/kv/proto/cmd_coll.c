@@ -76,6 +76,23 @@ void kv_reply_null_array(struct kv_call *c)
 	kv_reply_raw(c->out, "*-1\r\n", 5);
 }
 
+bool kv_arg_timeout(struct kv_call *c)
+{
+	int64_t ms;
+	const char *err = kv_cmd_timeout(c->cmd, c->argc, c->argv, c->argl, &ms);
+
+	if (err)
+		kv_reply_errorf(c->out, "%s", err);
+	return !err;
+}
+
+void kv_call_quiet(const struct kv_call *c, struct kv_call *q, struct kv_reply *scratch)
+{
+	kv_reply_init(scratch);
+	*q = *c;
+	q->out = scratch;
+}
+
 void kv_call_limits(const struct kv_call *c, struct kv_coll_limits *lim)
 {
 	*lim = kv_coll_default_limits;

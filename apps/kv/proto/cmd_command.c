@@ -196,13 +196,14 @@ void kv_command_getkeys(struct kv_call *c)
 		kv_err(c, KV_ERR_GETKEYS_NONE);
 		return;
 	}
-	uint32_t last = cmd->last_key < 0 ? argc - 1 : (uint32_t)cmd->last_key;
-	size_t n = 0;
-	for (uint32_t i = (uint32_t)cmd->first_key; i <= last; i += (uint32_t)cmd->key_step)
-		n++;
+	uint32_t n = kv_cmd_nkeys(cmd, argc, c->argv + 2, c->argl + 2);
+
 	kv_reply_array(c->out, n);
-	for (uint32_t i = (uint32_t)cmd->first_key; i <= last; i += (uint32_t)cmd->key_step)
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = kv_cmd_key_arg(cmd, k);
+
 		kv_reply_bulk(c->out, c->argv[2 + i], c->argl[2 + i]);
+	}
 }
 
 void kv_command_help(struct kv_call *c)

@@ -103,6 +103,24 @@ void kv_reply_help(struct kv_call *c, const char *const *lines, size_t n);
  * LMPOP's count forms over nothing. */
 void kv_reply_null_array(struct kv_call *c);
 
+struct kv_zset;
+/* A new sorted set with the call's thresholds; NULL without memory. */
+struct kv_zset *kv_zset_new_for(const struct kv_call *c);
+/* Replies a score as Redis formats one. */
+void kv_reply_zscore(struct kv_call *c, double s);
+/* Replies ranks [first, first + n) of z (rev: from the top down), with
+ * scores after members when with_scores. */
+void kv_zset_reply_span(struct kv_call *c, const struct kv_zset *z, size_t first, size_t n,
+			bool rev, bool with_scores);
+
+/* q: a copy of c whose replies go to scratch (made here; kv_reply_free
+ * it after), to reread a request's arguments where no reply is wanted. */
+void kv_call_quiet(const struct kv_call *c, struct kv_call *q, struct kv_reply *scratch);
+
+/* Whether a blocking command's timeout is valid (kv_cmd_timeout), after
+ * Redis's error when it is not. */
+bool kv_arg_timeout(struct kv_call *c);
+
 /* Replies "wrong number of arguments for '<command>' command". */
 void kv_err_arity(struct kv_call *c);
 

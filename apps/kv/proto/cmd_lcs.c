@@ -3,6 +3,7 @@
  * 7.0's table, options, walk back and reply shapes (t_string.c), so that
  * ties between equally long subsequences resolve as Redis resolves them. */
 #include "cmd_impl.h"
+#include "gather.h"
 
 #include <stdlib.h>
 
@@ -48,18 +49,18 @@ static bool lcs_options(struct kv_call *c, struct lcs_opts *o)
 	return true;
 }
 
-/* Key argument i's string ("" when absent); false when it holds another
+/* A gathered key's string ("" when absent); false when it holds another
  * type. */
-static bool lcs_value(struct kv_call *c, uint32_t i, const char **v, size_t *n)
+static bool lcs_value(const struct kv_gval *g, const char **v, size_t *n)
 {
-	struct kv_pos pos;
-	struct kv_entry *e = kv_arg_key(c, i, &pos);
 	*v = "";
 	*n = 0;
-	if (e && kv_entry_type(e) != KV_STRING)
+	if (g->found && g->type != KV_STRING)
 		return false;
-	if (e)
-		*v = kv_entry_value(e, n);
+	if (g->found) {
+		*v = g->str;
+		*n = g->len;
+	}
 	return true;
 }
 
@@ -142,13 +143,14 @@ static void lcs_reply_idx(struct kv_call *c, const struct lcs_walk *w, bool with
 	kv_reply_int(c->out, len);
 }
 
-/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN] */
-void kv_lcs(struct kv_call *c)
+/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN], over the
+ * keys' values gathered (gather.h): they may live on any shards. */
+static void lcs_compute(struct kv_call *c, struct kv_gather *g)
 {
 	const char *a, *b;
 	size_t al, bl;
 	struct lcs_opts o;
-	if (!lcs_value(c, 1, &a, &al) || !lcs_value(c, 2, &b, &bl)) {
+	if (!lcs_value(&g->vals[0], &a, &al) || !lcs_value(&g->vals[1], &b, &bl)) {
 		kv_err(c, ERR_LCS_TYPE);
 		return;
 	}
@@ -188,4 +190,11 @@ out:
 	free(w.m);
 	free(w.str);
 	free(t);
+}
+
+const struct kv_gather_ops kv_lcs_ops = { NULL, lcs_compute };
+
+void kv_lcs(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lcs_ops);
 }

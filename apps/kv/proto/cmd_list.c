@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "gather.h"
 #include "kvlist.h"
 #include "num.h"
 
@@ -369,115 +370,311 @@ static bool arg_end(struct kv_call *c, uint32_t i, enum kv_list_end *end)
 	return true;
 }
 
-/* Moves one element from src's from end to dst's to end (both keys on
- * this shard), replying it or nil. */
-static void move_cmd(struct kv_call *c, enum kv_list_end from, enum kv_list_end to)
+/* ---- commands over several lists: gathered, computed, put (gather.h) ---- */
+
+/* LMOVE's and BLMOVE's ends (RPOPLPUSH, BRPOPLPUSH: from the tail to
+ * the head), read without a reply: false when they are not LEFT or RIGHT. */
+static bool move_ends(const struct kv_call *c, enum kv_list_end *from, enum kv_list_end *to)
 {
-	struct kv_pos spos, dpos;
+	struct kv_reply scratch;
+	struct kv_call q;
+	bool ok = true;
+
+	*from = KV_LIST_TAIL;
+	*to = KV_LIST_HEAD;
+	if (c->argc >= 5) {
+		kv_call_quiet(c, &q, &scratch);
+		ok = arg_end(&q, 3, from) && arg_end(&q, 4, to);
+		kv_reply_free(&scratch);
+	}
+	return ok;
+}
+
+/* LMOVE's gather: the source's type and the element it would give (its
+ * bytes lent, or copied when the value leaves the shard); the
+ * destination's type. */
+static int probe_end(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, struct kv_gval *v)
+{
+	enum kv_list_end from, to;
+	const uint8_t *e;
+
+	if (k || !move_ends(c, &from, &to))
+		return kv_gather_type(c, k, arg, copy, v);
+	kv_gather_type(c, k, arg, copy, v);
+	if (!v->found || v->type != KV_LIST)
+		return 0;
+	struct kv_pos pos;
+	struct kv_list *l = kv_entry_obj(kv_arg_key(c, arg, &pos));
+
+	e = kv_list_peek(l, from, &v->len);
+	v->str = (char *)e;
+	if (copy) {
+		v->str = malloc(v->len ? v->len : 1);
+		if (!v->str)
+			return -ENOMEM;
+		memcpy(v->str, e, v->len);
+		v->owned = true;
+	}
+	return 0;
+}
+
+/* LMOVE's writes: the element pushed at the destination (made when
+ * absent), then popped from the source (deleted when emptied); with one
+ * key for both, the push and the pop work at its two ends. */
+static int push_elem(struct kv_call *c, uint32_t arg, struct kv_gput *p)
+{
+	enum kv_list_end from, to;
+	struct kv_pos pos;
 	bool wrong;
-	struct kv_list *src = kv_arg_obj(c, 1, KV_LIST, &spos, &wrong);
-	if (wrong)
+	struct kv_list *l = kv_arg_obj(c, arg, KV_LIST, &pos, &wrong);
+	int rc;
+
+	move_ends(c, &from, &to);
+	if (l) {
+		size_t before = kv_db_edit_begin(pos.entry);
+
+		rc = kv_list_push(l, to, p->v.str, p->v.len);
+		kv_db_edit_end(c->db, &pos, before);
+		return rc;
+	}
+	l = kv_list_new(list_fill(c));
+	if (!l || kv_list_push(l, to, p->v.str, p->v.len) ||
+	    kv_db_store_obj(c->db, &pos, KV_LIST, l, KV_NO_EXPIRE)) {
+		kv_list_free(l);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int pop_elem(struct kv_call *c, uint32_t arg, struct kv_gput *p)
+{
+	enum kv_list_end from, to;
+	struct kv_pos pos;
+	bool wrong;
+	struct kv_list *l = kv_arg_obj(c, arg, KV_LIST, &pos, &wrong);
+
+	(void)p;
+	move_ends(c, &from, &to);
+	if (l) {
+		size_t before = kv_db_edit_begin(pos.entry);
+
+		kv_list_pop(l, from);
+		kv_db_edit_end(c->db, &pos, before);
+	}
+	return 0;
+}
+
+/* LMOVE source destination LEFT|RIGHT LEFT|RIGHT, RPOPLPUSH, and BLMOVE
+ * and BRPOPLPUSH as they answer when they do not block, in Redis's order
+ * of checks; the push goes first, so a destination that cannot take the
+ * element leaves both lists as they were. */
+static void lmove_compute(struct kv_call *c, struct kv_gather *g)
+{
+	const struct kv_gval *src = &g->vals[0], *dst = &g->vals[1];
+	enum kv_list_end from, to;
+	struct kv_gput *p;
+
+	if (c->argc >= 5 && (!arg_end(c, 3, &from) || !arg_end(c, 4, &to)))
 		return;
-	if (!src) {
+	if ((c->cmd->flags & KV_CMD_BLOCKING) && !kv_arg_timeout(c))
+		return;
+	if (!src->found) {
 		kv_reply_null(c->out);
 		return;
 	}
-	struct kv_list *dst = kv_arg_obj(c, 2, KV_LIST, &dpos, &wrong);
-	if (wrong)
+	if (src->type != KV_LIST || (dst->found && dst->type != KV_LIST)) {
+		kv_err(c, KV_ERR_WRONGTYPE);
 		return;
-	size_t el;
-	const uint8_t *e = kv_list_peek(src, from, &el);
-	/* the element's bytes must outlive its pop */
-	char *copy = malloc(el ? el : 1);
-	if (!copy) {
+	}
+	p = kv_gather_add_put(g, 1, push_elem);
+	p->v = (struct kv_gval){ .found = true, .type = KV_STRING, .str = src->str,
+				 .len = src->len };
+	if (kv_gval_own(&p->v)) {
+		g->nput = 0;
 		kv_err_oom(c);
 		return;
 	}
-	memcpy(copy, e, el);
-	int rc;
-	if (dst) {
-		size_t before = kv_db_edit_begin(dpos.entry);
-		rc = kv_list_push(dst, to, copy, el);
-		kv_db_edit_end(c->db, &dpos, before);
-	} else {
-		struct kv_list *l = kv_list_new(list_fill(c));
-		rc = l ? kv_list_push(l, to, copy, el) : -ENOMEM;
-		if (rc || !kv_store_new_obj(c, &dpos, KV_LIST, l)) {
-			if (rc)
-				kv_list_free(l), kv_err_oom(c);
-			free(copy);
-			return;
-		}
-		/* storing dst may have moved src's entry */
-		src = kv_arg_obj(c, 1, KV_LIST, &spos, &wrong);
-	}
-	if (rc) {
-		kv_err_oom(c);
-		free(copy);
-		return;
-	}
-	/* with src == dst the push went to the same list: pop the other end */
-	size_t before = kv_db_edit_begin(spos.entry);
-	kv_list_pop(src, from);
-	kv_db_edit_end(c->db, &spos, before);
-	kv_reply_bulk(c->out, copy, el);
-	free(copy);
+	kv_gather_add_put(g, 0, pop_elem);
+	kv_reply_bulk(c->out, src->str, src->len);
 }
 
-/* LMOVE source destination LEFT|RIGHT LEFT|RIGHT */
+const struct kv_gather_ops kv_lmove_ops = { probe_end, lmove_compute };
+
 void kv_lmove(struct kv_call *c)
 {
-	enum kv_list_end from, to;
-	if (arg_end(c, 3, &from) && arg_end(c, 4, &to))
-		move_cmd(c, from, to);
+	kv_gather_run(c, &kv_lmove_ops);
 }
 
 void kv_rpoplpush(struct kv_call *c)
 {
-	move_cmd(c, KV_LIST_TAIL, KV_LIST_HEAD);
+	kv_gather_run(c, &kv_lmove_ops);
 }
 
-/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
-void kv_lmpop(struct kv_call *c)
+void kv_blmove(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmove_ops);
+}
+
+void kv_brpoplpush(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmove_ops);
+}
+
+/* LMPOP's arguments from the key count (argument at) on: the end and
+ * the count (1 when not given); false after the error. */
+static bool lmpop_args(struct kv_call *c, uint32_t at, enum kv_list_end *end, size_t *n)
 {
 	int64_t numkeys, count = -1;
-	enum kv_list_end end;
 
-	if (!kv_str2ll(c->argv[1], c->argl[1], &numkeys) || numkeys < 1) {
+	if (!kv_str2ll(c->argv[at], c->argl[at], &numkeys) || numkeys < 1) {
 		kv_err(c, KV_ERR_NUMKEYS);
-		return;
+		return false;
 	}
-	if ((uint64_t)numkeys >= c->argc - 2) {
+	if ((uint64_t)numkeys >= c->argc - at - 1) {
 		kv_err(c, KV_ERR_SYNTAX);
-		return;
+		return false;
 	}
-	uint32_t where = 2 + (uint32_t)numkeys;
-	if (!arg_end(c, where, &end))
-		return;
+	uint32_t where = at + 1 + (uint32_t)numkeys;
+	if (!arg_end(c, where, end))
+		return false;
 	for (uint32_t i = where + 1; i < c->argc; i++) {
 		if (count == -1 && kv_arg_is(c, i, "count") && i + 1 < c->argc) {
 			i++;
 			if (!kv_str2ll(c->argv[i], c->argl[i], &count) || count < 1) {
 				kv_err(c, ERR_COUNT_POS);
-				return;
+				return false;
 			}
 		} else {
 			kv_err(c, KV_ERR_SYNTAX);
-			return;
+			return false;
 		}
 	}
-	for (uint32_t k = 2; k < where; k++) {
-		struct kv_pos pos;
-		bool wrong;
-		struct kv_list *l = kv_arg_obj(c, k, KV_LIST, &pos, &wrong);
-		if (wrong)
-			return;
-		if (!l)
+	*n = count < 0 ? 1 : (size_t)count;
+	return true;
+}
+
+/* The pop a request asks for: LMPOP's and BLMPOP's arguments, or BLPOP's
+ * and BRPOP's one element; a blocking command's timeout checked after
+ * them, as Redis does. False after the error. */
+static bool pop_args(struct kv_call *c, enum kv_list_end *end, size_t *n)
+{
+	if (c->cmd->fn == kv_lmpop)
+		return lmpop_args(c, 1, end, n);
+	if (c->cmd->fn == kv_blmpop)
+		return lmpop_args(c, 2, end, n) && kv_arg_timeout(c);
+	*end = c->cmd->fn == kv_blpop ? KV_LIST_HEAD : KV_LIST_TAIL;
+	*n = 1;
+	return kv_arg_timeout(c);
+}
+
+/* LMPOP's gather: each key's type and, for a list, a copy of the
+ * elements it would give, in the order it gives them. */
+static int probe_pops(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, struct kv_gval *v)
+{
+	struct kv_reply scratch;
+	struct kv_call q;
+	enum kv_list_end end;
+	size_t n;
+	bool ok;
+
+	kv_gather_type(c, k, arg, copy, v);
+	kv_call_quiet(c, &q, &scratch);
+	ok = pop_args(&q, &end, &n);
+	kv_reply_free(&scratch);
+	if (!ok || !v->found || v->type != KV_LIST)
+		return 0;
+	struct kv_pos pos;
+	const struct kv_list *l = kv_entry_obj(kv_arg_key(c, arg, &pos));
+	struct kv_list *got = kv_list_new(list_fill(c));
+	struct kv_list_iter it;
+	const uint8_t *e;
+	size_t el;
+
+	if (!got)
+		return -ENOMEM;
+	v->obj = got;
+	v->owned = true;
+	kv_list_iter_init(l, &it, end == KV_LIST_HEAD ? 0 : kv_list_len(l) - 1,
+			  end == KV_LIST_HEAD);
+	while (n-- && (e = kv_list_iter_next(&it, &el)))
+		if (kv_list_push(got, KV_LIST_TAIL, e, el))
+			return -ENOMEM;
+	return 0;
+}
+
+/* LMPOP's write: the elements given, from the key's end (held since). */
+static int pop_elems(struct kv_call *c, uint32_t arg, struct kv_gput *p)
+{
+	enum kv_list_end end;
+	size_t n;
+	struct kv_pos pos;
+	bool wrong;
+	struct kv_list *l = kv_arg_obj(c, arg, KV_LIST, &pos, &wrong);
+
+	(void)p;
+	pop_args(c, &end, &n);
+	if (l) {
+		size_t before = kv_db_edit_begin(pos.entry);
+
+		while (n-- && kv_list_len(l))
+			kv_list_pop(l, end);
+		kv_db_edit_end(c->db, &pos, before);
+	}
+	return 0;
+}
+
+/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: the first key
+ * holding a list gives its elements; BLMPOP, BLPOP and BRPOP as they
+ * answer when they do not block (BLPOP: the key and one element, flat). */
+static void lmpop_compute(struct kv_call *c, struct kv_gather *g)
+{
+	struct kv_list_iter it;
+	enum kv_list_end end;
+	const uint8_t *e;
+	size_t n, el;
+
+	if (!pop_args(c, &end, &n))
+		return;
+	for (uint32_t k = 0; k < g->nkeys; k++) {
+		const struct kv_gval *v = &g->vals[k];
+
+		if (!v->found)
 			continue;
+		if (v->type != KV_LIST) {
+			kv_err(c, KV_ERR_WRONGTYPE);
+			return;
+		}
 		kv_reply_array(c->out, 2);
-		kv_reply_bulk(c->out, c->argv[k], c->argl[k]);
-		pop_reply(c, &pos, l, end, count < 0 ? 1 : (size_t)count, true);
+		kv_reply_bulk(c->out, c->argv[g->arg[k]], c->argl[g->arg[k]]);
+		if (c->cmd->fn == kv_lmpop || c->cmd->fn == kv_blmpop)
+			kv_reply_array(c->out, kv_list_len(v->obj));
+		kv_list_iter_init(v->obj, &it, 0, true);
+		while ((e = kv_list_iter_next(&it, &el)))
+			kv_reply_bulk(c->out, e, el);
+		kv_gather_add_put(g, k, pop_elems);
 		return;
 	}
 	kv_reply_null_array(c);
+}
+
+const struct kv_gather_ops kv_lmpop_ops = { probe_pops, lmpop_compute };
+
+void kv_lmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmpop_ops);
+}
+
+void kv_blmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmpop_ops);
+}
+
+void kv_blpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmpop_ops);
+}
+
+void kv_brpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_lmpop_ops);
 }

@@ -397,23 +397,13 @@ static void setop_store(struct kv_call *c, struct kv_gather *g, enum setop op)
 		goto out;
 	}
 	size_t len = kv_coll_len(b.dst);
-	struct kv_gput *p = kv_gather_add_put(g, 0, kv_gather_replace);
-	if (len) {
-		p->v = (struct kv_gval){ .found = true, .type = KV_SET, .owned = true,
-					 .obj = b.dst, .expire = KV_NO_EXPIRE };
+	kv_gather_put_new(g, 0, KV_SET, len ? b.dst : NULL);
+	if (len)
 		b.dst = NULL;
-	}
 	kv_reply_int(c->out, (int64_t)len);
 out:
 	kv_coll_free(b.dst);
 	free(sets);
-}
-
-/* The store's destination is replaced whatever it holds: not read. */
-static int gather_sources(struct kv_call *c, uint32_t k, uint32_t arg, bool copy,
-			  struct kv_gval *v)
-{
-	return k ? kv_gather_value(c, k, arg, copy, v) : 0;
 }
 
 static void sinter_compute(struct kv_call *c, struct kv_gather *g)
@@ -486,9 +476,9 @@ static void sintercard_compute(struct kv_call *c, struct kv_gather *g)
 const struct kv_gather_ops kv_sinter_ops = { NULL, sinter_compute };
 const struct kv_gather_ops kv_sunion_ops = { NULL, sunion_compute };
 const struct kv_gather_ops kv_sdiff_ops = { NULL, sdiff_compute };
-const struct kv_gather_ops kv_sinterstore_ops = { gather_sources, sinterstore_compute };
-const struct kv_gather_ops kv_sunionstore_ops = { gather_sources, sunionstore_compute };
-const struct kv_gather_ops kv_sdiffstore_ops = { gather_sources, sdiffstore_compute };
+const struct kv_gather_ops kv_sinterstore_ops = { kv_gather_sources, sinterstore_compute };
+const struct kv_gather_ops kv_sunionstore_ops = { kv_gather_sources, sunionstore_compute };
+const struct kv_gather_ops kv_sdiffstore_ops = { kv_gather_sources, sdiffstore_compute };
 const struct kv_gather_ops kv_sintercard_ops = { NULL, sintercard_compute };
 const struct kv_gather_ops kv_smove_ops = { probe_member, smove_compute };
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "gather.h"
 #include "glob.h"
 #include "kvzset.h"
 #include "num.h"
@@ -22,8 +23,7 @@
 #define ERR_LIMIT_RANK   "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 #define ERR_SCORES_LEX   "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 
-/* A new set with the call's thresholds. */
-static struct kv_zset *zset_new(const struct kv_call *c)
+struct kv_zset *kv_zset_new_for(const struct kv_call *c)
 {
 	size_t entries = KV_ZSET_MAX_LISTPACK_ENTRIES, value = KV_ZSET_MAX_LISTPACK_VALUE;
 	if (c->cfg) {
@@ -33,15 +33,13 @@ static struct kv_zset *zset_new(const struct kv_call *c)
 	return kv_zset_new(entries, value);
 }
 
-static void reply_score(struct kv_call *c, double s)
+void kv_reply_zscore(struct kv_call *c, double s)
 {
 	char buf[KV_ZSET_SCORE_CHARS];
 	kv_reply_bulk(c->out, buf, kv_zset_score_fmt(buf, s));
 }
 
-/* Replies ranks [first, first + n) (rev: from the top down), with scores
- * after members when with_scores. */
-static void reply_span(struct kv_call *c, const struct kv_zset *z, size_t first, size_t n,
+void kv_zset_reply_span(struct kv_call *c, const struct kv_zset *z, size_t first, size_t n,
 		       bool rev, bool with_scores)
 {
 	struct kv_zset_iter it;
@@ -53,7 +51,7 @@ static void reply_span(struct kv_call *c, const struct kv_zset *z, size_t first,
 	while (kv_zset_iter_next(&it, &m, &ml, &s)) {
 		kv_reply_bulk(c->out, m, ml);
 		if (with_scores)
-			reply_score(c, s);
+			kv_reply_zscore(c, s);
 	}
 }
 
@@ -160,7 +158,7 @@ static void zadd_generic(struct kv_call *c, int flags, uint32_t scoreidx, bool c
 		goto out;
 	}
 	if (!z) {
-		if (!(z = zset_new(c))) {
+		if (!(z = kv_zset_new_for(c))) {
 			kv_err_oom(c);
 			goto out;
 		}
@@ -177,7 +175,7 @@ static void zadd_generic(struct kv_call *c, int flags, uint32_t scoreidx, bool c
 	if (r.failed)
 		goto out;
 	if (flags & KV_ZADD_INCR)
-		r.processed ? reply_score(c, r.score) : kv_reply_null(c->out);
+		r.processed ? kv_reply_zscore(c, r.score) : kv_reply_null(c->out);
 	else
 		kv_reply_int(c->out, r.added + (ch ? r.updated : 0));
 out:
@@ -302,7 +300,7 @@ void kv_zscore(struct kv_call *c)
 	if (wrong)
 		return;
 	if (z && kv_zset_score(z, c->argv[2], c->argl[2], &s))
-		reply_score(c, s);
+		kv_reply_zscore(c, s);
 	else
 		kv_reply_null(c->out);
 }
@@ -318,7 +316,7 @@ void kv_zmscore(struct kv_call *c)
 	kv_reply_array(c->out, c->argc - 2);
 	for (uint32_t i = 2; i < c->argc; i++)
 		if (z && kv_zset_score(z, c->argv[i], c->argl[i], &s))
-			reply_score(c, s);
+			kv_reply_zscore(c, s);
 		else
 			kv_reply_null(c->out);
 }
@@ -342,14 +340,16 @@ void kv_zrevrank(struct kv_call *c) { zrank_generic(c, true); }
 struct zrange_opts {
 	enum zrange_by by;
 	bool by_fixed, rev, rev_fixed, with_scores, has_limit;
+	bool store;         /* ZRANGESTORE: no WITHSCORES */
+	uint32_t key;       /* the source key's argument */
 	int64_t offset, count;
 };
 
 /* The options after key min max; false after the error. */
 static bool zrange_options(struct kv_call *c, struct zrange_opts *o)
 {
-	for (uint32_t i = 4; i < c->argc; i++) {
-		if (kv_arg_is(c, i, "withscores")) {
+	for (uint32_t i = o->key + 3; i < c->argc; i++) {
+		if (!o->store && kv_arg_is(c, i, "withscores")) {
 			o->with_scores = true;
 		} else if (kv_arg_is(c, i, "limit") && c->argc - i - 1 >= 2) {
 			if (!kv_arg_ll(c, i + 1, &o->offset) || !kv_arg_ll(c, i + 2, &o->count))
@@ -380,6 +380,33 @@ static bool zrange_options(struct kv_call *c, struct zrange_opts *o)
 	return true;
 }
 
+/* The options, then the range; false after the error. */
+static bool zrange_read(struct kv_call *c, struct zrange_opts *o, struct zspan *s)
+{
+	uint32_t lo = o->key + 1, hi = o->key + 2;
+
+	o->count = -1;
+	if (!zrange_options(c, o))
+		return false;
+	s->by = o->by;
+	/* a reversed score or lex range is given max first */
+	if (o->rev && o->by != BY_RANK)
+		return zspan_parse(c, s, hi, lo);
+	return zspan_parse(c, s, lo, hi);
+}
+
+/* The ranks the read range covers in z (a LIMIT applied); false when
+ * none. */
+static bool zrange_span(const struct kv_zset *z, const struct zrange_opts *o,
+			const struct zspan *s, size_t *first, size_t *n)
+{
+	if (!zspan_find(z, s, o->rev, first, n))
+		return false;
+	if (o->by != BY_RANK)
+		kv_zset_span_limit(first, n, o->rev, o->has_limit ? o->offset : 0, o->count);
+	return true;
+}
+
 static void zrange_generic(struct kv_call *c, struct zrange_opts o)
 {
 	struct zspan s;
@@ -387,24 +414,71 @@ static void zrange_generic(struct kv_call *c, struct zrange_opts o)
 	size_t first, n;
 	bool wrong;
 
-	o.count = -1;
-	if (!zrange_options(c, &o))
-		return;
-	s.by = o.by;
-	/* a reversed score or lex range is given max first */
-	bool swap = o.rev && o.by != BY_RANK;
-	if (!zspan_parse(c, &s, swap ? 3 : 2, swap ? 2 : 3))
+	o.key = 1;
+	if (!zrange_read(c, &o, &s))
 		return;
 	struct kv_zset *z = kv_arg_obj(c, 1, KV_ZSET, &pos, &wrong);
 	if (wrong)
 		return;
-	if (!z || !zspan_find(z, &s, o.rev, &first, &n)) {
+	if (!z || !zrange_span(z, &o, &s, &first, &n)) {
 		kv_reply_array(c->out, 0);
 		return;
 	}
-	if (o.by != BY_RANK)
-		kv_zset_span_limit(&first, &n, o.rev, o.has_limit ? o.offset : 0, o.count);
-	reply_span(c, z, first, n, o.rev, o.with_scores);
+	kv_zset_reply_span(c, z, first, n, o.rev, o.with_scores);
+}
+
+/* A copy of ranks [first, first + n) of z; NULL without memory. */
+static struct kv_zset *zset_of_span(const struct kv_call *c, const struct kv_zset *z,
+				    size_t first, size_t n)
+{
+	struct kv_zset *dst = kv_zset_new_for(c);
+	struct kv_zset_iter it;
+	const uint8_t *m;
+	size_t ml;
+	double s, now;
+	int out;
+
+	if (!dst)
+		return NULL;
+	kv_zset_iter_init(z, &it, first, n, false);
+	while (kv_zset_iter_next(&it, &m, &ml, &s))
+		if (kv_zset_add(dst, m, ml, s, 0, &out, &now)) {
+			kv_zset_free(dst);
+			return NULL;
+		}
+	return dst;
+}
+
+/* ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]:
+ * the range replaces dst (deleted when empty); src gathered (gather.h). */
+static void zrangestore_compute(struct kv_call *c, struct kv_gather *g)
+{
+	struct zrange_opts o = { .by = BY_RANK, .store = true, .key = 2 };
+	const struct kv_gval *src = &g->vals[1];
+	struct kv_zset *dst = NULL;
+	struct zspan s;
+	size_t first, n = 0;
+
+	if (!zrange_read(c, &o, &s))
+		return;
+	if (src->found && src->type != KV_ZSET) {
+		kv_err(c, KV_ERR_WRONGTYPE);
+		return;
+	}
+	if (src->found && zrange_span(src->obj, &o, &s, &first, &n) && n &&
+	    !(dst = zset_of_span(c, src->obj, first, n))) {
+		kv_err_oom(c);
+		return;
+	}
+	kv_gather_put_new(g, 0, KV_ZSET, dst);
+	kv_reply_int(c->out, (int64_t)n);
+}
+
+const struct kv_gather_ops kv_zrangestore_ops = { kv_gather_sources, zrangestore_compute };
+
+void kv_zrangestore(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zrangestore_ops);
 }
 
 void kv_zrange(struct kv_call *c)
@@ -464,27 +538,37 @@ void kv_zremrangebyrank(struct kv_call *c) { zremrange_generic(c, BY_RANK); }
 void kv_zremrangebyscore(struct kv_call *c) { zremrange_generic(c, BY_SCORE); }
 void kv_zremrangebylex(struct kv_call *c) { zremrange_generic(c, BY_LEX); }
 
-/* Replies and removes the count lowest (or, max, highest) members of
- * pos's set z: member, score pairs flat (ZPOPMIN) or, nested, each pair an
- * array (ZMPOP). */
-static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z, bool max,
-		       size_t count, bool nested)
+/* Replies ranks [first, first + n) of z as popped, the highest first
+ * when max: member, score pairs flat (ZPOPMIN) or, nested, each pair an
+ * array (ZMPOP); header: in an array of their own. */
+static void zpop_reply_span(struct kv_call *c, const struct kv_zset *z, size_t first, size_t n,
+			    bool max, bool nested, bool header)
 {
-	size_t len = kv_zset_len(z), n = count < len ? count : len;
-	size_t first = max ? len - n : 0;
 	struct kv_zset_iter it;
 	const uint8_t *m;
 	size_t ml;
 	double s;
 
-	kv_reply_array(c->out, nested ? n : 2 * n);
+	if (header)
+		kv_reply_array(c->out, nested ? n : 2 * n);
 	kv_zset_iter_init(z, &it, first, n, max);
 	while (kv_zset_iter_next(&it, &m, &ml, &s)) {
 		if (nested)
 			kv_reply_array(c->out, 2);
 		kv_reply_bulk(c->out, m, ml);
-		reply_score(c, s);
+		kv_reply_zscore(c, s);
 	}
+}
+
+/* Replies and removes the count lowest (or, max, highest) members of
+ * pos's set z, flat (ZPOPMIN). */
+static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z, bool max,
+		       size_t count)
+{
+	size_t len = kv_zset_len(z), n = count < len ? count : len;
+	size_t first = max ? len - n : 0;
+
+	zpop_reply_span(c, z, first, n, max, false, true);
 	size_t before = kv_db_edit_begin(pos->entry);
 	kv_zset_del_span(z, first, n);
 	kv_db_edit_end(c->db, pos, before);
@@ -514,58 +598,170 @@ static void zpop_cmd(struct kv_call *c, bool max)
 		kv_reply_array(c->out, 0);
 		return;
 	}
-	zpop_reply(c, &pos, z, max, (size_t)count, false);
+	zpop_reply(c, &pos, z, max, (size_t)count);
 }
 
 void kv_zpopmin(struct kv_call *c) { zpop_cmd(c, false); }
 void kv_zpopmax(struct kv_call *c) { zpop_cmd(c, true); }
 
-/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] */
-void kv_zmpop(struct kv_call *c)
+/* ZMPOP's arguments from the key count (argument at) on: which end
+ * (max: the highest) and the count (1 when not given); false after the
+ * error. */
+static bool zmpop_args(struct kv_call *c, uint32_t at, bool *max, size_t *n)
 {
 	int64_t numkeys, count = -1;
-	bool max;
 
-	if (!kv_str2ll(c->argv[1], c->argl[1], &numkeys) || numkeys < 1) {
+	if (!kv_str2ll(c->argv[at], c->argl[at], &numkeys) || numkeys < 1) {
 		kv_err(c, KV_ERR_NUMKEYS);
-		return;
+		return false;
 	}
-	if ((uint64_t)numkeys >= c->argc - 2) {
+	if ((uint64_t)numkeys >= c->argc - at - 1) {
 		kv_err(c, KV_ERR_SYNTAX);
-		return;
+		return false;
 	}
-	uint32_t where = 2 + (uint32_t)numkeys;
-	max = kv_arg_is(c, where, "max");
-	if (!max && !kv_arg_is(c, where, "min")) {
+	uint32_t where = at + 1 + (uint32_t)numkeys;
+	*max = kv_arg_is(c, where, "max");
+	if (!*max && !kv_arg_is(c, where, "min")) {
 		kv_err(c, KV_ERR_SYNTAX);
-		return;
+		return false;
 	}
 	for (uint32_t i = where + 1; i < c->argc; i++) {
 		if (count == -1 && kv_arg_is(c, i, "count") && i + 1 < c->argc) {
 			i++;
 			if (!kv_str2ll(c->argv[i], c->argl[i], &count) || count < 1) {
 				kv_err(c, "ERR count should be greater than 0");
-				return;
+				return false;
 			}
 		} else {
 			kv_err(c, KV_ERR_SYNTAX);
-			return;
+			return false;
 		}
 	}
-	for (uint32_t k = 2; k < where; k++) {
-		struct kv_pos pos;
-		bool wrong;
-		struct kv_zset *z = kv_arg_obj(c, k, KV_ZSET, &pos, &wrong);
-		if (wrong)
-			return;
-		if (!z)
+	*n = count < 0 ? 1 : (size_t)count;
+	return true;
+}
+
+/* The pop a request asks for: ZMPOP's and BZMPOP's arguments, or
+ * BZPOPMIN's and BZPOPMAX's one member; a blocking command's timeout
+ * checked after them, as Redis does. False after the error. */
+static bool zmpop_args_of(struct kv_call *c, bool *max, size_t *n)
+{
+	if (c->cmd->fn == kv_zmpop)
+		return zmpop_args(c, 1, max, n);
+	if (c->cmd->fn == kv_bzmpop)
+		return zmpop_args(c, 2, max, n) && kv_arg_timeout(c);
+	*max = c->cmd->fn == kv_bzpopmax;
+	*n = 1;
+	return kv_arg_timeout(c);
+}
+
+/* zmpop_args_of() without a reply (a gather's or a write's reread). */
+static bool zmpop_args_quiet(const struct kv_call *c, bool *max, size_t *n)
+{
+	struct kv_reply scratch;
+	struct kv_call q;
+	bool ok;
+
+	kv_call_quiet(c, &q, &scratch);
+	ok = zmpop_args_of(&q, max, n);
+	kv_reply_free(&scratch);
+	return ok;
+}
+
+/* ZMPOP's gather: each key's type and, for a sorted set, a copy of the
+ * members it would give. */
+static int probe_zpops(struct kv_call *c, uint32_t k, uint32_t arg, bool copy,
+		       struct kv_gval *v)
+{
+	size_t n, len;
+	bool max;
+
+	kv_gather_type(c, k, arg, copy, v);
+	if (!zmpop_args_quiet(c, &max, &n) || !v->found || v->type != KV_ZSET)
+		return 0;
+	struct kv_pos pos;
+	const struct kv_zset *z = kv_entry_obj(kv_arg_key(c, arg, &pos));
+
+	len = kv_zset_len(z);
+	if (n > len)
+		n = len;
+	v->obj = zset_of_span(c, z, max ? len - n : 0, n);
+	v->owned = true;
+	return v->obj ? 0 : -ENOMEM;
+}
+
+/* ZMPOP's write: the members given, from the key's end (held since). */
+static int zpop_members(struct kv_call *c, uint32_t arg, struct kv_gput *p)
+{
+	struct kv_pos pos;
+	size_t n, len;
+	bool wrong, max;
+	struct kv_zset *z = kv_arg_obj(c, arg, KV_ZSET, &pos, &wrong);
+
+	(void)p;
+	if (!z || !zmpop_args_quiet(c, &max, &n))
+		return 0;
+	len = kv_zset_len(z);
+	if (n > len)
+		n = len;
+	size_t before = kv_db_edit_begin(pos.entry);
+
+	kv_zset_del_span(z, max ? len - n : 0, n);
+	kv_db_edit_end(c->db, &pos, before);
+	return 0;
+}
+
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: the first key
+ * holding a sorted set gives its members, each with its score; BZMPOP,
+ * BZPOPMIN and BZPOPMAX as they answer when they do not block (BZPOPMIN:
+ * the key, the member and its score, flat). */
+static void zmpop_compute(struct kv_call *c, struct kv_gather *g)
+{
+	size_t n;
+	bool max;
+
+	if (!zmpop_args_of(c, &max, &n))
+		return;
+	for (uint32_t k = 0; k < g->nkeys; k++) {
+		const struct kv_gval *v = &g->vals[k];
+
+		if (!v->found)
 			continue;
-		kv_reply_array(c->out, 2);
-		kv_reply_bulk(c->out, c->argv[k], c->argl[k]);
-		zpop_reply(c, &pos, z, max, count < 0 ? 1 : (size_t)count, true);
+		if (v->type != KV_ZSET) {
+			kv_err(c, KV_ERR_WRONGTYPE);
+			return;
+		}
+		bool flat = c->cmd->fn == kv_bzpopmin || c->cmd->fn == kv_bzpopmax;
+
+		kv_reply_array(c->out, flat ? 3 : 2);
+		kv_reply_bulk(c->out, c->argv[g->arg[k]], c->argl[g->arg[k]]);
+		zpop_reply_span(c, v->obj, 0, kv_zset_len(v->obj), max, !flat, !flat);
+		kv_gather_add_put(g, k, zpop_members);
 		return;
 	}
 	kv_reply_null_array(c);
+}
+
+const struct kv_gather_ops kv_zmpop_ops = { probe_zpops, zmpop_compute };
+
+void kv_zmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
+}
+
+void kv_bzmpop(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
+}
+
+void kv_bzpopmin(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
+}
+
+void kv_bzpopmax(struct kv_call *c)
+{
+	kv_gather_run(c, &kv_zmpop_ops);
 }
 
 static uint64_t rng_next(void)
@@ -588,7 +784,7 @@ static void reply_rank(struct kv_call *c, const struct kv_zset *z, size_t r, boo
 	kv_zset_iter_next(&it, &m, &ml, &s);
 	kv_reply_bulk(c->out, m, ml);
 	if (with_scores)
-		reply_score(c, s);
+		kv_reply_zscore(c, s);
 }
 
 /* count distinct members of z (fewer than it has), in random order. */
@@ -653,7 +849,7 @@ void kv_zrandmember(struct kv_call *c)
 		while (k--)
 			reply_rank(c, z, rng_next() % len, with_scores);
 	} else if ((uint64_t)count >= len) {
-		reply_span(c, z, 0, len, false, with_scores);
+		kv_zset_reply_span(c, z, 0, len, false, with_scores);
 	} else {
 		zrand_distinct(c, z, (size_t)count, with_scores);
 	}

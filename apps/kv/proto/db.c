@@ -31,6 +31,8 @@ struct kv_db {
 	uint64_t expired;         /* deleted past their expiry, since creation */
 	uint64_t evicted;         /* deleted over the memory limit, since creation */
 	uint64_t maxmemory;       /* 0: no limit */
+	kv_db_ready_fn *ready;    /* kv_db_on_ready's watch, or NULL */
+	void *ready_arg;
 	enum kv_policy policy;
 	uint32_t samples;
 	uint32_t clock;           /* the last lookup's time: the age of entries made now */
@@ -285,8 +287,11 @@ bool kv_db_edit_end(struct kv_db *db, struct kv_pos *pos, size_t before)
 	void *obj = kv_entry_obj(pos->entry);
 
 	db->obj_bytes = db->obj_bytes - before + t->mem(obj);
-	if (t->len(obj))
+	if (t->len(obj)) {
+		if (db->ready)
+			db->ready(db->ready_arg, pos);
 		return true;
+	}
 	kv_db_erase(db, pos);
 	return false;
 }
@@ -445,7 +450,15 @@ int kv_db_store_obj(struct kv_db *db, struct kv_pos *pos, enum kv_type t, void *
 
 	if (!rc)
 		db->obj_bytes += kv_types[t]->mem(obj);
+	if (!rc && db->ready)
+		db->ready(db->ready_arg, pos);
 	return rc;
+}
+
+void kv_db_on_ready(struct kv_db *db, kv_db_ready_fn *fn, void *arg)
+{
+	db->ready = fn;
+	db->ready_arg = arg;
 }
 
 char *kv_db_resize(struct kv_db *db, struct kv_pos *pos, size_t vlen, bool grow)

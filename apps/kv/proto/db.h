@@ -133,6 +133,12 @@ uint64_t kv_entry_idle_ms(const struct kv_entry *e, int64_t now);
  * at most 2^31 ms: ages are kept in 32 bits). */
 void kv_entry_set_idle(struct kv_entry *e, int64_t now, uint64_t idle_ms);
 
+/* A watch over the typed values written: after a typed value is stored
+ * or changed in place and still holds elements, fn(arg, pos) runs (the
+ * server wakes clients blocked on the key). NULL: none (the default). */
+typedef void kv_db_ready_fn(void *arg, const struct kv_pos *pos);
+void kv_db_on_ready(struct kv_db *db, kv_db_ready_fn *fn, void *arg);
+
 /* Changing a typed value in place: kv_db_edit_begin() before (it returns
  * the object's size), kv_db_edit_end() after, with that size, which counts
  * the change in kv_db_used() and deletes the key when the change left the

@@ -13,7 +13,20 @@ static const struct {
 	kv_cmd_fn *fn;
 	const struct kv_gather_ops *ops;
 } gather_rows[] = {
+	{ kv_bitop, &kv_bitop_ops },
+	{ kv_blmove, &kv_lmove_ops },
+	{ kv_blmpop, &kv_lmpop_ops },
+	{ kv_blpop, &kv_lmpop_ops },
+	{ kv_brpop, &kv_lmpop_ops },
+	{ kv_brpoplpush, &kv_lmove_ops },
+	{ kv_bzmpop, &kv_zmpop_ops },
+	{ kv_bzpopmax, &kv_zmpop_ops },
+	{ kv_bzpopmin, &kv_zmpop_ops },
 	{ kv_copy, &kv_copy_ops },
+	{ kv_lcs, &kv_lcs_ops },
+	{ kv_lmove, &kv_lmove_ops },
+	{ kv_lmpop, &kv_lmpop_ops },
+	{ kv_rpoplpush, &kv_lmove_ops },
 	{ kv_sdiff, &kv_sdiff_ops },
 	{ kv_sdiffstore, &kv_sdiffstore_ops },
 	{ kv_sinter, &kv_sinter_ops },
@@ -22,6 +35,15 @@ static const struct {
 	{ kv_smove, &kv_smove_ops },
 	{ kv_sunion, &kv_sunion_ops },
 	{ kv_sunionstore, &kv_sunionstore_ops },
+	{ kv_zdiff, &kv_zdiff_ops },
+	{ kv_zdiffstore, &kv_zdiffstore_ops },
+	{ kv_zinter, &kv_zinter_ops },
+	{ kv_zintercard, &kv_zintercard_ops },
+	{ kv_zinterstore, &kv_zinterstore_ops },
+	{ kv_zmpop, &kv_zmpop_ops },
+	{ kv_zrangestore, &kv_zrangestore_ops },
+	{ kv_zunion, &kv_zunion_ops },
+	{ kv_zunionstore, &kv_zunionstore_ops },
 };
 
 const struct kv_gather_ops *kv_gather_ops_of(const struct kv_cmd *cmd)
@@ -35,10 +57,8 @@ const struct kv_gather_ops *kv_gather_ops_of(const struct kv_cmd *cmd)
 int kv_gather_init(struct kv_gather *g, const struct kv_cmd *cmd, uint32_t argc,
 		   const char *const *argv, const size_t *argl)
 {
-	uint32_t first = (uint32_t)cmd->first_key, step = (uint32_t)cmd->key_step;
-
 	memset(g, 0, sizeof(*g));
-	g->nkeys = (kv_cmd_last_key(cmd, argc, argv, argl) - first) / step + 1;
+	g->nkeys = kv_cmd_nkeys(cmd, argc, argv, argl);
 	if (g->nkeys <= sizeof(g->small_arg) / sizeof(g->small_arg[0])) {
 		g->arg = g->small_arg;
 		g->vals = g->small_vals;
@@ -51,7 +71,7 @@ int kv_gather_init(struct kv_gather *g, const struct kv_cmd *cmd, uint32_t argc,
 		}
 	}
 	for (uint32_t k = 0; k < g->nkeys; k++)
-		g->arg[k] = first + k * step;
+		g->arg[k] = kv_cmd_key_arg(cmd, k);
 	return 0;
 }
 
@@ -146,6 +166,11 @@ int kv_gather_key(struct kv_call *c, const struct kv_gather_ops *ops, struct kv_
 	return fn(c, k, g->arg[k], copy, &g->vals[k]);
 }
 
+int kv_gather_sources(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, struct kv_gval *v)
+{
+	return k ? kv_gather_value(c, k, arg, copy, v) : 0;
+}
+
 struct kv_gput *kv_gather_add_put(struct kv_gather *g, uint32_t k, kv_gput_fn *fn)
 {
 	struct kv_gput *p = &g->put[g->nput++];
@@ -154,6 +179,15 @@ struct kv_gput *kv_gather_add_put(struct kv_gather *g, uint32_t k, kv_gput_fn *f
 	p->key = k;
 	p->fn = fn;
 	return p;
+}
+
+void kv_gather_put_new(struct kv_gather *g, uint32_t k, enum kv_type t, void *obj)
+{
+	struct kv_gput *p = kv_gather_add_put(g, k, kv_gather_replace);
+
+	if (obj)
+		p->v = (struct kv_gval){ .found = true, .type = t, .owned = true, .obj = obj,
+					 .expire = KV_NO_EXPIRE };
 }
 
 int kv_gather_replace(struct kv_call *c, uint32_t arg, struct kv_gput *p)

@@ -98,8 +98,16 @@ int kv_gather_value(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, stru
 /* gather: whether the key exists, and its type; no value. */
 int kv_gather_type(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, struct kv_gval *v);
 
+/* gather: every key's whole value but the first's, a destination that
+ * is replaced whatever it holds (SINTERSTORE's, ZUNIONSTORE's). */
+int kv_gather_sources(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, struct kv_gval *v);
+
 /* Adds a write of key k to g; returns it (g has room: KV_GATHER_PUTS). */
 struct kv_gput *kv_gather_add_put(struct kv_gather *g, uint32_t k, kv_gput_fn *fn);
+
+/* Adds the write that makes obj, a new value of type t without expiry,
+ * key k's value (the write owns it), or deletes the key (obj NULL). */
+void kv_gather_put_new(struct kv_gather *g, uint32_t k, enum kv_type t, void *obj);
 
 /* A write: the key's value becomes p->v (owned: the entry takes it), or
  * the key is deleted when p->v.found is false. */
@@ -114,5 +122,12 @@ void kv_gval_clear(struct kv_gval *v);
 extern const struct kv_gather_ops kv_sinter_ops, kv_sunion_ops, kv_sdiff_ops,
 	kv_sinterstore_ops, kv_sunionstore_ops, kv_sdiffstore_ops, kv_sintercard_ops,
 	kv_smove_ops, kv_copy_ops;
+/* The sorted-set commands over several keys' (cmd_zsetop.c, cmd_zset.c). */
+extern const struct kv_gather_ops kv_zunion_ops, kv_zinter_ops, kv_zdiff_ops,
+	kv_zunionstore_ops, kv_zinterstore_ops, kv_zdiffstore_ops, kv_zintercard_ops,
+	kv_zrangestore_ops, kv_zmpop_ops;
+/* The list and string commands over several keys (cmd_list.c, cmd_bit.c,
+ * cmd_lcs.c). */
+extern const struct kv_gather_ops kv_lmove_ops, kv_lmpop_ops, kv_bitop_ops, kv_lcs_ops;
 
 #endif

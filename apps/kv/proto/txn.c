@@ -45,7 +45,7 @@ void kv_txn_touch_all(void)
 
 void kv_txn_touch_cmd(const struct kv_call *c, size_t mark)
 {
-	uint32_t last;
+	uint32_t n;
 
 	if (!(c->cmd->flags & KV_CMD_WRITE) || !atomic_load(&watchers))
 		return;
@@ -55,10 +55,12 @@ void kv_txn_touch_cmd(const struct kv_call *c, size_t mark)
 		kv_txn_touch_all(); /* FLUSHALL, FLUSHDB */
 		return;
 	}
-	last = kv_cmd_last_key(c->cmd, c->argc, c->argv, c->argl);
-	for (uint32_t i = (uint32_t)c->cmd->first_key; i <= last && i < c->argc;
-	     i += (uint32_t)c->cmd->key_step)
+	n = kv_cmd_nkeys(c->cmd, c->argc, c->argv, c->argl);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = kv_cmd_key_arg(c->cmd, k);
+
 		kv_txn_touch(c->argv[i], c->argl[i]);
+	}
 }
 
 bool kv_txn_watch_ok(const struct kv_txn *t)

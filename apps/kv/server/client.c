@@ -26,6 +26,7 @@
 #include "percore/log.h"
 #include "percore/reply.h"
 #include "percore/session.h"
+#include "block.h"
 #include "server_internal.h"
 #include "txn.h"
 
@@ -54,6 +55,7 @@ struct kv_client {
 	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
 	struct kv_tx *tx;             /* the transaction running for it, or NULL */
 	struct kv_exec *ex;           /* its EXEC spanning shards, or NULL */
+	struct kv_bwait *blk;         /* its blocking request, first run or waiting */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
 	uint32_t ticket;              /* the reply slot held while owed */
@@ -112,6 +114,8 @@ uint64_t kv_client_free_orphans(struct kv_client *list)
 			kv_multi_free(c->tx);
 		if (c->ex)
 			kv_exec_free(c->ex);
+		if (c->blk)
+			kv_block_drop(c->blk);
 		release(c);
 		n++;
 	}
@@ -270,6 +274,16 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	struct kv_reply *to = run_here_to(c); /* behind older requests' replies */
 	size_t before = to->len;
 
+	if (c->blk && c->s && kv_block_nil(out)) {
+		c->tx = NULL;
+		kv_block_wait(c->sh, c->blk); /* in_tx still: later requests wait */
+		answered(c); /* gives up its reply slot (owe()) */
+		return;
+	}
+	if (c->blk) {
+		kv_block_drop(c->blk);
+		c->blk = NULL;
+	}
 	kv_reply_raw(to, out->buf, out->len);
 	if (c->tail)
 		c->after_bytes += to->len - before;
@@ -289,6 +303,12 @@ static void outstanding(struct kv_client *c, struct kv_job *j)
 		c->head = j;
 	c->tail = j;
 	c->inflight++;
+}
+
+void kv_client_unblocked(struct kv_client *c, struct kv_reply *out)
+{
+	c->blk = NULL; /* block.c lets its record go */
+	kv_client_tx_done(c, out);
 }
 
 /* The batch open for more requests: the newest job, when it is a batch
@@ -344,6 +364,36 @@ static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
 	j->held_max = out_limit(c);
 	outstanding(c, j);
 	return true;
+}
+
+/* A blocking request (not inside MULTI): first run as a transaction over
+ * its keys, as it runs inside MULTI; when that finds nothing, it waits
+ * (kv_client_tx_done(), block.c). Later requests wait behind it. */
+static void block_request(struct kv_client *c, const struct kv_cmd *cmd,
+			  const struct kv_resp_req *r)
+{
+	batch_send(c);
+	if (kv_block_crossslot(c->sh, cmd, r->argc, r->argv, r->argl)) {
+		struct kv_reply *to = run_here_to(c);
+		size_t before = to->len;
+
+		KV_REPLY_ERR(to, KV_ERR_CROSSSLOT);
+		if (c->tail)
+			c->after_bytes += to->len - before;
+		return;
+	}
+	/* counted first: keys all of this shard's, it may answer inside */
+	c->inflight++;
+	c->in_tx = true;
+	c->blk = kv_block_new(c->sh, c, cmd, r->argc, r->argv, r->argl);
+	if (!c->blk || kv_multi_start(c->sh, c, cmd, r->argc, r->argv, r->argl, &c->tx)) {
+		if (c->blk)
+			kv_block_drop(c->blk);
+		c->blk = NULL;
+		c->inflight--;
+		c->in_tx = false;
+		reply_nomem(c);
+	}
 }
 
 /* Sends the request to shard t as a job of this connection. */
@@ -530,6 +580,11 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 			break;
 		}
 	}
+	if (cmd && (cmd->flags & KV_CMD_BLOCKING) && kv_cmd_arity_ok(cmd, r->argc) &&
+	    !kv_txn_in_multi(&c->conn)) {
+		block_request(c, cmd, r);
+		return true;
+	}
 	/* The usual request first: keys of this shard's and nothing waiting
 	 * here, so it runs now, whatever went to other shards before it. */
 	if (keyed && kv_cmd_arity_ok(cmd, r->argc) && owned_here(sh, cmd, r) &&
@@ -679,7 +734,11 @@ static void input_settle(struct kv_client *c)
  * is owed. */
 static void owe(struct kv_client *c)
 {
-	bool want = c->inflight && c->s;
+	/* A client waiting on keys (its blocking request's first run over)
+	 * holds none: its leaving must end the wait at once, as Redis drops a
+	 * blocked client that disconnects, not keep the session for an
+	 * answer that would take an element nobody reads. */
+	bool want = c->inflight && c->s && !(c->blk && !c->tx);
 
 	if (!c->s)
 		c->owed = false; /* the session's slots went with it */
@@ -840,6 +899,11 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
 	c->owed = false;
+	if (c->blk && !c->tx && kv_block_leave(c->sh, c->blk)) {
+		c->blk = NULL; /* it waited: nothing more comes for it */
+		c->in_tx = false;
+		c->inflight--;
+	}
 	if (!c->inflight && !c->busy) {
 		conn_free(c);
 		return;

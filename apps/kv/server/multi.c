@@ -93,6 +93,7 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		     const char *const *argv, const size_t *argl)
 {
 	unsigned first;
+	uint32_t n;
 
 	if (sh->n == 1)
 		return false;
@@ -103,10 +104,13 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		return false; /* no keys (OBJECT HELP has none), or MSET's argument
 			       * error, replied anywhere */
 	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
-	for (uint32_t i = (uint32_t)cmd->first_key + (uint32_t)cmd->key_step;
-	     i <= kv_cmd_last_key(cmd, argc, argv, argl); i += (uint32_t)cmd->key_step)
+	n = kv_cmd_nkeys(cmd, argc, argv, argl);
+	for (uint32_t k = 1; k < n; k++) {
+		uint32_t i = kv_cmd_key_arg(cmd, k);
+
 		if (kv_key_shard(sh, argv[i], argl[i]) != first)
 			return true;
+	}
 	return false;
 }
 
@@ -173,7 +177,7 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 			continue;
 		for (uint32_t v = 0; v < (values ? step : 1); v++) {
 			argc++;
-			bytes += a->argl[(uint32_t)t->cmd->first_key + k * step + v];
+			bytes += a->argl[kv_cmd_key_arg(t->cmd, k) + v];
 		}
 	}
 	j = kv_job_new(KV_JOB_CMD, argc, bytes);
@@ -181,7 +185,7 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 		return NULL;
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
 	for (uint32_t k = 0; k < t->nkeys; k++) {
-		uint32_t at = (uint32_t)t->cmd->first_key + k * step;
+		uint32_t at = kv_cmd_key_arg(t->cmd, k);
 
 		if (t->key_slot[k] != i)
 			continue;
@@ -736,15 +740,12 @@ static int plan(struct kv_tx *t)
 	for (unsigned s = 0; s < sh->n; s++)
 		t->slot[s] = all ? 0 : -1;
 	if (!all) {
-		uint32_t step = (uint32_t)t->cmd->key_step;
-
-		t->nkeys = (kv_cmd_last_key(t->cmd, a->argc, a->argv, a->argl) - (uint32_t)t->cmd->first_key) /
-				   step + 1;
+		t->nkeys = kv_cmd_nkeys(t->cmd, a->argc, a->argv, a->argl);
 		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
 		if (!t->key_slot)
 			return -ENOMEM;
 		for (uint32_t k = 0; k < t->nkeys; k++) {
-			uint32_t at = (uint32_t)t->cmd->first_key + k * step;
+			uint32_t at = kv_cmd_key_arg(t->cmd, k);
 
 			t->key_slot[k] = kv_key_shard(sh, a->argv[at], a->argl[at]);
 			t->slot[t->key_slot[k]] = 0;

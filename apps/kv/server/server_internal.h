@@ -45,6 +45,7 @@ enum kv_job_kind { KV_JOB_CMD, KV_JOB_BATCH, KV_JOB_LOCK, KV_JOB_FN };
 
 struct kv_shard;
 struct kv_job;
+struct kv_blocked;
 struct kv_keyhold;
 struct kv_keylock;
 typedef void kv_job_fn(struct kv_shard *sh, struct kv_job *j);
@@ -136,6 +137,7 @@ struct kv_shard {
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
 	struct kv_keyhold *holds;             /* which transaction holds which */
+	struct kv_blocked *blk;               /* clients waiting on keys (block.c) */
 	struct kv_job *wait_head, *wait_tail;
 	struct kv_client *closing;            /* its clients closed with answers out */
 	bool draining;
@@ -231,6 +233,11 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 bool kv_shard_runs_now(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
 		       const char *const *argv, const size_t *argl);
 
+/* Whether a request's keys are free of every transaction's locks here
+ * (a served blocked request runs beside whatever waits). */
+bool kv_shard_keys_free(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+			const char *const *argv, const size_t *argl);
+
 /* view.totals: the whole server's figures (server.c). */
 void kv_view_totals(void *arg, struct kv_totals *t);
 
@@ -246,6 +253,8 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user);
 /* A transaction of c ended with its reply in out (moved from). */
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
+/* c's blocked request answered (block.c), with out as its reply. */
+void kv_client_unblocked(struct kv_client *c, struct kv_reply *out);
 /* After every shard stopped (no thread runs any more): frees the clients
  * that were still waiting for answers, with their jobs and transaction.
  * Returns how many. */

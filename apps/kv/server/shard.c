@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "aof_shard.h"
+#include "block.h"
 #include "keyhash.h"
 #include "keylock.h"
 #include "percore/outbox.h"
@@ -270,6 +271,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 	atomic_store_explicit(&sh->st->commands,
 			      atomic_load_explicit(&sh->st->commands, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+	kv_block_serve(sh); /* the clients waiting on what it wrote */
 	publish(sh);
 }
 
@@ -458,6 +460,7 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 		break;
 	case KV_JOB_FN:
 		j->fn(sh, j);
+		kv_block_serve(sh);
 		publish(sh); /* a part of a multi-shard command */
 		break;
 	}
@@ -487,6 +490,12 @@ static bool keys_free(const struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 			return false;
 	}
 	return true;
+}
+
+bool kv_shard_keys_free(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+			const char *const *argv, const size_t *argl)
+{
+	return !sh->lock && !sh->readers && keys_free(sh, cmd, argc, argv, argl);
 }
 
 bool kv_shard_runs_now(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
@@ -601,6 +610,7 @@ static void unlock(struct kv_shard *sh, bool shared)
 	else
 		sh->lock = 0;
 	publish(sh);
+	kv_block_serve(sh); /* keys a transaction wrote, served once it let go */
 	if (sh->wait_head)
 		drain(sh);
 }
@@ -617,6 +627,7 @@ static void unlock_keys(struct kv_shard *sh, uint64_t tx)
 	*p = kh->next;
 	kv_keylock_release(sh->keys, kh->h, kh->n);
 	free(kh);
+	kv_block_serve(sh);
 	if (sh->wait_head)
 		drain(sh);
 }
@@ -716,7 +727,8 @@ void kv_shard_start(unsigned idx, void *user)
 	struct kv_server *k = user;
 	struct kv_shard *sh = calloc(1, sizeof(*sh));
 
-	if (!sh || !(sh->db = kv_db_new()) || !(sh->keys = kv_keylock_new()))
+	if (!sh || !(sh->db = kv_db_new()) || !(sh->keys = kv_keylock_new()) ||
+	    kv_block_start(sh))
 		abort(); /* a shard without its keyspace cannot serve */
 	sh->srv = k;
 	sh->idx = idx;
@@ -749,6 +761,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	 * this shard's clients still waiting for answers are freed once every
 	 * shard has stopped, when no thread can touch their jobs. */
 	sh->srv->orphans[sh->idx] = sh->closing;
+	kv_block_stop(sh);
 	kv_db_free(sh->db);
 	kv_keylock_free(sh->keys);
 	while (sh->holds) {

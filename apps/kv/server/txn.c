@@ -28,18 +28,18 @@ static void join(const struct kv_shard *sh, const char *key, size_t len, int *wh
  * spans them all. */
 static void join_request(const struct kv_shard *sh, const struct kv_txn_req *q, int *where)
 {
-	uint32_t last;
+	uint32_t n;
 
 	if (q->cmd->flags & KV_CMD_ALLSHARDS) {
 		*where = MANY_SHARDS;
 		return;
 	}
-	if (!q->cmd->first_key || (uint32_t)q->cmd->first_key >= q->argc)
-		return;
-	last = kv_cmd_last_key(q->cmd, q->argc, q->argv, q->argl);
-	for (uint32_t i = (uint32_t)q->cmd->first_key; i <= last && i < q->argc;
-	     i += (uint32_t)q->cmd->key_step)
+	n = kv_cmd_nkeys(q->cmd, q->argc, q->argv, q->argl);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = kv_cmd_key_arg(q->cmd, k);
+
 		join(sh, q->argv[i], q->argl[i], where);
+	}
 }
 
 int kv_txn_shard(const struct kv_shard *sh, const struct kv_conn *conn)
