@@ -335,7 +335,7 @@ static void bitop_compute(struct kv_call *c, struct kv_gather *g)
 	bitop_apply((enum bitop)op, res, max, src, slen, nsrc);
 	/* a built value: Redis's "raw" at any length */
 	p->v = (struct kv_gval){ .found = true, .type = KV_STRING, .owned = true, .str = (char *)res,
-				 .len = max, .raw = true, .expire = KV_NO_EXPIRE };
+				 .len = max, .str_enc = KV_STR_RAW, .expire = KV_NO_EXPIRE };
 	res = NULL;
 	kv_reply_int(c->out, (int64_t)max);
 out:
