@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 #include "subcommand.h"
 #include "net_args.h"
@@ -67,6 +69,20 @@ static void usage(FILE *f)
 		"                      the most are not read; when no other could finish a\n"
 		"                      request, the oldest are closed, logged and counted\n"
 		"  --expire-period MS  active expiry runs every MS milliseconds (default %u)\n"
+		"  --save RULES        save rules, \"<seconds> <changes> ...\": the dump is saved\n"
+		"                      once <changes> writes were made and more than <seconds>\n"
+		"                      passed since the last save; \"\" saves only on SAVE\n"
+		"                      and SHUTDOWN SAVE (default \"" KV_SAVE_DEFAULT "\")\n"
+		"  --dir DIR           where the dump is loaded from at start and saved\n"
+		"                      (default: the working directory)\n"
+		"  --dbfilename NAME   the dump's file name in DIR (default dump.rdb); it is\n"
+		"                      loaded at start when it exists\n"
+		"  --rdbcompression V  yes (default) or no: LZF for long strings in the dump\n"
+		"  --rdbchecksum V     yes (default) or no: the dump's CRC-64 written and checked\n"
+		"  --rdb-skip-unsupported\n"
+		"                      at start, skip (and count, in the log and INFO) keys of\n"
+		"                      types this server does not hold, such as streams,\n"
+		"                      rather than refuse to start\n"
 		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
 		"                      (default 5)\n"
 		"  --metrics-port P    serve /metrics (Prometheus: the server's series and\n"
@@ -92,7 +108,8 @@ static void usage(FILE *f)
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
        OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_MAX_INPUT, OPT_EXPIRE, OPT_DRAIN, OPT_JSON,
-       OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE };
+       OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE,
+       OPT_SAVE, OPT_DIR, OPT_DBFILENAME, OPT_RDBCOMPRESSION, OPT_RDBCHECKSUM, OPT_SKIP_UNSUP };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -117,6 +134,12 @@ static const struct option long_opts[] = {
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "dbfilename", required_argument, NULL, OPT_DBFILENAME },
+	{ "rdbcompression", required_argument, NULL, OPT_RDBCOMPRESSION },
+	{ "rdbchecksum", required_argument, NULL, OPT_RDBCHECKSUM },
+	{ "rdb-skip-unsupported", no_argument, NULL, OPT_SKIP_UNSUP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -133,6 +156,38 @@ static int size_arg(const char *v, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* yes or no, as Redis's settings read them. */
+static int yes_no(const char *v, bool *out)
+{
+	if (strcasecmp(v, "yes") && strcasecmp(v, "no"))
+		return -EINVAL;
+	*out = !strcasecmp(v, "yes");
+	return 0;
+}
+
+/* The dump's settings: a directory that exists (kept absolute, as
+ * CONFIG GET dir reports it) and a file name that is not a path. */
+static int dump_arg(struct kv_config *cfg, int c, const char *v)
+{
+	char path[PATH_MAX];
+
+	switch (c) {
+	case OPT_SAVE: return kv_config_save_parse(cfg, v, strlen(v)) ? 0 : -EINVAL;
+	case OPT_RDBCOMPRESSION: return yes_no(v, &cfg->rdbcompression);
+	case OPT_RDBCHECKSUM: return yes_no(v, &cfg->rdbchecksum);
+	case OPT_DIR:
+		if (!realpath(v, path) || strlen(path) >= sizeof(cfg->dir))
+			return -EINVAL;
+		strcpy(cfg->dir, path);
+		return 0;
+	default: /* OPT_DBFILENAME */
+		if (!*v || strchr(v, '/') || strlen(v) >= sizeof(cfg->dbfilename))
+			return -EINVAL;
+		strcpy(cfg->dbfilename, v);
+		return 0;
+	}
+}
+
 static int take_value(void *arg, int c, const char *v)
 {
 	struct args *a = arg;
@@ -141,6 +196,13 @@ static int take_value(void *arg, int c, const char *v)
 
 	switch (c) {
 	case OPT_OVER: o->net.engine.oversubscribe = true; return 0;
+	case OPT_SKIP_UNSUP: o->rdb_skip_unsupported = true; return 0;
+	case OPT_SAVE:
+	case OPT_DIR:
+	case OPT_DBFILENAME:
+	case OPT_RDBCOMPRESSION:
+	case OPT_RDBCHECKSUM:
+		return dump_arg(&o->cfg, c, v);
 	case OPT_JSON: a->json = true; return 0;
 	case OPT_HOST: o->net.host = v; return net_arg_host(v);
 	case OPT_METRICS_HOST: o->net.metrics_host = v; return net_arg_host(v);
@@ -231,6 +293,7 @@ static int kv_main(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	kv_server_opts_init(&a.o);
+	a.o.load_dump = true; /* as Redis: the dump there is loaded at start */
 	a.drain_ns = 5000000000ull;
 	rc = net_args_parse("kv", argc, argv, long_opts, usage, take_value, &a);
 	if (rc >= 0)

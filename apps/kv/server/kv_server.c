@@ -2,6 +2,7 @@
 /* The kv server's life: configuration, start, totals, shutdown. */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * for other processes that could run there. */
 	o->net.engine.idle = PC_IDLE_SLEEP;
 	kv_config_init(&o->cfg);
+	kv_config_save_parse(&o->cfg, KV_SAVE_DEFAULT, strlen(KV_SAVE_DEFAULT));
 }
 
 static uint64_t rd(const _Atomic uint64_t *v)
@@ -82,6 +84,16 @@ static unsigned default_shards(unsigned n)
 	return n > 1 ? n - 1 : n;
 }
 
+/* What kv_server_start allocated besides the network server. */
+static void free_server(struct kv_server *k)
+{
+	free(k->dump);
+	free(k->stats);
+	free(k->orphans);
+	pthread_mutex_destroy(&k->load_lock);
+	free(k);
+}
+
 int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char *err,
 		    size_t errlen)
 {
@@ -103,11 +115,15 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->start_ms = kv_now_ms();
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
-	if (!k->stats || !k->orphans) {
-		free(k->stats);
-		free(k->orphans);
-		free(k);
-		return -ENOMEM;
+	pthread_mutex_init(&k->load_lock, NULL);
+	rc = !k->stats || !k->orphans ? -ENOMEM : 0;
+	/* Redis loads the append-only files instead of the dump when
+	 * appendonly is on: that choice belongs here. */
+	if (!rc && o->load_dump)
+		rc = kv_persist_read_rdb(k, err, errlen);
+	if (rc) {
+		free_server(k);
+		return rc;
 	}
 	struct pc_server_cfg *c = &k->o.net;
 
@@ -125,7 +141,16 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	if (!c->high_water)
 		c->high_water = KV_HIGH_WATER;
 	rc = pc_server_start(c, &k->net, err, errlen);
-	if (!rc) {
+	/* every shard has loaded its keys (or failed to) by now */
+	free(k->dump);
+	k->dump = NULL;
+	if (!rc && k->load_err) {
+		snprintf(err, errlen, "%s", k->load_why);
+		rc = k->load_err;
+		pc_server_stop(k->net);
+		pc_server_wait(k->net);
+		pc_server_destroy(k->net);
+	} else if (!rc) {
 		atomic_store_explicit(&k->net_pub, k->net, memory_order_release);
 		if (c->metrics && (rc = add_metrics(k, err, errlen))) {
 			pc_server_stop(k->net);
@@ -134,9 +159,7 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 		}
 	}
 	if (rc) {
-		free(k->stats);
-		free(k->orphans);
-		free(k);
+		free_server(k);
 		return rc;
 	}
 	*out = k;
@@ -197,6 +220,7 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 		t->expired_keys += rd(&s->expired);
 		t->evicted_keys += rd(&s->evicted);
 		t->total_commands += rd(&s->commands);
+		t->dirty += rd(&s->changes);
 	}
 	t->connected_clients = rd(&k->clients);
 	t->total_connections = rd(&k->accepted);
@@ -239,7 +263,5 @@ void kv_server_destroy(struct kv_server *k)
 		return;
 	pc_server_destroy(k->net);
 	free_orphans(k); /* destroyed without a wait: the shards ended now */
-	free(k->stats);
-	free(k->orphans);
-	free(k);
+	free_server(k);
 }
