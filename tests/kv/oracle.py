@@ -1529,7 +1529,7 @@ class KvServer:
 
     def __init__(self, percore, shards=2):
         self.proc = subprocess.Popen([percore, "kv", "--port", "0", "--shards", str(shards),
-                                      "--oversubscribe", "--policy", "off"],
+                                      "--oversubscribe", "--policy", "off", "--save", ""],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = b""
         while b"listening on" not in line:

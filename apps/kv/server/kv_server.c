@@ -113,6 +113,7 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->o.cfg.shards = k->n;
 	k->o.cfg.port = o->net.port;
 	k->start_ms = kv_now_ms();
+	kv_save_mark(k->start_ms / 1000); /* the save rules count from the start */
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
 	pthread_mutex_init(&k->load_lock, NULL);
