@@ -32,6 +32,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import enc  # noqa: E402  (a multibulk request)
+
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed3200"), 0)
 TTL_MS = 3600000
 NKEYS = 100000
@@ -43,14 +46,6 @@ def check(ok, what):
         FAILS.append(what)
         print("FAIL: " + what, flush=True)
     return ok
-
-
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 class Conn:

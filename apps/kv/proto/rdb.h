@@ -101,7 +101,7 @@ bool kv_rdb_dump_check(const uint8_t *p, size_t n);
 struct kv_rdb_reader {
 	const uint8_t *p;
 	size_t len, pos;
-	char why[80];      /* set when a call fails */
+	char why[128];     /* set when a call fails */
 };
 
 /* How values read are stored: the conversion limits a key's value would
