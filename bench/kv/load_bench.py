@@ -46,7 +46,8 @@ def cli(port, *args):
 def make_dump(d, n):
     port = free_port()
     p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                          "--save", "", "--appendonly", "no", "--dir", d],
+                          "--save", "", "--appendonly", "no", "--dir", d,
+                          "--enable-debug-command", "yes"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while not ping(port):
         time.sleep(0.05)
