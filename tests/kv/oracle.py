@@ -234,7 +234,7 @@ def info_fields(text):
 
 
 # Fields that only this server has, or whose values differ by nature.
-OWN_INFO_FIELDS = {"shards"}
+OWN_INFO_FIELDS = {"shards", "rdb_last_load_keys_skipped"}
 VARYING_CONFIG = {b"bind", b"port"}
 OWN_SUBCOMMANDS = {b"client|setinfo"}     # Redis 7.2's, which clients send
 
