@@ -287,12 +287,12 @@ static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 		 * clients), placed by auto: the hop between shards cannot hide */
 		snprintf(shards, sizeof(shards), "%u", server_shards(c));
 		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", shards,
-				 "--policy", "auto", "--max-clients", "0", NULL };
+				 "--policy", "auto", "--max-clients", "0", "--save", "", NULL };
 		c->pid = spawn(argv, where, -1);
 	} else if (c->kind == SRV_KV) {
 		/* an oversubscribed machine (one CPU) runs the shard unpinned */
 		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", shards, "--policy",
-				 c->pinned ? cpus : "off", "--max-clients", "0", NULL };
+				 c->pinned ? cpus : "off", "--max-clients", "0", "--save", "", NULL };
 		c->pid = spawn(argv, where, -1);
 	} else {
 		char *argv[] = { "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",

@@ -197,8 +197,8 @@ check_readme() {
 		fail "README.md's sections are not in a newcomer's order"
 	grep -q "make test" "$readme" && grep -q "make bench" "$readme" ||
 		fail "README.md does not give make test and make bench"
-	grep -qi "keeps nothing across a restart" "$readme" ||
-		fail "README.md does not say that percore kv keeps nothing across a restart"
+	grep -qi "keys survive a restart" "$readme" ||
+		fail "README.md does not say that percore kv's keys survive a restart"
 	# the first C block after the heading is the example, verbatim
 	shown=$(awk -v from="$server" 'NR > from && /^```c$/ { on = 1; next } on && /^```$/ { exit } on' "$readme")
 	[ "$shown" = "$(cat "$ex")" ] || fail "README.md's server is not examples/hello_server.c as it is"

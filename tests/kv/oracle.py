@@ -235,7 +235,7 @@ def info_fields(text):
 
 
 # Fields that only this server has, or whose values differ by nature.
-OWN_INFO_FIELDS = {"shards"}
+OWN_INFO_FIELDS = {"shards", "rdb_last_load_keys_skipped"}
 VARYING_CONFIG = {b"bind", b"port"}
 OWN_SUBCOMMANDS = {b"client|setinfo"}     # Redis 7.2's, which clients send
 
@@ -1646,7 +1646,7 @@ class KvServer:
 
     def __init__(self, percore, shards=2):
         self.proc = subprocess.Popen([percore, "kv", "--port", "0", "--shards", str(shards),
-                                      "--oversubscribe", "--policy", "off"],
+                                      "--oversubscribe", "--policy", "off", "--save", ""],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = b""
         while b"listening on" not in line:

@@ -38,7 +38,7 @@ static int start_server(void *state)
 		dup2(fds[1], 2);
 		close(fds[0]);
 		execl(path, path, "kv", "--port", "0", "--shards", "2", "--oversubscribe", "--policy",
-		      "off", (char *)NULL);
+		      "off", "--save", "", (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);

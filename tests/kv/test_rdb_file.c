@@ -99,6 +99,26 @@ static int ignore_key(const char *key, size_t klen, struct kv_rdb_value *v, int6
 	return 0;
 }
 
+static int load(const uint8_t *p, size_t n, int64_t now, kv_rdb_key_fn *fn, void *arg,
+		bool (*want)(const char *, size_t, void *), struct kv_rdb_load_info *info)
+{
+	struct kv_rdb_load_opts o = { .now = now, .fn = fn, .want = want, .arg = arg };
+	return kv_rdb_file_load(p, n, &o, info);
+}
+
+/* Keys split in two by their last byte's low bit, as shards split
+ * them by hash. */
+static bool odd_key(const char *key, size_t klen, void *arg)
+{
+	(void)arg;
+	return klen && (key[klen - 1] & 1);
+}
+
+static bool even_key(const char *key, size_t klen, void *arg)
+{
+	return !odd_key(key, klen, arg);
+}
+
 static void round_trip(void **state)
 {
 	char dir[] = "/tmp/kv_rdb_file_XXXXXX";
@@ -114,14 +134,20 @@ static void round_trip(void **state)
 		save(db, dir, compress);
 		read_dump(dir, &p, &n);
 		assert_memory_equal(p, "REDIS0010", 9);
-		assert_int_equal(kv_rdb_file_load(p, n, NOW, &kv_rdb_default_limits, check_key, &c, &info), 0);
+		assert_int_equal(load(p, n, NOW, check_key, &c, NULL, &info), 0);
 		assert_int_equal(c.seen, NKEYS);
 		assert_int_equal(info.loaded, NKEYS);
 		/* later, the keys with an expiry are gone */
-		assert_int_equal(kv_rdb_file_load(p, n, NOW + 5000, &kv_rdb_default_limits, ignore_key,
-						  NULL, &info), 0);
+		assert_int_equal(load(p, n, NOW + 5000, ignore_key, NULL, NULL, &info), 0);
 		assert_int_equal(info.loaded, NKEYS - (NKEYS + 2) / 3);
 		assert_int_equal(info.expired, (NKEYS + 2) / 3);
+		/* two loaders that want half each, stepping over the other's
+		 * values unread, keep every key between them once */
+		struct kv_rdb_load_info odd, even;
+		assert_int_equal(load(p, n, NOW, ignore_key, NULL, odd_key, &odd), 0);
+		assert_int_equal(load(p, n, NOW, ignore_key, NULL, even_key, &even), 0);
+		assert_true(odd.loaded > 0 && even.loaded > 0);
+		assert_int_equal(odd.loaded + even.loaded, NKEYS);
 		free(p);
 	}
 	kv_db_free(db);
@@ -148,8 +174,7 @@ static void corrupt_refused(void **state)
 	for (size_t len = 0; len < n; len++) {
 		uint8_t *cut = malloc(len ? len : 1);
 		memcpy(cut, p, len);
-		assert_int_not_equal(kv_rdb_file_load(cut, len, NOW, &kv_rdb_default_limits, ignore_key,
-						      NULL, &info), 0);
+		assert_int_not_equal(load(cut, len, NOW, ignore_key, NULL, NULL, &info), 0);
 		assert_true(info.why[0] != 0);
 		assert_true(info.offset <= len);
 		free(cut);
@@ -157,8 +182,7 @@ static void corrupt_refused(void **state)
 	for (size_t i = 0; i < n; i++) {
 		for (int bit = 0; bit < 8; bit += 3) {
 			p[i] ^= (uint8_t)(1u << bit);
-			assert_int_not_equal(kv_rdb_file_load(p, n, NOW, &kv_rdb_default_limits,
-							      ignore_key, NULL, &info), 0);
+			assert_int_not_equal(load(p, n, NOW, ignore_key, NULL, NULL, &info), 0);
 			assert_true(info.why[0] != 0);
 			p[i] ^= (uint8_t)(1u << bit);
 		}

@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 #include "subcommand.h"
 #include "net_args.h"
@@ -75,13 +77,26 @@ static void usage(FILE *f)
 		"                      write once it is on disk (writes arriving together\n"
 		"                      share one fdatasync); everysec syncs once a second; no\n"
 		"                      leaves it to the kernel\n"
-		"  --dir DIR           where the append-only files live (default: the\n"
-		"                      working directory)\n"
 		"  --appendfilename NAME\n"
 		"                      the files' name before -I-of-N (default appendonly.aof)\n"
 		"  --aof-load-truncated V\n"
 		"                      yes (default) or no: at start, cut a file's torn last\n"
 		"                      record (logged), or refuse to start\n"
+		"  --save RULES        save rules, \"<seconds> <changes> ...\": the dump is saved\n"
+		"                      once <changes> writes were made and more than <seconds>\n"
+		"                      passed since the last save; \"\" saves only on SAVE\n"
+		"                      and SHUTDOWN SAVE (default \"" KV_SAVE_DEFAULT "\")\n"
+		"  --dir DIR           where the dump and the append-only files live (default:\n"
+		"                      the working directory)\n"
+		"  --dbfilename NAME   the dump's file name in DIR (default dump.rdb), loaded at\n"
+		"                      start when it exists and appendonly is no\n"
+		"  --rdbcompression V  yes (default) or no: LZF for long strings in the dump\n"
+		"  --rdbchecksum V     yes (default) or no: the dump's CRC-64 written (0 with no);\n"
+		"                      a CRC other than 0 is checked at start either way\n"
+		"  --rdb-skip-unsupported\n"
+		"                      at start, skip (and count, in the log and INFO) keys of\n"
+		"                      types this server does not hold, such as streams,\n"
+		"                      rather than refuse to start\n"
 		"  --drain S           on SIGINT or SIGTERM, finish for at most S seconds\n"
 		"                      (default 5)\n"
 		"  --metrics-port P    serve /metrics (Prometheus: the server's series and\n"
@@ -108,7 +123,8 @@ static void usage(FILE *f)
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
        OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_MAX_INPUT, OPT_EXPIRE, OPT_DRAIN, OPT_JSON,
        OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE,
-       OPT_APPENDONLY, OPT_APPENDFSYNC, OPT_DIR, OPT_APPENDFILENAME, OPT_AOF_TRUNCATED };
+       OPT_APPENDONLY, OPT_APPENDFSYNC, OPT_DIR, OPT_APPENDFILENAME, OPT_AOF_TRUNCATED,
+       OPT_SAVE, OPT_DBFILENAME, OPT_RDBCOMPRESSION, OPT_RDBCHECKSUM, OPT_SKIP_UNSUP };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -138,6 +154,11 @@ static const struct option long_opts[] = {
 	{ "dir", required_argument, NULL, OPT_DIR },
 	{ "appendfilename", required_argument, NULL, OPT_APPENDFILENAME },
 	{ "aof-load-truncated", required_argument, NULL, OPT_AOF_TRUNCATED },
+	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "dbfilename", required_argument, NULL, OPT_DBFILENAME },
+	{ "rdbcompression", required_argument, NULL, OPT_RDBCOMPRESSION },
+	{ "rdbchecksum", required_argument, NULL, OPT_RDBCHECKSUM },
+	{ "rdb-skip-unsupported", no_argument, NULL, OPT_SKIP_UNSUP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -154,12 +175,12 @@ static int size_arg(const char *v, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* yes or no. Returns 0 or -EINVAL. */
+/* yes or no, as Redis's settings read them. */
 static int yes_no(const char *v, bool *out)
 {
-	if (strcmp(v, "yes") && strcmp(v, "no"))
+	if (strcasecmp(v, "yes") && strcasecmp(v, "no"))
 		return -EINVAL;
-	*out = !strcmp(v, "yes");
+	*out = !strcasecmp(v, "yes");
 	return 0;
 }
 
@@ -172,9 +193,9 @@ static int text_arg(const char *v, char *field, size_t cap, bool name)
 	return 0;
 }
 
-/* The append-only files' settings. Returns 0, -EINVAL, or 1 when c is
- * not one of them. */
-static int take_aof(struct kv_config *cfg, int c, const char *v)
+/* The settings of the dump and the append-only files. Returns 0,
+ * -EINVAL, or 1 when c is not one of them. */
+static int persist_arg(struct kv_config *cfg, int c, const char *v)
 {
 	char path[PATH_MAX];
 
@@ -183,16 +204,20 @@ static int take_aof(struct kv_config *cfg, int c, const char *v)
 	case OPT_AOF_TRUNCATED: return yes_no(v, &cfg->aof_load_truncated);
 	case OPT_APPENDFILENAME:
 		return text_arg(v, cfg->appendfilename, sizeof(cfg->appendfilename), true);
+	case OPT_DBFILENAME: return text_arg(v, cfg->dbfilename, sizeof(cfg->dbfilename), true);
 	case OPT_DIR: /* kept absolute, as Redis reports it after its chdir */
 		return realpath(v, path) ? text_arg(path, cfg->dir, sizeof(cfg->dir), false) :
 					   -EINVAL;
 	case OPT_APPENDFSYNC:
 		for (int i = KV_FSYNC_ALWAYS; i <= KV_FSYNC_NO; i++)
-			if (!strcmp(v, kv_fsync_names[i])) {
+			if (!strcasecmp(v, kv_fsync_names[i])) {
 				cfg->appendfsync = (enum kv_fsync)i;
 				return 0;
 			}
 		return -EINVAL;
+	case OPT_SAVE: return kv_config_save_parse(cfg, v, strlen(v)) ? 0 : -EINVAL;
+	case OPT_RDBCOMPRESSION: return yes_no(v, &cfg->rdbcompression);
+	case OPT_RDBCHECKSUM: return yes_no(v, &cfg->rdbchecksum);
 	}
 	return 1;
 }
@@ -202,12 +227,13 @@ static int take_value(void *arg, int c, const char *v)
 	struct args *a = arg;
 	struct kv_server_opts *o = &a->o;
 	uint64_t u;
-	int rc = take_aof(&o->cfg, c, v);
+	int rc = persist_arg(&o->cfg, c, v);
 
 	if (rc <= 0)
 		return rc;
 	switch (c) {
 	case OPT_OVER: o->net.engine.oversubscribe = true; return 0;
+	case OPT_SKIP_UNSUP: o->rdb_skip_unsupported = true; return 0;
 	case OPT_JSON: a->json = true; return 0;
 	case OPT_HOST: o->net.host = v; return net_arg_host(v);
 	case OPT_METRICS_HOST: o->net.metrics_host = v; return net_arg_host(v);
@@ -298,6 +324,7 @@ static int kv_main(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	kv_server_opts_init(&a.o);
+	a.o.load_dump = true; /* as Redis: the dump there is loaded at start */
 	a.drain_ns = 5000000000ull;
 	rc = net_args_parse("kv", argc, argv, long_opts, usage, take_value, &a);
 	if (rc >= 0)

@@ -293,6 +293,25 @@ static void run_typed(struct kv_call *c)
 	c->part = NULL;
 }
 
+/* A write that did not reply an error counts one change per key it
+ * names (one for a write without keys, such as FLUSHALL): Redis counts
+ * per change, so a write that changed nothing (a DEL of a missing key)
+ * or changed several members of one key counts differently there. */
+static void count_changes(const struct kv_call *c, size_t mark)
+{
+	uint64_t n = 1;
+
+	if (!(c->cmd->flags & KV_CMD_WRITE) || (c->out->len > mark && c->out->buf[mark] == '-'))
+		return;
+	if (c->cmd->first_key && (uint32_t)c->cmd->first_key < c->argc) {
+		uint32_t first = (uint32_t)c->cmd->first_key;
+		uint32_t last = kv_cmd_last_key(c->cmd, c->argc, c->argv, c->argl);
+		last = last < c->argc ? last : c->argc - 1;
+		n = last >= first ? (last - first) / (uint32_t)c->cmd->key_step + 1 : 1;
+	}
+	kv_db_count_changes(c->db, n);
+}
+
 void kv_cmd_run(struct kv_call *c)
 {
 	size_t mark = c->out->len;
@@ -314,6 +333,7 @@ void kv_cmd_run(struct kv_call *c)
 	kv_txn_touch_cmd(c, mark); /* WATCH sees the write */
 	if (write && c->log)
 		c->log->wrote(c->log, c, mark);
+	count_changes(c, mark);
 }
 
 void kv_cmd_exec(struct kv_call *c)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CONFIG GET, CONFIG SET and CONFIG HELP over struct kv_config, with Redis
  * 7's parameter names, value forms and errors. A parameter with a fixed
- * value (save, appendonly, databases: what this server does not have) is
+ * value (appendonly, databases: what this server does not have) is
  * reported as Redis reports its equivalent, and may be "set" only to the
  * value it has. */
 #include "cmd_impl.h"
@@ -27,6 +27,7 @@ enum ptype {
 	P_FIXED,    /* a constant text */
 	P_COBL,     /* client-output-buffer-limit: the normal class's hard limit */
 	P_FSYNC,    /* enum kv_fsync */
+	P_SAVE,     /* save: the rules, "<seconds> <changes> ..." */
 };
 
 struct param {
@@ -68,7 +69,7 @@ static const struct param params[] = {
 	{ "proto-max-bulk-len", P_MEM, true, FIELD(proto_max_bulk_len), 1024 * 1024, INT64_MAX, NULL },
 	{ "rdbchecksum", P_BOOL, true, FIELD(rdbchecksum), 0, 0, NULL },
 	{ "rdbcompression", P_BOOL, true, FIELD(rdbcompression), 0, 0, NULL },
-	{ "save", P_FIXED, false, 0, 0, 0, "" },
+	{ "save", P_SAVE, true, 0, 0, 0, NULL },
 	{ "set-max-intset-entries", P_U32, true, FIELD(set_max_intset_entries), 0, UINT32_MAX, NULL },
 	{ "tcp-keepalive", P_U32, true, FIELD(tcp_keepalive), 0, I32MAX, NULL },
 	{ "timeout", P_U32, true, FIELD(timeout), 0, I32MAX, NULL },
@@ -91,7 +92,7 @@ static void *field(const struct kv_config *cfg, const struct param *p)
 	return (char *)cfg + p->off;
 }
 
-/* The parameter's value as CONFIG GET prints it, into buf (64 bytes or
+/* The parameter's value as CONFIG GET prints it, into buf (512 bytes or
  * more). */
 static const char *value_of(const struct kv_config *cfg, const struct param *p, char *buf,
 			    size_t cap)
@@ -118,6 +119,9 @@ static const char *value_of(const struct kv_config *cfg, const struct param *p, 
 		return (const char *)field(cfg, p);
 	case P_BOOL:
 		return *(bool *)field(cfg, p) ? "yes" : "no";
+	case P_SAVE:
+		kv_config_save_format(cfg, buf, cap);
+		return buf;
 	case P_COBL:
 		snprintf(buf, cap, "normal %llu 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
 			 (unsigned long long)cfg->client_output_limit);
@@ -152,7 +156,7 @@ void kv_config_get(struct kv_call *c)
 	struct kv_config cfg;
 	bool hit[NPARAMS] = { false };
 	size_t n = 0;
-	char buf[128];
+	char buf[512];
 
 	current(c, &cfg);
 	for (uint32_t a = 2; a < c->argc; a++) {
@@ -325,6 +329,11 @@ static bool set_param(struct kv_config *cfg, const struct param *p, const char *
 		return set_policy(cfg, p, s, n, why, whylen);
 	case P_COBL:
 		return parse_cobl(cfg, s, n, why, whylen);
+	case P_SAVE:
+		if (kv_config_save_parse(cfg, s, n))
+			return true;
+		snprintf(why, whylen, "Invalid save parameters");
+		return false;
 	case P_I32:
 		return set_i32(cfg, p, s, n, why, whylen);
 	case P_MEM:
@@ -358,7 +367,7 @@ static bool set_param(struct kv_config *cfg, const struct param *p, const char *
  * to it). */
 static bool same_value(const struct kv_config *cfg, const struct param *p, const char *s, size_t n)
 {
-	char buf[128];
+	char buf[512];
 	const char *v = value_of(cfg, p, buf, sizeof(buf));
 	return strlen(v) == n && strncasecmp(v, s, n) == 0;
 }

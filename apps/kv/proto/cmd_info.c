@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* INFO [section ...]: the server, clients, memory, stats and keyspace
- * sections in Redis's "field:value" form. Whole-server figures come from
+/* INFO [section ...]: the server, clients, memory, persistence, stats and
+ * keyspace sections in Redis's "field:value" form. Whole-server figures come from
  * view->totals; without a server view the figures are this keyspace's and
  * this connection's, and the lines no one counts are left out rather than
  * shown as zero. */
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "keyhash.h"
+#include "persist.h"
 
 #define S_SERVER   0x01u
 #define S_CLIENTS  0x02u
@@ -137,6 +138,33 @@ static void memory_section(struct info *in)
 		       (unsigned long long)in->cfg->maxmemory, max, policy[in->cfg->maxmemory_policy]);
 }
 
+/* Redis's persistence fields of the dump, and the keys a load skipped
+ * (--rdb-skip-unsupported). Seconds of a save under way are counted
+ * so that a clock stepped back reads 0. */
+static void persistence_section(struct info *in)
+{
+	struct kv_persist_info p;
+	uint64_t changes;
+	int64_t cur = -1;
+
+	kv_persist_get(&p);
+	changes = in->tot.dirty > p.changes_at_save ? in->tot.dirty - p.changes_at_save : 0;
+	if (p.saving)
+		cur = in->now > p.saving_since_ms ? (in->now - p.saving_since_ms) / 1000 : 0;
+	header(in, "Persistence");
+	kv_text_printf(&in->t,
+		       "loading:%d\r\nasync_loading:0\r\nrdb_changes_since_last_save:%llu\r\n"
+		       "rdb_bgsave_in_progress:%d\r\nrdb_last_save_time:%lld\r\n"
+		       "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\n"
+		       "rdb_current_bgsave_time_sec:%lld\r\nrdb_saves:%llu\r\n"
+		       "rdb_last_load_keys_expired:%llu\r\nrdb_last_load_keys_loaded:%llu\r\n"
+		       "rdb_last_load_keys_skipped:%llu\r\n",
+		       p.loading, (unsigned long long)changes, p.saving, (long long)p.last_save,
+		       p.last_ok ? "ok" : "err", (long long)p.last_bg_secs, (long long)cur,
+		       (unsigned long long)p.saves, (unsigned long long)p.expired,
+		       (unsigned long long)p.loaded, (unsigned long long)p.skipped);
+}
+
 static void stats_section(struct info *in)
 {
 	const struct kv_totals *t = &in->tot;
@@ -197,7 +225,7 @@ static void gather(const struct kv_call *c, struct info *in)
 	in->tot = (struct kv_totals){ .connected_clients = c->conn ? 1 : 0, .keys = s.keys,
 				      .expires = s.expires, .used_memory = s.used,
 				      .expired_keys = s.expired, .evicted_keys = s.evicted,
-				      .shards = 1 };
+				      .dirty = s.changes, .shards = 1 };
 }
 
 void kv_info(struct kv_call *c)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "num.h"
 #include "txn.h"
 
 void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
@@ -73,6 +74,53 @@ void kv_config_init(struct kv_config *cfg)
 		strcpy(cfg->dir, ".");
 	cfg->rdbcompression = true;
 	cfg->rdbchecksum = true;
+}
+
+/* The next space-separated word of s[*at..n): its start and length, 0
+ * at the end. */
+static size_t next_word(const char *s, size_t n, size_t *at, const char **w)
+{
+	size_t len = 0;
+	while (*at < n && (s[*at] == ' ' || s[*at] == '\t'))
+		(*at)++;
+	*w = s + *at;
+	while (*at < n && s[*at] != ' ' && s[*at] != '\t') {
+		(*at)++;
+		len++;
+	}
+	return len;
+}
+
+bool kv_config_save_parse(struct kv_config *cfg, const char *s, size_t n)
+{
+	struct kv_save_rule rules[KV_SAVE_RULES_MAX];
+	uint32_t nrules = 0;
+	size_t at = 0, len;
+	const char *w;
+
+	while ((len = next_word(s, n, &at, &w))) {
+		int64_t secs, changes;
+		const char *w2;
+		size_t len2 = next_word(s, n, &at, &w2);
+		if (!len2 || nrules == KV_SAVE_RULES_MAX || !kv_str2ll(w, len, &secs) ||
+		    !kv_str2ll(w2, len2, &changes) || secs < 1 || secs > UINT32_MAX ||
+		    changes < 0 || changes > INT32_MAX)
+			return false;
+		rules[nrules++] = (struct kv_save_rule){ (uint32_t)secs, (uint32_t)changes };
+	}
+	memcpy(cfg->save, rules, nrules * sizeof(rules[0]));
+	cfg->nsave = nrules;
+	return true;
+}
+
+void kv_config_save_format(const struct kv_config *cfg, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < cfg->nsave && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%u %u", i ? " " : "",
+					cfg->save[i].secs, cfg->save[i].changes);
 }
 
 struct kv_resp_limits kv_config_resp_limits(const struct kv_config *cfg)

@@ -68,6 +68,17 @@ enum kv_fsync { KV_FSYNC_ALWAYS, KV_FSYNC_EVERYSEC, KV_FSYNC_NO };
 /* Their names, by value. */
 extern const char *const kv_fsync_names[];
 
+/* One save rule ("save <seconds> <changes>"): a dump is due once at
+ * least changes writes were counted and more than secs seconds passed
+ * since the last one. */
+struct kv_save_rule {
+	uint32_t secs;
+	uint32_t changes;
+};
+#define KV_SAVE_RULES_MAX 16
+/* Redis 7.0's rules when none are given (the server's default). */
+#define KV_SAVE_DEFAULT "3600 1 300 100 60 10000"
+
 /* Every setting of the server, with Redis 7's defaults from
  * kv_config_init(). Sizes in bytes, times in seconds. */
 struct kv_config {
@@ -101,10 +112,26 @@ struct kv_config {
 	enum kv_fsync appendfsync;     /* everysec */
 	char appendfilename[256];      /* appendonly.aof */
 	bool aof_load_truncated;       /* yes: a torn last record is cut at start */
+
+	/* save rules (CONFIG save); none: no dump unless asked */
+	struct kv_save_rule save[KV_SAVE_RULES_MAX];
+	uint32_t nsave;
 };
 
-/* Redis 7's defaults, port 6379, one shard. */
+/* Redis 7's defaults, port 6379, one shard, and no save rules: a keyspace
+ * without a server has nothing to save on its own (the server's options
+ * start from KV_SAVE_DEFAULT, kv_server_opts_init). */
 void kv_config_init(struct kv_config *cfg);
+
+/* Reads save rules as Redis does: "<seconds> <changes> ...", seconds at
+ * least 1, changes at least 0, pairs separated by spaces; "" means none.
+ * Returns false (cfg unchanged) when the text is not such a list or has
+ * more than KV_SAVE_RULES_MAX rules. */
+bool kv_config_save_parse(struct kv_config *cfg, const char *s, size_t n);
+
+/* The rules as CONFIG GET save prints them ("3600 1 300 100"), into
+ * buf. */
+void kv_config_save_format(const struct kv_config *cfg, char *buf, size_t cap);
 
 /* The parser limits the settings name. */
 struct kv_resp_limits kv_config_resp_limits(const struct kv_config *cfg);
@@ -133,6 +160,7 @@ struct kv_totals {
 	uint64_t aof_size, aof_pending;
 	int aof_err;
 	int64_t start_time;             /* ms since the epoch */
+	uint64_t dirty;                 /* writes counted since start (kv_db_count_changes) */
 	uint32_t shards;                /* entries in per_shard */
 	/* one per shard, or NULL: storage owned by the server, valid until
 	 * the next totals() call from the same shard */
@@ -169,6 +197,10 @@ struct kv_server_view {
 	/* Writes one CLIENT LIST line per connection to out (each line as
 	 * kv_client_info_line() builds it). NULL: only this connection. */
 	void (*client_list)(void *arg, struct kv_text *out);
+	/* Stops the server (SHUTDOWN, once its dump is written): the
+	 * connections close without another reply, the process exits.
+	 * NULL: no server to stop. */
+	void (*shutdown)(void *arg);
 	void *arg;
 };
 

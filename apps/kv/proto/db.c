@@ -30,6 +30,7 @@ struct kv_db {
 	uint64_t expires;         /* entries with an expiry time */
 	uint64_t expired;         /* deleted past their expiry, since creation */
 	uint64_t evicted;         /* deleted over the memory limit, since creation */
+	uint64_t changes;         /* writes counted since creation (kv_db_count_changes) */
 	uint64_t maxmemory;       /* 0: no limit */
 	kv_db_ready_fn *ready;    /* kv_db_on_ready's watch, or NULL */
 	void *ready_arg;
@@ -495,7 +496,12 @@ void kv_db_stats(const struct kv_db *db, struct kv_db_stats *s)
 {
 	*s = (struct kv_db_stats){ .keys = kv_db_size(db), .expires = db->expires,
 				   .used = kv_db_used(db), .expired = db->expired,
-				   .evicted = db->evicted };
+				   .evicted = db->evicted, .changes = db->changes };
+}
+
+void kv_db_count_changes(struct kv_db *db, uint64_t n)
+{
+	db->changes += n;
 }
 
 /* xorshift64: where an eviction sample starts. */

@@ -201,8 +201,13 @@ struct kv_db_stats {
 	uint64_t used;       /* kv_db_used() */
 	uint64_t expired;    /* deleted for being past their expiry, since creation */
 	uint64_t evicted;    /* deleted by kv_db_make_room(), since creation */
+	uint64_t changes;    /* writes counted, since creation */
 };
 void kv_db_stats(const struct kv_db *db, struct kv_db_stats *s);
+
+/* Counts n writes (Redis's "dirty" counter, which save rules and
+ * rdb_changes_since_last_save read): the commands count them. */
+void kv_db_count_changes(struct kv_db *db, uint64_t n);
 
 /* Entry fields. */
 const char *kv_entry_key(const struct kv_entry *e, size_t *len);

@@ -48,6 +48,12 @@ enum kv_rdb_type {
 	KV_RDB_HASH_LISTPACK = 16,
 	KV_RDB_ZSET_LISTPACK = 17,
 	KV_RDB_LIST_QUICKLIST_2 = 18,
+	/* not read: skipped at most (kv_rdb_skip_payload) */
+	KV_RDB_MODULE = 6,
+	KV_RDB_MODULE_2 = 7,
+	KV_RDB_STREAM_LISTPACKS = 15,
+	KV_RDB_STREAM_LISTPACKS_2 = 19,
+	KV_RDB_SET_LISTPACK = 20,
 };
 
 /* A growing output buffer. An allocation that fails sets failed and
@@ -95,7 +101,7 @@ bool kv_rdb_dump_check(const uint8_t *p, size_t n);
 struct kv_rdb_reader {
 	const uint8_t *p;
 	size_t len, pos;
-	char why[80];      /* set when a call fails */
+	char why[128];     /* set when a call fails */
 };
 
 /* How values read are stored: the conversion limits a key's value would
@@ -129,6 +135,16 @@ int kv_rdb_get_value(struct kv_rdb_reader *r, const struct kv_rdb_limits *lim,
  * RDB file puts the key between the two). */
 int kv_rdb_get_payload(struct kv_rdb_reader *r, unsigned t, const struct kv_rdb_limits *lim,
 		       struct kv_rdb_value *v);
+
+/* Whether kv_rdb_get_payload() reads type t. */
+bool kv_rdb_type_read(unsigned t);
+
+/* Steps over the payload of a value of type t (read or not: streams,
+ * the pre-7.0 ziplist encodings; not a module's) without building it,
+ * checking only that its lengths stay within the bytes. Returns 0,
+ * -EINVAL (why) or -ENOTSUP (a module's value: its length is the
+ * module's secret). */
+int kv_rdb_skip_payload(struct kv_rdb_reader *r, unsigned t);
 
 /* Frees what kv_rdb_get_value() made. */
 void kv_rdb_value_free(struct kv_rdb_value *v);

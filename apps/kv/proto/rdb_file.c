@@ -283,10 +283,40 @@ static int skip_string(struct kv_rdb_reader *r)
 	return err;
 }
 
+/* Redis's name of a type byte, for the message that refuses it. */
+static const char *type_name(unsigned t)
+{
+	switch (t) {
+	case KV_RDB_MODULE:
+	case KV_RDB_MODULE_2: return "module";
+	case KV_RDB_STREAM_LISTPACKS:
+	case KV_RDB_STREAM_LISTPACKS_2: return "stream";
+	case KV_RDB_HASH_ZIPMAP: return "hash (zipmap, before Redis 7.0)";
+	case KV_RDB_LIST_ZIPLIST:
+	case KV_RDB_LIST_QUICKLIST: return "list (ziplist, before Redis 7.0)";
+	case KV_RDB_ZSET_ZIPLIST: return "zset (ziplist, before Redis 7.0)";
+	case KV_RDB_HASH_ZIPLIST: return "hash (ziplist, before Redis 7.0)";
+	case KV_RDB_SET_LISTPACK: return "set (listpack, Redis 7.2)";
+	default: return "unknown";
+	}
+}
+
+/* A key of a type not read: skipped when the options say so, else the
+ * error naming it. */
+static int unsupported(struct kv_rdb_reader *r, unsigned t, const char *key,
+		       const struct kv_rdb_load_opts *o)
+{
+	int err = o->skip_unsupported ? kv_rdb_skip_payload(r, t) : -ENOTSUP;
+
+	if (err == -ENOTSUP)
+		snprintf(r->why, sizeof(r->why), "key '%.40s': type %u (%s) not supported", key, t,
+			 type_name(t));
+	return err;
+}
+
 /* One key record after its type byte t: key, value, then fn. */
-static int load_key(struct kv_rdb_reader *r, unsigned t, int64_t expire, int64_t now,
-		    const struct kv_rdb_limits *lim, kv_rdb_key_fn *fn, void *arg,
-		    struct kv_rdb_load_info *info)
+static int load_key(struct kv_rdb_reader *r, unsigned t, int64_t expire,
+		    const struct kv_rdb_load_opts *o, struct kv_rdb_load_info *info)
 {
 	struct kv_rdb_value v;
 	char *key;
@@ -294,27 +324,31 @@ static int load_key(struct kv_rdb_reader *r, unsigned t, int64_t expire, int64_t
 	int err = kv_rdb_get_string(r, &key, &klen);
 	if (err)
 		return err;
-	err = kv_rdb_get_payload(r, t, lim, &v);
-	if (err == -ENOTSUP || (!err && v.type != KV_STRING && !kv_types[v.type])) {
-		if (!err)
+	bool mine = !o->want || o->want(key, klen, o->arg);
+	if (!kv_rdb_type_read(t)) {
+		err = unsupported(r, t, key, o);
+		info->skipped += !err && mine;
+	} else if (!mine) {
+		err = kv_rdb_skip_payload(r, t);
+	} else if (expire != KV_NO_EXPIRE && expire <= o->now) {
+		err = kv_rdb_skip_payload(r, t);
+		info->expired += !err;
+	} else if (!(err = kv_rdb_get_payload(r, t, o->lim, &v))) {
+		if (v.type != KV_STRING && !kv_types[v.type]) {
 			kv_rdb_value_free(&v);
-		snprintf(r->why, sizeof(r->why), "key '%.40s': value type %u not supported", key, t);
-		err = -ENOTSUP;
-	} else if (!err && expire != KV_NO_EXPIRE && expire <= now) {
-		kv_rdb_value_free(&v);
-		info->expired++;
-	} else if (!err) {
-		err = fn(key, klen, &v, expire, arg);
-		if (!err)
+			snprintf(r->why, sizeof(r->why), "key '%.40s': type %u not supported", key, t);
+			err = -ENOTSUP;
+		} else if (!(err = o->fn(key, klen, &v, expire, o->arg))) {
 			info->loaded++;
+		}
 	}
 	free(key);
 	return err;
 }
 
 /* Reads opcodes and keys to EOF. */
-static int load_body(struct kv_rdb_reader *r, int64_t now, const struct kv_rdb_limits *lim,
-		     kv_rdb_key_fn *fn, void *arg, struct kv_rdb_load_info *info)
+static int load_body(struct kv_rdb_reader *r, const struct kv_rdb_load_opts *o,
+		     struct kv_rdb_load_info *info)
 {
 	int64_t expire = KV_NO_EXPIRE;
 	uint64_t v, v2;
@@ -363,7 +397,7 @@ static int load_body(struct kv_rdb_reader *r, int64_t now, const struct kv_rdb_l
 			snprintf(r->why, sizeof(r->why), "opcode %u (modules, functions) not supported", op);
 			return -ENOTSUP;
 		default:
-			err = load_key(r, op, expire, now, lim, fn, arg, info);
+			err = load_key(r, op, expire, o, info);
 			expire = KV_NO_EXPIRE;
 			break;
 		}
@@ -372,19 +406,22 @@ static int load_body(struct kv_rdb_reader *r, int64_t now, const struct kv_rdb_l
 	}
 }
 
-int kv_rdb_file_load(const uint8_t *p, size_t n, int64_t now, const struct kv_rdb_limits *lim,
-		     kv_rdb_key_fn *fn, void *arg, struct kv_rdb_load_info *info)
+int kv_rdb_file_load(const uint8_t *p, size_t n, const struct kv_rdb_load_opts *opts,
+		     struct kv_rdb_load_info *info)
 {
 	struct kv_rdb_reader r = { .p = p, .pos = HEADER_LEN };
+	struct kv_rdb_load_opts o = *opts;
 	int err;
 
+	if (!o.lim)
+		o.lim = &kv_rdb_default_limits;
 	*info = (struct kv_rdb_load_info){ 0 };
 	err = check_header(p, n, info);
 	err = err ? err : check_crc(p, n, info);
 	if (err)
 		return err;
 	r.len = n - CRC_LEN;
-	err = load_body(&r, now, lim, fn, arg, info);
+	err = load_body(&r, &o, info);
 	if (!err && r.pos != r.len)
 		return fail(info, -EINVAL, "bytes after EOF", r.pos);
 	if (err)

@@ -63,15 +63,31 @@ typedef int kv_rdb_key_fn(const char *key, size_t klen, struct kv_rdb_value *v,
 struct kv_rdb_load_info {
 	uint64_t loaded;          /* keys handed to fn */
 	uint64_t expired;         /* keys dropped as expired at now */
+	uint64_t skipped;         /* keys of a type not read, skipped (skip_unsupported) */
 	size_t offset;            /* where reading stopped (the error's place) */
 	char why[160];            /* the reason, when it failed */
 };
 
-/* Reads a whole file p[0..n): every key not expired at now goes to fn.
+/* How to load. */
+struct kv_rdb_load_opts {
+	int64_t now;                        /* keys expired at now are dropped */
+	const struct kv_rdb_limits *lim;    /* NULL: kv_rdb_default_limits */
+	kv_rdb_key_fn *fn;
+	/* NULL, or whether a key is wanted: one that is not (another
+	 * shard's) is stepped over unread and not counted */
+	bool (*want)(const char *key, size_t klen, void *arg);
+	void *arg;                          /* fn's and want's */
+	/* a value of a type not read (a stream, the ziplist encodings of
+	 * Redis before 7.0) is skipped and counted rather than an error */
+	bool skip_unsupported;
+};
+
+/* Reads a whole file p[0..n): every wanted key not expired goes to fn.
  * Returns 0, -EINVAL (corrupt or truncated: info->why and info->offset),
- * -ENOTSUP (a type or opcode not read: why), -ENOMEM, or fn's error. */
-int kv_rdb_file_load(const uint8_t *p, size_t n, int64_t now, const struct kv_rdb_limits *lim,
-		     kv_rdb_key_fn *fn, void *arg, struct kv_rdb_load_info *info);
+ * -ENOTSUP (a type or opcode not read: why names the key and the type),
+ * -ENOMEM, or fn's error. */
+int kv_rdb_file_load(const uint8_t *p, size_t n, const struct kv_rdb_load_opts *o,
+		     struct kv_rdb_load_info *info);
 
 /* Reads the file at path into memory (*p, *n: free() it). Returns 0,
  * -ENOENT when there is none, or a negative errno. */

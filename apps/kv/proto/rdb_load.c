@@ -476,6 +476,158 @@ int kv_rdb_get_payload(struct kv_rdb_reader *r, unsigned t, const struct kv_rdb_
 	}
 }
 
+/* ---- skipping a payload unread ---------------------------------------- */
+
+/* Skips a string in any encoding without decompressing it. */
+static int skip_string(struct kv_rdb_reader *r)
+{
+	uint64_t len, clen;
+	bool encoded;
+	int err = kv_rdb_get_len(r, &len, &encoded);
+
+	if (err)
+		return err;
+	if (encoded && len <= 2)
+		len = 1u << len;              /* an 8-, 16- or 32-bit integer */
+	else if (encoded && len == 3 &&
+		 !(err = kv_rdb_get_len(r, &clen, NULL)) && !(err = kv_rdb_get_len(r, &len, NULL)))
+		len = clen;                   /* LZF: its compressed bytes */
+	else if (encoded)
+		return err ? err : bad(r, "unknown string encoding %llu", (unsigned long long)len);
+	if (len > left(r))
+		return bad(r, "string of %llu bytes, %zu left", (unsigned long long)len, left(r));
+	r->pos += len;
+	return 0;
+}
+
+static int skip_bytes(struct kv_rdb_reader *r, uint64_t n)
+{
+	if (n > left(r))
+		return bad(r, "payload ends at byte %zu, %llu more expected", r->len,
+			   (unsigned long long)n);
+	r->pos += n;
+	return 0;
+}
+
+/* n lengths in a row. */
+static int skip_lens(struct kv_rdb_reader *r, int n)
+{
+	uint64_t v;
+	int err = 0;
+	while (!err && n-- > 0)
+		err = kv_rdb_get_len(r, &v, NULL);
+	return err;
+}
+
+/* count elements, each `strings` strings then `bytes` raw bytes (a
+ * ZSET_2 score), or a text score (ZSET: bytes < 0). */
+static int skip_elements(struct kv_rdb_reader *r, int strings, int bytes)
+{
+	uint64_t n;
+	int err = kv_rdb_get_len(r, &n, NULL);
+	for (uint64_t i = 0; !err && i < n; i++) {
+		uint8_t slen = 0;
+		for (int s = 0; !err && s < strings; s++)
+			err = skip_string(r);
+		if (!err && bytes > 0)
+			err = skip_bytes(r, (uint64_t)bytes);
+		if (!err && bytes < 0 && !(err = get_bytes(r, &slen, 1)) && slen < 253)
+			err = skip_bytes(r, slen);
+	}
+	return err;
+}
+
+/* A consumer group's pending entries: each a 16-byte id, then (the
+ * group's own, full) an 8-byte delivery time and a delivery count. */
+static int skip_pel(struct kv_rdb_reader *r, bool full)
+{
+	uint64_t n;
+	int err = kv_rdb_get_len(r, &n, NULL);
+	for (uint64_t i = 0; !err && i < n; i++) {
+		err = skip_bytes(r, 16);
+		if (!err && full && !(err = skip_bytes(r, 8)))
+			err = skip_lens(r, 1);
+	}
+	return err;
+}
+
+/* A stream (STREAM_LISTPACKS, and _2 with its extra ids and counters):
+ * node keys and listpacks, its length and ids, then each consumer group
+ * with its pending entries and consumers. */
+static int skip_stream(struct kv_rdb_reader *r, unsigned t)
+{
+	uint64_t groups, consumers;
+	int err = skip_elements(r, 2, 0);
+
+	err = err ? err : skip_lens(r, t == 15 ? 3 : 8);
+	err = err ? err : kv_rdb_get_len(r, &groups, NULL);
+	for (uint64_t g = 0; !err && g < groups; g++) {
+		err = skip_string(r);
+		err = err ? err : skip_lens(r, t == 15 ? 2 : 3);
+		err = err ? err : skip_pel(r, true);
+		err = err ? err : kv_rdb_get_len(r, &consumers, NULL);
+		for (uint64_t c = 0; !err && c < consumers; c++) {
+			err = skip_string(r);
+			err = err ? err : skip_bytes(r, 8);
+			err = err ? err : skip_pel(r, false);
+		}
+	}
+	return err;
+}
+
+int kv_rdb_skip_payload(struct kv_rdb_reader *r, unsigned t)
+{
+	switch (t) {
+	case KV_RDB_STRING:
+	case KV_RDB_HASH_ZIPMAP:
+	case KV_RDB_LIST_ZIPLIST:
+	case KV_RDB_SET_INTSET:
+	case KV_RDB_ZSET_ZIPLIST:
+	case KV_RDB_HASH_ZIPLIST:
+	case KV_RDB_HASH_LISTPACK:
+	case KV_RDB_ZSET_LISTPACK:
+	case KV_RDB_SET_LISTPACK:
+		return skip_string(r);
+	case KV_RDB_LIST:
+	case KV_RDB_SET:
+	case KV_RDB_LIST_QUICKLIST:
+		return skip_elements(r, 1, 0);
+	case KV_RDB_HASH:
+		return skip_elements(r, 2, 0);
+	case KV_RDB_ZSET:
+		return skip_elements(r, 1, -1);
+	case KV_RDB_ZSET_2:
+		return skip_elements(r, 1, 8);
+	case KV_RDB_LIST_QUICKLIST_2: {
+		uint64_t n;
+		int err = kv_rdb_get_len(r, &n, NULL);
+		for (uint64_t i = 0; !err && i < n; i++) {
+			err = skip_lens(r, 1); /* the node's container */
+			err = err ? err : skip_string(r);
+		}
+		return err;
+	}
+	case KV_RDB_STREAM_LISTPACKS:
+	case KV_RDB_STREAM_LISTPACKS_2:
+		return skip_stream(r, t);
+	default:
+		bad(r, "value type %u cannot be skipped", t);
+		return -ENOTSUP;
+	}
+}
+
+bool kv_rdb_type_read(unsigned t)
+{
+	switch (t) {
+	case KV_RDB_STRING: case KV_RDB_LIST: case KV_RDB_SET: case KV_RDB_ZSET:
+	case KV_RDB_HASH: case KV_RDB_ZSET_2: case KV_RDB_SET_INTSET:
+	case KV_RDB_HASH_LISTPACK: case KV_RDB_ZSET_LISTPACK: case KV_RDB_LIST_QUICKLIST_2:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void kv_rdb_value_free(struct kv_rdb_value *v)
 {
 	switch (v->type) {

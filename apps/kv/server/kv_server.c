@@ -2,6 +2,7 @@
 /* The kv server's life: configuration, start, totals, shutdown. */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * for other processes that could run there. */
 	o->net.engine.idle = PC_IDLE_SLEEP;
 	kv_config_init(&o->cfg);
+	kv_config_save_parse(&o->cfg, KV_SAVE_DEFAULT, strlen(KV_SAVE_DEFAULT));
 }
 
 static uint64_t rd(const _Atomic uint64_t *v)
@@ -99,6 +101,16 @@ static void free_orphans(struct kv_server *k)
 	}
 }
 
+/* What kv_server_start allocated besides the network server. */
+static void free_server(struct kv_server *k)
+{
+	free(k->dump);
+	free(k->stats);
+	free(k->orphans);
+	pthread_mutex_destroy(&k->load_lock);
+	free(k);
+}
+
 int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char *err,
 		    size_t errlen)
 {
@@ -118,13 +130,18 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->o.cfg.shards = k->n;
 	k->o.cfg.port = o->net.port;
 	k->start_ms = kv_now_ms();
+	kv_save_mark(k->start_ms / 1000); /* the save rules count from the start */
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
-	if (!k->stats || !k->orphans) {
-		free(k->stats);
-		free(k->orphans);
-		free(k);
-		return -ENOMEM;
+	pthread_mutex_init(&k->load_lock, NULL);
+	rc = !k->stats || !k->orphans ? -ENOMEM : 0;
+	/* Redis loads the append-only files instead of the dump when
+	 * appendonly is on */
+	if (!rc && o->load_dump && !o->cfg.appendonly)
+		rc = kv_persist_read_rdb(k, err, errlen);
+	if (rc) {
+		free_server(k);
+		return rc;
 	}
 	struct pc_server_cfg *c = &k->o.net;
 
@@ -144,8 +161,15 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	rc = kv_aof_prepare(k, err, errlen);
 	if (!rc) {
 		rc = pc_server_start(c, &k->net, err, errlen);
-		if (kv_aof_started(k, err, errlen) && !rc) {
-			rc = -EBADMSG; /* a file could not be loaded */
+		/* every shard has loaded its keys (or failed to) by now */
+		bool aof_bad = kv_aof_started(k, err, errlen);
+
+		free(k->dump);
+		k->dump = NULL;
+		if (!rc && (aof_bad || k->load_err)) {
+			rc = aof_bad ? -EBADMSG : k->load_err; /* a file could not be loaded */
+			if (!aof_bad)
+				snprintf(err, errlen, "%s", k->load_why);
 			pc_server_stop(k->net);
 			pc_server_wait(k->net);
 			free_orphans(k);
@@ -161,9 +185,7 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 		}
 	}
 	if (rc) {
-		free(k->stats);
-		free(k->orphans);
-		free(k);
+		free_server(k);
 		return rc;
 	}
 	*out = k;
@@ -229,6 +251,7 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 		t->aof_pending += rd(&s->aof_pending);
 		if (!t->aof_err)
 			t->aof_err = -(int)rd(&s->aof_err);
+		t->dirty += rd(&s->changes);
 	}
 	t->connected_clients = rd(&k->clients);
 	t->total_connections = rd(&k->accepted);
@@ -259,7 +282,5 @@ void kv_server_destroy(struct kv_server *k)
 		return;
 	pc_server_destroy(k->net);
 	free_orphans(k); /* destroyed without a wait: the shards ended now */
-	free(k->stats);
-	free(k->orphans);
-	free(k);
+	free_server(k);
 }

@@ -59,11 +59,20 @@ struct kv_server_opts {
 	struct kv_config cfg;
 	/* Active expiry period in ms (0: KV_SERVER_EXPIRE_MS). */
 	uint32_t expire_ms;
+	/* Load the dump cfg names (dir, dbfilename) at start when there is
+	 * one, as Redis does: every shard takes its keys before it serves;
+	 * an unreadable, corrupt or truncated dump, or a type not read,
+	 * fails the start with err naming the file and the key, type or
+	 * offset. rdb_skip_unsupported: skip and count keys of types not
+	 * read (streams, the encodings of Redis before 7.0) instead. */
+	bool load_dump;
+	bool rdb_skip_unsupported;
 };
 
 /* Defaults: 127.0.0.1:6379, one shard per usable CPU that sleeps when it
  * has nothing to do (PC_IDLE_SLEEP), Redis 7's settings (10,000 clients,
- * its request limits, no maxmemory). */
+ * its request limits, no maxmemory) and its save rules (KV_SAVE_DEFAULT);
+ * no dump loaded (load_dump: percore kv sets it, as Redis loads). */
 void kv_server_opts_init(struct kv_server_opts *o);
 
 /* Start a server. Returns 0 and *out, or pc_server_start()'s errors

@@ -17,6 +17,7 @@
 #ifndef KV_SRV_H
 #define KV_SRV_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -124,6 +125,7 @@ struct kv_shard_stats {
 	/* the append-only file (aof_shard.c): on, its bytes, its records not
 	 * yet confirmed, its last write's -errno (0: ok) */
 	_Atomic uint64_t aof_on, aof_size, aof_pending, aof_err;
+	_Atomic uint64_t keys, expires, used, expired, evicted, commands, changes;
 };
 
 struct kv_server;
@@ -165,6 +167,14 @@ struct kv_server {
 	struct kv_client **orphans;
 	int64_t start_ms;
 	struct aof_start *aof_start;          /* the shards' start (aof_shard.c) */
+	/* the dump loaded at start (persist.c): its bytes, read once, until
+	 * every shard has taken its keys; the first shard's error */
+	char dump_path[600];
+	uint8_t *dump;
+	size_t dump_len;
+	pthread_mutex_t load_lock;
+	int load_err;
+	char load_why[800];
 };
 
 /* ---- shard.c -------------------------------------------------------------- */
@@ -268,7 +278,8 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		     const char *const *argv, const size_t *argl);
 
 /* Starts the transaction for a request (copied): its reply goes to
- * kv_client_tx_done(c, ...) later. Returns 0 or -ENOMEM. */
+ * kv_client_tx_done(c, ...) later, or with c NULL (the server's own) to
+ * kv_persist_tx_done(). Returns 0 or -ENOMEM. */
 struct kv_tx;
 int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out);
@@ -322,6 +333,27 @@ int kv_exec_start(struct kv_shard *sh, struct kv_client *c, struct kv_conn *conn
 		  struct kv_exec **out);
 /* Frees an EXEC and what it owns (kv_client_free_orphans). */
 void kv_exec_free(struct kv_exec *x);
+
+/* ---- persist.c ------------------------------------------------------------ */
+
+/* Reads the dump the settings name (dir, dbfilename) into k->dump, for
+ * the shards to load as they start; none there is no error. Returns 0,
+ * or a negative errno with err saying why. */
+int kv_persist_read_rdb(struct kv_server *k, char *err, size_t errlen);
+
+/* On shard sh as it starts: loads its keys from k->dump; an error goes
+ * to k->load_err and k->load_why, and the start fails. */
+void kv_persist_load_rdb(struct kv_shard *sh);
+
+/* Shard sh's timer: on shard 0, starts a save when a save rule is met. */
+void kv_persist_tick(struct kv_shard *sh, int64_t now);
+
+/* Starts a save of the whole server, unless one is under way. */
+void kv_persist_background_save(struct kv_shard *sh);
+
+/* The save kv_persist_background_save() started ended, its reply in out
+ * (freed): a transaction without a client ends here. */
+void kv_persist_tx_done(struct kv_shard *sh, struct kv_reply *out);
 
 /* ---- scan.c --------------------------------------------------------------- */
 

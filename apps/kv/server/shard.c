@@ -251,6 +251,7 @@ static void publish(struct kv_shard *sh)
 	atomic_store_explicit(&sh->st->used, s.used, memory_order_relaxed);
 	atomic_store_explicit(&sh->st->expired, s.expired, memory_order_relaxed);
 	atomic_store_explicit(&sh->st->evicted, s.evicted, memory_order_relaxed);
+	atomic_store_explicit(&sh->st->changes, s.changes, memory_order_relaxed);
 }
 
 void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
@@ -678,6 +679,7 @@ static void expire_tick(struct pc_periodic *p, void *arg)
 	if (!kv_db_size(sh->db) && kv_db_used(sh->db) > EMPTY_TABLE_KEEP)
 		kv_db_flush(sh->db);
 	publish(sh);
+	kv_persist_tick(sh, now);
 }
 
 /* New settings on this shard: the keyspace's share of maxmemory, the
@@ -722,6 +724,14 @@ static int config_set(void *arg, const struct kv_config *next)
 	return 0;
 }
 
+/* view.shutdown (SHUTDOWN): the engine stops every shard. */
+static void shutdown_server(void *arg)
+{
+	struct kv_shard *sh = arg;
+
+	pc_server_stop(atomic_load_explicit(&sh->srv->net_pub, memory_order_acquire));
+}
+
 void kv_shard_start(unsigned idx, void *user)
 {
 	struct kv_server *k = user;
@@ -738,8 +748,10 @@ void kv_shard_start(unsigned idx, void *user)
 	if (!sh->per_shard)
 		abort();
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
-					    .arg = sh };
+					    .shutdown = shutdown_server, .arg = sh };
 	apply(sh, &k->o.cfg);
+	kv_persist_load_rdb(sh);
+	publish(sh);
 	kv_job_cache_start();
 	pc_shard_set_user(sh);
 	kv_aof_start(sh); /* replays its file before any client is served */

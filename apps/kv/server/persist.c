@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* The server's dump: loaded at start, saved when a save rule says so.
+ *
+ * Loading: kv_server_start reads the file once (kv_persist_read_rdb);
+ * each shard, as it starts and before it serves, walks the whole file
+ * and keeps its own keys, stepping over the other shards' values unread
+ * (kv_rdb_file_load's want), so the shards decode their parts at once
+ * and no key crosses between threads. The first error stops the start
+ * with a message naming the file and the key, type or offset.
+ *
+ * Save rules: shard 0's timer checks them as Redis's serverCron does
+ * (at least `changes` writes and more than `secs` seconds since the last
+ * save; after a failed one, a retry waits 5 s) and starts a save of the
+ * whole server (kv_persist_background_save). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "percore/log.h"
+#include "persist.h"
+#include "rdb_file.h"
+#include "server_internal.h"
+
+/* Redis's wait before retrying a failed background save. */
+#define RETRY_MS 5000
+
+int kv_persist_read_rdb(struct kv_server *k, char *err, size_t errlen)
+{
+	const struct kv_config *cfg = &k->o.cfg;
+	int rc;
+
+	snprintf(k->dump_path, sizeof(k->dump_path), "%s/%s", cfg->dir[0] ? cfg->dir : ".",
+		 cfg->dbfilename);
+	rc = kv_rdb_file_read(k->dump_path, &k->dump, &k->dump_len);
+	if (rc == -ENOENT)
+		return 0; /* no dump: an empty keyspace, as Redis starts */
+	if (rc)
+		snprintf(err, errlen, "cannot read %s: %s", k->dump_path, strerror(-rc));
+	else
+		pc_log(PC_LOG_INFO, "kv: loading %s (%zu bytes)", k->dump_path, k->dump_len);
+	return rc;
+}
+
+struct load {
+	struct kv_shard *sh;
+	int64_t now;
+};
+
+static bool load_want(const char *key, size_t klen, void *arg)
+{
+	const struct load *l = arg;
+	return kv_key_shard(l->sh, key, klen) == l->sh->idx;
+}
+
+/* Stores one key read; a key twice in the file is refused, as Redis
+ * refuses it. */
+static int load_put(const char *key, size_t klen, struct kv_rdb_value *v, int64_t expire,
+		    void *arg)
+{
+	struct load *l = arg;
+	struct kv_pos pos;
+	int rc;
+
+	if (kv_db_lookup(l->sh->db, key, klen, l->now, &pos)) {
+		kv_rdb_value_free(v);
+		return -EEXIST;
+	}
+	rc = v->type == KV_STRING ? kv_db_store(l->sh->db, &pos, v->str, v->len, expire) :
+				    kv_db_store_obj(l->sh->db, &pos, v->type, v->obj, expire);
+	if (rc || v->type == KV_STRING)
+		kv_rdb_value_free(v); /* copied into the entry, or not kept */
+	return rc;
+}
+
+void kv_persist_load_rdb(struct kv_shard *sh)
+{
+	struct kv_server *k = sh->srv;
+	struct load l = { .sh = sh, .now = kv_now_ms() };
+	struct kv_rdb_limits lim = kv_rdb_default_limits;
+	struct kv_rdb_load_opts o = { .now = l.now, .lim = &lim, .fn = load_put,
+				      .want = load_want, .arg = &l,
+				      .skip_unsupported = k->o.rdb_skip_unsupported };
+	struct kv_rdb_load_info info;
+	int rc;
+
+	if (!k->dump)
+		return;
+	lim.coll = (struct kv_coll_limits){ sh->cfg.hash_max_listpack_entries,
+					    sh->cfg.hash_max_listpack_value,
+					    sh->cfg.set_max_intset_entries };
+	lim.zset_entries = sh->cfg.zset_max_listpack_entries;
+	lim.zset_value = sh->cfg.zset_max_listpack_value;
+	lim.list_fill = sh->cfg.list_max_listpack_size;
+	kv_persist_loading(true);
+	rc = kv_rdb_file_load(k->dump, k->dump_len, &o, &info);
+	kv_persist_loading(false);
+	if (rc) {
+		pthread_mutex_lock(&k->load_lock);
+		if (!k->load_err) {
+			k->load_err = rc;
+			snprintf(k->load_why, sizeof(k->load_why), "%s: %s at offset %zu",
+				 k->dump_path, rc == -EEXIST ? "a key is there twice" : info.why,
+				 info.offset);
+		}
+		pthread_mutex_unlock(&k->load_lock);
+		return;
+	}
+	kv_persist_loaded(info.loaded, info.expired, info.skipped);
+	pc_log(PC_LOG_INFO, "kv: shard %u loaded %llu keys from %s in %lld ms (%llu expired, "
+	       "%llu of types not read skipped)", sh->idx, (unsigned long long)info.loaded,
+	       k->dump_path, (long long)(kv_now_ms() - l.now), (unsigned long long)info.expired,
+	       (unsigned long long)info.skipped);
+}
+
+/* Writes counted by every shard since start. */
+static uint64_t changes(const struct kv_server *k)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < k->n; i++)
+		n += atomic_load_explicit(&k->stats[i].changes, memory_order_relaxed);
+	return n;
+}
+
+/* Whether a rule asks for a save now, as Redis decides. */
+static bool rule_due(const struct kv_shard *sh, int64_t now)
+{
+	struct kv_persist_info p;
+	uint64_t dirty;
+
+	kv_persist_get(&p);
+	if (p.saving || (!p.last_ok && now - p.last_try_ms < RETRY_MS))
+		return false;
+	dirty = changes(sh->srv) - p.changes_at_save;
+	for (uint32_t i = 0; i < sh->cfg.nsave; i++)
+		if (dirty >= sh->cfg.save[i].changes && now / 1000 - p.last_save > sh->cfg.save[i].secs)
+			return true;
+	return false;
+}
+
+void kv_persist_tick(struct kv_shard *sh, int64_t now)
+{
+	if (sh->idx == 0 && sh->cfg.nsave && rule_due(sh, now)) {
+		pc_log(PC_LOG_INFO, "kv: save rule met, saving the dump");
+		kv_persist_background_save(sh);
+	}
+}
+
+/* The save of the whole server a rule starts. Until saves run in the
+ * background, this is SAVE's own run (every shard locked while it
+ * serializes); BGSAVE takes over here. */
+void kv_persist_background_save(struct kv_shard *sh)
+{
+	static const char *const argv[] = { "save" };
+	static const size_t argl[] = { 4 };
+	const struct kv_cmd *cmd = kv_cmd_lookup("save", 4);
+	int64_t now = kv_now_ms();
+	struct kv_reply out;
+	struct kv_tx *t;
+
+	if (!kv_persist_bg_begin(now))
+		return;
+	if (sh->n > 1) {
+		if (kv_multi_start(sh, NULL, cmd, 1, argv, argl, &t))
+			kv_persist_bg_end(kv_now_ms()); /* out of memory: the rule tries again */
+		return; /* kv_persist_tx_done() ends it */
+	}
+	kv_reply_init(&out);
+	kv_shard_exec(sh, NULL, cmd, now, 1, argv, argl, &out, NULL);
+	kv_persist_tx_done(sh, &out);
+}
+
+void kv_persist_tx_done(struct kv_shard *sh, struct kv_reply *out)
+{
+	(void)sh;
+	if (out->len && out->buf[0] == '-')
+		pc_log(PC_LOG_WARN, "kv: the save a rule started failed: %.*s", (int)out->len - 2,
+		       out->buf + 1);
+	kv_reply_free(out);
+	kv_persist_bg_end(kv_now_ms());
+}
