@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* INFO [section ...]: the server, clients, memory, stats and keyspace
- * sections in Redis's "field:value" form. Whole-server figures come from
+/* INFO [section ...]: the server, clients, memory, persistence, stats
+ * and keyspace sections in Redis's "field:value" form. Whole-server figures come from
  * view->totals; without a server view the figures are this keyspace's and
  * this connection's, and the lines no one counts are left out rather than
  * shown as zero. */
@@ -17,7 +17,8 @@
 #define S_MEMORY   0x04u
 #define S_STATS    0x08u
 #define S_KEYSPACE 0x10u
-#define S_ALL      0x1fu
+#define S_PERSIST  0x20u
+#define S_ALL      0x3fu
 
 struct info {
 	struct kv_text t;
@@ -32,12 +33,13 @@ struct info {
  * know, and "default", "all" and "everything" mean every one here. */
 static unsigned sections(const struct kv_call *c)
 {
-	static const char *const names[] = { "server", "clients", "memory", "stats", "keyspace" };
+	static const char *const names[] = { "server", "clients", "memory", "stats", "keyspace",
+					     "persistence" };
 	unsigned mask = c->argc == 1 ? S_ALL : 0;
 	for (uint32_t a = 1; a < c->argc; a++) {
 		if (kv_arg_is(c, a, "default") || kv_arg_is(c, a, "all") || kv_arg_is(c, a, "everything"))
 			mask = S_ALL;
-		for (unsigned i = 0; i < 5; i++)
+		for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (kv_arg_is(c, a, names[i]))
 				mask |= 1u << i;
 	}
@@ -135,6 +137,31 @@ static void memory_section(struct info *in)
 		       (unsigned long long)in->cfg->maxmemory, max, policy[in->cfg->maxmemory_policy]);
 }
 
+/* Redis's fields of the dump, and the background save's extra memory:
+ * the key records its shards hold (serialized, not yet written), the
+ * most at once, and the keys copied before a change reached them. A
+ * clock stepped back reads a running save's age as 0. */
+static void persistence_section(struct info *in)
+{
+	const struct kv_totals *t = &in->tot;
+	int64_t cur = -1;
+
+	if (t->bgsave_in_progress)
+		cur = in->now > t->bgsave_started_ms ? (in->now - t->bgsave_started_ms) / 1000 : 0;
+	header(in, "Persistence");
+	kv_text_printf(&in->t,
+		       "rdb_bgsave_in_progress:%d\r\nrdb_last_save_time:%lld\r\n"
+		       "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\n"
+		       "rdb_current_bgsave_time_sec:%lld\r\nrdb_snapshot_buffer_bytes:%llu\r\n"
+		       "rdb_snapshot_peak_bytes:%llu\r\nrdb_snapshot_copied_keys:%llu\r\n",
+		       t->bgsave_in_progress, (long long)kv_save_last(),
+		       !in->counted || t->bgsave_last_ok ? "ok" : "err",
+		       (long long)(in->counted ? t->bgsave_last_secs : -1), (long long)cur,
+		       (unsigned long long)t->snapshot_bytes,
+		       (unsigned long long)t->snapshot_peak_bytes,
+		       (unsigned long long)t->snapshot_copied_keys);
+}
+
 static void stats_section(struct info *in)
 {
 	const struct kv_totals *t = &in->tot;
@@ -194,6 +221,8 @@ void kv_info(struct kv_call *c)
 		clients_section(&in);
 	if (mask & S_MEMORY)
 		memory_section(&in);
+	if (mask & S_PERSIST)
+		persistence_section(&in);
 	if (mask & S_STATS)
 		stats_section(&in);
 	if (mask & S_KEYSPACE)

@@ -58,7 +58,7 @@ static void push_cmd(struct kv_call *c, enum kv_list_end end, bool only_existing
 			kv_reply_int(c->out, (int64_t)kv_list_len(l));
 		return;
 	}
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	bool ok = push_args(c, l, end, 2);
 	int64_t len = (int64_t)kv_list_len(l);
 	kv_db_edit_end(c->db, &pos, before);
@@ -80,7 +80,7 @@ static void pop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_list *l,
 	size_t len = kv_list_len(l);
 	if (n > len)
 		n = len;
-	size_t before = kv_db_edit_begin(pos->entry);
+	size_t before = kv_db_edit_begin(c->db, pos->entry);
 	if (as_array)
 		kv_reply_array(c->out, n);
 	for (size_t i = 0; i < n; i++) {
@@ -192,7 +192,7 @@ void kv_lset(struct kv_call *c)
 	}
 	if (!kv_arg_ll(c, 2, &idx))
 		return;
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	int rc = kv_list_set(l, idx, c->argv[3], c->argl[3]);
 	kv_db_edit_end(c->db, &pos, before);
 	if (rc == -ERANGE)
@@ -220,7 +220,7 @@ void kv_linsert(struct kv_call *c)
 		kv_reply_int(c->out, 0);
 		return;
 	}
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	long long rc = kv_list_insert_pivot(l, after, c->argv[3], c->argl[3], c->argv[4],
 					    c->argl[4]);
 	kv_db_edit_end(c->db, &pos, before);
@@ -246,7 +246,7 @@ void kv_lrem(struct kv_call *c)
 		kv_reply_int(c->out, 0);
 		return;
 	}
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	size_t n = kv_list_rem(l, count, c->argv[3], c->argl[3]);
 	kv_db_edit_end(c->db, &pos, before);
 	kv_reply_int(c->out, (int64_t)n);
@@ -265,7 +265,7 @@ void kv_ltrim(struct kv_call *c)
 	if (wrong)
 		return;
 	if (l) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 		kv_list_trim(l, start, stop);
 		kv_db_edit_end(c->db, &pos, before);
 	}
@@ -396,7 +396,7 @@ static void move_cmd(struct kv_call *c, enum kv_list_end from, enum kv_list_end 
 	memcpy(copy, e, el);
 	int rc;
 	if (dst) {
-		size_t before = kv_db_edit_begin(dpos.entry);
+		size_t before = kv_db_edit_begin(c->db, dpos.entry);
 		rc = kv_list_push(dst, to, copy, el);
 		kv_db_edit_end(c->db, &dpos, before);
 	} else {
@@ -417,7 +417,7 @@ static void move_cmd(struct kv_call *c, enum kv_list_end from, enum kv_list_end 
 		return;
 	}
 	/* with src == dst the push went to the same list: pop the other end */
-	size_t before = kv_db_edit_begin(spos.entry);
+	size_t before = kv_db_edit_begin(c->db, spos.entry);
 	kv_list_pop(src, from);
 	kv_db_edit_end(c->db, &spos, before);
 	kv_reply_bulk(c->out, copy, el);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* SAVE and LASTSAVE. SAVE runs on every shard at once, each holding its
- * lock (a server-wide command): each serializes its own keys (its part),
- * and the connection's shard writes them into one dump (rdb_file.h). */
+/* SAVE, BGSAVE and LASTSAVE. SAVE runs on every shard at once, each
+ * holding its lock (a server-wide command): each serializes its own keys
+ * (its part), and the connection's shard writes them into one dump
+ * (rdb_file.h). BGSAVE asks the server (view->bgsave) to start a save
+ * that runs while every shard keeps serving (apps/kv/server/bgsave.c). */
 #include "cmd_impl.h"
 
 #include <errno.h>
@@ -35,6 +37,11 @@ void kv_save(struct kv_call *c)
 	bool compress = c->cfg ? c->cfg->rdbcompression : true;
 	char text[24];
 
+	if (kv_db_snap_active(c->db)) {
+		/* Redis refuses SAVE while its BGSAVE child runs */
+		KV_REPLY_ERR(c->out, KV_ERR_BGSAVE_RUNNING);
+		return;
+	}
 	if (kv_rdb_file_keys(c->db, c->now, compress, &k) != 0) {
 		kv_rdb_buf_free(&k.b);
 		kv_err_oom(c);
@@ -81,6 +88,30 @@ void kv_save_finish(const struct kv_config *cfg, const struct kv_server_view *vi
 	}
 	kv_save_mark(now / 1000);
 	kv_reply_status(out, "OK");
+}
+
+/* BGSAVE [SCHEDULE]. With no other background work here (Redis's AOF
+ * rewrite child), SCHEDULE answers as Redis then does: started, or
+ * refused while a background save runs. */
+void kv_bgsave(struct kv_call *c)
+{
+	int rc;
+
+	if (c->argc > 2 || (c->argc == 2 && !kv_arg_is(c, 1, "schedule"))) {
+		kv_err(c, KV_ERR_SYNTAX);
+		return;
+	}
+	if (!c->view || !c->view->bgsave) {
+		KV_REPLY_ERR(c->out, KV_ERR_NO_BGSAVE);
+		return;
+	}
+	rc = c->view->bgsave(c->view->arg);
+	if (rc == -EBUSY)
+		KV_REPLY_ERR(c->out, KV_ERR_BGSAVE_RUNNING);
+	else if (rc)
+		kv_reply_error(c->out, "ERR", 3);
+	else
+		kv_reply_status(c->out, "Background saving started");
 }
 
 void kv_lastsave(struct kv_call *c)

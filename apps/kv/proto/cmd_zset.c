@@ -170,7 +170,7 @@ static void zadd_generic(struct kv_call *c, int flags, uint32_t scoreidx, bool c
 		else if (!kv_store_new_obj(c, &pos, KV_ZSET, z))
 			goto out;
 	} else {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 		zadd_apply(c, z, flags, scoreidx, scores, &r);
 		kv_db_edit_end(c->db, &pos, before);
 	}
@@ -453,7 +453,7 @@ static void zremrange_generic(struct kv_call *c, enum zrange_by by)
 	if (wrong)
 		return;
 	if (z && zspan_find(z, &s, false, &first, &n)) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 		kv_zset_del_span(z, first, n);
 		kv_db_edit_end(c->db, &pos, before);
 	}
@@ -485,7 +485,7 @@ static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z,
 		kv_reply_bulk(c->out, m, ml);
 		reply_score(c, s);
 	}
-	size_t before = kv_db_edit_begin(pos->entry);
+	size_t before = kv_db_edit_begin(c->db, pos->entry);
 	kv_zset_del_span(z, first, n);
 	kv_db_edit_end(c->db, pos, before);
 }

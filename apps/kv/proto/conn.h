@@ -116,6 +116,15 @@ struct kv_totals {
 	uint64_t keys, expires;         /* summed over the shards */
 	uint64_t used_memory;           /* summed over the shards */
 	int64_t start_time;             /* ms since the epoch */
+	/* BGSAVE: whether one runs and since when (ms since the epoch), the
+	 * last one's outcome and length (s; -1: none yet); the bytes of key
+	 * records its shards hold now (serialized, not yet on disk: the
+	 * snapshot's extra memory) and the most they held at once during the
+	 * last or current one; the keys serialized early because a change
+	 * came before the walk reached them (copies before a write) */
+	bool bgsave_in_progress, bgsave_last_ok;
+	int64_t bgsave_started_ms, bgsave_last_secs;
+	uint64_t snapshot_bytes, snapshot_peak_bytes, snapshot_copied_keys;
 	uint32_t shards;                /* entries in per_shard */
 	/* one per shard, or NULL: storage owned by the server, valid until
 	 * the next totals() call from the same shard */
@@ -152,6 +161,9 @@ struct kv_server_view {
 	/* Writes one CLIENT LIST line per connection to out (each line as
 	 * kv_client_info_line() builds it). NULL: only this connection. */
 	void (*client_list)(void *arg, struct kv_text *out);
+	/* Starts a background save (BGSAVE): 0, -EBUSY while one runs, or a
+	 * negative errno. NULL: no background saves here. */
+	int (*bgsave)(void *arg);
 	void *arg;
 };
 

@@ -58,6 +58,10 @@
 #define KV_ERR_OOM           "OOM command not allowed when used memory > 'maxmemory'."
 #define KV_ERR_NOMEM         "ERR out of memory"
 #define KV_ERR_BUSY          "ERR server busy, try again"
+
+/* Dumps */
+#define KV_ERR_BGSAVE_RUNNING "ERR Background save already in progress"
+#define KV_ERR_NO_BGSAVE      "ERR BGSAVE needs the server (no background work here)"
 #define KV_ERR_MAXCLIENTS    "ERR max number of clients reached"
 #define KV_ERR_PROTO_FMT     "ERR %s"
 

@@ -115,6 +115,9 @@ struct kv_job {
 /* Figures one shard writes and anyone reads (relaxed). */
 struct kv_shard_stats {
 	_Atomic uint64_t keys, expires, used, expired, evicted, commands;
+	/* a background save's key records held here (bgsave.c), the most
+	 * at once since it began, and the keys copied before a change */
+	_Atomic uint64_t snap_bytes, snap_peak, snap_copied;
 };
 
 struct kv_server;
@@ -137,6 +140,7 @@ struct kv_shard {
 	struct kv_resp_limits limits;         /* the parsers', from cfg */
 	struct kv_server_view view;           /* INFO's whole-server figures */
 	struct kv_shard_totals *per_shard;    /* storage for view's answers */
+	struct kv_snap *snap;                 /* this shard's part of a BGSAVE (bgsave.c) */
 };
 
 struct kv_server {
@@ -153,6 +157,11 @@ struct kv_server {
 	 * shard has (kv_server_wait) */
 	struct kv_client **orphans;
 	int64_t start_ms;
+	/* BGSAVE (bgsave.c): whether one runs (set by the shard that starts
+	 * it, cleared by it once the file is in place or given up), when it
+	 * began, the last one's outcome and length in seconds (-1: none) */
+	_Atomic bool bg_running, bg_failed;
+	_Atomic int64_t bg_start_ms, bg_last_secs;
 };
 
 /* ---- shard.c -------------------------------------------------------------- */
@@ -267,6 +276,21 @@ enum kv_txn_route {
 enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
 				  const struct kv_cmd *cmd, int64_t now,
 				  const struct kv_resp_req *r, struct kv_reply *out);
+
+/* ---- bgsave.c ------------------------------------------------------------ */
+
+/* Starts a background save from shard sh, which writes the file while
+ * every shard walks its keys (a point-in-time view, taken with every
+ * shard held at once) and keeps serving. Returns 0 (the outcome is in
+ * the server's bg_* fields and LASTSAVE when it ends), -EBUSY while one
+ * runs, or -ENOMEM. The entry point for BGSAVE and for save rules. */
+int kv_bgsave_start(struct kv_shard *sh);
+
+/* view.bgsave: kv_bgsave_start() of the shard arg. */
+int kv_bgsave_view(void *arg);
+
+/* BGSAVE's figures into INFO's totals. Any shard. */
+void kv_bgsave_totals(const struct kv_server *k, struct kv_totals *t);
 
 /* ---- scan.c --------------------------------------------------------------- */
 

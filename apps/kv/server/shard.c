@@ -651,7 +651,7 @@ void kv_shard_start(unsigned idx, void *user)
 	if (!sh->per_shard)
 		abort();
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
-					    .arg = sh };
+					    .bgsave = kv_bgsave_view, .arg = sh };
 	apply(sh, &k->o.cfg);
 	kv_job_cache_start();
 	pc_shard_set_user(sh);
