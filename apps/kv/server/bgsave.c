@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "crc64.h"
+#include "percore/clock.h"
 #include "percore/file.h"
 #include "percore/outbox.h"
 #include "percore/reactor.h"
@@ -53,7 +54,8 @@
 #define SNAP_CHUNK     (256u << 10) /* records a chunk carries to the writer */
 #define SNAP_INFLIGHT  4u           /* a shard's chunks out at once */
 #define SNAP_STEP_KEYS 64u          /* entries one walk step looks at */
-#define SNAP_TURN_KEYS 2048u        /* and one reactor turn, at most */
+#define SNAP_TURN_KEYS 4096u        /* and one reactor turn, at most, */
+#define SNAP_TURN_NS   1000000u     /* or this long: far below the stall threshold */
 
 /* No shard: a chunk the writer made itself (head, tail). */
 #define FROM_WRITER ((unsigned)-1)
@@ -176,17 +178,19 @@ static void defer_step(struct kv_shard *sh)
 		abort(); /* -ENOMEM for a task: the walk could never end */
 }
 
-/* One turn's walk: until SNAP_TURN_KEYS entries, or SNAP_INFLIGHT chunks
- * are out. */
+/* One turn's walk: until SNAP_TURN_KEYS entries or SNAP_TURN_NS, or
+ * SNAP_INFLIGHT chunks are out. */
 static void step(void *arg)
 {
 	struct kv_shard *sh = arg;
 	struct kv_snap *s = sh->snap;
+	uint64_t began = pc_now_ns();
 	size_t seen = 0;
 
 	s->deferred = false;
 	s->walking = true;
-	while (kv_db_snap_active(sh->db) && seen < SNAP_TURN_KEYS && s->inflight < SNAP_INFLIGHT) {
+	while (kv_db_snap_active(sh->db) && seen < SNAP_TURN_KEYS && s->inflight < SNAP_INFLIGHT &&
+	       pc_elapsed(pc_now_ns(), began) < SNAP_TURN_NS) {
 		seen += kv_db_snap_step(sh->db, SNAP_STEP_KEYS);
 		if (s->cur && s->cur->b.len >= SNAP_CHUNK)
 			send_cur(sh, false);
