@@ -35,9 +35,12 @@ void kv_save(struct kv_call *c)
 {
 	struct kv_rdb_keys k = { .b = KV_RDB_BUF_INIT };
 	bool compress = c->cfg ? c->cfg->rdbcompression : true;
+	struct kv_totals t = { 0 };
 	char text[24];
 
-	if (kv_db_snap_active(c->db)) {
+	if (c->view && c->view->totals)
+		c->view->totals(c->view->arg, &t);
+	if (t.bgsave_in_progress || kv_db_snap_active(c->db)) {
 		/* Redis refuses SAVE while its BGSAVE child runs */
 		KV_REPLY_ERR(c->out, KV_ERR_BGSAVE_RUNNING);
 		return;

@@ -583,6 +583,19 @@ int kv_bgsave_start(struct kv_shard *sh)
 	return 0;
 }
 
+void kv_bgsave_stop(struct kv_shard *sh)
+{
+	struct kv_snap *s = sh->snap;
+
+	if (!s)
+		return;
+	if (s->cur)
+		chunk_free(s->cur);
+	kv_rdb_buf_free(&s->val);
+	free(s);
+	sh->snap = NULL;
+}
+
 int kv_bgsave_view(void *arg)
 {
 	return kv_bgsave_start(arg);

@@ -286,6 +286,10 @@ enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
  * runs, or -ENOMEM. The entry point for BGSAVE and for save rules. */
 int kv_bgsave_start(struct kv_shard *sh);
 
+/* The shard stops: its part of a save still running goes (the save
+ * never ends; its temporary file stays, as a killed Redis child's does). */
+void kv_bgsave_stop(struct kv_shard *sh);
+
 /* view.bgsave: kv_bgsave_start() of the shard arg. */
 int kv_bgsave_view(void *arg);
 

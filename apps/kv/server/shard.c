@@ -672,6 +672,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	 * this shard's clients still waiting for answers are freed once every
 	 * shard has stopped, when no thread can touch their jobs. */
 	sh->srv->orphans[sh->idx] = sh->closing;
+	kv_bgsave_stop(sh);
 	kv_db_free(sh->db);
 	kv_keylock_free(sh->keys);
 	while (sh->holds) {
