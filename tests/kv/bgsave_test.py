@@ -41,7 +41,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle import enc  # noqa: E402
 from save_oracle import start_redis, loaded  # noqa: E402
-from server_test import Conn, check  # noqa: E402
+from server_test import Conn, check, listening_port  # noqa: E402
 
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0032"), 0)
 PERCORE = None
@@ -60,13 +60,7 @@ class Kv:
             args = wrap + args
         self.p = subprocess.Popen(args, cwd=d, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)
-        line = b""
-        deadline = time.monotonic() + 60
-        while b"listening on" not in line:
-            line = self.p.stderr.readline()
-            if not line or time.monotonic() > deadline:
-                raise RuntimeError("server did not start: %r" % line)
-        self.port = int(re.search(rb":(\d+) \(", line).group(1))
+        self.port = listening_port(self.p)
         self.err = []
         threading.Thread(target=self._drain, daemon=True).start()
 
@@ -250,7 +244,7 @@ def mutations(rng, n_strings, round_):
 
 def t_point_in_time(d):
     rng = random.Random(SEED)
-    n = 150000
+    n = 100000
     srv = Kv(d)
     try:
         c = Conn(srv.port)

@@ -9,8 +9,9 @@
  *     shard fixes its view: kv_db_snap_begin() (db.h). Then every shard
  *     is released. That is the save's instant, as consistent across the
  *     shards as a multi-shard command is.
- *  2. walk (each shard): a deferred task walks SNAP_TURN_KEYS entries a
- *     reactor turn at most, appending their records (rdb_file.h) to a
+ *  2. walk (each shard): a deferred task walks SNAP_TURN_KEYS entries or
+ *     SNAP_TURN_NS a reactor turn at most (an idle shard's turns follow
+ *     each other at once, so the walk runs at full speed then), appending their records (rdb_file.h) to a
  *     chunk; a change to an entry the walk has not reached serializes it
  *     first (db.c's copy before change), into the same chunk. A chunk of
  *     SNAP_CHUNK bytes goes to the writer as a message; at most
@@ -20,7 +21,8 @@
  *     arrive (RDB key records may come in any order), the CRC-64 computed
  *     over them in that order, and written with the shard's asynchronous
  *     files (percore/file.h: io_uring, or a thread pool), so no shard
- *     waits on the disk. A written chunk goes back to its shard, which
+ *     waits on the disk (open, rename and unlink, metadata calls, are
+ *     made directly). A written chunk goes back to its shard, which
  *     frees it and walks on.
  *  4. end (writer): once every shard's last chunk is written, EOF and the
  *     CRC, fsync, rename over the dump, fsync of the directory. A failed
@@ -54,8 +56,8 @@
 #define SNAP_CHUNK     (256u << 10) /* records a chunk carries to the writer */
 #define SNAP_INFLIGHT  4u           /* a shard's chunks out at once */
 #define SNAP_STEP_KEYS 64u          /* entries one walk step looks at */
-#define SNAP_TURN_KEYS 4096u        /* and one reactor turn, at most, */
-#define SNAP_TURN_NS   1000000u     /* or this long: far below the stall threshold */
+#define SNAP_TURN_KEYS 1024u        /* and one reactor turn, at most, */
+#define SNAP_TURN_NS   250000u      /* or this long: a request waits at most that */
 
 /* No shard: a chunk the writer made itself (head, tail). */
 #define FROM_WRITER ((unsigned)-1)
