@@ -58,6 +58,7 @@
 #define SNAP_STEP_KEYS 64u          /* entries one walk step looks at */
 #define SNAP_TURN_KEYS 1024u        /* and one reactor turn, at most, */
 #define SNAP_TURN_NS   250000u      /* or this long: a request waits at most that */
+#define SNAP_MIN_NS    20000u       /* a busy shard's walk gets at least this a turn */
 
 /* No shard: a chunk the writer made itself (head, tail). */
 #define FROM_WRITER ((unsigned)-1)
@@ -87,6 +88,7 @@ struct kv_snap {
 	unsigned inflight;        /* chunks at the writer */
 	uint64_t held;            /* bytes of records here and at the writer */
 	uint64_t peak, copied;
+	uint64_t last_ns, last_cmds;    /* when the last step ended, the commands run then */
 	struct snap_chunk *cur;   /* being filled */
 	struct kv_rdb_buf val;    /* scratch for kv_rdb_file_put_key */
 };
@@ -180,24 +182,43 @@ static void defer_step(struct kv_shard *sh)
 		abort(); /* -ENOMEM for a task: the walk could never end */
 }
 
-/* One turn's walk: until SNAP_TURN_KEYS entries or SNAP_TURN_NS, or
- * SNAP_INFLIGHT chunks are out. */
+/* How long this turn's walk may take: SNAP_TURN_NS on a shard that ran
+ * no command since the last step; on a busy one, no longer than the
+ * shard spent on everything else since (at least SNAP_MIN_NS), so the
+ * walk takes at most about half of a busy shard's time and a request
+ * waits at most about twice as long as without a save. */
+static uint64_t turn_budget(struct kv_shard *sh, uint64_t now)
+{
+	struct kv_snap *s = sh->snap;
+	uint64_t cmds = atomic_load_explicit(&sh->st->commands, memory_order_relaxed);
+	uint64_t gap = pc_elapsed(now, s->last_ns);
+	bool idle = cmds == s->last_cmds;
+
+	s->last_cmds = cmds;
+	if (idle || !s->last_ns || gap > SNAP_TURN_NS)
+		return SNAP_TURN_NS;
+	return gap < SNAP_MIN_NS ? SNAP_MIN_NS : gap;
+}
+
+/* One turn's walk: until SNAP_TURN_KEYS entries or its time
+ * (turn_budget), or SNAP_INFLIGHT chunks are out. */
 static void step(void *arg)
 {
 	struct kv_shard *sh = arg;
 	struct kv_snap *s = sh->snap;
-	uint64_t began = pc_now_ns();
+	uint64_t began = pc_now_ns(), budget = turn_budget(sh, began);
 	size_t seen = 0;
 
 	s->deferred = false;
 	s->walking = true;
 	while (kv_db_snap_active(sh->db) && seen < SNAP_TURN_KEYS && s->inflight < SNAP_INFLIGHT &&
-	       pc_elapsed(pc_now_ns(), began) < SNAP_TURN_NS) {
+	       pc_elapsed(pc_now_ns(), began) < budget) {
 		seen += kv_db_snap_step(sh->db, SNAP_STEP_KEYS);
 		if (s->cur && s->cur->b.len >= SNAP_CHUNK)
 			send_cur(sh, false);
 	}
 	s->walking = false;
+	s->last_ns = pc_now_ns();
 	if (!kv_db_snap_active(sh->db) && !s->walked) {
 		s->walked = true;
 		send_cur(sh, true);
