@@ -13,7 +13,7 @@ server, repetitions interleaved (kv, redis, kv, redis, ...):
 
 Prints one line per measurement and a Markdown table of the medians.
 
-usage: kv_bgsave_bench.py PERCORE [--keys N] [--reps N] [--requests N]"""
+usage: kv_bgsave_bench.py PERCORE [--keys N] [--reps N] [--requests N] [--servers kv,redis]"""
 import argparse
 import os
 import random
@@ -203,19 +203,23 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--requests", type=int, default=1000000)
     ap.add_argument("--dir", default=None, help="where the dumps go (default: the temp dir)")
+    ap.add_argument("--servers", default="kv,redis", help="which to run: kv, redis or both")
     args = ap.parse_args()
     rng = random.Random(32)
     # redis-benchmark's key names (key:%012d), 100-byte values LZF cannot shrink
     val = [rng.randbytes(100) for _ in range(1024)]
     payload = b"".join(b"*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$100\r\n%s\r\n" % (i, val[i % 1024])
                        for i in range(args.keys))
-    runs = {"kv": [], "redis": []}
+    kinds = args.servers.split(",")
+    runs = {k: [] for k in kinds}
     for r in range(args.reps):
-        for kind in ("kv", "redis"):
+        for kind in kinds:
             res = one(kind, args, payload)
             runs[kind].append(res)
             print(kind, r, " ".join("%s=%.4g" % kv for kv in sorted(res.items())), flush=True)
     med = {k: {f: statistics.median(x[f] for x in v) for f in v[0]} for k, v in runs.items()}
+    if len(kinds) < 2:
+        return
     rows = [("BGSAVE, no load: time (s)", "idle_s", 1, "%.2f"),
             ("peak RSS during it, server (MB)", "idle_rss", 1024, "%.0f"),
             ("peak RSS of the forked child (MB)", "idle_child_rss", 1024, "%.0f"),
