@@ -32,6 +32,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle import enc  # noqa: E402  (a multibulk request)
 
 
+def listening_port(p):
+    """The port of the `percore kv` p once its stderr says it listens."""
+    line = b""
+    deadline = time.monotonic() + 60
+    while b"listening on" not in line:
+        line = p.stderr.readline()
+        if not line or time.monotonic() > deadline:
+            raise RuntimeError("server did not start: %r" % line)
+    return int(re.search(rb":(\d+) \(", line).group(1))
+
+
 class Server:
     """One `percore kv` on a port the kernel picks, two shards."""
 
@@ -41,13 +52,7 @@ class Server:
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.err = b""
         self.log = b""  # stderr lines totals() passed over
-        line = b""
-        deadline = time.monotonic() + 60
-        while b"listening on" not in line:
-            line = self.p.stderr.readline()
-            if not line or time.monotonic() > deadline:
-                raise RuntimeError("server did not start: %r" % line)
-        self.port = int(re.search(rb":(\d+) \(", line).group(1))
+        self.port = listening_port(self.p)
 
     def totals(self):
         """The server's totals, from SIGUSR1 (name value lines on stderr)."""

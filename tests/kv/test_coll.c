@@ -157,7 +157,7 @@ static void test_typed_entries(void **state)
 	assert_null(kv_db_lookup(db, S("h"), 0, &pos));
 	assert_int_equal(kv_db_store_obj(db, &pos, KV_HASH, h, KV_NO_EXPIRE), 0);
 	assert_int_equal(kv_entry_type(pos.entry), KV_HASH);
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(db, pos.entry);
 	for (int i = 0; i < 100; i++)
 		put_num(h, i, S("value"), &kv_coll_default_limits, 1);
 	assert_true(kv_db_edit_end(db, &pos, before));
@@ -175,7 +175,7 @@ static void test_typed_entries(void **state)
 	assert_true(kv_db_used(db) < used + kv_coll_mem(h));   /* counted once */
 
 	/* emptied: the key goes */
-	before = kv_db_edit_begin(dst.entry);
+	before = kv_db_edit_begin(db, dst.entry);
 	for (int i = 0; i < 100; i++) {
 		char m[8];
 		int n = snprintf(m, sizeof(m), "%d", i);

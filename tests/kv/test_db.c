@@ -2,6 +2,7 @@
 /* One shard's keyspace: entries and their expiry, lazy and active expiry,
  * the byte count, the scan guarantee while the table grows, the memory
  * limit and allkeys-lru eviction. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -382,6 +383,149 @@ static void test_pool_classes(void **state)
 	kv_pool_destroy(&p);
 }
 
+
+/* ---- point-in-time walk (kv_db_snap_*) ----------------------------------- */
+
+#define SNAP_KEYS 3000
+
+/* What the walk handed over: per key i of the first SNAP_KEYS, how many
+ * times and the value it had; anything else counts as a stranger. */
+struct snap_seen {
+	unsigned times[SNAP_KEYS];
+	unsigned value[SNAP_KEYS];
+	unsigned strangers;
+	int64_t expire[SNAP_KEYS];
+};
+
+static void snap_got(const struct kv_entry *e, void *arg)
+{
+	struct snap_seen *s = arg;
+	size_t kl, vl;
+	const char *k = kv_entry_key(e, &kl);
+	const char *v = kv_entry_value(e, &vl);
+	char buf[32];
+	unsigned i, val;
+
+	memcpy(buf, k, kl < 31 ? kl : 31);
+	buf[kl < 31 ? kl : 31] = 0;
+	if (sscanf(buf, "k%u", &i) != 1 || i >= SNAP_KEYS) {
+		s->strangers++;
+		return;
+	}
+	memcpy(buf, v, vl < 31 ? vl : 31);
+	buf[vl < 31 ? vl : 31] = 0;
+	assert_int_equal(sscanf(buf, "v%u", &val), 1);
+	s->times[i]++;
+	s->value[i] = val;
+	s->expire[i] = kv_entry_expire(e);
+}
+
+static void put_key(struct kv_db *db, const char *prefix, unsigned i, unsigned v, int64_t exp)
+{
+	char k[32], val[32];
+	struct kv_pos pos;
+	int kl = snprintf(k, sizeof(k), "%s%u", prefix, i);
+	int vl = snprintf(val, sizeof(val), "v%u", v);
+
+	kv_db_lookup(db, k, (size_t)kl, 1000, &pos);
+	assert_int_equal(kv_db_store(db, &pos, val, (size_t)vl, exp), 0);
+}
+
+/* Every key live at the start goes out once with its value then, while
+ * the walk meets overwrites, deletes, expiry changes, keys added (the
+ * table grows several times over) and a key expiring: none twice, none
+ * missed, none added after the start. Keys k0.. start with value v<i>;
+ * a key whose expiry (900) is before the snapshot's time (1000) is
+ * left out. */
+static void test_snap_point_in_time(void **state)
+{
+	struct kv_db *db = kv_db_new();
+	static struct snap_seen seen;
+	unsigned step = 0, added = 0;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	for (unsigned i = 0; i < SNAP_KEYS; i++)
+		put_key(db, "k", i, i, i % 10 == 0 ? 5000 : i == 7 ? 900 : KV_NO_EXPIRE);
+	assert_int_equal(kv_db_snap_begin(db, 1000, snap_got, &seen), 0);
+	assert_int_equal(kv_db_snap_begin(db, 1000, snap_got, &seen), -EBUSY);
+	while (kv_db_snap_active(db)) {
+		unsigned i = (step * 7919u) % SNAP_KEYS;
+		struct kv_pos pos;
+
+		kv_db_snap_step(db, 5);
+		if (kv_db_lookup(db, "k", 0, 1000, &pos), step % 3 == 0) {
+			char k[32];
+			int kl = snprintf(k, sizeof(k), "k%u", i);
+			if (kv_db_lookup(db, k, (size_t)kl, 1000, &pos))
+				kv_db_erase(db, &pos);
+		} else if (step % 3 == 1) {
+			put_key(db, "k", i, i + 1000000, KV_NO_EXPIRE);
+		}
+		/* growth for a while (a walk slower than the inserts would
+		 * never reach the end of a table that keeps growing) */
+		for (int n = 0; n < 32 && step < 300; n++)
+			put_key(db, "new", added++, 1, KV_NO_EXPIRE);
+		if (step == 50)
+			kv_db_expire_step(db, 6000, 10000); /* k0, k10, ... expire */
+		if (++step % 16 == 0)
+			check(db);
+	}
+	for (unsigned i = 0; i < SNAP_KEYS; i++) {
+		if (i == 7) {
+			assert_int_equal(seen.times[i], 0);
+			continue;
+		}
+		if (seen.times[i] != 1 || seen.value[i] != i)
+			fail_msg("k%u went out %u times, value v%u", i, seen.times[i], seen.value[i]);
+		assert_int_equal(seen.expire[i], i % 10 == 0 ? 5000 : KV_NO_EXPIRE);
+	}
+	assert_int_equal(seen.strangers, 0);
+	if (added <= 2 * SNAP_KEYS) /* the table grew during the walk */
+		fail_msg("only %u keys added during the walk (%u steps)", added, step);
+	/* the next walk sees the keyspace as it is now, each key once */
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(kv_db_snap_begin(db, 1000, snap_got, &seen), 0);
+	while (kv_db_snap_active(db))
+		kv_db_snap_step(db, 100);
+	assert_int_equal(seen.strangers, added);
+	for (unsigned i = 0; i < SNAP_KEYS; i++) {
+		struct kv_pos pos;
+		char k[32];
+		int kl = snprintf(k, sizeof(k), "k%u", i);
+		assert_int_equal(seen.times[i], kv_db_peek(db, k, (size_t)kl, 1000, &pos) ? 1 : 0);
+	}
+	kv_db_free(db);
+}
+
+/* A flush during the walk hands over what is left first and ends it;
+ * typed values edited in place go out as they were. */
+static void test_snap_flush_and_edit(void **state)
+{
+	struct kv_db *db = kv_db_new();
+	static struct snap_seen seen;
+	struct kv_pos pos;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	for (unsigned i = 0; i < 500; i++)
+		put_key(db, "k", i, i, KV_NO_EXPIRE);
+	assert_int_equal(kv_db_snap_begin(db, 1000, snap_got, &seen), 0);
+	kv_db_snap_step(db, 10);
+	put_key(db, "k", 3, 77, KV_NO_EXPIRE);
+	kv_db_lookup(db, S("k4"), 1000, &pos);
+	assert_int_equal(kv_db_set_expire(db, &pos, 9000), 0);
+	kv_db_flush(db);
+	assert_false(kv_db_snap_active(db));
+	for (unsigned i = 0; i < 500; i++) {
+		assert_int_equal(seen.times[i], 1);
+		assert_int_equal(seen.value[i], i);
+		assert_int_equal(seen.expire[i], KV_NO_EXPIRE);
+	}
+	assert_int_equal(kv_db_size(db), 0);
+	kv_db_free(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +538,8 @@ int main(void)
 		cmocka_unit_test(test_limit_noeviction),
 		cmocka_unit_test(test_limit_lru),
 		cmocka_unit_test(test_pool_classes),
+		cmocka_unit_test(test_snap_point_in_time),
+		cmocka_unit_test(test_snap_flush_and_edit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,7 +37,7 @@ void kv_del_members(struct kv_call *c, enum kv_type t, kv_member_del_fn *del)
 	if (wrong)
 		return;
 	if (obj) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 		for (uint32_t i = 2; i < c->argc; i++)
 			n += del(obj, c->argv[i], c->argl[i]);
 		kv_db_edit_end(c->db, &pos, before);

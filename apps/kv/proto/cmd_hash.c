@@ -24,7 +24,7 @@ static int64_t hset_generic(struct kv_call *c)
 	if (!h)
 		return -1;
 	kv_call_limits(c, &lim);
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	for (uint32_t i = 2; i < c->argc; i += 2) {
 		int rc = kv_coll_put(h, c->argv[i], c->argl[i], c->argv[i + 1], c->argl[i + 1], &lim);
 		if (rc < 0) {
@@ -63,7 +63,7 @@ void kv_hsetnx(struct kv_call *c)
 		return;
 	}
 	kv_call_limits(c, &lim);
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	int rc = kv_coll_put(h, c->argv[2], c->argl[2], c->argv[3], c->argl[3], &lim);
 	kv_db_edit_end(c->db, &pos, before);
 	if (rc < 0)
@@ -201,7 +201,7 @@ static bool put_field(struct kv_call *c, struct kv_pos *pos, struct kv_coll *h, 
 {
 	struct kv_coll_limits lim;
 	kv_call_limits(c, &lim);
-	size_t before = kv_db_edit_begin(pos->entry);
+	size_t before = kv_db_edit_begin(c->db, pos->entry);
 	int rc = kv_coll_put(h, c->argv[2], c->argl[2], text, n, &lim);
 	kv_db_edit_end(c->db, pos, before);
 	if (rc < 0)
@@ -224,7 +224,7 @@ void kv_hincrby(struct kv_call *c)
 		return;
 	}
 	if ((by < 0 && v < 0 && by < INT64_MIN - v) || (by > 0 && v > 0 && by > INT64_MAX - v)) {
-		kv_db_edit_end(c->db, &pos, kv_db_edit_begin(pos.entry)); /* a new hash goes */
+		kv_db_edit_end(c->db, &pos, kv_db_edit_begin(c->db, pos.entry)); /* a new hash goes */
 		kv_err(c, KV_ERR_OVERFLOW);
 		return;
 	}
@@ -256,7 +256,7 @@ void kv_hincrbyfloat(struct kv_call *c)
 	}
 	v += by;
 	if (!isfinite(v)) {
-		kv_db_edit_end(c->db, &pos, kv_db_edit_begin(pos.entry));
+		kv_db_edit_end(c->db, &pos, kv_db_edit_begin(c->db, pos.entry));
 		kv_err(c, KV_ERR_NAN);
 		return;
 	}

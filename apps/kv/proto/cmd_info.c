@@ -138,19 +138,24 @@ static void memory_section(struct info *in)
 		       (unsigned long long)in->cfg->maxmemory, max, policy[in->cfg->maxmemory_policy]);
 }
 
-/* Redis's persistence fields of the dump, and the keys a load skipped
- * (--rdb-skip-unsupported). Seconds of a save under way are counted
- * so that a clock stepped back reads 0. */
+/* Redis's persistence fields of the dump, the keys a load skipped
+ * (--rdb-skip-unsupported), and the background save's extra memory: the
+ * key records its shards hold (serialized, not yet written), the most
+ * at once, and the keys copied before a change reached them. A clock
+ * stepped back reads a running save's age as 0. */
+static void aof_fields(struct info *in);
+
 static void persistence_section(struct info *in)
 {
+	const struct kv_totals *t = &in->tot;
 	struct kv_persist_info p;
 	uint64_t changes;
 	int64_t cur = -1;
 
 	kv_persist_get(&p);
-	changes = in->tot.dirty > p.changes_at_save ? in->tot.dirty - p.changes_at_save : 0;
-	if (p.saving)
-		cur = in->now > p.saving_since_ms ? (in->now - p.saving_since_ms) / 1000 : 0;
+	changes = t->dirty > p.changes_at_save ? t->dirty - p.changes_at_save : 0;
+	if (t->bgsave_in_progress)
+		cur = in->now > t->bgsave_started_ms ? (in->now - t->bgsave_started_ms) / 1000 : 0;
 	header(in, "Persistence");
 	kv_text_printf(&in->t,
 		       "loading:%d\r\nasync_loading:0\r\nrdb_changes_since_last_save:%llu\r\n"
@@ -158,11 +163,17 @@ static void persistence_section(struct info *in)
 		       "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\n"
 		       "rdb_current_bgsave_time_sec:%lld\r\nrdb_saves:%llu\r\n"
 		       "rdb_last_load_keys_expired:%llu\r\nrdb_last_load_keys_loaded:%llu\r\n"
-		       "rdb_last_load_keys_skipped:%llu\r\n",
-		       p.loading, (unsigned long long)changes, p.saving, (long long)p.last_save,
-		       p.last_ok ? "ok" : "err", (long long)p.last_bg_secs, (long long)cur,
+		       "rdb_last_load_keys_skipped:%llu\r\nrdb_snapshot_buffer_bytes:%llu\r\n"
+		       "rdb_snapshot_peak_bytes:%llu\r\nrdb_snapshot_copied_keys:%llu\r\n",
+		       p.loading, (unsigned long long)changes, t->bgsave_in_progress,
+		       (long long)kv_save_last(), !in->counted || t->bgsave_last_ok ? "ok" : "err",
+		       (long long)(in->counted ? t->bgsave_last_secs : -1), (long long)cur,
 		       (unsigned long long)p.saves, (unsigned long long)p.expired,
-		       (unsigned long long)p.loaded, (unsigned long long)p.skipped);
+		       (unsigned long long)p.loaded, (unsigned long long)p.skipped,
+		       (unsigned long long)t->snapshot_bytes,
+		       (unsigned long long)t->snapshot_peak_bytes,
+		       (unsigned long long)t->snapshot_copied_keys);
+	aof_fields(in);
 }
 
 static void stats_section(struct info *in)
@@ -184,15 +195,13 @@ static void stats_section(struct info *in)
 }
 
 /* The append-only files' fields, Redis's names (no rewrite runs here:
- * those read as Redis's when none ever ran). Files are loaded before the
- * server accepts, so no client sees loading:1. */
-static void persistence_section(struct info *in)
+ * those read as Redis's when none ever ran). */
+static void aof_fields(struct info *in)
 {
 	const struct kv_totals *t = &in->tot;
 
-	header(in, "Persistence");
 	kv_text_printf(&in->t,
-		       "loading:0\r\nasync_loading:0\r\naof_enabled:%d\r\n"
+		       "aof_enabled:%d\r\n"
 		       "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
 		       "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
 		       "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"

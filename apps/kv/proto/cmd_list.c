@@ -59,7 +59,7 @@ static void push_cmd(struct kv_call *c, enum kv_list_end end, bool only_existing
 			kv_reply_int(c->out, (int64_t)kv_list_len(l));
 		return;
 	}
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	bool ok = push_args(c, l, end, 2);
 	int64_t len = (int64_t)kv_list_len(l);
 	kv_db_edit_end(c->db, &pos, before);
@@ -81,7 +81,7 @@ static void pop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_list *l,
 	size_t len = kv_list_len(l);
 	if (n > len)
 		n = len;
-	size_t before = kv_db_edit_begin(pos->entry);
+	size_t before = kv_db_edit_begin(c->db, pos->entry);
 	if (as_array)
 		kv_reply_array(c->out, n);
 	for (size_t i = 0; i < n; i++) {
@@ -193,7 +193,7 @@ void kv_lset(struct kv_call *c)
 	}
 	if (!kv_arg_ll(c, 2, &idx))
 		return;
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	int rc = kv_list_set(l, idx, c->argv[3], c->argl[3]);
 	kv_db_edit_end(c->db, &pos, before);
 	if (rc == -ERANGE)
@@ -221,7 +221,7 @@ void kv_linsert(struct kv_call *c)
 		kv_reply_int(c->out, 0);
 		return;
 	}
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	long long rc = kv_list_insert_pivot(l, after, c->argv[3], c->argl[3], c->argv[4],
 					    c->argl[4]);
 	kv_db_edit_end(c->db, &pos, before);
@@ -247,7 +247,7 @@ void kv_lrem(struct kv_call *c)
 		kv_reply_int(c->out, 0);
 		return;
 	}
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	size_t n = kv_list_rem(l, count, c->argv[3], c->argl[3]);
 	kv_db_edit_end(c->db, &pos, before);
 	kv_reply_int(c->out, (int64_t)n);
@@ -266,7 +266,7 @@ void kv_ltrim(struct kv_call *c)
 	if (wrong)
 		return;
 	if (l) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 		kv_list_trim(l, start, stop);
 		kv_db_edit_end(c->db, &pos, before);
 	}
@@ -431,7 +431,7 @@ static int push_elem(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 
 	move_ends(c, &from, &to);
 	if (l) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 
 		rc = kv_list_push(l, to, p->v.str, p->v.len);
 		kv_db_edit_end(c->db, &pos, before);
@@ -456,7 +456,7 @@ static int pop_elem(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 	(void)p;
 	move_ends(c, &from, &to);
 	if (l) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 
 		kv_list_pop(l, from);
 		kv_db_edit_end(c->db, &pos, before);
@@ -614,7 +614,7 @@ static int pop_elems(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 	(void)p;
 	pop_args(c, &end, &n);
 	if (l) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 
 		while (n-- && kv_list_len(l))
 			kv_list_pop(l, end);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* SAVE, LASTSAVE and SHUTDOWN. SAVE runs on every shard at once, each
- * holding its lock (a server-wide command): each serializes its own keys
- * (its part), and the connection's shard writes them into one dump
+/* SAVE, BGSAVE, LASTSAVE and SHUTDOWN. SAVE runs on every shard at once,
+ * each holding its lock (a server-wide command): each serializes its own
+ * keys (its part), and the connection's shard writes them into one dump
  * (rdb_file.h). SHUTDOWN runs the same way: each shard's part is its
  * keys when the dump is to be written (SAVE, or save rules and not
- * NOSAVE), and the end writes it and stops the server. */
+ * NOSAVE), and the end writes it and stops the server. BGSAVE asks the
+ * server (view->bgsave) to start a save that runs while every shard
+ * keeps serving (apps/kv/server/bgsave.c). */
 #include "cmd_impl.h"
 
 #include <errno.h>
@@ -41,8 +43,16 @@ static bool save_part(struct kv_call *c, bool dump)
 {
 	struct kv_rdb_keys k = { .b = KV_RDB_BUF_INIT };
 	bool compress = c->cfg ? c->cfg->rdbcompression : true;
+	struct kv_totals t = { 0 };
 	char text[24];
 
+	if (dump && c->view && c->view->totals)
+		c->view->totals(c->view->arg, &t);
+	if (dump && (t.bgsave_in_progress || kv_db_snap_active(c->db))) {
+		/* Redis refuses SAVE while its BGSAVE child runs */
+		KV_REPLY_ERR(c->out, KV_ERR_BGSAVE_RUNNING);
+		return false;
+	}
 	if (dump && kv_rdb_file_keys(c->db, c->now, compress, &k) != 0) {
 		kv_rdb_buf_free(&k.b);
 		kv_err_oom(c);
@@ -133,6 +143,30 @@ void kv_save_finish(const struct kv_config *cfg, const struct kv_server_view *vi
 		kv_reply_error(out, "ERR", 3);
 	else
 		kv_reply_status(out, "OK");
+}
+
+/* BGSAVE [SCHEDULE]. With no other background work here (Redis's AOF
+ * rewrite child), SCHEDULE answers as Redis then does: started, or
+ * refused while a background save runs. */
+void kv_bgsave(struct kv_call *c)
+{
+	int rc;
+
+	if (c->argc > 2 || (c->argc == 2 && !kv_arg_is(c, 1, "schedule"))) {
+		kv_err(c, KV_ERR_SYNTAX);
+		return;
+	}
+	if (!c->view || !c->view->bgsave) {
+		KV_REPLY_ERR(c->out, KV_ERR_NO_BGSAVE);
+		return;
+	}
+	rc = c->view->bgsave(c->view->arg);
+	if (rc == -EBUSY)
+		KV_REPLY_ERR(c->out, KV_ERR_BGSAVE_RUNNING);
+	else if (rc)
+		kv_reply_error(c->out, "ERR", 3);
+	else
+		kv_reply_status(c->out, "Background saving started");
 }
 
 void kv_lastsave(struct kv_call *c)

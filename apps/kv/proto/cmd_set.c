@@ -21,7 +21,7 @@ static int64_t add_members(struct kv_call *c, struct kv_pos *pos, struct kv_coll
 	struct kv_coll_limits lim;
 	int64_t added = 0;
 	kv_call_limits(c, &lim);
-	size_t before = kv_db_edit_begin(pos->entry);
+	size_t before = kv_db_edit_begin(c->db, pos->entry);
 	for (uint32_t i = first; i < c->argc; i++) {
 		int rc = kv_coll_put(s, c->argv[i], c->argl[i], NULL, 0, &lim);
 		if (rc < 0) {
@@ -129,7 +129,7 @@ void kv_spop(struct kv_call *c)
 		kv_db_erase(c->db, &pos);
 		return;
 	}
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 	if (c->argc == 3)
 		kv_reply_array(c->out, (size_t)count);
 	for (int64_t i = 0; i < count && pop_one(c, &pos, s); i++)
@@ -204,7 +204,7 @@ static int put_member(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 	if (!s)
 		return -ENOMEM; /* the type was checked when gathered */
 	kv_call_limits(c, &lim);
-	before = kv_db_edit_begin(pos.entry);
+	before = kv_db_edit_begin(c->db, pos.entry);
 	rc = kv_coll_put(s, c->argv[p->marg], c->argl[p->marg], NULL, 0, &lim);
 	kv_db_edit_end(c->db, &pos, before);
 	return rc < 0 ? rc : 0;
@@ -216,7 +216,7 @@ static int drop_member(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 	struct kv_entry *e = kv_arg_key(c, arg, &pos);
 
 	if (e && kv_entry_type(e) == KV_SET) {
-		size_t before = kv_db_edit_begin(e);
+		size_t before = kv_db_edit_begin(c->db, e);
 
 		kv_coll_del(kv_entry_obj(e), c->argv[p->marg], c->argl[p->marg]);
 		kv_db_edit_end(c->db, &pos, before);

@@ -168,7 +168,7 @@ static void zadd_generic(struct kv_call *c, int flags, uint32_t scoreidx, bool c
 		else if (!kv_store_new_obj(c, &pos, KV_ZSET, z))
 			goto out;
 	} else {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 		zadd_apply(c, z, flags, scoreidx, scores, &r);
 		kv_db_edit_end(c->db, &pos, before);
 	}
@@ -527,7 +527,7 @@ static void zremrange_generic(struct kv_call *c, enum zrange_by by)
 	if (wrong)
 		return;
 	if (z && zspan_find(z, &s, false, &first, &n)) {
-		size_t before = kv_db_edit_begin(pos.entry);
+		size_t before = kv_db_edit_begin(c->db, pos.entry);
 		kv_zset_del_span(z, first, n);
 		kv_db_edit_end(c->db, &pos, before);
 	}
@@ -569,7 +569,7 @@ static void zpop_reply(struct kv_call *c, struct kv_pos *pos, struct kv_zset *z,
 	size_t first = max ? len - n : 0;
 
 	zpop_reply_span(c, z, first, n, max, false, true);
-	size_t before = kv_db_edit_begin(pos->entry);
+	size_t before = kv_db_edit_begin(c->db, pos->entry);
 	kv_zset_del_span(z, first, n);
 	kv_db_edit_end(c->db, pos, before);
 }
@@ -704,7 +704,7 @@ static int zpop_members(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 	len = kv_zset_len(z);
 	if (n > len)
 		n = len;
-	size_t before = kv_db_edit_begin(pos.entry);
+	size_t before = kv_db_edit_begin(c->db, pos.entry);
 
 	kv_zset_del_span(z, max ? len - n : 0, n);
 	kv_db_edit_end(c->db, &pos, before);

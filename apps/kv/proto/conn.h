@@ -161,6 +161,15 @@ struct kv_totals {
 	int aof_err;
 	int64_t start_time;             /* ms since the epoch */
 	uint64_t dirty;                 /* writes counted since start (kv_db_count_changes) */
+	/* BGSAVE: whether one runs and since when (ms since the epoch), the
+	 * last one's outcome and length (s; -1: none yet); the bytes of key
+	 * records its shards hold now (serialized, not yet on disk: the
+	 * snapshot's extra memory) and the most they held at once during the
+	 * last or current one; the keys serialized early because a change
+	 * came before the walk reached them (copies before a write) */
+	bool bgsave_in_progress, bgsave_last_ok;
+	int64_t bgsave_started_ms, bgsave_last_secs;
+	uint64_t snapshot_bytes, snapshot_peak_bytes, snapshot_copied_keys;
 	uint32_t shards;                /* entries in per_shard */
 	/* one per shard, or NULL: storage owned by the server, valid until
 	 * the next totals() call from the same shard */
@@ -201,6 +210,9 @@ struct kv_server_view {
 	 * connections close without another reply, the process exits.
 	 * NULL: no server to stop. */
 	void (*shutdown)(void *arg);
+	/* Starts a background save (BGSAVE): 0, -EBUSY while one runs, or a
+	 * negative errno. NULL: no background saves here. */
+	int (*bgsave)(void *arg);
 	void *arg;
 };
 

@@ -17,7 +17,9 @@
 #define IS_RAW     0x40000000u
 #define NO_INT     0x20000000u
 #define STR_ENC    (IS_RAW | NO_INT)
-#define KLEN_MASK  (~(HAS_EXPIRE | STR_ENC))
+/* Which snapshot saw the entry last (kv_db_snap_begin) */
+#define SNAP_MARK  0x10000000u
+#define KLEN_MASK  (~(HAS_EXPIRE | STR_ENC | SNAP_MARK))
 #define POOL_SIZE  16
 
 struct kv_db {
@@ -38,6 +40,19 @@ struct kv_db {
 	uint32_t samples;
 	uint32_t clock;           /* the last lookup's time: the age of entries made now */
 	uint64_t rng;             /* xorshift state for eviction samples */
+	/* The point-in-time walk (kv_db_snap_begin): an entry whose
+	 * SNAP_MARK bit equals snap_mark was handed over already, or was
+	 * made after the walk began; every entry gets that value by the
+	 * walk's end, so flipping it starts the next walk with none seen. */
+	struct {
+		bool on;
+		uint32_t mark;            /* 0 or SNAP_MARK */
+		int64_t at;               /* the snapshot's time: older expiries are left out */
+		uint64_t cursor;
+		size_t seen;              /* entries the current step looked at */
+		kv_db_snap_fn *fn;
+		void *arg;
+	} snap;
 	/* the oldest keys sampled so far and not yet evicted (Redis's
 	 * eviction pool): each eviction takes the oldest that is still there
 	 * and unread since, so samples add up across evictions */
@@ -130,6 +145,18 @@ int64_t kv_entry_expire(const struct kv_entry *e)
 	return when;
 }
 
+/* Before an entry's first change (or deletion) since the snapshot walk
+ * began: the walk gets the value as it was then, when it was live at the
+ * snapshot's time; the entry is marked so that it goes out once. */
+static void snap_keep(struct kv_db *db, struct kv_entry *e)
+{
+	if (!db->snap.on || (e->klen & SNAP_MARK) == db->snap.mark)
+		return;
+	e->klen ^= SNAP_MARK;
+	if (!has_expire(e) || db->snap.at <= kv_entry_expire(e))
+		db->snap.fn(e, db->snap.arg);
+}
+
 static void put_expire(struct kv_entry *e, int64_t when)
 {
 	memcpy(e->data, &when, sizeof(when));
@@ -185,8 +212,11 @@ void kv_db_free(struct kv_db *db)
 	free(db);
 }
 
+static void snap_keep_all(struct kv_db *db);
+
 void kv_db_flush(struct kv_db *db)
 {
+	snap_keep_all(db);
 	free_entries(db);
 	pc_map_destroy(&db->map);
 	pc_map_init(&db->map, PC_MAP_HASHED);
@@ -239,6 +269,7 @@ static struct pc_map_slot *pos_slot(struct kv_db *db, struct kv_pos *pos)
 /* Deletes the entry in slot s, its object too when free_obj. */
 static void drop_entry(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e, bool free_obj)
 {
+	snap_keep(db, e);
 	if (e->type != KV_STRING && free_obj)
 		release_obj(db, kv_entry_type(e), kv_entry_obj(e));
 	else if (e->type != KV_STRING)
@@ -277,8 +308,9 @@ void kv_db_detach(struct kv_db *db, struct kv_pos *pos)
 	pos->_slot = NULL;
 }
 
-size_t kv_db_edit_begin(const struct kv_entry *e)
+size_t kv_db_edit_begin(struct kv_db *db, struct kv_entry *e)
 {
+	snap_keep(db, e);
 	return kv_types[e->type]->mem(kv_entry_obj(e));
 }
 
@@ -349,7 +381,7 @@ static struct kv_entry *new_entry(struct kv_db *db, const struct kv_pos *pos, si
 		return NULL;
 	e->cls = cls & 31;
 	e->type = KV_STRING;
-	e->klen = (uint32_t)pos->klen | (expire ? HAS_EXPIRE : 0);
+	e->klen = (uint32_t)pos->klen | (expire ? HAS_EXPIRE : 0) | db->snap.mark;
 	e->vlen = (uint32_t)vlen;
 	e->lru = db->clock;
 	memcpy(key_at(e), pos->key, pos->klen);
@@ -387,11 +419,15 @@ static struct kv_entry *reshape(struct kv_db *db, struct kv_pos *pos, size_t vle
 	struct kv_entry *old = pos->entry;
 	size_t need = entry_size(pos->klen, vlen, expire);
 
+	if (!old && pos->klen > KLEN_MASK)
+		return NULL; /* keys under 256 MiB: the top bits are flags */
 	if (!old) {
 		struct kv_entry *e = new_entry(db, pos, vlen, expire, need + (grow ? slack(vlen) : 0));
 		return e && add(db, pos, e) == 0 ? pos->entry : NULL;
 	}
 	size_t have = kv_pool_usable(old, old->cls);
+
+	snap_keep(db, old);
 	if (has_expire(old) == expire && need <= have && (need >= have / 2 || have <= 64)) {
 		old->vlen = (uint32_t)vlen;
 		return old;
@@ -659,6 +695,60 @@ uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_f
 {
 	struct scan_walk w = { now, fn, arg };
 	return pc_map_scan(&db->map, cursor, scan_one, &w);
+}
+
+int kv_db_snap_begin(struct kv_db *db, int64_t at, kv_db_snap_fn *fn, void *arg)
+{
+	if (db->snap.on)
+		return -EBUSY;
+	db->snap.on = true;
+	db->snap.mark ^= SNAP_MARK;
+	db->snap.at = at;
+	db->snap.cursor = 0;
+	db->snap.fn = fn;
+	db->snap.arg = arg;
+	return 0;
+}
+
+bool kv_db_snap_active(const struct kv_db *db)
+{
+	return db->snap.on;
+}
+
+static void snap_one(struct pc_map *m, struct pc_map_slot *s, void *arg)
+{
+	struct kv_db *db = arg;
+
+	(void)m;
+	db->snap.seen++;
+	snap_keep(db, (struct kv_entry *)(uintptr_t)s->value);
+}
+
+size_t kv_db_snap_step(struct kv_db *db, size_t budget)
+{
+	db->snap.seen = 0;
+	/* pc_map_scan hands out every entry present from the first call to
+	 * the last at least once, whatever the growth in between; the mark
+	 * drops the repeats, and entries added since were marked at birth */
+	while (db->snap.on && db->snap.seen < budget) {
+		db->snap.cursor = pc_map_scan(&db->map, db->snap.cursor, snap_one, db);
+		if (!db->snap.cursor)
+			db->snap.on = false;
+	}
+	return db->snap.seen;
+}
+
+/* A flush during the walk: every entry not handed over yet goes now,
+ * and the walk is over (the table it walked is gone). */
+static void snap_keep_all(struct kv_db *db)
+{
+	struct pc_map_slot *s;
+
+	if (!db->snap.on)
+		return;
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&db->map, &it));)
+		snap_keep(db, (struct kv_entry *)(uintptr_t)s->value);
+	db->snap.on = false;
 }
 
 struct random_pick {

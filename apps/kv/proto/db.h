@@ -144,7 +144,7 @@ void kv_db_on_ready(struct kv_db *db, kv_db_ready_fn *fn, void *arg);
  * the change in kv_db_used() and deletes the key when the change left the
  * collection empty (as Redis never keeps an empty one). Returns whether
  * the key is still there. */
-size_t kv_db_edit_begin(const struct kv_entry *e);
+size_t kv_db_edit_begin(struct kv_db *db, struct kv_entry *e);
 bool kv_db_edit_end(struct kv_db *db, struct kv_pos *pos, size_t before);
 
 /* Deletes pos's key (present, typed) but not its object, which has
@@ -229,6 +229,29 @@ size_t kv_db_expire_step(struct kv_db *db, int64_t now, size_t budget);
  * change the db. */
 typedef void kv_db_scan_fn(const struct kv_entry *e, void *arg);
 uint64_t kv_db_scan(struct kv_db *db, uint64_t cursor, int64_t now, kv_db_scan_fn *fn, void *arg);
+
+/* Point-in-time snapshot (BGSAVE without fork): kv_db_snap_begin()
+ * fixes the keyspace's state at that moment; kv_db_snap_step() then walks
+ * it a bounded step at a time while commands keep changing it. fn gets
+ * every entry that was live (not expired) at time `at`, exactly once, as
+ * it was at the start: the walk hands over those it reaches unchanged,
+ * and any change or deletion of an entry not handed over yet (by a
+ * command, expiry, eviction or a flush) hands it over first. Entries
+ * added after the start never go. fn must not change the db. Growth of
+ * the table during the walk neither skips nor repeats an entry (the
+ * walk follows pc_map_scan, and each entry carries a mark of the walk
+ * that saw it). Keys are under 512 MiB (a longer one is refused as
+ * -ENOMEM): the mark takes a bit of the key length. */
+typedef void kv_db_snap_fn(const struct kv_entry *e, void *arg);
+
+/* Starts a walk. Returns 0, or -EBUSY while one is running. */
+int kv_db_snap_begin(struct kv_db *db, int64_t at, kv_db_snap_fn *fn, void *arg);
+
+/* Walks on, looking at about budget entries (a call finishes the table
+ * group it is in). Returns how many it looked at; kv_db_snap_active()
+ * says whether the walk is over. */
+size_t kv_db_snap_step(struct kv_db *db, size_t budget);
+bool kv_db_snap_active(const struct kv_db *db);
 
 /* A key not expired at now, drawn at random (a random group of the
  * table, then one of its keys: near uniform, as Redis's RANDOMKEY), or

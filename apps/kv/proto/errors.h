@@ -60,6 +60,10 @@
 #define KV_ERR_BUSY          "ERR server busy, try again"
 /* a write while the append-only file cannot take it (strerror's text) */
 #define KV_ERR_MISCONF_AOF_FMT "MISCONF Errors writing to the AOF file: %s"
+
+/* Dumps */
+#define KV_ERR_BGSAVE_RUNNING "ERR Background save already in progress"
+#define KV_ERR_NO_BGSAVE      "ERR BGSAVE needs the server (no background work here)"
 #define KV_ERR_MAXCLIENTS    "ERR max number of clients reached"
 #define KV_ERR_PROTO_FMT     "ERR %s"
 

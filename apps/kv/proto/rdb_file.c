@@ -51,9 +51,9 @@ struct keys_walk {
 	bool compress;
 };
 
-static void put_key(const struct kv_entry *e, void *arg)
+void kv_rdb_file_put_key(struct kv_rdb_buf *b, struct kv_rdb_buf *val, const struct kv_entry *e,
+			 bool compress)
 {
-	struct keys_walk *w = arg;
 	struct kv_rdb_value v = { .type = kv_entry_type(e) };
 	int64_t at = kv_entry_expire(e);
 	size_t klen;
@@ -63,20 +63,27 @@ static void put_key(const struct kv_entry *e, void *arg)
 		v.str = kv_entry_value(e, &v.len);
 	else
 		v.obj = kv_entry_obj(e);
-	w->val.len = 0;
-	kv_rdb_put_value(&w->val, &v, w->compress);
-	if (w->val.failed || w->val.len == 0) {
-		w->k->b.failed = true;
+	val->len = 0;
+	kv_rdb_put_value(val, &v, compress);
+	if (val->failed || val->len == 0) {
+		b->failed = true;
 		return;
 	}
 	if (at != KV_NO_EXPIRE) {
-		put_byte(&w->k->b, OP_EXPIRETIME_MS);
-		put_le(&w->k->b, (uint64_t)at, 8);
-		w->k->expires++;
+		put_byte(b, OP_EXPIRETIME_MS);
+		put_le(b, (uint64_t)at, 8);
 	}
-	put_byte(&w->k->b, w->val.p[0]);
-	kv_rdb_put_string(&w->k->b, key, klen, w->compress);
-	kv_rdb_put(&w->k->b, w->val.p + 1, w->val.len - 1);
+	put_byte(b, val->p[0]);
+	kv_rdb_put_string(b, key, klen, compress);
+	kv_rdb_put(b, val->p + 1, val->len - 1);
+}
+
+static void put_key(const struct kv_entry *e, void *arg)
+{
+	struct keys_walk *w = arg;
+
+	kv_rdb_file_put_key(&w->k->b, &w->val, e, w->compress);
+	w->k->expires += kv_entry_expire(e) != KV_NO_EXPIRE;
 	w->k->keys++;
 }
 
@@ -108,8 +115,8 @@ static void put_aux_int(struct kv_rdb_buf *b, const char *name, int64_t val)
 
 /* Everything before the keys: header, aux fields as redis-server 7.0
  * writes those that matter, the database and its sizes. */
-static void put_head(struct kv_rdb_buf *b, const struct kv_rdb_save_opts *o, uint64_t keys,
-		     uint64_t expires)
+void kv_rdb_file_head(struct kv_rdb_buf *b, const struct kv_rdb_save_opts *o, uint64_t keys,
+		      uint64_t expires)
 {
 	char magic[HEADER_LEN + 1];
 	snprintf(magic, sizeof(magic), MAGIC "%04d", KV_RDB_VERSION);
@@ -124,6 +131,15 @@ static void put_head(struct kv_rdb_buf *b, const struct kv_rdb_save_opts *o, uin
 	put_byte(b, OP_RESIZEDB);
 	kv_rdb_put_len(b, keys);
 	kv_rdb_put_len(b, expires);
+}
+
+void kv_rdb_file_tail(struct kv_rdb_buf *b, uint64_t crc, bool checksum)
+{
+	uint8_t eof = OP_EOF;
+
+	put_byte(b, eof);
+	crc = kv_crc64(crc, &eof, 1);
+	put_le(b, checksum ? crc : 0, CRC_LEN);
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -154,16 +170,14 @@ static int write_file(int fd, const struct kv_rdb_save_opts *o,
 		keys += parts[i]->keys;
 		expires += parts[i]->expires;
 	}
-	put_head(&head, o, keys, expires);
-	put_byte(&tail, OP_EOF);
-	err = head.failed || tail.failed ? -ENOMEM : write_all(fd, head.p, head.len);
+	kv_rdb_file_head(&head, o, keys, expires);
+	err = head.failed ? -ENOMEM : write_all(fd, head.p, head.len);
 	crc = kv_crc64(0, head.p, head.len);
 	for (unsigned i = 0; i < n && !err; i++) {
 		err = write_all(fd, parts[i]->b.p, parts[i]->b.len);
 		crc = kv_crc64(crc, parts[i]->b.p, parts[i]->b.len);
 	}
-	crc = kv_crc64(crc, tail.p, tail.len);
-	put_le(&tail, o->checksum ? crc : 0, CRC_LEN);
+	kv_rdb_file_tail(&tail, crc, o->checksum);
 	if (!err)
 		err = tail.failed ? -ENOMEM : write_all(fd, tail.p, tail.len);
 	kv_rdb_buf_free(&head);
@@ -184,19 +198,30 @@ static int sync_dir(const char *dir)
 	return err;
 }
 
+const char *kv_rdb_file_paths(const struct kv_rdb_save_opts *o, const char *tag,
+			      struct kv_rdb_paths *p, char *why, size_t whylen)
+{
+	const char *dir = o->dir && o->dir[0] ? o->dir : ".";
+
+	if ((size_t)snprintf(p->path, sizeof(p->path), "%s/%s", dir, o->name) >= sizeof(p->path) ||
+	    (size_t)snprintf(p->tmp, sizeof(p->tmp), "%s/temp-%s%d-%s", dir, tag, (int)getpid(),
+			     o->name) >= sizeof(p->tmp)) {
+		snprintf(why, whylen, "dump path too long: %s/%s", dir, o->name);
+		return NULL;
+	}
+	return dir;
+}
+
 int kv_rdb_file_save(const struct kv_rdb_save_opts *o, const struct kv_rdb_keys *const *parts,
 		     unsigned n, char *why, size_t whylen)
 {
-	const char *dir = o->dir && o->dir[0] ? o->dir : ".";
-	char tmp[4096], path[4096];
+	struct kv_rdb_paths p;
+	const char *dir = kv_rdb_file_paths(o, "", &p, why, whylen);
+	const char *tmp = p.tmp, *path = p.path;
 	int fd, err;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, o->name) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/temp-%d-%s", dir, (int)getpid(), o->name) >=
-		    sizeof(tmp)) {
-		snprintf(why, whylen, "dump path too long: %s/%s", dir, o->name);
+	if (!dir)
 		return -ENAMETOOLONG;
-	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = -errno;

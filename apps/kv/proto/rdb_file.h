@@ -45,6 +45,31 @@ struct kv_rdb_save_opts {
 	uint64_t used_mem;        /* the used-mem field */
 };
 
+/* The streamed form, for a writer that produces the key records in
+ * pieces (BGSAVE): the head (header, aux fields, the database and its
+ * sizes: keys and expires are hints), then any number of key records in
+ * any order, then the tail: EOF and the CRC-64 of every byte before it
+ * (crc: kv_crc64() of the head and the records; 0 written when not
+ * checksum). Check b->failed after each. */
+void kv_rdb_file_head(struct kv_rdb_buf *b, const struct kv_rdb_save_opts *o, uint64_t keys,
+		      uint64_t expires);
+/* Appends e's record (expiry, type byte, key, value); val is scratch
+ * space the caller keeps between calls (kv_rdb_buf_free() at the end). */
+void kv_rdb_file_put_key(struct kv_rdb_buf *b, struct kv_rdb_buf *val, const struct kv_entry *e,
+			 bool compress);
+void kv_rdb_file_tail(struct kv_rdb_buf *b, uint64_t crc, bool checksum);
+
+/* Where a save writes: the dump, and the temporary file beside it
+ * (temp-<tag><pid>-<name>) that is renamed over it once whole. */
+struct kv_rdb_paths {
+	char tmp[4096], path[4096];
+};
+
+/* Fills p from o; returns the directory (o->dir, or "."), or NULL with
+ * why when a path is too long. */
+const char *kv_rdb_file_paths(const struct kv_rdb_save_opts *o, const char *tag,
+			      struct kv_rdb_paths *p, char *why, size_t whylen);
+
 /* Writes the file from the n shards' records parts[0..n): temporary file
  * in dir, fsync, rename to name, fsync of dir. Any thread; blocking.
  * Returns 0, or a negative errno with why (a sentence naming the file)

@@ -131,6 +131,7 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->o.cfg.port = o->net.port;
 	k->start_ms = kv_now_ms();
 	kv_save_mark(k->start_ms / 1000); /* the save rules count from the start */
+	atomic_store_explicit(&k->bg_last_secs, -1, memory_order_relaxed);
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
 	pthread_mutex_init(&k->load_lock, NULL);
@@ -261,6 +262,7 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 		t->net_output_bytes = ns.bytes_out;
 	}
 	t->start_time = k->start_ms;
+	kv_bgsave_totals(k, t);
 	t->shards = k->n;
 	t->per_shard = sh->per_shard;
 }

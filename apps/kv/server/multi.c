@@ -589,10 +589,7 @@ static void tx_end(struct kv_tx *t)
 	}
 	for (unsigned i = 0; i < t->nsh; i++)
 		kv_shard_unlock(t->sh, t->order[i], t->id, t->keyed, t->reader);
-	if (t->c)
-		kv_client_tx_done(t->c, &t->out);
-	else /* the server's own (a save rule's) */
-		kv_persist_tx_done(t->sh, &t->out);
+	kv_client_tx_done(t->c, &t->out);
 	kv_multi_free(t);
 }
 

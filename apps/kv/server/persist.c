@@ -147,36 +147,12 @@ void kv_persist_tick(struct kv_shard *sh, int64_t now)
 	}
 }
 
-/* The save of the whole server a rule starts. Until saves run in the
- * background, this is SAVE's own run (every shard locked while it
- * serializes); BGSAVE takes over here. */
+/* The save of the whole server a rule starts: a BGSAVE (bgsave.c), its
+ * outcome recorded when it ends (kv_persist_save_done). */
 void kv_persist_background_save(struct kv_shard *sh)
 {
-	static const char *const argv[] = { "save" };
-	static const size_t argl[] = { 4 };
-	const struct kv_cmd *cmd = kv_cmd_lookup("save", 4);
-	int64_t now = kv_now_ms();
-	struct kv_reply out;
-	struct kv_tx *t;
+	int rc = kv_bgsave_start(sh);
 
-	if (!kv_persist_bg_begin(now))
-		return;
-	if (sh->n > 1) {
-		if (kv_multi_start(sh, NULL, cmd, 1, argv, argl, &t))
-			kv_persist_bg_end(kv_now_ms()); /* out of memory: the rule tries again */
-		return; /* kv_persist_tx_done() ends it */
-	}
-	kv_reply_init(&out);
-	kv_shard_exec(sh, NULL, cmd, now, 1, argv, argl, &out, NULL);
-	kv_persist_tx_done(sh, &out);
-}
-
-void kv_persist_tx_done(struct kv_shard *sh, struct kv_reply *out)
-{
-	(void)sh;
-	if (out->len && out->buf[0] == '-')
-		pc_log(PC_LOG_WARN, "kv: the save a rule started failed: %.*s", (int)out->len - 2,
-		       out->buf + 1);
-	kv_reply_free(out);
-	kv_persist_bg_end(kv_now_ms());
+	if (rc && rc != -EBUSY)
+		pc_log(PC_LOG_WARN, "kv: the save a rule started could not begin: %s", strerror(-rc));
 }

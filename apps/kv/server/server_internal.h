@@ -126,6 +126,9 @@ struct kv_shard_stats {
 	 * yet confirmed, its last write's -errno (0: ok) */
 	_Atomic uint64_t aof_on, aof_size, aof_pending, aof_err;
 	_Atomic uint64_t keys, expires, used, expired, evicted, commands, changes;
+	/* a background save's key records held here (bgsave.c), the most
+	 * at once since it began, and the keys copied before a change */
+	_Atomic uint64_t snap_bytes, snap_peak, snap_copied;
 };
 
 struct kv_server;
@@ -150,6 +153,7 @@ struct kv_shard {
 	struct kv_server_view view;           /* INFO's whole-server figures */
 	struct kv_shard_totals *per_shard;    /* storage for view's answers */
 	struct kv_aof *aof;                   /* its append-only file; NULL: off */
+	struct kv_snap *snap;                 /* this shard's part of a BGSAVE (bgsave.c) */
 };
 
 struct kv_server {
@@ -175,6 +179,11 @@ struct kv_server {
 	pthread_mutex_t load_lock;
 	int load_err;
 	char load_why[800];
+	/* BGSAVE (bgsave.c): whether one runs (set by the shard that starts
+	 * it, cleared by it once the file is in place or given up), when it
+	 * began, the last one's outcome and length in seconds (-1: none) */
+	_Atomic bool bg_running, bg_failed;
+	_Atomic int64_t bg_start_ms, bg_last_secs;
 };
 
 /* ---- shard.c -------------------------------------------------------------- */
@@ -278,8 +287,7 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		     const char *const *argv, const size_t *argl);
 
 /* Starts the transaction for a request (copied): its reply goes to
- * kv_client_tx_done(c, ...) later, or with c NULL (the server's own) to
- * kv_persist_tx_done(). Returns 0 or -ENOMEM. */
+ * kv_client_tx_done(c, ...) later. Returns 0 or -ENOMEM. */
 struct kv_tx;
 int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out);
@@ -348,12 +356,27 @@ void kv_persist_load_rdb(struct kv_shard *sh);
 /* Shard sh's timer: on shard 0, starts a save when a save rule is met. */
 void kv_persist_tick(struct kv_shard *sh, int64_t now);
 
-/* Starts a save of the whole server, unless one is under way. */
+/* Starts a background save of the whole server, unless one is under way. */
 void kv_persist_background_save(struct kv_shard *sh);
 
-/* The save kv_persist_background_save() started ended, its reply in out
- * (freed): a transaction without a client ends here. */
-void kv_persist_tx_done(struct kv_shard *sh, struct kv_reply *out);
+/* ---- bgsave.c ------------------------------------------------------------ */
+
+/* Starts a background save from shard sh, which writes the file while
+ * every shard walks its keys (a point-in-time view, taken with every
+ * shard held at once) and keeps serving. Returns 0 (the outcome is in
+ * the server's bg_* fields and LASTSAVE when it ends), -EBUSY while one
+ * runs, or -ENOMEM. The entry point for BGSAVE and for save rules. */
+int kv_bgsave_start(struct kv_shard *sh);
+
+/* The shard stops: its part of a save still running goes (the save
+ * never ends; its temporary file stays, as a killed Redis child's does). */
+void kv_bgsave_stop(struct kv_shard *sh);
+
+/* view.bgsave: kv_bgsave_start() of the shard arg. */
+int kv_bgsave_view(void *arg);
+
+/* BGSAVE's figures into INFO's totals. Any shard. */
+void kv_bgsave_totals(const struct kv_server *k, struct kv_totals *t);
 
 /* ---- scan.c --------------------------------------------------------------- */
 

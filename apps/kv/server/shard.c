@@ -748,7 +748,8 @@ void kv_shard_start(unsigned idx, void *user)
 	if (!sh->per_shard)
 		abort();
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
-					    .shutdown = shutdown_server, .arg = sh };
+					    .shutdown = shutdown_server, .bgsave = kv_bgsave_view,
+					    .arg = sh };
 	apply(sh, &k->o.cfg);
 	kv_persist_load_rdb(sh);
 	publish(sh);
@@ -774,6 +775,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	 * shard has stopped, when no thread can touch their jobs. */
 	sh->srv->orphans[sh->idx] = sh->closing;
 	kv_block_stop(sh);
+	kv_bgsave_stop(sh);
 	kv_db_free(sh->db);
 	kv_keylock_free(sh->keys);
 	while (sh->holds) {
