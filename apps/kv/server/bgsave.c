@@ -47,9 +47,11 @@
 #include "crc64.h"
 #include "percore/clock.h"
 #include "percore/file.h"
+#include "percore/log.h"
 #include "percore/outbox.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"
+#include "persist.h"
 #include "rdb_file.h"
 #include "server_internal.h"
 
@@ -102,6 +104,7 @@ struct kv_bgsave {
 	bool head_done, tail_done;
 	int err;
 	int64_t start_ms;
+	uint64_t changes;         /* writes counted when it began (persist.h) */
 	uint64_t off, crc, keys, expires;
 	struct pc_file *f;
 	struct snap_chunk *wait_head, **wait_tail;
@@ -400,10 +403,10 @@ static void finish(struct kv_bgsave *bg)
 		fail(bg, -EIO, "cannot close");
 	if (bg->err) {
 		unlink(bg->p.tmp);
-		fprintf(stderr, "kv: BGSAVE failed: %s\n", bg->why);
-	} else {
-		kv_save_mark(now / 1000);
+		pc_log(PC_LOG_WARN, "kv: BGSAVE failed: %s", bg->why);
 	}
+	/* LASTSAVE, the saves made and the writes since (INFO), the rules' retry */
+	kv_persist_save_done(bg->start_ms, now, bg->changes, !bg->err);
 	atomic_store_explicit(&k->bg_failed, bg->err != 0, memory_order_relaxed);
 	atomic_store_explicit(&k->bg_last_secs, now > bg->start_ms ? (now - bg->start_ms) / 1000 : 0,
 			      memory_order_relaxed);
@@ -582,6 +585,7 @@ int kv_bgsave_start(struct kv_shard *sh)
 	bg->n = sh->n;
 	bg->tx = ((uint64_t)(sh->idx + 1) << 48) | ++sh->tx_seq;
 	bg->start_ms = kv_now_ms();
+	bg->changes = t.dirty;
 	bg->wait_tail = &bg->wait_head;
 	bg->o = (struct kv_rdb_save_opts){ .dir = sh->cfg.dir, .name = sh->cfg.dbfilename,
 					   .checksum = sh->cfg.rdbchecksum, .now = bg->start_ms,
