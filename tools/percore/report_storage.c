@@ -24,28 +24,23 @@ struct file_row {
 	long at[2];      /* [pm_qos] -> benchmark index or -1 */
 };
 
+/* Each File row of the plain run, with its PM QoS twin when there is
+ * one: the same name tagged /pm_qos:on (results.h). */
 static size_t collect(const struct pc_report_ctx *c, struct file_row *rows)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < c->res->n; i++) {
+	for (size_t i = 0; i < c->res->n && n < MAX_FILE_ROWS; i++) {
 		const char *name = c->res->b[i].name;
-		char base[128];
-		size_t k;
+		char twin[160];
 
-		if (strncmp(name, "File/", 5))
+		if (strncmp(name, "File/", 5) || strstr(name, "/pm_qos:on"))
 			continue;
-		pc_report_base_name(name, base, sizeof(base));
-		for (k = 0; k < n && strcmp(rows[k].base, base); k++)
-			;
-		if (k == n) {
-			if (n == MAX_FILE_ROWS)
-				continue;
-			snprintf(rows[n].base, sizeof(rows[n].base), "%s", base);
-			rows[n].at[0] = rows[n].at[1] = -1;
-			n++;
-		}
-		rows[k].at[strstr(name, "/pm_qos:on") != NULL] = (long)i;
+		snprintf(rows[n].base, sizeof(rows[n].base), "%s", name);
+		snprintf(twin, sizeof(twin), "%s/pm_qos:on", name);
+		rows[n].at[0] = (long)i;
+		rows[n].at[1] = pc_results_index(c->res, twin);
+		n++;
 	}
 	return n;
 }
