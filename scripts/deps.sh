@@ -35,8 +35,9 @@ packages=(
   # benchmark peers
   libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtcmalloc-minimal4
   libck-dev libuv1-dev libabsl-dev libglib2.0-dev
-  # files beside fio (its io_uring engine, bench/io)
-  fio
+  # files beside fio (its io_uring engine), the journal beside RocksDB
+  # (bench/io)
+  fio librocksdb-dev
   # the kv server's oracle and clients
   redis-server redis-tools libhiredis-dev python3-redis
 )

@@ -3,8 +3,8 @@
  * way back (`percore reset`).
  *
  * tune sets: the performance governor on every CPU, THP enabled=madvise,
- * ASLR off, the NMI watchdog off, and only when asked, turbo off and SMT
- * off. Before it writes anything it saves every value it will change to a
+ * ASLR off, the NMI watchdog off, and only when asked, turbo off, SMT off
+ * and the storage settings (pc_tune_opts.path). Before it writes anything it saves every value it will change to a
  * state file; reset writes exactly those values back, in reverse order,
  * and removes the file. Every step is reported: applied, already set, not
  * applicable (the setting is not exposed here, as cpufreq in most VMs),
@@ -44,6 +44,10 @@ struct pc_tune_opts {
 	bool turbo_off;          /* tune: also turn turbo off */
 	bool smt_off;            /* tune: also turn SMT off */
 	bool dry_run;            /* report what would change; write nothing */
+	/* tune: also the storage settings for the disk holding this real
+	 * folder (I/O scheduler none, nr_requests at least 64), PCIe ASPM
+	 * performance and NVMe APST off; NULL: none of them */
+	const char *path;
 };
 
 /* What became of one tuning step. */
@@ -59,7 +63,9 @@ enum pc_tune_result {
 /* One setting on one file. */
 struct pc_tune_step {
 	const char *setting;     /* audit id: cpu.governor, cpu.turbo, cpu.smt,
-				  * mm.thp, kernel.aslr, kernel.nmi_watchdog */
+				  * mm.thp, kernel.aslr, kernel.nmi_watchdog,
+				  * storage.scheduler, storage.nr_requests,
+				  * storage.pcie_aspm, storage.nvme_apst */
 	int cpu;                 /* the CPU of a per-CPU setting, else -1 */
 	char path[256];          /* the file, as seen on the machine */
 	char old_value[64];      /* before ("" when unknown) */

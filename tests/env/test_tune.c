@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sys/sysmacros.h>
+
 #include "env/envtest.h"
 #include "testmain.h"
 
@@ -378,6 +380,98 @@ static void state_file_is_checked(void **state)
 	envtest_rmtree(t);
 }
 
+/* The storage settings of a disk that wants them all, written into a
+ * tree at the device number of the real folder `of`. */
+static void put_slow_storage(const char *t, const char *of)
+{
+	struct stat st;
+	char sched[128], nr[128];
+
+	assert_int_equal(stat(of, &st), 0);
+	snprintf(sched, sizeof(sched), "sys/dev/block/%u:%u/queue/scheduler", major(st.st_dev),
+		 minor(st.st_dev));
+	snprintf(nr, sizeof(nr), "sys/dev/block/%u:%u/queue/nr_requests", major(st.st_dev),
+		 minor(st.st_dev));
+	assert_int_equal(envtest_write(t, sched, "none [mq-deadline] kyber\n"), 0);
+	assert_int_equal(envtest_write(t, nr, "32\n"), 0);
+	assert_int_equal(envtest_write(t, "sys/module/pcie_aspm/parameters/policy",
+				       "[default] performance powersave\n"), 0);
+	assert_int_equal(envtest_write(t, "sys/module/nvme_core/parameters/default_ps_max_latency_us",
+				       "100000\n"), 0);
+	assert_int_equal(envtest_write(t, "sys/class/nvme/nvme0/power/pm_qos_latency_tolerance_us",
+				       "100000\n"), 0);
+}
+
+static enum pc_audit_status storage_status(const char *root, const char *id)
+{
+	struct pc_audit_opts ao = { .sample_ms = 1, .path = root };
+	struct pc_audit *a = NULL;
+	enum pc_audit_status s;
+
+	assert_int_equal(pc_audit_collect_opts(root, &ao, &a), 0);
+	s = pc_audit_find(a, id)->status;
+	pc_audit_free(a);
+	return s;
+}
+
+/* --path: the disk's scheduler and queue size, ASPM and APST are tuned
+ * until `percore env --path` finds nothing to fix, and reset puts every
+ * byte back. Without --path none of them is touched. */
+static void storage_round_trip(void **state)
+{
+	struct pc_tune_opts o = { 0 };
+	struct pc_tune_report *r = NULL;
+	char *t = envtest_copy_fixture("desktop"), *ref = envtest_copy_fixture("desktop");
+	static const char *const ids[] = { "storage.scheduler", "storage.nr_requests",
+					   "storage.pcie_aspm", "storage.nvme_apst" };
+	(void)state;
+
+	assert_non_null(t);
+	assert_non_null(ref);
+	put_slow_storage(t, t);
+	put_slow_storage(ref, t);
+	o.root = t;
+	assert_int_equal(pc_tune_apply(&o, &r), 0);
+	assert_null(find_step(r, "storage.scheduler"));
+	pc_tune_report_free(r);
+	assert_int_equal(pc_tune_reset(&o, &r), 0);
+	pc_tune_report_free(r);
+
+	o.path = t;
+	assert_int_equal(pc_tune_apply(&o, &r), 0);
+	expect_step(find_step(r, "storage.scheduler"), "storage.scheduler", PC_TUNE_APPLIED,
+		    "mq-deadline", "none");
+	expect_step(find_step(r, "storage.nr_requests"), "storage.nr_requests", PC_TUNE_APPLIED,
+		    "32", "256");
+	expect_step(find_step(r, "storage.pcie_aspm"), "storage.pcie_aspm", PC_TUNE_APPLIED,
+		    "default", "performance");
+	assert_int_equal(count_steps(r, "storage.nvme_apst", PC_TUNE_APPLIED), 2);
+	pc_tune_report_free(r);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		assert_int_equal(storage_status(t, ids[i]), PC_AUDIT_OK);
+
+	/* a second tune finds everything set, and a deep queue is left alone */
+	assert_int_equal(pc_tune_apply(&o, &r), 0);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		assert_int_equal(find_step(r, ids[i])->result, PC_TUNE_ALREADY);
+	pc_tune_report_free(r);
+
+	assert_int_equal(pc_tune_reset(&o, &r), 0);
+	assert_int_equal(pc_tune_report_count_result(r, PC_TUNE_FAILED), 0);
+	assert_int_equal(count_steps(r, "storage.nvme_apst", PC_TUNE_APPLIED), 2);
+	pc_tune_report_free(r);
+	assert_int_equal(envtest_tree_diff(ref, t, "var"), 0);
+
+	/* a folder on no block device of the tree: said, nothing else lost */
+	o.path = "/proc";
+	assert_int_equal(pc_tune_apply(&o, &r), 0);
+	assert_int_equal(find_step(r, "storage.scheduler")->result, PC_TUNE_NOT_APPLICABLE);
+	assert_non_null(strstr(find_step(r, "storage.scheduler")->reason, "block device"));
+	pc_tune_report_free(r);
+	envtest_rmtree(t);
+	envtest_rmtree(ref);
+}
+
 static void options_and_paths(void **state)
 {
 	struct pc_tune_opts o = { .root = "/x/y" };
@@ -410,6 +504,20 @@ static void options_and_paths(void **state)
 	assert_string_equal(sys_tune_setting_for("mm.thp", "/sys/kernel/mm/transparent_hugepage/enabled",
 						 &cpu), "mm.thp");
 	assert_int_equal(cpu, -1);
+	/* the storage files, as a state file may name them */
+	assert_string_equal(sys_tune_setting_for("storage.scheduler",
+		"/sys/dev/block/8:1/../queue/scheduler", &cpu), "storage.scheduler");
+	assert_string_equal(sys_tune_setting_for("storage.nr_requests",
+		"/sys/dev/block/259:0/queue/nr_requests", &cpu), "storage.nr_requests");
+	assert_string_equal(sys_tune_setting_for("storage.nvme_apst",
+		"/sys/class/nvme/nvme3/power/pm_qos_latency_tolerance_us", &cpu), "storage.nvme_apst");
+	assert_string_equal(sys_tune_setting_for("storage.pcie_aspm",
+		"/sys/module/pcie_aspm/parameters/policy", &cpu), "storage.pcie_aspm");
+	assert_null(sys_tune_setting_for("storage.scheduler", "/sys/dev/block/8:1/queue/../../../../etc/x",
+					 &cpu));
+	assert_null(sys_tune_setting_for("storage.scheduler", "/sys/dev/block/8:1/queue/nr_requests",
+					 &cpu));
+	assert_null(sys_tune_setting_for("storage.nvme_apst", "/sys/class/nvme/nvme0/../../x", &cpu));
 	assert_true(sys_tune_value_ok("performance") && sys_tune_value_ok("defer+madvise"));
 	assert_false(sys_tune_value_ok("") || sys_tune_value_ok("a b") || sys_tune_value_ok("../x"));
 	pc_tune_report_free(NULL);
@@ -444,6 +552,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(optional_steps_wait_to_be_asked),
 		cmocka_unit_test(failed_step_does_not_stop_the_rest),
 		cmocka_unit_test(state_file_is_checked),
+		cmocka_unit_test(storage_round_trip),
 		cmocka_unit_test(options_and_paths),
 		cmocka_unit_test(real_machine_dry_run),
 	};

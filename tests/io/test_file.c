@@ -14,6 +14,8 @@
 #include "net/metrics_util.h"
 #include "percore/file.h"
 #include "percore/hist.h"
+#include "percore/reactor.h"
+#include "percore/shard.h"
 #include "testmain.h"
 
 #define BLOCK 4096u
@@ -236,6 +238,79 @@ static void stats_and_backend(void **state)
 	pc_hist_destroy(s.lat);
 }
 
+/* A shard asleep with an operation in flight (a read of an empty pipe,
+ * which only a later write completes) still runs its timers and the
+ * messages sent to it: beside an epoll reactor it sleeps in the file
+ * ring, and both must end that sleep. */
+static struct {
+	struct pc_file *f;
+	int wfd;
+	char buf[16];
+	struct pc_timer timer;
+	_Atomic int fired, read_done;
+} pipe_wait;
+
+static void pipe_read(struct pc_file *f, ssize_t res, void *arg)
+{
+	(void)arg;
+	RT_CHECK(res == (ssize_t)sizeof(pipe_wait.buf), "pipe read: %zd", res);
+	RT_CHECK(atomic_load(&pipe_wait.fired), "the timer fired while the read waited");
+	RT_CHECK(pc_file_close(f) == 0, "close the pipe");
+	atomic_store(&pipe_wait.read_done, 1);
+	step_done();
+}
+
+static void pipe_timer(struct pc_wheel *w, struct pc_timer *t)
+{
+	(void)w;
+	(void)t;
+	atomic_store(&pipe_wait.fired, 1);
+}
+
+static void pipe_begin(void *arg)
+{
+	int rc = pc_file_open(&pipe_wait.f, arg, O_RDWR, 0, 0);
+
+	RT_CHECK(rc == 0, "open the pipe: %d", rc);
+	rc = pc_file_read(pipe_wait.f, pipe_wait.buf, sizeof(pipe_wait.buf), 0, pipe_read, NULL);
+	RT_CHECK(rc == 0, "read the pipe: %d", rc);
+	pc_timer_init(&pipe_wait.timer, pipe_timer);
+	pc_reactor_timer_after(pc_shard_reactor(), &pipe_wait.timer, 30 * 1000000ull);
+}
+
+static void pipe_write(void *arg)
+{
+	(void)arg;
+	RT_CHECK(!atomic_load(&pipe_wait.read_done), "the read waited for the write");
+	RT_CHECK(write(pipe_wait.wfd, "0123456789abcdef", 16) == 16, "write the pipe");
+}
+
+static bool pipe_fired(void)
+{
+	return atomic_load(&pipe_wait.fired) != 0;
+}
+
+static void sleep_with_io_in_flight(void **state)
+{
+	const char *backend = getenv("PC_FILE_BACKEND");
+	char path[512];
+
+	(void)state;
+	if (backend && !strcmp(backend, "threads"))
+		PC_SKIP("the pool's pread cannot wait on a pipe");
+	snprintf(path, sizeof(path), "%s/p", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	pipe_wait.wfd = open(path, O_RDWR | O_NONBLOCK);
+	assert_true(pipe_wait.wfd >= 0);
+	atomic_store(&step_flag, 0);
+	assert_int_equal(pc_engine_submit(engine, 0, pipe_begin, path), 0);
+	wait_for(pipe_fired, "the timer of a shard waiting on a read");
+	assert_int_equal(pc_engine_submit(engine, 0, pipe_write, NULL), 0);
+	wait_for(step_finished, "a message to a shard waiting on a read");
+	assert_int_equal(atomic_load(&rt_failures), 0);
+	close(pipe_wait.wfd);
+}
+
 /* /metrics carries the shard's file figures, read from another thread. */
 static void metrics_export(void **state)
 {
@@ -301,6 +376,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(reads_not_starved, setup, teardown),
 		cmocka_unit_test_setup_teardown(stats_and_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(metrics_export, setup, teardown),
+		cmocka_unit_test_setup_teardown(sleep_with_io_in_flight, setup, teardown),
 		cmocka_unit_test(off_shard),
 	};
 

@@ -228,6 +228,9 @@ static const char *const pair_names[] = {
 	"CrossCore/RTT/idle:sleep",
 	/* only the whole life of a timer counts */
 	"TimingWheel/Expire", "Peer/libuv/Expire", "TimingWheel/1000", "Peer/libuv/1000",
+	/* durable appends: RocksDB and fdatasync per record, same writers */
+	"Journal/Append/128/writers:64", "Peer/rocksdb/Append/128/writers:64",
+	"Peer/fdatasync/Append/128/writers:64", "Peer/rocksdb/Append/128/writers:1",
 };
 #define NPAIR (sizeof(pair_names) / sizeof(pair_names[0]))
 
@@ -284,6 +287,8 @@ static void rows_meet_their_peers(void **state)
 	static const char *const unpacked[] = { "Peer/ck_ring/Concurrent/affinity:on",
 						"Peer/spsc64/Concurrent/affinity:on" };
 	static const char *const wake[] = { "CrossCore/RTT/idle:spin" };
+	static const char *const journal[] = { "Peer/rocksdb/Append/128/writers:64",
+					       "Peer/fdatasync/Append/128/writers:64" };
 	static const char *const uv_expire[] = { "Peer/libuv/Expire" };
 	static const char *const uv_rearm[] = { "Peer/libuv/1000" };
 	static const char *const striped[] = { "Counter/Atomic/threads:2" };
@@ -334,6 +339,8 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "CrossCore/RTT/idle:sleep", wake, 1);
 	assert_int_equal(kind_of(r, &pp, "CrossCore/RTT/idle:sleep", 0), PC_PAIR_VARIANT);
 	assert_non_null(pp.p[pc_results_index(r, "CrossCore/RTT/idle:sleep")].peers[0].finding);
+	assert_peers(r, &pp, "Journal/Append/128/writers:64", journal, 2);
+	assert_int_equal(kind_of(r, &pp, "Journal/Append/128/writers:64", 0), PC_PAIR_PEER);
 	assert_peers(r, &pp, "TimingWheel/Expire", uv_expire, 1);
 	assert_int_equal(kind_of(r, &pp, "TimingWheel/Expire", 0), PC_PAIR_PEER);
 	assert_peers(r, &pp, "TimingWheel/1000", uv_rearm, 1);
@@ -425,6 +432,75 @@ static void names_are_escaped(void **state)
 	free(md);
 	pc_doc_free(d);
 	pc_results_free(r);
+}
+
+#define FILE_ROW(p50, p99) \
+	"{\"name\":\"File/RandRead/4096/qd:1\",\"run_type\":\"iteration\",\"real_time\":" \
+	"200,\"time_unit\":\"us\",\"p50_us\":" #p50 ",\"p99_us\":" #p99 "}"
+
+/* The storage section of a report made of a run without and one with PM
+ * QoS: both p50 and p99 side by side with their ratio, the machine's idle
+ * states and storage power, and what to expect from them. */
+static char *storage_md(const char *idle_status, const char *idle_value, bool with_qos)
+{
+	char err[256], main_text[1024];
+	struct pc_report_opts o = { .alpha = 0.05 };
+	struct pc_results *r;
+	struct pc_doc *d;
+	char *qos_path = tmp_json("{\"percore\":{\"options\":{\"pm_qos\":true}},"
+				  "\"benchmarks\":[" FILE_ROW(80, 300) "," FILE_ROW(80, 300) "]}");
+	char *md;
+
+	snprintf(main_text, sizeof(main_text),
+		 "{\"percore\":{\"audit\":[{\"id\":\"cpu.idle_states\",\"status\":\"%s\","
+		 "\"value\":\"%s\"},{\"id\":\"storage.pcie_aspm\",\"status\":\"warn\","
+		 "\"value\":\"default\"}]},\"benchmarks\":[" FILE_ROW(100, 400) ","
+		 FILE_ROW(100, 400) "]}", idle_status, idle_value);
+	r = load_text(main_text, PC_RESULTS_TAG_PMQOS, err, sizeof(err));
+	assert_non_null(r);
+	if (with_qos)
+		assert_int_equal(pc_results_append(r, qos_path, PC_RESULTS_TAG_PMQOS, err,
+						   sizeof(err)), 0);
+	d = pc_report_build(r, &o, NULL);
+	assert_non_null(d);
+	md = render(d, false);
+	pc_doc_free(d);
+	pc_results_free(r);
+	unlink(qos_path);
+	free(qos_path);
+	return md;
+}
+
+static void storage_table_with_and_without_pm_qos(void **state)
+{
+	char *md = storage_md("ok", "driver none: no idle states, an idle CPU halts", true);
+	const char *row;
+
+	(void)state;
+	row = strstr(md, "## Fast storage and idle states");
+	assert_non_null(row);
+	row = strstr(row, "| `File/RandRead/4096/qd:1` |");
+	assert_non_null(row);
+	/* p50 100 us -> 80 us, p99 400 us -> 300 us */
+	assert_non_null(strstr(row, "| 100 \xc2\xb5s | 80.0 \xc2\xb5s | 0.80x | 400 \xc2\xb5s | "
+				    "300 \xc2\xb5s | 0.75x |"));
+	assert_non_null(strstr(md, "CPU idle states (`cpu.idle_states`): ok"));
+	assert_non_null(strstr(md, "PCIe ASPM (`storage.pcie_aspm`): warn \xe2\x80\x94 default"));
+	assert_non_null(strstr(md, "NVMe APST (`storage.nvme_apst`): not audited"));
+	assert_non_null(strstr(md, "No difference expected here"));
+	assert_non_null(strstr(md, "an idle CPU halts"));
+	assert_null(strstr(md, "no `/pm_qos:on` rows"));
+	free(md);
+
+	/* deep idle states: a drop is expected; no PM QoS run: said so */
+	md = storage_md("warn", "C6 133 us", false);
+	assert_null(strstr(md, "No difference expected here"));
+	assert_non_null(strstr(md, "Deep idle states are present (C6 133 us)"));
+	assert_non_null(strstr(md, "no `/pm_qos:on` rows"));
+	row = strstr(strstr(md, "## Fast storage and idle states"), "| `File/RandRead/4096/qd:1` |");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "| 100 \xc2\xb5s | \xe2\x80\x94 | \xe2\x80\x94 | 400 \xc2\xb5s |"));
+	free(md);
 }
 
 static void comparison_reads_the_same_either_way(void **state)
@@ -561,6 +637,7 @@ int main(void)
 		cmocka_unit_test(pm_qos_rows_are_tagged_and_duplicates_skipped),
 		cmocka_unit_test(rows_meet_their_peers),
 		cmocka_unit_test(names_are_escaped),
+		cmocka_unit_test(storage_table_with_and_without_pm_qos),
 		cmocka_unit_test(comparison_reads_the_same_either_way),
 		cmocka_unit_test(many_pairs_are_adjusted_together),
 		cmocka_unit_test(hopeless_pairs_stop_asking),

@@ -281,6 +281,7 @@ struct pc_doc *pc_report_build(const struct pc_results *res, const struct pc_rep
 	pc_report_benches(&c);
 	pc_report_arch(&c);
 	pc_report_noise(&c);
+	pc_report_storage(&c);
 	comparison(&c, o);
 	method(&c);
 	pc_pairing_free(&pairs);

@@ -149,6 +149,7 @@ void pc_report_system(struct pc_report_ctx *c);
 void pc_report_benches(struct pc_report_ctx *c);
 void pc_report_arch(struct pc_report_ctx *c);
 void pc_report_noise(struct pc_report_ctx *c);
+void pc_report_storage(struct pc_report_ctx *c);
 
 struct pc_report_opts {
 	double max_cv;                  /* <= 0: from the results, else 5% */

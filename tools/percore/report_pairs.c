@@ -121,10 +121,11 @@ static const struct pair_rule rules[] = {
 	 * block size and queue depth */
 	RULE(PC_SEC_INTEGRATION, "^File/(Rand(Read|Write)/4096/qd:[0-9]+)" TAGS,
 	     PEER("^Peer/fio/\\1\\3$")),
-	/* durable appends: the journal's group commit beside one write and
-	 * one fdatasync per record from as many writers */
+	/* durable appends: the journal's group commit beside RocksDB's
+	 * (sync = true from as many threads) and beside one write and one
+	 * fdatasync per record from as many writers */
 	RULE(PC_SEC_INTEGRATION, "^Journal/(Append/128/writers:[0-9]+)" TAGS,
-	     PEER("^Peer/fdatasync/\\1\\2$")),
+	     PEER("^Peer/rocksdb/\\1\\2$"), PEER("^Peer/fdatasync/\\1\\2$")),
 	RULE(PC_SEC_INTEGRATION, "^Session(Echo)?/"),
 	/* micro benchmarks beside their peers */
 	RULE(PC_SEC_MICRO, "^SlabAlloc/([0-9]+(/batch)?)" TAGS,

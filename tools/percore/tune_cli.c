@@ -20,8 +20,8 @@ static void help(bool reset)
 		       "Without a state file there is nothing to reset: it says so (with --json\n"
 		       "\"nothing_to_reset\": true) and exits 0.\n\n");
 	} else {
-		printf("usage: percore tune [--turbo-off] [--smt-off] [--state FILE] [--root DIR]\n"
-		       "                    [--dry-run] [--json]\n\n"
+		printf("usage: percore tune [--turbo-off] [--smt-off] [--path DIR] [--state FILE]\n"
+		       "                    [--root DIR] [--dry-run] [--json]\n\n"
 		       "Apply a measurement profile: the performance governor on every CPU,\n"
 		       "THP enabled=madvise, ASLR off, the NMI watchdog off; turbo and SMT only\n"
 		       "when asked. Every value it changes is first saved to the state file\n"
@@ -31,7 +31,11 @@ static void help(bool reset)
 		       "the others. Needs root on a real machine: without it, prints what it\n"
 		       "would change and exits 1.\n\n"
 		       "  --turbo-off  also turn turbo off (intel_pstate no_turbo, cpufreq boost)\n"
-		       "  --smt-off    also turn SMT off (takes the sibling CPUs offline)\n");
+		       "  --smt-off    also turn SMT off (takes the sibling CPUs offline)\n"
+		       "  --path DIR   also the storage settings `percore env --path DIR` checks:\n"
+		       "               the I/O scheduler of the disk holding DIR (none) and its\n"
+		       "               nr_requests (256 when below 64), PCIe ASPM (performance)\n"
+		       "               and NVMe APST (off, for every controller present)\n");
 	}
 	printf("  --state FILE where the previous values are kept\n"
 	       "               (default %s, under DIR with --root)\n"
@@ -48,6 +52,7 @@ int pc_tune_cli_parse(int argc, char **argv, bool reset, struct pc_tune_cli *c)
 	static const struct option opts[] = {
 		{ "turbo-off", no_argument, NULL, 't' },
 		{ "smt-off", no_argument, NULL, 's' },
+		{ "path", required_argument, NULL, 'p' },
 		{ "state", required_argument, NULL, 'f' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -66,11 +71,12 @@ int pc_tune_cli_parse(int argc, char **argv, bool reset, struct pc_tune_cli *c)
 	opterr = 0;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (reset && (ch == 't' || ch == 's'))
+		if (reset && (ch == 't' || ch == 's' || ch == 'p'))
 			return pc_cmd_usage_error(cmd, "%s belongs to percore tune", argv[optind - 1]);
 		switch (ch) {
 		case 't': c->opts.turbo_off = true; break;
 		case 's': c->opts.smt_off = true; break;
+		case 'p': c->opts.path = optarg; break;
 		case 'f': c->opts.state_path = optarg; break;
 		case 'r': c->opts.root = optarg; break;
 		case 'n': c->opts.dry_run = true; break;
@@ -83,8 +89,9 @@ int pc_tune_cli_parse(int argc, char **argv, bool reset, struct pc_tune_cli *c)
 	}
 	if (optind < argc)
 		return pc_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if ((c->opts.root && !*c->opts.root) || (c->opts.state_path && !*c->opts.state_path))
-		return pc_cmd_usage_error(cmd, "--root and --state need a non-empty path");
+	if ((c->opts.root && !*c->opts.root) || (c->opts.state_path && !*c->opts.state_path) ||
+	    (c->opts.path && !*c->opts.path))
+		return pc_cmd_usage_error(cmd, "--root, --state and --path need a non-empty path");
 	return -1;
 }
 

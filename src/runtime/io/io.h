@@ -5,9 +5,15 @@
  * One context per shard, made on its first file operation and freed with
  * the engine. Requests wait in the queue (io_queue.c) until the depth
  * allows them into a backend; a backend finishes a request by handing it
- * to io_complete() on the shard, from the eventfd callback that both
- * backends signal (the ring's registered eventfd, or the pool's write
- * after it posted to the shard's completion ring). */
+ * to io_complete() on the shard. The pool posts to the shard's completion
+ * ring and writes an eventfd the reactor watches. The file ring beside an
+ * epoll reactor signals nothing: the shard's loop looks at its completion
+ * queue each turn (a memory read), and a shard that sleeps with file
+ * operations in flight sleeps in the ring's own wait, which the reactor's
+ * epoll descriptor ends too (a poll request on it). That is one system
+ * call per wait, as fio makes, instead of epoll, an eventfd read and the
+ * eventfd signal. Beside an io_uring reactor the ring keeps a registered
+ * eventfd. */
 #ifndef PERCORE_SRC_IO_IO_H
 #define PERCORE_SRC_IO_IO_H
 
@@ -66,9 +72,12 @@ struct io_shard {
 	struct pc_reactor *r;
 	struct pc_engine *e;
 	int node;
-	int efd;              /* both backends signal it; the reactor watches */
+	int efd;              /* the pool signals it (and the ring, when
+	                       * wait_fd < 0); the reactor watches */
+	int wait_fd;          /* the reactor's (rt_reactor_wait_fd), or -1 */
 	bool uring;           /* else the engine's pool */
 	bool submit_queued;   /* a submit task is deferred for this turn */
+	bool wait_armed;      /* the ring's poll on wait_fd is in flight */
 	struct io_uring ring;
 	struct pc_mpsc *done; /* the pool's finished requests, to this shard */
 	struct io_fifo q[IO_CLASSES];
@@ -89,7 +98,12 @@ void io_complete(struct io_shard *io, struct io_req *req);
 /* io_ring.c: the shard's file ring. */
 int io_ring_open(struct io_shard *io);
 void io_ring_start(struct io_shard *io, struct io_req *req);
-void io_ring_reap(struct io_shard *io);
+/* Complete what the ring finished; returns how many callbacks ran. */
+unsigned io_ring_reap(struct io_shard *io);
+/* The shard's sleep when the ring signals no eventfd (wait_fd >= 0): as
+ * pc_reactor_poll(r, timeout_ns), but with operations in flight it waits
+ * in the ring, for a completion or the reactor's descriptor. */
+int io_ring_sleep(struct io_shard *io, int64_t timeout_ns);
 void io_ring_close(struct io_shard *io);
 
 /* io_pool.c: the engine's threads. io_pool_attach() ensures the engine

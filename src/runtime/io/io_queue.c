@@ -199,6 +199,12 @@ static bool pool_forced(void)
 	return v && !strcmp(v, "threads");
 }
 
+/* The file ring without an eventfd: the shard's loop polls it. */
+static bool ring_polled(const struct io_shard *io)
+{
+	return io->uring && io->wait_fd >= 0;
+}
+
 static int io_shard_open(struct io_shard *io)
 {
 	int rc;
@@ -211,9 +217,22 @@ static int io_shard_open(struct io_shard *io)
 	io->uring = rc == 0;
 	if (rc)
 		rc = io_pool_attach(io, rc > 0 ? 0 : rc);
-	if (!rc)
+	if (!rc && !ring_polled(io))
 		rc = pc_reactor_add(io->r, io->efd, PC_EV_IN, on_ready, io);
 	return rc;
+}
+
+/* The shard's loop hooks for a ring that signals no eventfd (io.h). */
+static unsigned shard_poll(void *p)
+{
+	struct io_shard *io = p;
+
+	return io_uring_cq_ready(&io->ring) ? io_ring_reap(io) : 0;
+}
+
+static int shard_sleep(void *p, int64_t timeout_ns)
+{
+	return io_ring_sleep(p, timeout_ns);
 }
 
 struct io_shard *io_shard_get(void)
@@ -232,6 +251,7 @@ struct io_shard *io_shard_get(void)
 	io->e = s->e;
 	io->node = s->node;
 	io->efd = -1;
+	io->wait_fd = -1;
 	io->depth = IO_DEPTH_DEFAULT;
 	for (unsigned c = 0; c < IO_CLASSES; c++)
 		fifo_init(&io->q[c]);
@@ -240,6 +260,10 @@ struct io_shard *io_shard_get(void)
 		return NULL;
 	}
 	s->io_free = io_shard_free;
+	if (ring_polled(io)) {
+		s->io_poll = shard_poll;
+		s->io_sleep = shard_sleep;
+	}
 	/* published for pc_engine_file_stats_read on other threads */
 	__atomic_store_n(&s->io, io, __ATOMIC_RELEASE);
 	return io;

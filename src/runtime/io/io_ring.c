@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* percore io: the shard's file ring. Requests are prepared as they leave
  * the queue and submitted together by one task at the end of the turn
- * (one io_uring_enter for a turn's worth); the ring's registered eventfd
- * wakes the reactor, whichever backend the reactor itself uses. */
+ * (one io_uring_enter for a turn's worth). How completions reach the
+ * shard: io.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 
 #include "io/io.h"
 #include "percore/reactor.h"
+#include "rt/reactor_impl.h"
 
 /* Submission entries: the queue never has more than IO_DEPTH_MAX
- * requests in the ring, so a prepared request always finds an entry. */
+ * requests in the ring, so a prepared request always finds an entry;
+ * the wait's poll takes one more, and the completion queue is twice as
+ * large. */
 #define RING_ENTRIES IO_DEPTH_MAX
 
 int io_ring_open(struct io_shard *io)
@@ -19,6 +23,9 @@ int io_ring_open(struct io_shard *io)
 
 	if (rc)
 		return rc;
+	io->wait_fd = rt_reactor_wait_fd(io->r);
+	if (io->wait_fd >= 0)
+		return 0;
 	rc = io_uring_register_eventfd(&io->ring, io->efd);
 	if (rc)
 		io_uring_queue_exit(&io->ring);
@@ -62,30 +69,82 @@ static void prep(struct io_uring_sqe *sqe, struct io_req *req)
 	io_uring_sqe_set_data(sqe, req);
 }
 
-void io_ring_start(struct io_shard *io, struct io_req *req)
+/* An entry, submitting what waits when none is free (cannot happen
+ * within the depth). */
+static struct io_uring_sqe *get_sqe(struct io_shard *io)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
 
-	if (!sqe) { /* cannot happen within the depth; submit and retry */
+	if (!sqe) {
 		io_uring_submit(&io->ring);
 		sqe = io_uring_get_sqe(&io->ring);
 	}
-	prep(sqe, req);
+	return sqe;
+}
+
+void io_ring_start(struct io_shard *io, struct io_req *req)
+{
+	prep(get_sqe(io), req);
 	if (!io->submit_queued && pc_reactor_defer(io->r, submit_task, io) == 0)
 		io->submit_queued = true;
 	else if (!io->submit_queued)
 		io_uring_submit(&io->ring);
 }
 
-void io_ring_reap(struct io_shard *io)
+unsigned io_ring_reap(struct io_shard *io)
 {
 	struct io_uring_cqe *cqe;
+	unsigned n = 0;
 
 	while (io_uring_peek_cqe(&io->ring, &cqe) == 0) {
 		struct io_req *req = io_uring_cqe_get_data(cqe);
 
+		if (!req) { /* the wait's poll on the reactor's descriptor */
+			io->wait_armed = false;
+			io_uring_cqe_seen(&io->ring, cqe);
+			continue;
+		}
 		req->res = cqe->res;
 		io_uring_cqe_seen(&io->ring, cqe);
 		io_complete(io, req);
+		n++;
 	}
+	return n;
+}
+
+/* Wait in the ring for a completion or the reactor's descriptor, at most
+ * timeout_ns (< 0: no limit), submitting what is prepared. The poll is
+ * one-shot: readiness at the time it is armed completes it at once, so a
+ * wake-up written before the wait is not lost. */
+static void wait_in_ring(struct io_shard *io, int64_t timeout_ns)
+{
+	struct __kernel_timespec ts = { .tv_sec = timeout_ns / 1000000000,
+					.tv_nsec = timeout_ns % 1000000000 };
+	struct io_uring_cqe *cqe;
+
+	if (!io->wait_armed) {
+		struct io_uring_sqe *sqe = get_sqe(io);
+
+		io_uring_prep_poll_add(sqe, io->wait_fd, POLLIN);
+		io_uring_sqe_set_data(sqe, NULL);
+		io->wait_armed = true;
+	}
+	rt_reactor_waiting(io->r, timeout_ns, 1);
+	io_uring_submit_and_wait_timeout(&io->ring, &cqe, 1, timeout_ns < 0 ? NULL : &ts, NULL);
+	rt_reactor_waiting(io->r, timeout_ns, 0);
+}
+
+int io_ring_sleep(struct io_shard *io, int64_t timeout_ns)
+{
+	unsigned n;
+	int k;
+
+	if (!io->inflight)
+		return pc_reactor_poll(io->r, timeout_ns);
+	timeout_ns = rt_reactor_wait_bound(io->r, timeout_ns);
+	if (timeout_ns != 0 && !io_uring_cq_ready(&io->ring))
+		wait_in_ring(io, timeout_ns);
+	n = io_ring_reap(io);
+	k = pc_reactor_poll(io->r, 0);
+	return k < 0 ? k : k + (int)n;
 }

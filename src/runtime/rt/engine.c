@@ -149,6 +149,8 @@ static void shard_loop(struct rt_shard *s)
 		if (PC_UNLIKELY(s->app.nobx))
 			n += rt_outbox_drain(s);
 
+		if (s->io_poll)
+			n += s->io_poll(s->io);
 		if (rt_reactor_wants_poll(s->reactor)) {
 			int k = pc_reactor_poll(s->reactor, 0);
 

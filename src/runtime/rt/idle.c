@@ -99,7 +99,7 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 		return;
 	}
 	RT_STAT_ADD(s, sleeps, 1);
-	n = pc_reactor_poll(s->reactor, timeout);
+	n = s->io_sleep ? s->io_sleep(s->io, timeout) : pc_reactor_poll(s->reactor, timeout);
 	/* relaxed: only this shard reads its own flag as a decision; a
 	 * producer that still sees 1 merely sends one spare wake-up. */
 	atomic_store_explicit(&ib->sleeping, 0, memory_order_relaxed);

@@ -374,14 +374,25 @@ static void count(uint64_t *fig, int n)
 		__atomic_store_n(fig, *fig + (uint64_t)n, __ATOMIC_RELAXED);
 }
 
+int64_t rt_reactor_wait_bound(struct pc_reactor *r, int64_t timeout_ns)
+{
+	if (r->task_count)
+		return 0;
+	if (pc_wheel_count(&r->wheel))
+		return timer_timeout(r, timeout_ns);
+	return timeout_ns;
+}
+
+int rt_reactor_wait_fd(const struct pc_reactor *r)
+{
+	return r->ops->wait_fd ? r->ops->wait_fd(r) : -1;
+}
+
 int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
 {
 	int ran = 0, n;
 
-	if (r->task_count)
-		timeout_ns = 0;
-	if (pc_wheel_count(&r->wheel))
-		timeout_ns = timer_timeout(r, timeout_ns);
+	timeout_ns = rt_reactor_wait_bound(r, timeout_ns);
 	/* Nothing to wait for and nothing watched: skip the system call. */
 	if (timeout_ns != 0 || r->nfds) {
 		ran = r->ops->wait(r, timeout_ns);

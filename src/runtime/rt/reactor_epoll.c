@@ -128,6 +128,13 @@ static int ep_wait(struct pc_reactor *r, int64_t timeout_ns)
 	return ran;
 }
 
+static int ep_wait_fd(const struct pc_reactor *r)
+{
+	const struct ep_state *s = r->backend_state;
+
+	return s->epfd;
+}
+
 const struct rt_backend_ops rt_backend_epoll = {
 	.name = "epoll",
 	.init = ep_init,
@@ -136,4 +143,5 @@ const struct rt_backend_ops rt_backend_epoll = {
 	.mod = ep_mod,
 	.del = ep_del,
 	.wait = ep_wait,
+	.wait_fd = ep_wait_fd,
 };

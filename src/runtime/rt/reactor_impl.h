@@ -71,6 +71,9 @@ struct rt_backend_ops {
 	bool (*recv_pending)(struct pc_reactor *r, int fd, const struct rt_fd *f);
 	/* Fill in the io_uring figures of pc_reactor_io_stats() (NULL: none). */
 	void (*stats)(const struct pc_reactor *r, struct pc_reactor_io_stats *st);
+	/* One descriptor that polls readable whenever a wait would return
+	 * at once (NULL: none). */
+	int (*wait_fd)(const struct pc_reactor *r);
 };
 
 struct pc_reactor {
@@ -119,6 +122,17 @@ int rt_reactor_ready(struct pc_reactor *r, int fd, uint32_t gen, unsigned ready)
 
 /* Backend -> common: the wake-up eventfd fired; empty its counter. */
 void rt_reactor_drain_wake(struct pc_reactor *r);
+
+/* How long a wait that asked for timeout_ns may last: 0 while tasks are
+ * queued, else at most until the next timer is due. */
+int64_t rt_reactor_wait_bound(struct pc_reactor *r, int64_t timeout_ns);
+
+/* A descriptor that polls readable when the reactor has something to
+ * report (a watched fd ready, or a wake-up), so that a thread may sleep
+ * elsewhere (in the shard's file ring) and still hear the reactor; -1
+ * where the backend offers none (io_uring: file rings signal an eventfd
+ * it watches instead). */
+int rt_reactor_wait_fd(const struct pc_reactor *r);
 
 /* The slot for fd, or NULL when fd is not registered. */
 static inline struct rt_fd *rt_reactor_slot(struct pc_reactor *r, int fd)

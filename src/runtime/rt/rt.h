@@ -228,9 +228,14 @@ struct rt_shard {
 	struct pc_shard_mem mem_figs; /* pc_engine_mem_refresh(): stored relaxed */
 	struct rt_app app;
 	/* File I/O (src/runtime/io), made on first use; io_free frees it
-	 * at engine teardown, after the engine's file threads stopped. */
+	 * at engine teardown, after the engine's file threads stopped.
+	 * Where its completions signal no eventfd, io_poll collects them
+	 * each turn (no system call; returns the callbacks run) and
+	 * io_sleep replaces pc_reactor_poll() for a sleeping shard. */
 	void *io;
 	void (*io_free)(void *io);
+	unsigned (*io_poll)(void *io);
+	int (*io_sleep)(void *io, int64_t timeout_ns);
 	pthread_t thread;
 	int setup_err;
 

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "percore/audit.h"
 
@@ -59,6 +60,12 @@ void sys_audit_cgroup_cpu_quota(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_cgroup_memory_limit(struct pc_audit_ctx *c, struct pc_audit_out *o);
 
 /* audit_storage.c: the disk holding c->path, NVMe and PCIe power */
+/* The queue folder of the disk holding path (a real folder), as an
+ * absolute sysfs path under root: /sys/dev/block/MAJ:MIN/queue, or
+ * MAJ:MIN/../queue for a partition. *devno gets the device number.
+ * Returns 0, -ENODEV (not on a block device) or stat's -errno. */
+int sys_storage_queue_dir(const char *root, const char *path, char *out, size_t len,
+			  dev_t *devno);
 void sys_audit_storage_rotational(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_storage_scheduler(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_storage_nr_requests(struct pc_audit_ctx *c, struct pc_audit_out *o);

@@ -13,31 +13,41 @@
 #include "env/audit_impl.h"
 #include "sys/rootfs.h"
 
-/* The queue folder of the disk holding c->path, as an absolute sysfs path:
- * through /sys/dev/block/MAJ:MIN, and its parent for a partition. false
- * when there is no path or it is not on a block device. */
-static bool queue_dir(struct pc_audit_ctx *c, char *out, size_t len, struct pc_audit_out *o)
+int sys_storage_queue_dir(const char *root, const char *path, char *out, size_t len,
+			  dev_t *devno)
 {
 	struct stat st;
 	char dev[64];
+
+	if (stat(path, &st))
+		return -errno;
+	*devno = st.st_dev;
+	snprintf(dev, sizeof(dev), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
+	if (!sys_rootfs_exists(root, dev))
+		return -ENODEV;
+	snprintf(out, len, "%s/partition", dev);
+	snprintf(out, len, "%s%s/queue", dev, sys_rootfs_exists(root, out) ? "/.." : "");
+	return 0;
+}
+
+/* The queue folder of the disk holding c->path; false (value written)
+ * when there is no path or it is not on a block device. */
+static bool queue_dir(struct pc_audit_ctx *c, char *out, size_t len, struct pc_audit_out *o)
+{
+	dev_t dev = 0;
+	int rc;
 
 	if (!c->path) {
 		fprintf(o->value, "no --path given");
 		return false;
 	}
-	if (stat(c->path, &st)) {
-		fprintf(o->value, "cannot stat %s: %s", c->path, strerror(errno));
-		return false;
-	}
-	snprintf(dev, sizeof(dev), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
-	if (!sys_rootfs_exists(c->root, dev)) {
-		fprintf(o->value, "%s is not on a block device (%u:%u)", c->path, major(st.st_dev),
-			minor(st.st_dev));
-		return false;
-	}
-	snprintf(out, len, "%s/partition", dev);
-	snprintf(out, len, "%s%s/queue", dev, sys_rootfs_exists(c->root, out) ? "/.." : "");
-	return true;
+	rc = sys_storage_queue_dir(c->root, c->path, out, len, &dev);
+	if (rc == -ENODEV)
+		fprintf(o->value, "%s is not on a block device (%u:%u)", c->path, major(dev),
+			minor(dev));
+	else if (rc)
+		fprintf(o->value, "cannot stat %s: %s", c->path, strerror(-rc));
+	return rc == 0;
 }
 
 /* Read queue/<name> of c->path's disk into buf; false (value written)

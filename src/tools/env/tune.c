@@ -6,6 +6,7 @@
  * the values it will change between the two phases, so a failure halfway
  * still leaves a state file that reset can use. */
 #include "env/tune_impl.h"
+#include "env/audit_impl.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +23,16 @@
 #define THP_ENABLED   "/sys/kernel/mm/transparent_hugepage/enabled"
 #define ASLR          "/proc/sys/kernel/randomize_va_space"
 #define NMI_WATCHDOG  "/proc/sys/kernel/nmi_watchdog"
+#define ASPM_POLICY   "/sys/module/pcie_aspm/parameters/policy"
+#define APST_DEFAULT  "/sys/module/nvme_core/parameters/default_ps_max_latency_us"
+/* A controller's latency tolerance: 0 turns its APST off now (the module
+ * parameter only reaches controllers probed after it changed). */
+#define APST_CTRL_FMT "/sys/class/nvme/nvme%d/power/pm_qos_latency_tolerance_us"
+#define NVME_CTRL_MAX 64
+/* A block queue's setting: the disk's, or a partition's parent's. */
+#define QUEUE_FMT     "/sys/dev/block/%u:%u/queue/%s"
+#define PART_QUEUE_FMT "/sys/dev/block/%u:%u/../queue/%s"
+#define NR_REQUESTS_LOW 64  /* below this, the audit warns */
 
 /* Every file tune may write, by setting; the governor is per CPU. */
 static const struct {
@@ -34,9 +45,52 @@ static const struct {
 	{ "mm.thp", THP_ENABLED },
 	{ "kernel.aslr", ASLR },
 	{ "kernel.nmi_watchdog", NMI_WATCHDOG },
+	{ "storage.pcie_aspm", ASPM_POLICY },
+	{ "storage.nvme_apst", APST_DEFAULT },
 };
 
 static const char governor_id[] = "cpu.governor";
+
+/* A block queue file tune writes: QUEUE_FMT or PART_QUEUE_FMT of name. */
+static bool is_queue_file(const char *path, const char *name)
+{
+	char again[256];
+	unsigned maj, min;
+
+	if (sscanf(path, "/sys/dev/block/%u:%u/", &maj, &min) != 2)
+		return false;
+	snprintf(again, sizeof(again), QUEUE_FMT, maj, min, name);
+	if (!strcmp(again, path))
+		return true;
+	snprintf(again, sizeof(again), PART_QUEUE_FMT, maj, min, name);
+	return !strcmp(again, path);
+}
+
+static bool is_apst_ctrl_file(const char *path)
+{
+	char again[256];
+	int n;
+
+	if (sscanf(path, "/sys/class/nvme/nvme%d/", &n) != 1 || n < 0 || n >= NVME_CTRL_MAX)
+		return false;
+	snprintf(again, sizeof(again), APST_CTRL_FMT, n);
+	return !strcmp(again, path);
+}
+
+static const char *storage_setting_for(const char *setting, const char *path)
+{
+	static const char *const queue_ids[][2] = {
+		{ "storage.scheduler", "scheduler" },
+		{ "storage.nr_requests", "nr_requests" },
+	};
+
+	for (size_t i = 0; i < sizeof(queue_ids) / sizeof(queue_ids[0]); i++)
+		if (!strcmp(setting, queue_ids[i][0]) && is_queue_file(path, queue_ids[i][1]))
+			return queue_ids[i][0];
+	if (!strcmp(setting, "storage.nvme_apst") && is_apst_ctrl_file(path))
+		return "storage.nvme_apst";
+	return NULL;
+}
 
 const char *sys_tune_setting_for(const char *setting, const char *path, int *cpu)
 {
@@ -51,12 +105,11 @@ const char *sys_tune_setting_for(const char *setting, const char *path, int *cpu
 			return governor_id;
 		}
 	}
+	*cpu = -1;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		if (!strcmp(files[i].id, setting) && !strcmp(files[i].path, path)) {
-			*cpu = -1;
+		if (!strcmp(files[i].id, setting) && !strcmp(files[i].path, path))
 			return files[i].id;
-		}
-	return NULL;
+	return storage_setting_for(setting, path);
 }
 
 bool pc_tune_needs_privilege(const char *root)
@@ -226,6 +279,62 @@ static int plan_smt(struct pc_tune_report *r, const struct pc_tune_opts *o)
 	return 0;
 }
 
+/* nr_requests is raised only when below what the audit asks for: a
+ * deeper queue is the device's own choice, and fine. */
+static int plan_nr_requests(struct pc_tune_report *r, const char *root, const char *path)
+{
+	struct pc_tune_step *s = sys_tune_report_add(r, "storage.nr_requests", -1, path);
+
+	if (!s)
+		return -ENOMEM;
+	if (!read_current(root, s, NULL, 0))
+		return 0;
+	if (strtol(s->old_value, NULL, 10) >= NR_REQUESTS_LOW)
+		want(s, s->old_value);
+	else
+		want(s, "256");
+	return 0;
+}
+
+/* The disk holding o->path (its I/O scheduler and queue size), PCIe
+ * ASPM, and NVMe APST (the default for new controllers and each present
+ * controller's own), when --path is given: the settings `percore env
+ * --path` checks that can be changed and changed back at run time. */
+static int plan_storage(struct pc_tune_report *r, const struct pc_tune_opts *o)
+{
+	char q[128], path[256];
+	struct pc_tune_step *s;
+	dev_t dev;
+	int rc;
+
+	if (!o->path)
+		return 0;
+	rc = sys_storage_queue_dir(o->root, o->path, q, sizeof(q), &dev);
+	if (rc) {
+		s = sys_tune_report_add(r, "storage.scheduler", -1, "/sys/dev/block");
+		if (!s)
+			return -ENOMEM;
+		set_reason(s, PC_TUNE_NOT_APPLICABLE, "%s: %s", o->path,
+			   rc == -ENODEV ? "not on a block device" : strerror(-rc));
+	} else {
+		snprintf(path, sizeof(path), "%s/scheduler", q);
+		if ((rc = plan_file(r, o->root, "storage.scheduler", path, "none")))
+			return rc;
+		snprintf(path, sizeof(path), "%s/nr_requests", q);
+		if ((rc = plan_nr_requests(r, o->root, path)))
+			return rc;
+	}
+	if ((rc = plan_file(r, o->root, "storage.pcie_aspm", ASPM_POLICY, "performance")) ||
+	    (rc = plan_file(r, o->root, "storage.nvme_apst", APST_DEFAULT, "0")))
+		return rc;
+	for (int n = 0; n < NVME_CTRL_MAX && !rc; n++) {
+		snprintf(path, sizeof(path), APST_CTRL_FMT, n);
+		if (sys_rootfs_exists(o->root, path))
+			rc = plan_file(r, o->root, "storage.nvme_apst", path, "0");
+	}
+	return rc;
+}
+
 /* Plan every step, in the order they are applied. SMT goes last: turning
  * it off takes CPUs offline, and reset (newest first) brings them back
  * before restoring their governors. */
@@ -236,7 +345,8 @@ static int plan(struct pc_tune_report *r, const struct pc_tune_opts *o)
 	if ((rc = plan_governor(r, o->root)) || (rc = plan_turbo(r, o)) ||
 	    (rc = plan_file(r, o->root, "mm.thp", THP_ENABLED, "madvise")) ||
 	    (rc = plan_file(r, o->root, "kernel.aslr", ASLR, "0")) ||
-	    (rc = plan_file(r, o->root, "kernel.nmi_watchdog", NMI_WATCHDOG, "0")))
+	    (rc = plan_file(r, o->root, "kernel.nmi_watchdog", NMI_WATCHDOG, "0")) ||
+	    (rc = plan_storage(r, o)))
 		return rc;
 	return plan_smt(r, o);
 }
