@@ -35,6 +35,8 @@
 /* The argument before the first key counts the keys (SINTERCARD's
  * numkeys): only that many from first_key on are keys. */
 #define KV_CMD_KEYNUM       0x40u
+/* Runs for a connection subscribed to channels (RESP2 allows only these). */
+#define KV_CMD_PUBSUB       0x80u
 
 /* One request being executed. The caller fills every field but cmd. */
 struct kv_call {
@@ -58,6 +60,9 @@ struct kv_call {
 	 * here, and to out only an error. NULL: the executor provides one and
 	 * turns it into the reply. */
 	struct kv_part *part;
+	/* The shard's publish/subscribe tables (pubsub.h); NULL where there
+	 * is no server. */
+	struct kv_pubsub *ps;
 };
 
 typedef void kv_cmd_fn(struct kv_call *c);

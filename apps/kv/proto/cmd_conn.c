@@ -5,6 +5,8 @@
 #include "cmd_impl.h"
 
 #include "num.h"
+#include "pubsub.h"
+#include "txn.h"
 
 /* The connection, or NULL after replying an error (an executor with no
  * connection, such as a fuzz target). */
@@ -101,6 +103,24 @@ void kv_quit(struct kv_call *c)
 	if (c->conn)
 		c->conn->flags |= KV_CONN_CLOSE;
 	kv_reply_status(c->out, "OK");
+}
+
+/* RESET: the connection as it was at connect: no transaction or watched
+ * keys, no subscriptions, no name, no flags. */
+void kv_reset(struct kv_call *c)
+{
+	if (c->conn) {
+		kv_txn_reset(c->conn);
+		if (c->conn->ps && c->conn->ps == c->ps) {
+			kv_pubsub_unsubscribe_all(c->conn->ps, c->conn, false, NULL);
+			kv_pubsub_unsubscribe_all(c->conn->ps, c->conn, true, NULL);
+		}
+		kv_conn_set_str(&c->conn->name, NULL, 0);
+		c->conn->flags &= ~KV_CONN_NO_EVICT;
+		c->conn->proto = 2;
+		c->conn->db = 0;
+	}
+	kv_reply_status(c->out, "RESET");
 }
 
 void kv_client_id(struct kv_call *c)

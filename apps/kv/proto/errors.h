@@ -58,6 +58,10 @@
 #define KV_ERR_OOM           "OOM command not allowed when used memory > 'maxmemory'."
 #define KV_ERR_NOMEM         "ERR out of memory"
 #define KV_ERR_BUSY          "ERR server busy, try again"
+#define KV_ERR_PUBSUB_CONTEXT_FMT "ERR Can't execute '%s': only (P|S)SUBSCRIBE / " \
+	"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+#define KV_ERR_PUBSUB_ELSEWHERE "ERR subscriptions are made on the connection's own shard only " \
+	"(not inside a transaction whose keys live on another)"
 #define KV_ERR_MAXCLIENTS    "ERR max number of clients reached"
 #define KV_ERR_PROTO_FMT     "ERR %s"
 

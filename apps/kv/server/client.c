@@ -17,14 +17,17 @@
  * written, and a reply written here while jobs are out waits behind the
  * last of them (its `after`). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "percore/listener.h"
 #include "percore/log.h"
 #include "percore/reply.h"
 #include "percore/session.h"
+#include "pubsub.h"
 #include "server_internal.h"
 #include "txn.h"
 
@@ -61,6 +64,9 @@ struct kv_client {
 	/* reply bytes of requests run here, waiting behind outstanding jobs
 	 * (their `after`) */
 	uint64_t after_bytes;
+	/* a subscriber's output over its soft limit since (monotonic ms; 0:
+	 * not over) */
+	uint64_t soft_since;
 	bool owed;                    /* a reply slot held (owe()) */
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
@@ -128,17 +134,24 @@ static void stop_jobs(struct kv_client *c)
  * session's own bound. */
 static uint64_t out_limit(const struct kv_client *c)
 {
-	uint64_t lim = c->sh->cfg.client_output_limit;
+	uint64_t lim = kv_pubsub_conn_subs(&c->conn) ? c->sh->cfg.pubsub_output_limit :
+						       c->sh->cfg.client_output_limit;
 
 	return lim ? lim : KV_SERVER_OUTPUT_BOUND;
 }
 
-/* Whether the client's unsent replies (queued, ready, and held by its
- * answered jobs) pass its limit. */
+/* The client's unsent replies: queued, ready, and held by its answered
+ * jobs. */
+static uint64_t unsent(const struct kv_client *c)
+{
+	return pc_session_queued(c->s) + c->out.len + c->after_bytes +
+	       atomic_load_explicit(&c->job_bytes, memory_order_relaxed);
+}
+
+/* Whether the client's unsent replies pass its limit. */
 static bool over_limit(const struct kv_client *c)
 {
-	return c->s && pc_session_queued(c->s) + c->out.len + c->after_bytes +
-			       atomic_load_explicit(&c->job_bytes, memory_order_relaxed) > out_limit(c);
+	return c->s && unsent(c) > out_limit(c);
 }
 
 /* Closes a client over its output limit, as Redis does, its replies not
@@ -146,6 +159,11 @@ static bool over_limit(const struct kv_client *c)
 static void overflow(struct kv_client *c)
 {
 	if (c->s && !c->ending) {
+		if (kv_pubsub_conn_subs(&c->conn))
+			pc_log(PC_LOG_WARN, "kv: closed subscriber id=%llu addr=%s: %llu bytes of "
+			       "messages unsent, over client-output-buffer-limit pubsub",
+			       (unsigned long long)c->conn.id, c->conn.addr,
+			       (unsigned long long)unsent(c));
 		atomic_fetch_add_explicit(&c->sh->srv->outlimit, 1, memory_order_relaxed);
 		pc_session_close(c->s);
 		stop_jobs(c);
@@ -219,6 +237,33 @@ static void collect(struct kv_client *c)
 }
 
 static void process(struct kv_client *c);
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Whether a subscriber's unsent messages passed its pubsub limits: the
+ * hard one, or the soft one for its seconds without a break. */
+static bool pubsub_over(struct kv_client *c)
+{
+	const struct kv_config *cfg = &c->sh->cfg;
+	uint64_t now, held = unsent(c);
+
+	if (held > out_limit(c))
+		return true;
+	if (!cfg->pubsub_soft_limit || held <= cfg->pubsub_soft_limit) {
+		c->soft_since = 0;
+		return false;
+	}
+	now = mono_ms() + 1; /* never 0, which means "not over" */
+	if (!c->soft_since)
+		c->soft_since = now;
+	return now - c->soft_since >= (uint64_t)cfg->pubsub_soft_seconds * 1000;
+}
 
 /* Something outstanding answered: write what is ready, go on. */
 static void answered(struct kv_client *c)
@@ -325,6 +370,24 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	c->in_tx = false;
 	c->inflight--;
 	answered(c);
+}
+
+void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len)
+{
+	struct kv_client *c = (struct kv_client *)(void *)((char *)conn -
+							    offsetof(struct kv_client, conn));
+	struct kv_reply *to;
+
+	if (!c->s || c->ending)
+		return;
+	to = run_here_to(c); /* behind the replies it is owed */
+	kv_reply_raw(to, buf, len);
+	if (c->tail)
+		c->after_bytes += len;
+	if (pubsub_over(c))
+		overflow(c);
+	else if (!c->busy)
+		flush(c);
 }
 
 /* The batch open for more requests: the newest job, when it is a batch
@@ -499,6 +562,51 @@ static void run_here(struct kv_client *c, const struct kv_cmd *cmd, const struct
 		c->after_bytes += to->len - before;
 }
 
+/* A request a subscribed connection may not make: Redis's error in its
+ * turn. */
+static bool refused_subscribed(struct kv_client *c, const struct kv_cmd *cmd,
+			       const struct kv_resp_req *r)
+{
+	struct kv_reply *to = run_here_to(c);
+	size_t before = to->len;
+	bool refused = kv_pubsub_refused(&c->conn, cmd, r->argc, r->argv, r->argl, to);
+
+	if (c->tail)
+		c->after_bytes += to->len - before;
+	return refused;
+}
+
+/* A request run here changed the connection's subscriptions: every other
+ * shard learns of it (a job each) before its reply, from out's offset
+ * mark on, is written behind those jobs, so a PUBLISH made anywhere
+ * once the client has the reply counts and reaches it. */
+static void sync_subs(struct kv_client *c, size_t mark)
+{
+	struct kv_job *j = kv_ps_changes(c->sh);
+	size_t len = c->out.len - mark;
+
+	if (!j)
+		return;
+	while (j) {
+		struct kv_job *next = j->next;
+
+		j->next = NULL;
+		j->done = job_done;
+		j->owner = c;
+		if (c->tail)
+			c->tail->next = j;
+		else
+			c->head = j;
+		c->tail = j;
+		c->inflight++;
+		kv_job_submit(c->sh, j); /* must: never refused */
+		j = next;
+	}
+	kv_reply_raw(&c->tail->after, c->out.buf + mark, len);
+	c->after_bytes += len;
+	kv_reply_truncate(&c->out, mark);
+}
+
 /* Runs or sends one request (now: the clock for the requests of this
  * read). Returns false when it must wait for the outstanding ones (it is
  * read again later). */
@@ -514,11 +622,16 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 
 	if (c->in_tx)
 		return false; /* a command over several shards holds every later one */
+	if (c->conn.subs && refused_subscribed(c, cmd, r))
+		return true;
 	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is(cmd, "watch"))) {
+		size_t mark = c->out.len;
+
 		if (c->inflight && (kv_txn_in_multi(&c->conn) || kv_txn_is(cmd, "watch")))
 			return false; /* MULTI's and WATCH's requests run at home, in turn */
 		switch (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out)) {
 		case KV_TXN_DONE:
+			sync_subs(c, mark); /* an EXEC may have subscribed */
 			return true;
 		case KV_TXN_SHIP:
 			ship_exec(c, cmd);
@@ -541,10 +654,13 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		/* Runs here, on nothing of another shard's, once everything
 		 * before it answered (QUIT among them: it marks the connection
 		 * to close once answered). */
+		size_t mark = c->out.len;
+
 		if (c->inflight)
 			return false;
 		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
 		c->quit = c->conn.flags & KV_CONN_CLOSE;
+		sync_subs(c, mark);
 		return true;
 	}
 	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
@@ -811,6 +927,7 @@ void kv_client_open(struct pc_session *s, void *user)
 	kv_conn_init(&c->conn, atomic_fetch_add_explicit(&k->next_id, 1, memory_order_relaxed) + 1,
 		     kv_now_ms());
 	peer_name(s, &c->conn);
+	c->conn.ps = sh->ps;
 	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
 	c->s = s;
 	c->sh = sh;
@@ -830,6 +947,7 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 		       "(%zu bytes held; --max-input-bytes)", (unsigned long long)c->conn.id,
 		       c->conn.addr, c->len - c->off);
 	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+	kv_ps_conn_gone(c->sh, &c->conn);
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
 	c->owed = false;

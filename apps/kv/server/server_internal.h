@@ -59,6 +59,9 @@ struct kv_job {
 	kv_job_fn *done;           /* runs on home with sh = home shard */
 	void *owner;               /* connection or transaction */
 	bool finished;
+	/* sent as a reply is (pc_shard_send_reply): never refused for the
+	 * outbox budget, for work that must not be lost (pubsub.c) */
+	bool must;
 	bool block;                /* a JOB_BLOCK block (shard.c's cache) */
 	/* KV_JOB_LOCK: a reader's shared lock; evict, as the memory policy
 	 * allows, once granted (a writer); and the answer, whether the
@@ -124,6 +127,7 @@ struct kv_shard {
 	struct kv_shard_stats *st;            /* the server's, outlives the shard */
 	unsigned idx, n;
 	struct kv_db *db;
+	struct kv_pubsub *ps;                 /* its subscriptions, and every shard's counts */
 	uint64_t lock;                        /* the writer holding it; 0: none */
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
@@ -230,6 +234,24 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
  * that were still waiting for answers, with their jobs and transaction.
  * Returns how many. */
 uint64_t kv_client_free_orphans(struct kv_client *list);
+
+/* A message for a subscriber of this shard (the tables' deliver): queued
+ * behind the replies it is owed; a subscriber whose unsent output passes
+ * client-output-buffer-limit pubsub is closed. */
+void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len);
+
+/* ---- pubsub.c ------------------------------------------------------------- */
+
+struct kv_pubsub;
+/* A shard's tables, made at its start and freed at its stop. */
+void kv_ps_start(struct kv_shard *sh);
+void kv_ps_stop(struct kv_shard *sh);
+/* The changes of subscriptions made here since the last call, as one
+ * job for each other shard (linked by next; NULL when there were
+ * none), to be submitted with a done of the caller's. */
+struct kv_job *kv_ps_changes(struct kv_shard *sh);
+/* A connection closed: its subscriptions go, here and on every shard. */
+void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn);
 
 /* ---- multi.c -------------------------------------------------------------- */
 

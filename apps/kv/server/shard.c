@@ -227,6 +227,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 		.db = sh->db, .out = out, .now = now,
 		.max_bulk = sh->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
 		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl, .part = part,
+		.ps = sh->ps,
 	};
 
 	if (cmd)
@@ -516,7 +517,8 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j)
 		take(sh, j);
 		return 0;
 	}
-	return pc_shard_send(j->target, remote_take, j);
+	return j->must ? pc_shard_send_reply(j->target, remote_take, j) :
+			 pc_shard_send(j->target, remote_take, j);
 }
 
 static void unlock(struct kv_shard *sh, bool shared)
@@ -653,6 +655,7 @@ void kv_shard_start(unsigned idx, void *user)
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
 					    .arg = sh };
 	apply(sh, &k->o.cfg);
+	kv_ps_start(sh);
 	kv_job_cache_start();
 	pc_shard_set_user(sh);
 	pc_periodic_start(&sh->expiry, pc_shard_reactor(),
@@ -673,6 +676,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	 * shard has stopped, when no thread can touch their jobs. */
 	sh->srv->orphans[sh->idx] = sh->closing;
 	kv_db_free(sh->db);
+	kv_ps_stop(sh);
 	kv_keylock_free(sh->keys);
 	while (sh->holds) {
 		struct kv_keyhold *kh = sh->holds;
