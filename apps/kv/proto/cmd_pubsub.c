@@ -79,7 +79,7 @@ void kv_publish(struct kv_call *c)
 void kv_pubsub_channels_cmd(struct kv_call *c)
 {
 	if (c->argc > 3)
-		kv_err_arity(c);
+		kv_reply_errorf(c->out, KV_ERR_SUB_SYNTAX_FMT, (int)c->argl[1], c->argv[1], "PUBSUB");
 	else if (ready(c, false))
 		kv_pubsub_channels(c->ps, c->argc == 3 ? c->argv[2] : NULL,
 				   c->argc == 3 ? c->argl[2] : 0, c->out);

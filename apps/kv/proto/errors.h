@@ -24,6 +24,8 @@
 #define KV_ERR_EXPIRE_FMT    "ERR invalid expire time in '%s' command"
 #define KV_ERR_UNKNOWN_FMT   "ERR unknown command '%.*s', with args beginning with: %s"
 #define KV_ERR_UNKNOWN_SUB_FMT "ERR unknown subcommand '%.*s'. Try %s HELP."
+#define KV_ERR_SUB_SYNTAX_FMT "ERR unknown subcommand or wrong number of arguments for '%.*s'. " \
+	"Try %s HELP."
 #define KV_ERR_OPTION_FMT    "ERR Unsupported option %.*s"
 #define KV_ERR_NX_XX_GT_LT   "ERR NX and XX, GT or LT options at the same time are not compatible"
 #define KV_ERR_GT_LT         "ERR GT and LT options at the same time are not compatible"

@@ -25,6 +25,7 @@
 
 #include "percore/listener.h"
 #include "percore/log.h"
+#include "percore/outbox.h"
 #include "percore/reply.h"
 #include "percore/session.h"
 #include "pubsub.h"
@@ -154,16 +155,23 @@ static bool over_limit(const struct kv_client *c)
 	return c->s && unsent(c) > out_limit(c);
 }
 
+static void drop_subs(void *arg);
+
 /* Closes a client over its output limit, as Redis does, its replies not
  * yet queued dropped. */
 static void overflow(struct kv_client *c)
 {
 	if (c->s && !c->ending) {
-		if (kv_pubsub_conn_subs(&c->conn))
+		if (kv_pubsub_conn_subs(&c->conn)) {
 			pc_log(PC_LOG_WARN, "kv: closed subscriber id=%llu addr=%s: %llu bytes of "
 			       "messages unsent, over client-output-buffer-limit pubsub",
 			       (unsigned long long)c->conn.id, c->conn.addr,
 			       (unsigned long long)unsent(c));
+			/* counted and sent to no more, while its session ends:
+			 * in a later turn, as this may be one of its deliveries */
+			if (!pc_shard_send_reply(c->sh->idx, drop_subs, c))
+				c->inflight++;
+		}
 		atomic_fetch_add_explicit(&c->sh->srv->outlimit, 1, memory_order_relaxed);
 		pc_session_close(c->s);
 		stop_jobs(c);
@@ -274,6 +282,16 @@ static void answered(struct kv_client *c)
 		return;
 	}
 	process(c);
+}
+
+/* A subscriber closed over its output limit leaves the tables. */
+static void drop_subs(void *arg)
+{
+	struct kv_client *c = arg;
+
+	c->inflight--;
+	kv_ps_conn_gone(c->sh, &c->conn);
+	answered(c);
 }
 
 /* A SCAN part that found nothing and ended its shard's walk goes on to
@@ -947,7 +965,12 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 		       "(%zu bytes held; --max-input-bytes)", (unsigned long long)c->conn.id,
 		       c->conn.addr, c->len - c->off);
 	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
-	kv_ps_conn_gone(c->sh, &c->conn);
+	/* a close at the server's stop changes no counts: the other shards
+	 * are stopping too */
+	if (why == PC_CLOSE_SHUTDOWN)
+		kv_pubsub_drop(c->sh->ps, &c->conn);
+	else
+		kv_ps_conn_gone(c->sh, &c->conn);
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
 	c->owed = false;

@@ -103,9 +103,11 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->start_ms = kv_now_ms();
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
-	if (!k->stats || !k->orphans) {
+	k->ps_orphans = calloc(k->n, sizeof(*k->ps_orphans));
+	if (!k->stats || !k->orphans || !k->ps_orphans) {
 		free(k->stats);
 		free(k->orphans);
+		free(k->ps_orphans);
 		free(k);
 		return -ENOMEM;
 	}
@@ -136,6 +138,7 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	if (rc) {
 		free(k->stats);
 		free(k->orphans);
+		free(k->ps_orphans);
 		free(k);
 		return rc;
 	}
@@ -224,6 +227,8 @@ static void free_orphans(struct kv_server *k)
 
 		k->orphans[i] = NULL;
 		atomic_fetch_sub_explicit(&k->closing, n, memory_order_relaxed);
+		kv_ps_free_orphans(k->ps_orphans[i]);
+		k->ps_orphans[i] = NULL;
 	}
 }
 
@@ -241,5 +246,6 @@ void kv_server_destroy(struct kv_server *k)
 	free_orphans(k); /* destroyed without a wait: the shards ended now */
 	free(k->stats);
 	free(k->orphans);
+	free(k->ps_orphans);
 	free(k);
 }

@@ -68,6 +68,7 @@ void kv_ps_start(struct kv_shard *sh)
 
 void kv_ps_stop(struct kv_shard *sh)
 {
+	sh->srv->ps_orphans[sh->idx] = sh->ps_jobs;
 	kv_pubsub_free(sh->ps);
 	sh->ps = NULL;
 }
@@ -123,10 +124,25 @@ struct kv_job *kv_ps_changes(struct kv_shard *sh)
 	return list;
 }
 
+/* A closed connection's changes went: the job leaves its shard's list. */
 static void free_job(struct kv_shard *sh, struct kv_job *j)
 {
-	(void)sh;
+	struct kv_job **p = &sh->ps_jobs;
+
+	while (*p != j)
+		p = &(*p)->next;
+	*p = j->next;
 	kv_job_free(j);
+}
+
+void kv_ps_free_orphans(struct kv_job *list)
+{
+	while (list) {
+		struct kv_job *j = list;
+
+		list = j->next;
+		kv_job_free(j);
+	}
 }
 
 void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn)
@@ -140,7 +156,10 @@ void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn)
 	while (j) {
 		struct kv_job *next = j->next;
 
-		j->next = NULL;
+		/* listed until its done: one the engine's stop leaves unrun is
+		 * freed once every shard has stopped (kv_ps_free_orphans) */
+		j->next = sh->ps_jobs;
+		sh->ps_jobs = j;
 		j->done = free_job;
 		kv_job_submit(sh, j); /* must: never refused */
 		j = next;

@@ -128,6 +128,7 @@ struct kv_shard {
 	unsigned idx, n;
 	struct kv_db *db;
 	struct kv_pubsub *ps;                 /* its subscriptions, and every shard's counts */
+	struct kv_job *ps_jobs;               /* closed connections' changes out (pubsub.c) */
 	uint64_t lock;                        /* the writer holding it; 0: none */
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
@@ -156,6 +157,9 @@ struct kv_server {
 	/* per shard: its closing clients when it stopped, freed once every
 	 * shard has (kv_server_wait) */
 	struct kv_client **orphans;
+	/* per shard: its closed connections' pubsub changes still out when
+	 * it stopped (kv_ps_free_orphans) */
+	struct kv_job **ps_orphans;
 	int64_t start_ms;
 };
 
@@ -252,6 +256,8 @@ void kv_ps_stop(struct kv_shard *sh);
 struct kv_job *kv_ps_changes(struct kv_shard *sh);
 /* A connection closed: its subscriptions go, here and on every shard. */
 void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn);
+/* After every shard stopped: frees a shard's ps_jobs as it left them. */
+void kv_ps_free_orphans(struct kv_job *list);
 
 /* ---- multi.c -------------------------------------------------------------- */
 
