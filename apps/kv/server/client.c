@@ -408,6 +408,18 @@ void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len)
 		flush(c);
 }
 
+/* Makes j the connection's newest outstanding job. */
+static void add_job(struct kv_client *c, struct kv_job *j)
+{
+	j->owner = c;
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->inflight++;
+}
+
 /* The batch open for more requests: the newest job, when it is a batch
  * for shard t not yet sent and not full. */
 static struct kv_job *open_batch(const struct kv_client *c, unsigned t)
@@ -456,15 +468,9 @@ static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
 	}
 	j->target = t;
 	j->done = job_done;
-	j->owner = c;
 	j->held = &c->job_bytes;
 	j->held_max = out_limit(c);
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	add_job(c, j);
 	return true;
 }
 
@@ -482,17 +488,11 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	}
 	j->target = t;
 	j->done = job_done;
-	j->owner = c;
 	if (scan_shard < 0) { /* a SCAN part's reply is bounded by its COUNT */
 		j->held = &c->job_bytes;
 		j->held_max = out_limit(c);
 	}
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	add_job(c, j);
 	if (kv_job_submit(c->sh, j)) {
 		/* Past the outbox budget: this request is refused, not lost. */
 		j->held = NULL;
@@ -538,13 +538,7 @@ static void ship_exec(struct kv_client *c, const struct kv_cmd *cmd)
 	j->fn = exec_there;
 	j->target = (unsigned)kv_txn_shard(c->sh, &c->conn);
 	j->done = exec_done;
-	j->owner = c;
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->inflight++;
+	add_job(c, j);
 	c->in_tx = true;
 	if (kv_job_submit(c->sh, j)) {
 		KV_REPLY_ERR(&j->out, KV_ERR_BUSY);
@@ -610,13 +604,7 @@ static void sync_subs(struct kv_client *c, size_t mark)
 
 		j->next = NULL;
 		j->done = job_done;
-		j->owner = c;
-		if (c->tail)
-			c->tail->next = j;
-		else
-			c->head = j;
-		c->tail = j;
-		c->inflight++;
+		add_job(c, j);
 		kv_job_submit(c->sh, j); /* must: never refused */
 		j = next;
 	}
