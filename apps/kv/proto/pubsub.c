@@ -426,12 +426,12 @@ void kv_pubsub_split_changes(const struct kv_reply *buf, uint32_t n, const char 
 
 int kv_pubsub_apply(struct kv_pubsub *ps, unsigned from, const char *change, size_t len)
 {
-	bool pattern = change[1] == 'p';
-	struct ps_table *t = &ps->tab[pattern];
+	struct ps_table *t;
 	struct ps_entry *e;
 
 	if (len < 2 || from >= ps->n)
 		return 0;
+	t = &ps->tab[change[1] == 'p'];
 	e = change[0] == '+' ? find_or_add(ps, t, change + 2, len - 2) : find(t, change + 2, len - 2);
 	if (!e)
 		return change[0] == '+' ? -ENOMEM : 0;
