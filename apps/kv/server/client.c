@@ -588,13 +588,14 @@ static bool refused_subscribed(struct kv_client *c, const struct kv_cmd *cmd,
 	return refused;
 }
 
-/* A request run here changed the connection's subscriptions: every other
- * shard learns of it (a job each) before its reply, from out's offset
- * mark on, is written behind those jobs, so a PUBLISH made anywhere
- * once the client has the reply counts and reaches it. */
-static void sync_subs(struct kv_client *c, size_t mark)
+/* A request run here left work for other shards (kv_ps_pending): its
+ * reply, from out's offset mark on, is written once they did it. So a
+ * PUBLISH made anywhere once a client has its SUBSCRIBE's confirmation
+ * counts and reaches it, and past KV_PS_OUT_MAX messages out a PUBLISH
+ * answers once its messages reached every subscriber's shard. */
+static void sync_pubsub(struct kv_client *c, size_t mark)
 {
-	struct kv_job *j = kv_ps_changes(c->sh);
+	struct kv_job *j = kv_ps_pending(c->sh);
 	size_t len = c->out.len - mark;
 
 	if (!j)
@@ -637,7 +638,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 			return false; /* MULTI's and WATCH's requests run at home, in turn */
 		switch (kv_txn_dispatch(sh, &c->conn, cmd, now, r, &c->out)) {
 		case KV_TXN_DONE:
-			sync_subs(c, mark); /* an EXEC may have subscribed */
+			sync_pubsub(c, mark); /* an EXEC may have subscribed */
 			return true;
 		case KV_TXN_SHIP:
 			ship_exec(c, cmd);
@@ -666,7 +667,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 			return false;
 		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
 		c->quit = c->conn.flags & KV_CONN_CLOSE;
-		sync_subs(c, mark);
+		sync_pubsub(c, mark);
 		return true;
 	}
 	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {

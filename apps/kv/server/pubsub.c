@@ -18,37 +18,31 @@
 #include "pubsub.h"
 #include "server_internal.h"
 
-/* A message forwarded to one shard: channel then message bytes. */
-struct fwd_msg {
-	size_t clen, mlen;
-	char data[];
-};
-
-static void deliver_msg(void *arg)
+/* On a shard with subscribers: a forwarded PUBLISH's channel and
+ * message, delivered to them. */
+static void deliver_job(struct kv_shard *sh, struct kv_job *j)
 {
-	struct kv_shard *sh = pc_shard_user();
-	struct fwd_msg *m = arg;
-
-	kv_pubsub_deliver(sh->ps, m->data, m->clen, m->data + m->clen, m->mlen);
-	free(m);
+	kv_pubsub_deliver(sh->ps, j->a.argv[0], j->a.argl[0], j->a.argv[1], j->a.argl[1]);
 }
 
-/* A PUBLISH already answered for: never refused for the outbox budget,
- * or a subscriber counted would miss it. */
+/* A message for shard `to`: a job, pending until the PUBLISH's
+ * connection takes it (kv_ps_pending). Sent as a reply is, never
+ * refused: a subscriber counted must get it. */
 static void forward(void *arg, unsigned to, const char *chan, size_t clen, const char *msg,
 		    size_t mlen)
 {
-	struct fwd_msg *m = malloc(sizeof(*m) + clen + mlen);
+	struct kv_shard *sh = arg;
+	struct kv_job *j = kv_job_new(KV_JOB_FN, 2, clen + mlen);
 
-	(void)arg;
-	if (!m)
+	if (!j)
 		abort(); /* a message counted and lost would break exactly-once */
-	m->clen = clen;
-	m->mlen = mlen;
-	memcpy(m->data, chan, clen);
-	memcpy(m->data + clen, msg, mlen);
-	if (pc_shard_send_reply(to, deliver_msg, m))
-		abort();
+	kv_job_arg(j, chan, clen);
+	kv_job_arg(j, msg, mlen);
+	j->fn = deliver_job;
+	j->target = to;
+	j->must = true;
+	*sh->ps_fwd_tail = j;
+	sh->ps_fwd_tail = &j->next;
 }
 
 static void deliver(void *arg, struct kv_conn *to, const char *buf, size_t len)
@@ -64,11 +58,13 @@ void kv_ps_start(struct kv_shard *sh)
 	sh->ps = kv_pubsub_new(sh->n, sh->idx, &h);
 	if (!sh->ps)
 		abort(); /* a shard without its tables cannot serve */
+	sh->ps_fwd_tail = &sh->ps_fwd;
 }
 
 void kv_ps_stop(struct kv_shard *sh)
 {
 	sh->srv->ps_orphans[sh->idx] = sh->ps_jobs;
+	kv_ps_free_orphans(sh->ps_fwd); /* never sent */
 	kv_pubsub_free(sh->ps);
 	sh->ps = NULL;
 }
@@ -82,7 +78,9 @@ static void apply_changes(struct kv_shard *sh, struct kv_job *j)
 			abort(); /* a count lost would send messages to the wrong shards */
 }
 
-struct kv_job *kv_ps_changes(struct kv_shard *sh)
+/* The changes of subscriptions made here since the last call, one job
+ * for each other shard (linked by next), or NULL. */
+static struct kv_job *changes(struct kv_shard *sh)
 {
 	struct kv_reply buf;
 	uint32_t n = kv_pubsub_take_changes(sh->ps, &buf);
@@ -124,15 +122,55 @@ struct kv_job *kv_ps_changes(struct kv_shard *sh)
 	return list;
 }
 
-/* A closed connection's changes went: the job leaves its shard's list. */
+/* A job of nobody's done: it leaves its shard's list. */
 static void free_job(struct kv_shard *sh, struct kv_job *j)
 {
-	struct kv_job **p = &sh->ps_jobs;
-
-	while (*p != j)
-		p = &(*p)->next;
-	*p = j->next;
+	if (j->nprev)
+		j->nprev->next = j->next;
+	else
+		sh->ps_jobs = j->next;
+	if (j->next)
+		j->next->nprev = j->nprev;
+	sh->ps_out--;
 	kv_job_free(j);
+}
+
+/* Sends a job as nobody's: listed until its done, so one the engine's
+ * stop leaves unrun is freed once every shard has stopped
+ * (kv_ps_free_orphans). */
+static void send_unowned(struct kv_shard *sh, struct kv_job *j)
+{
+	j->nprev = NULL;
+	j->next = sh->ps_jobs;
+	if (j->next)
+		j->next->nprev = j;
+	sh->ps_jobs = j;
+	sh->ps_out++;
+	j->done = free_job;
+	kv_job_submit(sh, j); /* must: never refused */
+}
+
+struct kv_job *kv_ps_pending(struct kv_shard *sh)
+{
+	struct kv_job *list = changes(sh), **end = &list, *j = sh->ps_fwd;
+
+	while (*end)
+		end = &(*end)->next;
+	sh->ps_fwd = NULL;
+	sh->ps_fwd_tail = &sh->ps_fwd;
+	while (j) {
+		struct kv_job *next = j->next;
+
+		j->next = NULL;
+		if (sh->ps_out < KV_PS_OUT_MAX) {
+			send_unowned(sh, j);
+		} else {
+			*end = j;
+			end = &j->next;
+		}
+		j = next;
+	}
+	return list;
 }
 
 void kv_ps_free_orphans(struct kv_job *list)
@@ -145,23 +183,22 @@ void kv_ps_free_orphans(struct kv_job *list)
 	}
 }
 
-void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn)
+void kv_ps_flush(struct kv_shard *sh)
 {
-	struct kv_job *j;
+	struct kv_job *j = kv_ps_pending(sh);
 
-	if (!kv_pubsub_conn_subs(conn))
-		return;
-	kv_pubsub_drop(sh->ps, conn);
-	j = kv_ps_changes(sh);
 	while (j) {
 		struct kv_job *next = j->next;
 
-		/* listed until its done: one the engine's stop leaves unrun is
-		 * freed once every shard has stopped (kv_ps_free_orphans) */
-		j->next = sh->ps_jobs;
-		sh->ps_jobs = j;
-		j->done = free_job;
-		kv_job_submit(sh, j); /* must: never refused */
+		send_unowned(sh, j);
 		j = next;
 	}
+}
+
+void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn)
+{
+	if (!kv_pubsub_conn_subs(conn))
+		return;
+	kv_pubsub_drop(sh->ps, conn);
+	kv_ps_flush(sh);
 }

@@ -58,6 +58,7 @@ struct kv_job {
 	kv_job_fn *fn;             /* KV_JOB_FN: runs on the target */
 	kv_job_fn *done;           /* runs on home with sh = home shard */
 	void *owner;               /* connection or transaction */
+	struct kv_job *nprev;      /* nobody's job: the one before in its list (pubsub.c) */
 	bool finished;
 	/* sent as a reply is (pc_shard_send_reply): never refused for the
 	 * outbox budget, for work that must not be lost (pubsub.c) */
@@ -128,7 +129,9 @@ struct kv_shard {
 	unsigned idx, n;
 	struct kv_db *db;
 	struct kv_pubsub *ps;                 /* its subscriptions, and every shard's counts */
-	struct kv_job *ps_jobs;               /* closed connections' changes out (pubsub.c) */
+	struct kv_job *ps_jobs;               /* jobs of nobody's out (pubsub.c) */
+	uint32_t ps_out;                      /* how many */
+	struct kv_job *ps_fwd, **ps_fwd_tail; /* messages for other shards, pending */
 	uint64_t lock;                        /* the writer holding it; 0: none */
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
@@ -250,13 +253,25 @@ struct kv_pubsub;
 /* A shard's tables, made at its start and freed at its stop. */
 void kv_ps_start(struct kv_shard *sh);
 void kv_ps_stop(struct kv_shard *sh);
-/* The changes of subscriptions made here since the last call, as one
- * job for each other shard (linked by next; NULL when there were
- * none), to be submitted with a done of the caller's. */
-struct kv_job *kv_ps_changes(struct kv_shard *sh);
+/* Messages a shard's PUBLISHes may have out unanswered: past them, a
+ * PUBLISH answers once its messages were delivered, so a publisher
+ * cannot outrun the subscribers' shards (memory stays bounded). */
+#define KV_PS_OUT_MAX 1024u
+
+/* What the commands run here since the last call left for other shards
+ * and the caller must wait for: the changes of subscriptions, one job
+ * for each other shard, and, past KV_PS_OUT_MAX, each PUBLISH's
+ * messages, one job per shard with subscribers (below it they are sent
+ * now, unanswered); linked by next, in order (NULL: none), to be
+ * submitted with a done of the caller's. */
+struct kv_job *kv_ps_pending(struct kv_shard *sh);
+/* Sends the pending jobs as nobody's (a close's changes, a PUBLISH run
+ * inside a transaction's job). */
+void kv_ps_flush(struct kv_shard *sh);
 /* A connection closed: its subscriptions go, here and on every shard. */
 void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn);
-/* After every shard stopped: frees a shard's ps_jobs as it left them. */
+/* After every shard stopped: frees a shard's ps_jobs as it left them
+ * (and its pending ones). */
 void kv_ps_free_orphans(struct kv_job *list);
 
 /* ---- multi.c -------------------------------------------------------------- */

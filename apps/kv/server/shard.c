@@ -388,6 +388,7 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 	case KV_JOB_FN:
 		j->fn(sh, j);
 		publish(sh); /* a part of a multi-shard command */
+		kv_ps_flush(sh); /* what a PUBLISH in it sent */
 		break;
 	}
 	finish(sh, j);
