@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "num.h"
+#include "pubsub.h"
 #include "txn.h"
 
 #define W  KV_CMD_WRITE
@@ -23,6 +24,7 @@
 #define K  KV_CMD_KEYNUM
 #define D  KV_CMD_DESTKEYNUM
 #define B  KV_CMD_BLOCKING
+#define P  KV_CMD_PUBSUB
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
 	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },
@@ -388,12 +390,18 @@ void kv_err_oom(struct kv_call *c)
 
 void kv_ping(struct kv_call *c)
 {
-	if (c->argc > 2)
+	if (c->argc > 2) {
 		kv_err_arity(c);
-	else if (c->argc == 2)
+	} else if (c->conn && kv_pubsub_conn_subs(c->conn)) {
+		/* a subscribed connection's PONG is shaped as its messages */
+		kv_reply_array(c->out, 2);
+		kv_reply_bulk(c->out, "pong", 4);
+		kv_reply_bulk(c->out, c->argc == 2 ? c->argv[1] : "", c->argc == 2 ? c->argl[1] : 0);
+	} else if (c->argc == 2) {
 		kv_reply_bulk(c->out, c->argv[1], c->argl[1]);
-	else
+	} else {
 		kv_reply_status(c->out, "PONG");
+	}
 }
 
 void kv_echo(struct kv_call *c)

@@ -44,6 +44,8 @@
  * timeout is the last argument, or the first for a key count's command
  * (BLMPOP timeout numkeys ...). */
 #define KV_CMD_BLOCKING     0x100u
+/* Runs for a connection subscribed to channels (RESP2 allows only these). */
+#define KV_CMD_PUBSUB       0x200u
 
 struct kv_call;
 
@@ -85,6 +87,9 @@ struct kv_call {
 	struct kv_part *part;
 	/* Where its writes are recorded; NULL: nowhere. */
 	struct kv_cmd_log *log;
+	/* The shard's publish/subscribe tables (pubsub.h); NULL where there
+	 * is no server. */
+	struct kv_pubsub *ps;
 };
 
 typedef void kv_cmd_fn(struct kv_call *c);

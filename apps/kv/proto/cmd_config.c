@@ -123,8 +123,10 @@ static const char *value_of(const struct kv_config *cfg, const struct param *p, 
 		kv_config_save_format(cfg, buf, cap);
 		return buf;
 	case P_COBL:
-		snprintf(buf, cap, "normal %llu 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-			 (unsigned long long)cfg->client_output_limit);
+		snprintf(buf, cap, "normal %llu 0 0 slave 268435456 67108864 60 pubsub %llu %llu %u",
+			 (unsigned long long)cfg->client_output_limit,
+			 (unsigned long long)cfg->pubsub_output_limit,
+			 (unsigned long long)cfg->pubsub_soft_limit, cfg->pubsub_soft_seconds);
 		return buf;
 	case P_FIXED:
 		break;
@@ -208,8 +210,9 @@ static bool parse_number(const struct param *p, const char *s, size_t n, uint64_
 }
 
 /* client-output-buffer-limit: "<class> <hard> <soft> <seconds>" groups;
- * only the normal class's hard limit is kept, and a soft limit on it is
- * refused (this server closes at the hard limit only). */
+ * the normal class's hard limit is kept, a soft limit on it refused
+ * (this server closes normal clients at the hard limit only), and the
+ * pubsub class's three (subscribers). */
 static bool parse_cobl(struct kv_config *cfg, const char *s, size_t n, char *why, size_t whylen)
 {
 	char buf[256], *save = NULL;
@@ -229,8 +232,13 @@ static bool parse_cobl(struct kv_config *cfg, const char *s, size_t n, char *why
 				return false;
 			}
 			cfg->client_output_limit = v[0];
-		} else if (strcasecmp(cls, "slave") && strcasecmp(cls, "replica") &&
-			   strcasecmp(cls, "pubsub")) {
+		} else if (strcasecmp(cls, "pubsub") == 0) {
+			if (v[2] > UINT32_MAX)
+				goto bad;
+			cfg->pubsub_output_limit = v[0];
+			cfg->pubsub_soft_limit = v[1];
+			cfg->pubsub_soft_seconds = (uint32_t)v[2];
+		} else if (strcasecmp(cls, "slave") && strcasecmp(cls, "replica")) {
 			goto bad;
 		}
 	}

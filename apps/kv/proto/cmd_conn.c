@@ -5,6 +5,7 @@
 #include "cmd_impl.h"
 
 #include "num.h"
+#include "pubsub.h"
 #include "txn.h"
 
 /* The connection, or NULL after replying an error (an executor with no
@@ -105,13 +106,17 @@ void kv_quit(struct kv_call *c)
 }
 
 /* RESET: the connection as it was made, as Redis 7.0 leaves it: no
- * transaction or watched key, database 0, RESP2, no name (CLIENT
- * NO-EVICT and the library strings stay, as in Redis). Inside MULTI it
- * runs at once, not queued. */
+ * transaction or watched key, no subscription, database 0, RESP2, no name
+ * (CLIENT NO-EVICT and the library strings stay, as in Redis). Inside
+ * MULTI it runs at once, not queued. */
 void kv_reset(struct kv_call *c)
 {
 	if (c->conn) {
 		kv_txn_reset(c->conn);
+		if (c->conn->ps && c->conn->ps == c->ps) {
+			kv_pubsub_unsubscribe_all(c->conn->ps, c->conn, false, NULL);
+			kv_pubsub_unsubscribe_all(c->conn->ps, c->conn, true, NULL);
+		}
 		c->conn->db = 0;
 		c->conn->proto = 2;
 		kv_conn_set_str(&c->conn->name, NULL, 0);

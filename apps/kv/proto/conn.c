@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "num.h"
+#include "pubsub.h"
 #include "txn.h"
 
 void kv_conn_init(struct kv_conn *c, uint64_t id, int64_t now)
@@ -31,6 +32,7 @@ void kv_conn_fini(struct kv_conn *c)
 	free(c->lib_ver);
 	c->name = c->lib_name = c->lib_ver = NULL;
 	kv_txn_free(c);
+	kv_pubsub_conn_fini(c);
 }
 
 int kv_conn_set_str(char **field, const char *s, size_t n)
@@ -55,6 +57,9 @@ void kv_config_init(struct kv_config *cfg)
 		.max_multibulk_len = KV_RESP_MAX_ARGS_DEFAULT,
 		.maxclients = 10000,
 		.client_output_limit = 0,
+		.pubsub_output_limit = 32ull << 20,
+		.pubsub_soft_limit = 8ull << 20,
+		.pubsub_soft_seconds = 60,
 		.timeout = 0,
 		.tcp_keepalive = 300,
 		.hz = 10,

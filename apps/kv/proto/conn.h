@@ -49,6 +49,11 @@ struct kv_conn {
 	char *lib_ver;
 	/* MULTI's queue and WATCH's keys (txn.h); NULL until first used */
 	struct kv_txn *txn;
+	/* its channels and patterns (pubsub.h); NULL until first used */
+	struct kv_subs *subs;
+	/* the tables of the shard it lives on (set by the server; NULL:
+	 * none): its subscriptions are made there alone */
+	struct kv_pubsub *ps;
 };
 
 /* Replaces one of c's strings (&c->name, &c->lib_name, &c->lib_ver) with
@@ -91,6 +96,10 @@ struct kv_config {
 	uint32_t max_multibulk_len;    /* arguments in one request (1,048,576) */
 	uint32_t maxclients;           /* 10000 */
 	uint64_t client_output_limit;  /* unsent reply bytes before a close; 0: none (Redis's "normal 0 0 0") */
+	/* a subscriber's: closed past the hard limit, or over the soft one
+	 * for its seconds (Redis's "pubsub 32mb 8mb 60"); 0: none */
+	uint64_t pubsub_output_limit, pubsub_soft_limit;
+	uint32_t pubsub_soft_seconds;
 	uint32_t timeout;              /* idle seconds before a close; 0: never */
 	uint32_t tcp_keepalive;        /* 300 */
 	uint32_t hz;                   /* background task frequency (10) */

@@ -24,6 +24,8 @@
 #define KV_ERR_EXPIRE_FMT    "ERR invalid expire time in '%s' command"
 #define KV_ERR_UNKNOWN_FMT   "ERR unknown command '%.*s', with args beginning with: %s"
 #define KV_ERR_UNKNOWN_SUB_FMT "ERR unknown subcommand '%.*s'. Try %s HELP."
+#define KV_ERR_SUB_SYNTAX_FMT "ERR unknown subcommand or wrong number of arguments for '%.*s'. " \
+	"Try %s HELP."
 #define KV_ERR_OPTION_FMT    "ERR Unsupported option %.*s"
 #define KV_ERR_NX_XX_GT_LT   "ERR NX and XX, GT or LT options at the same time are not compatible"
 #define KV_ERR_GT_LT         "ERR GT and LT options at the same time are not compatible"
@@ -64,6 +66,10 @@
 /* Dumps */
 #define KV_ERR_BGSAVE_RUNNING "ERR Background save already in progress"
 #define KV_ERR_NO_BGSAVE      "ERR BGSAVE needs the server (no background work here)"
+#define KV_ERR_PUBSUB_CONTEXT_FMT "ERR Can't execute '%s': only (P|S)SUBSCRIBE / " \
+	"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+#define KV_ERR_PUBSUB_ELSEWHERE "ERR subscriptions are made on the connection's own shard only " \
+	"(not inside a transaction whose keys live on another)"
 #define KV_ERR_MAXCLIENTS    "ERR max number of clients reached"
 #define KV_ERR_PROTO_FMT     "ERR %s"
 

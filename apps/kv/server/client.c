@@ -17,16 +17,20 @@
  * written, and a reply written here while jobs are out waits behind the
  * last of them (its `after`). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "aof_shard.h"
 #include "percore/listener.h"
 #include "percore/log.h"
+#include "percore/outbox.h"
 #include "percore/reply.h"
 #include "percore/session.h"
 #include "block.h"
+#include "pubsub.h"
 #include "server_internal.h"
 #include "txn.h"
 
@@ -65,6 +69,9 @@ struct kv_client {
 	/* reply bytes of requests run here, waiting behind outstanding jobs
 	 * (their `after`) */
 	uint64_t after_bytes;
+	/* a subscriber's output over its soft limit since (monotonic ms; 0:
+	 * not over) */
+	uint64_t soft_since;
 	bool owed;                    /* a reply slot held (owe()) */
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
@@ -136,24 +143,43 @@ static void stop_jobs(struct kv_client *c)
  * session's own bound. */
 static uint64_t out_limit(const struct kv_client *c)
 {
-	uint64_t lim = c->sh->cfg.client_output_limit;
+	uint64_t lim = kv_pubsub_conn_subs(&c->conn) ? c->sh->cfg.pubsub_output_limit :
+						       c->sh->cfg.client_output_limit;
 
 	return lim ? lim : KV_SERVER_OUTPUT_BOUND;
 }
 
-/* Whether the client's unsent replies (queued, ready, and held by its
- * answered jobs) pass its limit. */
+/* The client's unsent replies: queued, ready, and held by its answered
+ * jobs. */
+static uint64_t unsent(const struct kv_client *c)
+{
+	return pc_session_queued(c->s) + c->out.len + c->after_bytes +
+	       atomic_load_explicit(&c->job_bytes, memory_order_relaxed);
+}
+
+/* Whether the client's unsent replies pass its limit. */
 static bool over_limit(const struct kv_client *c)
 {
-	return c->s && pc_session_queued(c->s) + c->out.len + c->after_bytes +
-			       atomic_load_explicit(&c->job_bytes, memory_order_relaxed) > out_limit(c);
+	return c->s && unsent(c) > out_limit(c);
 }
+
+static void drop_subs(void *arg);
 
 /* Closes a client over its output limit, as Redis does, its replies not
  * yet queued dropped. */
 static void overflow(struct kv_client *c)
 {
 	if (c->s && !c->ending) {
+		if (kv_pubsub_conn_subs(&c->conn)) {
+			pc_log(PC_LOG_WARN, "kv: closed subscriber id=%llu addr=%s: %llu bytes of "
+			       "messages unsent, over client-output-buffer-limit pubsub",
+			       (unsigned long long)c->conn.id, c->conn.addr,
+			       (unsigned long long)unsent(c));
+			/* counted and sent to no more, while its session ends:
+			 * in a later turn, as this may be one of its deliveries */
+			if (!pc_shard_send_reply(c->sh->idx, drop_subs, c))
+				c->inflight++;
+		}
 		atomic_fetch_add_explicit(&c->sh->srv->outlimit, 1, memory_order_relaxed);
 		pc_session_close(c->s);
 		stop_jobs(c);
@@ -228,6 +254,33 @@ static void collect(struct kv_client *c)
 
 static void process(struct kv_client *c);
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Whether a subscriber's unsent messages passed its pubsub limits: the
+ * hard one, or the soft one for its seconds without a break. */
+static bool pubsub_over(struct kv_client *c)
+{
+	const struct kv_config *cfg = &c->sh->cfg;
+	uint64_t now, held = unsent(c);
+
+	if (held > out_limit(c))
+		return true;
+	if (!cfg->pubsub_soft_limit || held <= cfg->pubsub_soft_limit) {
+		c->soft_since = 0;
+		return false;
+	}
+	now = mono_ms() + 1; /* never 0, which means "not over" */
+	if (!c->soft_since)
+		c->soft_since = now;
+	return now - c->soft_since >= (uint64_t)cfg->pubsub_soft_seconds * 1000;
+}
+
 /* Something outstanding answered: write what is ready, go on. */
 static void answered(struct kv_client *c)
 {
@@ -237,6 +290,16 @@ static void answered(struct kv_client *c)
 		return;
 	}
 	process(c);
+}
+
+/* A subscriber closed over its output limit leaves the tables. */
+static void drop_subs(void *arg)
+{
+	struct kv_client *c = arg;
+
+	c->inflight--;
+	kv_ps_conn_gone(c->sh, &c->conn);
+	answered(c);
 }
 
 static void job_done(struct kv_shard *sh, struct kv_job *j)
@@ -294,9 +357,28 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	answered(c);
 }
 
+void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len)
+{
+	struct kv_client *c = (struct kv_client *)(void *)((char *)conn -
+							    offsetof(struct kv_client, conn));
+	struct kv_reply *to;
+
+	if (!c->s || c->ending)
+		return;
+	to = run_here_to(c); /* behind the replies it is owed */
+	kv_reply_raw(to, buf, len);
+	if (c->tail)
+		c->after_bytes += len;
+	if (pubsub_over(c))
+		overflow(c);
+	else if (!c->busy)
+		flush(c);
+}
+
 /* j joins the connection's outstanding jobs, as the newest. */
 static void outstanding(struct kv_client *c, struct kv_job *j)
 {
+	j->owner = c;
 	if (c->tail)
 		c->tail->next = j;
 	else
@@ -359,7 +441,6 @@ static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
 	}
 	j->target = t;
 	j->done = job_done;
-	j->owner = c;
 	j->held = &c->job_bytes;
 	j->held_max = out_limit(c);
 	outstanding(c, j);
@@ -410,7 +491,6 @@ static void send_job(struct kv_client *c, const struct kv_resp_req *r, unsigned 
 	}
 	j->target = t;
 	j->done = job_done;
-	j->owner = c;
 	if (scan_shard < 0) { /* a SCAN part's reply is bounded by its COUNT */
 		j->held = &c->job_bytes;
 		j->held_max = out_limit(c);
@@ -461,7 +541,6 @@ static void ship_exec(struct kv_client *c, const struct kv_cmd *cmd)
 	j->fn = exec_there;
 	j->target = (unsigned)kv_txn_shard(c->sh, &c->conn);
 	j->done = exec_done;
-	j->owner = c;
 	outstanding(c, j);
 	c->in_tx = true;
 	if (kv_job_submit(c->sh, j)) {
@@ -523,7 +602,6 @@ static void hold_reply(struct kv_client *c, struct kv_reply *to, size_t before, 
 	batch_send(c); /* an open batch before it goes now: it is no longer the newest */
 	j->home = j->target = c->sh->idx;
 	j->done = job_done;
-	j->owner = c;
 	outstanding(c, j);
 	kv_aof_hold(c->sh, mark, kv_job_durable, j);
 }
@@ -544,6 +622,46 @@ static void run_here(struct kv_client *c, const struct kv_cmd *cmd, const struct
 	hold_reply(c, to, before, mark);
 }
 
+/* A request a subscribed connection may not make: Redis's error in its
+ * turn. */
+static bool refused_subscribed(struct kv_client *c, const struct kv_cmd *cmd,
+			       const struct kv_resp_req *r)
+{
+	struct kv_reply *to = run_here_to(c);
+	size_t before = to->len;
+	bool refused = kv_pubsub_refused(&c->conn, cmd, r->argc, r->argv, r->argl, to);
+
+	if (c->tail)
+		c->after_bytes += to->len - before;
+	return refused;
+}
+
+/* A request run here left work for other shards (kv_ps_pending): its
+ * reply, from out's offset mark on, is written once they did it. So a
+ * PUBLISH made anywhere once a client has its SUBSCRIBE's confirmation
+ * counts and reaches it, and past KV_PS_OUT_MAX messages out a PUBLISH
+ * answers once its messages reached every subscriber's shard. */
+static void sync_pubsub(struct kv_client *c, size_t mark)
+{
+	struct kv_job *j = kv_ps_pending(c->sh);
+	size_t len = c->out.len - mark;
+
+	if (!j)
+		return;
+	while (j) {
+		struct kv_job *next = j->next;
+
+		j->next = NULL;
+		j->done = job_done;
+		outstanding(c, j);
+		kv_job_submit(c->sh, j); /* must: never refused */
+		j = next;
+	}
+	kv_reply_raw(&c->tail->after, c->out.buf + mark, len);
+	c->after_bytes += len;
+	kv_reply_truncate(&c->out, mark);
+}
+
 /* Runs or sends one request (now: the clock for the requests of this
  * read). Returns false when it must wait for the outstanding ones (it is
  * read again later). */
@@ -559,6 +677,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 
 	if (c->in_tx)
 		return false; /* a command over several shards holds every later one */
+	if (c->conn.subs && refused_subscribed(c, cmd, r))
+		return true;
 	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is(cmd, "watch"))) {
 		if (c->inflight && (kv_txn_in_multi(&c->conn) || kv_txn_is(cmd, "watch")))
 			return false; /* MULTI's and WATCH's requests run at home, in turn */
@@ -569,6 +689,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		case KV_TXN_DONE:
 			c->quit = c->conn.flags & KV_CONN_CLOSE; /* a QUIT inside MULTI */
 			hold_reply(c, &c->out, before, mark);
+			sync_pubsub(c, before); /* an EXEC may have subscribed */
 			return true;
 		case KV_TXN_SHIP:
 			ship_exec(c, cmd);
@@ -607,6 +728,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		kv_shard_exec(sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, &c->out, NULL);
 		c->quit = c->conn.flags & KV_CONN_CLOSE;
 		hold_reply(c, &c->out, before, mark);
+		sync_pubsub(c, before);
 		return true;
 	}
 	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
@@ -877,6 +999,7 @@ void kv_client_open(struct pc_session *s, void *user)
 	kv_conn_init(&c->conn, atomic_fetch_add_explicit(&k->next_id, 1, memory_order_relaxed) + 1,
 		     kv_now_ms());
 	peer_name(s, &c->conn);
+	c->conn.ps = sh->ps;
 	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
 	c->s = s;
 	c->sh = sh;
@@ -896,6 +1019,12 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 		       "(%zu bytes held; --max-input-bytes)", (unsigned long long)c->conn.id,
 		       c->conn.addr, c->len - c->off);
 	atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+	/* a close at the server's stop changes no counts: the other shards
+	 * are stopping too */
+	if (why == PC_CLOSE_SHUTDOWN)
+		kv_pubsub_drop(c->sh->ps, &c->conn);
+	else
+		kv_ps_conn_gone(c->sh, &c->conn);
 	pc_session_set_data(s, NULL);
 	c->s = NULL;
 	c->owed = false;

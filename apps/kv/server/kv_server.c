@@ -98,6 +98,8 @@ static void free_orphans(struct kv_server *k)
 
 		k->orphans[i] = NULL;
 		atomic_fetch_sub_explicit(&k->closing, n, memory_order_relaxed);
+		kv_ps_free_orphans(k->ps_orphans[i]);
+		k->ps_orphans[i] = NULL;
 	}
 }
 
@@ -107,6 +109,7 @@ static void free_server(struct kv_server *k)
 	free(k->dump);
 	free(k->stats);
 	free(k->orphans);
+	free(k->ps_orphans);
 	pthread_mutex_destroy(&k->load_lock);
 	free(k);
 }
@@ -134,8 +137,9 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	atomic_store_explicit(&k->bg_last_secs, -1, memory_order_relaxed);
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
+	k->ps_orphans = calloc(k->n, sizeof(*k->ps_orphans));
 	pthread_mutex_init(&k->load_lock, NULL);
-	rc = !k->stats || !k->orphans ? -ENOMEM : 0;
+	rc = !k->stats || !k->orphans || !k->ps_orphans ? -ENOMEM : 0;
 	/* Redis loads the append-only files instead of the dump when
 	 * appendonly is on */
 	if (!rc && o->load_dump && !o->cfg.appendonly)

@@ -60,7 +60,11 @@ struct kv_job {
 	kv_job_fn *fn;             /* KV_JOB_FN: runs on the target */
 	kv_job_fn *done;           /* runs on home with sh = home shard */
 	void *owner;               /* connection or transaction */
+	struct kv_job *nprev;      /* nobody's job: the one before in its list (pubsub.c) */
 	bool finished;
+	/* sent as a reply is (pc_shard_send_reply): never refused for the
+	 * outbox budget, for work that must not be lost (pubsub.c) */
+	bool must;
 	bool block;                /* a JOB_BLOCK block (shard.c's cache) */
 	/* KV_JOB_LOCK: a reader's shared lock; evict, as the memory policy
 	 * allows, once granted (a writer); and the answer, whether the
@@ -138,6 +142,10 @@ struct kv_shard {
 	struct kv_shard_stats *st;            /* the server's, outlives the shard */
 	unsigned idx, n;
 	struct kv_db *db;
+	struct kv_pubsub *ps;                 /* its subscriptions, and every shard's counts */
+	struct kv_job *ps_jobs;               /* jobs of nobody's out (pubsub.c) */
+	uint32_t ps_out;                      /* how many */
+	struct kv_job *ps_fwd, **ps_fwd_tail; /* messages for other shards, pending */
 	uint64_t lock;                        /* the writer holding it; 0: none */
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
@@ -169,6 +177,9 @@ struct kv_server {
 	/* per shard: its closing clients when it stopped, freed once every
 	 * shard has (kv_server_wait) */
 	struct kv_client **orphans;
+	/* per shard: its closed connections' pubsub changes still out when
+	 * it stopped (kv_ps_free_orphans) */
+	struct kv_job **ps_orphans;
 	int64_t start_ms;
 	struct aof_start *aof_start;          /* the shards' start (aof_shard.c) */
 	/* the dump loaded at start (persist.c): its bytes, read once, until
@@ -278,6 +289,38 @@ void kv_client_unblocked(struct kv_client *c, struct kv_reply *out);
  * that were still waiting for answers, with their jobs and transaction.
  * Returns how many. */
 uint64_t kv_client_free_orphans(struct kv_client *list);
+
+/* A message for a subscriber of this shard (the tables' deliver): queued
+ * behind the replies it is owed; a subscriber whose unsent output passes
+ * client-output-buffer-limit pubsub is closed. */
+void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len);
+
+/* ---- pubsub.c ------------------------------------------------------------- */
+
+struct kv_pubsub;
+/* A shard's tables, made at its start and freed at its stop. */
+void kv_ps_start(struct kv_shard *sh);
+void kv_ps_stop(struct kv_shard *sh);
+/* Messages a shard's PUBLISHes may have out unanswered: past them, a
+ * PUBLISH answers once its messages were delivered, so a publisher
+ * cannot outrun the subscribers' shards (memory stays bounded). */
+#define KV_PS_OUT_MAX 1024u
+
+/* What the commands run here since the last call left for other shards
+ * and the caller must wait for: the changes of subscriptions, one job
+ * for each other shard, and, past KV_PS_OUT_MAX, each PUBLISH's
+ * messages, one job per shard with subscribers (below it they are sent
+ * now, unanswered); linked by next, in order (NULL: none), to be
+ * submitted with a done of the caller's. */
+struct kv_job *kv_ps_pending(struct kv_shard *sh);
+/* Sends the pending jobs as nobody's (a close's changes, a PUBLISH run
+ * inside a transaction's job). */
+void kv_ps_flush(struct kv_shard *sh);
+/* A connection closed: its subscriptions go, here and on every shard. */
+void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn);
+/* After every shard stopped: frees a shard's ps_jobs as it left them
+ * (and its pending ones). */
+void kv_ps_free_orphans(struct kv_job *list);
 
 /* ---- multi.c -------------------------------------------------------------- */
 

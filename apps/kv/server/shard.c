@@ -263,6 +263,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 		.max_bulk = sh->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
 		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl, .part = part,
 		.log = kv_aof_log(sh),
+		.ps = sh->ps,
 	};
 
 	if (cmd)
@@ -463,6 +464,7 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 		j->fn(sh, j);
 		kv_block_serve(sh);
 		publish(sh); /* a part of a multi-shard command */
+		kv_ps_flush(sh); /* what a PUBLISH in it sent */
 		break;
 	}
 	if (part)
@@ -601,7 +603,8 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j)
 		take(sh, j);
 		return 0;
 	}
-	return pc_shard_send(j->target, remote_take, j);
+	return j->must ? pc_shard_send_reply(j->target, remote_take, j) :
+			 pc_shard_send(j->target, remote_take, j);
 }
 
 static void unlock(struct kv_shard *sh, bool shared)
@@ -751,6 +754,7 @@ void kv_shard_start(unsigned idx, void *user)
 					    .shutdown = shutdown_server, .bgsave = kv_bgsave_view,
 					    .arg = sh };
 	apply(sh, &k->o.cfg);
+	kv_ps_start(sh);
 	kv_persist_load_rdb(sh);
 	publish(sh);
 	kv_job_cache_start();
@@ -777,6 +781,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	kv_block_stop(sh);
 	kv_bgsave_stop(sh);
 	kv_db_free(sh->db);
+	kv_ps_stop(sh);
 	kv_keylock_free(sh->keys);
 	while (sh->holds) {
 		struct kv_keyhold *kh = sh->holds;

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* A publish/subscribe load for any Redis-protocol server (redis-benchmark
+ * cannot subscribe): `subs` connections SUBSCRIBE to one channel, then
+ * `pubs` connections each PUBLISH `msgs` messages of `size` bytes to it,
+ * `depth` requests in flight per connection. Each message carries the
+ * time it was sent; the subscribers, read by one epoll thread, take the
+ * delivery latency of every 16th message. Prints one line:
+ *
+ *   publishes_per_s=... deliveries_per_s=... p50_us=... p99_us=... seconds=...
+ *
+ * usage: kv_pubsub_load PORT SUBS PUBS MSGS DEPTH SIZE
+ * Exit 1 when a message is lost or the run passes 120 s. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHANNEL    "bench"
+#define SAMPLE     16
+#define LIMIT_NS   (120ull * 1000000000ull)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int dial(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("connect");
+		exit(2);
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static void send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w <= 0) {
+			perror("write");
+			exit(2);
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Reads until `want` bytes came; returns them in buf (want <= cap). */
+static void recv_exact(int fd, char *buf, size_t want)
+{
+	size_t got = 0;
+
+	while (got < want) {
+		ssize_t r = read(fd, buf + got, want - got);
+
+		if (r <= 0) {
+			perror("read");
+			exit(2);
+		}
+		got += (size_t)r;
+	}
+}
+
+struct run {
+	int port, subs, pubs, msgs, depth, size;
+	size_t frame;            /* one delivered message's bytes */
+	size_t stamp_at;         /* where its time stamp starts */
+	uint64_t *lat;           /* sampled latencies, ns */
+	size_t nlat, caplat;
+	uint64_t delivered;
+};
+
+/* Each publisher: PUBLISH requests of a fixed size, the first 16 bytes
+ * of the message its send time in hex. */
+static void *publisher(void *arg)
+{
+	struct run *r = arg;
+	int fd = dial(r->port);
+	char head[64];
+	int hl = snprintf(head, sizeof(head), "*3\r\n$7\r\nPUBLISH\r\n$%zu\r\n%s\r\n$%d\r\n",
+			  strlen(CHANNEL), CHANNEL, r->size);
+	size_t req = (size_t)hl + (size_t)r->size + 2;
+	char *batch = malloc(req * (size_t)r->depth);
+	char reply[64];
+
+	for (int i = 0; i < r->depth; i++) {
+		char *q = batch + req * (size_t)i;
+
+		memcpy(q, head, (size_t)hl);
+		memset(q + hl, 'x', (size_t)r->size);
+		memcpy(q + hl + r->size, "\r\n", 2);
+	}
+	for (int sent = 0; sent < r->msgs;) {
+		int n = r->msgs - sent < r->depth ? r->msgs - sent : r->depth;
+
+		for (int i = 0; i < n; i++) {
+			char t[17];
+
+			snprintf(t, sizeof(t), "%016llx", (unsigned long long)now_ns());
+			memcpy(batch + req * (size_t)i + hl, t, 16);
+		}
+		send_all(fd, batch, req * (size_t)n);
+		for (int i = 0; i < n; i++) { /* ":<count>\r\n" each */
+			size_t got = 0;
+
+			do
+				recv_exact(fd, reply + got, 1);
+			while (reply[got++] != '\n' && got < sizeof(reply));
+		}
+		sent += n;
+	}
+	free(batch);
+	close(fd);
+	return NULL;
+}
+
+struct sub {
+	int fd;
+	char *buf;
+	size_t len;
+};
+
+static void take_frames(struct run *r, struct sub *s)
+{
+	size_t off = 0;
+
+	while (s->len - off >= r->frame) {
+		if (r->delivered % SAMPLE == 0 && r->nlat < r->caplat) {
+			char t[17];
+
+			memcpy(t, s->buf + off + r->stamp_at, 16);
+			t[16] = '\0';
+			r->lat[r->nlat++] = now_ns() - strtoull(t, NULL, 16);
+		}
+		r->delivered++;
+		off += r->frame;
+	}
+	memmove(s->buf, s->buf + off, s->len - off);
+	s->len -= off;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { 0 };
+	struct sub *subs;
+	pthread_t *pt;
+	uint64_t want, t0;
+	int ep;
+	char sub_req[64], confirm[64];
+
+	if (argc != 7) {
+		fprintf(stderr, "usage: %s PORT SUBS PUBS MSGS DEPTH SIZE\n", argv[0]);
+		return 2;
+	}
+	r.port = atoi(argv[1]);
+	r.subs = atoi(argv[2]);
+	r.pubs = atoi(argv[3]);
+	r.msgs = atoi(argv[4]);
+	r.depth = atoi(argv[5]);
+	r.size = atoi(argv[6]);
+	if (r.subs < 1 || r.pubs < 1 || r.msgs < 1 || r.depth < 1 || r.size < 16)
+		return 2;
+	r.frame = (size_t)snprintf(NULL, 0, "*3\r\n$7\r\nmessage\r\n$%zu\r\n%s\r\n$%d\r\n",
+				   strlen(CHANNEL), CHANNEL, r.size);
+	r.stamp_at = r.frame;
+	r.frame += (size_t)r.size + 2;
+	want = (uint64_t)r.subs * (uint64_t)r.pubs * (uint64_t)r.msgs;
+	r.caplat = want / SAMPLE + 1;
+	r.lat = malloc(r.caplat * sizeof(*r.lat));
+	subs = calloc((size_t)r.subs, sizeof(*subs));
+	pt = calloc((size_t)r.pubs, sizeof(*pt));
+	ep = epoll_create1(0);
+	int sl = snprintf(sub_req, sizeof(sub_req), "*2\r\n$9\r\nSUBSCRIBE\r\n$%zu\r\n%s\r\n",
+			  strlen(CHANNEL), CHANNEL);
+	size_t cl = (size_t)snprintf(confirm, sizeof(confirm), "*3\r\n$9\r\nsubscribe\r\n$%zu\r\n%s\r\n:1\r\n",
+				     strlen(CHANNEL), CHANNEL);
+	for (int i = 0; i < r.subs; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &subs[i] };
+		char got[64];
+
+		subs[i].fd = dial(r.port);
+		subs[i].buf = malloc(1 << 20);
+		send_all(subs[i].fd, sub_req, (size_t)sl);
+		recv_exact(subs[i].fd, got, cl);
+		if (memcmp(got, confirm, cl)) {
+			fprintf(stderr, "unexpected SUBSCRIBE reply\n");
+			return 2;
+		}
+		epoll_ctl(ep, EPOLL_CTL_ADD, subs[i].fd, &ev);
+	}
+	t0 = now_ns();
+	for (int i = 0; i < r.pubs; i++)
+		pthread_create(&pt[i], NULL, publisher, &r);
+	while (r.delivered < want && now_ns() - t0 < LIMIT_NS) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ep, evs, 64, 1000);
+
+		for (int i = 0; i < n; i++) {
+			struct sub *s = evs[i].data.ptr;
+			ssize_t got = read(s->fd, s->buf + s->len, (1 << 20) - s->len);
+
+			if (got <= 0) {
+				fprintf(stderr, "subscriber closed\n");
+				return 1;
+			}
+			s->len += (size_t)got;
+			take_frames(&r, s);
+		}
+	}
+	uint64_t ns = now_ns() - t0;
+
+	for (int i = 0; i < r.pubs; i++)
+		pthread_join(pt[i], NULL);
+	qsort(r.lat, r.nlat, sizeof(*r.lat), cmp_u64);
+	printf("publishes_per_s=%.0f deliveries_per_s=%.0f p50_us=%.1f p99_us=%.1f seconds=%.3f\n",
+	       (double)r.pubs * r.msgs / ((double)ns / 1e9), (double)r.delivered / ((double)ns / 1e9),
+	       r.nlat ? (double)r.lat[r.nlat / 2] / 1e3 : 0.0,
+	       r.nlat ? (double)r.lat[r.nlat * 99 / 100] / 1e3 : 0.0, (double)ns / 1e9);
+	return r.delivered == want ? 0 : 1;
+}
