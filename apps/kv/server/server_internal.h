@@ -125,11 +125,10 @@ struct kv_job {
 
 /* Figures one shard writes and anyone reads (relaxed). */
 struct kv_shard_stats {
-	_Atomic uint64_t keys, expires, used, expired, evicted, commands;
+	_Atomic uint64_t keys, expires, used, expired, evicted, commands, changes;
 	/* the append-only file (aof_shard.c): on, its bytes, its records not
 	 * yet confirmed, its last write's -errno (0: ok) */
 	_Atomic uint64_t aof_on, aof_size, aof_pending, aof_err;
-	_Atomic uint64_t keys, expires, used, expired, evicted, commands, changes;
 	/* a background save's key records held here (bgsave.c), the most
 	 * at once since it began, and the keys copied before a change */
 	_Atomic uint64_t snap_bytes, snap_peak, snap_copied;
