@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aof_shard.h"
 #include "block.h"
 #include "keyhash.h"
 #include "percore/map.h"
@@ -252,12 +253,29 @@ static uint32_t key_at(const struct kv_bwait *w, const struct bkey *b)
 	return 0; /* not reached: b is one of its keys */
 }
 
+static void send_served(struct kv_shard *sh, struct kv_job *j)
+{
+	if (kv_job_submit(sh, j))
+		abort();
+}
+
+/* The pop is durable (appendfsync always), or cannot be: the client gets
+ * its element either way, as the keyspace no longer has it (a failed
+ * file may bring it back at the next start: delivered twice, never lost). */
+static void served_durable(struct kv_shard *sh, void *arg, int err)
+{
+	(void)err;
+	send_served(sh, arg);
+}
+
 /* Serves w (claimed) from key b with the request for that key alone
- * (argv, argc), run here, its reply sent home. */
+ * (argv, argc), run here, its reply sent home once what it wrote is as
+ * durable as appendfsync asks. */
 static void serve(struct kv_shard *sh, struct kv_bwait *w, uint32_t argc, const char **argv,
 		  const size_t *argl)
 {
 	struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
+	uint64_t mark = kv_aof_mark(sh);
 
 	if (!j)
 		abort(); /* a claimed client must get its answer */
@@ -267,8 +285,8 @@ static void serve(struct kv_shard *sh, struct kv_bwait *w, uint32_t argc, const 
 	j->fn = deliver;
 	j->done = delivered;
 	j->target = w->home;
-	if (kv_job_submit(sh, j))
-		abort();
+	if (!kv_aof_hold(sh, mark, served_durable, j))
+		send_served(sh, j);
 }
 
 static void drop_head(struct bkey *b)
