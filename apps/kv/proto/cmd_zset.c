@@ -427,11 +427,13 @@ static void zrange_generic(struct kv_call *c, struct zrange_opts o)
 	kv_zset_reply_span(c, z, first, n, o.rev, o.with_scores);
 }
 
-/* A copy of ranks [first, first + n) of z; NULL without memory. */
+/* A copy of ranks [first, first + n) of z; NULL without memory. exact:
+ * scores as z holds them, -0 included (a copy to reply from), else as a
+ * new set stores them (the compact form makes -0 0, as Redis's does). */
 static struct kv_zset *zset_of_span(const struct kv_call *c, const struct kv_zset *z,
-				    size_t first, size_t n)
+				    size_t first, size_t n, bool exact)
 {
-	struct kv_zset *dst = kv_zset_new_for(c);
+	struct kv_zset *dst = exact ? kv_zset_new(0, 0) : kv_zset_new_for(c);
 	struct kv_zset_iter it;
 	const uint8_t *m;
 	size_t ml;
@@ -466,7 +468,7 @@ static void zrangestore_compute(struct kv_call *c, struct kv_gather *g)
 		return;
 	}
 	if (src->found && zrange_span(src->obj, &o, &s, &first, &n) && n &&
-	    !(dst = zset_of_span(c, src->obj, first, n))) {
+	    !(dst = zset_of_span(c, src->obj, first, n, false))) {
 		kv_err_oom(c);
 		return;
 	}
@@ -685,7 +687,7 @@ static int probe_zpops(struct kv_call *c, uint32_t k, uint32_t arg, bool copy,
 	len = kv_zset_len(z);
 	if (n > len)
 		n = len;
-	v->obj = zset_of_span(c, z, max ? len - n : 0, n);
+	v->obj = zset_of_span(c, z, max ? len - n : 0, n, true);
 	v->owned = true;
 	return v->obj ? 0 : -ENOMEM;
 }

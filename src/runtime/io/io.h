@@ -90,6 +90,10 @@ struct io_shard {
 /* io_queue.c: this shard's context, made on first use (NULL off a shard
  * or when neither backend can be set up). */
 struct io_shard *io_shard_get(void);
+/* One turn of the calling shard's loop for file completions, outside
+ * that loop (a shard stopping): what the ring finished completes, else
+ * it waits up to timeout_ns as the loop would sleep. */
+void io_shard_turn(int64_t timeout_ns);
 /* Queue req and start what the depth allows. */
 void io_queue_issue(struct io_shard *io, struct io_req *req);
 /* A backend finished req: account, run its callback, start more. */

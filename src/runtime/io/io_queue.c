@@ -235,6 +235,18 @@ static int shard_sleep(void *p, int64_t timeout_ns)
 	return io_ring_sleep(p, timeout_ns);
 }
 
+void io_shard_turn(int64_t timeout_ns)
+{
+	struct rt_shard *s = rt_self;
+
+	if (s->io_poll && s->io_poll(s->io))
+		return;
+	if (s->io_sleep)
+		s->io_sleep(s->io, timeout_ns);
+	else
+		pc_reactor_poll(s->reactor, timeout_ns);
+}
+
 struct io_shard *io_shard_get(void)
 {
 	struct rt_shard *s = rt_self;

@@ -552,10 +552,11 @@ int pc_journal_close_final(struct pc_journal *j)
 		return 0;
 	if (rt_self != j->owner)
 		return -EPERM;
-	/* the batch on its way lands first (its completion comes through the
-	 * reactor, polled here since the shard's loop no longer does) */
+	/* the batch on its way lands first (its completion comes as the
+	 * shard's loop would collect it, done here since the loop no longer
+	 * runs) */
 	for (int i = 0; i < FINAL_POLLS && (j->busy || j->flush_queued); i++)
-		pc_reactor_poll(j->r, 1000000);
+		io_shard_turn(1000000);
 	if (j->busy || j->flush_queued)
 		return -EBUSY;
 	fd = j->seg ? pc_file_fd(j->seg) : -1;
