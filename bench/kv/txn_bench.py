@@ -18,16 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "tests", "kv"))
-from oracle import KvServer, start_redis, apart, colocated  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
+from oracle import KvServer, start_redis, process_cpu_s as cpu_s, apart, colocated  # noqa: E402
 
 def run(load, port, pid, keys, seconds):
     before = cpu_s(pid)

@@ -30,6 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import server_test as st  # noqa: E402
 from server_test import Conn, check  # noqa: E402
+from oracle import free_port  # noqa: E402
 
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0031"), 0)
 TTL_SLACK_MS = 5000
@@ -168,14 +169,6 @@ def t_roundtrip(d):
                 r = subprocess.run(["redis-check-aof", f], capture_output=True, text=True)
                 check(r.returncode == 0 and "is valid" in r.stdout,
                       "redis-check-aof %s: %s" % (f, r.stdout + r.stderr))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def t_redis_loads(d):

@@ -1686,11 +1686,24 @@ def three_shards(percore, redis, failures):
     return count
 
 
-def start_redis(server):
+def free_port():
+    """A loopback port free a moment ago."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
+    return port
+
+
+def process_cpu_s(pid):
+    """A process's CPU time so far (user + system, every thread), s."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_redis(server):
+    port = free_port()
     proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--appendonly", "no", "--databases", "1", "--daemonize", "no"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

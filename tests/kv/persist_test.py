@@ -33,7 +33,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import enc  # noqa: E402  (a multibulk request)
+from oracle import enc, free_port  # noqa: E402  (enc: a multibulk request)
 
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed3200"), 0)
 TTL_MS = 3600000
@@ -117,14 +117,6 @@ class Conn:
 
     def close(self):
         self.s.close()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Kv:
