@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Transactions over several shards of `percore kv`, with the redis
 Python package (python3-redis), each part on a fresh server with 3 shards:
 
