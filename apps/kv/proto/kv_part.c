@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Typed shard results and their merge (part.h). */
-#include "part.h"
+/* Typed shard results and their merge (kv_part.h). */
+#include "kv_part.h"
 
 #include <stdio.h>
 #include <stdlib.h>
