@@ -32,7 +32,7 @@ def start(kind, args, d, mode):
     port = free_port()
     if kind == "kv":
         cmd = [args.percore, "kv", "--port", str(port), "--shards", str(args.shards),
-               "--appendonly", "yes", "--appendfsync", mode, "--dir", d]
+               "--appendonly", "yes", "--appendfsync", mode, "--dir", d, "--save", ""]
     else:
         cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                "--appendonly", "yes", "--appendfsync", mode, "--dir", d,

@@ -50,7 +50,7 @@ def info_field(sock, field):
 def start(kind, percore, d):
     port = free_port()
     if kind == "kv":
-        args = [percore, "kv", "--port", str(port)]
+        args = [percore, "kv", "--port", str(port), "--save", ""]
     else:
         args = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
                 "--dir", d]

@@ -16,6 +16,8 @@
 - SHUTDOWN: its errors byte for byte as redis-server's; saves with the
   rules, not with NOSAVE or --save ''; SAVE saves; a failed save refuses
   it unless FORCE; the server exits 0;
+- SIGTERM saves with the rules (those CONFIG SET left), not with none;
+  a save that fails at SIGTERM exits 1;
 - save rules fire (small intervals), CONFIG GET/SET save as Redis's,
   INFO persistence's counters.
 Exit 0 when all hold, 1 when any fails, 77 without redis-server.
@@ -449,6 +451,38 @@ def shutdown_cases(d):
     kv = Kv(sub, "--save", "")
     check(kv.conn().call("GET", "k") == b"v", "SHUTDOWN SAVE's dump loads")
     kv.kill()
+    sigterm_cases(sub)
+
+
+def sigterm_cases(sub):
+    """SIGTERM saves the dump when save rules are set, as redis-server
+    does: every shard's keys, the settings as CONFIG SET left them; a save
+    that cannot write exits 1 naming it."""
+    dump = os.path.join(sub, "dump.rdb")
+    for extra, config, saved in (((), None, True), (("--save", ""), None, False),
+                                 ((), ("save", ""), False), (("--save", ""), ("save", "60 1"), True)):
+        if os.path.exists(dump):
+            os.unlink(dump)
+        kv = Kv(sub, *extra)
+        c = kv.conn()
+        if config:
+            check(c.call("CONFIG", "SET", *config) == b"OK", "CONFIG SET %r" % (config,))
+        c.pipeline([("SET", "t%d" % i, i) for i in range(200)])
+        kv.p.send_signal(signal.SIGTERM)
+        check(kv.wait() == 0, "SIGTERM %r %r: exit status 0" % (extra, config))
+        check(os.path.exists(dump) == saved, "SIGTERM %r %r: dump written %r" %
+              (extra, config, not saved))
+    kv = Kv(sub, "--save", "")
+    c = kv.conn()
+    check(c.call("DBSIZE") == 200 and c.call("GET", "t199") == b"199",
+          "the dump saved at SIGTERM holds every shard's keys")
+    kv.kill()
+    kv = Kv(sub, "--dbfilename", "blocked-at-stop")
+    os.makedirs(os.path.join(sub, "blocked-at-stop", "inside"))  # the name is a directory's now
+    kv.conn().call("SET", "k", "v")
+    kv.p.send_signal(signal.SIGTERM)
+    check(kv.wait() == 1, "a failed save at SIGTERM: exit status 1")
+    check("the dump at the stop failed" in kv.text(), "a failed save at SIGTERM is logged")
 
 
 def rules_and_config(d):

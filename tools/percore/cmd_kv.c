@@ -114,9 +114,11 @@ static void usage(FILE *f)
 		"1g = 10^9, 1gb = 2^30.\n"
 		"It says \"percore kv: listening on ADDRESS\" on stderr once it accepts,\n"
 		"and \"percore kv: metrics on http://ADDRESS/metrics\" with --metrics-port.\n"
-		"SIGINT or SIGTERM: stop accepting, answer what was received, exit (a second\n"
-		"one exits at once). SIGUSR1: totals to stderr. SIGHUP: reopen the log file.\n"
-		"Exit status: 0 success, 1 the server could not start, 2 usage error.\n",
+		"SIGINT or SIGTERM: stop accepting, answer what was received, save the dump\n"
+		"when save rules are set (as Redis), exit (a second one exits at once).\n"
+		"SIGUSR1: totals to stderr. SIGHUP: reopen the log file.\n"
+		"Exit status: 0 success, 1 the server could not start or the dump at the\n"
+		"stop failed, 2 usage error.\n",
 		KV_SERVER_PORT, KV_SERVER_MAX_CLIENTS, KV_SERVER_EXPIRE_MS);
 }
 
@@ -325,6 +327,7 @@ static int kv_main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	kv_server_opts_init(&a.o);
 	a.o.load_dump = true; /* as Redis: the dump there is loaded at start */
+	a.o.save_on_stop = true; /* and saved at SIGTERM when save rules are set */
 	a.drain_ns = 5000000000ull;
 	rc = net_args_parse("kv", argc, argv, long_opts, usage, take_value, &a);
 	if (rc >= 0)
@@ -352,10 +355,10 @@ static int kv_main(int argc, char **argv)
 		pc_server_shards(kv_server_net(k)));
 	pc_serve_say_metrics("kv", kv_server_net(k), &a.o.net);
 	pc_serve_signals(kv_server_net(k), &set, a.drain_ns, usr1_totals, NULL, k);
-	kv_server_wait(k);
+	rc = kv_server_wait(k);
 	print_totals(k, a.json, stdout);
 	kv_server_destroy(k);
-	return PC_EXIT_OK;
+	return rc ? PC_EXIT_FAIL : PC_EXIT_OK;
 }
 
 static const struct pc_cmd kv_cmd = {

@@ -108,6 +108,8 @@ struct kv_bgsave {
 	uint64_t off, crc, keys, expires;
 	struct pc_file *f;
 	struct snap_chunk *wait_head, **wait_tail;
+	void (*reply_fn)(struct kv_shard *, void *, int); /* BGSAVE's reply, once fixed */
+	void *reply_arg;
 	struct kv_rdb_save_opts o;
 	struct kv_rdb_paths p;
 	char dir[4096];
@@ -514,6 +516,11 @@ static void begun(struct kv_shard *sh, struct kv_job *j)
 		return;
 	for (unsigned i = 0; i < bg->n; i++)
 		kv_shard_unlock(sh, i, bg->tx, false, false);
+	bg->home->bg_fixing = NULL;
+	if (bg->home->bg_claim == bg)
+		bg->home->bg_claim = NULL;
+	if (bg->reply_fn)
+		bg->reply_fn(bg->home, bg->reply_arg, 0);
 	write_head(bg);
 }
 
@@ -606,6 +613,7 @@ int kv_bgsave_start(struct kv_shard *sh)
 		finish(bg); /* started, and failed: as a fork whose child fails */
 		return 0;
 	}
+	sh->bg_fixing = bg;
 	lock_next(bg);
 	return 0;
 }
@@ -625,7 +633,28 @@ void kv_bgsave_stop(struct kv_shard *sh)
 
 int kv_bgsave_view(void *arg)
 {
-	return kv_bgsave_start(arg);
+	struct kv_shard *sh = arg;
+	int rc = kv_bgsave_start(sh);
+
+	sh->bg_claim = rc ? NULL : sh->bg_fixing;
+	return rc;
+}
+
+bool kv_bgsave_claimed(const struct kv_shard *sh)
+{
+	return sh->bg_claim != NULL;
+}
+
+bool kv_bgsave_hold(struct kv_shard *sh, void (*fn)(struct kv_shard *, void *, int), void *arg)
+{
+	struct kv_bgsave *bg = sh->bg_claim;
+
+	if (!bg)
+		return false;
+	sh->bg_claim = NULL;
+	bg->reply_fn = fn;
+	bg->reply_arg = arg;
+	return true;
 }
 
 static uint64_t rd(const _Atomic uint64_t *v)

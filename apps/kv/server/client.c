@@ -580,14 +580,17 @@ static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
 
 static void job_done(struct kv_shard *sh, struct kv_job *j);
 
-/* appendfsync always: a reply written here from `before` on in `to` by
- * requests that appended records since mark waits for them to be durable
- * in a job of its own (finished then), as a job run elsewhere would. */
+/* A reply written here from `before` on in `to` waits in a job of its
+ * own (finished then), as a job run elsewhere would, when the requests
+ * that wrote it appended records since mark and appendfsync is always
+ * (until they are durable), or started a BGSAVE (until every shard fixed
+ * its view). */
 static void hold_reply(struct kv_client *c, struct kv_reply *to, size_t before, uint64_t mark)
 {
+	bool save = kv_bgsave_claimed(c->sh);
 	struct kv_job *j;
 
-	if (to->len == before || !kv_aof_must_hold(c->sh, mark))
+	if (to->len == before || (!save && !kv_aof_must_hold(c->sh, mark)))
 		return;
 	j = kv_job_new(KV_JOB_FN, 0, 0);
 	if (!j) {
@@ -603,7 +606,10 @@ static void hold_reply(struct kv_client *c, struct kv_reply *to, size_t before, 
 	j->home = j->target = c->sh->idx;
 	j->done = job_done;
 	outstanding(c, j);
-	kv_aof_hold(c->sh, mark, kv_job_durable, j);
+	if (save)
+		kv_bgsave_hold(c->sh, kv_job_durable, j);
+	else
+		kv_aof_hold(c->sh, mark, kv_job_durable, j);
 }
 
 /* Runs a request of this shard's keys here now. Its reply goes behind

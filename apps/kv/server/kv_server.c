@@ -110,6 +110,7 @@ static void free_server(struct kv_server *k)
 	free(k->stats);
 	free(k->orphans);
 	free(k->ps_orphans);
+	kv_persist_stop_free(k);
 	pthread_mutex_destroy(&k->load_lock);
 	free(k);
 }
@@ -140,6 +141,8 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->ps_orphans = calloc(k->n, sizeof(*k->ps_orphans));
 	pthread_mutex_init(&k->load_lock, NULL);
 	rc = !k->stats || !k->orphans || !k->ps_orphans ? -ENOMEM : 0;
+	if (!rc && o->save_on_stop)
+		rc = kv_persist_stop_init(k);
 	/* Redis loads the append-only files instead of the dump when
 	 * appendonly is on */
 	if (!rc && o->load_dump && !o->cfg.appendonly)
@@ -276,10 +279,11 @@ void kv_server_stop(struct kv_server *k)
 	pc_server_stop(k->net);
 }
 
-void kv_server_wait(struct kv_server *k)
+int kv_server_wait(struct kv_server *k)
 {
 	pc_server_wait(k->net);
 	free_orphans(k);
+	return kv_persist_stop_save(k);
 }
 
 void kv_server_destroy(struct kv_server *k)

@@ -67,12 +67,18 @@ struct kv_server_opts {
 	 * read (streams, the encodings of Redis before 7.0) instead. */
 	bool load_dump;
 	bool rdb_skip_unsupported;
+	/* Save the dump when the server stops other than by SHUTDOWN (a
+	 * signal, kv_server_stop) while save rules are set, as Redis saves
+	 * on SIGTERM: every shard serializes its keys as it stops, and
+	 * kv_server_wait writes the file. */
+	bool save_on_stop;
 };
 
 /* Defaults: 127.0.0.1:6379, one shard per usable CPU that sleeps when it
  * has nothing to do (PC_IDLE_SLEEP), Redis 7's settings (10,000 clients,
  * its request limits, no maxmemory) and its save rules (KV_SAVE_DEFAULT);
- * no dump loaded (load_dump: percore kv sets it, as Redis loads). */
+ * no dump loaded nor saved at a stop (load_dump, save_on_stop: percore kv
+ * sets both, as Redis does both). */
 void kv_server_opts_init(struct kv_server_opts *o);
 
 /* Start a server. Returns 0 and *out, or pc_server_start()'s errors
@@ -109,8 +115,10 @@ void kv_server_totals(const struct kv_server *k, struct kv_server_totals *t);
  * graceful stop is the engine's signal handling (--drain). */
 void kv_server_stop(struct kv_server *k);
 
-/* Wait until the shards have ended, then free everything. */
-void kv_server_wait(struct kv_server *k);
+/* Waits until the shards have ended, then writes the dump when
+ * save_on_stop asks for it. Returns 0, or the save's negative errno
+ * (logged, naming the file; the previous dump stays). */
+int kv_server_wait(struct kv_server *k);
 void kv_server_destroy(struct kv_server *k);
 
 #endif

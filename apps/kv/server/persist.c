@@ -11,7 +11,14 @@
  * Save rules: shard 0's timer checks them as Redis's serverCron does
  * (at least `changes` writes and more than `secs` seconds since the last
  * save; after a failed one, a retry waits 5 s) and starts a save of the
- * whole server (kv_persist_background_save). */
+ * whole server (kv_persist_background_save).
+ *
+ * A stop other than SHUTDOWN's (SIGTERM after the drain, kv_server_stop)
+ * saves when save rules are set, as Redis does on SIGTERM: each shard
+ * serializes its keys as it stops, on its own thread, and the thread
+ * that waits for the server writes the one file once all have. A save
+ * that fails is logged and the previous dump stays; Redis would refuse
+ * to exit, but the drain has already let the clients go. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,4 +162,75 @@ void kv_persist_background_save(struct kv_shard *sh)
 
 	if (rc && rc != -EBUSY)
 		pc_log(PC_LOG_WARN, "kv: the save a rule started could not begin: %s", strerror(-rc));
+}
+
+/* ---- the dump at a stop --------------------------------------------------- */
+
+/* One shard's records, taken as it stopped. */
+struct kv_stop_part {
+	bool taken;               /* it serialized its keys (else no save) */
+	struct kv_rdb_keys keys;
+};
+
+int kv_persist_stop_init(struct kv_server *k)
+{
+	k->stop_parts = calloc(k->n, sizeof(*k->stop_parts));
+	return k->stop_parts ? 0 : -ENOMEM;
+}
+
+void kv_persist_stop_free(struct kv_server *k)
+{
+	if (!k->stop_parts)
+		return;
+	for (unsigned i = 0; i < k->n; i++)
+		kv_rdb_buf_free(&k->stop_parts[i].keys.b);
+	free(k->stop_parts);
+	k->stop_parts = NULL;
+}
+
+void kv_persist_stop_part(struct kv_shard *sh)
+{
+	struct kv_server *k = sh->srv;
+	struct kv_stop_part *p;
+
+	if (!k->stop_parts || !sh->cfg.nsave ||
+	    atomic_load_explicit(&k->stopped_by_shutdown, memory_order_relaxed))
+		return;
+	p = &k->stop_parts[sh->idx];
+	p->keys = (struct kv_rdb_keys){ .b = KV_RDB_BUF_INIT };
+	if (kv_rdb_file_keys(sh->db, kv_now_ms(), sh->cfg.rdbcompression, &p->keys) == 0)
+		p->taken = true;
+	else
+		fprintf(stderr, "kv: shard %u: no memory to serialize its keys for the dump "
+			"at the stop\n", sh->idx);
+	if (sh->idx == 0)
+		k->stop_cfg = sh->cfg; /* the settings as they are now (CONFIG SET) */
+}
+
+int kv_persist_stop_save(struct kv_server *k)
+{
+	const struct kv_rdb_keys *kp[k->n ? k->n : 1];
+	char why[512];
+	int rc = 0;
+
+	if (!k->stop_parts)
+		return 0;
+	for (unsigned i = 0; i < k->n; i++) {
+		if (!k->stop_parts[i].taken) {
+			kv_persist_stop_free(k); /* no rules, SHUTDOWN, or a part missing */
+			return 0;
+		}
+		kp[i] = &k->stop_parts[i].keys;
+	}
+	const struct kv_rdb_save_opts o = { .dir = k->stop_cfg.dir, .name = k->stop_cfg.dbfilename,
+					    .checksum = k->stop_cfg.rdbchecksum, .now = kv_now_ms() };
+	/* the engine and its log are gone: stderr, as SHUTDOWN's save */
+	fprintf(stderr, "kv: saving the dump before exiting\n");
+	rc = kv_rdb_file_save(&o, kp, k->n, why, sizeof(why));
+	if (rc)
+		fprintf(stderr, "kv: the dump at the stop failed: %s\n", why);
+	else
+		fprintf(stderr, "kv: dump saved\n");
+	kv_persist_stop_free(k);
+	return rc;
 }

@@ -49,6 +49,8 @@ struct kv_job;
 struct kv_blocked;
 struct kv_keyhold;
 struct kv_keylock;
+struct kv_bgsave;
+struct kv_stop_part;
 typedef void kv_job_fn(struct kv_shard *sh, struct kv_job *j);
 
 struct kv_job {
@@ -161,6 +163,8 @@ struct kv_shard {
 	struct kv_shard_totals *per_shard;    /* storage for view's answers */
 	struct kv_aof *aof;                   /* its append-only file; NULL: off */
 	struct kv_snap *snap;                 /* this shard's part of a BGSAVE (bgsave.c) */
+	struct kv_bgsave *bg_fixing;          /* a save started here whose views are not all fixed */
+	struct kv_bgsave *bg_claim;           /* and the command just run here started it */
 };
 
 struct kv_server {
@@ -194,6 +198,12 @@ struct kv_server {
 	 * began, the last one's outcome and length in seconds (-1: none) */
 	_Atomic bool bg_running, bg_failed;
 	_Atomic int64_t bg_start_ms, bg_last_secs;
+	/* the dump at a stop (persist.c): whether SHUTDOWN stopped the
+	 * server (it saved or was told not to), each shard's records as it
+	 * stopped, and shard 0's settings then */
+	_Atomic bool stopped_by_shutdown;
+	struct kv_stop_part *stop_parts;
+	struct kv_config stop_cfg;
 };
 
 /* ---- shard.c -------------------------------------------------------------- */
@@ -401,6 +411,20 @@ void kv_persist_tick(struct kv_shard *sh, int64_t now);
 /* Starts a background save of the whole server, unless one is under way. */
 void kv_persist_background_save(struct kv_shard *sh);
 
+/* Room for the shards' parts of the dump at a stop (save_on_stop):
+ * 0 or -ENOMEM. Freed, with any part left, by kv_persist_stop_free. */
+int kv_persist_stop_init(struct kv_server *k);
+void kv_persist_stop_free(struct kv_server *k);
+
+/* A stopping shard's part of the dump at a stop (save_on_stop, save rules
+ * set, not SHUTDOWN): its keys' records. On the shard, before its
+ * keyspace goes. */
+void kv_persist_stop_part(struct kv_shard *sh);
+
+/* Once every shard stopped: writes the dump from their parts when each
+ * gave one, and frees them. Returns 0 or the save's negative errno. */
+int kv_persist_stop_save(struct kv_server *k);
+
 /* ---- bgsave.c ------------------------------------------------------------ */
 
 /* Starts a background save from shard sh, which writes the file while
@@ -414,8 +438,18 @@ int kv_bgsave_start(struct kv_shard *sh);
  * never ends; its temporary file stays, as a killed Redis child's does). */
 void kv_bgsave_stop(struct kv_shard *sh);
 
-/* view.bgsave: kv_bgsave_start() of the shard arg. */
+/* view.bgsave: kv_bgsave_start() of the shard arg. The command that
+ * started it leaves a claim for its reply (kv_bgsave_hold). */
 int kv_bgsave_view(void *arg);
+
+/* Whether the command just run on sh started a save whose views are not
+ * all fixed yet; if so fn(sh, arg, 0) runs once every shard fixed its
+ * view, so BGSAVE answers after the save's instant, as Redis answers
+ * after its fork. Returns false (fn never runs) otherwise. */
+bool kv_bgsave_hold(struct kv_shard *sh, void (*fn)(struct kv_shard *, void *, int), void *arg);
+
+/* Whether kv_bgsave_hold would take a reply now. */
+bool kv_bgsave_claimed(const struct kv_shard *sh);
 
 /* BGSAVE's figures into INFO's totals. Any shard. */
 void kv_bgsave_totals(const struct kv_server *k, struct kv_totals *t);

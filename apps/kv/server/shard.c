@@ -266,6 +266,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 		.ps = sh->ps,
 	};
 
+	sh->bg_claim = NULL; /* a claim is the last command's only */
 	if (cmd)
 		kv_cmd_exec_as(&c, cmd);
 	else
@@ -732,6 +733,7 @@ static void shutdown_server(void *arg)
 {
 	struct kv_shard *sh = arg;
 
+	atomic_store_explicit(&sh->srv->stopped_by_shutdown, true, memory_order_relaxed);
 	pc_server_stop(atomic_load_explicit(&sh->srv->net_pub, memory_order_acquire));
 }
 
@@ -780,6 +782,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	sh->srv->orphans[sh->idx] = sh->closing;
 	kv_block_stop(sh);
 	kv_bgsave_stop(sh);
+	kv_persist_stop_part(sh);
 	kv_db_free(sh->db);
 	kv_ps_stop(sh);
 	kv_keylock_free(sh->keys);
