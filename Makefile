@@ -33,12 +33,12 @@ test-asan: deps
 test-fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)/fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DPC_SANITIZE=fuzz >/dev/null
 	@cmake --build $(BUILD)/fuzz -j $(JOBS)
-	@cd $(BUILD)/fuzz && ctest --output-on-failure -L fuzz
+	@cd $(BUILD)/fuzz && ctest --output-on-failure -j $(JOBS) -L fuzz
 
 test-tsan: deps
 	@cmake -S . -B $(BUILD)/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DPC_SANITIZE=tsan >/dev/null
 	@cmake --build $(BUILD)/tsan -j $(JOBS)
-	@cd $(BUILD)/tsan && ctest --output-on-failure -L concurrency
+	@cd $(BUILD)/tsan && ctest --output-on-failure -j $(JOBS) -L concurrency
 
 # Open-ended fuzzing: every fuzz target until interrupted.
 fuzz: deps
