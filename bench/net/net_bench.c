@@ -32,6 +32,9 @@
  *   Session/PartialFrame/10000         (idle_bench.c) the same, each session
  *                                      holding half of a 1 KiB frame
  *
+ * The sleeping rows (.../idle:sleep beside Peer/epoll_echo and
+ * Peer/uring_echo) run in the full suite only (BENCH=full).
+ *
  * The two peers are the same server (epoll_echo.c): epoll_echo sleeps in
  * epoll_wait(-1), the counterpart of idle:sleep; epoll_busy polls
  * epoll_wait(0) and never sleeps, the counterpart of idle:spin (and of
@@ -433,22 +436,30 @@ static void echo_many_run(struct pc_bench_state *st)
 	drive(st, PC_LOAD_ECHO, CONNS_MANY, DEPTH, PC_IDLE_ADAPTIVE);
 }
 
-#define NET_BENCH(var, title, setup_fn, run_fn, size)                            \
+#define NET_BENCH_FLAGS(var, title, setup_fn, run_fn, size, more)                \
 	static const struct pc_bench var = {                                      \
 		.name = title, .arg = size,                                        \
 		.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME |                \
-			 PC_BENCH_UNPINNED_FULL,                                    \
+			 PC_BENCH_UNPINNED_FULL | (more),                           \
 		.setup = setup_fn, .run = run_fn, .teardown = target_teardown,     \
 	};                                                                        \
 	PC_BENCH_REGISTER(var)
+#define NET_BENCH(var, title, setup_fn, run_fn, size) \
+	NET_BENCH_FLAGS(var, title, setup_fn, run_fn, size, 0)
+/* The sleeping servers and their peers run in the full suite only: the
+ * default suite measures the engine's default idle policy (adaptive)
+ * beside the busy-polling peer, and the wake-up's own cost stays in it
+ * through the latency rows. */
+#define NET_BENCH_SLEEPING(var, title, setup_fn, run_fn, size) \
+	NET_BENCH_FLAGS(var, title, setup_fn, run_fn, size, PC_BENCH_FULL)
 
 NET_BENCH(session_64, "SessionEcho/64", session_setup, echo_run, 64)
 NET_BENCH(scraped_64, "SessionEcho/64/metrics:scraped", scraped_setup, echo_run, 64)
 NET_BENCH(session_512, "SessionEcho/512", session_setup, echo_run, 512)
 NET_BENCH(session_4096, "SessionEcho/4096", session_setup, echo_run, 4096)
-NET_BENCH(peer_64, "Peer/epoll_echo/64", peer_setup, echo_run, 64)
-NET_BENCH(peer_512, "Peer/epoll_echo/512", peer_setup, echo_run, 512)
-NET_BENCH(peer_4096, "Peer/epoll_echo/4096", peer_setup, echo_run, 4096)
+NET_BENCH_SLEEPING(peer_64, "Peer/epoll_echo/64", peer_setup, echo_run, 64)
+NET_BENCH_SLEEPING(peer_512, "Peer/epoll_echo/512", peer_setup, echo_run, 512)
+NET_BENCH_SLEEPING(peer_4096, "Peer/epoll_echo/4096", peer_setup, echo_run, 4096)
 NET_BENCH(busy_64, "Peer/epoll_busy/64", busy_setup, echo_run, 64)
 NET_BENCH(busy_512, "Peer/epoll_busy/512", busy_setup, echo_run, 512)
 NET_BENCH(busy_4096, "Peer/epoll_busy/4096", busy_setup, echo_run, 4096)
@@ -467,15 +478,15 @@ NET_BENCH(suring64_512, "SessionEcho/512/conns:64/backend:uring", session_uring_
 	  echo_many_run, 512)
 NET_BENCH(suring64_4096, "SessionEcho/4096/conns:64/backend:uring", session_uring_setup,
 	  echo_many_run, 4096)
-NET_BENCH(upeer_64, "Peer/uring_echo/64", uring_peer_setup, echo_run, 64)
-NET_BENCH(upeer_512, "Peer/uring_echo/512", uring_peer_setup, echo_run, 512)
-NET_BENCH(upeer_4096, "Peer/uring_echo/4096", uring_peer_setup, echo_run, 4096)
-NET_BENCH(upeer64_64, "Peer/uring_echo/64/conns:64", uring_peer_setup, echo_many_run, 64)
-NET_BENCH(upeer64_512, "Peer/uring_echo/512/conns:64", uring_peer_setup, echo_many_run, 512)
-NET_BENCH(upeer64_4096, "Peer/uring_echo/4096/conns:64", uring_peer_setup, echo_many_run, 4096)
-NET_BENCH(epeer64_64, "Peer/epoll_echo/64/conns:64", peer_setup, echo_many_run, 64)
-NET_BENCH(epeer64_512, "Peer/epoll_echo/512/conns:64", peer_setup, echo_many_run, 512)
-NET_BENCH(epeer64_4096, "Peer/epoll_echo/4096/conns:64", peer_setup, echo_many_run, 4096)
+NET_BENCH_SLEEPING(upeer_64, "Peer/uring_echo/64", uring_peer_setup, echo_run, 64)
+NET_BENCH_SLEEPING(upeer_512, "Peer/uring_echo/512", uring_peer_setup, echo_run, 512)
+NET_BENCH_SLEEPING(upeer_4096, "Peer/uring_echo/4096", uring_peer_setup, echo_run, 4096)
+NET_BENCH_SLEEPING(upeer64_64, "Peer/uring_echo/64/conns:64", uring_peer_setup, echo_many_run, 64)
+NET_BENCH_SLEEPING(upeer64_512, "Peer/uring_echo/512/conns:64", uring_peer_setup, echo_many_run, 512)
+NET_BENCH_SLEEPING(upeer64_4096, "Peer/uring_echo/4096/conns:64", uring_peer_setup, echo_many_run, 4096)
+NET_BENCH_SLEEPING(epeer64_64, "Peer/epoll_echo/64/conns:64", peer_setup, echo_many_run, 64)
+NET_BENCH_SLEEPING(epeer64_512, "Peer/epoll_echo/512/conns:64", peer_setup, echo_many_run, 512)
+NET_BENCH_SLEEPING(epeer64_4096, "Peer/epoll_echo/4096/conns:64", peer_setup, echo_many_run, 4096)
 NET_BENCH(bpeer64_64, "Peer/epoll_busy/64/conns:64", busy_setup, echo_many_run, 64)
 NET_BENCH(bpeer64_512, "Peer/epoll_busy/512/conns:64", busy_setup, echo_many_run, 512)
 NET_BENCH(bpeer64_4096, "Peer/epoll_busy/4096/conns:64", busy_setup, echo_many_run, 4096)
@@ -483,26 +494,26 @@ NET_BENCH(bpeer64_4096, "Peer/epoll_busy/4096/conns:64", busy_setup, echo_many_r
 /* The rows above poll before they sleep (adaptive) and meet the
  * busy-polling peer; these sleep at once, as epoll_echo and uring_echo
  * do, and meet them. */
-NET_BENCH(ssleep_64, "SessionEcho/64/idle:sleep", session_sleep_setup, echo_run, 64)
-NET_BENCH(ssleep_512, "SessionEcho/512/idle:sleep", session_sleep_setup, echo_run, 512)
-NET_BENCH(ssleep_4096, "SessionEcho/4096/idle:sleep", session_sleep_setup, echo_run, 4096)
-NET_BENCH(ssleep64_64, "SessionEcho/64/conns:64/idle:sleep", session_sleep_setup,
+NET_BENCH_SLEEPING(ssleep_64, "SessionEcho/64/idle:sleep", session_sleep_setup, echo_run, 64)
+NET_BENCH_SLEEPING(ssleep_512, "SessionEcho/512/idle:sleep", session_sleep_setup, echo_run, 512)
+NET_BENCH_SLEEPING(ssleep_4096, "SessionEcho/4096/idle:sleep", session_sleep_setup, echo_run, 4096)
+NET_BENCH_SLEEPING(ssleep64_64, "SessionEcho/64/conns:64/idle:sleep", session_sleep_setup,
 	  echo_many_run, 64)
-NET_BENCH(ssleep64_512, "SessionEcho/512/conns:64/idle:sleep", session_sleep_setup,
+NET_BENCH_SLEEPING(ssleep64_512, "SessionEcho/512/conns:64/idle:sleep", session_sleep_setup,
 	  echo_many_run, 512)
-NET_BENCH(ssleep64_4096, "SessionEcho/4096/conns:64/idle:sleep", session_sleep_setup,
+NET_BENCH_SLEEPING(ssleep64_4096, "SessionEcho/4096/conns:64/idle:sleep", session_sleep_setup,
 	  echo_many_run, 4096)
-NET_BENCH(usleep_64, "SessionEcho/64/backend:uring/idle:sleep", session_uring_sleep_setup,
+NET_BENCH_SLEEPING(usleep_64, "SessionEcho/64/backend:uring/idle:sleep", session_uring_sleep_setup,
 	  echo_run, 64)
-NET_BENCH(usleep_512, "SessionEcho/512/backend:uring/idle:sleep", session_uring_sleep_setup,
+NET_BENCH_SLEEPING(usleep_512, "SessionEcho/512/backend:uring/idle:sleep", session_uring_sleep_setup,
 	  echo_run, 512)
-NET_BENCH(usleep_4096, "SessionEcho/4096/backend:uring/idle:sleep", session_uring_sleep_setup,
+NET_BENCH_SLEEPING(usleep_4096, "SessionEcho/4096/backend:uring/idle:sleep", session_uring_sleep_setup,
 	  echo_run, 4096)
-NET_BENCH(usleep64_64, "SessionEcho/64/conns:64/backend:uring/idle:sleep",
+NET_BENCH_SLEEPING(usleep64_64, "SessionEcho/64/conns:64/backend:uring/idle:sleep",
 	  session_uring_sleep_setup, echo_many_run, 64)
-NET_BENCH(usleep64_512, "SessionEcho/512/conns:64/backend:uring/idle:sleep",
+NET_BENCH_SLEEPING(usleep64_512, "SessionEcho/512/conns:64/backend:uring/idle:sleep",
 	  session_uring_sleep_setup, echo_many_run, 512)
-NET_BENCH(usleep64_4096, "SessionEcho/4096/conns:64/backend:uring/idle:sleep",
+NET_BENCH_SLEEPING(usleep64_4096, "SessionEcho/4096/conns:64/backend:uring/idle:sleep",
 	  session_uring_sleep_setup, echo_many_run, 4096)
 
 /* ---- connection rate ------------------------------------------------------ */
@@ -513,12 +524,12 @@ static void create_run(struct pc_bench_state *st)
 }
 
 NET_BENCH(session_create, "Session/Create", session_setup, create_run, 64)
-NET_BENCH(peer_create, "Peer/epoll_echo/Create", peer_setup, create_run, 64)
+NET_BENCH_SLEEPING(peer_create, "Peer/epoll_echo/Create", peer_setup, create_run, 64)
 NET_BENCH(busy_create, "Peer/epoll_busy/Create", busy_setup, create_run, 64)
 NET_BENCH(session_uring_create, "Session/Create/backend:uring", session_uring_setup, create_run, 64)
-NET_BENCH(upeer_create, "Peer/uring_echo/Create", uring_peer_setup, create_run, 64)
-NET_BENCH(session_sleep_create, "Session/Create/idle:sleep", session_sleep_setup, create_run, 64)
-NET_BENCH(session_uring_sleep_create, "Session/Create/backend:uring/idle:sleep",
+NET_BENCH_SLEEPING(upeer_create, "Peer/uring_echo/Create", uring_peer_setup, create_run, 64)
+NET_BENCH_SLEEPING(session_sleep_create, "Session/Create/idle:sleep", session_sleep_setup, create_run, 64)
+NET_BENCH_SLEEPING(session_uring_sleep_create, "Session/Create/backend:uring/idle:sleep",
 	  session_uring_sleep_setup, create_run, 64)
 
 /* ---- latency -------------------------------------------------------------- */
