@@ -53,6 +53,7 @@ struct kv_aof {
 	size_t body;                 /* rec's length after the group's head */
 	uint64_t base_size;          /* the file's bytes after the last rewrite (or at start) */
 	struct kv_aofrw_part *rw;    /* this shard's part of a rewrite; NULL: none */
+	bool stopping;               /* the shard stops: a rewrite's part moves no more */
 	struct pc_periodic tick;     /* once a second: everysec's sync, a retry */
 };
 

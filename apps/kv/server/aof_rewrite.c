@@ -275,6 +275,8 @@ static void on_dir_sync(struct pc_file *f, ssize_t res, void *arg)
 
 	(void)f;
 	a->rw->syncs--;
+	if (a->stopping)
+		return; /* kv_aofrw_stop() syncs the directory */
 	if (res < 0)
 		part_fail(a, (int)res);
 	placed(a);
@@ -291,6 +293,8 @@ static void on_new_sync(struct pc_file *f, ssize_t res, void *arg)
 
 	(void)f;
 	p->syncs--;
+	if (a->stopping)
+		return; /* kv_aofrw_stop() puts the file in place */
 	p->synced_new = true;
 	if (!rc && rename(p->tmp, a->path))
 		rc = -errno;
@@ -329,6 +333,15 @@ static void placed(struct kv_aof *a)
 	advance(a);
 }
 
+static void part_free(struct kv_aofrw_part *p)
+{
+	pc_file_close(p->oldf);
+	pc_file_close(p->newf);
+	pc_file_close(p->dirf);
+	kv_reply_free(&p->buf);
+	free(p);
+}
+
 /* The part is over: its files closed, the new one removed unless it is in
  * place, and home told. */
 static void part_end(struct kv_aof *a)
@@ -340,14 +353,10 @@ static void part_end(struct kv_aof *a)
 	p->tj = NULL;
 	if (!p->cut)
 		unlink(p->tmp);
-	pc_file_close(p->oldf);
-	pc_file_close(p->newf);
-	pc_file_close(p->dirf);
-	kv_reply_free(&p->buf);
 	if (!p->cut && !p->err)
 		p->err = -ECANCELED;
 	tell_home(a, home_final);
-	free(p);
+	part_free(p);
 	a->rw = NULL;
 }
 
@@ -357,6 +366,8 @@ static void advance(struct kv_aof *a)
 	struct kv_aofrw_part *p = a->rw;
 	bool written = p->walked && !p->chunks && !p->syncs;
 
+	if (a->stopping)
+		return; /* kv_aofrw_stop() ends the part */
 	if (!p->answered && p->err) {
 		p->answered = true;
 		tell_home(a, home_answer);
@@ -468,12 +479,9 @@ static void part_begin(struct kv_shard *sh, struct kv_job *j)
 	p->mark_at = a->appended;
 	if (rc) {
 		pc_log(PC_LOG_WARN, "kv: rewriting %s: %s", a->path, strerror(-rc));
-		pc_file_close(p->oldf);
-		pc_file_close(p->newf);
 		pc_journal_close(p->tj);
 		unlink(p->tmp);
-		kv_reply_free(&p->buf);
-		free(p);
+		part_free(p);
 		kv_reply_error(&j->out, "ERR", 3);
 		return;
 	}
@@ -683,27 +691,32 @@ void kv_aofrw_tick(struct kv_aof *a)
 void kv_aofrw_stop(struct kv_aof *a)
 {
 	struct kv_aofrw_part *p = a->rw;
+	bool in_place = false;
 	int dfd;
 
-	if (p) {
-		pc_journal_close_final(p->tj);
-		/* switched and not yet in place: the new file holds the
-		 * latest writes, so it goes in place now */
-		if (p->cut && !p->placed && !p->err && !fdatasync(pc_file_fd(p->newf)) &&
-		    !rename(p->tmp, a->path) &&
-		    (dfd = open(a->sh->cfg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-			fsync(dfd);
+	if (!p)
+		return;
+	for (int i = 0; i < 10000 && p->syncs; i++) /* the file calls under way land */
+		pc_reactor_poll(pc_shard_reactor(), 1000000);
+	pc_journal_close_final(p->tj);
+	/* switched: the new file holds the latest writes, so it goes in place
+	 * now (if its own switch did not put it there already) */
+	if (p->cut && !p->err) {
+		in_place = access(p->tmp, F_OK) != 0 ||
+			   (!fdatasync(pc_file_fd(p->newf)) && !rename(p->tmp, a->path));
+		dfd = open(a->sh->cfg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || fsync(dfd))
+			in_place = false;
+		if (dfd >= 0)
 			close(dfd);
-		}
-		if (access(p->tmp, F_OK) == 0)
-			unlink(p->tmp);
-		pc_file_close(p->oldf);
-		pc_file_close(p->newf);
-		pc_file_close(p->dirf);
-		kv_reply_free(&p->buf);
-		free(p);
-		a->rw = NULL;
+		if (!in_place)
+			pc_log(PC_LOG_ERROR, "kv: %s: the rewritten file could not take its place at "
+			       "stop: %s", a->path, strerror(errno));
 	}
+	if (!in_place)
+		unlink(p->tmp);
+	part_free(p);
+	a->rw = NULL;
 }
 
 void kv_aofrw_free_left(struct kv_server *k)

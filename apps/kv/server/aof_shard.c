@@ -955,6 +955,7 @@ void kv_aof_stop(struct kv_shard *sh)
 	if (!a)
 		return;
 	pc_periodic_stop(&a->tick);
+	a->stopping = true; /* the closes below run callbacks */
 	sync_wait(a);
 	j = a->j;
 	dead = a->dead;
