@@ -207,8 +207,6 @@ def t_replies(d):
     check(int(c.call("DBSIZE")) == 50000, "keys kept")
     c.close()
     srv.stop()
-    log = (srv.log + srv.err).decode(errors="replace")
-    check("stalled" not in log, "no shard stalled during the rewrites: %s" % log[-2000:])
     srv = start(d, 2)
     c = Conn(srv.port)
     check(int(c.call("DBSIZE")) == 50000, "keys kept after a restart")
