@@ -6,8 +6,10 @@ pipeline SETs of keys of their own and MSETs of four keys (spanning both
 shards), keeping a ledger of every write acknowledged. After each restart:
 with appendfsync always every acknowledged write is there; with everysec
 every one acknowledged more than 2 s before the kill; in both, no MSET is
-there in part (all four keys or none), and every write there was sent. A
-round of each mode also cuts a file at a random offset before the restart
+there in part (all four keys or none), and every write there was sent.
+Each round also asks for a BGREWRITEAOF at a random moment of its load,
+so kills fall before, during and after rewrites (their switches
+included). A round of each mode also cuts a file at a random offset before the restart
 (a torn last record): the same holds for what precedes the cut.
 Exit 0 when all rounds pass, 1 otherwise.
 
@@ -125,7 +127,11 @@ def rounds(mode, n, rng):
                        for i in range(CLIENTS)]
             for c in clients:
                 c.start()
-            time.sleep(rng.uniform(0.4, 1.5))
+            run_for = rng.uniform(0.4, 1.5)
+            rewrite_at = rng.uniform(0, run_for)
+            time.sleep(rewrite_at)
+            Conn(srv.port).send(enc("BGREWRITEAOF"))  # its reply is not the point
+            time.sleep(run_for - rewrite_at)
             kills.append(time.monotonic())
             srv.p.kill()
             srv.p.wait()

@@ -82,6 +82,12 @@ static void usage(FILE *f)
 		"  --aof-load-truncated V\n"
 		"                      yes (default) or no: at start, cut a file's torn last\n"
 		"                      record (logged), or refuse to start\n"
+		"  --auto-aof-rewrite-percentage N\n"
+		"                      rewrite the append-only files (BGREWRITEAOF) once they\n"
+		"                      grew by N percent over their size after the last\n"
+		"                      rewrite or at start (default 100; 0: never)\n"
+		"  --auto-aof-rewrite-min-size BYTES\n"
+		"                      but not below BYTES in all (default 64mb)\n"
 		"  --save RULES        save rules, \"<seconds> <changes> ...\": the dump is saved\n"
 		"                      once <changes> writes were made and more than <seconds>\n"
 		"                      passed since the last save; \"\" saves only on SAVE\n"
@@ -126,7 +132,8 @@ enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, 
        OPT_MAX_CLIENTS, OPT_OUTPUT, OPT_MAXMEM, OPT_POLICY, OPT_BULK, OPT_ARGS, OPT_MAX_INPUT, OPT_EXPIRE, OPT_DRAIN, OPT_JSON,
        OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE,
        OPT_APPENDONLY, OPT_APPENDFSYNC, OPT_DIR, OPT_APPENDFILENAME, OPT_AOF_TRUNCATED,
-       OPT_SAVE, OPT_DBFILENAME, OPT_RDBCOMPRESSION, OPT_RDBCHECKSUM, OPT_SKIP_UNSUP };
+       OPT_SAVE, OPT_DBFILENAME, OPT_RDBCOMPRESSION, OPT_RDBCHECKSUM, OPT_SKIP_UNSUP,
+       OPT_AUTO_RW_PERC, OPT_AUTO_RW_MIN };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -156,6 +163,8 @@ static const struct option long_opts[] = {
 	{ "dir", required_argument, NULL, OPT_DIR },
 	{ "appendfilename", required_argument, NULL, OPT_APPENDFILENAME },
 	{ "aof-load-truncated", required_argument, NULL, OPT_AOF_TRUNCATED },
+	{ "auto-aof-rewrite-percentage", required_argument, NULL, OPT_AUTO_RW_PERC },
+	{ "auto-aof-rewrite-min-size", required_argument, NULL, OPT_AUTO_RW_MIN },
 	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "dbfilename", required_argument, NULL, OPT_DBFILENAME },
 	{ "rdbcompression", required_argument, NULL, OPT_RDBCOMPRESSION },
@@ -200,6 +209,7 @@ static int text_arg(const char *v, char *field, size_t cap, bool name)
 static int persist_arg(struct kv_config *cfg, int c, const char *v)
 {
 	char path[PATH_MAX];
+	int64_t n;
 
 	switch (c) {
 	case OPT_APPENDONLY: return yes_no(v, &cfg->appendonly);
@@ -220,6 +230,12 @@ static int persist_arg(struct kv_config *cfg, int c, const char *v)
 	case OPT_SAVE: return kv_config_save_parse(cfg, v, strlen(v)) ? 0 : -EINVAL;
 	case OPT_RDBCOMPRESSION: return yes_no(v, &cfg->rdbcompression);
 	case OPT_RDBCHECKSUM: return yes_no(v, &cfg->rdbchecksum);
+	case OPT_AUTO_RW_MIN: return size_arg(v, INT64_MAX, &cfg->auto_aof_rewrite_min_size);
+	case OPT_AUTO_RW_PERC:
+		if (!kv_str2ll(v, strlen(v), &n) || n < 0 || n > INT32_MAX)
+			return -EINVAL;
+		cfg->auto_aof_rewrite_percentage = (uint32_t)n;
+		return 0;
 	}
 	return 1;
 }

@@ -34,6 +34,9 @@ struct kv_entry;
 
 /* The marker's name. */
 #define KV_AOF_TX_MARK "PERCORE.TX"
+/* A rewrite's marker, PERCORE.REWRITE <id> (apps/kv/server/aof_rewrite.c):
+ * outside any group; replay skips it. */
+#define KV_AOF_RW_MARK "PERCORE.REWRITE"
 
 /* Appends argv as one command in RESP. */
 void kv_aof_command(struct kv_reply *rec, uint32_t argc, const char *const *argv,

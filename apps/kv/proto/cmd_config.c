@@ -48,6 +48,8 @@ static const struct param params[] = {
 	{ "appendfilename", P_STR, false, FIELD(appendfilename), 0, 0, NULL },
 	{ "appendfsync", P_FSYNC, false, FIELD(appendfsync), 0, 0, NULL },
 	{ "appendonly", P_BOOL, false, FIELD(appendonly), 0, 0, NULL },
+	{ "auto-aof-rewrite-min-size", P_MEM, true, FIELD(auto_aof_rewrite_min_size), 0, INT64_MAX, NULL },
+	{ "auto-aof-rewrite-percentage", P_U32, true, FIELD(auto_aof_rewrite_percentage), 0, I32MAX, NULL },
 	{ "bind", P_STR, false, FIELD(bind), 0, 0, NULL },
 	{ "client-output-buffer-limit", P_COBL, true, FIELD(client_output_limit), 0, UINT64_MAX, NULL },
 	{ "databases", P_FIXED, false, 0, 0, 0, "1" },

@@ -194,23 +194,30 @@ static void stats_section(struct info *in)
 		       (unsigned long long)t->expired_keys, (unsigned long long)t->evicted_keys);
 }
 
-/* The append-only files' fields, Redis's names (no rewrite runs here:
- * those read as Redis's when none ever ran). */
+/* The append-only files' fields, Redis's names. */
 static void aof_fields(struct info *in)
 {
 	const struct kv_totals *t = &in->tot;
+	long long cur = -1;
 
+	if (t->aofrw_in_progress)
+		cur = in->now > t->aofrw_started_ms ? (in->now - t->aofrw_started_ms) / 1000 : 0;
 	kv_text_printf(&in->t,
 		       "aof_enabled:%d\r\n"
-		       "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
-		       "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
-		       "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
-		       "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:%s\r\n",
-		       t->aof_enabled, t->aof_err ? "err" : "ok");
+		       "aof_rewrite_in_progress:%d\r\naof_rewrite_scheduled:%d\r\n"
+		       "aof_last_rewrite_time_sec:%lld\r\naof_current_rewrite_time_sec:%lld\r\n"
+		       "aof_last_bgrewrite_status:%s\r\naof_rewrites:%llu\r\n"
+		       "aof_rewrites_consecutive_failures:%llu\r\naof_last_write_status:%s\r\n",
+		       t->aof_enabled, t->aofrw_in_progress, t->aofrw_scheduled,
+		       (long long)(in->counted ? t->aofrw_last_secs : -1), cur,
+		       !in->counted || t->aofrw_last_ok ? "ok" : "err",
+		       (unsigned long long)t->aofrw_count, (unsigned long long)t->aofrw_fail_streak,
+		       t->aof_err ? "err" : "ok");
 	if (t->aof_enabled)
-		kv_text_printf(&in->t, "aof_current_size:%llu\r\naof_base_size:0\r\n"
-			       "aof_pending_rewrite:0\r\naof_buffer_length:%llu\r\n",
-			       (unsigned long long)t->aof_size, (unsigned long long)t->aof_pending);
+		kv_text_printf(&in->t, "aof_current_size:%llu\r\naof_base_size:%llu\r\n"
+			       "aof_pending_rewrite:%d\r\naof_buffer_length:%llu\r\n",
+			       (unsigned long long)t->aof_size, (unsigned long long)t->aof_base_size,
+			       t->aofrw_scheduled, (unsigned long long)t->aof_pending);
 }
 
 static void keyspace_section(struct info *in)

@@ -145,9 +145,9 @@ void kv_save_finish(const struct kv_config *cfg, const struct kv_server_view *vi
 		kv_reply_status(out, "OK");
 }
 
-/* BGSAVE [SCHEDULE]. With no other background work here (Redis's AOF
- * rewrite child), SCHEDULE answers as Redis then does: started, or
- * refused while a background save runs. */
+/* BGSAVE [SCHEDULE]. Refused while an append-only file rewrite runs, as
+ * Redis refuses it while its rewrite child does; SCHEDULE answers
+ * started, or refused while a background save runs. */
 void kv_bgsave(struct kv_call *c)
 {
 	int rc;
@@ -163,10 +163,34 @@ void kv_bgsave(struct kv_call *c)
 	rc = c->view->bgsave(c->view->arg);
 	if (rc == -EBUSY)
 		KV_REPLY_ERR(c->out, KV_ERR_BGSAVE_RUNNING);
+	else if (rc == -EAGAIN)
+		KV_REPLY_ERR(c->out, KV_ERR_AOFRW_BLOCKS_BGSAVE);
 	else if (rc)
 		kv_reply_error(c->out, "ERR", 3);
 	else
 		kv_reply_status(c->out, "Background saving started");
+}
+
+/* BGREWRITEAOF: Redis 7.0's replies (scheduled while a BGSAVE runs). */
+void kv_bgrewriteaof(struct kv_call *c)
+{
+	int rc;
+
+	if (!c->view || !c->view->bgrewriteaof) {
+		KV_REPLY_ERR(c->out, KV_ERR_NO_BGSAVE);
+		return;
+	}
+	rc = c->view->bgrewriteaof(c->view->arg);
+	if (rc == 1)
+		kv_reply_status(c->out, "Background append only file rewriting scheduled");
+	else if (rc == -EBUSY)
+		KV_REPLY_ERR(c->out, KV_ERR_AOFRW_RUNNING);
+	else if (rc == -ENOTSUP)
+		KV_REPLY_ERR(c->out, KV_ERR_AOFRW_OFF);
+	else if (rc)
+		KV_REPLY_ERR(c->out, KV_ERR_AOFRW_FAILED);
+	else
+		kv_reply_status(c->out, "Background append only file rewriting started");
 }
 
 void kv_lastsave(struct kv_call *c)

@@ -75,6 +75,8 @@ void kv_config_init(struct kv_config *cfg)
 	strcpy(cfg->appendfilename, "appendonly.aof");
 	cfg->appendfsync = KV_FSYNC_EVERYSEC;
 	cfg->aof_load_truncated = true;
+	cfg->auto_aof_rewrite_percentage = 100;
+	cfg->auto_aof_rewrite_min_size = 64ull << 20;
 	if (!getcwd(cfg->dir, sizeof(cfg->dir)))
 		strcpy(cfg->dir, ".");
 	cfg->rdbcompression = true;

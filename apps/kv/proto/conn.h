@@ -121,6 +121,10 @@ struct kv_config {
 	enum kv_fsync appendfsync;     /* everysec */
 	char appendfilename[256];      /* appendonly.aof */
 	bool aof_load_truncated;       /* yes: a torn last record is cut at start */
+	/* the automatic rewrite: when the files grew by this percentage over
+	 * their size after the last rewrite (0: never), once past min_size */
+	uint32_t auto_aof_rewrite_percentage;  /* 100 */
+	uint64_t auto_aof_rewrite_min_size;    /* 64 MiB */
 
 	/* save rules (CONFIG save); none: no dump unless asked */
 	struct kv_save_rule save[KV_SAVE_RULES_MAX];
@@ -178,6 +182,12 @@ struct kv_totals {
 	 * came before the walk reached them (copies before a write) */
 	bool bgsave_in_progress, bgsave_last_ok;
 	int64_t bgsave_started_ms, bgsave_last_secs;
+	/* BGREWRITEAOF, the same (scheduled: waiting for a BGSAVE to end),
+	 * rewrites done and failed in a row, and the files' bytes after their
+	 * last rewrite (or at start) */
+	bool aofrw_in_progress, aofrw_scheduled, aofrw_last_ok;
+	int64_t aofrw_started_ms, aofrw_last_secs;
+	uint64_t aofrw_count, aofrw_fail_streak, aof_base_size;
 	uint64_t snapshot_bytes, snapshot_peak_bytes, snapshot_copied_keys;
 	uint32_t shards;                /* entries in per_shard */
 	/* one per shard, or NULL: storage owned by the server, valid until
@@ -222,6 +232,11 @@ struct kv_server_view {
 	/* Starts a background save (BGSAVE): 0, -EBUSY while one runs, or a
 	 * negative errno. NULL: no background saves here. */
 	int (*bgsave)(void *arg);
+	/* Starts a rewrite of the append-only files (BGREWRITEAOF): 0, 1
+	 * when scheduled after a running BGSAVE, -EBUSY while one runs,
+	 * -ENOTSUP when appendonly is off, or a negative errno. NULL: none
+	 * here. */
+	int (*bgrewriteaof)(void *arg);
 	void *arg;
 };
 

@@ -66,6 +66,14 @@
 /* Dumps */
 #define KV_ERR_BGSAVE_RUNNING "ERR Background save already in progress"
 #define KV_ERR_NO_BGSAVE      "ERR BGSAVE needs the server (no background work here)"
+#define KV_ERR_AOFRW_RUNNING  "ERR Background append only file rewriting already in progress"
+#define KV_ERR_AOFRW_BLOCKS_BGSAVE \
+	"ERR An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in " \
+	"order to schedule a BGSAVE whenever possible."
+#define KV_ERR_AOFRW_FAILED \
+	"ERR Can't execute an AOF background rewriting. Please check the server logs for more " \
+	"information."
+#define KV_ERR_AOFRW_OFF      "ERR BGREWRITEAOF needs appendonly yes here"
 #define KV_ERR_PUBSUB_CONTEXT_FMT "ERR Can't execute '%s': only (P|S)SUBSCRIBE / " \
 	"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 #define KV_ERR_PUBSUB_ELSEWHERE "ERR subscriptions are made on the connection's own shard only " \

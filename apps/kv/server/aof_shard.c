@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "aof.h"
+#include "aof_internal.h"
 #include "keyhash.h"
 #include "percore/file.h"
 #include "percore/journal.h"
@@ -29,41 +31,16 @@
 
 /* A hold: fn(arg) once record lsn (counted over the shard's life) is
  * confirmed. */
-struct waiter {
+struct kv_aof_waiter {
 	uint64_t lsn;
 	kv_aof_done_fn *fn;
 	void *arg;
 };
 
-/* A marked group's id as the file spells it: "<start ms>:<tx>". */
+/* A marked group's id as the file spells it: "<start ms>:<tx>"; a
+ * rewrite's id has the same form. */
 struct tx_id {
 	uint64_t epoch, tx;
-};
-
-struct kv_aof {
-	struct kv_cmd_log log;
-	struct kv_shard *sh;
-	struct pc_journal *j;        /* NULL while failed */
-	struct pc_journal *dead;     /* a failed journal waiting for its close */
-	struct pc_journal_opts o;
-	bool always;
-	char path[600];
-	struct kv_reply rec;         /* the record being built */
-	uint64_t appended;           /* records appended over the shard's life */
-	uint64_t base;               /* appended when the journal opened */
-	uint64_t confirmed;
-	struct waiter *w;            /* holds, in lsn order: w[wh..wn) */
-	size_t wh, wn, wcap;
-	/* everysec: the journal writes each turn's records (mode never) and
-	 * this file, the same one, is synced once a second, so a slow sync
-	 * never holds writes back (at most about two seconds are lost) */
-	bool everysec;
-	struct pc_file *syncf;
-	bool syncing;
-	uint64_t synced_size;        /* pc_journal_written() at the last sync */
-	unsigned depth;              /* groups open (EXEC, a part) */
-	size_t body;                 /* rec's length after the group's head */
-	struct pc_periodic tick;     /* once a second: everysec's sync, a retry */
 };
 
 /* What the shards share while they start. */
@@ -73,6 +50,18 @@ struct aof_start {
 	char msg[512];
 	struct tx_id **done;         /* per shard: its complete marked groups, sorted */
 	size_t *ndone;
+	/* rewrites (aof_rewrite.c): the latest whose new file is in place
+	 * somewhere (have_rw), and per shard whether its file is an old one
+	 * holding that rewrite's marker: its marked groups before the
+	 * marker are whole (every file was synced through the marker before
+	 * any new file took an old one's place; their other parts are in
+	 * the new files' keys) */
+	bool have_rw;
+	struct tx_id rw;
+	struct tx_id **marks;        /* per shard: the rewrite markers in its file */
+	size_t *nmarks;
+	bool *based;                 /* per shard: its file starts with a marker */
+	bool *pre;
 };
 
 static struct aof_start *start_of(struct kv_server *k)
@@ -172,13 +161,53 @@ struct load {
 	struct tx_id *ids;           /* pass 1: complete marked groups found */
 	size_t n, cap;
 	bool oom;
+	bool seen;                   /* pass 1: a command or group came already */
+	bool based;                  /* pass 1: the first was a rewrite marker */
+	struct tx_id *marks;         /* pass 1: rewrite markers */
+	size_t nmarks, mcap;
+	bool pre;                    /* pass 2: before the latest rewrite's marker */
 	uint64_t applied, skipped;
 	struct kv_reply out;         /* replies of replayed commands, dropped */
 };
 
-static void no_apply(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
+/* Whether argv is a rewrite's marker; its id in *id. */
+static bool rewrite_mark(uint32_t argc, const char *const *argv, const size_t *argl,
+			 struct tx_id *id)
 {
-	(void)arg, (void)argc, (void)argv, (void)argl;
+	size_t ml = strlen(KV_AOF_RW_MARK);
+
+	return argc == 2 && argl[0] == ml && !strncasecmp(argv[0], KV_AOF_RW_MARK, ml) &&
+	       parse_id(argv[1], argl[1], id);
+}
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *np;
+
+	if (n < *cap)
+		return true;
+	np = realloc(*p, (*cap ? 2 * *cap : 16) * size);
+	if (!np)
+		return false;
+	*p = np;
+	*cap = *cap ? 2 * *cap : 16;
+	return true;
+}
+
+static void list_mark(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
+{
+	struct load *l = arg;
+	struct tx_id t;
+
+	if (rewrite_mark(argc, argv, argl, &t)) {
+		if (!l->seen)
+			l->based = true;
+		if (!grow((void **)&l->marks, &l->mcap, l->nmarks, sizeof(t)))
+			l->oom = true;
+		else
+			l->marks[l->nmarks++] = t;
+	}
+	l->seen = true;
 }
 
 static bool list_group(void *arg, const char *id, size_t idlen, uint64_t parts)
@@ -187,18 +216,12 @@ static bool list_group(void *arg, const char *id, size_t idlen, uint64_t parts)
 	struct tx_id t;
 
 	(void)parts;
+	l->seen = true;
 	if (!parse_id(id, idlen, &t))
 		return false;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 256;
-		struct tx_id *n = realloc(l->ids, cap * sizeof(*n));
-
-		if (!n) {
-			l->oom = true;
-			return false;
-		}
-		l->ids = n;
-		l->cap = cap;
+	if (!grow((void **)&l->ids, &l->cap, l->n, sizeof(t))) {
+		l->oom = true;
+		return false;
 	}
 	l->ids[l->n++] = t;
 	return false;
@@ -233,7 +256,7 @@ static bool check_group(void *arg, const char *id, size_t idlen, uint64_t parts)
 {
 	struct load *l = arg;
 	struct tx_id t;
-	bool whole = parse_id(id, idlen, &t) && parts_held(l->s, l->sh->n, &t) == parts;
+	bool whole = l->pre || (parse_id(id, idlen, &t) && parts_held(l->s, l->sh->n, &t) == parts);
 
 	if (!whole)
 		l->skipped++;
@@ -243,7 +266,13 @@ static bool check_group(void *arg, const char *id, size_t idlen, uint64_t parts)
 static void replay(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
 {
 	struct load *l = arg;
+	struct tx_id t;
 
+	if (rewrite_mark(argc, argv, argl, &t)) {
+		if (l->s->have_rw && !id_cmp(&t, &l->s->rw))
+			l->pre = false;
+		return;
+	}
 	kv_reply_clear(&l->out);
 	kv_shard_exec(l->sh, NULL, NULL, kv_now_ms(), argc, argv, argl, &l->out, NULL);
 	l->applied++;
@@ -276,7 +305,7 @@ static void list_done(struct kv_server *k, unsigned i)
 {
 	struct aof_start *s = start_of(k);
 	struct load l = { .s = s };
-	struct kv_aof_walk w = { .apply = no_apply, .group = list_group, .arg = &l };
+	struct kv_aof_walk w = { .apply = list_mark, .group = list_group, .arg = &l };
 	char path[600], why[160];
 	size_t len, end;
 	char *buf;
@@ -292,6 +321,25 @@ static void list_done(struct kv_server *k, unsigned i)
 		qsort(l.ids, l.n, sizeof(*l.ids), id_cmp);
 	s->done[i] = l.ids;
 	s->ndone[i] = l.n;
+	s->marks[i] = l.marks;
+	s->nmarks[i] = l.nmarks;
+	s->based[i] = l.based;
+}
+
+/* The latest rewrite whose new file is in place, and the old files that
+ * hold its marker. */
+static void find_rewrite(struct aof_start *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (s->based[i] && (!s->have_rw || id_cmp(&s->marks[i][0], &s->rw) > 0)) {
+			s->rw = s->marks[i][0];
+			s->have_rw = true;
+		}
+	}
+	for (unsigned i = 0; s->have_rw && i < n; i++)
+		for (size_t m = s->based[i]; m < s->nmarks[i]; m++)
+			if (!id_cmp(&s->marks[i][m], &s->rw))
+				s->pre[i] = true;
 }
 
 /* Pass 2, on the shard: the file replayed, a marked group applied when
@@ -299,7 +347,7 @@ static void list_done(struct kv_server *k, unsigned i)
 static void load(struct kv_shard *sh, const char *path)
 {
 	struct aof_start *s = start_of(sh->srv);
-	struct load l = { .sh = sh, .s = s };
+	struct load l = { .sh = sh, .s = s, .pre = s->pre[sh->idx] };
 	struct kv_aof_walk w = { .apply = replay, .group = check_group, .arg = &l };
 	int64_t t0 = kv_now_ms();
 	char why[160] = "";
@@ -379,6 +427,23 @@ static int hash_key(const struct kv_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+static void start_free(struct aof_start *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (s->done)
+			free(s->done[i]);
+		if (s->marks)
+			free(s->marks[i]);
+	}
+	free(s->done);
+	free(s->ndone);
+	free(s->marks);
+	free(s->nmarks);
+	free(s->based);
+	free(s->pre);
+	free(s);
+}
+
 int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen)
 {
 	const struct kv_config *cfg = &k->o.cfg;
@@ -404,10 +469,13 @@ int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen)
 		closedir(d);
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->done = calloc(k->n, sizeof(*s->done))) ||
-	    !(s->ndone = calloc(k->n, sizeof(*s->ndone)))) {
+	    !(s->ndone = calloc(k->n, sizeof(*s->ndone))) ||
+	    !(s->marks = calloc(k->n, sizeof(*s->marks))) ||
+	    !(s->nmarks = calloc(k->n, sizeof(*s->nmarks))) ||
+	    !(s->based = calloc(k->n, sizeof(*s->based))) ||
+	    !(s->pre = calloc(k->n, sizeof(*s->pre)))) {
 		if (s)
-			free(s->done);
-		free(s);
+			start_free(s, k->n);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -415,6 +483,7 @@ int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen)
 	k->aof_start = s;
 	for (unsigned i = 0; i < k->n; i++)
 		list_done(k, i);
+	find_rewrite(s, k->n);
 	return 0;
 }
 
@@ -428,12 +497,8 @@ int kv_aof_started(struct kv_server *k, char *err, size_t errlen)
 	rc = s->err;
 	if (rc)
 		snprintf(err, errlen, "%s", s->msg);
-	for (unsigned i = 0; i < k->n; i++)
-		free(s->done[i]);
-	free(s->done);
-	free(s->ndone);
 	pthread_mutex_destroy(&s->lock);
-	free(s);
+	start_free(s, k->n);
 	k->aof_start = NULL;
 	return rc;
 }
@@ -442,13 +507,14 @@ int kv_aof_started(struct kv_server *k, char *err, size_t errlen)
 
 /* The file's figures for INFO and /metrics (relaxed: other threads read
  * them). */
-static void publish(struct kv_aof *a)
+void kv_aof_publish(struct kv_aof *a)
 {
 	struct kv_shard_stats *st = a->sh->st;
 
 	atomic_store_explicit(&st->aof_on, 1, memory_order_relaxed);
 	atomic_store_explicit(&st->aof_size, a->j ? pc_journal_written(a->j) : 0,
 			      memory_order_relaxed);
+	atomic_store_explicit(&st->aof_base, a->base_size, memory_order_relaxed);
 	atomic_store_explicit(&st->aof_pending, a->appended - a->confirmed, memory_order_relaxed);
 	atomic_store_explicit(&st->aof_err, (uint64_t)-a->log.err, memory_order_relaxed);
 }
@@ -456,7 +522,7 @@ static void publish(struct kv_aof *a)
 static void release(struct kv_aof *a, int err)
 {
 	while (a->wh < a->wn && a->w[a->wh].lsn <= a->confirmed) {
-		struct waiter w = a->w[a->wh++];
+		struct kv_aof_waiter w = a->w[a->wh++];
 
 		w.fn(a->sh, w.arg, err);
 	}
@@ -464,7 +530,7 @@ static void release(struct kv_aof *a, int err)
 		a->wh = a->wn = 0;
 }
 
-static void failed(struct kv_aof *a, int err)
+void kv_aof_fail(struct kv_aof *a, int err)
 {
 	if (a->log.err)
 		return;
@@ -473,7 +539,17 @@ static void failed(struct kv_aof *a, int err)
 	       a->path, strerror(-err));
 	a->dead = a->j;
 	a->j = NULL;
-	publish(a);
+	kv_aofrw_file_failed(a);
+	kv_aof_publish(a);
+}
+
+/* Two journals may confirm at once (a rewrite's switch): confirmed only
+ * rises. */
+void kv_aof_confirm(struct kv_aof *a, uint64_t upto, int err)
+{
+	if (upto > a->confirmed)
+		a->confirmed = upto;
+	release(a, err);
 }
 
 static void on_record(uint64_t lsn, int err, void *arg)
@@ -481,12 +557,27 @@ static void on_record(uint64_t lsn, int err, void *arg)
 	struct kv_aof *a = arg;
 
 	if (err)
-		failed(a, err);
-	a->confirmed = a->base + lsn;
-	release(a, err);
+		kv_aof_fail(a, err);
+	kv_aof_confirm(a, a->base + lsn, err);
 }
 
-/* Appends the record built in rec (when it holds anything). */
+void kv_aof_on_new(uint64_t lsn, int err, void *arg)
+{
+	struct kv_aof *a = arg;
+	uint64_t upto = a->nbase + lsn;
+
+	if (err)
+		kv_aof_fail(a, err);
+	if (a->gate && !err) {
+		if (upto > a->gated)
+			a->gated = upto;
+		return;
+	}
+	kv_aof_confirm(a, upto, err);
+}
+
+/* Appends the record built in rec (when it holds anything): to the file,
+ * and to a rewrite's new file while one is written. */
 static void flush_rec(struct kv_aof *a)
 {
 	int rc;
@@ -494,13 +585,23 @@ static void flush_rec(struct kv_aof *a)
 	if (!a->rec.len)
 		return;
 	rc = a->rec.failed ? -ENOMEM :
-	     a->j ? pc_journal_append(a->j, a->rec.buf, a->rec.len, on_record, a, NULL) :
+	     a->j ? pc_journal_append(a->j, a->rec.buf, a->rec.len, a->cb, a, NULL) :
 		    a->log.err;
+	if (!rc && a->rw)
+		kv_aofrw_copy(a, a->rec.buf, a->rec.len);
 	a->appended++;
 	kv_reply_clear(&a->rec);
 	a->rec.failed = false;
 	if (rc)
-		failed(a, rc);
+		kv_aof_fail(a, rc);
+}
+
+int kv_aof_append_command(struct kv_aof *a, uint32_t argc, const char *const *argv,
+			  const size_t *argl)
+{
+	kv_aof_command(&a->rec, argc, argv, argl);
+	flush_rec(a);
+	return a->log.err;
 }
 
 static void wrote(struct kv_cmd_log *l, const struct kv_call *c, size_t mark)
@@ -597,7 +698,7 @@ bool kv_aof_hold(struct kv_shard *sh, uint64_t mark, kv_aof_done_fn *fn, void *a
 	}
 	if (a->wn == a->wcap) {
 		size_t cap = a->wcap ? 2 * a->wcap : 256;
-		struct waiter *n = realloc(a->w, cap * sizeof(*n));
+		struct kv_aof_waiter *n = realloc(a->w, cap * sizeof(*n));
 
 		if (!n) {
 			fn(sh, arg, -ENOMEM);
@@ -606,7 +707,7 @@ bool kv_aof_hold(struct kv_shard *sh, uint64_t mark, kv_aof_done_fn *fn, void *a
 		a->w = n;
 		a->wcap = cap;
 	}
-	a->w[a->wn++] = (struct waiter){ .lsn = a->appended, .fn = fn, .arg = arg };
+	a->w[a->wn++] = (struct kv_aof_waiter){ .lsn = a->appended, .fn = fn, .arg = arg };
 	return true;
 }
 
@@ -705,7 +806,7 @@ static void on_synced(struct pc_file *f, ssize_t res, void *arg)
 	(void)f;
 	a->syncing = false;
 	if (res < 0)
-		failed(a, (int)res);
+		kv_aof_fail(a, (int)res);
 }
 
 /* everysec: a sync of what was written since the last, unless one is
@@ -742,16 +843,40 @@ static void sync_wait(struct kv_aof *a)
 		pc_reactor_poll(pc_shard_reactor(), 1000000);
 }
 
+/* After a rewrite's switch: the old file's journal closed once its
+ * records are confirmed, then one base for the callbacks again; the
+ * everysec handle moved to the new file. */
+void kv_aof_settle(struct kv_aof *a)
+{
+	if (a->retired && !pc_journal_close(a->retired))
+		a->retired = NULL;
+	if (!a->retired && !a->gate && a->cb != on_record) {
+		a->base = a->nbase;
+		a->cb = on_record;
+	}
+	if (a->reopen_syncf && !a->syncing) {
+		pc_file_close(a->syncf);
+		a->syncf = NULL;
+		a->reopen_syncf = false;
+		if (!pc_file_open(&a->syncf, a->path, O_WRONLY, 0, 0))
+			a->synced_size = 0;
+		else
+			kv_aof_fail(a, -EIO);
+	}
+}
+
 static void tick(struct pc_periodic *p, void *arg)
 {
 	struct kv_aof *a = arg;
 	int rc;
 
 	(void)p;
-	publish(a);
-	if (!a->log.err && a->everysec)
+	kv_aof_publish(a);
+	kv_aof_settle(a);
+	kv_aofrw_tick(a);
+	if (!a->log.err && a->everysec && a->syncf)
 		everysec_sync(a);
-	if (!a->log.err || a->depth || a->syncing)
+	if (!a->log.err || a->depth || a->syncing || a->rw || a->retired)
 		return;
 	if (a->dead && pc_journal_close(a->dead))
 		return; /* its callbacks still to run */
@@ -765,12 +890,26 @@ static void tick(struct pc_periodic *p, void *arg)
 		return;
 	a->base = a->appended;
 	a->confirmed = a->appended;
+	a->cb = on_record;
+	a->gate = false;
+	a->base_size = pc_journal_written(a->j);
 	a->log.err = 0;
-	publish(a);
+	kv_aof_publish(a);
 	pc_log(PC_LOG_INFO, "kv: %s written again; writes are accepted", a->path);
 }
 
 /* ---- the shard's life ----------------------------------------------------------- */
+
+/* A rewrite's new file left by a crash: never in place, so never needed
+ * (the old file is whole until the rename). */
+static void drop_rewrite_left(const char *path)
+{
+	char tmp[640];
+
+	kv_aofrw_new_path(path, tmp, sizeof(tmp));
+	if (unlink(tmp) == 0)
+		pc_log(PC_LOG_INFO, "kv: %s: an unfinished rewrite's file removed", tmp);
+}
 
 void kv_aof_start(struct kv_shard *sh)
 {
@@ -788,8 +927,10 @@ void kv_aof_start(struct kv_shard *sh)
 	}
 	a->sh = sh;
 	a->log = (struct kv_cmd_log){ .wrote = wrote, .group = group };
+	a->cb = on_record;
 	kv_reply_init(&a->rec);
 	file_path(cfg, sh->idx, sh->n, a->path, sizeof(a->path));
+	drop_rewrite_left(a->path);
 	load(sh, a->path);
 	pc_journal_opts_init(&a->o);
 	a->always = cfg->appendfsync == KV_FSYNC_ALWAYS;
@@ -798,9 +939,11 @@ void kv_aof_start(struct kv_shard *sh)
 	rc = open_file(a);
 	if (rc)
 		start_failed(s, rc, "%s: %s", a->path, strerror(-rc));
+	else
+		a->base_size = pc_journal_written(a->j);
 	pc_periodic_start(&a->tick, pc_shard_reactor(), TICK_MS, tick, a);
 	sh->aof = a;
-	publish(a);
+	kv_aof_publish(a);
 }
 
 void kv_aof_stop(struct kv_shard *sh)
@@ -812,6 +955,7 @@ void kv_aof_stop(struct kv_shard *sh)
 	if (!a)
 		return;
 	pc_periodic_stop(&a->tick);
+	a->stopping = true; /* the closes below run callbacks */
 	sync_wait(a);
 	j = a->j;
 	dead = a->dead;
@@ -825,6 +969,9 @@ void kv_aof_stop(struct kv_shard *sh)
 		pc_log(PC_LOG_ERROR, "kv: %s: the last writes at stop failed: %s", a->path,
 		       strerror(-rc));
 	pc_journal_close_final(dead);
+	pc_journal_close_final(a->retired);
+	a->retired = NULL;
+	kv_aofrw_stop(a); /* after the close: a switch under way completes */
 	if (a->syncf && fdatasync(pc_file_fd(a->syncf))) /* everysec: the last second */
 		pc_log(PC_LOG_ERROR, "kv: %s: sync at stop: %s", a->path, strerror(errno));
 	pc_file_close(a->syncf);

@@ -582,6 +582,10 @@ int kv_bgsave_start(struct kv_shard *sh)
 
 	if (!atomic_compare_exchange_strong(&k->bg_running, &idle, true))
 		return -EBUSY;
+	if (atomic_load(&k->rw_running)) { /* one snapshot per keyspace */
+		atomic_store(&k->bg_running, false);
+		return -EAGAIN;
+	}
 	bg = calloc(1, sizeof(*bg));
 	if (!bg) {
 		atomic_store(&k->bg_running, false);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aof_rewrite.h"
 #include "aof_shard.h"
 #include "keyhash.h"
 #include "percore/metrics.h"
@@ -106,6 +107,7 @@ static void free_orphans(struct kv_server *k)
 /* What kv_server_start allocated besides the network server. */
 static void free_server(struct kv_server *k)
 {
+	kv_aofrw_free_left(k);
 	free(k->dump);
 	free(k->stats);
 	free(k->orphans);
@@ -136,6 +138,7 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->start_ms = kv_now_ms();
 	kv_save_mark(k->start_ms / 1000); /* the save rules count from the start */
 	atomic_store_explicit(&k->bg_last_secs, -1, memory_order_relaxed);
+	atomic_store_explicit(&k->rw_last_secs, -1, memory_order_relaxed);
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
 	k->ps_orphans = calloc(k->n, sizeof(*k->ps_orphans));
@@ -270,6 +273,7 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 	}
 	t->start_time = k->start_ms;
 	kv_bgsave_totals(k, t);
+	kv_aofrw_totals(k, t);
 	t->shards = k->n;
 	t->per_shard = sh->per_shard;
 }

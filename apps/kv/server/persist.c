@@ -160,7 +160,7 @@ void kv_persist_background_save(struct kv_shard *sh)
 {
 	int rc = kv_bgsave_start(sh);
 
-	if (rc && rc != -EBUSY)
+	if (rc && rc != -EBUSY && rc != -EAGAIN) /* -EAGAIN: a rewrite runs; the rule waits */
 		pc_log(PC_LOG_WARN, "kv: the save a rule started could not begin: %s", strerror(-rc));
 }
 

@@ -129,8 +129,9 @@ struct kv_job {
 struct kv_shard_stats {
 	_Atomic uint64_t keys, expires, used, expired, evicted, commands, changes;
 	/* the append-only file (aof_shard.c): on, its bytes, its records not
-	 * yet confirmed, its last write's -errno (0: ok) */
-	_Atomic uint64_t aof_on, aof_size, aof_pending, aof_err;
+	 * yet confirmed, its last write's -errno (0: ok), its bytes after
+	 * its last rewrite or at start (the automatic rule's base) */
+	_Atomic uint64_t aof_on, aof_size, aof_pending, aof_err, aof_base;
 	/* a background save's key records held here (bgsave.c), the most
 	 * at once since it began, and the keys copied before a change */
 	_Atomic uint64_t snap_bytes, snap_peak, snap_copied;
@@ -204,6 +205,15 @@ struct kv_server {
 	_Atomic bool stopped_by_shutdown;
 	struct kv_stop_part *stop_parts;
 	struct kv_config stop_cfg;
+	/* BGREWRITEAOF (aof_rewrite.c), as BGSAVE's: one runs (rw_cur: its
+	 * state, the starting shard's), one waits for a BGSAVE to end, the
+	 * last one failed, when it began, its length, rewrites done, failures
+	 * in a row. A BGSAVE and a rewrite never run at once (one snapshot
+	 * per keyspace). */
+	_Atomic bool rw_running, rw_scheduled, rw_failed;
+	_Atomic int64_t rw_start_ms, rw_last_secs;
+	_Atomic uint64_t rw_count, rw_streak;
+	struct kv_aofrw *rw_cur;
 };
 
 /* ---- shard.c -------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "aof_rewrite.h"
 #include "aof_shard.h"
 #include "block.h"
 #include "keyhash.h"
@@ -754,7 +755,7 @@ void kv_shard_start(unsigned idx, void *user)
 		abort();
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
 					    .shutdown = shutdown_server, .bgsave = kv_bgsave_view,
-					    .arg = sh };
+					    .bgrewriteaof = kv_aofrw_view, .arg = sh };
 	apply(sh, &k->o.cfg);
 	kv_ps_start(sh);
 	kv_persist_load_rdb(sh);
