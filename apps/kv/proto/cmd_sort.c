@@ -133,7 +133,7 @@ struct sort_ctx {
 static const char *part_str(const struct kv_part *p, uint32_t i, size_t *len)
 {
 	*len = p->strs[i].len;
-	return p->bytes + p->strs[i].off;
+	return p->bytes ? p->bytes + p->strs[i].off : ""; /* only empty strings so far */
 }
 
 /* A value found by a pattern; num holds a rendered integer member. */
@@ -504,6 +504,22 @@ static bool sortable(enum kv_type t)
 	return t == KV_LIST || t == KV_SET || t == KV_ZSET;
 }
 
+/* Redis converts a packed sorted set to its skip list before it sorts
+ * (OBJECT ENCODING shows it after): done the same. Returns 0 or
+ * -ENOMEM. */
+static int sort_prepare(struct kv_call *c, struct kv_pos *pos)
+{
+	size_t before;
+	int rc;
+
+	if (kv_entry_type(pos->entry) != KV_ZSET)
+		return 0;
+	before = kv_db_edit_begin(c->db, pos->entry);
+	rc = kv_zset_to_skiplist(kv_entry_obj(pos->entry));
+	kv_db_edit_end(c->db, pos, before);
+	return rc;
+}
+
 /* SORT without STORE, and SORT_RO: the reply of the source's sort. */
 static void sort_reply(struct kv_call *c, bool readonly)
 {
@@ -523,7 +539,10 @@ static void sort_reply(struct kv_call *c, bool readonly)
 		kv_err(c, KV_ERR_WRONGTYPE);
 		return;
 	}
-	rc = sort_value(c, &o, e ? kv_entry_type(e) : KV_LIST, e ? kv_entry_obj(e) : NULL, NULL);
+	rc = e ? sort_prepare(c, &pos) : 0;
+	if (!rc)
+		rc = sort_value(c, &o, e ? kv_entry_type(e) : KV_LIST, e ? kv_entry_obj(e) : NULL,
+				NULL);
 	opts_free(&o);
 	if (rc) {
 		kv_reply_truncate(c->out, mark);
@@ -563,7 +582,9 @@ static int sort_gather(struct kv_call *c, uint32_t k, uint32_t arg, bool copy,
 	}
 	v->found = true;
 	v->type = kv_entry_type(e);
-	rc = sortable(v->type) ? sort_value(c, &o, v->type, kv_entry_obj(e), &l) : 1;
+	rc = !sortable(v->type) ? 1 : sort_prepare(c, &pos);
+	if (!rc)
+		rc = sort_value(c, &o, v->type, kv_entry_obj(e), &l);
 	opts_free(&o);
 	if (rc) {
 		kv_list_free(l);
