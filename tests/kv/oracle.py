@@ -1403,6 +1403,8 @@ def sorts():
         C("SORT", "l", "BY", "h_*->f"), C("SORT", "l", "BY", "h_*->f", "GET", "h_*->g", "GET", "h_*->f"),
         C("SORT", "l", "GET", "h_*->"), C("SORT", "l", "GET", "h_*->missing"), C("SORT", "l", "BY", "h_*->", "GET", "#"),
         C("SORT", "l", "GET", "o_*->f"), C("SORT", "l", "BY", "o_*->f"),
+        C("SET", "", "empty"), C("RPUSH", "el", "", "x"), C("SET", "x", "xx"),
+        C("SORT", "el", "BY", "nosort", "GET", "*", "GET", "#", "GET", "*->f"), C("SORT", "el", "ALPHA", "BY", "*"),
         C("RPUSH", "bad", 1, "x", 2), C("SORT", "bad"), C("SORT", "bad", "ALPHA"), C("SORT", "bad", "BY", "nosort"),
         C("SORT", "bad", "STORE", "dst"), C("EXISTS", "dst"),
         C("SET", "w_x", "notnum"), C("SORT", "bad", "BY", "w_*"), C("SET", "w_x", 7), C("SORT", "bad", "BY", "w_*"),
@@ -1454,7 +1456,9 @@ def sort_store(k=lambda name: name):
             C("SORT", k("src"), "LIMIT", 5, 1, "STORE", k("dst")), C("EXISTS", k("dst")),
             C("MULTI"), C("SORT", k("src"), "DESC", "STORE", k("dst")), C("LRANGE", k("dst"), 0, -1), C("EXEC"),
             C("SORT", k("src"), "STORE", k("src")), C("LRANGE", k("src"), 0, -1),
-            C("SORT_RO", k("src"), "DESC"), C("SORT", k("src"), "BY", "nosort", "GET", "#")]
+            C("SORT_RO", k("src"), "DESC"), C("SORT", k("src"), "BY", "nosort", "GET", "#"),
+            C("WATCH", k("dst")), C("SORT", k("src"), "STORE", k("dst")), C("MULTI"), C("PING"), C("EXEC"),
+            C("WATCH", k("str")), C("SORT", k("src"), "STORE", k("dst")), C("MULTI"), C("PING"), C("EXEC")]
 
 
 SORT_KEYS = ("src", "dst", "missing", "str", "set", "z")

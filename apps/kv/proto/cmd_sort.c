@@ -48,6 +48,12 @@ static bool pattern_reads_keys(const char *p, size_t n)
 	return memchr(p, '*', cstr_len(p, n)) != NULL;
 }
 
+/* Whether a GET pattern is "#": the element itself. */
+static bool pattern_is_self(const char *p, size_t n)
+{
+	return cstr_len(p, n) == 1 && p[0] == '#';
+}
+
 static bool several_shards(const struct kv_call *c)
 {
 	return c->cfg && c->cfg->shards > 1;
@@ -99,7 +105,7 @@ static bool parse_opts(struct kv_call *c, bool readonly, struct sort_opts *o)
 		} else if (kv_arg_is(c, j, "get") && left >= 1) {
 			j++;
 			if (several_shards(c) && pattern_reads_keys(c->argv[j], c->argl[j]) &&
-			    !(c->argv[j][0] == '#' && cstr_len(c->argv[j], c->argl[j]) == 1)) {
+			    !pattern_is_self(c->argv[j], c->argl[j])) {
 				kv_err(c, ERR_GET_SHARD);
 				return false;
 			}
@@ -136,7 +142,7 @@ static const char *part_str(const struct kv_part *p, uint32_t i, size_t *len)
 	return p->bytes ? p->bytes + p->strs[i].off : ""; /* only empty strings so far */
 }
 
-/* A value found by a pattern; num holds a rendered integer member. */
+/* A value found by a pattern (e: a hash field's, when it is one). */
 struct pat_val {
 	const char *p;
 	size_t len;
@@ -146,8 +152,8 @@ struct pat_val {
 /* The value pattern pat names for element el, as Redis's SORT reads it:
  * "#" the element itself; else the string key the first '*' replaced by
  * the element makes, or with "->field" after the '*' that field of the
- * hash it names. Returns false when there is none (no '*', no key, the
- * wrong type, no field), or -ENOMEM as a negative. */
+ * hash it names. Returns 1 with *out set, 0 when there is none (no '*',
+ * no key, the wrong type, no field), or -ENOMEM. */
 static int pattern_value(struct sort_ctx *x, uint32_t arg, const char *el, size_t ell,
 			 struct pat_val *out)
 {
@@ -158,7 +164,7 @@ static int pattern_value(struct sort_ctx *x, uint32_t arg, const char *el, size_
 	struct kv_pos pos;
 	struct kv_entry *e;
 
-	if (scan >= 1 && pat[0] == '#' && scan == 1) {
+	if (pattern_is_self(pat, patl)) {
 		out->p = el;
 		out->len = ell;
 		return 1;
@@ -179,8 +185,8 @@ static int pattern_value(struct sort_ctx *x, uint32_t arg, const char *el, size_
 	size_t postfix = patl - prefix - 1 - (fieldlen ? fieldlen + 2 : 0);
 	size_t klen = prefix + ell + postfix;
 
-	if (klen > x->key_room) {
-		char *k = realloc(x->key, klen);
+	if (!x->key || klen > x->key_room) {
+		char *k = realloc(x->key, klen + 1); /* + 1: never a 0-byte allocation */
 
 		if (!k)
 			return -ENOMEM;
