@@ -54,6 +54,10 @@
  * Memory/1M: a fresh server, 1,000,000 SETs of 16-byte names and 32-byte
  * values in pipelined batches; counter bytes_per_key is the growth of the
  * server's VmRSS divided by the keys; time and items the inserts.
+ * Memory/<type>/1x1M and /1Mx4 (BENCH=full): the same for one hash, list,
+ * set or sorted set of 1,000,000 elements (100 per command), and for
+ * 1,000,000 collections of 4 (hashes, lists, sets of strings, sets of
+ * small integers: intsets, sorted sets); counter bytes_per_elem.
  *
  * Scaling, KV/{SET,GET,INCR,MSET10}/P16/shards:N for N from 1 to the
  * usable CPUs minus one (every count up to 8, then powers of two and the
@@ -674,11 +678,115 @@ static int read_oks(int fd, int n)
 	return 0;
 }
 
-/* keys keys "key:%0*d" (klen digits), values of vlen digits, in
- * pipelined batches (keys a multiple of MEM_BATCH). */
-static int insert_keys(uint16_t port, int keys, int klen, int vlen)
+/* A request being written: RESP arrays appended to p. */
+struct resp_buf {
+	char *p;
+	size_t len;
+};
+
+static void put_array(struct resp_buf *b, int n)
 {
-	char *req = malloc((size_t)MEM_BATCH * (size_t)(48 + klen + vlen));
+	b->len += (size_t)sprintf(b->p + b->len, "*%d\r\n", n);
+}
+
+static void put_word(struct resp_buf *b, const char *w)
+{
+	b->len += (size_t)sprintf(b->p + b->len, "$%zu\r\n%s\r\n", strlen(w), w);
+}
+
+static void put_bulk(struct resp_buf *b, const char *fmt, long v)
+{
+	char tmp[64];
+	int n = snprintf(tmp, sizeof(tmp), fmt, v);
+
+	b->len += (size_t)sprintf(b->p + b->len, "$%d\r\n%s\r\n", n, tmp);
+}
+
+/* What the memory rows store: cmds commands, each adding elems elements
+ * (a key's string counts as one). Names of keys and members are 16
+ * bytes, values 16 (strings: 32, as before). */
+struct mem_shape {
+	const char *suffix;        /* the row's name after "Memory/" */
+	int cmds, elems;
+	const char *name, *key;    /* a collection's command and key format */
+	int args;                  /* arguments per element */
+	void (*elem)(struct resp_buf *b, long j); /* NULL: strings */
+	int klen, vlen;            /* strings: digits of the names and values */
+};
+
+/* SET "key:%0*d" (klen digits) to vlen digits. */
+static void cmd_strings(struct resp_buf *b, long i, const struct mem_shape *sh)
+{
+	b->len += (size_t)sprintf(b->p + b->len,
+				  "*3\r\n$3\r\nSET\r\n$%d\r\nkey:%0*ld\r\n$%d\r\n%0*ld\r\n",
+				  sh->klen + 4, sh->klen, i, sh->vlen, sh->vlen, i % 1000);
+}
+
+/* Command i: its key, then elems elements from i * elems on. */
+static void shape_cmd(struct resp_buf *b, long i, const struct mem_shape *sh)
+{
+	if (!sh->elem) {
+		cmd_strings(b, i, sh);
+		return;
+	}
+	put_array(b, 2 + sh->elems * sh->args);
+	put_word(b, sh->name);
+	put_bulk(b, sh->key, i);
+	for (int j = 0; j < sh->elems; j++)
+		sh->elem(b, i * sh->elems + j);
+}
+
+static void el_value(struct resp_buf *b, long j)
+{
+	put_bulk(b, "%016ld", j);
+}
+
+static void el_member(struct resp_buf *b, long j)
+{
+	put_bulk(b, "member:%09ld", j);
+}
+
+static void el_small_int(struct resp_buf *b, long j)
+{
+	put_bulk(b, "%ld", j % 4000); /* an intset of 16-bit integers */
+}
+
+static void el_field_value(struct resp_buf *b, long j)
+{
+	put_bulk(b, "field:%010ld", j);
+	put_bulk(b, "%016ld", j);
+}
+
+static void el_score_member(struct resp_buf *b, long j)
+{
+	put_bulk(b, "%ld", j);
+	put_bulk(b, "member:%09ld", j);
+}
+
+#define BIG "bigcoll" /* one key (i not formatted) */
+#define SMALL "key:%012ld"
+#define ONE MEM_KEYS / 100, 100   /* one collection: 10,000 commands of 100 */
+#define MANY MEM_KEYS, 4          /* 1M collections of 4: a command each */
+
+static const struct mem_shape mem_shapes[] = {
+	{ "1M", MEM_KEYS, 1, "SET", NULL, 2, NULL, 12, 32 },
+	{ "hash/1x1M", ONE, "HSET", BIG, 2, el_field_value, 0, 0 },
+	{ "hash/1Mx4", MANY, "HSET", SMALL, 2, el_field_value, 0, 0 },
+	{ "list/1x1M", ONE, "RPUSH", BIG, 1, el_value, 0, 0 },
+	{ "list/1Mx4", MANY, "RPUSH", SMALL, 1, el_value, 0, 0 },
+	{ "set/1x1M", ONE, "SADD", BIG, 1, el_member, 0, 0 },
+	{ "set/1Mx4", MANY, "SADD", SMALL, 1, el_member, 0, 0 },
+	{ "intset/1Mx4", MANY, "SADD", SMALL, 1, el_small_int, 0, 0 },
+	{ "zset/1x1M", ONE, "ZADD", BIG, 2, el_score_member, 0, 0 },
+	{ "zset/1Mx4", MANY, "ZADD", SMALL, 2, el_score_member, 0, 0 },
+};
+
+/* Sends shape's commands in pipelined batches, reading one reply line
+ * each. */
+static int insert_shape(uint16_t port, const struct mem_shape *sh)
+{
+	int batch = sh->elems > 1 && sh->cmds < MEM_BATCH ? 100 : MEM_BATCH;
+	char *req = malloc((size_t)batch * (size_t)(64 + sh->klen + sh->vlen + sh->elems * 64));
 	int fd = connect_port(port), rc = 0;
 
 	if (!req || fd < 0) {
@@ -687,24 +795,32 @@ static int insert_keys(uint16_t port, int keys, int klen, int vlen)
 			close(fd);
 		return -EIO;
 	}
-	for (int b = 0; b < keys && !rc; b += MEM_BATCH) {
-		size_t len = 0;
+	for (long b = 0; b < sh->cmds && !rc; b += batch) {
+		struct resp_buf rb = { req, 0 };
 
-		for (int i = b; i < b + MEM_BATCH; i++)
-			len += (size_t)sprintf(req + len,
-					       "*3\r\n$3\r\nSET\r\n$%d\r\nkey:%0*d\r\n$%d\r\n"
-					       "%0*d\r\n", klen + 4, klen, i, vlen, vlen, i % 1000);
-		rc = write(fd, req, len) == (ssize_t)len ? read_oks(fd, MEM_BATCH) : -EIO;
+		for (long i = b; i < b + batch; i++)
+			shape_cmd(&rb, i, sh);
+		rc = write(fd, req, rb.len) == (ssize_t)rb.len ? read_oks(fd, batch) : -EIO;
 	}
 	close(fd);
 	free(req);
 	return rc;
 }
 
+/* keys SETs of "key:%0*d" (klen digits) to vlen digits, in pipelined
+ * batches (keys a multiple of MEM_BATCH). */
+static int insert_keys(uint16_t port, int keys, int klen, int vlen)
+{
+	const struct mem_shape sh = { "", keys, 1, "SET", NULL, 2, NULL, klen, vlen };
+
+	return insert_shape(port, &sh);
+}
+
 static void mem_run(struct pc_bench_state *st)
 {
 	struct kv_ctx *c = st->ctx;
-	double per_key = 0;
+	const struct mem_shape *sh = &mem_shapes[st->bench->arg];
+	double elems = (double)sh->cmds * sh->elems, per_elem = 0;
 	uint64_t done = 0;
 
 	for (uint64_t i = 0; i < st->iterations; i++) {
@@ -713,21 +829,22 @@ static void mem_run(struct pc_bench_state *st)
 			return;
 		}
 		uint64_t before = rss_of(c->pid), t0 = pc_now_ns();
-		int rc = insert_keys(c->port, MEM_KEYS, 12, 32);
+		int rc = insert_shape(c->port, sh);
 
 		st->manual_ns += pc_elapsed(pc_now_ns(), t0);
 		if (rc) {
 			server_stop(c);
-			pc_bench_fail(st, "the server did not take every key");
+			pc_bench_fail(st, "the server did not take every element");
 			return;
 		}
-		per_key += ((double)rss_of(c->pid) - (double)before) / MEM_KEYS;
-		st->items += MEM_KEYS;
+		per_elem += ((double)rss_of(c->pid) - (double)before) / elems;
+		st->items += (uint64_t)elems;
 		done++;
 		server_stop(c); /* each measurement on a fresh server */
 	}
 	if (done)
-		pc_bench_counter(st, "bytes_per_key", per_key / (double)done);
+		pc_bench_counter(st, sh->elems == 1 ? "bytes_per_key" : "bytes_per_elem",
+				 per_elem / (double)done);
 }
 
 #define KV_BENCH(var, nm, row, kind)                                                   \
@@ -754,16 +871,40 @@ KV_BENCH(rd_get16, "Peer/redis/GET/P16", 5, SRV_REDIS)
 KV_BENCH(rd_incr16, "Peer/redis/INCR/P16", 6, SRV_REDIS)
 KV_BENCH(rd_mset16, "Peer/redis/MSET10/P16", 7, SRV_REDIS)
 
-#define MEM_BENCH(var, nm, kind)                                                       \
+#define MEM_BENCH(var, nm, shape, kind, fl, lbl)                                       \
 	static const struct pc_bench var = {                                             \
-		.name = nm, .flags = PC_BENCH_MANUAL_TIME, .arg2 = kind,                      \
-		.label = "bytes_per_key: server RSS growth / 1M keys (16 B names, 32 B values)", \
-		.setup = kv_setup, .run = mem_run, .teardown = kv_teardown,                   \
+		.name = nm, .flags = PC_BENCH_MANUAL_TIME | (fl), .arg = shape, .arg2 = kind, \
+		.label = lbl, .setup = kv_setup, .run = mem_run, .teardown = kv_teardown,     \
 	};                                                                               \
 	PC_BENCH_REGISTER(var)
 
-MEM_BENCH(kv_mem, "KV/Memory/1M", SRV_KV)
-MEM_BENCH(rd_mem, "Peer/redis/Memory/1M", SRV_REDIS)
+#define MEM_LABEL "bytes_per_key: server RSS growth / 1M keys (16 B names, 32 B values)"
+#define MEM_LABEL_COLL "bytes_per_elem: server RSS growth / elements (16 B names, 16 B values)"
+MEM_BENCH(kv_mem, "KV/Memory/1M", 0, SRV_KV, 0, MEM_LABEL)
+MEM_BENCH(rd_mem, "Peer/redis/Memory/1M", 0, SRV_REDIS, 0, MEM_LABEL)
+/* the collections' rows, beside redis-server's (BENCH=full) */
+#define MEM_KV(id, shape, path) \
+	MEM_BENCH(kv_mem_##id, "KV/Memory/" path, shape, SRV_KV, PC_BENCH_FULL, MEM_LABEL_COLL)
+#define MEM_RD(id, shape, path) \
+	MEM_BENCH(rd_mem_##id, "Peer/redis/Memory/" path, shape, SRV_REDIS, PC_BENCH_FULL, MEM_LABEL_COLL)
+MEM_KV(hash_big, 1, "hash/1x1M")
+MEM_RD(hash_big, 1, "hash/1x1M")
+MEM_KV(hash_small, 2, "hash/1Mx4")
+MEM_RD(hash_small, 2, "hash/1Mx4")
+MEM_KV(list_big, 3, "list/1x1M")
+MEM_RD(list_big, 3, "list/1x1M")
+MEM_KV(list_small, 4, "list/1Mx4")
+MEM_RD(list_small, 4, "list/1Mx4")
+MEM_KV(set_big, 5, "set/1x1M")
+MEM_RD(set_big, 5, "set/1x1M")
+MEM_KV(set_small, 6, "set/1Mx4")
+MEM_RD(set_small, 6, "set/1Mx4")
+MEM_KV(intset_small, 7, "intset/1Mx4")
+MEM_RD(intset_small, 7, "intset/1Mx4")
+MEM_KV(zset_big, 8, "zset/1x1M")
+MEM_RD(zset_big, 8, "zset/1x1M")
+MEM_KV(zset_small, 9, "zset/1Mx4")
+MEM_RD(zset_small, 9, "zset/1Mx4")
 
 /* ---- random keys, one shard and one per CPU ------------------------------------ */
 

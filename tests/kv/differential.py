@@ -87,6 +87,11 @@ class Gen:
             lambda: ("COPY", k(), k(), *r.choice([(), ("REPLACE",)])), lambda: ("UNLINK", k()),
             lambda: ("TOUCH", k(), k()), lambda: ("KEYS", "d*"), lambda: ("DBSIZE",),
             lambda: ("OBJECT", "ENCODING", k()),
+            lambda: ("SORT", k(), *r.choice([(), ("ALPHA",), ("DESC", "ALPHA"), ("DESC",),
+                                             ("LIMIT", i(), i(), "ALPHA")])),
+            lambda: ("SORT", k(), "ALPHA", *r.choice([(), ("DESC",)]), "STORE", k()),
+            lambda: ("SORT", k(), "BY", "nosort", *r.choice([(), ("DESC",)]), "STORE", k()),
+            lambda: ("SORT_RO", k(), "ALPHA", "GET", "#", "LIMIT", r.randrange(0, 3), r.randrange(-1, 3)),
             # hashes
             lambda: ("HSET", k(), f(), m(), f(), n()), lambda: ("HGET", k(), f()),
             lambda: ("HMGET", k(), f(), f()), lambda: ("HDEL", k(), f(), f()), lambda: ("HLEN", k()),

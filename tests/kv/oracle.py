@@ -1380,6 +1380,111 @@ def copies(k=lambda name: name):
 COPY_KEYS = ("a", "b", "c", "d", "e", "h", "s", "t", "missing")
 
 
+def sorts():
+    """SORT and SORT_RO on one keyspace: every option, patterns, STORE.
+    No value here makes strtod fail with ERANGE: Redis 7.0 reads errno
+    without clearing it, so one such value fails every later numeric
+    sort of that server."""
+    return [
+        C("RPUSH", "l", 3, 1, 2, 10, -1, "1.5"), C("SORT", "l"), C("SORT", "l", "DESC"), C("SORT", "l", "ALPHA"),
+        C("SORT", "l", "alpha", "desc"), C("SORT", "l", "LIMIT", 1, 2), C("SORT", "l", "LIMIT", -5, 2),
+        C("SORT", "l", "LIMIT", 2, -1), C("SORT", "l", "LIMIT", 10, 2), C("SORT", "l", "LIMIT", 0, 0),
+        C("SORT", "l", "LIMIT", 1), C("SORT", "l", "LIMIT", "x", 1), C("SORT", "l", "LIMIT", 1, "y"),
+        C("SORT", "l", "BOGUS"), C("SORT", "l", "BY"), C("SORT", "l", "GET"), C("SORT", "l", "STORE"),
+        C("SORT", "l", "BY", "nosort"), C("SORT", "l", "BY", "nosort", "DESC"),
+        C("SORT", "l", "BY", "nosort", "LIMIT", 1, 3), C("SORT", "l", "BY", "nosort", "DESC", "LIMIT", 1, 3),
+        C("SORT", "l", "BY", "nosort", "LIMIT", 9, 3), C("SORT", "l", "BY", "nosort", "LIMIT", 5, 9),
+        C("MSET", "w_3", 1, "w_1", 5, "w_2", 0, "w_10", "2.5", "o_3", "three", "o_1", "one"),
+        C("SORT", "l", "BY", "w_*"), C("SORT", "l", "BY", "w_*", "DESC"), C("SORT", "l", "BY", "w_*", "ALPHA"),
+        C("SORT", "l", "BY", "w_*", "ALPHA", "DESC"), C("SORT", "l", "BY", "w_*", "LIMIT", 1, 2),
+        C("SORT", "l", "GET", "o_*"), C("SORT", "l", "GET", "#", "GET", "o_*", "GET", "w_*"),
+        C("SORT", "l", "GET", "nostar"), C("SORT", "l", "BY", "nosort", "GET", "#"),
+        C("HSET", "h_1", "f", 30, "g", "x"), C("HSET", "h_3", "f", 10), C("HSET", "h_2", "f", 20),
+        C("SORT", "l", "BY", "h_*->f"), C("SORT", "l", "BY", "h_*->f", "GET", "h_*->g", "GET", "h_*->f"),
+        C("SORT", "l", "GET", "h_*->"), C("SORT", "l", "GET", "h_*->missing"), C("SORT", "l", "BY", "h_*->", "GET", "#"),
+        C("SORT", "l", "GET", "o_*->f"), C("SORT", "l", "BY", "o_*->f"),
+        C("SET", "", "empty"), C("RPUSH", "el", "", "x"), C("SET", "x", "xx"),
+        C("SORT", "el", "BY", "nosort", "GET", "*", "GET", "#", "GET", "*->f"), C("SORT", "el", "ALPHA", "BY", "*"),
+        C("RPUSH", "bad", 1, "x", 2), C("SORT", "bad"), C("SORT", "bad", "ALPHA"), C("SORT", "bad", "BY", "nosort"),
+        C("SORT", "bad", "STORE", "dst"), C("EXISTS", "dst"),
+        C("SET", "w_x", "notnum"), C("SORT", "bad", "BY", "w_*"), C("SET", "w_x", 7), C("SORT", "bad", "BY", "w_*"),
+        C("RPUSH", "n", "nan", 1), C("SORT", "n"), C("RPUSH", "inf", "inf", "-inf", 0), C("SORT", "inf"),
+        C("DEL", "inf"), C("RPUSH", "inf", "inf", "-inf", 0, " 5", ""), C("SORT", "inf"),
+        C("SORT", "missing"), C("SORT", "missing", "STORE", "dst"), C("SET", "str", "x"), C("SORT", "str"),
+        C("SORT", "str", "BOGUS"), C("SORT", "str", "STORE", "dst"),
+        C("SORT", "l", "STORE", "dst"), C("LRANGE", "dst", 0, -1), C("TYPE", "dst"),
+        C("SORT", "l", "GET", "o_*", "STORE", "dst"), C("LRANGE", "dst", 0, -1),
+        C("SET", "dst2", "str"), C("EXPIRE", "dst2", 100), C("SORT", "l", "LIMIT", 0, 2, "STORE", "dst2"),
+        C("TTL", "dst2"), C("LRANGE", "dst2", 0, -1), C("SORT", "l", "LIMIT", 9, 2, "STORE", "dst2"), C("EXISTS", "dst2"),
+        C("SORT", "l", "STORE", "l"), C("LRANGE", "l", 0, -1),
+        C("SORT_RO", "l"), C("SORT_RO", "l", "STORE", "x"), C("SORT_RO", "l", "BY", "w_*", "GET", "#", "DESC"),
+        C("SORT_RO"), C("SORT"),
+        C("SADD", "s", 5, 3, 9, 1), C("SORT", "s"), C("SORT", "s", "DESC", "LIMIT", 1, 2), C("SORT", "s", "BY", "nosort"),
+        C("SORT", "s", "BY", "nosort", "STORE", "dst"), C("LRANGE", "dst", 0, -1),
+        C("SADD", "ss", "b", "a", "c", "10", "9"), C("SORT", "ss", "ALPHA"), C("SORT", "ss", "ALPHA", "DESC"), C("SORT", "ss"),
+        C("SORT", "ss", "BY", "nosort", "STORE", "dst"), C("LRANGE", "dst", 0, -1),
+        C("ZADD", "z", 3, "c", 1, "a", 2, "b", 5, "e"), C("SORT", "z", "ALPHA"), C("SORT", "z", "BY", "nosort"),
+        C("SORT", "z", "BY", "nosort", "DESC"), C("SORT", "z", "BY", "nosort", "LIMIT", 1, 2),
+        C("SORT", "z", "BY", "nosort", "DESC", "LIMIT", 1, 2), C("SORT", "z", "BY", "nosort", "DESC", "LIMIT", 3, 9),
+        C("SORT", "z", "BY", "nosort", "LIMIT", 7, 1), C("SORT", "z"), C("OBJECT", "ENCODING", "z"), C("SORT", "z", "BY", "nosort", "STORE", "dst"),
+        C("LRANGE", "dst", 0, -1),
+        C("RPUSH", "bin", b"a\x00c", b"a\x00b", "a", "B"), C("SORT", "bin", "ALPHA"), C("SORT", "bin", "ALPHA", "STORE", "dst"),
+        C("LRANGE", "dst", 0, -1),
+        C("RPUSH", "ties", 2, "2.0", "02", 1), C("SORT", "ties"), C("SORT", "ties", "DESC"),
+        C("SORT", "l", "ASC", "DESC", "ASC"), C("SORT", "l", "STORE", "a", "STORE", "b"), C("EXISTS", "a"), C("LRANGE", "b", 0, -1),
+        C("SORT", "l", "BY", "nosort", "BY", "w_*"), C("SORT", "l", "BY", "w_*", "BY", "nosort"),
+        C("COMMAND", "GETKEYS", "SORT", "l", "BY", "x", "STORE", "d"), C("COMMAND", "GETKEYS", "SORT", "l"),
+        C("COMMAND", "GETKEYS", "SORT", "l", "LIMIT", 0, 1, "STORE", "d2", "GET", "store"),
+    ]
+
+
+def sort_store(k=lambda name: name):
+    """SORT ... STORE with the source and destination on one shard or on
+    two (no BY/GET patterns: refused over several shards)."""
+    return [C("RPUSH", k("src"), 3, 1, 2, "b"), C("SORT", k("src"), "STORE", k("dst")), C("EXISTS", k("dst")),
+            C("DEL", k("src")), C("RPUSH", k("src"), 3, 1, 2, 10),
+            C("SORT", k("src"), "STORE", k("dst")), C("LRANGE", k("dst"), 0, -1), C("TYPE", k("dst")),
+            C("SORT", k("src"), "ALPHA", "DESC", "LIMIT", 1, 2, "STORE", k("dst")), C("LRANGE", k("dst"), 0, -1),
+            C("SET", k("dst"), "str"), C("EXPIRE", k("dst"), 100),
+            C("SORT", k("src"), "GET", "#", "GET", "nostar", "STORE", k("dst")), C("TTL", k("dst")),
+            C("LRANGE", k("dst"), 0, -1), C("SORT", k("missing"), "STORE", k("dst")), C("EXISTS", k("dst")),
+            C("SET", k("str"), "x"), C("SORT", k("str"), "STORE", k("dst")), C("SORT", k("src"), "STORE", k("dst"), "BAD"),
+            C("SORT", k("src"), "LIMIT", "x", 1, "STORE", k("dst")), C("EXISTS", k("dst")),
+            C("SADD", k("set"), "b", "a", "c"), C("SORT", k("set"), "BY", "nosort", "STORE", k("dst")),
+            C("LRANGE", k("dst"), 0, -1), C("ZADD", k("z"), 1, "x", 2, "y", 3, "w"),
+            C("SORT", k("z"), "BY", "nosort", "DESC", "LIMIT", 0, 2, "STORE", k("dst")), C("LRANGE", k("dst"), 0, -1),
+            C("SORT", k("src"), "LIMIT", 5, 1, "STORE", k("dst")), C("EXISTS", k("dst")),
+            C("MULTI"), C("SORT", k("src"), "DESC", "STORE", k("dst")), C("LRANGE", k("dst"), 0, -1), C("EXEC"),
+            C("SORT", k("src"), "STORE", k("src")), C("LRANGE", k("src"), 0, -1),
+            C("SORT_RO", k("src"), "DESC"), C("SORT", k("src"), "BY", "nosort", "GET", "#"),
+            C("WATCH", k("dst")), C("SORT", k("src"), "STORE", k("dst")), C("MULTI"), C("PING"), C("EXEC"),
+            C("WATCH", k("str")), C("SORT", k("src"), "STORE", k("dst")), C("MULTI"), C("PING"), C("EXEC")]
+
+
+SORT_KEYS = ("src", "dst", "missing", "str", "set", "z")
+
+
+def sort_refusals(peer, failures):
+    """Over several shards, BY and GET patterns that name keys are refused
+    with Redis Cluster's errors; "#", a fixed name and BY without '*'
+    still work."""
+    cases = [(("SORT", "l", "BY", "w_*"), b"-ERR BY option of SORT denied in Cluster mode.\r\n"),
+             (("SORT_RO", "l", "GET", "o_*"), b"-ERR GET option of SORT denied in Cluster mode.\r\n"),
+             (("SORT", "l", "GET", "#", "GET", "h_*->f"), b"-ERR GET option of SORT denied in Cluster mode.\r\n"),
+             (("SORT", "l", "GET", "o_*", "BY", "w_*"), b"-ERR GET option of SORT denied in Cluster mode.\r\n"),
+             (("SORT", "l", "BY", "nosort", "GET", "#", "GET", "fixed"), b"*4\r\n$1\r\n2\r\n$-1\r\n$1\r\n1\r\n$-1\r\n"),
+             (("SORT", "l", "LIMIT", 0, "x", "BY", "w_*"), b"-ERR value is not an integer or out of range\r\n")]
+    peer.send(enc("RPUSH", "l", 2, 1))
+    peer.reader.reply()
+    for args, want in cases:
+        peer.send(enc(*args))
+        raw, _ = peer.reader.reply()
+        if raw != want:
+            failures.append("%r over two shards answered %r, not %r" % (args, raw, want))
+    peer.send(enc("DEL", "l"))
+    peer.reader.reply()
+
+
 def on_shard(peer, names, shard=1, shards=2):
     """Which of names `percore kv --shards SHARDS` keeps on shard `shard`:
     each set for a moment, then SCAN's walk of that shard alone (a cursor
@@ -1706,7 +1811,10 @@ def start_redis(server):
     port = free_port()
     proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--appendonly", "no", "--databases", "1", "--daemonize", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            # SORT ... ALPHA collates in the server's locale;
+                            # percore kv orders bytes, as the C locale does
+                            env=dict(os.environ, LC_ALL="C"))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -1749,6 +1857,8 @@ def main():
                   typed_renames(), lists(), list_big(rng), zsets(),
                   zset_encodings(rng), bits(), bitfields(), more_strings(now),
                   dumps(now)]
+        if not tcp:
+            groups.append(sorts())
         ours, redis = make_ours(), RedisPeer(port)
         if tcp:
             groups += [list_zset_ops(colocated(ours, LIST_ZSET_OP_KEYS)), list_zset_ops(apart(ours, LIST_ZSET_OP_KEYS)),
@@ -1777,12 +1887,17 @@ def main():
                        copies(apart(ours, COPY_KEYS)), copies(apart(ours, COPY_KEYS[::-1])),
                        lcs(colocated(ours, BIT_OP_KEYS)), bitop(colocated(ours, BIT_OP_KEYS)),
                        lcs(apart(ours, BIT_OP_KEYS)), bitop(apart(ours, BIT_OP_KEYS)),
-                       bitop(apart(ours, BIT_OP_KEYS[::-1]))]
+                       bitop(apart(ours, BIT_OP_KEYS[::-1])),
+                       sort_store(colocated(ours, SORT_KEYS)), sort_store(apart(ours, SORT_KEYS)),
+                       sort_store(apart(ours, SORT_KEYS[::-1]))]
         else:
-            groups += [set_ops(), zset_ops(), copies(), lcs(), bitop(), blocking_ops(), blocking_multi()]
+            groups += [set_ops(), zset_ops(), copies(), lcs(), bitop(), blocking_ops(), blocking_multi(),
+                       sort_store()]
         ours.send(enc("FLUSHALL"))
         ours.reader.reply()
         randomkey_check(ours, failures)
+        if tcp:
+            sort_refusals(ours, failures)
         for g in groups:
             items = [C("FLUSHALL")] + g
             count += sum(it.n for it in items)

@@ -25,6 +25,7 @@
 #define D  KV_CMD_DESTKEYNUM
 #define B  KV_CMD_BLOCKING
 #define P  KV_CMD_PUBSUB
+#define S  KV_CMD_STOREKEY
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
 	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },
@@ -47,11 +48,41 @@ static const struct kv_cmd subs[] = {
 #define NCMDS (sizeof(table) / sizeof(table[0]))
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))
 
+static bool arg_word(const char *const *argv, const size_t *argl, uint32_t i, const char *w)
+{
+	size_t n = strlen(w);
+
+	return argl[i] == n && !strncasecmp(argv[i], w, n);
+}
+
+/* The argument after the last STORE option of a SORT-like request
+ * (options from first + 1 on, skipped as SORT reads them), or first. */
+static uint32_t store_key(uint32_t first, uint32_t argc, const char *const *argv,
+			  const size_t *argl)
+{
+	uint32_t at = first;
+
+	for (uint32_t j = first + 1; j < argc; j++) {
+		uint32_t left = argc - j - 1;
+
+		if (arg_word(argv, argl, j, "limit") && left >= 2)
+			j += 2;
+		else if ((arg_word(argv, argl, j, "by") || arg_word(argv, argl, j, "get")) && left >= 1)
+			j++;
+		else if (arg_word(argv, argl, j, "store") && left >= 1)
+			at = ++j;
+	}
+	return at;
+}
+
 uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 			 const size_t *argl)
 {
 	uint32_t first = (uint32_t)cmd->first_key;
 	int64_t n;
+
+	if (cmd->flags & KV_CMD_STOREKEY)
+		return store_key(first, argc, argv, argl);
 
 	if (cmd->flags & (KV_CMD_KEYNUM | KV_CMD_DESTKEYNUM)) {
 		/* from: the first counted key, after its count. The arguments
@@ -104,6 +135,8 @@ uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const
 		last = argc - 1;
 	if ((cmd->flags & KV_CMD_DESTKEYNUM) && last > first)
 		return last - first; /* the destination, then last - first - 1 counted */
+	if (cmd->flags & KV_CMD_STOREKEY)
+		return last > first ? 2 : 1;
 	return (last - first) / (uint32_t)cmd->key_step + 1;
 }
 

@@ -46,6 +46,10 @@
 #define KV_CMD_BLOCKING     0x100u
 /* Runs for a connection subscribed to channels (RESP2 allows only these). */
 #define KV_CMD_PUBSUB       0x200u
+/* A second key may follow a STORE option among the arguments after the
+ * first key (SORT's destination): the request's keys are the first key,
+ * and that one when given. */
+#define KV_CMD_STOREKEY     0x400u
 
 struct kv_call;
 
@@ -147,7 +151,8 @@ void kv_cmd_exec(struct kv_call *c);
 void kv_cmd_exec_as(struct kv_call *c, const struct kv_cmd *cmd);
 
 /* The argument index of the request's last key (first_key: the first).
- * A key count (KV_CMD_KEYNUM) that is not a number in range, or leaves
+ * For a STOREKEY command, STORE's destination when there is one. A key
+ * count (KV_CMD_KEYNUM) that is not a number in range, or leaves
  * no room for the arguments the arity asks for after the keys, names one
  * key: the command refuses it where that key is. */
 uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
@@ -163,8 +168,11 @@ const char *kv_cmd_timeout(const struct kv_cmd *cmd, uint32_t argc, const char *
  * of key number k among them: the way to walk a request's keys. */
 uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 		      const size_t *argl);
-static inline uint32_t kv_cmd_key_arg(const struct kv_cmd *cmd, uint32_t k)
+static inline uint32_t kv_cmd_key_arg(const struct kv_cmd *cmd, uint32_t k, uint32_t argc,
+				      const char *const *argv, const size_t *argl)
 {
+	if (k && (cmd->flags & KV_CMD_STOREKEY))
+		return kv_cmd_last_key(cmd, argc, argv, argl);
 	return (uint32_t)cmd->first_key + k * (uint32_t)cmd->key_step +
 	       (k && (cmd->flags & KV_CMD_DESTKEYNUM) ? 1u : 0u);
 }

@@ -200,7 +200,7 @@ void kv_command_getkeys(struct kv_call *c)
 
 	kv_reply_array(c->out, n);
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(cmd, k);
+		uint32_t i = kv_cmd_key_arg(cmd, k, argc, c->argv + 2, c->argl + 2);
 
 		kv_reply_bulk(c->out, c->argv[2 + i], c->argl[2 + i]);
 	}

@@ -78,6 +78,9 @@ bool kv_store_new_obj(struct kv_call *c, struct kv_pos *pos, enum kv_type t, voi
 /* The conversion thresholds the call runs with. */
 void kv_call_limits(const struct kv_call *c, struct kv_coll_limits *lim);
 
+/* The list node fill the call runs with (list-max-listpack-size). */
+int kv_call_list_fill(const struct kv_call *c);
+
 /* The shard thread's random state for random members (SPOP, ...). */
 uint64_t *kv_rng(void);
 

@@ -18,7 +18,7 @@
 #define ERR_MAXLEN_NEG "ERR MAXLEN can't be negative"
 #define ERR_COUNT_POS "ERR count should be greater than 0"
 
-static int list_fill(const struct kv_call *c)
+int kv_call_list_fill(const struct kv_call *c)
 {
 	return c->cfg ? c->cfg->list_max_listpack_size : KV_LIST_FILL_DEFAULT;
 }
@@ -48,7 +48,7 @@ static void push_cmd(struct kv_call *c, enum kv_list_end end, bool only_existing
 		return;
 	}
 	if (!l) {
-		l = kv_list_new(list_fill(c));
+		l = kv_list_new(kv_call_list_fill(c));
 		if (!l || !push_args(c, l, end, 2)) {
 			kv_list_free(l);
 			if (!l)
@@ -437,7 +437,7 @@ static int push_elem(struct kv_call *c, uint32_t arg, struct kv_gput *p)
 		kv_db_edit_end(c->db, &pos, before);
 		return rc;
 	}
-	l = kv_list_new(list_fill(c));
+	l = kv_list_new(kv_call_list_fill(c));
 	if (!l || kv_list_push(l, to, p->v.str, p->v.len) ||
 	    kv_db_store_obj(c->db, &pos, KV_LIST, l, KV_NO_EXPIRE)) {
 		kv_list_free(l);
@@ -585,7 +585,7 @@ static int probe_pops(struct kv_call *c, uint32_t k, uint32_t arg, bool copy, st
 		return 0;
 	struct kv_pos pos;
 	const struct kv_list *l = kv_entry_obj(kv_arg_key(c, arg, &pos));
-	struct kv_list *got = kv_list_new(list_fill(c));
+	struct kv_list *got = kv_list_new(kv_call_list_fill(c));
 	struct kv_list_iter it;
 	const uint8_t *e;
 	size_t el;

@@ -33,6 +33,7 @@ static const struct {
 	{ kv_sintercard, &kv_sintercard_ops },
 	{ kv_sinterstore, &kv_sinterstore_ops },
 	{ kv_smove, &kv_smove_ops },
+	{ kv_sort, &kv_sort_ops },
 	{ kv_sunion, &kv_sunion_ops },
 	{ kv_sunionstore, &kv_sunionstore_ops },
 	{ kv_zdiff, &kv_zdiff_ops },
@@ -71,7 +72,7 @@ int kv_gather_init(struct kv_gather *g, const struct kv_cmd *cmd, uint32_t argc,
 		}
 	}
 	for (uint32_t k = 0; k < g->nkeys; k++)
-		g->arg[k] = kv_cmd_key_arg(cmd, k);
+		g->arg[k] = kv_cmd_key_arg(cmd, k, argc, argv, argl);
 	return 0;
 }
 

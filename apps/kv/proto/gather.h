@@ -129,5 +129,7 @@ extern const struct kv_gather_ops kv_zunion_ops, kv_zinter_ops, kv_zdiff_ops,
 /* The list and string commands over several keys (cmd_list.c, cmd_bit.c,
  * cmd_lcs.c). */
 extern const struct kv_gather_ops kv_lmove_ops, kv_lmpop_ops, kv_bitop_ops, kv_lcs_ops;
+/* SORT ... STORE (cmd_sort.c). */
+extern const struct kv_gather_ops kv_sort_ops;
 
 #endif

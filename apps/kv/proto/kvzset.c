@@ -398,6 +398,11 @@ fail:
 	return -ENOMEM;
 }
 
+int kv_zset_to_skiplist(struct kv_zset *z)
+{
+	return z->sl ? 0 : convert(z);
+}
+
 /* ---- the set ---- */
 
 struct kv_zset *kv_zset_new(size_t max_entries, size_t max_value)

@@ -74,6 +74,11 @@ void kv_zset_free(struct kv_zset *z);
 
 size_t kv_zset_len(const struct kv_zset *z);
 
+/* Converts a packed set to the skip list (SORT does, as Redis's does);
+ * nothing for one that is a skip list already. Returns 0, or -ENOMEM
+ * with the set unchanged. */
+int kv_zset_to_skiplist(struct kv_zset *z);
+
 /* A copy with the same limits and encoding rules (a value moving to
  * another shard), or NULL without memory. */
 struct kv_zset *kv_zset_clone(const struct kv_zset *z);

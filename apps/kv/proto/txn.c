@@ -57,7 +57,7 @@ void kv_txn_touch_cmd(const struct kv_call *c, size_t mark)
 	}
 	n = kv_cmd_nkeys(c->cmd, c->argc, c->argv, c->argl);
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(c->cmd, k);
+		uint32_t i = kv_cmd_key_arg(c->cmd, k, c->argc, c->argv, c->argl);
 
 		kv_txn_touch(c->argv[i], c->argl[i]);
 	}

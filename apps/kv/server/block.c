@@ -191,7 +191,7 @@ static void on_ready(void *arg, const struct kv_pos *pos)
 static bool is_key_arg(const struct kv_bwait *w, uint32_t n, uint32_t i)
 {
 	for (uint32_t k = 0; k < n; k++)
-		if (kv_cmd_key_arg(w->cmd, k) == i)
+		if (kv_cmd_key_arg(w->cmd, k, w->a.argc, w->a.argv, w->a.argl) == i)
 			return true;
 	return false;
 }
@@ -245,7 +245,7 @@ static uint32_t key_at(const struct kv_bwait *w, const struct bkey *b)
 	uint32_t n = kv_cmd_nkeys(w->cmd, w->a.argc, w->a.argv, w->a.argl);
 
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(w->cmd, k);
+		uint32_t i = kv_cmd_key_arg(w->cmd, k, w->a.argc, w->a.argv, w->a.argl);
 
 		if (w->a.argl[i] == b->klen && !memcmp(w->a.argv[i], b->key, b->klen))
 			return i;
@@ -408,7 +408,7 @@ static void enlist(struct kv_shard *sh, struct kv_job *j)
 	uint32_t n = waited(w);
 
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(w->cmd, k);
+		uint32_t i = kv_cmd_key_arg(w->cmd, k, w->a.argc, w->a.argv, w->a.argl);
 		struct bentry *e;
 		struct bkey *b;
 
@@ -438,7 +438,7 @@ static void delist(struct kv_shard *sh, struct kv_job *j)
 	uint32_t n = waited(w);
 
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(w->cmd, k);
+		uint32_t i = kv_cmd_key_arg(w->cmd, k, w->a.argc, w->a.argv, w->a.argl);
 		struct pc_map_slot *s = find_key(sh->blk, w->a.argv[i], w->a.argl[i],
 						 kv_keyhash(w->a.argv[i], w->a.argl[i]));
 		struct bkey *b = s ? (struct bkey *)(uintptr_t)s->value : NULL;
@@ -537,7 +537,7 @@ void kv_block_wait(struct kv_shard *sh, struct kv_bwait *w)
 	if (!used)
 		abort();
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(w->cmd, k);
+		uint32_t i = kv_cmd_key_arg(w->cmd, k, w->a.argc, w->a.argv, w->a.argl);
 
 		used[kv_key_shard(sh, w->a.argv[i], w->a.argl[i])] = true;
 	}

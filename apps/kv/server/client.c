@@ -574,7 +574,7 @@ static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
 {
 	if (sh->n == 1)
 		return true;
-	return cmd->last_key == cmd->first_key &&
+	return cmd->last_key == cmd->first_key && !(cmd->flags & KV_CMD_STOREKEY) &&
 	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
 }
 

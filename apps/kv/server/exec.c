@@ -82,14 +82,16 @@ static unsigned shard_of(const struct kv_exec *x, const struct kv_txn_req *q)
 static void each_key(const struct kv_txn_req *q, void (*fn)(void *, const char *, size_t),
 		     void *arg)
 {
-	uint32_t last;
+	uint32_t n;
 
 	if (!keyed(q))
 		return;
-	last = kv_cmd_last_key(q->cmd, q->argc, q->argv, q->argl);
-	for (uint32_t i = (uint32_t)q->cmd->first_key; i <= last && i < q->argc;
-	     i += (uint32_t)q->cmd->key_step)
+	n = kv_cmd_nkeys(q->cmd, q->argc, q->argv, q->argl);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = kv_cmd_key_arg(q->cmd, k, q->argc, q->argv, q->argl);
+
 		fn(arg, q->argv[i], q->argl[i]);
+	}
 }
 
 /* Calls fn for each key of the transaction: its commands', its watched. */

@@ -106,7 +106,7 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
 	n = kv_cmd_nkeys(cmd, argc, argv, argl);
 	for (uint32_t k = 1; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(cmd, k);
+		uint32_t i = kv_cmd_key_arg(cmd, k, argc, argv, argl);
 
 		if (kv_key_shard(sh, argv[i], argl[i]) != first)
 			return true;
@@ -177,7 +177,7 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 			continue;
 		for (uint32_t v = 0; v < (values ? step : 1); v++) {
 			argc++;
-			bytes += a->argl[kv_cmd_key_arg(t->cmd, k) + v];
+			bytes += a->argl[kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl) + v];
 		}
 	}
 	j = kv_job_new(KV_JOB_CMD, argc, bytes);
@@ -185,7 +185,7 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 		return NULL;
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
 	for (uint32_t k = 0; k < t->nkeys; k++) {
-		uint32_t at = kv_cmd_key_arg(t->cmd, k);
+		uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
 
 		if (t->key_slot[k] != i)
 			continue;
@@ -745,7 +745,7 @@ static int plan(struct kv_tx *t)
 		if (!t->key_slot)
 			return -ENOMEM;
 		for (uint32_t k = 0; k < t->nkeys; k++) {
-			uint32_t at = kv_cmd_key_arg(t->cmd, k);
+			uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
 
 			t->key_slot[k] = kv_key_shard(sh, a->argv[at], a->argl[at]);
 			t->slot[t->key_slot[k]] = 0;

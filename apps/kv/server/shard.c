@@ -482,13 +482,13 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 static bool keys_free(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
 		      const char *const *argv, const size_t *argl)
 {
-	uint32_t last;
+	uint32_t n;
 
 	if (kv_keylock_empty(sh->keys) || !cmd || !cmd->first_key || !kv_cmd_arity_ok(cmd, argc))
 		return true;
-	last = cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
-	for (uint32_t i = (uint32_t)cmd->first_key; i <= last && i < argc;
-	     i += (uint32_t)cmd->key_step) {
+	n = kv_cmd_nkeys(cmd, argc, argv, argl);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = kv_cmd_key_arg(cmd, k, argc, argv, argl);
 		enum kv_keylock_state st = kv_keylock_state(sh->keys, kv_keyhash(argv[i], argl[i]));
 
 		if (st == KV_KEY_EXCLUSIVE || (st == KV_KEY_SHARED && (cmd->flags & KV_CMD_WRITE)))

@@ -36,7 +36,7 @@ static void join_request(const struct kv_shard *sh, const struct kv_txn_req *q, 
 	}
 	n = kv_cmd_nkeys(q->cmd, q->argc, q->argv, q->argl);
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(q->cmd, k);
+		uint32_t i = kv_cmd_key_arg(q->cmd, k, q->argc, q->argv, q->argl);
 
 		join(sh, q->argv[i], q->argl[i], where);
 	}
