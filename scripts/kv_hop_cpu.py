@@ -20,16 +20,14 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "kv"))
 from echo_cpu import task_cpu_ns  # noqa: E402
-from oracle import free_port  # noqa: E402
+from oracle import free_port, wait_listening  # noqa: E402
 
 # redis-benchmark's name for each test in its CSV output.
 CSV_NAME = {"set": "SET", "get": "GET", "mset": "MSET (10 keys)", "incr": "INCR"}
@@ -50,16 +48,8 @@ def start(name, args):
     port = free_port()
     p = subprocess.Popen(server_cmd(name, args, port), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return p, port
-        except OSError:
-            if p.poll() is not None or time.monotonic() > deadline:
-                p.kill()
-                raise RuntimeError("%s did not start" % name)
-            time.sleep(0.05)
+    wait_listening(p, port, name)
+    return p, port
 
 
 def bench_row(pid, port, test, depth, requests):
