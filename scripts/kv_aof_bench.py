@@ -15,17 +15,15 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "kv"))
 from echo_cpu import task_cpu_ns  # noqa: E402
-from oracle import free_port  # noqa: E402
+from oracle import free_port, wait_listening  # noqa: E402
 
 
 def start(kind, args, d, mode):
@@ -38,15 +36,8 @@ def start(kind, args, d, mode):
                "--appendonly", "yes", "--appendfsync", mode, "--dir", d,
                "--aof-use-rdb-preamble", "yes"]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return p, port
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError("%s did not start" % kind)
-            time.sleep(0.05)
+    wait_listening(p, port, kind)
+    return p, port
 
 
 def run(kind, args, mode, depth):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Several clients at once against `percore kv --shards 2`, checked against
-a serial order of the same commands replayed on a real redis-server.
+"""Several clients at once against `percore kv --shards 2` (or
+PC_TEST_SHARDS), checked against a serial order of the same commands
+replayed on a real redis-server.
 
 Each client runs its own connection, one command at a time, picking at
 random from SET/GET/INCR/DEL/MSET/MGET/APPEND/EXISTS over a small keyspace
@@ -37,6 +38,10 @@ final string, each plain key's and group's last write last), comparing
 each replayed INCR and APPEND reply with the one kv gave, and the whole
 final keyspace of both servers, key by key.
 
+PC_TEST_SHARDS (default 2) sets the shard count: with three, group g:3
+spans all three, so its MSETs hold the middle shard's keys while the last
+shard's part runs and lets go at once (multi.c).
+
 Bounded in time (PC_TEST_SECONDS, default 15 s of load). Exit 0 when all
 holds, 1 when anything differs, 77 (skip) when redis-server or the Python
 redis package (python3-redis) is missing.
@@ -59,12 +64,15 @@ except ImportError:
 
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0016"), 0)
 SECONDS = float(os.environ.get("PC_TEST_SECONDS", "15"))
+SHARDS = int(os.environ.get("PC_TEST_SHARDS", "2"))
 CLIENTS = 6
 MAX_OPS = 4000          # a client's commands at most: the time bounds it too
 COUNTERS = [b"n:%d" % i for i in range(4)]
 STRINGS = [b"s:%d" % i for i in range(3)]
 PLAIN = [b"k:%d" % i for i in range(4)]
-GROUPS = [[b"g:%d:%d" % (j, k) for k in range(4)] for j in range(3)]
+# g:3's keys live on all of three shards (PC_TEST_SHARDS=3): its MSETs
+# hold the first two shards' keys while the last one's part runs.
+GROUPS = [[b"g:%d:%d" % (j, k) for k in range(4)] for j in range(4)]
 
 
 def client(port, cid, seed, deadline, log, errors):
@@ -272,9 +280,10 @@ def main():
     if redis is None:
         print("concurrent oracle: skipped, the Python redis package (python3-redis) is missing")
         return 77
-    print("concurrent oracle: PC_TEST_SEED=%#x, %d clients, %g s" % (SEED, CLIENTS, SECONDS))
+    print("concurrent oracle: PC_TEST_SEED=%#x, %d clients, %g s, %d shards"
+          % (SEED, CLIENTS, SECONDS, SHARDS))
     proc, port = start_redis(server)
-    kv = KvServer(percore)
+    kv = KvServer(percore, shards=SHARDS)
     fails = []
     try:
         logs, errors = [[] for _ in range(CLIENTS)], []

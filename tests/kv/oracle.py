@@ -1800,6 +1800,21 @@ def free_port():
     return port
 
 
+def wait_listening(proc, port, what, seconds=30):
+    """Until proc accepts connections on port; a RuntimeError (proc
+    killed) when it exits or does not within seconds."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("%s did not start" % what)
+            time.sleep(0.05)
+
+
 def process_cpu_s(pid):
     """A process's CPU time so far (user + system, every thread), s."""
     with open("/proc/%d/stat" % pid) as f:

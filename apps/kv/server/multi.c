@@ -579,6 +579,13 @@ static void touch_written(struct kv_tx *t)
 	kv_txn_touch_cmd(&c, 0);
 }
 
+/* Whether each shard's part runs in the step its keys are locked: a
+ * keyed fan-out's (a command refused across shards has none). */
+static bool part_with_lock(const struct kv_tx *t)
+{
+	return t->keyed && t->kind == TX_FANOUT && t->cmd->multi != KV_MULTI_SAMESHARD;
+}
+
 static void tx_end(struct kv_tx *t)
 {
 	touch_written(t);
@@ -587,7 +594,8 @@ static void tx_end(struct kv_tx *t)
 		kv_multi_free(t);
 		return;
 	}
-	for (unsigned i = 0; i < t->nsh; i++)
+	/* a keyed fan-out's last shard let go after its part (keyed_lock) */
+	for (unsigned i = 0; i < t->nsh - part_with_lock(t); i++)
 		kv_shard_unlock(t->sh, t->order[i], t->id, t->keyed, t->reader);
 	kv_client_tx_done(t->c, &t->out);
 	kv_multi_free(t);
@@ -656,12 +664,6 @@ static void tx_stage(struct kv_tx *t)
 }
 
 static void locked(struct kv_shard *sh, struct kv_job *j);
-/* Whether each shard's part runs in the step its keys are locked: a
- * keyed fan-out's (a command refused across shards has none). */
-static bool part_with_lock(const struct kv_tx *t)
-{
-	return t->keyed && t->kind == TX_FANOUT && t->cmd->multi != KV_MULTI_SAMESHARD;
-}
 
 /* The keyed lock of the next shard: for a fan-out, that shard's part,
  * run once its keys are held; else its keys alone. */
@@ -675,6 +677,9 @@ static struct kv_job *keyed_lock(struct kv_tx *t)
 	j->kind = KV_JOB_LOCK;
 	j->keyed = true;
 	j->run_part = fan;
+	/* the last shard's part runs with every other lock held: it can let
+	 * go at once, and no unlock message follows (grant_keys) */
+	j->release = fan && t->locked + 1 == t->nsh;
 	if (fan && (t->cmd->flags & KV_CMD_WRITE))
 		j->tx_parts = t->nsh; /* recovered all or none */
 	j->typed = fan;

@@ -78,8 +78,10 @@ struct kv_job {
 	 * as the keys are held (its result to part, an error to out); with
 	 * nreq, the requests in reqs run then as a batch's do (an EXEC's
 	 * commands for this shard, exec.c). khold:
-	 * the target's record of them (keyhold in shard.c), made there */
-	bool keyed, run_part;
+	 * the target's record of them (keyhold in shard.c), made there.
+	 * release: the transaction's last lock, let go as soon as its part
+	 * ran (every other lock is held then), so no unlock follows it */
+	bool keyed, run_part, release;
 	uint32_t kfirst, kstep;
 	struct kv_keyhold *khold;
 	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */

@@ -333,10 +333,16 @@ static struct kv_keyhold *keyhold_of(struct kv_job *j)
 
 static void run_batch(struct kv_shard *sh, struct kv_job *j);
 
+static void unlock_keys(struct kv_shard *sh, uint64_t tx);
+
 /* A keyed lock granted: its keys are held until the unlock (the
  * shard's holds remember them), and its part or its batch of requests,
  * when it carries one, runs now: nobody else can see those keys before
- * the unlock. */
+ * the unlock. A transaction's last lock (release) lets go right after
+ * its part: the transaction holds every other shard's keys until its
+ * end, so whoever sees this part's writes from now on waits there for
+ * the rest (two-phase locking: all taken before any is let go), and
+ * home sends no unlock here. */
 static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_keyhold *kh = keyhold_of(j);
@@ -351,6 +357,8 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 			      &j->part);
 	else if (j->nreq)
 		run_batch(sh, j);
+	if (j->release)
+		unlock_keys(sh, j->tx);
 }
 
 /* A lock granted: shared with the other readers, or the writer's alone.

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The cross-shard hop's cost: `percore kv --shards 1`, `percore kv
+--shards 2` (one shard per CPU on two CPUs; --kv-shards changes it) and
+redis-server with its defaults, under redis-benchmark -c 50 -r 100000 at
+each depth (-P), for SET, GET and MSET (10 keys). Each repetition starts
+every server afresh and runs every row on it, the servers in turn, so the
+repetitions interleave; the figures are medians of --reps. Server CPU is
+every thread's (/proc/PID/task/*/schedstat) over the row, per request.
+
+Printed: one table row per test and depth with requests/s and ns of
+server CPU per request for each server, then the ratios the goals name:
+the sharded server's CPU per request over one shard's (the hop's cost)
+and its throughput over redis-server's.
+
+usage: scripts/kv_hop_cpu.py [--percore PATH] [--reps N] [--requests N]
+                             [--depths 16,1] [--tests set,get,mset]
+                             [--idle-policy P] [--json]"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "kv"))
+from echo_cpu import task_cpu_ns  # noqa: E402
+from oracle import free_port, wait_listening  # noqa: E402
+
+# redis-benchmark's name for each test in its CSV output.
+CSV_NAME = {"set": "SET", "get": "GET", "mset": "MSET (10 keys)", "incr": "INCR"}
+
+
+def server_cmd(name, args, port):
+    if name == "redis":
+        return ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no"]
+    shards = "1" if name == "kv1" else str(args.kv_shards)
+    cmd = [args.percore, "kv", "--port", str(port), "--shards", shards]
+    if args.idle_policy:
+        cmd += ["--idle-policy", args.idle_policy]
+    return cmd
+
+
+def start(name, args):
+    port = free_port()
+    p = subprocess.Popen(server_cmd(name, args, port), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    wait_listening(p, port, name)
+    return p, port
+
+
+def bench_row(pid, port, test, depth, requests):
+    c0 = task_cpu_ns(pid)
+    run = subprocess.run(["redis-benchmark", "-p", str(port), "-t", test, "-c", "50",
+                          "-r", "100000", "-P", str(depth), "-n", str(requests),
+                          "--csv", "-q"], capture_output=True, text=True)
+    cpu = task_cpu_ns(pid) - c0
+    out = run.stdout
+    if run.returncode:
+        raise RuntimeError("redis-benchmark %s -P %d exited %d: %s"
+                           % (test, depth, run.returncode, run.stderr[-500:]))
+    m = re.search(r'"%s","([0-9.]+)"' % re.escape(CSV_NAME[test]), out)
+    if not m:
+        raise RuntimeError("no %s figure in redis-benchmark's output: %r" % (test, out))
+    return float(m.group(1)), cpu / requests
+
+
+def one_rep(name, args, rows, samples):
+    p, port = start(name, args)
+    try:
+        for test, depth in rows:
+            n = args.requests if depth > 1 else args.requests // 4
+            samples[(name, test, depth)].append(bench_row(p.pid, port, test, depth, n))
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def ratio(a, b):
+    return a / b if b else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--percore", default="build/release/tools/percore/percore",
+                    help="the percore binary (default: the release build's)")
+    ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (default 3)")
+    ap.add_argument("--requests", type=int, default=200000,
+                    help="requests per row at depth > 1, a quarter at depth 1 (default 200000)")
+    ap.add_argument("--depths", default="16,1", help="pipeline depths (default 16,1)")
+    ap.add_argument("--tests", default="set,get,mset",
+                    help="redis-benchmark tests among set, get, mset, incr (default set,get,mset)")
+    ap.add_argument("--kv-shards", type=int, default=2,
+                    help="shards of the sharded kv (default 2, one per CPU here)")
+    ap.add_argument("--idle-policy", default=None,
+                    help="passed to both percore kv servers (default: kv's own default)")
+    ap.add_argument("--servers", default="kv1,kv2,redis",
+                    help="among kv1, kv2 and redis (default all three)")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = ap.parse_args()
+    servers = args.servers.split(",")
+    rows = [(t, int(d)) for d in args.depths.split(",") for t in args.tests.split(",")]
+    samples = {(s, t, d): [] for s in servers for t, d in rows}
+    for _ in range(args.reps):
+        for name in servers:
+            one_rep(name, args, rows, samples)
+    result = []
+    for test, depth in rows:
+        row = {"test": test, "depth": depth}
+        for s in servers:
+            xs = samples[(s, test, depth)]
+            row[s] = {"rps": statistics.median(x[0] for x in xs),
+                      "cpu_ns": statistics.median(x[1] for x in xs)}
+        if "kv1" in row and "kv2" in row:
+            row["hop_cpu_ratio"] = ratio(row["kv2"]["cpu_ns"], row["kv1"]["cpu_ns"])
+        if "kv2" in row and "redis" in row:
+            row["kv2_vs_redis_rps"] = ratio(row["kv2"]["rps"], row["redis"]["rps"])
+        result.append(row)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    head = " | ".join("%s K/s (ns/req)" % s for s in servers)
+    print("| test | %s | kv2/kv1 CPU | kv2/redis rps |" % head)
+    print("|---|" + "---|" * (len(servers) + 2))
+    for row in result:
+        cells = " | ".join("%.0f (%.0f)" % (row[s]["rps"] / 1000, row[s]["cpu_ns"])
+                           for s in servers)
+        print("| %s P%d | %s | %s | %s |" % (
+            row["test"].upper(), row["depth"], cells,
+            "%.2fx" % row["hop_cpu_ratio"] if "hop_cpu_ratio" in row else "-",
+            "%.2fx" % row["kv2_vs_redis_rps"] if "kv2_vs_redis_rps" in row else "-"))
+
+
+if __name__ == "__main__":
+    main()
