@@ -18,31 +18,79 @@
 #include "pubsub.h"
 #include "server_internal.h"
 
-/* On a shard with subscribers: a forwarded PUBLISH's channel and
- * message, delivered to them. */
-static void deliver_job(struct kv_shard *sh, struct kv_job *j)
+/* One message of a batch: its length, then its bytes. */
+static void put_piece(struct kv_reply *r, const char *p, size_t len)
 {
-	kv_pubsub_deliver(sh->ps, j->a.argv[0], j->a.argl[0], j->a.argv[1], j->a.argl[1]);
+	uint32_t l = (uint32_t)len;
+
+	kv_reply_raw(r, &l, sizeof(l));
+	kv_reply_raw(r, p, len);
 }
 
-/* A message for shard `to`: a job, pending until the PUBLISH's
- * connection takes it (kv_ps_pending). Sent as a reply is, never
- * refused: a subscriber counted must get it. */
+static const char *get_piece(const char *p, const char **s, size_t *len)
+{
+	uint32_t l;
+
+	memcpy(&l, p, sizeof(l));
+	*s = p + sizeof(l);
+	*len = l;
+	return *s + l;
+}
+
+/* On a shard with subscribers: the messages another shard's PUBLISHes
+ * sent it in one turn (channel and message each, in publish order),
+ * delivered to them. */
+static void deliver_batch(struct kv_shard *sh, struct kv_job *j)
+{
+	const char *p = j->reqs.buf, *end = p + j->reqs.len;
+
+	while (p < end) {
+		const char *chan, *msg;
+		size_t clen, mlen;
+
+		p = get_piece(p, &chan, &clen);
+		p = get_piece(p, &msg, &mlen);
+		kv_pubsub_deliver(sh->ps, chan, clen, msg, mlen);
+	}
+}
+
+static void send_batches(void *arg);
+
+/* A message for shard `to`: it joins the turn's batch for that shard,
+ * sent at the turn's end (send_batches) or taken by a PUBLISH that must
+ * wait for it (kv_ps_pending). Sent as a reply is, never refused: a
+ * subscriber counted must get it. One mesh message per shard and turn
+ * rather than per PUBLISH: the cost of a message between shards is paid
+ * once for a pipeline's worth of PUBLISHes. */
 static void forward(void *arg, unsigned to, const char *chan, size_t clen, const char *msg,
 		    size_t mlen)
 {
 	struct kv_shard *sh = arg;
-	struct kv_job *j = kv_job_new(KV_JOB_FN, 2, clen + mlen);
+	struct kv_job *j = sh->ps_batch[to];
 
-	if (!j)
-		abort(); /* a message counted and lost would break exactly-once */
-	kv_job_arg(j, chan, clen);
-	kv_job_arg(j, msg, mlen);
-	j->fn = deliver_job;
-	j->target = to;
-	j->must = true;
-	*sh->ps_fwd_tail = j;
-	sh->ps_fwd_tail = &j->next;
+	if (!j) {
+		j = kv_job_new(KV_JOB_FN, 0, 0);
+		if (!j)
+			abort(); /* a message counted and lost would break exactly-once */
+		if (j->out.borrowed) { /* no reply: the block's room holds the messages */
+			kv_reply_init_in(&j->reqs, j->out.buf, j->out.cap);
+			kv_reply_init(&j->out);
+		}
+		j->fn = deliver_batch;
+		j->target = to;
+		j->must = true;
+		sh->ps_batch[to] = j;
+	}
+	if (!sh->ps_task) {
+		if (pc_reactor_defer(pc_shard_reactor(), send_batches, sh))
+			abort(); /* as above */
+		sh->ps_task = true;
+	}
+	put_piece(&j->reqs, chan, clen);
+	put_piece(&j->reqs, msg, mlen);
+	if (kv_reply_failed(&j->reqs))
+		abort(); /* as above */
+	j->u64++;
 }
 
 static void deliver(void *arg, struct kv_conn *to, const char *buf, size_t len)
@@ -56,15 +104,18 @@ void kv_ps_start(struct kv_shard *sh)
 	struct kv_pubsub_hooks h = { .deliver = deliver, .forward = forward, .arg = sh };
 
 	sh->ps = kv_pubsub_new(sh->n, sh->idx, &h);
-	if (!sh->ps)
+	sh->ps_batch = calloc(sh->n, sizeof(*sh->ps_batch));
+	if (!sh->ps || !sh->ps_batch)
 		abort(); /* a shard without its tables cannot serve */
-	sh->ps_fwd_tail = &sh->ps_fwd;
 }
 
 void kv_ps_stop(struct kv_shard *sh)
 {
 	sh->srv->ps_orphans[sh->idx] = sh->ps_jobs;
-	kv_ps_free_orphans(sh->ps_fwd); /* never sent */
+	for (unsigned t = 0; t < sh->n; t++)
+		kv_job_free(sh->ps_batch[t]); /* never sent */
+	free(sh->ps_batch);
+	sh->ps_batch = NULL;
 	kv_pubsub_free(sh->ps);
 	sh->ps = NULL;
 }
@@ -113,6 +164,7 @@ static struct kv_job *changes(struct kv_shard *sh)
 		j->fn = apply_changes;
 		j->target = t;
 		j->must = true;
+		j->u64 = 1; /* counts as one message out */
 		j->next = list;
 		list = j;
 	}
@@ -131,7 +183,7 @@ static void free_job(struct kv_shard *sh, struct kv_job *j)
 		sh->ps_jobs = j->next;
 	if (j->next)
 		j->next->nprev = j->nprev;
-	sh->ps_out--;
+	sh->ps_out -= (uint32_t)j->u64;
 	kv_job_free(j);
 }
 
@@ -145,31 +197,52 @@ static void send_unowned(struct kv_shard *sh, struct kv_job *j)
 	if (j->next)
 		j->next->nprev = j;
 	sh->ps_jobs = j;
-	sh->ps_out++;
+	sh->ps_out += (uint32_t)j->u64;
 	j->done = free_job;
 	kv_job_submit(sh, j); /* must: never refused */
 }
 
-struct kv_job *kv_ps_pending(struct kv_shard *sh)
+/* The turn's batches, linked by next after *end; returns the new end. */
+static struct kv_job **take_batches(struct kv_shard *sh, struct kv_job **end)
 {
-	struct kv_job *list = changes(sh), **end = &list, *j = sh->ps_fwd;
+	for (unsigned t = 0; t < sh->n; t++) {
+		struct kv_job *j = sh->ps_batch[t];
 
-	while (*end)
-		end = &(*end)->next;
-	sh->ps_fwd = NULL;
-	sh->ps_fwd_tail = &sh->ps_fwd;
+		if (!j)
+			continue;
+		sh->ps_batch[t] = NULL;
+		j->next = NULL;
+		*end = j;
+		end = &j->next;
+	}
+	return end;
+}
+
+/* The turn's end: its batches go, unanswered. */
+static void send_batches(void *arg)
+{
+	struct kv_shard *sh = arg;
+	struct kv_job *j = NULL;
+
+	sh->ps_task = false;
+	take_batches(sh, &j);
 	while (j) {
 		struct kv_job *next = j->next;
 
-		j->next = NULL;
-		if (sh->ps_out < KV_PS_OUT_MAX) {
-			send_unowned(sh, j);
-		} else {
-			*end = j;
-			end = &j->next;
-		}
+		send_unowned(sh, j);
 		j = next;
 	}
+}
+
+struct kv_job *kv_ps_pending(struct kv_shard *sh)
+{
+	struct kv_job *list = changes(sh), **end = &list;
+
+	if (sh->ps_out < KV_PS_OUT_MAX)
+		return list; /* the messages go at the turn's end */
+	while (*end)
+		end = &(*end)->next;
+	take_batches(sh, end);
 	return list;
 }
 

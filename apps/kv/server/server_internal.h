@@ -143,8 +143,9 @@ struct kv_shard {
 	struct kv_db *db;
 	struct kv_pubsub *ps;                 /* its subscriptions, and every shard's counts */
 	struct kv_job *ps_jobs;               /* jobs of nobody's out (pubsub.c) */
-	uint32_t ps_out;                      /* how many */
-	struct kv_job *ps_fwd, **ps_fwd_tail; /* messages for other shards, pending */
+	uint32_t ps_out;                      /* the messages they carry */
+	struct kv_job **ps_batch;             /* per shard: this turn's messages for it */
+	bool ps_task;                         /* their sending is due at the turn's end */
 	uint64_t lock;                        /* the writer holding it; 0: none */
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
@@ -307,9 +308,9 @@ void kv_ps_stop(struct kv_shard *sh);
 
 /* What the commands run here since the last call left for other shards
  * and the caller must wait for: the changes of subscriptions, one job
- * for each other shard, and, past KV_PS_OUT_MAX, each PUBLISH's
- * messages, one job per shard with subscribers (below it they are sent
- * now, unanswered); linked by next, in order (NULL: none), to be
+ * for each other shard, and, past KV_PS_OUT_MAX, the turn's messages,
+ * one job per shard with subscribers (below it they are sent unanswered
+ * at the turn's end); linked by next, in order (NULL: none), to be
  * submitted with a done of the caller's. */
 struct kv_job *kv_ps_pending(struct kv_shard *sh);
 /* Sends the pending jobs as nobody's (a close's changes, a PUBLISH run
