@@ -22,7 +22,9 @@ Python package (python3-redis), each part on a fresh server with 3 shards:
   subscribe SUBSCRIBE and PSUBSCRIBE inside MULTI beside a key of each
            shard (the EXEC shipped to it or run at home), of two shards
            and of none: the same bytes as redis-server's, and a PUBLISH
-           from another connection counts the subscription and reaches it.
+           from another connection counts the subscription and reaches it;
+           a client closed before such an EXEC answered leaves no
+           subscription behind.
 
 usage: txn_test.py PERCORE"""
 import os
@@ -273,6 +275,23 @@ def t_subscribe(redis, port):
                 ours, theirs = (subscribed_exec(p, q, pattern, n) for p in (port, rport))
                 check(ours == theirs, "%s beside %s: %r, redis-server %r" % (
                     "PSUBSCRIBE" if pattern else "SUBSCRIBE", q, ours, theirs))
+        # closed before its EXEC answered: the subscriptions go with it
+        ctl = RedisPeer(port)
+        for q in [[k] for k in keys] + [keys[:2]]:
+            gone = RedisPeer(port)
+            gone.send(enc("MULTI") + b"".join(enc("SET", k, "v") for k in q) +
+                      enc("SUBSCRIBE", "gone") + enc("EXEC"))
+            gone.close()
+        deadline = time.monotonic() + 10
+        while True:
+            ctl.send(enc("PUBLISH", "gone", "x") + enc("PUBSUB", "NUMSUB", "gone"))
+            ctl.reader.reply()
+            left = ctl.reader.reply()[0]
+            if left.endswith(b":0\r\n") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        check(left.endswith(b":0\r\n"), "closed subscribers still counted: %r" % left)
+        ctl.close()
     finally:
         proc.terminate()
         proc.wait()

@@ -349,7 +349,12 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 		kv_block_drop(c->blk);
 		c->blk = NULL;
 	}
-	own_pubsub(c); /* an EXEC run from here may have subscribed */
+	/* an EXEC run from here may have subscribed: once every shard has
+	 * the counts it answers; closed meanwhile, its subscriptions go */
+	if (c->s)
+		own_pubsub(c);
+	else
+		kv_ps_conn_gone(c->sh, &c->conn);
 	to = run_here_to(c); /* behind older requests' replies */
 	before = to->len;
 	kv_reply_raw(to, out->buf, out->len);
