@@ -4,9 +4,12 @@
 `percore kv --shards N` beside redis-server, the same load
 (kv_pubsub_load) against each in turn, repetitions interleaved; medians.
 Server CPU (user + system, /proc/PID/stat) per delivered message.
+--shards 0: kv's default count. --baseline PERCORE2: another build of
+percore in the same interleaved run (rows "base"; ratio is kv / redis).
 
 usage: pubsub_bench.py PERCORE KV_PUBSUB_LOAD [--shards N] [--reps R]
-                       [--msgs M] [--pubs P] [--depth D] [--size S]"""
+                       [--msgs M] [--pubs P] [--depth D] [--size S]
+                       [--baseline PERCORE2]"""
 import argparse
 import os
 import signal
@@ -42,20 +45,23 @@ def main():
     ap.add_argument("--pubs", type=int, default=2)
     ap.add_argument("--depth", type=int, default=16)
     ap.add_argument("--size", type=int, default=32)
+    ap.add_argument("--baseline")
     a = ap.parse_args()
     keys = ["publishes_per_s", "deliveries_per_s", "p50_us", "p99_us", "cpu_us_per_delivery",
             "cpu_us_per_publish"]
     print("pubs=%d msgs=%d depth=%d size=%d shards=%d reps=%d (medians)" % (
         a.pubs, a.msgs, a.depth, a.size, a.shards, a.reps))
     print("%-6s %-8s " % ("subs", "server") + " ".join("%14s" % k[:14] for k in keys))
+    kvs = [("kv", a.percore)] + ([("base", a.baseline)] if a.baseline else [])
     for subs in (1, 10, 100):
-        res = {"kv": [], "redis": []}
+        res = {"kv": [], "base": [], "redis": []}
         for _ in range(a.reps):
-            kv = KvServer(a.percore, a.shards)
-            try:
-                res["kv"].append(one(a.load, kv.port, kv.proc.pid, subs, a))
-            finally:
-                kv.stop()
+            for name, path in kvs:
+                kv = KvServer(path, a.shards or None)
+                try:
+                    res[name].append(one(a.load, kv.port, kv.proc.pid, subs, a))
+                finally:
+                    kv.stop()
             proc, port = start_redis("redis-server")
             try:
                 res["redis"].append(one(a.load, port, proc.pid, subs, a))
@@ -63,8 +69,8 @@ def main():
                 proc.send_signal(signal.SIGTERM)
                 proc.wait()
         med = {s: {k: statistics.median(r[k] for r in rs) for k in keys}
-               for s, rs in res.items()}
-        for s in ("kv", "redis"):
+               for s, rs in res.items() if rs}
+        for s in [n for n, _ in kvs] + ["redis"]:
             print("%-6d %-8s " % (subs, s) + " ".join("%14.2f" % med[s][k] for k in keys))
         print("%-6d %-8s " % (subs, "ratio") + " ".join(
             "%14.2f" % (med["kv"][k] / med["redis"][k] if med["redis"][k] else 0) for k in keys))

@@ -1747,12 +1747,13 @@ def more_strings(now):
 
 
 class KvServer:
-    """`percore kv` on a port the kernel picks, two shards (or `shards`);
-    peer() opens a connection to it."""
+    """`percore kv` on a port the kernel picks, two shards (or `shards`;
+    None: its default count); peer() opens a connection to it."""
 
     def __init__(self, percore, shards=2):
-        self.proc = subprocess.Popen([percore, "kv", "--port", "0", "--shards", str(shards),
-                                      "--oversubscribe", "--policy", "off", "--save", ""],
+        count = ["--shards", str(shards)] if shards else []
+        self.proc = subprocess.Popen([percore, "kv", "--port", "0"] + count +
+                                     ["--oversubscribe", "--policy", "off", "--save", ""],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = b""
         while b"listening on" not in line:

@@ -18,7 +18,13 @@ Python package (python3-redis), each part on a fresh server with 3 shards:
            keys of every shard: replies, errors at run time in place,
            an error at queue time running nothing; SCAN inside MULTI;
   closing  clients closing right after sending EXECs over shards: each
-           runs whole or not at all, the server exits clean.
+           runs whole or not at all, the server exits clean;
+  subscribe SUBSCRIBE and PSUBSCRIBE inside MULTI beside a key of each
+           shard (the EXEC shipped to it or run at home), of two shards
+           and of none: the same bytes as redis-server's, and a PUBLISH
+           from another connection counts the subscription and reaches it;
+           a client closed before such an EXEC answered leaves no
+           subscription behind.
 
 usage: txn_test.py PERCORE"""
 import os
@@ -27,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import KvServer  # noqa: E402
+from oracle import KvServer, RedisPeer, enc, start_redis  # noqa: E402
 from server_test import race  # noqa: E402
 
 SHARDS = 3
@@ -237,8 +243,62 @@ def t_closing(redis, port):
     check(r.ping(), "the server answers after them")
 
 
+def subscribed_exec(port, keys, pattern, n):
+    """MULTI, SET of each key, (P)SUBSCRIBE, EXEC on a new connection,
+    then a PUBLISH from another, the message, a PING: every reply's
+    bytes."""
+    sub, pub = RedisPeer(port), RedisPeer(port)
+    chan = "news.%d" % n
+    try:
+        sub.send(enc("MULTI") + b"".join(enc("SET", k, "v") for k in keys) +
+                 enc("PSUBSCRIBE" if pattern else "SUBSCRIBE", "news.*" if pattern else chan) +
+                 enc("EXEC"))
+        got = [sub.reader.reply()[0] for _ in range(len(keys) + 3)]
+        pub.send(enc("PUBLISH", chan, "hello"))
+        got += [pub.reader.reply()[0], sub.reader.reply()[0]]
+        sub.send(enc("PING"))  # once the message is in: its delivery may trail the count
+        got.append(sub.reader.reply()[0])
+        return got
+    finally:
+        sub.close()
+        pub.close()
+
+
+def t_subscribe(redis, port):
+    keys = spread(redis.Redis(port=port), "k", SHARDS)
+    proc, rport = start_redis("redis-server")
+    try:
+        n = 0
+        for q in [[k] for k in keys] + [keys[:2], []]:
+            for pattern in (False, True):
+                n += 1
+                ours, theirs = (subscribed_exec(p, q, pattern, n) for p in (port, rport))
+                check(ours == theirs, "%s beside %s: %r, redis-server %r" % (
+                    "PSUBSCRIBE" if pattern else "SUBSCRIBE", q, ours, theirs))
+        # closed before its EXEC answered: the subscriptions go with it
+        ctl = RedisPeer(port)
+        for q in [[k] for k in keys] + [keys[:2]]:
+            gone = RedisPeer(port)
+            gone.send(enc("MULTI") + b"".join(enc("SET", k, "v") for k in q) +
+                      enc("SUBSCRIBE", "gone") + enc("EXEC"))
+            gone.close()
+        deadline = time.monotonic() + 10
+        while True:
+            ctl.send(enc("PUBLISH", "gone", "x") + enc("PUBSUB", "NUMSUB", "gone"))
+            ctl.reader.reply()
+            left = ctl.reader.reply()[0]
+            if left.endswith(b":0\r\n") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        check(left.endswith(b":0\r\n"), "closed subscribers still counted: %r" % left)
+        ctl.close()
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
 TESTS = [("atomic", t_atomic), ("cas", t_cas), ("watch", t_watch), ("redis_py", t_redis_py),
-         ("closing", t_closing)]
+         ("closing", t_closing), ("subscribe", t_subscribe)]
 
 
 def main():

@@ -332,10 +332,12 @@ static void reply_nomem(struct kv_client *c)
 		c->after_bytes += to->len - before;
 }
 
+static bool own_pubsub(struct kv_client *c);
+
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 {
-	struct kv_reply *to = run_here_to(c); /* behind older requests' replies */
-	size_t before = to->len;
+	struct kv_reply *to;
+	size_t before;
 
 	if (c->blk && c->s && kv_block_nil(out)) {
 		c->tx = NULL;
@@ -347,6 +349,14 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 		kv_block_drop(c->blk);
 		c->blk = NULL;
 	}
+	/* an EXEC run from here may have subscribed: once every shard has
+	 * the counts it answers; closed meanwhile, its subscriptions go */
+	if (c->s)
+		own_pubsub(c);
+	else
+		kv_ps_conn_gone(c->sh, &c->conn);
+	to = run_here_to(c); /* behind older requests' replies */
+	before = to->len;
 	kv_reply_raw(to, out->buf, out->len);
 	if (c->tail)
 		c->after_bytes += to->len - before;
@@ -642,18 +652,14 @@ static bool refused_subscribed(struct kv_client *c, const struct kv_cmd *cmd,
 	return refused;
 }
 
-/* A request run here left work for other shards (kv_ps_pending): its
- * reply, from out's offset mark on, is written once they did it. So a
- * PUBLISH made anywhere once a client has its SUBSCRIBE's confirmation
- * counts and reaches it, and past KV_PS_OUT_MAX messages out a PUBLISH
- * answers once its messages reached every subscriber's shard. */
-static void sync_pubsub(struct kv_client *c, size_t mark)
+/* The work the commands run here left for other shards that the client
+ * must wait for (kv_ps_pending) becomes its newest outstanding jobs, so
+ * a reply written behind them waits for them. Returns whether any. */
+static bool own_pubsub(struct kv_client *c)
 {
 	struct kv_job *j = kv_ps_pending(c->sh);
-	size_t len = c->out.len - mark;
+	bool any = j;
 
-	if (!j)
-		return;
 	while (j) {
 		struct kv_job *next = j->next;
 
@@ -663,6 +669,20 @@ static void sync_pubsub(struct kv_client *c, size_t mark)
 		kv_job_submit(c->sh, j); /* must: never refused */
 		j = next;
 	}
+	return any;
+}
+
+/* A request run here left work for other shards: its reply, from out's
+ * offset mark on, is written once they did it. So a PUBLISH made
+ * anywhere once a client has its SUBSCRIBE's confirmation counts and
+ * reaches it, and past KV_PS_OUT_MAX messages out a PUBLISH answers once
+ * its messages reached every subscriber's shard. */
+static void sync_pubsub(struct kv_client *c, size_t mark)
+{
+	size_t len = c->out.len - mark;
+
+	if (!own_pubsub(c))
+		return;
 	kv_reply_raw(&c->tail->after, c->out.buf + mark, len);
 	c->after_bytes += len;
 	kv_reply_truncate(&c->out, mark);

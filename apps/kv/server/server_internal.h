@@ -148,8 +148,9 @@ struct kv_shard {
 	struct kv_db *db;
 	struct kv_pubsub *ps;                 /* its subscriptions, and every shard's counts */
 	struct kv_job *ps_jobs;               /* jobs of nobody's out (pubsub.c) */
-	uint32_t ps_out;                      /* how many */
-	struct kv_job *ps_fwd, **ps_fwd_tail; /* messages for other shards, pending */
+	uint32_t ps_out;                      /* messages out, theirs and PUBLISHes' */
+	struct kv_ps_out *ps_q;               /* the PUBLISHes' messages for other shards */
+	bool ps_task;                         /* their sending is due at the turn's end */
 	uint64_t lock;                        /* the writer holding it; 0: none */
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
@@ -185,7 +186,7 @@ struct kv_server {
 	struct kv_client **orphans;
 	/* per shard: its closed connections' pubsub changes still out when
 	 * it stopped (kv_ps_free_orphans) */
-	struct kv_job **ps_orphans;
+	struct kv_ps_out **ps_orphans;
 	int64_t start_ms;
 	struct aof_start *aof_start;          /* the shards' start (aof_shard.c) */
 	/* the dump loaded at start (persist.c): its bytes, read once, until
@@ -319,6 +320,7 @@ void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len);
 /* ---- pubsub.c ------------------------------------------------------------- */
 
 struct kv_pubsub;
+struct kv_ps_out;
 /* A shard's tables, made at its start and freed at its stop. */
 void kv_ps_start(struct kv_shard *sh);
 void kv_ps_stop(struct kv_shard *sh);
@@ -329,9 +331,10 @@ void kv_ps_stop(struct kv_shard *sh);
 
 /* What the commands run here since the last call left for other shards
  * and the caller must wait for: the changes of subscriptions, one job
- * for each other shard, and, past KV_PS_OUT_MAX, each PUBLISH's
- * messages, one job per shard with subscribers (below it they are sent
- * now, unanswered); linked by next, in order (NULL: none), to be
+ * for each other shard, and, past KV_PS_OUT_MAX, one job for each shard
+ * with messages out, which runs there once they were delivered (the
+ * turn's messages are sent first; below the limit they go unanswered at
+ * the turn's end); linked by next, in order (NULL: none), to be
  * submitted with a done of the caller's. */
 struct kv_job *kv_ps_pending(struct kv_shard *sh);
 /* Sends the pending jobs as nobody's (a close's changes, a PUBLISH run
@@ -339,9 +342,9 @@ struct kv_job *kv_ps_pending(struct kv_shard *sh);
 void kv_ps_flush(struct kv_shard *sh);
 /* A connection closed: its subscriptions go, here and on every shard. */
 void kv_ps_conn_gone(struct kv_shard *sh, struct kv_conn *conn);
-/* After every shard stopped: frees a shard's ps_jobs as it left them
- * (and its pending ones). */
-void kv_ps_free_orphans(struct kv_job *list);
+/* After every shard stopped: frees what a shard's kv_ps_stop left, the
+ * messages and changes it had out. */
+void kv_ps_free_orphans(struct kv_ps_out *q);
 
 /* ---- multi.c -------------------------------------------------------------- */
 

@@ -5,27 +5,40 @@
  * when there is one such shard: at home, or shipped there as one job
  * (client.c), which that shard runs once no multi-shard transaction
  * holds any key of it; nothing else runs on that shard meanwhile. An
- * EXEC whose keys live on several shards locks them all first and runs
- * from home (exec.c). */
+ * EXEC whose keys live on several shards, or on another shard's with a
+ * change of subscriptions queued, locks them all first and runs from
+ * home (exec.c). */
 #include "server_internal.h"
 #include "txn.h"
 
 #define NO_SHARD (-1)
 #define MANY_SHARDS (-2)
 
-/* Joins key's shard to *where (NO_SHARD: none yet). */
-static void join(const struct kv_shard *sh, const char *key, size_t len, int *where)
+/* Joins shard s to *where (NO_SHARD: none yet). */
+static void join_shard(int s, int *where)
 {
-	int s = (int)kv_key_shard(sh, key, len);
-
 	if (*where == NO_SHARD)
 		*where = s;
 	else if (*where != s)
 		*where = MANY_SHARDS;
 }
 
+/* Joins key's shard to *where. */
+static void join(const struct kv_shard *sh, const char *key, size_t len, int *where)
+{
+	join_shard((int)kv_key_shard(sh, key, len), where);
+}
+
+/* (P)(UN)SUBSCRIBE change the connection's subscriptions, kept on its
+ * own shard, which delivers its messages (PING, also allowed a
+ * subscriber, runs anywhere). */
+static bool subscription(const struct kv_cmd *cmd)
+{
+	return (cmd->flags & KV_CMD_PUBSUB) && !kv_txn_is(cmd, "ping");
+}
+
 /* Joins the request's keys' shards to *where; a command on every shard
- * spans them all. */
+ * spans them all, a subscription needs home. */
 static void join_request(const struct kv_shard *sh, const struct kv_txn_req *q, int *where)
 {
 	uint32_t n;
@@ -34,6 +47,8 @@ static void join_request(const struct kv_shard *sh, const struct kv_txn_req *q, 
 		*where = MANY_SHARDS;
 		return;
 	}
+	if (subscription(q->cmd))
+		join_shard((int)sh->idx, where);
 	n = kv_cmd_nkeys(q->cmd, q->argc, q->argv, q->argl);
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = kv_cmd_key_arg(q->cmd, k, q->argc, q->argv, q->argl);
