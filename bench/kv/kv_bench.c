@@ -8,8 +8,10 @@
  *   KV/{PING_MBULK,LPUSH,...,LRANGE_600}/P{1,16}/keys:random[/cpus:all]
  *                                             Peer/redis/{...} (BENCH=full)
  *
- * Untagged rows: `percore kv --shards 1`, and redis-benchmark without -r,
- * so every request names one key. keys:random: -r KEYSPACE, keys spread
+ * Untagged rows (full suite only: one key is nobody's workload, and the
+ * keys:random rows on one shard ask the same question): `percore kv
+ * --shards 1`, and redis-benchmark without -r, so every request names one
+ * key. keys:random: -r KEYSPACE, keys spread
  * as a real key set's. Both run each server in a process of its own,
  * started in setup() with no persistence, pinned (every thread of it, a
  * kv's log writer and stall watchdog as much as a redis-server's
@@ -849,7 +851,7 @@ static void mem_run(struct pc_bench_state *st)
 
 #define KV_BENCH(var, nm, row, kind)                                                   \
 	static const struct pc_bench var = {                                             \
-		.name = nm, .flags = PC_BENCH_MANUAL_TIME, .arg = row,             \
+		.name = nm, .flags = PC_BENCH_MANUAL_TIME | PC_BENCH_FULL, .arg = row, \
 		.arg2 = kind, .setup = kv_setup, .run = kv_run, .teardown = kv_teardown,     \
 	};                                                                               \
 	PC_BENCH_REGISTER(var)
