@@ -9,7 +9,9 @@ server, repetitions interleaved (kv, redis, kv, redis, ...):
   load     redis-benchmark SET over the same keys (-r, -d), once alone and
            once with BGSAVEs back to back for the whole run: p99 latency
            of each, server CPU per SET (the process and its reaped
-           children), and the peak RSS during the saves.
+           children), and the peak RSS during the saves;
+  stalls   percore kv's stall detector's count over both (turns past its
+           threshold, 25 ms: /metrics, percore_stalls_total).
 
 Prints one line per measurement and a Markdown table of the medians.
 
@@ -47,10 +49,29 @@ def info_field(sock, field):
     return m.group(1) if m else None
 
 
+def stalls(mport):
+    """percore_stalls_total summed over the shards (0 for redis-server)."""
+    if not mport:
+        return 0
+    s = socket.create_connection(("127.0.0.1", mport), timeout=60)
+    s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+    text = b""
+    while True:
+        b = s.recv(1 << 16)
+        if not b:
+            break
+        text += b
+    s.close()
+    return sum(float(m.group(1)) for m in
+               re.finditer(rb"^percore_stalls_total(?:\{[^}]*\})? (\S+)", text, re.M))
+
+
 def start(kind, percore, d):
-    port = free_port()
+    port, mport = free_port(), None
     if kind == "kv":
-        args = [percore, "kv", "--port", str(port), "--save", ""]
+        while mport in (None, port):
+            mport = free_port()
+        args = [percore, "kv", "--port", str(port), "--save", "", "--metrics-port", str(mport)]
     else:
         args = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
                 "--dir", d]
@@ -58,7 +79,7 @@ def start(kind, percore, d):
     deadline = time.monotonic() + 30
     while True:
         try:
-            return p, port, socket.create_connection(("127.0.0.1", port), timeout=600)
+            return p, port, socket.create_connection(("127.0.0.1", port), timeout=600), mport
         except OSError:
             if time.monotonic() > deadline:
                 raise
@@ -153,10 +174,11 @@ def bench_set(port, args):
 
 def one(kind, args, payload):
     with tempfile.TemporaryDirectory(dir=args.dir) as d:
-        p, port, sock = start(kind, args.percore, d)
+        p, port, sock, mport = start(kind, args.percore, d)
         try:
             load_keys(port, payload, args.keys)
             res = {}
+            stalls0 = stalls(mport)
             s = Sampler(p.pid)
             res["idle_s"] = bgsave(sock)
             s.done()
@@ -184,6 +206,7 @@ def one(kind, args, payload):
             res["load_rss"], res["load_child_rss"] = s.rss, s.child_rss
             res["load_child_dirty"] = s.child_dirty
             res["saves"] = saves[0]
+            res["stalls"] = stalls(mport) - stalls0
             ctl.close()
             return res
         finally:
@@ -226,7 +249,8 @@ def main():
             ("peak RSS under load with saves, server (MB)", "load_rss", 1024, "%.0f"),
             ("peak RSS of the child under load (MB)", "load_child_rss", 1024, "%.0f"),
             ("the child's own dirty pages under load (MB)", "load_child_dirty", 1024, "%.0f"),
-            ("saves during the loaded run", "saves", 1, "%.0f")]
+            ("saves during the loaded run", "saves", 1, "%.0f"),
+            ("stalls past 25 ms (kv's detector)", "stalls", 1, "%.0f")]
     print("\n| %d keys, medians of %d | percore kv | redis-server |" % (args.keys, args.reps))
     print("|---|---|---|")
     for name, f, div, fmt in rows:
