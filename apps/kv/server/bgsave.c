@@ -55,7 +55,7 @@
 #include "rdb_file.h"
 #include "server_internal.h"
 
-#define SNAP_CHUNK     (256u << 10) /* records a chunk carries to the writer */
+#define SNAP_CHUNK     (64u << 10)  /* records a chunk carries to the writer (its CRC is one burst) */
 #define SNAP_INFLIGHT  4u           /* a shard's chunks out at once */
 #define SNAP_STEP_KEYS 64u          /* entries one walk step looks at */
 #define SNAP_TURN_KEYS 1024u        /* and one reactor turn, at most, */
