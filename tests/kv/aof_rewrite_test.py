@@ -18,13 +18,12 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import server_test as st  # noqa: E402
-from aof_test import files, kill9, same, snapshot, start, workload  # noqa: E402
+from aof_test import files, kill9, run, same, snapshot, start, workload  # noqa: E402
 from oracle import enc, free_port  # noqa: E402
 from server_test import Conn, check  # noqa: E402
 
@@ -335,30 +334,7 @@ TESTS = [t_rewrite, t_rewrite_redis_loads, t_replies, t_off, t_auto, t_kill_duri
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    st.PERCORE = sys.argv[1]
-    for tool in ("redis-server", "redis-check-aof"):
-        if not shutil.which(tool):
-            print("SKIP: %s is not installed" % tool)
-            return 77
-    want = sys.argv[2:]
-    failed = 0
-    for t in TESTS:
-        if want and t.__name__ not in want:
-            continue
-        d = tempfile.mkdtemp(prefix="pc_aofrw_")
-        t0 = time.monotonic()
-        try:
-            t(d)
-            print("ok   %s (%.1fs)" % (t.__name__, time.monotonic() - t0))
-        except Exception as e:  # noqa: BLE001 - report and go on
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
-    return 1 if failed else 0
+    return run(TESTS, "pc_aofrw_")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -364,7 +363,10 @@ TESTS = [t_roundtrip, t_redis_loads, t_torn, t_corrupt, t_partial_multi, t_shard
          t_disk_full]
 
 
-def main():
+def run(tests, prefix):
+    """Runs the tests sys.argv names (all without names) against the
+    percore binary sys.argv[1], each in a directory of its own; the exit
+    status: 0, 1 when any failed, 2 for usage, 77 without Redis's tools."""
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
@@ -375,10 +377,10 @@ def main():
             return 77
     want = sys.argv[2:]
     failed = 0
-    for t in TESTS:
+    for t in tests:
         if want and t.__name__ not in want:
             continue
-        d = tempfile.mkdtemp(prefix="pc_aof_")
+        d = tempfile.mkdtemp(prefix=prefix)
         t0 = time.monotonic()
         try:
             t(d)
@@ -389,6 +391,10 @@ def main():
         finally:
             shutil.rmtree(d, ignore_errors=True)
     return 1 if failed else 0
+
+
+def main():
+    return run(TESTS, "pc_aof_")
 
 
 if __name__ == "__main__":

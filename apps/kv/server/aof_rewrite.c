@@ -66,7 +66,8 @@
 struct kv_aofrw {
 	struct kv_shard *home;
 	uint64_t tx;
-	unsigned n, locked, begun, answered, finished;
+	struct kv_hold_all hold;   /* every shard held while each fixes its view */
+	unsigned n, begun, answered, finished;
 	int64_t start_ms;
 	char id[48];
 	int *err;                  /* per shard: its part's answer (0: ready) */
@@ -557,6 +558,7 @@ static void begun(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_aofrw *rw = j->owner;
 
+	(void)sh;
 	if (j->out.len) { /* no part there: it answers nothing */
 		rw->err[j->target] = -ENOENT;
 		rw->answered++;
@@ -565,56 +567,9 @@ static void begun(struct kv_shard *sh, struct kv_job *j)
 	kv_job_free(j);
 	if (++rw->begun < rw->n)
 		return;
-	for (unsigned i = 0; i < rw->n; i++)
-		kv_shard_unlock(sh, i, rw->tx, false, false);
+	kv_hold_all_release(&rw->hold);
 	if (rw->answered == rw->n)
 		decide(rw);
-}
-
-static void begin_all(struct kv_aofrw *rw)
-{
-	for (unsigned i = 0; i < rw->n; i++) {
-		struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
-
-		if (!j)
-			abort(); /* every shard is held: nothing could go on */
-		j->fn = part_begin;
-		j->target = i;
-		j->tx = rw->tx;
-		j->owner = rw;
-		j->done = begun;
-		if (kv_job_submit(rw->home, j))
-			abort();
-	}
-}
-
-static void lock_next(struct kv_aofrw *rw);
-
-static void locked(struct kv_shard *sh, struct kv_job *j)
-{
-	struct kv_aofrw *rw = j->owner;
-
-	(void)sh;
-	kv_job_free(j);
-	if (++rw->locked < rw->n)
-		lock_next(rw);
-	else
-		begin_all(rw);
-}
-
-/* Holds the next shard, in ascending order as every transaction does. */
-static void lock_next(struct kv_aofrw *rw)
-{
-	struct kv_job *j = kv_job_new(KV_JOB_LOCK, 0, 0);
-
-	if (!j)
-		abort(); /* the shards held so far would stay held */
-	j->target = rw->locked;
-	j->tx = rw->tx;
-	j->owner = rw;
-	j->done = locked;
-	if (kv_job_submit(rw->home, j))
-		abort();
 }
 
 int kv_aofrw_start(struct kv_shard *sh)
@@ -647,7 +602,9 @@ int kv_aofrw_start(struct kv_shard *sh)
 	k->rw_cur = rw;
 	atomic_store_explicit(&k->rw_start_ms, rw->start_ms, memory_order_relaxed);
 	pc_log(PC_LOG_INFO, "kv: rewriting the append-only files");
-	lock_next(rw);
+	rw->hold = (struct kv_hold_all){ .home = sh, .tx = rw->tx, .n = rw->n, .owner = rw,
+					 .fn = part_begin, .done = begun };
+	kv_hold_all(&rw->hold);
 	return 0;
 }
 

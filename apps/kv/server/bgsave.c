@@ -99,7 +99,8 @@ struct kv_snap {
 struct kv_bgsave {
 	struct kv_shard *home;
 	uint64_t tx;
-	unsigned n, locked, begun, ended;
+	struct kv_hold_all hold;  /* every shard held while each fixes its view */
+	unsigned n, begun, ended;
 	unsigned writes;          /* chunks being written */
 	bool head_done, tail_done;
 	int err;
@@ -505,6 +506,7 @@ static void begun(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_bgsave *bg = j->owner;
 
+	(void)sh;
 	if (j->out.len) {
 		fail(bg, -ENOMEM, "out of memory starting");
 		bg->ended++; /* that shard sends nothing */
@@ -514,61 +516,13 @@ static void begun(struct kv_shard *sh, struct kv_job *j)
 	kv_job_free(j);
 	if (++bg->begun < bg->n)
 		return;
-	for (unsigned i = 0; i < bg->n; i++)
-		kv_shard_unlock(sh, i, bg->tx, false, false);
+	kv_hold_all_release(&bg->hold);
 	bg->home->bg_fixing = NULL;
 	if (bg->home->bg_claim == bg)
 		bg->home->bg_claim = NULL;
 	if (bg->reply_fn)
 		bg->reply_fn(bg->home, bg->reply_arg, 0);
 	write_head(bg);
-}
-
-static void begin_all(struct kv_bgsave *bg)
-{
-	for (unsigned i = 0; i < bg->n; i++) {
-		struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
-
-		if (!j)
-			abort(); /* every shard is held: nothing could go on */
-		j->fn = snap_begin;
-		j->target = i;
-		j->tx = bg->tx;
-		j->owner = bg;
-		j->done = begun;
-		if (kv_job_submit(bg->home, j))
-			abort();
-	}
-}
-
-static void lock_next(struct kv_bgsave *bg);
-
-static void locked(struct kv_shard *sh, struct kv_job *j)
-{
-	struct kv_bgsave *bg = j->owner;
-
-	(void)sh;
-	kv_job_free(j);
-	if (++bg->locked < bg->n)
-		lock_next(bg);
-	else
-		begin_all(bg);
-}
-
-/* Holds the next shard, in ascending order as every transaction does,
- * so that none waits for another in a cycle. */
-static void lock_next(struct kv_bgsave *bg)
-{
-	struct kv_job *j = kv_job_new(KV_JOB_LOCK, 0, 0);
-
-	if (!j)
-		abort(); /* the shards held so far would stay held */
-	j->target = bg->locked;
-	j->tx = bg->tx;
-	j->owner = bg;
-	j->done = locked;
-	if (kv_job_submit(bg->home, j))
-		abort();
 }
 
 int kv_bgsave_start(struct kv_shard *sh)
@@ -618,7 +572,9 @@ int kv_bgsave_start(struct kv_shard *sh)
 		return 0;
 	}
 	sh->bg_fixing = bg;
-	lock_next(bg);
+	bg->hold = (struct kv_hold_all){ .home = sh, .tx = bg->tx, .n = bg->n, .owner = bg,
+					 .fn = snap_begin, .done = begun };
+	kv_hold_all(&bg->hold);
 	return 0;
 }
 

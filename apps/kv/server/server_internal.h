@@ -270,6 +270,25 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j);
  * unrun loses nothing. */
 void kv_shard_unlock(struct kv_shard *sh, unsigned target, uint64_t tx, bool keyed, bool shared);
 
+/* Every shard held at once, for work that needs one instant over the
+ * whole server (BGSAVE's and BGREWRITEAOF's views): a writer's lock of
+ * each whole shard, taken in ascending order as every transaction takes
+ * them, so none waits for another in a cycle; then fn runs on each shard
+ * while all are held (a KV_JOB_FN job whose owner is h->owner) and its
+ * answer comes to done on home. The caller releases them
+ * (kv_hold_all_release) once every answer is in. h lives until then. */
+struct kv_hold_all {
+	struct kv_shard *home;
+	uint64_t tx;
+	unsigned n;
+	void *owner;
+	void (*fn)(struct kv_shard *sh, struct kv_job *j);
+	void (*done)(struct kv_shard *sh, struct kv_job *j);
+	unsigned locked;          /* shards held so far (kv_hold_all's) */
+};
+void kv_hold_all(struct kv_hold_all *h);
+void kv_hold_all_release(struct kv_hold_all *h);
+
 /* Runs a parsed command on sh's keyspace, the reply into out; conn: the
  * client's state when it runs on the client's shard, else NULL; cmd:
  * kv_cmd_lookup()'s answer for argv[0] when the caller has it, else NULL;

@@ -806,3 +806,62 @@ void kv_shard_stop(unsigned idx, void *user)
 	pc_shard_set_user(NULL);
 	kv_job_cache_stop();
 }
+
+/* ---- every shard held at once ------------------------------------------------ */
+
+static void hold_next(struct kv_hold_all *h);
+
+static void run_all(struct kv_hold_all *h)
+{
+	for (unsigned i = 0; i < h->n; i++) {
+		struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
+
+		if (!j)
+			abort(); /* every shard is held: nothing could go on */
+		j->fn = h->fn;
+		j->target = i;
+		j->tx = h->tx;
+		j->owner = h->owner;
+		j->done = h->done;
+		if (kv_job_submit(h->home, j))
+			abort();
+	}
+}
+
+static void held(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_hold_all *h = j->owner;
+
+	(void)sh;
+	kv_job_free(j);
+	if (++h->locked < h->n)
+		hold_next(h);
+	else
+		run_all(h);
+}
+
+static void hold_next(struct kv_hold_all *h)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_LOCK, 0, 0);
+
+	if (!j)
+		abort(); /* the shards held so far would stay held */
+	j->target = h->locked;
+	j->tx = h->tx;
+	j->owner = h;
+	j->done = held;
+	if (kv_job_submit(h->home, j))
+		abort();
+}
+
+void kv_hold_all(struct kv_hold_all *h)
+{
+	h->locked = 0;
+	hold_next(h);
+}
+
+void kv_hold_all_release(struct kv_hold_all *h)
+{
+	for (unsigned i = 0; i < h->n; i++)
+		kv_shard_unlock(h->home, i, h->tx, false, false);
+}
