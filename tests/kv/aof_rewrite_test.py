@@ -23,8 +23,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import server_test as st  # noqa: E402
-from aof_test import files, kill9, run, same, snapshot, start, workload  # noqa: E402
-from oracle import enc, free_port  # noqa: E402
+from aof_test import (files, kill9, redis_snapshot, run, same, snapshot, start,  # noqa: E402
+                      workload)
+from oracle import enc  # noqa: E402
 from server_test import Conn, check  # noqa: E402
 
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0a31"), 0)
@@ -141,32 +142,8 @@ def t_rewrite_redis_loads(d):
     want = snapshot(c)
     c.close()
     srv.stop()
-    got = redis_snapshot(rdir)
+    got = redis_snapshot(rdir)[0]
     same(want, got, "redis-server loading a rewritten file")
-
-
-def redis_snapshot(rdir):
-    port = free_port()
-    p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                          "--dir", rdir, "--appendonly", "yes", "--save", ""],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                c = Conn(port)
-                if c.call("PING") == b"+PONG":
-                    break
-            except OSError:
-                pass
-            check(time.monotonic() < deadline and p.poll() is None, "redis-server did not start")
-            time.sleep(0.1)
-        got = snapshot(c)
-        c.close()
-        return got
-    finally:
-        p.terminate()
-        p.communicate(timeout=30)
 
 
 def t_replies(d):

@@ -184,10 +184,18 @@ def t_redis_loads(d):
     os.mkdir(rdir)
     # Redis 7 takes a lone appendfilename in dir as its base file
     shutil.copy(files(sub)[0], os.path.join(rdir, "appendonly.aof"))
+    got, log = redis_snapshot(rdir)
+    same(want, got, "redis-server loading the file (%s)" % log[-300:])
+
+
+def redis_snapshot(rdir):
+    """redis-server started on the append-only file in rdir: its keys
+    (snapshot()) and its log."""
     port = free_port()
     p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                           "--dir", rdir, "--appendonly", "yes", "--save", ""],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    got = None
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -204,7 +212,7 @@ def t_redis_loads(d):
     finally:
         p.terminate()
         log = p.communicate(timeout=30)[0].decode(errors="replace")
-    same(want, got, "redis-server loading the file (%s)" % log[-300:])
+    return got, log
 
 
 def fill(d, shards, n=50):
