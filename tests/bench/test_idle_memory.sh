@@ -30,17 +30,19 @@ print(max(3 * max(r["real_time"] * r["iterations"] for r in rows) / 1e9, 0.01))
 PY
 ) || { echo "FAIL: no row in the first run"; cat "$tmp/one.json" "$tmp/err"; exit 1; }
 
-"$pc" "${run[@]}" --min-time "$min" >"$tmp/many.json" 2>"$tmp/err" \
-  || { echo "FAIL: percore bench --min-time $min exited $?"; cat "$tmp/err"; exit 1; }
-"$py" - "$tmp/many.json" <<'PY' || { cat "$tmp/err"; exit 1; }
+# check: exit 0 (pass), 1 (fail) or 3 (a row ran one iteration: on a
+# loaded machine one iteration can outlast the minimum, so the caller
+# doubles the minimum and runs again, up to three times).
+check() {
+"$py" - "$tmp/many.json" <<'PY'
 import json, sys
 rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b["run_type"] == "iteration"]
-fail = []
+fail, short = [], []
 if not rows:
     fail.append("no iteration row")
 for r in rows:
     if r["iterations"] < 2:
-        fail.append("%s ran %d iteration(s); the test needs several" % (r["name"], r["iterations"]))
+        short.append("%s ran %d iteration(s); the test needs several" % (r["name"], r["iterations"]))
     if r.get("server_accepted_before") != 1:
         fail.append("%s: server_accepted_before %s, want 1 (a fresh server each iteration)"
                     % (r["name"], r.get("server_accepted_before")))
@@ -61,6 +63,20 @@ for f in fail:
     print("FAIL:", f)
 if fail:
     sys.exit(1)
+if short:
+    print("again with a longer minimum:", "; ".join(short))
+    sys.exit(3)
 print("ok: %s, each iteration on a fresh server"
       % ", ".join("%s %d iterations" % (r["name"], r["iterations"]) for r in rows))
 PY
+}
+
+for try in 1 2 3; do
+  "$pc" "${run[@]}" --min-time "$min" >"$tmp/many.json" 2>"$tmp/err" \
+    || { echo "FAIL: percore bench --min-time $min exited $?"; cat "$tmp/err"; exit 1; }
+  check
+  rc=$?
+  [ "$rc" = 3 ] || break
+  min=$("$py" -c "print(2 * $min)")
+done
+[ "$rc" = 0 ] || { [ "$rc" = 3 ] && echo "FAIL: a row ran one iteration three times"; cat "$tmp/err"; exit 1; }
