@@ -188,26 +188,30 @@ static void overflow(struct kv_client *c)
 	kv_reply_clear(&c->out);
 }
 
+/* After queueing output: a client over a limit (kv's or the session's
+ * own, -ENOBUFS) is closed as overflow() says, one refused otherwise
+ * closed too. */
+static void queued(struct kv_client *c, int rc)
+{
+	if (rc == -ENOBUFS) {
+		overflow(c);
+	} else if (rc) {
+		pc_session_close(c->s);
+		c->ending = true;
+	}
+}
+
 /* Queues the replies ready. A client whose unsent replies would pass
  * the output limit is closed. */
 static void flush(struct kv_client *c)
 {
-	int rc;
-
 	if (!c->out.len || !c->s || c->ending)
 		goto out; /* nothing, or the client is being closed: dropped */
 	if (c->inflight && c->out.len < OUT_HOLD && !c->quit && !c->proto)
 		return; /* written with the outstanding answers */
-	rc = over_limit(c) ? -ENOBUFS :
-	     kv_reply_failed(&c->out) ? -ENOMEM : pc_session_write(c->s, c->out.buf, c->out.len);
-	if (rc == -ENOBUFS) { /* over a limit, kv's or the session's own */
-		overflow(c);
-		return;
-	}
-	if (rc) {
-		pc_session_close(c->s);
-		c->ending = true;
-	}
+	queued(c, over_limit(c) ? -ENOBUFS :
+		  kv_reply_failed(&c->out) ? -ENOMEM :
+		  pc_session_write(c->s, c->out.buf, c->out.len));
 out:
 	kv_reply_clear(&c->out);
 }
@@ -262,12 +266,13 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Whether a subscriber's unsent messages passed its pubsub limits: the
- * hard one, or the soft one for its seconds without a break. */
-static bool pubsub_over(struct kv_client *c)
+/* Whether a subscriber's unsent messages, with `more` bytes added,
+ * passed its pubsub limits: the hard one, or the soft one for its
+ * seconds without a break. */
+static bool pubsub_over(struct kv_client *c, size_t more)
 {
 	const struct kv_config *cfg = &c->sh->cfg;
-	uint64_t now, held = unsent(c);
+	uint64_t now, held = unsent(c) + more;
 
 	if (held > out_limit(c))
 		return true;
@@ -375,13 +380,21 @@ void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len)
 
 	if (!c->s || c->ending)
 		return;
+	if (pubsub_over(c, len)) {
+		overflow(c);
+		return;
+	}
+	if (!c->busy && !c->inflight && !c->out.len) {
+		/* nothing owed before it: straight to the session, one copy
+		 * (the session writes once per turn, whatever it queued) */
+		queued(c, pc_session_write(c->s, buf, len));
+		return;
+	}
 	to = run_here_to(c); /* behind the replies it is owed */
 	kv_reply_raw(to, buf, len);
 	if (c->tail)
 		c->after_bytes += len;
-	if (pubsub_over(c))
-		overflow(c);
-	else if (!c->busy)
+	if (!c->busy)
 		flush(c);
 }
 

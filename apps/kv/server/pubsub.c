@@ -44,6 +44,10 @@ static const char *get_piece(const char *p, const char **s, size_t *len)
 #define PS_SPARE_MAX 8u
 /* Messages a batch holds without an allocation of their own. */
 #define PS_BATCH_ROOM 1024u
+/* A reused batch keeps a buffer it grew up to this size: a busy turn's
+ * batch costs no allocation the next time, a burst's large one is not
+ * kept. */
+#define PS_BATCH_KEEP (64u << 10)
 
 /* One turn's messages for one other shard: channel and message each, in
  * publish order, sent as one mesh message and delivered there. No answer
@@ -85,19 +89,21 @@ static struct ps_batch *batch_new(struct kv_ps_out *q)
 	if (b) {
 		q->spare = b->next;
 		q->nspare--;
-	} else if (!(b = malloc(sizeof(*b)))) {
+		kv_reply_clear(&b->msgs); /* its buffer, grown or not, stays */
+	} else if ((b = malloc(sizeof(*b)))) {
+		kv_reply_init_in(&b->msgs, b->room, sizeof(b->room));
+	} else {
 		return NULL;
 	}
 	b->next = NULL;
 	atomic_init(&b->delivered, false);
 	b->n = 0;
-	kv_reply_init_in(&b->msgs, b->room, sizeof(b->room));
 	return b;
 }
 
 static void batch_recycle(struct kv_ps_out *q, struct ps_batch *b)
 {
-	if (q->nspare >= PS_SPARE_MAX || b->msgs.buf != b->room) {
+	if (q->nspare >= PS_SPARE_MAX || b->msgs.cap > PS_BATCH_KEEP) {
 		batch_free(b);
 		return;
 	}

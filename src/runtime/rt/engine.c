@@ -151,7 +151,14 @@ static void shard_loop(struct rt_shard *s)
 
 		if (s->io_poll)
 			n += s->io_poll(s->io);
-		if (rt_reactor_wants_poll(s->reactor)) {
+		if (s->woke) {
+			/* The wait just asked the kernel and ran what it found:
+			 * asking again at once finds nothing, one system call a
+			 * wake-up for nothing. The next turn asks, or the next
+			 * wait does. */
+			s->woke = false;
+			n += (unsigned)rt_reactor_run_due(s->reactor);
+		} else if (rt_reactor_wants_poll(s->reactor)) {
 			int k = pc_reactor_poll(s->reactor, 0);
 
 			if (k > 0)

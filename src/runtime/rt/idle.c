@@ -100,6 +100,7 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 	}
 	RT_STAT_ADD(s, sleeps, 1);
 	n = s->io_sleep ? s->io_sleep(s->io, timeout) : pc_reactor_poll(s->reactor, timeout);
+	s->woke = !s->io_sleep && n >= 0;
 	/* relaxed: only this shard reads its own flag as a decision; a
 	 * producer that still sees 1 merely sends one spare wake-up. */
 	atomic_store_explicit(&ib->sleeping, 0, memory_order_relaxed);

@@ -388,9 +388,23 @@ int rt_reactor_wait_fd(const struct pc_reactor *r)
 	return r->ops->wait_fd ? r->ops->wait_fd(r) : -1;
 }
 
-int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
+int rt_reactor_run_due(struct pc_reactor *r)
 {
 	int ran = 0, n;
+
+	if (pc_wheel_count(&r->wheel)) {
+		n = (int)pc_wheel_advance(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
+		count(&r->timers_fired, n);
+		ran += n;
+	}
+	n = run_tasks(r);
+	count(&r->tasks_run, n);
+	return ran + n;
+}
+
+int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
+{
+	int ran = 0;
 
 	timeout_ns = rt_reactor_wait_bound(r, timeout_ns);
 	/* Nothing to wait for and nothing watched: skip the system call. */
@@ -400,12 +414,5 @@ int pc_reactor_poll(struct pc_reactor *r, int64_t timeout_ns)
 			return ran;
 		count(&r->fd_events, ran);
 	}
-	if (pc_wheel_count(&r->wheel)) {
-		n = (int)pc_wheel_advance(&r->wheel, pc_now_ns() / PC_REACTOR_TICK_NS);
-		count(&r->timers_fired, n);
-		ran += n;
-	}
-	n = run_tasks(r);
-	count(&r->tasks_run, n);
-	return ran + n;
+	return ran + rt_reactor_run_due(r);
 }

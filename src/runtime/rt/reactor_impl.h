@@ -127,6 +127,10 @@ void rt_reactor_drain_wake(struct pc_reactor *r);
  * queued, else at most until the next timer is due. */
 int64_t rt_reactor_wait_bound(struct pc_reactor *r, int64_t timeout_ns);
 
+/* What pc_reactor_poll() runs after its wait: the timers due and the
+ * tasks queued before the call. Returns how many ran. Owner thread. */
+int rt_reactor_run_due(struct pc_reactor *r);
+
 /* A descriptor that polls readable when the reactor has something to
  * report (a watched fd ready, or a wake-up), so that a thread may sleep
  * elsewhere (in the shard's file ring) and still hear the reactor; -1
