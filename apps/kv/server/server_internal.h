@@ -93,6 +93,10 @@ struct kv_job {
 	/* A part of a write spanning shards: its writes are recorded as one
 	 * marked group of tx_parts (aof_shard.h); 0: not one */
 	unsigned tx_parts;
+	/* KV_JOB_LOCK of an EXEC spanning shards that writes on this one:
+	 * its records here are kept until its commit and recorded as one
+	 * group of tx_group parts (kv_aof_tx_keep); 0: not one */
+	unsigned tx_group;
 	/* KV_JOB_CMD of a client: the reply bytes its jobs hold, which the
 	 * target adds this reply's to (NULL: not counted); past held_max the
 	 * target does not run it (skipped): the client is over its output
