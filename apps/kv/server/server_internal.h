@@ -205,6 +205,7 @@ struct kv_server {
 	 * it, cleared by it once the file is in place or given up), when it
 	 * began, the last one's outcome and length in seconds (-1: none) */
 	_Atomic bool bg_running, bg_failed;
+	_Atomic bool bg_scheduled;   /* BGSAVE SCHEDULE waits for a rewrite */
 	_Atomic int64_t bg_start_ms, bg_last_secs;
 	/* the dump at a stop (persist.c): whether SHUTDOWN stopped the
 	 * server (it saved or was told not to), each shard's records as it
@@ -477,8 +478,13 @@ int kv_bgsave_start(struct kv_shard *sh);
 void kv_bgsave_stop(struct kv_shard *sh);
 
 /* view.bgsave: kv_bgsave_start() of the shard arg. The command that
- * started it leaves a claim for its reply (kv_bgsave_hold). */
-int kv_bgsave_view(void *arg);
+ * started it leaves a claim for its reply (kv_bgsave_hold). schedule,
+ * while a rewrite runs: the save is scheduled (bg_scheduled) and 1
+ * returned; kv_bgsave_tick() starts it once the rewrite ended. */
+int kv_bgsave_view(void *arg, bool schedule);
+
+/* Shard 0, periodically: a scheduled save starts when no rewrite runs. */
+void kv_bgsave_tick(struct kv_shard *sh);
 
 /* Whether the command just run on sh started a save whose views are not
  * all fixed yet; if so fn(sh, arg, 0) runs once every shard fixed its
