@@ -68,32 +68,43 @@ void kv_aof_tx_keep(struct kv_shard *sh, uint64_t tx, unsigned parts)
 	a->keep = k;
 }
 
+static void enter(struct kv_aof *a, struct kv_aof_keep *k)
+{
+	swap_rec(&a->rec, &k->rec);
+	a->depth++;
+	a->in = k;
+}
+
+static void leave(struct kv_aof *a)
+{
+	swap_rec(&a->rec, &a->in->rec);
+	a->depth--;
+	a->in = NULL;
+}
+
 /* The records the job writes go to the EXEC's own (rec swapped), inside
- * a group (depth) so that nothing is appended. */
-void kv_aof_tx_enter(struct kv_shard *sh, uint64_t tx)
+ * a group (depth) so that nothing is appended. A job run inside another
+ * one's (a client served by it) stays in the outer one's records. */
+bool kv_aof_tx_enter(struct kv_shard *sh, uint64_t tx)
 {
 	struct kv_aof *a = sh->aof;
 	struct kv_aof_keep *k;
 
 	if (!a || !a->keep || !tx || a->in)
-		return;
+		return false;
 	k = *find(a, tx);
 	if (!k)
-		return;
-	swap_rec(&a->rec, &k->rec);
-	a->depth++;
-	a->in = k;
+		return false;
+	enter(a, k);
+	return true;
 }
 
 void kv_aof_tx_leave(struct kv_shard *sh)
 {
 	struct kv_aof *a = sh->aof;
 
-	if (!a || !a->in)
-		return;
-	swap_rec(&a->rec, &a->in->rec);
-	a->depth--;
-	a->in = NULL;
+	if (a && a->in)
+		leave(a);
 }
 
 /* k's records as one group (the file's record being empty). */
@@ -117,20 +128,24 @@ static void append_group(struct kv_shard *sh, const struct kv_aof_keep *k)
 void kv_aof_tx_commit(struct kv_shard *sh, uint64_t tx, bool drop)
 {
 	struct kv_aof *a = sh->aof;
-	struct kv_aof_keep **p, *k;
+	struct kv_aof_keep **p, *k, *was;
 
 	if (!a)
 		return;
-	kv_aof_tx_leave(sh); /* the commit's own job entered it */
 	p = find(a, tx);
 	k = *p;
 	if (!k)
 		return;
+	was = a->in; /* the commit's own job entered it (or one it runs in) */
+	if (was)
+		leave(a);
 	*p = k->next;
 	if (!drop)
 		append_group(sh, k);
 	kv_reply_free(&k->rec);
 	free(k);
+	if (was && was != k)
+		enter(a, was);
 }
 
 void kv_aof_tx_drop_all(struct kv_aof *a)

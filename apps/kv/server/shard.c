@@ -457,10 +457,11 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 	uint64_t mark = kv_aof_mark(sh);
 	/* one shard's file never holds a marker: redis-server loads it */
 	bool part = j->tx_parts && sh->n > 1;
+	bool kept;
 
 	if (j->tx_group)
 		kv_aof_tx_keep(sh, j->tx, j->tx_group);
-	kv_aof_tx_enter(sh, j->tx); /* a spanning EXEC's job: its records kept */
+	kept = kv_aof_tx_enter(sh, j->tx); /* a spanning EXEC's job: its records kept */
 	if (part)
 		kv_aof_part_begin(sh, j->tx, j->tx_parts);
 	switch (j->kind) {
@@ -482,7 +483,8 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 	}
 	if (part)
 		kv_aof_part_end(sh);
-	kv_aof_tx_leave(sh);
+	if (kept)
+		kv_aof_tx_leave(sh);
 	if (!kv_aof_hold(sh, mark, kv_job_durable, j))
 		finish(sh, j);
 	if (sh->wait_head)
