@@ -184,6 +184,11 @@ def t_redis_loads(d):
     want = snapshot(c)
     c.close()
     srv.stop()
+    redis_same(d, sub, want)
+
+
+def redis_same(d, sub, want):
+    """redis-server loading the one-shard file in sub: the keys want."""
     rdir = os.path.join(d, "redis")
     os.mkdir(rdir)
     # Redis 7 takes a lone appendfilename in dir as its base file
@@ -398,11 +403,7 @@ def t_expired_del(d):
     same(dict(want), snapshot(c), "after a restart")
     c.close()
     srv.stop()
-    rdir = os.path.join(d, "redis")
-    os.mkdir(rdir)
-    shutil.copy(files(sub)[0], os.path.join(rdir, "appendonly.aof"))
-    got, log = redis_snapshot(rdir)
-    same(want, got, "redis-server loading the file (%s)" % log[-300:])
+    redis_same(d, sub, want)
 
 
 def t_evicted(d):
