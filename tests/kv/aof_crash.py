@@ -2,15 +2,20 @@
 # SPDX-License-Identifier: MIT
 """kill -9 of `percore kv --appendonly yes --shards 2` under pipelined
 load, then a restart, several rounds on the same files. Four clients
-pipeline SETs of keys of their own and MSETs of four keys (spanning both
-shards), keeping a ledger of every write acknowledged. After each restart:
-with appendfsync always every acknowledged write is there; with everysec
-every one acknowledged more than 2 s before the kill; in both, no MSET is
-there in part (all four keys or none), and every write there was sent.
-Each round also asks for a BGREWRITEAOF at a random moment of its load,
-so kills fall before, during and after rewrites (their switches
-included). A round of each mode also cuts a file at a random offset before the restart
-(a torn last record): the same holds for what precedes the cut.
+pipeline SETs of keys of their own, MSETs of four keys and MULTI ... EXEC
+transactions of four SETs (both spanning the shards, but for the few
+whose keys all fall on one), each multi-key write giving all its keys
+the same value, and keep a ledger of every write acknowledged. After
+each restart: with appendfsync always every acknowledged write is there;
+with everysec every one acknowledged more than 2 s before the kill (the
+rounds are short, so every few rounds one runs longer than that); in
+both, no MSET or EXEC is there in part (all four keys or none), and
+every write there was sent. Each round also asks for a BGREWRITEAOF at a
+random moment of its load, so kills fall before, during and after
+rewrites (their switches included). Every few rounds one file's last
+record (a command, or a group whole) is also cut at a random offset
+before the restart (a torn last record): the same holds for what
+precedes it.
 Exit 0 when all rounds pass, 1 otherwise.
 
 usage: aof_crash.py PERCORE [ROUNDS]"""
@@ -29,8 +34,26 @@ from server_test import Conn, check  # noqa: E402
 
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0c31"), 0)
 CLIENTS = 4
-DEPTH = 16
+DEPTH = 8
+PAUSE = 0.02  # between a client's batches: fewer writes (and keys) per round
 EVERYSEC_WINDOW = 2.0
+CUT_EVERY = 5   # every fifth round tears a file
+LONG_EVERY = 5  # everysec: every fifth round runs past the window
+
+
+def multi_key(kind, name):
+    """The keys of an MSET (kind m) or EXEC (kind x) write."""
+    return ["%s:%s:%d" % (kind, name, i) for i in range(4)]
+
+
+def request(kind, name):
+    """(the request's bytes, how many replies it gets)."""
+    if kind == "m":
+        return enc("MSET", *[x for k in multi_key(kind, name) for x in (k, name)]), 1
+    if kind == "x":
+        sets = [enc("SET", k, name) for k in multi_key(kind, name)]
+        return enc("MULTI") + b"".join(sets) + enc("EXEC"), len(sets) + 2
+    return enc("SET", "s:" + name, name), 1
 
 
 class Client(threading.Thread):
@@ -51,18 +74,17 @@ class Client(threading.Thread):
                 for _ in range(DEPTH):
                     seq += 1
                     name = "%d:%d:%d" % (self.rnd, self.cid, seq)
-                    if self.rng.random() < 0.25:
-                        batch.append(("m", name, enc("MSET", *[x for i in range(4) for x in
-                                                               ("m:%s:%d" % (name, i), name)])))
-                    else:
-                        batch.append(("s", name, enc("SET", "s:" + name, name)))
-                for _, name, _ in batch:
+                    r = self.rng.random()
+                    batch.append(("m" if r < 0.2 else "x" if r < 0.4 else "s", name))
+                for _, name in batch:
                     self.sent.add(name)
-                self.c.send(b"".join(req for _, _, req in batch))
-                for kind, name, _ in batch:
-                    r = self.c.reply()
-                    if r == b"+OK":
+                reqs = [request(kind, name) for kind, name in batch]
+                self.c.send(b"".join(req for req, _ in reqs))
+                for (kind, name), (_, n) in zip(batch, reqs):
+                    last = [self.c.reply() for _ in range(n)][-1]
+                    if last == b"+OK" or (kind == "x" and last == [b"+OK"] * 4):
                         self.acked.append((time.monotonic(), kind, name))
+                time.sleep(PAUSE)
         except (OSError, EOFError, AssertionError):
             pass
 
@@ -73,21 +95,29 @@ def start(d, mode):
 
 def verify(srv, ledger, sent, mode, kills, cut_rounds):
     """Every acknowledged write there (always; everysec: but the last
-    2 s), no MSET in part, nothing there that was not sent."""
+    2 s), no MSET or EXEC in part, nothing there that was not sent."""
     c = Conn(srv.port)
     present = {}
-    for k in c.call("KEYS", "*"):
-        present[k.decode()] = True
-    mset = {}
+    cursor = b"0"
+    while True:  # SCAN's small replies: one reply of every key is slow to parse here
+        cursor, keys = c.call("SCAN", cursor, "COUNT", "1000")
+        for k in keys:
+            present[k.decode()] = True
+        if cursor == b"0":
+            break
+    multi = {}
     for k in present:
-        if k.startswith("m:"):
+        if k[:2] in ("m:", "x:"):
             name = k[2:k.rindex(":")]
-            mset[name] = mset.get(name, 0) + 1
+            multi[k[0], name] = multi.get((k[0], name), 0) + 1
             check(name in sent, "a key never sent: %s" % k)
         else:
             check(k[2:] in sent, "a key never sent: %s" % k)
-    for name, n in mset.items():
-        check(n == 4, "MSET %s recovered in part (%d of 4 keys)" % (name, n))
+    for (kind, name), n in multi.items():
+        if n != 4:
+            check(False, "%s %s recovered in part (%s of 4 keys)" %
+                  ("MSET" if kind == "m" else "EXEC", name,
+                   sorted(k for k in present if k.startswith("%s:%s:" % (kind, name)))))
     missing, lost = 0, None
     for t, kind, name in ledger:
         rnd = int(name.split(":")[0])
@@ -95,7 +125,7 @@ def verify(srv, ledger, sent, mode, kills, cut_rounds):
             continue  # a torn file's tail held writes of that round
         if mode == "everysec" and t > kills[rnd] - EVERYSEC_WINDOW:
             continue  # may be lost by the kill that ended its round
-        there = (mset.get(name) == 4) if kind == "m" else ("s:" + name) in present
+        there = multi.get((kind, name)) == 4 if kind in "mx" else ("s:" + name) in present
         if not there:
             missing += 1
             lost = lost or "%s %s %.2fs before its kill" % (kind, name, kills[rnd] - t)
@@ -104,13 +134,41 @@ def verify(srv, ledger, sent, mode, kills, cut_rounds):
     return len(present)
 
 
+def last_record(data):
+    """(start, end, name) of a file's last record: its last command, or
+    its last group whole (MULTI to EXEC: one append)."""
+    starts, names, i = [], [], 0
+    while i < len(data):
+        starts.append(i)
+        j = data.index(b"\r\n", i)
+        argc, i = int(data[i + 1:j]), j + 2
+        for a in range(argc):
+            j = data.index(b"\r\n", i)
+            n = int(data[i + 1:j])
+            if a == 0:
+                names.append(data[j + 2:j + 2 + n].upper())
+            i = j + 2 + n + 2
+    k = len(starts) - 1
+    if names[k] == b"EXEC":
+        while names[k] != b"MULTI":
+            k -= 1
+    return starts[k], len(data), names[k]
+
+
 def cut_file(d, rng):
-    """Cuts one file at a random offset of its last 4 KiB (a torn tail);
-    the writes after the cut may go, those before it must stay."""
-    f = os.path.join(d, rng.choice(sorted(x for x in os.listdir(d) if "-of-" in x)))
-    size = os.path.getsize(f)
-    if size > 1:
-        os.truncate(f, size - rng.randrange(1, min(size, 4096)))
+    """Tears one file's last record: cut at a random offset inside it
+    (the writes it held may go, those before it must stay). A rewrite's
+    marker is never torn: it is synced before any file is switched."""
+    fs = [os.path.join(d, x) for x in sorted(os.listdir(d)) if "-of-" in x]
+    rng.shuffle(fs)
+    for f in fs:
+        data = open(f, "rb").read()
+        if not data:
+            continue
+        start, end, name = last_record(data)
+        if name != b"PERCORE.REWRITE" and end - start > 1:
+            os.truncate(f, rng.randrange(start + 1, end))
+            return
 
 
 def rounds(mode, n, rng):
@@ -119,7 +177,7 @@ def rounds(mode, n, rng):
     try:
         for rnd in range(n):
             srv = start(d, mode)
-            cut = rnd == n - 1  # the last round tears a file
+            cut = rnd % CUT_EVERY == CUT_EVERY - 1  # tears a file after its kill
             if rnd:
                 keys = verify(srv, ledger, sent, mode, kills, cut_rounds)
                 print("  %s round %d: %d keys after the restart" % (mode, rnd, keys))
@@ -127,7 +185,13 @@ def rounds(mode, n, rng):
                        for i in range(CLIENTS)]
             for c in clients:
                 c.start()
-            run_for = rng.uniform(0.4, 1.5)
+            deadline = time.monotonic() + 60  # the round's time counts from the first reply
+            while not any(c.acked for c in clients) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            # short rounds; everysec's every few a longer one, so some of
+            # its writes are older than the window when the kill comes
+            long_round = mode == "everysec" and rnd % LONG_EVERY == LONG_EVERY - 1
+            run_for = EVERYSEC_WINDOW + 0.5 if long_round else rng.uniform(0.2, 0.6)
             rewrite_at = rng.uniform(0, run_for)
             time.sleep(rewrite_at)
             Conn(srv.port).send(enc("BGREWRITEAOF"))  # its reply is not the point
@@ -161,7 +225,7 @@ def main():
         print(__doc__)
         return 2
     st.PERCORE = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     rng = random.Random(SEED)
     t0 = time.monotonic()
     try:

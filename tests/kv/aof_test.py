@@ -8,7 +8,11 @@ into redis-server 7.0 with the same keys, values and TTLs; a torn last
 record is cut (or refused with --aof-load-truncated no), a damaged record
 elsewhere stops the start naming file, offset and redis-check-aof --fix;
 a write spanning shards whose part is missing from one file is recovered
-on no shard; files of another shard count are refused; a full disk
+on no shard, an EXEC over shards included (one marked group per shard it
+writes on, a plain MULTI ... EXEC when it writes on one); keys expired or
+evicted are recorded as DEL (redis-server loads the file with a write
+made after an expiry as it was made; an evicted key stays gone after a
+restart); files of another shard count are refused; a full disk
 refuses writes with MISCONF, keeps reads, and writes resume once there is
 room again.
 Exit 0 when all pass, 1 on a failure, 77 when redis-server or
@@ -29,7 +33,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import server_test as st  # noqa: E402
 from server_test import Conn, check  # noqa: E402
-from oracle import free_port  # noqa: E402
+from oracle import enc, free_port  # noqa: E402
 
 SEED = int(os.environ.get("PC_TEST_SEED", "0x5eed0031"), 0)
 TTL_SLACK_MS = 5000
@@ -180,6 +184,11 @@ def t_redis_loads(d):
     want = snapshot(c)
     c.close()
     srv.stop()
+    redis_same(d, sub, want)
+
+
+def redis_same(d, sub, want):
+    """redis-server loading the one-shard file in sub: the keys want."""
     rdir = os.path.join(d, "redis")
     os.mkdir(rdir)
     # Redis 7 takes a lone appendfilename in dir as its base file
@@ -306,6 +315,124 @@ def t_partial_multi(d):
         srv.stop()
 
 
+def groups(path):
+    """The groups of a file: (marker id or None, parts or None) each."""
+    data = open(path, "rb").read()
+    out = []
+    for m in re.finditer(rb"\*1\r\n\$5\r\nMULTI\r\n(\*3\r\n\$10\r\nPERCORE\.TX\r\n"
+                         rb"\$\d+\r\n([^\r]*)\r\n\$\d+\r\n(\d+)\r\n)?", data):
+        out.append((m.group(2), m.group(3) and int(m.group(3))))
+    return out
+
+
+def t_exec_groups(d):
+    """An EXEC spanning shards: each shard it writes on records its part
+    as one marked group (one id, the parts counted over the shards it
+    writes on), a multi-shard MSET inside it included; an EXEC writing on
+    one shard is a plain MULTI ... EXEC; an aborted one records nothing.
+    With one file's part dropped (a crash between the parts' syncs) the
+    EXEC is recovered on no shard, the rest is kept."""
+    sub = os.path.join(d, "exec")
+    os.mkdir(sub)
+    srv = start(sub, 2, "--appendfsync", "always")
+    c = Conn(srv.port)
+    s0, s1 = st.on_shards(c, "x", 40)
+    fs = files(sub)
+    before = [len(groups(f)) for f in fs]
+    c.call("MULTI")
+    c.call("SET", s0[0], "a")
+    c.call("GET", s1[5])
+    c.call("SET", s0[1], "b")
+    check(c.call("EXEC") == [b"+OK", None, b"+OK"], "EXEC writing on one shard")
+    g = [groups(f)[before[i]:] for i, f in enumerate(fs)]
+    check(g[0] == [(None, None)] and g[1] == [], "one shard's EXEC: a plain group: %r" % g)
+    c.call("WATCH", s0[2])
+    c.call("SET", s0[2], "moved")
+    c.call("MULTI")
+    c.call("SET", s0[3], "no")
+    c.call("SET", s1[3], "no")
+    check(c.call("EXEC") == [], "aborted EXEC (a null array)")
+    before = [len(groups(f)) for f in fs]
+    c.call("MULTI")
+    c.call("SET", s0[4], "1")
+    c.call("INCR", s1[4])
+    c.call("MSET", s0[5], "m", s1[5], "m")
+    check(c.call("EXEC") == [b"+OK", 1, b"+OK"], "EXEC over both shards")
+    g = [groups(f)[before[i]:] for i, f in enumerate(fs)]
+    check(len(g[0]) == 1 and len(g[1]) == 1 and g[0][0][0] and g[0] == g[1] and
+          g[0][0][1] == 2, "one marked group per shard, one id, 2 parts: %r" % g)
+    c.close()
+    srv.stop()
+    multi = b"*1\r\n$5\r\nMULTI\r\n"
+    victim = fs[SEED % 2]
+    data = open(victim, "rb").read()
+    open(victim, "wb").write(data[:data.rindex(multi)])
+    srv = start(sub, 2)
+    c = Conn(srv.port)
+    got = [c.call("EXISTS", k) for k in (s0[4], s1[4], s0[5], s1[5], s0[3], s1[3])]
+    check(got == [0] * 6, "the partial EXEC recovered on no shard: %r" % got)
+    check(c.call("GET", s0[0]) == b"a" and c.call("GET", s0[2]) == b"moved", "the rest kept")
+    c.close()
+    srv.stop()
+
+
+def t_expired_del(d):
+    """A key deleted past its expiry, by a lookup or by active expiry, is
+    recorded as DEL, as Redis propagates it: a one-shard file loads into
+    redis-server with a write made after the expiry as it was made
+    (APPEND to an expired key starts a new value, without the old TTL)."""
+    sub = os.path.join(d, "expired")
+    os.mkdir(sub)
+    srv = start(sub, 1, "--appendfsync", "always")
+    c = Conn(srv.port)
+    c.call("SET", "lazy", "old", "PX", "30")
+    c.call("SET", "active", "v", "PX", "30")
+    time.sleep(0.1)
+    check(c.call("APPEND", "lazy", "new") == 3, "APPEND to an expired key")
+    deadline = time.monotonic() + 20
+    while b"DEL\r\n$6\r\nactive" not in open(files(sub)[0], "rb").read():
+        check(time.monotonic() < deadline, "active expiry recorded as DEL")
+        time.sleep(0.1)
+    want = snapshot(c)
+    c.close()
+    kill9(srv)
+    data = open(files(sub)[0], "rb").read()
+    check(b"*2\r\n$3\r\nDEL\r\n$4\r\nlazy\r\n" in data, "lazy expiry recorded as DEL")
+    srv = start(sub, 1)
+    c = Conn(srv.port)
+    same(dict(want), snapshot(c), "after a restart")
+    c.close()
+    srv.stop()
+    redis_same(d, sub, want)
+
+
+def t_evicted(d):
+    """maxmemory with allkeys-lru: a key evicted is recorded as DEL and
+    stays gone after a restart (kill -9, appendfsync always)."""
+    sub = os.path.join(d, "evict")
+    os.mkdir(sub)
+    srv = start(sub, 2, "--appendfsync", "always", "--maxmemory", "2000000",
+                "--maxmemory-policy", "allkeys-lru")
+    c = Conn(srv.port)
+    value = "v" * 1000
+    for i in range(0, 4000, 100):
+        c.send(b"".join(enc("SET", "e%d" % k, value) for k in range(i, i + 100)))
+        for _ in range(100):
+            check(c.reply() == b"+OK", "SET under maxmemory")
+    info = c.call("INFO", "stats").decode()
+    evicted = int(re.search(r"evicted_keys:(\d+)", info).group(1))
+    check(evicted > 0, "keys were evicted")
+    want = sorted(c.call("KEYS", "*"))
+    c.close()
+    kill9(srv)
+    srv = start(sub, 2)
+    c = Conn(srv.port)
+    got = sorted(c.call("KEYS", "*"))
+    check(got == want, "the same keys after a restart: %d, not %d" % (len(got), len(want)))
+    c.close()
+    srv.stop()
+
+
 def t_shard_count(d):
     """Files of two shards are not loaded by one."""
     sub = os.path.join(d, "count")
@@ -367,8 +494,8 @@ def t_disk_full(d):
     check(p.returncode == 0 and b"Sanitizer" not in err, "clean exit: %s" % err[-2000:])
 
 
-TESTS = [t_roundtrip, t_redis_loads, t_torn, t_corrupt, t_partial_multi, t_shard_count,
-         t_disk_full]
+TESTS = [t_roundtrip, t_redis_loads, t_torn, t_corrupt, t_partial_multi, t_exec_groups,
+         t_expired_del, t_evicted, t_shard_count, t_disk_full]
 
 
 def run(tests, prefix):

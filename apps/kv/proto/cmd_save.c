@@ -146,8 +146,9 @@ void kv_save_finish(const struct kv_config *cfg, const struct kv_server_view *vi
 }
 
 /* BGSAVE [SCHEDULE]. Refused while an append-only file rewrite runs, as
- * Redis refuses it while its rewrite child does; SCHEDULE answers
- * started, or refused while a background save runs. */
+ * Redis refuses it while its rewrite child does; with SCHEDULE it starts
+ * once the rewrite ended instead, as Redis 7.0's. Refused while a
+ * background save runs, SCHEDULE or not. */
 void kv_bgsave(struct kv_call *c)
 {
 	int rc;
@@ -160,8 +161,10 @@ void kv_bgsave(struct kv_call *c)
 		KV_REPLY_ERR(c->out, KV_ERR_NO_BGSAVE);
 		return;
 	}
-	rc = c->view->bgsave(c->view->arg);
-	if (rc == -EBUSY)
+	rc = c->view->bgsave(c->view->arg, c->argc == 2);
+	if (rc == 1)
+		kv_reply_status(c->out, "Background saving scheduled");
+	else if (rc == -EBUSY)
 		KV_REPLY_ERR(c->out, KV_ERR_BGSAVE_RUNNING);
 	else if (rc == -EAGAIN)
 		KV_REPLY_ERR(c->out, KV_ERR_AOFRW_BLOCKS_BGSAVE);

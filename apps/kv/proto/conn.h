@@ -229,9 +229,11 @@ struct kv_server_view {
 	 * connections close without another reply, the process exits.
 	 * NULL: no server to stop. */
 	void (*shutdown)(void *arg);
-	/* Starts a background save (BGSAVE): 0, -EBUSY while one runs, or a
-	 * negative errno. NULL: no background saves here. */
-	int (*bgsave)(void *arg);
+	/* Starts a background save (BGSAVE): 0, -EBUSY while one runs,
+	 * -EAGAIN while an append-only file rewrite runs, 1 when scheduled
+	 * after that rewrite (schedule: BGSAVE SCHEDULE), or a negative
+	 * errno. NULL: no background saves here. */
+	int (*bgsave)(void *arg, bool schedule);
 	/* Starts a rewrite of the append-only files (BGREWRITEAOF): 0, 1
 	 * when scheduled after a running BGSAVE, -EBUSY while one runs,
 	 * -ENOTSUP when appendonly is off, or a negative errno. NULL: none

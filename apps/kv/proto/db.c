@@ -36,6 +36,8 @@ struct kv_db {
 	uint64_t maxmemory;       /* 0: no limit */
 	kv_db_ready_fn *ready;    /* kv_db_on_ready's watch, or NULL */
 	void *ready_arg;
+	kv_db_gone_fn *gone;      /* kv_db_on_gone's watch, or NULL */
+	void *gone_arg;
 	enum kv_policy policy;
 	uint32_t samples;
 	uint32_t clock;           /* the last lookup's time: the age of entries made now */
@@ -294,6 +296,22 @@ static void drop(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
 	drop_entry(db, s, e, true);
 }
 
+/* Deletes an entry the keyspace drops by itself (active expiry,
+ * eviction): WATCH sees it change, the gone watch is told while its key
+ * is still readable, after a point-in-time walk got the entry (a
+ * rewrite's file holds the key before its deletion). */
+static void drop_reported(struct kv_db *db, struct pc_map_slot *s, struct kv_entry *e)
+{
+	size_t len;
+	const char *k = kv_entry_key(e, &len);
+
+	touch_key(e);
+	snap_keep(db, e);
+	if (db->gone)
+		db->gone(db->gone_arg, k, len);
+	drop(db, s, e);
+}
+
 void kv_db_erase(struct kv_db *db, struct kv_pos *pos)
 {
 	drop(db, pos_slot(db, pos), pos->entry);
@@ -363,6 +381,8 @@ static struct kv_entry *find(struct kv_db *db, const char *key, size_t klen, int
 		kv_db_erase(db, pos);
 		db->expired++;
 		kv_txn_touch_hash(pos->hash); /* WATCH sees it go */
+		if (db->gone)
+			db->gone(db->gone_arg, key, klen);
 		return NULL;
 	}
 	if (touch)
@@ -498,6 +518,12 @@ void kv_db_on_ready(struct kv_db *db, kv_db_ready_fn *fn, void *arg)
 	db->ready_arg = arg;
 }
 
+void kv_db_on_gone(struct kv_db *db, kv_db_gone_fn *fn, void *arg)
+{
+	db->gone = fn;
+	db->gone_arg = arg;
+}
+
 char *kv_db_resize(struct kv_db *db, struct kv_pos *pos, size_t vlen, bool grow)
 {
 	bool with = pos->entry && has_expire(pos->entry);
@@ -625,8 +651,7 @@ static void evict_one(struct kv_db *db)
 			sample(db);
 		s = pool_take(db);
 	}
-	touch_key((struct kv_entry *)(uintptr_t)s->value);
-	drop(db, s, (struct kv_entry *)(uintptr_t)s->value);
+	drop_reported(db, s, (struct kv_entry *)(uintptr_t)s->value);
 	db->evicted++;
 }
 
@@ -657,8 +682,7 @@ static void expire_one(struct pc_map *m, struct pc_map_slot *s, void *arg)
 	(void)m;
 	w->seen++;
 	if (has_expire(e) && w->now > kv_entry_expire(e)) {
-		touch_key(e);
-		drop(w->db, s, e);
+		drop_reported(w->db, s, e);
 		w->deleted++;
 		w->db->expired++;
 	}

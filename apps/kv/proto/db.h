@@ -139,6 +139,14 @@ void kv_entry_set_idle(struct kv_entry *e, int64_t now, uint64_t idle_ms);
 typedef void kv_db_ready_fn(void *arg, const struct kv_pos *pos);
 void kv_db_on_ready(struct kv_db *db, kv_db_ready_fn *fn, void *arg);
 
+/* A watch over the keys the keyspace deletes by itself, past their expiry
+ * (found by a lookup or by active expiry) or evicted: fn(arg, key, len)
+ * runs as the key goes (the server records DEL in its append-only file,
+ * as Redis propagates these deletions); fn must not use the keyspace.
+ * Deletions by commands are not reported. NULL: none (the default). */
+typedef void kv_db_gone_fn(void *arg, const char *key, size_t len);
+void kv_db_on_gone(struct kv_db *db, kv_db_gone_fn *fn, void *arg);
+
 /* Changing a typed value in place: kv_db_edit_begin() before (it returns
  * the object's size), kv_db_edit_end() after, with that size, which counts
  * the change in kv_db_used() and deletes the key when the change left the

@@ -15,6 +15,7 @@
 #include "server_internal.h"
 
 struct kv_aof_waiter;
+struct kv_aof_keep;
 struct kv_aofrw_part;
 
 struct kv_aof {
@@ -55,6 +56,9 @@ struct kv_aof {
 	struct kv_aofrw_part *rw;    /* this shard's part of a rewrite; NULL: none */
 	bool stopping;               /* the shard stops: a rewrite's part moves no more */
 	struct pc_periodic tick;     /* once a second: everysec's sync, a retry */
+	/* spanning EXECs' records kept until their commit (aof_tx.c), and
+	 * the one whose job runs now (its records go to it) */
+	struct kv_aof_keep *keep, *in;
 };
 
 /* aof_shard.c: records up to `upto` (counted over the shard's life) are
@@ -73,6 +77,9 @@ int kv_aof_append_command(struct kv_aof *a, uint32_t argc, const char *const *ar
 void kv_aof_settle(struct kv_aof *a);
 /* aof_shard.c: publishes the file's figures. */
 void kv_aof_publish(struct kv_aof *a);
+
+/* aof_tx.c: the shard stops: the records of EXECs not committed go. */
+void kv_aof_tx_drop_all(struct kv_aof *a);
 
 /* aof_rewrite.c: the name of a file's rewrite in progress. */
 void kv_aofrw_new_path(const char *path, char *out, size_t len);

@@ -711,6 +711,14 @@ bool kv_aof_hold(struct kv_shard *sh, uint64_t mark, kv_aof_done_fn *fn, void *a
 	return true;
 }
 
+/* A record built outside the command table's log: appended now unless
+ * a group is open. */
+static void record_built(struct kv_aof *a)
+{
+	if (!a->depth)
+		flush_rec(a);
+}
+
 void kv_aof_touched(struct kv_shard *sh, const char *key, size_t len)
 {
 	struct kv_pos pos;
@@ -723,8 +731,17 @@ void kv_aof_touched(struct kv_shard *sh, const char *key, size_t len)
 		kv_aof_key(&sh->aof->rec, e);
 	else
 		kv_aof_del(&sh->aof->rec, key, len);
-	if (!sh->aof->depth)
-		flush_rec(sh->aof);
+	record_built(sh->aof);
+}
+
+void kv_aof_gone(void *arg, const char *key, size_t len)
+{
+	struct kv_shard *sh = arg;
+
+	if (!sh->aof)
+		return;
+	kv_aof_del(&sh->aof->rec, key, len);
+	record_built(sh->aof);
 }
 
 /* ---- a failed file, tried again ------------------------------------------------- */
@@ -976,6 +993,7 @@ void kv_aof_stop(struct kv_shard *sh)
 		pc_log(PC_LOG_ERROR, "kv: %s: sync at stop: %s", a->path, strerror(errno));
 	pc_file_close(a->syncf);
 	free(a->w);
+	kv_aof_tx_drop_all(a);
 	kv_reply_free(&a->rec);
 	free(a);
 	sh->aof = NULL;

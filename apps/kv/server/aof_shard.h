@@ -77,4 +77,22 @@ void kv_aof_part_end(struct kv_shard *sh);
  * whole or its deletion. */
 void kv_aof_touched(struct kv_shard *sh, const char *key, size_t len);
 
+/* kv_db_on_gone's watch (arg: the shard): a key expired or evicted is
+ * recorded as DEL, as Redis propagates it. */
+void kv_aof_gone(void *arg, const char *key, size_t len);
+
+/* A spanning EXEC (tx, with key locks on this shard) writes here: from
+ * kv_aof_tx_keep() on, its records on this shard are kept apart
+ * (kv_aof_tx_enter() and, when it returned true, kv_aof_tx_leave()
+ * around each of its jobs),
+ * and kv_aof_tx_commit() appends them as one group: a marked one of
+ * `parts` parts (the shards the EXEC writes on, each committing its
+ * own), or, for one part, a plain MULTI ... EXEC. drop: the EXEC ran
+ * nothing (a watched key moved): nothing is recorded. Each is a no-op
+ * when appendonly is off. */
+void kv_aof_tx_keep(struct kv_shard *sh, uint64_t tx, unsigned parts);
+bool kv_aof_tx_enter(struct kv_shard *sh, uint64_t tx);
+void kv_aof_tx_leave(struct kv_shard *sh);
+void kv_aof_tx_commit(struct kv_shard *sh, uint64_t tx, bool drop);
+
 #endif

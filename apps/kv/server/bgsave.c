@@ -591,13 +591,32 @@ void kv_bgsave_stop(struct kv_shard *sh)
 	sh->snap = NULL;
 }
 
-int kv_bgsave_view(void *arg)
+int kv_bgsave_view(void *arg, bool schedule)
 {
 	struct kv_shard *sh = arg;
 	int rc = kv_bgsave_start(sh);
 
 	sh->bg_claim = rc ? NULL : sh->bg_fixing;
+	if (rc == -EAGAIN && schedule) {
+		atomic_store(&sh->srv->bg_scheduled, true);
+		return 1;
+	}
 	return rc;
+}
+
+void kv_bgsave_tick(struct kv_shard *sh)
+{
+	struct kv_server *k = sh->srv;
+	int rc;
+
+	if (sh->idx || !atomic_load(&k->bg_scheduled) || atomic_load(&k->rw_running))
+		return;
+	rc = kv_bgsave_start(sh);
+	if (rc == -EAGAIN)
+		return; /* a rewrite began meanwhile: after that one */
+	atomic_store(&k->bg_scheduled, false);
+	if (rc && rc != -EBUSY) /* -EBUSY: a save runs already, which serves */
+		pc_log(PC_LOG_WARN, "kv: the scheduled save could not begin: %s", strerror(-rc));
 }
 
 bool kv_bgsave_claimed(const struct kv_shard *sh)

@@ -19,7 +19,10 @@
  *     command spanning shards, run by multi.c under these same locks.
  *     Commands without keys run at home with the connection's state.
  *     Each reply takes its place in EXEC's array, errors included;
- *  4. unlock every shard, the array to the client.
+ *  4. commit (with appendonly): each shard it writes on appends its
+ *     records, kept apart meanwhile, as one group (aof_tx.c) and
+ *     answers, with appendfsync always once they are durable;
+ *  5. unlock every shard, the array to the client.
  * Without watched keys, a queue of commands each on one shard runs each
  * shard's commands within its lock step (the lock carries them as a
  * batch): one message per shard instead of two, as multi.c's fan-out
@@ -33,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aof_shard.h"
 #include "cmd_impl.h"
 #include "server_internal.h"
 #include "txn.h"
@@ -56,6 +60,14 @@ struct kv_exec {
 	uint32_t pending;             /* answers awaited (+1 while sending) */
 	struct kv_job **jobs;         /* per queued command: its reply's job */
 	struct kv_job **looks;        /* per shard: its watched keys' lookup */
+	/* the shards it writes on, whose records are kept until the commit
+	 * (appendonly; a bool per shard, and how many), and their commits */
+	bool *writes;
+	unsigned nwrites;
+	struct kv_job **commits;
+	bool ran;                     /* the queue ran (or was aborted) */
+	bool aborted;                 /* a watched key moved: nothing ran */
+	bool committed;               /* the commits were sent */
 	struct kv_tx *sub;            /* the command spanning shards running */
 	struct kv_reply out;
 };
@@ -206,6 +218,7 @@ static int make_lock(struct kv_exec *x, unsigned i)
 	j->tx = x->id;
 	j->owner = x;
 	j->done = locked;
+	j->tx_group = x->writes[s] ? x->nwrites : 0;
 	for (uint32_t k = 0; x->early && k < t->n; k++) {
 		const struct kv_txn_req *q = t->q[k];
 
@@ -214,6 +227,30 @@ static int make_lock(struct kv_exec *x, unsigned i)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* With appendonly: the shards the queue's writes may touch (those of
+ * its writers' keys, every shard for a server-wide writer), each of
+ * which records its part of the EXEC as one group. */
+static void plan_writes(struct kv_exec *x)
+{
+	const struct kv_txn *t = x->conn->txn;
+	struct key_count k = { .sh = x->sh, .want = x->sh->n, .used = x->writes };
+
+	if (!kv_aof_log(x->sh))
+		return;
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct kv_txn_req *q = t->q[i];
+
+		if (!(q->cmd->flags & KV_CMD_WRITE))
+			continue;
+		if (server_wide(q))
+			memset(x->writes, 1, x->sh->n * sizeof(*x->writes));
+		else
+			each_key(q, count_key, &k);
+	}
+	for (unsigned s = 0; s < x->sh->n; s++)
+		x->nwrites += x->writes[s];
 }
 
 /* Which shards to lock, ascending, and whether whole. */
@@ -235,10 +272,13 @@ static int plan(struct kv_exec *x)
 	x->order = malloc(n * sizeof(*x->order));
 	x->locks = calloc(n, sizeof(*x->locks));
 	x->looks = calloc(n, sizeof(*x->looks));
+	x->writes = calloc(n, sizeof(*x->writes));
+	x->commits = calloc(n, sizeof(*x->commits));
 	x->n = t->n;
 	x->jobs = calloc(t->n ? t->n : 1, sizeof(*x->jobs));
-	if (!x->order || !x->locks || !x->looks || !x->jobs)
+	if (!x->order || !x->locks || !x->looks || !x->writes || !x->commits || !x->jobs)
 		return -ENOMEM;
+	plan_writes(x);
 	for (unsigned s = 0; s < n; s++)
 		if (used[s])
 			x->order[x->nsh++] = s;
@@ -257,12 +297,16 @@ void kv_exec_free(struct kv_exec *x)
 		kv_job_free(x->jobs[i]);
 	for (unsigned s = 0; x->looks && s < x->sh->n; s++)
 		kv_job_free(x->looks[s]);
+	for (unsigned s = 0; x->commits && s < x->sh->n; s++)
+		kv_job_free(x->commits[s]);
 	if (x->sub)
 		kv_multi_free(x->sub);
 	kv_reply_free(&x->out);
 	free(x->order);
 	free(x->locks);
 	free(x->looks);
+	free(x->writes);
+	free(x->commits);
 	free(x->jobs);
 	free(x);
 }
@@ -477,7 +521,8 @@ static bool step(struct kv_exec *x)
 		if (x->look_failed || !kv_txn_watch_ok(t)) {
 			struct kv_call c = { .out = &x->out };
 
-			kv_reply_null_array(&c); /* aborted */
+			kv_reply_null_array(&c);
+			x->aborted = true;
 			return false;
 		}
 		kv_reply_array(&x->out, t->n);
@@ -498,14 +543,69 @@ static bool step(struct kv_exec *x)
 	return true;
 }
 
-/* ---- 4. the end ------------------------------------------------------------ */
+/* ---- 4. commit --------------------------------------------------------------- */
+
+/* On a shard it writes on: the EXEC's records there as one group (none
+ * when it was aborted); with appendfsync always, the answer comes once
+ * they are durable, or as the MISCONF error. */
+static void commit_part(struct kv_shard *sh, struct kv_job *j)
+{
+	kv_aof_tx_commit(sh, j->tx, j->u64 != 0);
+}
+
+/* Sends each shard it writes on its commit, once. Returns whether any
+ * answer is to wait for. A commit is sent as a reply is (never refused):
+ * the shard's kept records must not be left behind. */
+static bool commit(struct kv_exec *x)
+{
+	bool sent = false;
+
+	if (x->committed)
+		return false;
+	x->committed = true;
+	for (unsigned s = 0; s < x->sh->n; s++) {
+		struct kv_job *j;
+
+		if (!x->writes[s])
+			continue;
+		j = x->commits[s] = kv_job_new(KV_JOB_FN, 0, 0);
+		if (!j)
+			abort(); /* a shard's kept records would stay behind its unlock */
+		j->fn = commit_part;
+		j->u64 = x->aborted;
+		j->must = true;
+		send_part(x, j, s, job_answered);
+		sent = true;
+	}
+	return sent;
+}
+
+/* A commit that failed (the file could not take it): its error is the
+ * reply, as a write's is. */
+static void commit_errors(struct kv_exec *x)
+{
+	for (unsigned s = 0; s < x->sh->n; s++) {
+		const struct kv_job *j = x->commits[s];
+
+		if (j && j->out.len) {
+			kv_reply_truncate(&x->out, 0);
+			kv_reply_raw(&x->out, j->out.buf, j->out.len);
+			return;
+		}
+	}
+}
+
+/* ---- 5. the end ------------------------------------------------------------ */
 
 /* Unlocks, frees, then replies: the reply may run the connection's next
  * requests (a new EXEC among them), or free a closed connection. */
 static void finish(struct kv_exec *x)
 {
 	struct kv_client *c = x->c;
-	struct kv_reply out = x->out;
+	struct kv_reply out;
+
+	commit_errors(x);
+	out = x->out;
 
 	for (unsigned i = 0; i < x->nsh; i++)
 		kv_shard_unlock(x->sh, x->order[i], x->id, !x->whole, false);
@@ -523,7 +623,9 @@ static void go(struct kv_exec *x)
 {
 	for (;;) {
 		x->pending = 1;
-		if (!step(x)) {
+		if (!x->ran && !step(x))
+			x->ran = true;
+		if (x->ran && !commit(x)) {
 			finish(x);
 			return;
 		}

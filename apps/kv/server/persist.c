@@ -148,6 +148,7 @@ static bool rule_due(const struct kv_shard *sh, int64_t now)
 
 void kv_persist_tick(struct kv_shard *sh, int64_t now)
 {
+	kv_bgsave_tick(sh);
 	if (sh->idx == 0 && sh->cfg.nsave && rule_due(sh, now)) {
 		pc_log(PC_LOG_INFO, "kv: save rule met, saving the dump");
 		kv_persist_background_save(sh);

@@ -93,6 +93,10 @@ struct kv_job {
 	/* A part of a write spanning shards: its writes are recorded as one
 	 * marked group of tx_parts (aof_shard.h); 0: not one */
 	unsigned tx_parts;
+	/* KV_JOB_LOCK of an EXEC spanning shards that writes on this one:
+	 * its records here are kept until its commit and recorded as one
+	 * group of tx_group parts (kv_aof_tx_keep); 0: not one */
+	unsigned tx_group;
 	/* KV_JOB_CMD of a client: the reply bytes its jobs hold, which the
 	 * target adds this reply's to (NULL: not counted); past held_max the
 	 * target does not run it (skipped): the client is over its output
@@ -201,6 +205,7 @@ struct kv_server {
 	 * it, cleared by it once the file is in place or given up), when it
 	 * began, the last one's outcome and length in seconds (-1: none) */
 	_Atomic bool bg_running, bg_failed;
+	_Atomic bool bg_scheduled;   /* BGSAVE SCHEDULE waits for a rewrite */
 	_Atomic int64_t bg_start_ms, bg_last_secs;
 	/* the dump at a stop (persist.c): whether SHUTDOWN stopped the
 	 * server (it saved or was told not to), each shard's records as it
@@ -473,8 +478,13 @@ int kv_bgsave_start(struct kv_shard *sh);
 void kv_bgsave_stop(struct kv_shard *sh);
 
 /* view.bgsave: kv_bgsave_start() of the shard arg. The command that
- * started it leaves a claim for its reply (kv_bgsave_hold). */
-int kv_bgsave_view(void *arg);
+ * started it leaves a claim for its reply (kv_bgsave_hold). schedule,
+ * while a rewrite runs: the save is scheduled (bg_scheduled) and 1
+ * returned; kv_bgsave_tick() starts it once the rewrite ended. */
+int kv_bgsave_view(void *arg, bool schedule);
+
+/* Shard 0, periodically: a scheduled save starts when no rewrite runs. */
+void kv_bgsave_tick(struct kv_shard *sh);
 
 /* Whether the command just run on sh started a save whose views are not
  * all fixed yet; if so fn(sh, arg, 0) runs once every shard fixed its

@@ -457,7 +457,11 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 	uint64_t mark = kv_aof_mark(sh);
 	/* one shard's file never holds a marker: redis-server loads it */
 	bool part = j->tx_parts && sh->n > 1;
+	bool kept;
 
+	if (j->tx_group)
+		kv_aof_tx_keep(sh, j->tx, j->tx_group);
+	kept = kv_aof_tx_enter(sh, j->tx); /* a spanning EXEC's job: its records kept */
 	if (part)
 		kv_aof_part_begin(sh, j->tx, j->tx_parts);
 	switch (j->kind) {
@@ -479,6 +483,8 @@ static void run(struct kv_shard *sh, struct kv_job *j)
 	}
 	if (part)
 		kv_aof_part_end(sh);
+	if (kept)
+		kv_aof_tx_leave(sh);
 	if (!kv_aof_hold(sh, mark, kv_job_durable, j))
 		finish(sh, j);
 	if (sh->wait_head)
@@ -771,6 +777,7 @@ void kv_shard_start(unsigned idx, void *user)
 	kv_job_cache_start();
 	pc_shard_set_user(sh);
 	kv_aof_start(sh); /* replays its file before any client is served */
+	kv_db_on_gone(sh->db, kv_aof_gone, sh); /* expired and evicted keys: DEL */
 	pc_periodic_start(&sh->expiry, pc_shard_reactor(),
 			  k->o.expire_ms ? k->o.expire_ms : KV_SERVER_EXPIRE_MS, expire_tick, sh);
 }
