@@ -138,6 +138,9 @@ def t_switch_load(d):
     for cl in clients:
         check(cl.is_alive() and cl.acked, "client %d stopped early" % cl.cid)
     kill9(srv)
+    err = srv.p.stderr.read()
+    check(b"Sanitizer" not in err and b"runtime error" not in err,
+          "the killed server's report: %r" % err[-3000:])
     for cl in clients:
         cl.join(10)
     check_files(d)
