@@ -7,7 +7,8 @@ goes on and off and appendfsync changes; after the last switch-on has
 written the files and a moment with always, a kill -9 and a restart on
 the same files keep every acknowledged write (each key the latest value
 acknowledged or a later one sent), no MSET in part. Also: CONFIG SET's
-replies beside redis-server's; INFO while a switch-on runs; a switch-on
+replies beside redis-server's; INFO while a switch-on runs (and while a
+BGSAVE holds it back), BGREWRITEAOF during one and once off; a switch-on
 into a directory gone is refused, appendonly stays off; a one-shard file
 written by a switch-on passes redis-check-aof and loads into
 redis-server with the same keys; a server started without appendonly,
@@ -170,7 +171,8 @@ def start_redis(d):
 
 def t_replies(d):
     """CONFIG SET appendonly / appendfsync: redis-server's replies, valid
-    and invalid values; INFO while a switch-on runs."""
+    and invalid values; INFO while a switch-on runs, or waits for a
+    BGSAVE; BGREWRITEAOF during a switch-on and once off."""
     rdir, pdir = os.path.join(d, "redis"), os.path.join(d, "percore")
     os.mkdir(rdir)
     os.mkdir(pdir)
@@ -199,17 +201,32 @@ def t_replies(d):
         for _ in range(20):
             c.call("SET", "k%d" % _, "v")
         before = int(info(c)["aof_rewrites"])  # the switch-on above may have ended
-        c.send(enc("CONFIG", "SET", "appendonly", "yes") + enc("INFO", "persistence"))
+        c.send(enc("CONFIG", "SET", "appendonly", "yes") + enc("INFO", "persistence") +
+               enc("BGREWRITEAOF"))
         check(c.reply() == b"+OK", "switch-on")
         i = dict(ln.split(":", 1) for ln in c.reply().decode().split("\r\n") if ":" in ln)
         check(i["aof_enabled"] == "1" and i["aof_rewrite_in_progress"] == "1",
               "INFO while switching on: %r" % i)
+        got = c.reply()
+        check(got == b"-ERR Background append only file rewriting already in progress",
+              "BGREWRITEAOF while switching on: %r" % got)
         i = wait_on(c)
         check(int(i["aof_rewrites"]) == before + 1 and i["aof_last_bgrewrite_status"] == "ok",
               "INFO once on: %r" % i)
         check(len(files(pdir)) == 2, "two files: %r" % os.listdir(pdir))
         check(c.call("CONFIG", "SET", "appendonly", "no") == b"+OK", "off")
         check(info(c)["aof_enabled"] == "0", "INFO once off")
+        got = c.call("BGREWRITEAOF")
+        check(got == b"-ERR BGREWRITEAOF needs appendonly yes here", "BGREWRITEAOF off: %r" % got)
+        # while a BGSAVE runs the switch-on waits for it, scheduled
+        c.send(enc("BGSAVE") + enc("CONFIG", "SET", "appendonly", "yes") + enc("INFO", "persistence"))
+        check(c.reply() == b"+Background saving started", "BGSAVE")
+        check(c.reply() == b"+OK", "switch-on during a BGSAVE")
+        i = dict(ln.split(":", 1) for ln in c.reply().decode().split("\r\n") if ":" in ln)
+        check(i["aof_enabled"] == "1" and i["aof_rewrite_scheduled"] == "1" and
+              i["aof_rewrite_in_progress"] == "0", "INFO while a BGSAVE runs: %r" % i)
+        i = wait_on(c)
+        check(int(i["aof_rewrites"]) == before + 2, "the scheduled switch-on ran: %r" % i)
     finally:
         rp.terminate()
         rp.wait()
