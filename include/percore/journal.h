@@ -113,6 +113,13 @@ PC_API uint64_t pc_journal_written(const struct pc_journal *j);
 PC_API int pc_journal_append(struct pc_journal *j, const void *p, size_t len, pc_journal_fn fn,
 			     void *arg, uint64_t *lsn);
 
+/* Change the mode between PC_JOURNAL_SYNC_ALWAYS and
+ * PC_JOURNAL_SYNC_NEVER for the records appended from now on; those
+ * appended before keep their mode's promise (after a change away from
+ * always, their callbacks still wait for an fdatasync). Returns 0,
+ * -EINVAL when either mode is PC_JOURNAL_SYNC_INTERVAL, -EPERM. */
+PC_API int pc_journal_set_sync(struct pc_journal *j, enum pc_journal_sync mode);
+
 /* The journal's final error (0 while healthy). */
 PC_API int pc_journal_error(const struct pc_journal *j);
 

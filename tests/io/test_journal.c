@@ -403,6 +403,59 @@ static void raw_file_never(void **state)
 	raw_file(PC_JOURNAL_SYNC_NEVER);
 }
 
+static void set_always(void *arg)
+{
+	struct jctx *c = arg;
+
+	RT_CHECK(pc_journal_set_sync(c->j, PC_JOURNAL_SYNC_ALWAYS) == 0, "set always");
+	step_done();
+}
+
+/* Ten records appended under always, then the mode changed before their
+ * batch went out (interval refused). */
+static void append_then_never(void *arg)
+{
+	struct jctx *c = arg;
+
+	for (unsigned i = 0; i < 10; i++)
+		RT_CHECK(append_one(c) == 0, "append");
+	RT_CHECK(pc_journal_set_sync(c->j, PC_JOURNAL_SYNC_NEVER) == 0, "set never");
+	RT_CHECK(pc_journal_set_sync(c->j, PC_JOURNAL_SYNC_INTERVAL) == -EINVAL, "interval");
+}
+
+/* The mode changed at run time: from then on the records are confirmed
+ * per the new one, while those appended before it keep their sync. */
+static void sync_mode_changed(void **state)
+{
+	struct jctx *c = new_ctx();
+	struct pc_file_stats a, b;
+
+	(void)state;
+	assert_int_equal(mkdir(c->dir, 0755), 0);
+	c->raw = true;
+	c->o.sync = PC_JOURNAL_SYNC_NEVER;
+	open_journal(c);
+	on_shard(read_stats, &a);
+	append_turns(c, 1, 10);
+	on_shard(read_stats, &b);
+	assert_int_equal(b.syncs - a.syncs, 0);
+	on_shard(set_always, c);
+	append_turns(c, 1, 10);
+	on_shard(read_stats, &a);
+	assert_int_equal(a.syncs - b.syncs, 1);
+	reset_counts(c, 10);
+	on_shard(append_then_never, c);
+	on_shard(read_stats, &b);
+	assert_int_equal(b.syncs - a.syncs, 1); /* appended under always */
+	check_in_order(c, 21);
+	append_turns(c, 1, 10);
+	on_shard(read_stats, &a);
+	assert_int_equal(a.syncs - b.syncs, 0);
+	on_shard(do_close, c);
+	check_raw_file(c, 40);
+	free(c);
+}
+
 /* ---- damage ------------------------------------------------------------ */
 
 /* A journal of n records in one segment; its path in seg. */
@@ -608,6 +661,7 @@ int main(int argc, char **argv)
 		T(raw_file_always),
 		T(raw_file_interval),
 		T(raw_file_never),
+		T(sync_mode_changed),
 		T(truncated_at_every_byte),
 		T(bit_flips),
 		T(bad_tail_refused_or_cut),

@@ -49,9 +49,12 @@ struct server {
 	struct kv_server_view view;
 };
 
-static int apply(void *arg, const struct kv_config *next)
+static int apply(void *arg, const struct kv_config *next, char *why, size_t whylen)
 {
 	struct server *s = arg;
+
+	(void)why;
+	(void)whylen;
 	s->cfg = *next;
 	kv_db_set_maxmemory(s->db, next->maxmemory, next->maxmemory_policy, next->maxmemory_samples);
 	return 0;

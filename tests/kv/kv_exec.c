@@ -45,9 +45,12 @@ struct server {
 };
 
 /* CONFIG SET: new limits for the keyspace and the parser. */
-static int apply_config(void *arg, const struct kv_config *next)
+static int apply_config(void *arg, const struct kv_config *next, char *why, size_t whylen)
 {
 	struct server *s = arg;
+
+	(void)why;
+	(void)whylen;
 	s->cfg = *next;
 	kv_db_set_maxmemory(s->db, next->maxmemory, next->maxmemory_policy, next->maxmemory_samples);
 	s->parser->lim = kv_config_resp_limits(next);

@@ -29,9 +29,11 @@ struct fixture {
 	int64_t now;           /* the requests' clock, ms */
 };
 
-static int apply(void *arg, const struct kv_config *next)
+static int apply(void *arg, const struct kv_config *next, char *why, size_t whylen)
 {
 	struct fixture *f = arg;
+	(void)why;
+	(void)whylen;
 	f->config_sets++;
 	if (f->config_rc == 0)
 		f->cfg = *next;

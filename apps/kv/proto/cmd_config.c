@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CONFIG GET, CONFIG SET and CONFIG HELP over struct kv_config, with Redis
  * 7's parameter names, value forms and errors. A parameter with a fixed
- * value (appendonly, databases: what this server does not have) is
+ * value (databases: what this server does not have) is
  * reported as Redis reports its equivalent, and may be "set" only to the
  * value it has. */
 #include "cmd_impl.h"
@@ -46,8 +46,8 @@ struct param {
 static const struct param params[] = {
 	{ "aof-load-truncated", P_BOOL, true, FIELD(aof_load_truncated), 0, 0, NULL },
 	{ "appendfilename", P_STR, false, FIELD(appendfilename), 0, 0, NULL },
-	{ "appendfsync", P_FSYNC, false, FIELD(appendfsync), 0, 0, NULL },
-	{ "appendonly", P_BOOL, false, FIELD(appendonly), 0, 0, NULL },
+	{ "appendfsync", P_FSYNC, true, FIELD(appendfsync), 0, 0, NULL },
+	{ "appendonly", P_BOOL, true, FIELD(appendonly), 0, 0, NULL },
 	{ "auto-aof-rewrite-min-size", P_MEM, true, FIELD(auto_aof_rewrite_min_size), 0, INT64_MAX, NULL },
 	{ "auto-aof-rewrite-percentage", P_U32, true, FIELD(auto_aof_rewrite_percentage), 0, I32MAX, NULL },
 	{ "bind", P_STR, false, FIELD(bind), 0, 0, NULL },
@@ -305,6 +305,19 @@ static bool set_bool(struct kv_config *cfg, const struct param *p, const char *s
 	return true;
 }
 
+/* appendfsync: always, everysec or no (any case). */
+static bool set_fsync(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
+		      char *why, size_t whylen)
+{
+	for (size_t i = 0; i < sizeof(kv_fsync_names) / sizeof(kv_fsync_names[0]); i++)
+		if (strlen(kv_fsync_names[i]) == n && strncasecmp(kv_fsync_names[i], s, n) == 0) {
+			*(enum kv_fsync *)field(cfg, p) = (enum kv_fsync)i;
+			return true;
+		}
+	snprintf(why, whylen, KV_WHY_ONE_OF_FMT, "everysec, always, no"); /* Redis's order */
+	return false;
+}
+
 /* A text that fits; a directory must exist (Redis changes into it). */
 static bool set_str(struct kv_config *cfg, const struct param *p, const char *s, size_t n,
 		    char *why, size_t whylen)
@@ -360,13 +373,14 @@ static bool set_param(struct kv_config *cfg, const struct param *p, const char *
 		return true;
 	case P_BOOL:
 		return set_bool(cfg, p, s, n, why, whylen);
+	case P_FSYNC:
+		return set_fsync(cfg, p, s, n, why, whylen);
 	case P_STR:
 	case P_DIR:
 		if (p->mutable_)
 			return set_str(cfg, p, s, n, why, whylen);
 		break;
 	case P_FIXED:
-	case P_FSYNC:
 		break;
 	}
 	snprintf(why, whylen, KV_WHY_IMMUTABLE);
@@ -438,8 +452,11 @@ void kv_config_set(struct kv_call *c)
 		kv_err(c, KV_ERR_CONFIG_NO_SERVER);
 		return;
 	}
-	int rc = c->view->config_set(c->view->arg, &cfg);
-	if (rc)
+	why[0] = '\0';
+	int rc = c->view->config_set(c->view->arg, &cfg, why, sizeof(why));
+	if (rc && why[0])
+		kv_reply_errorf(c->out, "ERR %s", why);
+	else if (rc)
 		kv_reply_errorf(c->out, KV_ERR_CONFIG_FAILED_FMT, strerror(-rc));
 	else
 		kv_reply_status(c->out, "OK");

@@ -220,8 +220,9 @@ struct kv_server_view {
 	/* Fills *t with the server's current figures. */
 	void (*totals)(void *arg, struct kv_totals *t);
 	/* Applies new settings on every shard (CONFIG SET): 0, or a negative
-	 * errno, the settings unchanged. */
-	int (*config_set)(void *arg, const struct kv_config *next);
+	 * errno, the settings unchanged (and, when why is not empty, the
+	 * error's text after "ERR "). */
+	int (*config_set)(void *arg, const struct kv_config *next, char *why, size_t whylen);
 	/* Writes one CLIENT LIST line per connection to out (each line as
 	 * kv_client_info_line() builds it). NULL: only this connection. */
 	void (*client_list)(void *arg, struct kv_text *out);

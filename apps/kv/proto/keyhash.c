@@ -30,6 +30,20 @@ void kv_keyhash_set_key(const uint8_t key[16])
 	k1 = load_le64(key + 8);
 }
 
+static void store_le64(unsigned char *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+
+void kv_keyhash_get_key(uint8_t key[16])
+{
+	store_le64(key, k0);
+	store_le64(key + 8, k1);
+}
+
 static void draw_key(void)
 {
 	uint8_t key[16];

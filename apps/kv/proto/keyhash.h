@@ -16,6 +16,10 @@ int kv_keyhash_init(void);
  * Call before any hashing. */
 void kv_keyhash_set_key(const uint8_t key[16]);
 
+/* The hash key in use, as kv_keyhash_set_key() takes it (kept beside
+ * files whose keys' places depend on it). */
+void kv_keyhash_get_key(uint8_t key[16]);
+
 /* The hash of s[0..n). After kv_keyhash_init() or kv_keyhash_set_key();
  * any thread. */
 uint64_t kv_keyhash(const void *s, size_t n);

@@ -55,6 +55,10 @@ struct kv_aof {
 	uint64_t base_size;          /* the file's bytes after the last rewrite (or at start) */
 	struct kv_aofrw_part *rw;    /* this shard's part of a rewrite; NULL: none */
 	bool stopping;               /* the shard stops: a rewrite's part moves no more */
+	/* switched at run time (aof_shard.h): no file yet, its first
+	 * rewrite writes it (nothing is held meanwhile); switched off,
+	 * closing (nothing more logged); the closing's last sync done */
+	bool enabling, off, closed;
 	struct pc_periodic tick;     /* once a second: everysec's sync, a retry */
 	/* spanning EXECs' records kept until their commit (aof_tx.c), and
 	 * the one whose job runs now (its records go to it) */
@@ -77,6 +81,17 @@ int kv_aof_append_command(struct kv_aof *a, uint32_t argc, const char *const *ar
 void kv_aof_settle(struct kv_aof *a);
 /* aof_shard.c: publishes the file's figures. */
 void kv_aof_publish(struct kv_aof *a);
+/* aof_shard.c: a switch-on's part begins on sh (generation gen): the
+ * shard's file state, without a file; NULL with -ECANCELED (the switch
+ * is no longer current), -EAGAIN (a file of an earlier time still
+ * closes) or -ENOMEM in err. */
+struct kv_aof *kv_aof_enable(struct kv_shard *sh, uint64_t gen, int *err);
+/* aof_shard.c: stops logging and closes the file (its owed records
+ * written and synced) over the next turns, then frees a. */
+void kv_aof_close(struct kv_aof *a);
+/* aof_shard.c: a switch-on's rewrite ended at home: on, given up (off
+ * again), or tried again (retry). */
+void kv_aof_switch_done(struct kv_shard *home, uint64_t gen, bool ok, bool retry);
 
 /* aof_tx.c: the shard stops: the records of EXECs not committed go. */
 void kv_aof_tx_drop_all(struct kv_aof *a);
@@ -88,10 +103,13 @@ void kv_aofrw_new_path(const char *path, char *out, size_t len);
 void kv_aofrw_copy(struct kv_aof *a, const void *p, size_t len);
 /* aof_rewrite.c: the shard's file failed: its rewrite part fails. */
 void kv_aofrw_file_failed(struct kv_aof *a);
-/* aof_rewrite.c: the once-a-second work (the automatic rule, a scheduled
- * rewrite, a part waiting to end). */
+/* aof_rewrite.c: the once-a-second work of a part waiting to end. */
 void kv_aofrw_tick(struct kv_aof *a);
 /* aof_rewrite.c: the shard stops: its part ends, the new file removed. */
 void kv_aofrw_stop(struct kv_aof *a);
+/* aof_rewrite.c: the file's sync mode changed: the new file's follows. */
+void kv_aofrw_set_sync(struct kv_aof *a);
+/* aof_rewrite.c: appendonly was switched off: the part gives up. */
+void kv_aofrw_cancel(struct kv_aof *a);
 
 #endif

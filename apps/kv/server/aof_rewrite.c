@@ -71,6 +71,11 @@ struct kv_aofrw {
 	int64_t start_ms;
 	char id[48];
 	int *err;                  /* per shard: its part's answer (0: ready) */
+	bool enable;               /* appendonly switching on: files from none */
+	uint64_t gen;              /* the switch's (kv_server.aof_gen) */
+	/* shards that had no part: one not yet able to (try again later),
+	 * one that refused */
+	bool later, refused;
 };
 
 /* One shard's part. */
@@ -92,6 +97,7 @@ struct kv_aofrw_part {
 	bool cut, placed;          /* switched; the new file renamed into place */
 	bool ended;                /* switch or abort ordered by home */
 	bool synced_new;           /* the switch's sync of the new file done */
+	bool enable;               /* the rewrite's */
 };
 
 void kv_aofrw_new_path(const char *path, char *out, size_t len)
@@ -113,14 +119,21 @@ static void part_fail(struct kv_aof *a, int err)
 	}
 }
 
+static void defer_step(struct kv_aof *a);
+
 static void on_chunk(uint64_t lsn, int err, void *arg)
 {
 	struct kv_aof *a = arg;
+	struct kv_aofrw_part *p = a->rw;
 
 	(void)lsn;
-	a->rw->chunks--;
+	p->chunks--;
 	if (err)
 		part_fail(a, err);
+	/* a walk stopped by RW_INFLIGHT (writes meanwhile push chunks of
+	 * their keys too) goes on */
+	if (!p->walked && !a->stopping && p->chunks < RW_INFLIGHT)
+		defer_step(a);
 	advance(a);
 }
 
@@ -255,8 +268,8 @@ static void sync_both(struct kv_aof *a)
 	struct kv_aofrw_part *p = a->rw;
 	int rc;
 
-	p->syncs = 2;
-	if ((rc = pc_file_sync(p->oldf, true, on_ready_sync, a))) {
+	p->syncs = p->oldf ? 2 : 1; /* switching on: no old file */
+	if (p->oldf && (rc = pc_file_sync(p->oldf, true, on_ready_sync, a))) {
 		p->syncs--;
 		part_fail(a, rc);
 	}
@@ -348,6 +361,7 @@ static void part_free(struct kv_aofrw_part *p)
 static void part_end(struct kv_aof *a)
 {
 	struct kv_aofrw_part *p = a->rw;
+	bool p_enable_given_up = p->enable && !p->cut;
 
 	if (p->tj && pc_journal_close(p->tj))
 		return; /* its callbacks still to run (the next tick tries again) */
@@ -359,6 +373,8 @@ static void part_end(struct kv_aof *a)
 	tell_home(a, home_final);
 	part_free(p);
 	a->rw = NULL;
+	if (p_enable_given_up)
+		kv_aof_close(a); /* a later try starts from none again */
 }
 
 /* The part's next move, whenever something it waits for happened. */
@@ -416,6 +432,10 @@ static void part_switch(void *arg)
 		return;
 	}
 	push(a);
+	if (p->enable) { /* nothing was held before: the file holds it all once placed */
+		a->enabling = false;
+		a->confirmed = a->appended;
+	}
 	a->retired = a->j;
 	a->j = p->tj;
 	p->tj = NULL;
@@ -444,23 +464,50 @@ void kv_aofrw_file_failed(struct kv_aof *a)
 		part_fail(a, a->log.err);
 }
 
+void kv_aofrw_set_sync(struct kv_aof *a)
+{
+	if (a->rw && a->rw->tj)
+		pc_journal_set_sync(a->rw->tj, a->o.sync);
+}
+
+/* A part already switched completes: its new file holds the latest
+ * writes. */
+void kv_aofrw_cancel(struct kv_aof *a)
+{
+	if (!a->rw || a->rw->cut)
+		return;
+	part_fail(a, -ECANCELED);
+	advance(a);
+}
+
 /* Under the rewrite's hold of every shard: this shard's part begins (an
  * error in j->out when it cannot). */
 static void part_begin(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_aofrw *rw = j->owner;
 	struct kv_aof *a = sh->aof;
-	struct kv_aofrw_part *p;
-	int rc;
+	struct kv_aofrw_part *p = NULL;
+	const char *mark[] = { KV_AOF_RW_MARK, rw->id };
+	const size_t markl[] = { strlen(KV_AOF_RW_MARK), strlen(rw->id) };
+	int rc = 0;
 
+	if (rw->enable)
+		a = kv_aof_enable(sh, rw->gen, &rc);
 	if (a)
 		kv_aof_settle(a);
-	if (!a || a->log.err || a->rw || a->retired || a->gate || a->depth ||
-	    kv_db_snap_active(sh->db) || !(p = calloc(1, sizeof(*p)))) {
-		kv_reply_error(&j->out, "ERR", 3);
+	if (!a || a->log.err || a->rw || a->retired || a->gate || a->depth || a->off ||
+	    a->enabling != rw->enable || kv_db_snap_active(sh->db) ||
+	    !(p = calloc(1, sizeof(*p)))) {
+		if (a && rw->enable)
+			kv_aof_close(a);
+		if (rc == -EAGAIN)
+			kv_reply_error(&j->out, "BUSY", 4); /* begun(): try again later */
+		else
+			kv_reply_error(&j->out, "ERR", 3);
 		return;
 	}
 	p->rw = rw;
+	p->enable = rw->enable;
 	p->home = j->home;
 	kv_reply_init(&p->buf);
 	kv_aofrw_new_path(a->path, p->tmp, sizeof(p->tmp));
@@ -468,21 +515,21 @@ static void part_begin(struct kv_shard *sh, struct kv_job *j)
 	rc = pc_journal_open_file(&p->tj, p->tmp, &a->o);
 	if (!rc)
 		rc = pc_file_open(&p->newf, p->tmp, O_WRONLY, 0, 0);
-	if (!rc)
+	if (!rc && !p->enable)
 		rc = pc_file_open(&p->oldf, a->path, O_WRONLY, 0, 0);
-	if (!rc && sh->n > 1) {
-		const char *argv[] = { KV_AOF_RW_MARK, rw->id };
-		const size_t argl[] = { strlen(KV_AOF_RW_MARK), strlen(rw->id) };
-
-		rc = kv_aof_append_command(a, 2, argv, argl);
-		kv_aof_command(&p->buf, 2, argv, argl);
-	}
+	/* the marker: the old file's (switching on: none) and the new one's */
+	if (!rc && sh->n > 1 && !p->enable)
+		rc = kv_aof_append_command(a, 2, mark, markl);
+	if (!rc && sh->n > 1)
+		kv_aof_command(&p->buf, 2, mark, markl);
 	p->mark_at = a->appended;
 	if (rc) {
 		pc_log(PC_LOG_WARN, "kv: rewriting %s: %s", a->path, strerror(-rc));
 		pc_journal_close(p->tj);
 		unlink(p->tmp);
 		part_free(p);
+		if (rw->enable)
+			kv_aof_close(a);
 		kv_reply_error(&j->out, "ERR", 3);
 		return;
 	}
@@ -500,14 +547,22 @@ static uint64_t rd(const _Atomic uint64_t *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-static void finish(struct kv_aofrw *rw)
+/* A switch-on given up only because a shard could not take its part
+ * yet (the others cancelled theirs): it is tried again. */
+static bool try_later(const struct kv_aofrw *rw)
 {
-	struct kv_server *k = rw->home->srv;
-	int64_t now = kv_now_ms();
-	bool ok = true;
+	bool later = rw->later && !rw->refused;
 
 	for (unsigned i = 0; i < rw->n; i++)
-		ok &= !rw->err[i];
+		later &= !rw->err[i] || rw->err[i] == -ENOENT || rw->err[i] == -ECANCELED;
+	return later;
+}
+
+/* The rewrite's outcome in INFO's figures. */
+static void count(struct kv_server *k, const struct kv_aofrw *rw, bool ok)
+{
+	int64_t now = kv_now_ms();
+
 	if (ok) {
 		atomic_fetch_add_explicit(&k->rw_count, 1, memory_order_relaxed);
 		atomic_store_explicit(&k->rw_streak, 0, memory_order_relaxed);
@@ -518,8 +573,26 @@ static void finish(struct kv_aofrw *rw)
 	atomic_store_explicit(&k->rw_failed, !ok, memory_order_relaxed);
 	atomic_store_explicit(&k->rw_last_secs, now > rw->start_ms ? (now - rw->start_ms) / 1000 : 0,
 			      memory_order_relaxed);
+}
+
+static void finish(struct kv_aofrw *rw)
+{
+	struct kv_server *k = rw->home->srv;
+	bool ok = true, retry = rw->enable && try_later(rw);
+
+	for (unsigned i = 0; i < rw->n; i++)
+		ok &= !rw->err[i];
+	if (retry)
+		pc_log(PC_LOG_INFO, "kv: a shard's file of an earlier time still closes: the "
+		       "append-only files are written again shortly");
+	/* a switch-on that a switch-off ended is no failed rewrite (Redis
+	 * stops its child without a word either) */
+	if (!retry && !(rw->enable && atomic_load(&k->aof_gen) != rw->gen))
+		count(k, rw, ok);
 	k->rw_cur = NULL;
 	atomic_store_explicit(&k->rw_running, false, memory_order_release);
+	if (rw->enable)
+		kv_aof_switch_done(rw->home, rw->gen, ok, retry);
 	free(rw->err);
 	free(rw);
 }
@@ -560,6 +633,10 @@ static void begun(struct kv_shard *sh, struct kv_job *j)
 
 	(void)sh;
 	if (j->out.len) { /* no part there: it answers nothing */
+		if (j->out.len > 5 && !memcmp(j->out.buf + 1, "BUSY", 4))
+			rw->later = true;
+		else
+			rw->refused = true;
 		rw->err[j->target] = -ENOENT;
 		rw->answered++;
 		rw->finished++;
@@ -577,9 +654,12 @@ int kv_aofrw_start(struct kv_shard *sh)
 	struct kv_server *k = sh->srv;
 	struct kv_aofrw *rw;
 	bool idle = false;
+	int state = atomic_load(&k->aof_state);
 
-	if (!sh->aof)
+	if (state == KV_AOF_OFF || (state == KV_AOF_ON && !sh->aof)) {
+		atomic_store(&k->rw_scheduled, false);
 		return -ENOTSUP;
+	}
 	if (!atomic_compare_exchange_strong(&k->rw_running, &idle, true))
 		return -EBUSY;
 	if (atomic_load(&k->bg_running)) {
@@ -596,6 +676,8 @@ int kv_aofrw_start(struct kv_shard *sh)
 	}
 	rw->home = sh;
 	rw->n = sh->n;
+	rw->enable = state == KV_AOF_WAIT;
+	rw->gen = atomic_load(&k->aof_gen);
 	rw->tx = kv_shard_tx_id(sh);
 	rw->start_ms = kv_now_ms();
 	snprintf(rw->id, sizeof(rw->id), "%lld:%" PRIu64, (long long)rw->start_ms, rw->tx);
@@ -634,11 +716,14 @@ static bool rule_due(const struct kv_shard *sh)
 
 void kv_aofrw_tick(struct kv_aof *a)
 {
-	struct kv_shard *sh = a->sh;
-	struct kv_server *k = sh->srv;
-
 	if (a->rw)
 		advance(a);
+}
+
+void kv_aofrw_due(struct kv_shard *sh)
+{
+	struct kv_server *k = sh->srv;
+
 	if (sh->idx || atomic_load(&k->rw_running) || atomic_load(&k->bg_running))
 		return;
 	if (atomic_load(&k->rw_scheduled) || rule_due(sh))
@@ -687,6 +772,9 @@ void kv_aofrw_free_left(struct kv_server *k)
 
 void kv_aofrw_totals(const struct kv_server *k, struct kv_totals *t)
 {
+	/* as Redis: on from the moment appendonly is set, while the first
+	 * rewrite runs */
+	t->aof_enabled = atomic_load_explicit(&k->aof_state, memory_order_relaxed) != KV_AOF_OFF;
 	t->aofrw_in_progress = atomic_load_explicit(&k->rw_running, memory_order_relaxed);
 	t->aofrw_scheduled = atomic_load_explicit(&k->rw_scheduled, memory_order_relaxed);
 	t->aofrw_last_ok = !atomic_load_explicit(&k->rw_failed, memory_order_relaxed);

@@ -13,8 +13,14 @@ struct kv_totals;
 
 /* Starts a rewrite of every shard's file from shard sh. Returns 0
  * (started), 1 (scheduled: a BGSAVE runs; it starts once that ends),
- * -EBUSY while one runs, -ENOTSUP when appendonly is off, -ENOMEM. */
+ * -EBUSY while one runs, -ENOTSUP when appendonly is off, -ENOMEM.
+ * While appendonly is switching on, the rewrite is the one that writes
+ * the files from none (aof_shard.h). */
 int kv_aofrw_start(struct kv_shard *sh);
+
+/* On shard 0, once a second or so: a rewrite scheduled (after a BGSAVE,
+ * or a switch-on tried again) or due by the automatic rule starts. */
+void kv_aofrw_due(struct kv_shard *sh);
 
 /* view.bgrewriteaof: kv_aofrw_start() of the shard arg. */
 int kv_aofrw_view(void *arg);

@@ -18,6 +18,7 @@
 
 #include "aof.h"
 #include "aof_internal.h"
+#include "aof_rewrite.h"
 #include "keyhash.h"
 #include "percore/file.h"
 #include "percore/journal.h"
@@ -511,11 +512,13 @@ void kv_aof_publish(struct kv_aof *a)
 {
 	struct kv_shard_stats *st = a->sh->st;
 
-	atomic_store_explicit(&st->aof_on, 1, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_on, !a->off, memory_order_relaxed);
 	atomic_store_explicit(&st->aof_size, a->j ? pc_journal_written(a->j) : 0,
 			      memory_order_relaxed);
 	atomic_store_explicit(&st->aof_base, a->base_size, memory_order_relaxed);
-	atomic_store_explicit(&st->aof_pending, a->appended - a->confirmed, memory_order_relaxed);
+	/* switching on, nothing is held: nothing waits */
+	atomic_store_explicit(&st->aof_pending, a->enabling ? 0 : a->appended - a->confirmed,
+			      memory_order_relaxed);
 	atomic_store_explicit(&st->aof_err, (uint64_t)-a->log.err, memory_order_relaxed);
 }
 
@@ -653,11 +656,17 @@ static void group(struct kv_cmd_log *l, bool begin)
 		group_close(a, false);
 }
 
+/* The shard's file state while it logs writes (not once switched off). */
+static struct kv_aof *logging(const struct kv_shard *sh)
+{
+	return sh->aof && !sh->aof->off ? sh->aof : NULL;
+}
+
 void kv_aof_part_begin(struct kv_shard *sh, uint64_t tx, unsigned parts)
 {
 	char id[48];
 
-	if (!sh->aof)
+	if (!logging(sh))
 		return;
 	group_open(sh->aof, id, (size_t)snprintf(id, sizeof(id), "%lld:%" PRIu64,
 						 (long long)sh->srv->start_ms, tx), parts);
@@ -665,13 +674,13 @@ void kv_aof_part_begin(struct kv_shard *sh, uint64_t tx, unsigned parts)
 
 void kv_aof_part_end(struct kv_shard *sh)
 {
-	if (sh->aof)
+	if (logging(sh))
 		group_close(sh->aof, true);
 }
 
 struct kv_cmd_log *kv_aof_log(struct kv_shard *sh)
 {
-	return sh->aof ? &sh->aof->log : NULL;
+	return logging(sh) ? &sh->aof->log : NULL;
 }
 
 uint64_t kv_aof_mark(const struct kv_shard *sh)
@@ -683,7 +692,8 @@ bool kv_aof_must_hold(const struct kv_shard *sh, uint64_t mark)
 {
 	const struct kv_aof *a = sh->aof;
 
-	return a && a->always && a->appended != mark && (a->log.err || a->confirmed < a->appended);
+	return a && a->always && !a->enabling && a->appended != mark &&
+	       (a->log.err || a->confirmed < a->appended);
 }
 
 bool kv_aof_hold(struct kv_shard *sh, uint64_t mark, kv_aof_done_fn *fn, void *arg)
@@ -724,7 +734,7 @@ void kv_aof_touched(struct kv_shard *sh, const char *key, size_t len)
 	struct kv_pos pos;
 	struct kv_entry *e;
 
-	if (!sh->aof)
+	if (!logging(sh))
 		return;
 	e = kv_db_lookup(sh->db, key, len, kv_now_ms(), &pos);
 	if (e)
@@ -882,18 +892,26 @@ void kv_aof_settle(struct kv_aof *a)
 	}
 }
 
+static void close_step(struct kv_aof *a);
+
 static void tick(struct pc_periodic *p, void *arg)
 {
 	struct kv_aof *a = arg;
 	int rc;
 
 	(void)p;
+	if (a->off) {
+		close_step(a);
+		return;
+	}
 	kv_aof_publish(a);
 	kv_aof_settle(a);
 	kv_aofrw_tick(a);
+	kv_aofrw_due(a->sh);
 	if (!a->log.err && a->everysec && a->syncf)
 		everysec_sync(a);
-	if (!a->log.err || a->depth || a->syncing || a->rw || a->retired)
+	/* a switch-on's failed file is not tried again: appendonly goes off */
+	if (!a->log.err || a->depth || a->syncing || a->rw || a->retired || a->enabling)
 		return;
 	if (a->dead && pc_journal_close(a->dead))
 		return; /* its callbacks still to run */
@@ -928,6 +946,31 @@ static void drop_rewrite_left(const char *path)
 		pc_log(PC_LOG_INFO, "kv: %s: an unfinished rewrite's file removed", tmp);
 }
 
+/* The file's appendfsync mode (the journal's, for the next open). */
+static void set_mode(struct kv_aof *a, enum kv_fsync mode)
+{
+	a->always = mode == KV_FSYNC_ALWAYS;
+	a->everysec = mode == KV_FSYNC_EVERYSEC;
+	a->o.sync = a->always ? PC_JOURNAL_SYNC_ALWAYS : PC_JOURNAL_SYNC_NEVER;
+}
+
+/* The shard's file state, no file open yet. */
+static struct kv_aof *aof_new(struct kv_shard *sh)
+{
+	struct kv_aof *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->sh = sh;
+	a->log = (struct kv_cmd_log){ .wrote = wrote, .group = group };
+	a->cb = on_record;
+	kv_reply_init(&a->rec);
+	file_path(&sh->cfg, sh->idx, sh->n, a->path, sizeof(a->path));
+	pc_journal_opts_init(&a->o);
+	set_mode(a, sh->cfg.appendfsync);
+	return a;
+}
+
 void kv_aof_start(struct kv_shard *sh)
 {
 	const struct kv_config *cfg = &sh->cfg;
@@ -937,22 +980,13 @@ void kv_aof_start(struct kv_shard *sh)
 
 	if (!cfg->appendonly || !s)
 		return;
-	a = calloc(1, sizeof(*a));
+	a = aof_new(sh);
 	if (!a) {
 		start_failed(s, -ENOMEM, "out of memory");
 		return;
 	}
-	a->sh = sh;
-	a->log = (struct kv_cmd_log){ .wrote = wrote, .group = group };
-	a->cb = on_record;
-	kv_reply_init(&a->rec);
-	file_path(cfg, sh->idx, sh->n, a->path, sizeof(a->path));
 	drop_rewrite_left(a->path);
 	load(sh, a->path);
-	pc_journal_opts_init(&a->o);
-	a->always = cfg->appendfsync == KV_FSYNC_ALWAYS;
-	a->everysec = cfg->appendfsync == KV_FSYNC_EVERYSEC;
-	a->o.sync = a->always ? PC_JOURNAL_SYNC_ALWAYS : PC_JOURNAL_SYNC_NEVER;
 	rc = open_file(a);
 	if (rc)
 		start_failed(s, rc, "%s: %s", a->path, strerror(-rc));
@@ -997,4 +1031,207 @@ void kv_aof_stop(struct kv_shard *sh)
 	kv_reply_free(&a->rec);
 	free(a);
 	sh->aof = NULL;
+}
+
+/* ---- switched at run time --------------------------------------------------------- */
+
+/* How often a file switched off looks whether it can close (ms). */
+#define CLOSE_TICK_MS 10u
+
+/* Switching on: the files of an earlier time on are stale (the keyspace
+ * changed since they closed), so they go, and the hash key in use is
+ * written beside the files to come, first: a crash before every file is
+ * in place leaves files that load with it. */
+static int switch_on_files(const struct kv_config *cfg, unsigned n)
+{
+	char path[600];
+	uint8_t key[16];
+
+	for (unsigned i = 0; i < n; i++) {
+		file_path(cfg, i, n, path, sizeof(path));
+		if (unlink(path) && errno != ENOENT)
+			return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/%s.hashkey", cfg->dir, cfg->appendfilename);
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	kv_keyhash_get_key(key);
+	return write_key(path, cfg->dir, key);
+}
+
+int kv_aof_config(struct kv_shard *sh, const struct kv_config *next, char *why, size_t whylen)
+{
+	struct kv_server *k = sh->srv;
+	int off = KV_AOF_OFF, rc;
+
+	if (!next->appendonly) {
+		if (atomic_exchange(&k->aof_state, KV_AOF_OFF) != KV_AOF_OFF) {
+			atomic_fetch_add(&k->aof_gen, 1);
+			pc_log(PC_LOG_INFO, "kv: appendonly switched off");
+		}
+		return 0;
+	}
+	/* on, or switching on already: nothing more, as Redis */
+	if (!atomic_compare_exchange_strong(&k->aof_state, &off, KV_AOF_WAIT))
+		return 0;
+	atomic_fetch_add(&k->aof_gen, 1);
+	rc = switch_on_files(next, sh->n);
+	if (rc) {
+		atomic_store(&k->aof_state, KV_AOF_OFF);
+		pc_log(PC_LOG_ERROR, "kv: appendonly cannot be switched on: writing in %s: %s",
+		       next->dir, strerror(-rc));
+		snprintf(why, whylen, "CONFIG SET failed (possibly related to argument 'appendonly') "
+			 "- Unable to turn on AOF. Check server logs.");
+		return rc;
+	}
+	pc_log(PC_LOG_INFO, "kv: appendonly switched on: writing the files");
+	return 1;
+}
+
+void kv_aof_switched_on(struct kv_shard *sh)
+{
+	int rc = kv_aofrw_start(sh);
+
+	if (rc == -EBUSY) /* a rewrite of an earlier time on still ends */
+		atomic_store(&sh->srv->rw_scheduled, true);
+	else if (rc < 0)
+		kv_aof_switch_done(sh, atomic_load(&sh->srv->aof_gen), false, false);
+}
+
+void kv_aof_switch_done(struct kv_shard *home, uint64_t gen, bool ok, bool retry)
+{
+	struct kv_server *k = home->srv;
+	int wait = KV_AOF_WAIT;
+	struct kv_config cfg;
+	char why[160];
+
+	if (atomic_load(&k->aof_gen) != gen)
+		return; /* switched again since: that switch decides */
+	if (ok) {
+		if (atomic_compare_exchange_strong(&k->aof_state, &wait, KV_AOF_ON))
+			pc_log(PC_LOG_INFO, "kv: the append-only files are written: appendonly is on");
+		return;
+	}
+	if (retry) {
+		atomic_store(&k->rw_scheduled, true);
+		return;
+	}
+	pc_log(PC_LOG_ERROR, "kv: appendonly could not be switched on (the shards' logs say why); "
+	       "it is off");
+	cfg = home->cfg;
+	cfg.appendonly = false;
+	if (home->view.config_set(home->view.arg, &cfg, why, sizeof(why)))
+		pc_log(PC_LOG_ERROR, "kv: appendonly could not be switched off: out of memory");
+}
+
+struct kv_aof *kv_aof_enable(struct kv_shard *sh, uint64_t gen, int *err)
+{
+	struct kv_aof *a;
+
+	*err = atomic_load(&sh->srv->aof_gen) != gen ? -ECANCELED : sh->aof ? -EAGAIN : 0;
+	if (*err)
+		return NULL;
+	a = aof_new(sh);
+	if (!a) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	a->enabling = true;
+	pc_periodic_start(&a->tick, pc_shard_reactor(), TICK_MS, tick, a);
+	sh->aof = a;
+	kv_aof_publish(a);
+	return a;
+}
+
+void kv_aof_apply(struct kv_shard *sh, const struct kv_config *next)
+{
+	struct kv_aof *a = sh->aof;
+
+	if (!a || a->off)
+		return;
+	if (!next->appendonly) {
+		kv_aof_close(a);
+		return;
+	}
+	if (next->appendfsync == sh->cfg.appendfsync)
+		return;
+	/* between two turns: the records of this one are all appended */
+	set_mode(a, next->appendfsync);
+	if (a->j)
+		pc_journal_set_sync(a->j, a->o.sync);
+	if (a->retired)
+		pc_journal_set_sync(a->retired, a->o.sync);
+	kv_aofrw_set_sync(a);
+	/* a file not yet in place gets its handle once it is (kv_aof_settle) */
+	if (a->everysec && !a->syncf && a->j && !a->gate) {
+		if (pc_file_open(&a->syncf, a->path, O_WRONLY, 0, 0))
+			kv_aof_fail(a, -EIO);
+		else
+			a->synced_size = pc_journal_written(a->j);
+	}
+}
+
+void kv_aof_close(struct kv_aof *a)
+{
+	if (a->off)
+		return;
+	a->off = true;
+	kv_aofrw_cancel(a);
+	kv_aof_publish(a);
+	pc_periodic_start(&a->tick, pc_shard_reactor(), CLOSE_TICK_MS, tick, a);
+}
+
+static void aof_free(struct kv_aof *a)
+{
+	struct kv_shard_stats *st = a->sh->st;
+
+	pc_periodic_stop(&a->tick);
+	a->confirmed = a->appended; /* nothing is held past here */
+	release(a, a->log.err);
+	pc_file_close(a->syncf);
+	free(a->w);
+	kv_aof_tx_drop_all(a); /* EXECs switched off mid-way keep nothing */
+	kv_reply_free(&a->rec);
+	a->sh->aof = NULL;
+	atomic_store_explicit(&st->aof_size, 0, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_base, 0, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_pending, 0, memory_order_relaxed);
+	atomic_store_explicit(&st->aof_err, 0, memory_order_relaxed);
+	pc_log(PC_LOG_INFO, "kv: %s closed", a->path);
+	free(a);
+}
+
+/* Switched off: once no rewrite part is left and every record appended
+ * is written (its held reply released once durable, as ever), the file
+ * is synced a last time and closed, and the state freed. */
+static void close_step(struct kv_aof *a)
+{
+	if (a->rw) {
+		kv_aofrw_tick(a);
+		return;
+	}
+	kv_aof_settle(a);
+	if (a->retired || a->depth || a->syncing)
+		return;
+	if (a->j && pc_journal_close(a->j))
+		return; /* records still on their way */
+	a->j = NULL;
+	if (a->dead && pc_journal_close(a->dead))
+		return;
+	a->dead = NULL;
+	if (!a->closed) {
+		a->closed = true;
+		/* a file at all (not a switch-on given up), and a sound one */
+		int rc = 0;
+
+		/* gone: a switch-on since removed it (stale), nothing to sync */
+		if (!a->enabling && !a->log.err && !a->syncf &&
+		    (rc = pc_file_open(&a->syncf, a->path, O_WRONLY, 0, 0)) && rc != -ENOENT)
+			pc_log(PC_LOG_ERROR, "kv: %s: its last sync: %s", a->path, strerror(-rc));
+		if (!a->enabling && !a->log.err && a->syncf)
+			a->syncing = !pc_file_sync(a->syncf, true, on_synced, a);
+		if (a->syncing)
+			return;
+	}
+	aof_free(a);
 }

@@ -52,6 +52,30 @@ int kv_aof_started(struct kv_server *k, char *err, size_t errlen);
 void kv_aof_start(struct kv_shard *sh);
 void kv_aof_stop(struct kv_shard *sh);
 
+/* Switched at run time (CONFIG SET), as Redis 7.0 does. appendonly yes:
+ * the state becomes switching-on (INFO's aof_enabled:1) and the shard
+ * that ran CONFIG SET removes the files of an earlier time on (stale:
+ * the keyspace changed since) and writes the hash key's file; then a
+ * rewrite (aof_rewrite.c) starts from no file: each shard creates its
+ * file from its point-in-time view, its writes meanwhile logged after
+ * their keys' records, and once every file is written, synced and in
+ * place the state becomes on. A rewrite that fails turns appendonly off
+ * again (logged); one a shard could not take yet (its file of an
+ * earlier time still closing) is scheduled again. appendonly no: each
+ * shard stops logging, writes and syncs what it owes (held replies go
+ * once durable) and closes its file. appendfsync: the journal's mode
+ * changes between two turns; replies held under always keep waiting for
+ * their sync. */
+struct kv_config;
+/* On the shard that runs CONFIG SET, before the settings go out: 1 when
+ * appendonly is switched on (call kv_aof_switched_on() once they are
+ * applied here), 0, or a negative errno with Redis's text in why (the
+ * settings then unchanged). */
+int kv_aof_config(struct kv_shard *sh, const struct kv_config *next, char *why, size_t whylen);
+void kv_aof_switched_on(struct kv_shard *sh);
+/* On every shard, new settings about to replace sh->cfg. */
+void kv_aof_apply(struct kv_shard *sh, const struct kv_config *next);
+
 /* Where the shard's commands record their writes; NULL when appendonly
  * is off. */
 struct kv_cmd_log *kv_aof_log(struct kv_shard *sh);

@@ -51,7 +51,7 @@ void kv_aof_tx_keep(struct kv_shard *sh, uint64_t tx, unsigned parts)
 	struct kv_aof *a = sh->aof;
 	struct kv_aof_keep *k;
 
-	if (!a)
+	if (!a || a->off) /* switched off: nothing more is logged */
 		return;
 	k = calloc(1, sizeof(*k));
 	if (!k) {
@@ -90,7 +90,7 @@ bool kv_aof_tx_enter(struct kv_shard *sh, uint64_t tx)
 	struct kv_aof *a = sh->aof;
 	struct kv_aof_keep *k;
 
-	if (!a || !a->keep || !tx || a->in)
+	if (!a || a->off || !a->keep || !tx || a->in)
 		return false;
 	k = *find(a, tx);
 	if (!k)
@@ -140,7 +140,9 @@ void kv_aof_tx_commit(struct kv_shard *sh, uint64_t tx, bool drop)
 	if (was)
 		leave(a);
 	*p = k->next;
-	if (!drop)
+	/* switched off since it began: its file is closing, it takes
+	 * nothing more (as a write made after the switch) */
+	if (!drop && !a->off)
 		append_group(sh, k);
 	kv_reply_free(&k->rec);
 	free(k);

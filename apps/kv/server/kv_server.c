@@ -139,6 +139,8 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	kv_save_mark(k->start_ms / 1000); /* the save rules count from the start */
 	atomic_store_explicit(&k->bg_last_secs, -1, memory_order_relaxed);
 	atomic_store_explicit(&k->rw_last_secs, -1, memory_order_relaxed);
+	atomic_store_explicit(&k->aof_state, o->cfg.appendonly ? KV_AOF_ON : KV_AOF_OFF,
+			      memory_order_relaxed);
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
 	k->ps_orphans = calloc(k->n, sizeof(*k->ps_orphans));
@@ -257,7 +259,6 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 		t->expired_keys += rd(&s->expired);
 		t->evicted_keys += rd(&s->evicted);
 		t->total_commands += rd(&s->commands);
-		t->aof_enabled |= rd(&s->aof_on) != 0;
 		t->aof_size += rd(&s->aof_size);
 		t->aof_pending += rd(&s->aof_pending);
 		if (!t->aof_err)

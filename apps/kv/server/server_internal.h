@@ -222,7 +222,16 @@ struct kv_server {
 	_Atomic int64_t rw_start_ms, rw_last_secs;
 	_Atomic uint64_t rw_count, rw_streak;
 	struct kv_aofrw *rw_cur;
+	/* appendonly as CONFIG SET switches it (aof_shard.c): enum
+	 * kv_aof_state, and a count of its changes (a switch-on's rewrite
+	 * whose count is no longer current gives up) */
+	_Atomic int aof_state;
+	_Atomic uint64_t aof_gen;
 };
+
+/* The append-only files: off, switching on (their first rewrite runs),
+ * on. */
+enum kv_aof_state { KV_AOF_OFF, KV_AOF_WAIT, KV_AOF_ON };
 
 /* ---- shard.c -------------------------------------------------------------- */
 

@@ -699,12 +699,15 @@ static void expire_tick(struct pc_periodic *p, void *arg)
 		kv_db_flush(sh->db);
 	publish(sh);
 	kv_persist_tick(sh, now);
+	if (!sh->aof) /* else the file's own tick looks */
+		kv_aofrw_due(sh);
 }
 
 /* New settings on this shard: the keyspace's share of maxmemory, the
  * parsers' limits (each connection takes them before it parses). */
 static void apply(struct kv_shard *sh, const struct kv_config *cfg)
 {
+	kv_aof_apply(sh, cfg);
 	sh->cfg = *cfg;
 	sh->limits = kv_config_resp_limits(cfg);
 	/* rounded up: a limit is never 0, which would mean none */
@@ -720,11 +723,16 @@ static void apply_msg(void *arg)
 
 /* CONFIG SET: here at once, on the other shards a message later (each
  * takes its copy in its own turn). The client that set them sees them
- * everywhere: its later requests to a shard travel behind that message. */
-static int config_set(void *arg, const struct kv_config *next)
+ * everywhere: its later requests to a shard travel behind that message.
+ * appendonly switched on starts its rewrite once every shard has been
+ * told (aof_shard.h). */
+static int config_set(void *arg, const struct kv_config *next, char *why, size_t whylen)
 {
 	struct kv_shard *sh = arg;
+	int rc = kv_aof_config(sh, next, why, whylen);
 
+	if (rc < 0)
+		return rc;
 	for (unsigned i = 0; i < sh->n; i++) {
 		struct kv_config *copy;
 
@@ -740,6 +748,8 @@ static int config_set(void *arg, const struct kv_config *next)
 		}
 	}
 	apply(sh, next);
+	if (rc)
+		kv_aof_switched_on(sh);
 	return 0;
 }
 

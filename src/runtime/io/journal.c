@@ -52,6 +52,9 @@ struct pc_journal {
 	bool flush_queued;        /* flush_task is deferred */
 	bool sync_due;            /* interval mode: the period has passed */
 	bool raw;                 /* one file, records without headers */
+	/* the last record appended under PC_JOURNAL_SYNC_ALWAYS before the
+	 * mode changed (pc_journal_set_sync): batches up to it still sync */
+	uint64_t sync_upto;
 	int err;                  /* final */
 	struct pc_timer timer;
 };
@@ -147,6 +150,13 @@ static void move_to_unsynced(struct pc_journal *j)
 
 static void write_more(struct pc_journal *j);
 
+/* Whether the records of w were promised a sync before the mode changed
+ * (w is in LSN order). */
+static bool owes_sync(const struct pc_journal *j, const struct jrn_list *w)
+{
+	return w->n && w->w[0].lsn <= j->sync_upto;
+}
+
 static void on_written(struct pc_file *f, ssize_t res, void *arg)
 {
 	struct pc_journal *j = arg;
@@ -159,7 +169,7 @@ static void on_written(struct pc_file *f, ssize_t res, void *arg)
 	if (j->out_done < j->out_len)
 		return write_more(j);
 	j->seg_off += j->out_len;
-	switch (j->o.sync) {
+	switch (owes_sync(j, &j->out_w) ? PC_JOURNAL_SYNC_ALWAYS : j->o.sync) {
 	case PC_JOURNAL_SYNC_ALWAYS:
 		rc = pc_file_sync(j->seg, true, on_synced, j);
 		break;
@@ -357,6 +367,19 @@ int pc_journal_append(struct pc_journal *j, const void *p, size_t len, pc_journa
 		*lsn = j->next_lsn;
 	j->next_lsn++;
 	schedule(j);
+	return 0;
+}
+
+int pc_journal_set_sync(struct pc_journal *j, enum pc_journal_sync mode)
+{
+	if (rt_self != j->owner)
+		return -EPERM;
+	if (mode == PC_JOURNAL_SYNC_INTERVAL || j->o.sync == PC_JOURNAL_SYNC_INTERVAL ||
+	    mode > PC_JOURNAL_SYNC_NEVER)
+		return -EINVAL;
+	if (j->o.sync == PC_JOURNAL_SYNC_ALWAYS && mode != PC_JOURNAL_SYNC_ALWAYS)
+		j->sync_upto = j->next_lsn - 1;
+	j->o.sync = mode;
 	return 0;
 }
 
@@ -564,7 +587,8 @@ int pc_journal_close_final(struct pc_journal *j)
 		rc = write_at(fd, j->fill, j->fill_len, j->seg_off);
 		j->seg_off += rc ? 0 : j->fill_len;
 	}
-	if (!rc && !j->err && fd >= 0 && j->o.sync != PC_JOURNAL_SYNC_NEVER && fdatasync(fd))
+	if (!rc && !j->err && fd >= 0 &&
+	    (j->o.sync != PC_JOURNAL_SYNC_NEVER || owes_sync(j, &j->fill_w)) && fdatasync(fd))
 		rc = -errno;
 	if (j->err)
 		rc = j->err;
