@@ -71,6 +71,12 @@ struct pc_journal_opts {
 	/* At open: cut a torn or corrupt tail off (losing it) instead of
 	 * refusing to open with -EBADMSG. */
 	bool truncate_bad_tail;
+	/* PC_JOURNAL_SYNC_NEVER and _INTERVAL: a batch that could leave waits
+	 * up to this long for more records (or until it holds 256 KiB), so
+	 * that records appended over many turns share one write; 0 (the
+	 * default): it leaves at the end of the turn. A process killed
+	 * meanwhile loses what waits. Not for records owed a sync (always). */
+	uint32_t gather_us;
 };
 
 /* A record's fate: err 0 once it is durable (per the mode), else the

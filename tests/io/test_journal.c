@@ -15,6 +15,7 @@
 #include "io/io.h"
 #include "io_util.h"
 #include "journal_util.h"
+#include "percore/clock.h"
 #include "percore/file.h"
 #include "percore/reactor.h"
 #include "percore/shard.h"
@@ -456,6 +457,43 @@ static void sync_mode_changed(void **state)
 	free(c);
 }
 
+/* gather_us: records appended over many turns share one write; a fill
+ * past 256 KiB leaves without waiting out its gather; records appended
+ * under always never wait. */
+static void gathered_turns(void **state)
+{
+	struct jctx *c = new_ctx();
+	struct pc_file_stats a, b;
+	uint64_t bytes = 0, t0;
+	const unsigned big = 3000;
+
+	(void)state;
+	c->o.sync = PC_JOURNAL_SYNC_NEVER;
+	c->o.gather_us = 1000000; /* 1 s: the 40 turns below take far less */
+	open_journal(c);
+	on_shard(read_stats, &a);
+	append_turns(c, 40, 1);
+	on_shard(read_stats, &b);
+	check_in_order(c, 1);
+	assert_int_equal(b.writes - a.writes, 1);
+	assert_int_equal(b.syncs - a.syncs, 0);
+	on_shard(do_close, c);
+	c->o.gather_us = 120000000; /* two minutes, never waited out */
+	open_journal(c);
+	for (uint64_t l = 41; l < 41 + big; l++)
+		bytes += rec_len(l);
+	assert_true(bytes > 256 * 1024);
+	t0 = pc_now_ns();
+	append_turns(c, 1, big);
+	check_in_order(c, 41);
+	on_shard(set_always, c);
+	append_turns(c, 1, 1);
+	check_in_order(c, 41 + big);
+	assert_true(pc_elapsed(pc_now_ns(), t0) < 60000000000ull);
+	on_shard(do_close, c);
+	free(c);
+}
+
 /* ---- damage ------------------------------------------------------------ */
 
 /* A journal of n records in one segment; its path in seg. */
@@ -662,6 +700,7 @@ int main(int argc, char **argv)
 		T(raw_file_interval),
 		T(raw_file_never),
 		T(sync_mode_changed),
+		T(gathered_turns),
 		T(truncated_at_every_byte),
 		T(bit_flips),
 		T(bad_tail_refused_or_cut),

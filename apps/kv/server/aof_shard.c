@@ -947,11 +947,19 @@ static void drop_rewrite_left(const char *path)
 }
 
 /* The file's appendfsync mode (the journal's, for the next open). */
+/* How long records wait to share a write with everysec and no (us). */
+#define KV_AOF_GATHER_US 1000
+
 static void set_mode(struct kv_aof *a, enum kv_fsync mode)
 {
 	a->always = mode == KV_FSYNC_ALWAYS;
 	a->everysec = mode == KV_FSYNC_EVERYSEC;
 	a->o.sync = a->always ? PC_JOURNAL_SYNC_ALWAYS : PC_JOURNAL_SYNC_NEVER;
+	/* everysec and no: records go to the kernel once a millisecond, not
+	 * once a turn: a write(2) per request at depth 1 cost about a third
+	 * of the server's CPU (docs/BENCHMARKS.md), and a process killed
+	 * loses at most that millisecond, well inside everysec's second */
+	a->o.gather_us = KV_AOF_GATHER_US;
 }
 
 /* The shard's file state, no file open yet. */

@@ -5,7 +5,8 @@
  * then (by the mode) synced, then confirmed record by record. A batch
  * leaves at the end of the turn it began in (a deferred task), or, when
  * the previous one is still on its way, as soon as that one is confirmed:
- * everything appended meanwhile shares one write and one fdatasync. A
+ * everything appended meanwhile shares one write and one fdatasync; with
+ * gather_us, a batch not owed a sync waits that long for more first. A
  * segment that a batch would overflow is replaced first: the old one is
  * synced and closed, the new one preallocated and its name made durable
  * (fsync of the directory) before the batch is written into it. */
@@ -51,12 +52,14 @@ struct pc_journal {
 	bool busy;                /* a batch or a sync is on its way */
 	bool flush_queued;        /* flush_task is deferred */
 	bool sync_due;            /* interval mode: the period has passed */
+	bool gather_due;          /* the fill waited its gather_us */
 	bool raw;                 /* one file, records without headers */
 	/* the last record appended under PC_JOURNAL_SYNC_ALWAYS before the
 	 * mode changed (pc_journal_set_sync): batches up to it still sync */
 	uint64_t sync_upto;
 	int err;                  /* final */
 	struct pc_timer timer;
+	struct pc_timer gather;    /* the fill's wait (gather_us) */
 };
 
 static void flush_task(void *arg);
@@ -102,12 +105,44 @@ static void confirm(struct jrn_list *l, int err)
 	}
 }
 
+/* Whether the records of w were promised a sync before the mode changed
+ * (w is in LSN order). */
+static bool owes_sync(const struct pc_journal *j, const struct jrn_list *w)
+{
+	return w->n && w->w[0].lsn <= j->sync_upto;
+}
+
+/* A fill may wait for more (gather_us) when nothing it holds is owed a
+ * sync and it is not large yet. */
+#define GATHER_BYTES (256u * 1024)
+
+static bool gathers(const struct pc_journal *j)
+{
+	return j->o.gather_us && !j->gather_due && !j->sync_due &&
+	       j->o.sync != PC_JOURNAL_SYNC_ALWAYS && j->fill_len < GATHER_BYTES &&
+	       !owes_sync(j, &j->fill_w);
+}
+
 static void schedule(struct pc_journal *j)
 {
 	if (j->busy || j->flush_queued || j->err || (!j->fill_len && !j->sync_due))
 		return;
+	if (gathers(j)) {
+		if (!pc_timer_active(&j->gather))
+			pc_reactor_timer_after(j->r, &j->gather, (uint64_t)j->o.gather_us * 1000u);
+		return;
+	}
 	if (pc_reactor_defer(j->r, flush_task, j) == 0)
 		j->flush_queued = true;
+}
+
+static void on_gathered(struct pc_wheel *w, struct pc_timer *t)
+{
+	struct pc_journal *j = pc_container_of(t, struct pc_journal, gather);
+
+	(void)w;
+	j->gather_due = true;
+	schedule(j);
 }
 
 /* The journal's end: every record not yet confirmed gets err. */
@@ -149,13 +184,6 @@ static void move_to_unsynced(struct pc_journal *j)
 }
 
 static void write_more(struct pc_journal *j);
-
-/* Whether the records of w were promised a sync before the mode changed
- * (w is in LSN order). */
-static bool owes_sync(const struct pc_journal *j, const struct jrn_list *w)
-{
-	return w->n && w->w[0].lsn <= j->sync_upto;
-}
 
 static void on_written(struct pc_file *f, ssize_t res, void *arg)
 {
@@ -292,6 +320,9 @@ static void flush_task(void *arg)
 		return interval_sync(j);
 	if (!j->fill_len)
 		return;
+	j->gather_due = false;
+	if (pc_timer_active(&j->gather))
+		pc_wheel_cancel(pc_reactor_wheel(j->r), &j->gather);
 	/* swap the batches: fill goes out, the empty one fills */
 	j->out = j->fill;
 	j->out_cap = j->fill_cap;
@@ -437,6 +468,8 @@ static void journal_free(struct pc_journal *j)
 {
 	if (pc_timer_active(&j->timer))
 		pc_wheel_cancel(pc_reactor_wheel(j->r), &j->timer);
+	if (pc_timer_active(&j->gather))
+		pc_wheel_cancel(pc_reactor_wheel(j->r), &j->gather);
 	pc_file_close(j->seg);
 	pc_file_close(j->dirf);
 	free(j->fill);
@@ -469,6 +502,7 @@ static int journal_new(struct pc_journal **out, const char *dir, const struct pc
 	j->o = *o;
 	j->next_lsn = 1;
 	pc_timer_init(&j->timer, on_tick);
+	pc_timer_init(&j->gather, on_gathered);
 	*out = j;
 	return 0;
 }
