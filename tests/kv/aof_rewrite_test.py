@@ -79,6 +79,23 @@ def check_files(d):
     check(not left, "rewrite files left: %r" % left)
 
 
+def settled_size(c, sub, timeout=30):
+    """The files' bytes once every record is written: with everysec and
+    no the records reach the files after the replies (up to a
+    millisecond later, or more on a loaded machine), so the size is read
+    once it is the server's own count (aof_current_size, published as
+    batches land) and holds still."""
+    deadline = time.monotonic() + timeout
+    last = -1
+    while True:
+        size = sum(os.path.getsize(f) for f in files(sub))
+        if size and size == last and size == int(info(c)["aof_current_size"]):
+            return size
+        check(time.monotonic() < deadline, "the files never settled: %d bytes" % size)
+        last = size
+        time.sleep(0.05)
+
+
 def t_rewrite(d):
     """Two shards in each mode, one shard with everysec: a rewrite keeps
     every key, shrinks overwritten files, and writes after it are
@@ -97,7 +114,7 @@ def t_rewrite(d):
             # the workload's expired key goes now: its DEL is not appended
             # after the rewrite, past the base size compared below
             c.call("EXISTS", "gone")
-            before = sum(os.path.getsize(f) for f in files(sub))
+            before = settled_size(c, sub)
             check(c.call("BGREWRITEAOF") == b"+Background append only file rewriting started",
                   "BGREWRITEAOF reply")
             i = wait_rewrites(c, 1)
