@@ -122,6 +122,12 @@ static inline bool kv_cmd_arity_ok(const struct kv_cmd *cmd, uint32_t argc)
  * for a command that has none. */
 const struct kv_cmd *kv_cmd_subs(const struct kv_cmd *cmd, size_t *n);
 
+/* The record that says where a request runs: the subcommand argv[1]
+ * names when it runs on every shard (flag A), else cmd (NULL stays
+ * NULL). */
+const struct kv_cmd *kv_cmd_placed(const struct kv_cmd *cmd, uint32_t argc,
+				   const char *const *argv, const size_t *argl);
+
 /* The command named name[0..len), any letter case, or NULL. */
 const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);
 

@@ -213,33 +213,117 @@ void kv_client_info(struct kv_call *c)
 	reply_text(c, &t);
 }
 
-/* CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB]: every connection is a
- * normal one here. */
+/* What CLIENT LIST lists: connections of one type (-1: any), or the ids
+ * asked (argv[first..argc)), one string of the part each, in their order
+ * (the merge puts every shard's string i together). */
+struct list_want {
+	struct kv_call *c;
+	int type;                  /* KV_CLIENT_NORMAL, KV_CLIENT_PUBSUB, or -1 */
+	uint32_t first;            /* ID's first argument; 0: no IDs */
+	const int64_t *ids;
+	uint32_t nids;
+	struct kv_text *by_id;     /* a line per id, when this shard has it */
+};
+
+enum { KV_CLIENT_NORMAL, KV_CLIENT_PUBSUB, KV_CLIENT_NONE };
+
+/* Redis's types by name: masters and replicas exist nowhere here. */
+static int client_type(const char *s, size_t n)
+{
+	static const char *const names[] = { "normal", "pubsub", "master", "replica", "slave" };
+	static const int types[] = { KV_CLIENT_NORMAL, KV_CLIENT_PUBSUB, KV_CLIENT_NONE,
+				     KV_CLIENT_NONE, KV_CLIENT_NONE };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (n == strlen(names[i]) && !strncasecmp(s, names[i], n))
+			return types[i];
+	return -1;
+}
+
+static void list_one(void *ctx, const struct kv_conn *conn)
+{
+	struct list_want *w = ctx;
+	int type = kv_pubsub_conn_subs(conn) ? KV_CLIENT_PUBSUB : KV_CLIENT_NORMAL;
+
+	if (!w->first) {
+		if (w->type < 0 || w->type == type)
+			kv_client_info_line(&w->by_id[0], conn, w->c->now);
+		return;
+	}
+	for (uint32_t i = 0; i < w->nids; i++)
+		if ((uint64_t)w->ids[i] == conn->id)
+			kv_client_info_line(&w->by_id[i], conn, w->c->now);
+}
+
+/* CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID id ...] (Redis 7.0
+ * takes one or the other): a typed command run on every shard, this
+ * shard's lines in its part (TEXT), as strings the merge puts in order. */
 void kv_client_list(struct kv_call *c)
 {
-	struct kv_text t = { 0 };
-	bool normal = true;
+	struct list_want w = { .c = c, .type = -1 };
+	uint32_t nout = 1;
 
-	if (!need_conn(c))
-		return;
 	if (c->argc == 4 && kv_arg_is(c, 2, "type")) {
-		if (!kv_arg_is(c, 3, "normal") && !kv_arg_is(c, 3, "master") &&
-		    !kv_arg_is(c, 3, "replica") && !kv_arg_is(c, 3, "slave") &&
-		    !kv_arg_is(c, 3, "pubsub")) {
+		w.type = client_type(c->argv[3], c->argl[3]);
+		if (w.type < 0) {
 			kv_reply_errorf(c->out, KV_ERR_CLIENT_TYPE_FMT, (int)c->argl[3],
 					c->argv[3]);
 			return;
 		}
-		normal = kv_arg_is(c, 3, "normal");
+	} else if (c->argc > 3 && kv_arg_is(c, 2, "id")) {
+		w.first = 3;
+		w.nids = c->argc - 3;
+		nout = w.nids;
 	} else if (c->argc != 2) {
 		kv_err(c, KV_ERR_SYNTAX);
 		return;
 	}
-	if (normal && c->view && c->view->client_list)
-		c->view->client_list(c->view->arg, &t);
-	else if (normal)
-		kv_client_info_line(&t, c->conn, c->now);
-	reply_text(c, &t);
+	int64_t ids[w.nids ? w.nids : 1];
+	struct kv_text lines[nout];
+
+	for (uint32_t i = 0; i < w.nids; i++)
+		if (!kv_str2ll(c->argv[3 + i], c->argl[3 + i], &ids[i])) {
+			kv_err(c, KV_ERR_CLIENT_ID);
+			return;
+		}
+	w.ids = ids;
+	w.by_id = lines;
+	memset(lines, 0, sizeof(lines));
+	if (c->view && c->view->clients)
+		c->view->clients(c->view->arg, list_one, &w);
+	else if (c->conn)
+		list_one(&w, c->conn);
+	for (uint32_t i = 0; i < nout; i++) {
+		if (lines[i].failed)
+			c->part->failed = true;
+		kv_part_add(c->part, lines[i].buf ? lines[i].buf : "", lines[i].len);
+		kv_text_free(&lines[i]);
+	}
+}
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR]: a typed command run on every shard,
+ * the one where client id waits ending its wait (SUM: 1, else 0). */
+void kv_client_unblock(struct kv_call *c)
+{
+	int64_t id;
+	bool error = false;
+
+	if (!kv_str2ll(c->argv[2], c->argl[2], &id)) {
+		kv_err(c, KV_ERR_NOT_INT);
+		return;
+	}
+	if (c->argc == 4) {
+		error = kv_arg_is(c, 3, "error");
+		if (!error && !kv_arg_is(c, 3, "timeout")) {
+			kv_err(c, KV_ERR_UNBLOCK_REASON);
+			return;
+		}
+	} else if (c->argc > 4) {
+		kv_reply_errorf(c->out, KV_ERR_SUB_SYNTAX_FMT, (int)c->argl[1], c->argv[1], "CLIENT");
+		return;
+	}
+	c->part->n = c->view && c->view->client_unblock && id > 0 &&
+		     c->view->client_unblock(c->view->arg, (uint64_t)id, error);
 }
 
 /* Our own words for the subcommands there are. */
@@ -250,10 +334,13 @@ void kv_client_help(struct kv_call *c)
 		"GETNAME", "    The name of this connection, or null.",
 		"ID", "    This connection's unique id.",
 		"INFO", "    This connection's state, as one CLIENT LIST line.",
-		"LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB]", "    Every connection's state, a line each.",
+		"LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID <id> [<id> ...]]",
+		"    Every connection's state (of that type, or those ids), a line each.",
 		"NO-EVICT (ON|OFF)", "    Keep the flag (eviction never closes clients here).",
 		"SETINFO LIB-NAME|LIB-VER <value>", "    The client library's name or version.",
 		"SETNAME <name>", "    Name this connection (\"\" removes the name).",
+		"UNBLOCK <id> [TIMEOUT|ERROR]",
+		"    End the wait of a client blocked on keys: nil (TIMEOUT) or an error.",
 		"HELP", "    This text.",
 	};
 	kv_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));

@@ -129,5 +129,8 @@
 #define KV_ERR_CLIENT_OPT_FMT "ERR Unrecognized option '%.*s'"
 #define KV_ERR_SETINFO_FMT   "ERR %s cannot contain spaces, newlines or special characters."
 #define KV_ERR_CLIENT_TYPE_FMT "ERR Unknown client type '%.*s'"
+#define KV_ERR_CLIENT_ID    "ERR Invalid client ID"
+#define KV_ERR_UNBLOCK_REASON "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+#define KV_ERR_UNBLOCKED    "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 
 #endif

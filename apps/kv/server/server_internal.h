@@ -162,6 +162,7 @@ struct kv_shard {
 	struct kv_blocked *blk;               /* clients waiting on keys (block.c) */
 	struct kv_job *wait_head, *wait_tail;
 	struct kv_client *closing;            /* its clients closed with answers out */
+	struct kv_client *conn_head, *conn_tail; /* its open connections, oldest first */
 	bool draining;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
@@ -340,6 +341,11 @@ size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, voi
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
 /* c's blocked request answered (block.c), with out as its reply. */
 void kv_client_unblocked(struct kv_client *c, struct kv_reply *out);
+/* view.clients: fn for each open connection of shard arg, oldest first. */
+void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn), void *ctx);
+/* view.client_unblock: ends the wait of shard arg's client id, when it
+ * waits on keys (kv_block_unblock). */
+bool kv_clients_unblock(void *arg, uint64_t id, bool error);
 /* After every shard stopped (no thread runs any more): frees the clients
  * that were still waiting for answers, with their jobs and transaction.
  * Returns how many. */
@@ -396,6 +402,12 @@ void kv_multi_free(struct kv_tx *t);
 
 /* A transaction's end under someone else's locks: its reply in out. */
 typedef void kv_multi_done_fn(void *arg, struct kv_reply *out);
+
+/* Starts the transaction for a request (copied) of no client: its
+ * reply goes to done(arg, reply) on sh once it ended and let go of its
+ * locks. Returns 0, or -ENOMEM with done never run. */
+int kv_multi_start_fn(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		      const char *const *argv, const size_t *argl, kv_multi_done_fn *done, void *arg);
 
 /* Runs a request (copied) spanning shards inside transaction id, whose
  * locks already hold every shard and key it touches (an EXEC's): its

@@ -779,7 +779,8 @@ void kv_shard_start(unsigned idx, void *user)
 		abort();
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
 					    .shutdown = shutdown_server, .bgsave = kv_bgsave_view,
-					    .bgrewriteaof = kv_aofrw_view, .arg = sh };
+					    .bgrewriteaof = kv_aofrw_view, .clients = kv_clients_each,
+					    .client_unblock = kv_clients_unblock, .arg = sh };
 	apply(sh, &k->o.cfg);
 	kv_ps_start(sh);
 	kv_persist_load_rdb(sh);
