@@ -199,10 +199,14 @@ def client_list(port, k):
     for i, p in enumerate(peers):
         cmd(p, "CLIENT", "SETNAME", "lister%d" % i)
         ids.append(int(cmd(p, "CLIENT", "ID")[1:-2]))
+    many = [o.RedisPeer(port) for _ in range(16)]  # ids unique over every shard
+    many_ids = [cmd(p, "CLIENT", "ID") for p in many]
+    for p in many:
+        p.close()
     cmd(peers[4], "SUBSCRIBE", "news")
     send(peers[3], "BLPOP", k("a"), 0)
     time.sleep(0.1)
-    out = []
+    out = [len(set(many_ids + [b":%d\r\n" % i for i in ids])) == len(many_ids) + len(ids)]
     for p in peers[:3]:
         text = cmd(p, "CLIENT", "LIST").split(b"\r\n", 1)[1][:-2]
         names = sorted(w for line in text.split(b"\n") for w in line.split(b" ") if w.startswith(b"name=lister"))
@@ -232,6 +236,43 @@ def client_list(port, k):
     for p in peers:
         p.close()
     return out, fields
+
+
+def client_kill(port, k):
+    """CLIENT KILL from connections (on either shard) closes others by
+    ID, ADDR (old form too), TYPE; SKIPME spares the caller unless told
+    no (then its reply comes first); a client blocked when killed takes
+    nothing; Redis's errors."""
+    out = []
+    for i in range(3):
+        victim, blocked, killer = o.RedisPeer(port), o.RedisPeer(port), o.RedisPeer(port)
+        vid = int(cmd(victim, "CLIENT", "ID")[1:-2])
+        bid = int(cmd(blocked, "CLIENT", "ID")[1:-2])
+        send(blocked, "BLPOP", k("a"), 0)
+        time.sleep(0.1)
+        vaddr = "127.0.0.1:%d" % victim.sock.getsockname()[1]
+        out += [cmd(killer, "CLIENT", "KILL", "ID", bid), blocked.closed(),
+                cmd(killer, "CLIENT", "KILL", "ID", bid), cmd(killer, "RPUSH", k("a"), "kept%d" % i)]
+        if i == 0:
+            out += [cmd(killer, "CLIENT", "KILL", "ADDR", vaddr, "ID", vid + 1000), victim.closed()]
+            out += [cmd(killer, "CLIENT", "KILL", vaddr), victim.closed(), cmd(killer, "CLIENT", "KILL", vaddr)]
+        elif i == 1:
+            cmd(victim, "SUBSCRIBE", "news")
+            out += [cmd(killer, "CLIENT", "KILL", "TYPE", "pubsub"), victim.closed()]
+        else:
+            out += [cmd(killer, "CLIENT", "KILL", "ADDR", vaddr, "USER", "default"), victim.closed()]
+        me = "127.0.0.1:%d" % killer.sock.getsockname()[1]
+        out += [cmd(killer, "CLIENT", "KILL", "ADDR", me), cmd(killer, "CLIENT", "KILL", "ADDR", me, "SKIPME", "no"),
+                killer.closed()]
+        for p in (victim, blocked, killer):
+            p.close()
+    p = o.RedisPeer(port)
+    out += [cmd(p, "LRANGE", k("a"), 0, -1), cmd(p, "CLIENT", "KILL", "ID", "x"), cmd(p, "CLIENT", "KILL", "ID", 0),
+            cmd(p, "CLIENT", "KILL", "TYPE", "x"), cmd(p, "CLIENT", "KILL", "USER", "x"),
+            cmd(p, "CLIENT", "KILL", "SKIPME", "maybe"), cmd(p, "CLIENT", "KILL", "ID", 1, "TYPE"),
+            cmd(p, "CLIENT", "KILL", "1.2.3.4:5")]
+    p.close()
+    return out
 
 
 def fields_in_order(ours, theirs, failures):
@@ -387,13 +428,16 @@ def main():
         keys = ["a", "b", "c", "d", "e", "f", "g", "h", "l", "m", "q", "r", "y", "z"]
         # neighbours on different shards, BLMOVE's source and destination on one
         k = o.placed(probe, keys, lambda i: 0 if keys[i] in ("e", "f") else i % 2)
+        def flush():
+            probe.send(o.enc("FLUSHALL"))
+            probe.reader.reply()
+            r = o.RedisPeer(rport)
+            cmd(r, "FLUSHALL")
+            r.close()
+
         def both(steps, kk):
             for name, fn in steps:
-                probe.send(o.enc("FLUSHALL"))
-                probe.reader.reply()
-                r = o.RedisPeer(rport)
-                cmd(r, "FLUSHALL")
-                r.close()
+                flush()
                 compare(name, fn(kv.port, kk), fn(rport, kk), failures)
 
         both((("timeouts", timeouts), ("wake", wake), ("fifo", fifo), ("leave", leave)), k)
@@ -401,6 +445,8 @@ def main():
         names = ["a", "b", "s", "t", "u", "z"]
         for kk in (o.placed(probe, names, lambda i: i % 2), o.placed(probe, names, lambda i: 0)):
             both((("cross", cross), ("unblock", unblock)), kk)
+        both((("client_kill", client_kill),), k)
+        flush()
         (ours, ofields), (theirs, tfields) = client_list(kv.port, k), client_list(rport, k)
         compare("client_list", ours, theirs, failures)
         fields_in_order(ofields, tfields, failures)

@@ -77,6 +77,9 @@ struct kv_call {
 	 * NULL when the command runs on a shard other than the connection's
 	 * (only NOKEY_LOCAL commands read it). */
 	struct kv_conn *conn;
+	/* The id of the connection that sent the request, also where conn is
+	 * NULL (a part of a command run on every shard); 0: none. */
+	uint64_t caller;
 	/* The settings (NULL: Redis's defaults) and the whole server (NULL:
 	 * just this keyspace and connection). */
 	const struct kv_config *cfg;

@@ -326,6 +326,107 @@ void kv_client_unblock(struct kv_call *c)
 		     c->view->client_unblock(c->view->arg, (uint64_t)id, error);
 }
 
+/* Which connections CLIENT KILL closes: each filter given must match. */
+struct kill_want {
+	struct kv_call *c;
+	uint64_t id;               /* 0: any */
+	int type;                  /* as CLIENT LIST's; -1: any */
+	const char *addr, *laddr;  /* NULL: any */
+	size_t addrl, laddrl;
+	bool skipme;
+	int64_t killed;
+};
+
+static bool same_text(const char *s, const char *p, size_t n)
+{
+	return strlen(s) == n && !memcmp(s, p, n);
+}
+
+static void kill_one(void *ctx, const struct kv_conn *conn)
+{
+	struct kill_want *w = ctx;
+	int type = kv_pubsub_conn_subs(conn) ? KV_CLIENT_PUBSUB : KV_CLIENT_NORMAL;
+	bool self = conn->id == w->c->caller;
+
+	if ((w->id && conn->id != w->id) || (w->type >= 0 && w->type != type) ||
+	    (w->addr && !same_text(conn->addr, w->addr, w->addrl)) ||
+	    (w->laddr && !same_text(conn->laddr, w->laddr, w->laddrl)) || (self && w->skipme))
+		return;
+	if (w->c->view->client_kill(w->c->view->arg, conn->id, self))
+		w->killed++;
+}
+
+/* CLIENT KILL's filters from argument 2 on, in pairs; false after
+ * replying Redis's error. */
+static bool kill_filters(struct kv_call *c, struct kill_want *w)
+{
+	for (uint32_t i = 2; i < c->argc; i += 2) {
+		const char *v;
+		size_t vl;
+		int64_t id;
+
+		if (i + 1 >= c->argc) { /* a filter without its value */
+			kv_err(c, KV_ERR_SYNTAX);
+			return false;
+		}
+		v = c->argv[i + 1];
+		vl = c->argl[i + 1];
+		if (kv_arg_is(c, i, "id")) {
+			if (!kv_str2ll(v, vl, &id) || id < 1) {
+				kv_err(c, KV_ERR_KILL_ID);
+				return false;
+			}
+			w->id = (uint64_t)id;
+		} else if (kv_arg_is(c, i, "type")) {
+			w->type = client_type(v, vl);
+			if (w->type < 0) {
+				kv_reply_errorf(c->out, KV_ERR_CLIENT_TYPE_FMT, (int)vl, v);
+				return false;
+			}
+		} else if (kv_arg_is(c, i, "addr")) {
+			w->addr = v;
+			w->addrl = vl;
+		} else if (kv_arg_is(c, i, "laddr")) {
+			w->laddr = v;
+			w->laddrl = vl;
+		} else if (kv_arg_is(c, i, "user")) {
+			if (!(vl == 7 && !memcmp(v, "default", 7))) { /* the only user */
+				kv_reply_errorf(c->out, KV_ERR_NO_USER_FMT, (int)vl, v);
+				return false;
+			}
+		} else if (kv_arg_is(c, i, "skipme") && (kv_arg_is(c, i + 1, "yes") ||
+							 kv_arg_is(c, i + 1, "no"))) {
+			w->skipme = kv_arg_is(c, i + 1, "yes");
+		} else {
+			kv_err(c, KV_ERR_SYNTAX);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* CLIENT KILL addr, or CLIENT KILL [ID id] [TYPE type] [ADDR ip:port]
+ * [LADDR ip:port] [USER name] [SKIPME yes|no]: a typed command run on
+ * every shard (KILL), each closing its connections that match. */
+void kv_client_kill(struct kv_call *c)
+{
+	struct kill_want w = { .c = c, .type = -1, .skipme = true };
+
+	if (c->argc == 3) { /* the old form: any but itself */
+		w.addr = c->argv[2];
+		w.addrl = c->argl[2];
+		w.skipme = false;
+		kv_part_add(c->part, "old", 3);
+	} else if (!kill_filters(c, &w)) {
+		return;
+	}
+	if (!c->caller && c->conn)
+		c->caller = c->conn->id;
+	if (c->view && c->view->clients && c->view->client_kill)
+		c->view->clients(c->view->arg, kill_one, &w);
+	c->part->n = w.killed;
+}
+
 /* Our own words for the subcommands there are. */
 void kv_client_help(struct kv_call *c)
 {
@@ -334,6 +435,9 @@ void kv_client_help(struct kv_call *c)
 		"GETNAME", "    The name of this connection, or null.",
 		"ID", "    This connection's unique id.",
 		"INFO", "    This connection's state, as one CLIENT LIST line.",
+		"KILL <ip:port>", "    Close the connection at that address.",
+		"KILL <filter> <value> ... [SKIPME yes|no]",
+		"    Close the connections matching every filter: ID, TYPE, ADDR, LADDR, USER.",
 		"LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID <id> [<id> ...]]",
 		"    Every connection's state (of that type, or those ids), a line each.",
 		"NO-EVICT (ON|OFF)", "    Keep the flag (eviction never closes clients here).",

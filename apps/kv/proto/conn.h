@@ -233,6 +233,11 @@ struct kv_server_view {
 	 * error when error. Returns whether it was waiting. NULL: none
 	 * waits. */
 	bool (*client_unblock)(void *arg, uint64_t id, bool error);
+	/* Closes this shard's connection id (CLIENT KILL): at once, but the
+	 * caller's own (self), which closes once its reply is written.
+	 * Returns false when there is none open (or it is closing already).
+	 * NULL: nothing to close. */
+	bool (*client_kill)(void *arg, uint64_t id, bool self);
 	/* Stops the server (SHUTDOWN, once its dump is written): the
 	 * connections close without another reply, the process exits.
 	 * NULL: no server to stop. */

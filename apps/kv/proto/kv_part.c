@@ -2,6 +2,8 @@
 /* Typed shard results and their merge (kv_part.h). */
 #include "kv_part.h"
 
+#include "errors.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +174,16 @@ void kv_part_merge(enum kv_multi how, const struct kv_part *const *parts, unsign
 		break;
 	case KV_MULTI_TEXT:
 		merge_text(parts, n, out);
+		break;
+	case KV_MULTI_KILL:
+		for (unsigned i = 0; i < n; i++)
+			sum += parts[i]->n;
+		if (!n || !parts[0]->count)
+			kv_reply_int(out, sum);
+		else if (sum) /* the old form */
+			kv_reply_status(out, "OK");
+		else
+			KV_REPLY_ERR(out, KV_ERR_NO_CLIENT);
 		break;
 	default: /* WALK and the staged kinds: a record naming them here is a bug */
 		abort();

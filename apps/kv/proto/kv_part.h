@@ -29,6 +29,10 @@ enum kv_multi {
 	/* one text (bulk string): the parts' strings i (i = 0, 1, ...), each
 	 * in part order, one after the other (CLIENT LIST: its lines) */
 	KV_MULTI_TEXT,
+	/* CLIENT KILL: the counts added (its filters' form), or for its old
+	 * form (CLIENT KILL addr, each part's one string saying so) OK when
+	 * one was closed, else Redis's error */
+	KV_MULTI_KILL,
 	KV_MULTI_WALK,     /* one shard at a time, the cursor naming it (SCAN) */
 	/* each shard's key records (one string, n keys), written home into
 	 * one dump (kv_save_finish: SAVE) */

@@ -77,6 +77,7 @@ struct kv_client {
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
+	bool killed;                  /* CLIENT KILL closes it (kill_task) */
 	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
 };
 
@@ -371,6 +372,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	c->ex = NULL;
 	c->in_tx = false;
 	c->inflight--;
+	c->quit |= (c->conn.flags & KV_CONN_CLOSE) != 0; /* a CLIENT KILL of itself */
 	answered(c);
 }
 
@@ -1072,6 +1074,65 @@ void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn
 		fn(ctx, &c->conn);
 }
 
+uint64_t kv_client_conn_id(const struct kv_client *c)
+{
+	return c->conn.id;
+}
+
+/* A client leaving (closed, killed) stops waiting on keys, as Redis
+ * drops a blocked client at once: no element goes to it any more. */
+static void stop_waiting(struct kv_client *c)
+{
+	if (c->blk && !c->tx && kv_block_leave(c->sh, c->blk)) {
+		c->blk = NULL; /* it waited: nothing more comes for it */
+		c->in_tx = false;
+		c->inflight--;
+		c->conn.flags &= ~KV_CONN_BLOCKED;
+	}
+}
+
+/* The shard's turn after a CLIENT KILL: its killed connections close
+ * (not inside the command, which may be walking them); a graceful close
+ * ends the session later, their waits end now. */
+static void kill_task(void *arg)
+{
+	struct kv_shard *sh = arg;
+	struct kv_client *next;
+
+	sh->kill_task = false;
+	for (struct kv_client *c = sh->conn_head; c; c = next) {
+		next = c->lnext;
+		if (c->killed && c->s) {
+			stop_waiting(c);
+			pc_session_close(c->s);
+		}
+	}
+}
+
+bool kv_clients_kill(void *arg, uint64_t id, bool self)
+{
+	struct kv_shard *sh = arg;
+	struct kv_client *c = sh->conn_head;
+
+	while (c && c->conn.id != id)
+		c = c->lnext;
+	if (!c || c->killed)
+		return false;
+	c->killed = true;
+	if (self) {
+		c->conn.flags |= KV_CONN_CLOSE; /* once its reply is out, as QUIT */
+		return true;
+	}
+	if (!sh->kill_task) {
+		if (pc_reactor_defer(pc_shard_reactor(), kill_task, sh)) {
+			c->killed = false; /* no room to defer: left open */
+			return false;
+		}
+		sh->kill_task = true;
+	}
+	return true;
+}
+
 bool kv_clients_unblock(void *arg, uint64_t id, bool error)
 {
 	struct kv_shard *sh = arg;
@@ -1105,11 +1166,7 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 	unlist(c);
 	c->s = NULL;
 	c->owed = false;
-	if (c->blk && !c->tx && kv_block_leave(c->sh, c->blk)) {
-		c->blk = NULL; /* it waited: nothing more comes for it */
-		c->in_tx = false;
-		c->inflight--;
-	}
+	stop_waiting(c);
 	if (!c->inflight && !c->busy) {
 		conn_free(c);
 		return;

@@ -55,6 +55,7 @@ enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME, TX_GATHER };
 
 struct kv_tx {
 	struct kv_client *c;
+	uint64_t caller;              /* c's connection id (0: no client) */
 	struct kv_shard *sh;          /* home */
 	uint64_t id;
 	const struct kv_cmd *cmd;
@@ -235,6 +236,7 @@ static bool fan_out(struct kv_tx *t, const char *name, bool values)
 			return false;
 		}
 		j[i]->typed = true;
+		j[i]->caller = t->caller;
 		/* a write's parts are recovered all or none */
 		if (name ? !strcmp(name, "mset") : (t->cmd->flags & KV_CMD_WRITE) != 0)
 			j[i]->tx_parts = t->nsh;
@@ -818,6 +820,7 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 	if (!t)
 		return -ENOMEM;
 	t->c = c;
+	t->caller = kv_client_conn_id(c);
 	*out = t;
 	tx_start(sh, t, cmd);
 	return 0;

@@ -85,6 +85,7 @@ struct kv_job {
 	uint32_t kfirst, kstep;
 	struct kv_keyhold *khold;
 	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */
+	uint64_t caller;           /* a part's client connection id (kv_call.caller); 0: none */
 	/* KV_JOB_CMD of a typed command (kv_multi_typed()) that is one part of
 	 * a command spanning shards: its result goes to part (an error to
 	 * out), merged at home; otherwise the target writes the reply to out */
@@ -163,6 +164,8 @@ struct kv_shard {
 	struct kv_job *wait_head, *wait_tail;
 	struct kv_client *closing;            /* its clients closed with answers out */
 	struct kv_client *conn_head, *conn_tail; /* its open connections, oldest first */
+	bool kill_task;                       /* closing killed connections is due (CLIENT KILL) */
+	uint64_t caller;                      /* the part run now: its client's id (run_cmd) */
 	bool draining;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
@@ -346,6 +349,11 @@ void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn
 /* view.client_unblock: ends the wait of shard arg's client id, when it
  * waits on keys (kv_block_unblock). */
 bool kv_clients_unblock(void *arg, uint64_t id, bool error);
+/* view.client_kill: closes shard arg's connection id, in a task of its
+ * own; the caller's own (self) once its reply is written. */
+bool kv_clients_kill(void *arg, uint64_t id, bool self);
+/* The id of c's connection (CLIENT ID). */
+uint64_t kv_client_conn_id(const struct kv_client *c);
 /* After every shard stopped (no thread runs any more): frees the clients
  * that were still waiting for answers, with their jobs and transaction.
  * Returns how many. */
