@@ -220,7 +220,8 @@ def client_list(port, k):
     out.append(sorted(w for line in text.split(b"\n") for w in line.split(b" ") if w.startswith(b"name=lister")))
     out += [cmd(peers[0], "CLIENT", "LIST", "TYPE", "master"), cmd(peers[0], "CLIENT", "LIST", "ID"),
             cmd(peers[0], "CLIENT", "LIST", "ID", 1, "x"), cmd(peers[0], "CLIENT", "LIST", "TYPE", "x"),
-            cmd(peers[0], "CLIENT", "LIST", "TYPE", "normal", "x")]
+            cmd(peers[0], "CLIENT", "LIST", "TYPE", "normal", "x"),
+            cmd(peers[0], "CLIENT", "LIST", "ID", *range(10 ** 9, 10 ** 9 + 100000))]
     line = cmd(peers[0], "CLIENT", "LIST", "ID", ids[0]).split(b"\r\n")[1]
     fields = [w.split(b"=")[0] for w in line.split(b" ")]
     # the states it shows: waiting on keys, subscribed, inside MULTI

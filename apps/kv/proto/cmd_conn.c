@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Connection commands: HELLO, QUIT and CLIENT's subcommands, with Redis
- * 7's replies and errors. They run on the connection's own shard and act
- * on c->conn. */
+ * 7's replies and errors. Most run on the connection's own shard and act
+ * on c->conn; CLIENT LIST, UNBLOCK and KILL run on every shard (typed
+ * parts), each acting on its own connections through the view. */
 #include "cmd_impl.h"
+
+#include <stdlib.h>
 
 #include "num.h"
 #include "pubsub.h"
@@ -278,17 +281,21 @@ void kv_client_list(struct kv_call *c)
 		kv_err(c, KV_ERR_SYNTAX);
 		return;
 	}
-	int64_t ids[w.nids ? w.nids : 1];
-	struct kv_text lines[nout];
+	/* on the heap: a request may name any number of ids */
+	int64_t *ids = calloc(w.nids ? w.nids : 1, sizeof(*ids));
+	struct kv_text *lines = calloc(nout, sizeof(*lines));
 
+	if (!ids || !lines) {
+		kv_err_oom(c);
+		goto out;
+	}
 	for (uint32_t i = 0; i < w.nids; i++)
 		if (!kv_str2ll(c->argv[3 + i], c->argl[3 + i], &ids[i])) {
 			kv_err(c, KV_ERR_CLIENT_ID);
-			return;
+			goto out;
 		}
 	w.ids = ids;
 	w.by_id = lines;
-	memset(lines, 0, sizeof(lines));
 	if (c->view && c->view->clients)
 		c->view->clients(c->view->arg, list_one, &w);
 	else if (c->conn)
@@ -299,6 +306,9 @@ void kv_client_list(struct kv_call *c)
 		kv_part_add(c->part, lines[i].buf ? lines[i].buf : "", lines[i].len);
 		kv_text_free(&lines[i]);
 	}
+out:
+	free(ids);
+	free(lines);
 }
 
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR]: a typed command run on every shard,
