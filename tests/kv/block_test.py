@@ -224,6 +224,7 @@ def client_list(port, k):
             cmd(peers[0], "CLIENT", "LIST", "ID", *range(10 ** 9, 10 ** 9 + 100000))]
     line = cmd(peers[0], "CLIENT", "LIST", "ID", ids[0]).split(b"\r\n")[1]
     fields = [w.split(b"=")[0] for w in line.split(b" ")]
+    out.append([w for w in line.split(b" ") if w.startswith(b"laddr=")] == [b"laddr=127.0.0.1:%d" % port])
     # the states it shows: waiting on keys, subscribed, inside MULTI
     cmd(peers[2], "MULTI")
     cmd(peers[2], "SET", k("b"), 1)
@@ -261,7 +262,9 @@ def client_kill(port, k):
             cmd(victim, "SUBSCRIBE", "news")
             out += [cmd(killer, "CLIENT", "KILL", "TYPE", "pubsub"), victim.closed()]
         else:
-            out += [cmd(killer, "CLIENT", "KILL", "ADDR", vaddr, "USER", "default"), victim.closed()]
+            here = "127.0.0.1:%d" % port
+            out += [cmd(killer, "CLIENT", "KILL", "LADDR", "127.0.0.2:%d" % port, "ID", vid),
+                    cmd(killer, "CLIENT", "KILL", "LADDR", here, "ADDR", vaddr, "USER", "default"), victim.closed()]
         me = "127.0.0.1:%d" % killer.sock.getsockname()[1]
         out += [cmd(killer, "CLIENT", "KILL", "ADDR", me), cmd(killer, "CLIENT", "KILL", "ADDR", me, "SKIPME", "no"),
                 killer.closed()]

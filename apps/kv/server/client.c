@@ -1004,7 +1004,8 @@ size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, voi
 	return len;
 }
 
-/* The client's address for CLIENT LIST. */
+/* The client's and the server's addresses and the socket, for CLIENT
+ * LIST. */
 static void peer_name(struct pc_session *s, struct kv_conn *conn)
 {
 	struct sockaddr_storage ss;
@@ -1012,6 +1013,10 @@ static void peer_name(struct pc_session *s, struct kv_conn *conn)
 
 	if (!pc_session_peer(s, &ss, &len))
 		pc_sockaddr_format((struct sockaddr *)&ss, conn->addr, sizeof(conn->addr));
+	len = sizeof(ss);
+	if (!pc_session_local(s, &ss, &len))
+		pc_sockaddr_format((struct sockaddr *)&ss, conn->laddr, sizeof(conn->laddr));
+	conn->fd = pc_session_fd(s);
 }
 
 void kv_client_open(struct pc_session *s, void *user)
