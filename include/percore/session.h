@@ -109,6 +109,14 @@ PC_API void pc_session_set_data(struct pc_session *s, void *data);
 /* The client's address. Returns 0 and fills *ss and *len. */
 PC_API int pc_session_peer(const struct pc_session *s, struct sockaddr_storage *ss, socklen_t *len);
 
+/* The server's address the client reached (its listener's, as accepted).
+ * Returns 0 and fills *ss and *len, or -errno. The session's shard. */
+PC_API int pc_session_local(const struct pc_session *s, struct sockaddr_storage *ss, socklen_t *len);
+
+/* The session's socket, to report it (Redis's CLIENT LIST fd=): reading,
+ * writing or closing it behind the session breaks the session. */
+PC_API int pc_session_fd(const struct pc_session *s);
+
 /* Output bytes queued and not yet written to the socket. */
 PC_API size_t pc_session_queued(const struct pc_session *s);
 

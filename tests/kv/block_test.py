@@ -5,8 +5,10 @@ compared with a real redis-server doing the same steps: timeouts, a push
 by another client waking the longest waiting one (on keys of both shards,
 by LPUSH, RPUSH, ZADD, LMOVE's destination, a MULTI/EXEC), waiters served
 first come first served, a client leaving while blocked losing nothing,
-BLMOVE across shards refused; then a stress run: consumers blocked on keys
-of both shards, producers pushing, every item delivered exactly once.
+BLMOVE and BRPOPLPUSH with source and destination on different shards,
+CLIENT UNBLOCK and CLIENT LIST across shards; then stress runs: consumers
+blocked on keys of both shards, producers pushing, every item delivered
+exactly once, and moves across shards while CLIENT UNBLOCK interrupts.
 Exit 0 when all hold, 1 otherwise, 77 when redis-server is missing.
 
 usage: block_test.py PERCORE [REDIS_SERVER]"""
@@ -111,9 +113,200 @@ def leave(port, k):
     return got
 
 
+def cross(port, k):
+    """BLMOVE and BRPOPLPUSH with source and destination on different
+    shards (same-shard pairs too, where k places them so): served at once,
+    woken by a push, timed out, refused for a destination of another
+    type when woken (nothing popped), waiters first come first served
+    whatever they wait with, a waiter that leaves taking nothing."""
+    s, t, u = k("s"), k("t"), k("u")
+    a, b, c, d = (o.RedisPeer(port) for _ in range(4))
+    got = [cmd(d, "RPUSH", s, "now"), cmd(a, "BLMOVE", s, t, "LEFT", "RIGHT", 0),
+           cmd(a, "BRPOPLPUSH", s, t, 0.1), cmd(a, "BLMOVE", s, t, "RIGHT", "LEFT", 0.1)]
+    send(a, "BLMOVE", s, t, "RIGHT", "LEFT", 0)
+    time.sleep(0.1)
+    got += [cmd(d, "RPUSH", s, "w1", "w2"), reply(a), cmd(d, "LRANGE", s, 0, -1), cmd(d, "LRANGE", t, 0, -1)]
+    cmd(d, "DEL", s)
+    # oldest first: a BLMOVE, a BLPOP, a BRPOPLPUSH on one source
+    send(a, "BLMOVE", s, t, "LEFT", "LEFT", 0)
+    time.sleep(0.1)
+    send(b, "BLPOP", s, 0)
+    time.sleep(0.1)
+    send(c, "BRPOPLPUSH", s, u, 0)
+    time.sleep(0.1)
+    got += [cmd(d, "RPUSH", s, "f1"), reply(a), cmd(d, "RPUSH", s, "f2", "f3"), reply(b), reply(c)]
+    got += [cmd(d, "LRANGE", t, 0, -1), cmd(d, "LRANGE", u, 0, -1), cmd(d, "LRANGE", s, 0, -1)]
+    # a destination of another type: WRONGTYPE when woken, the element kept
+    cmd(d, "DEL", s, t)
+    cmd(d, "SET", t, "str")
+    send(a, "BLMOVE", s, t, "LEFT", "LEFT", 0)
+    time.sleep(0.1)
+    send(b, "BLMOVE", s, u, "LEFT", "LEFT", 0)
+    time.sleep(0.1)
+    got += [cmd(d, "RPUSH", s, "keep"), reply(a), reply(b), cmd(d, "LRANGE", s, 0, -1), cmd(d, "GET", t)]
+    # one that leaves takes nothing; the next waiter gets it
+    send(a, "BRPOPLPUSH", s, t, 0)
+    time.sleep(0.1)
+    a.close()
+    time.sleep(0.1)
+    send(b, "BRPOPLPUSH", s, u, 0)
+    time.sleep(0.1)
+    got += [cmd(d, "RPUSH", s, "left"), reply(b), cmd(d, "LRANGE", s, 0, -1), cmd(d, "LRANGE", u, 0, -1)]
+    for p in (b, c, d):
+        p.close()
+    return got
+
+
+def unblock(port, k):
+    """CLIENT UNBLOCK from other connections (on either shard): nil by
+    default or with TIMEOUT, Redis's error with ERROR, :0 for a client
+    not blocked (or unblocked already), argument errors; a cross-shard
+    BLMOVE unblocked too; the key keeps what a later push brings."""
+    got = []
+    others = [o.RedisPeer(port) for _ in range(3)]
+    for i, (blocked, how) in enumerate([(("BLPOP", k("a"), k("b"), 0), ()),
+                                        (("BRPOP", k("a"), 0), ("TIMEOUT",)),
+                                        (("BZPOPMIN", k("z"), 0), ("ERROR",)),
+                                        (("BLMOVE", k("s"), k("t"), "LEFT", "LEFT", 0), ("error",)),
+                                        (("BRPOPLPUSH", k("s"), k("t"), 0), ()),
+                                        (("BLMPOP", 0, 2, k("a"), k("b"), "LEFT"), ("timeout",))]):
+        a = o.RedisPeer(port)
+        me = int(cmd(a, "CLIENT", "ID")[1:-2])
+        send(a, *blocked)
+        time.sleep(0.1)
+        u = others[i % len(others)]
+        got += [cmd(u, "CLIENT", "UNBLOCK", me, *how), reply(a), cmd(u, "CLIENT", "UNBLOCK", me, *how),
+                cmd(others[(i + 1) % len(others)], "CLIENT", "UNBLOCK", me)]
+        got.append(cmd(a, "PING"))
+        a.close()
+    u = others[0]
+    me = int(cmd(u, "CLIENT", "ID")[1:-2])
+    got += [cmd(u, "CLIENT", "UNBLOCK", me), cmd(u, "CLIENT", "UNBLOCK", 999999),
+            cmd(u, "CLIENT", "UNBLOCK", "x"), cmd(u, "CLIENT", "UNBLOCK", me, "maybe"),
+            cmd(u, "CLIENT", "UNBLOCK", me, "ERROR", "x"), cmd(u, "CLIENT", "UNBLOCK"),
+            cmd(u, "RPUSH", k("a"), "after"), cmd(u, "LRANGE", k("a"), 0, -1), cmd(u, "LRANGE", k("t"), 0, -1)]
+    for p in others:
+        p.close()
+    return got
+
+
+def client_list(port, k):
+    """CLIENT LIST from any connection lists every connection of every
+    shard once, with Redis's field names in its order; TYPE and ID filter
+    (ids in the order asked); its errors are Redis's."""
+    peers = [o.RedisPeer(port) for _ in range(5)]
+    ids = []
+    for i, p in enumerate(peers):
+        cmd(p, "CLIENT", "SETNAME", "lister%d" % i)
+        ids.append(int(cmd(p, "CLIENT", "ID")[1:-2]))
+    many = [o.RedisPeer(port) for _ in range(16)]  # ids unique over every shard
+    many_ids = [cmd(p, "CLIENT", "ID") for p in many]
+    for p in many:
+        p.close()
+    cmd(peers[4], "SUBSCRIBE", "news")
+    send(peers[3], "BLPOP", k("a"), 0)
+    time.sleep(0.1)
+    out = [len(set(many_ids + [b":%d\r\n" % i for i in ids])) == len(many_ids) + len(ids)]
+    for p in peers[:3]:
+        text = cmd(p, "CLIENT", "LIST").split(b"\r\n", 1)[1][:-2]
+        names = sorted(w for line in text.split(b"\n") for w in line.split(b" ") if w.startswith(b"name=lister"))
+        own = [line for line in text.split(b"\n") if b"name=lister" in line and b"cmd=client|list" in line]
+        out.append((names, len(own)))
+    text = cmd(peers[0], "CLIENT", "LIST", "ID", ids[2], 999999, ids[1], ids[2]).split(b"\r\n", 1)[1][:-2]
+    out.append([line.split(b" ")[4] for line in text.split(b"\n") if line])
+    text = cmd(peers[0], "CLIENT", "LIST", "TYPE", "pubsub").split(b"\r\n", 1)[1][:-2]
+    out.append([w for line in text.split(b"\n") for w in line.split(b" ") if w.startswith(b"name=")])
+    text = cmd(peers[1], "CLIENT", "LIST", "TYPE", "normal").split(b"\r\n", 1)[1][:-2]
+    out.append(sorted(w for line in text.split(b"\n") for w in line.split(b" ") if w.startswith(b"name=lister")))
+    out += [cmd(peers[0], "CLIENT", "LIST", "TYPE", "master"), cmd(peers[0], "CLIENT", "LIST", "ID"),
+            cmd(peers[0], "CLIENT", "LIST", "ID", 1, "x"), cmd(peers[0], "CLIENT", "LIST", "TYPE", "x"),
+            cmd(peers[0], "CLIENT", "LIST", "TYPE", "normal", "x"),
+            cmd(peers[0], "CLIENT", "LIST", "ID", *range(10 ** 9, 10 ** 9 + 100000))]
+    line = cmd(peers[0], "CLIENT", "LIST", "ID", ids[0]).split(b"\r\n")[1]
+    fields = [w.split(b"=")[0] for w in line.split(b" ")]
+    out.append([w for w in line.split(b" ") if w.startswith(b"laddr=")] == [b"laddr=127.0.0.1:%d" % port])
+    # the states it shows: waiting on keys, subscribed, inside MULTI
+    cmd(peers[2], "MULTI")
+    cmd(peers[2], "SET", k("b"), 1)
+    cmd(peers[2], "GET", k("b"))
+    text = cmd(peers[0], "CLIENT", "LIST", "ID", ids[3], ids[4], ids[2]).split(b"\r\n", 1)[1][:-2]
+    keep = (b"name", b"flags", b"sub", b"psub", b"multi", b"cmd")
+    out.append([[w for w in line.split(b" ") if w.split(b"=")[0] in keep] for line in text.split(b"\n") if line])
+    out.append(cmd(peers[2], "DISCARD"))
+    cmd(peers[0], "RPUSH", k("a"), "v")
+    out.append(reply(peers[3]))
+    for p in peers:
+        p.close()
+    return out, fields
+
+
+def client_kill(port, k):
+    """CLIENT KILL from connections (on either shard) closes others by
+    ID, ADDR (old form too), TYPE; SKIPME spares the caller unless told
+    no (then its reply comes first); a client blocked when killed takes
+    nothing; Redis's errors."""
+    out = []
+    for i in range(3):
+        victim, blocked, killer = o.RedisPeer(port), o.RedisPeer(port), o.RedisPeer(port)
+        vid = int(cmd(victim, "CLIENT", "ID")[1:-2])
+        bid = int(cmd(blocked, "CLIENT", "ID")[1:-2])
+        send(blocked, "BLPOP", k("a"), 0)
+        time.sleep(0.1)
+        vaddr = "127.0.0.1:%d" % victim.sock.getsockname()[1]
+        out += [cmd(killer, "CLIENT", "KILL", "ID", bid), blocked.closed(),
+                cmd(killer, "CLIENT", "KILL", "ID", bid), cmd(killer, "RPUSH", k("a"), "kept%d" % i)]
+        if i == 0:
+            out += [cmd(killer, "CLIENT", "KILL", "ADDR", vaddr, "ID", vid + 1000), victim.closed()]
+            out += [cmd(killer, "CLIENT", "KILL", vaddr), victim.closed(), cmd(killer, "CLIENT", "KILL", vaddr)]
+        elif i == 1:
+            cmd(victim, "SUBSCRIBE", "news")
+            out += [cmd(killer, "CLIENT", "KILL", "TYPE", "pubsub"), victim.closed()]
+        else:
+            here = "127.0.0.1:%d" % port
+            out += [cmd(killer, "CLIENT", "KILL", "LADDR", "127.0.0.2:%d" % port, "ID", vid),
+                    cmd(killer, "CLIENT", "KILL", "LADDR", here, "ADDR", vaddr, "USER", "default"), victim.closed()]
+        me = "127.0.0.1:%d" % killer.sock.getsockname()[1]
+        out += [cmd(killer, "CLIENT", "KILL", "ADDR", me), cmd(killer, "CLIENT", "KILL", "ADDR", me, "SKIPME", "no"),
+                killer.closed()]
+        for p in (victim, blocked, killer):
+            p.close()
+    p = o.RedisPeer(port)
+    out += [cmd(p, "LRANGE", k("a"), 0, -1), cmd(p, "CLIENT", "KILL", "ID", "x"), cmd(p, "CLIENT", "KILL", "ID", 0),
+            cmd(p, "CLIENT", "KILL", "TYPE", "x"), cmd(p, "CLIENT", "KILL", "USER", "x"),
+            cmd(p, "CLIENT", "KILL", "SKIPME", "maybe"), cmd(p, "CLIENT", "KILL", "ID", 1, "TYPE"),
+            cmd(p, "CLIENT", "KILL", "1.2.3.4:5")]
+    p.close()
+    return out
+
+
+def fields_in_order(ours, theirs, failures):
+    """Our CLIENT LIST fields are Redis 7.0's, in its order (lib-name and
+    lib-ver, from Redis 7.2, at the end)."""
+    ours = [f for f in ours if f not in (b"lib-name", b"lib-ver")]
+    at = 0
+    for f in ours:
+        if f not in theirs[at:]:
+            failures.append("CLIENT LIST field %r not in Redis's order %r" % (f, theirs))
+            return
+        at = theirs.index(f, at) + 1
+
+
 def compare(name, ours, theirs, failures):
     if ours != theirs:
         failures.append("%s:\n  kv:    %r\n  redis: %r" % (name, ours, theirs))
+
+
+def produce(port, i, items, producers, verbs, keys):
+    """Producer i of producers pushes its share of items "it<n>", each
+    once, with one of verbs to one of keys (seeded)."""
+    p = o.RedisPeer(port)
+    rng = random.Random(SEED + i)
+    mine = range(i, items, producers)
+    for n in mine:
+        send(p, rng.choice(verbs), rng.choice(keys), "it%d" % n)
+    for _ in mine:
+        reply(p)
+    p.close()
 
 
 def stress(port, names, failures, items=3000, consumers=12, producers=3):
@@ -134,18 +327,9 @@ def stress(port, names, failures, items=3000, consumers=12, producers=3):
                         done.set()
         p.close()
 
-    def produce(i):
-        p = o.RedisPeer(port)
-        rng = random.Random(SEED + i)
-        mine = range(i, items, producers)
-        for n in mine:
-            send(p, rng.choice(["LPUSH", "RPUSH"]), rng.choice(names), "it%d" % n)
-        for _ in mine:
-            reply(p)
-        p.close()
-
     threads = [threading.Thread(target=consume) for _ in range(consumers)]
-    threads += [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
+    threads += [threading.Thread(target=produce, args=(port, i, items, producers, ["LPUSH", "RPUSH"], names))
+                for i in range(producers)]
     for t in threads:
         t.start()
     done.wait(120)
@@ -162,6 +346,72 @@ def stress(port, names, failures, items=3000, consumers=12, producers=3):
                         % (len(set(got)), items, dup, left))
     elif left != b":0\r\n":
         failures.append("stress: lists not empty after every item was delivered: %r" % left)
+
+
+def stress_move(port, sources, dests, failures, items=1500, consumers=8, producers=3):
+    """Consumers loop on BLMOVE / BRPOPLPUSH from keys of one shard to keys
+    of the other, while producers push and a third party unblocks them
+    with CLIENT UNBLOCK at random: every item ends in a destination
+    exactly once, and every move a consumer was told of is there."""
+    moved, lock = [], threading.Lock()
+    done = threading.Event()
+    ids = []
+
+    def consume(i):
+        p = o.RedisPeer(port)
+        with lock:
+            ids.append(int(cmd(p, "CLIENT", "ID")[1:-2]))
+        rng = random.Random(SEED + 100 + i)
+        while not done.is_set():
+            j = rng.randrange(len(sources))
+            if rng.random() < 0.5:
+                r = cmd(p, "BLMOVE", sources[j], dests[j], "LEFT", "RIGHT", 0.5)
+            else:
+                r = cmd(p, "BRPOPLPUSH", sources[j], dests[j], 0.5)
+            if r.startswith(b"$") and r != b"$-1\r\n":
+                with lock:
+                    moved.append(r.split(b"\r\n")[1])
+        p.close()
+
+    def unblocker():
+        p = o.RedisPeer(port)
+        rng = random.Random(SEED + 999)
+        while not done.is_set():
+            with lock:
+                pick = rng.choice(ids) if ids else None
+            if pick is not None:
+                cmd(p, "CLIENT", "UNBLOCK", pick, rng.choice(["TIMEOUT", "ERROR"]))
+            time.sleep(0.002)
+        p.close()
+
+    threads = [threading.Thread(target=consume, args=(i,)) for i in range(consumers)]
+    threads.append(threading.Thread(target=unblocker))
+    pushers = [threading.Thread(target=produce, args=(port, i, items, producers, ["RPUSH"], sources))
+               for i in range(producers)]
+    for t in threads + pushers:
+        t.start()
+    for t in pushers:
+        t.join(120)
+    p = o.RedisPeer(port)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and cmd(p, "EXISTS", *sources) != b":0\r\n":
+        time.sleep(0.05)
+    done.set()
+    for t in threads:
+        t.join(30)
+    landed = []
+    for d in dests:
+        r = cmd(p, "LRANGE", d, 0, -1)
+        landed += [x for x in r.split(b"\r\n")[2::2]]
+    left = cmd(p, "EXISTS", *sources)
+    p.close()
+    want = sorted(b"it%d" % n for n in range(items))
+    if sorted(landed) != want or left != b":0\r\n":
+        failures.append("stress_move: %d items in the destinations (%d distinct) of %d, sources left %r"
+                        % (len(landed), len(set(landed)), items, left))
+    if len(moved) != len(set(moved)) or not set(moved) <= set(landed):
+        failures.append("stress_move: %d moves told, %d distinct, %d not in a destination"
+                        % (len(moved), len(set(moved)), len(set(moved) - set(landed))))
 
 
 def main():
@@ -182,17 +432,30 @@ def main():
         keys = ["a", "b", "c", "d", "e", "f", "g", "h", "l", "m", "q", "r", "y", "z"]
         # neighbours on different shards, BLMOVE's source and destination on one
         k = o.placed(probe, keys, lambda i: 0 if keys[i] in ("e", "f") else i % 2)
-        for name, fn in (("timeouts", timeouts), ("wake", wake), ("fifo", fifo), ("leave", leave)):
+        def flush():
             probe.send(o.enc("FLUSHALL"))
             probe.reader.reply()
             r = o.RedisPeer(rport)
             cmd(r, "FLUSHALL")
             r.close()
-            compare(name, fn(kv.port, k), fn(rport, k), failures)
-        apart = o.apart(probe, ["s", "t"])
-        got = cmd(probe, "BLMOVE", apart("s"), apart("t"), "LEFT", "LEFT", 0)
-        if got != o.CROSSSLOT:
-            failures.append("BLMOVE across shards: %r" % got)
+
+        def both(steps, kk):
+            for name, fn in steps:
+                flush()
+                compare(name, fn(kv.port, kk), fn(rport, kk), failures)
+
+        both((("timeouts", timeouts), ("wake", wake), ("fifo", fifo), ("leave", leave)), k)
+        # BLMOVE's source and destinations apart, then together
+        names = ["a", "b", "s", "t", "u", "z"]
+        for kk in (o.placed(probe, names, lambda i: i % 2), o.placed(probe, names, lambda i: 0)):
+            both((("cross", cross), ("unblock", unblock)), kk)
+        both((("client_kill", client_kill),), k)
+        flush()
+        (ours, ofields), (theirs, tfields) = client_list(kv.port, k), client_list(rport, k)
+        compare("client_list", ours, theirs, failures)
+        fields_in_order(ofields, tfields, failures)
+        srcs = [o.apart(probe, ["m%d" % i for i in range(8)])("m%d" % i) for i in range(8)]
+        stress_move(kv.port, srcs[0::2], srcs[1::2], failures)
         names = [o.apart(probe, ["k%d" % i for i in range(6)])("k%d" % i) for i in range(6)]
         probe.close()
         stress(kv.port, names, failures)

@@ -20,6 +20,12 @@ struct fixture {
 	struct kv_db *db;
 	struct kv_reply out;
 	struct kv_conn conn;
+	struct kv_conn other;  /* another connection the view lists */
+	uint64_t unblocked;    /* the id client_unblock was asked for */
+	uint64_t killed[16];   /* the ids client_kill closed, in order */
+	bool killed_self[16];
+	int nkilled;
+	bool unblock_error;
 	struct kv_config cfg;
 	struct kv_server_view view;
 	bool with_view;
@@ -45,11 +51,28 @@ static void totals(void *arg, struct kv_totals *t)
 	*t = ((struct fixture *)arg)->tot;
 }
 
-static void list(void *arg, struct kv_text *t)
+static void clients(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn), void *ctx)
 {
 	struct fixture *f = arg;
-	kv_client_info_line(t, &f->conn, 5000);
-	kv_text_printf(t, "id=99 other\n");
+	fn(ctx, &f->conn);
+	fn(ctx, &f->other);
+}
+
+static bool kill(void *arg, uint64_t id, bool self)
+{
+	struct fixture *f = arg;
+	f->killed_self[f->nkilled] = self;
+	f->killed[f->nkilled++] = id;
+	return true;
+}
+
+/* Connection 99 waits on keys. */
+static bool unblock(void *arg, uint64_t id, bool error)
+{
+	struct fixture *f = arg;
+	f->unblocked = id;
+	f->unblock_error = error;
+	return id == 99;
 }
 
 /* Runs the command (arguments split at spaces, '~' in one stands for a
@@ -102,7 +125,9 @@ static int setup(void **state)
 	kv_conn_init(&f->conn, 7, 1000);
 	kv_config_init(&f->cfg);
 	f->view = (struct kv_server_view){ .totals = totals, .config_set = apply,
-					   .client_list = list, .arg = f };
+					   .clients = clients, .client_unblock = unblock,
+					   .client_kill = kill, .arg = f };
+	kv_conn_init(&f->other, 99, 1000);
 	f->with_view = true;
 	f->now = 5000;
 	*state = f;
@@ -113,6 +138,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	kv_conn_fini(&f->conn);
+	kv_conn_fini(&f->other);
 	kv_reply_free(&f->out);
 	kv_db_free(f->db);
 	free(f);
@@ -204,13 +230,58 @@ static void test_client(void **state)
 		   "lib-name=redis-py lib-ver=5.0\n");
 	/* the view lists every connection */
 	expect_has(f, "CLIENT LIST", "cmd=client|list");
-	expect_has(f, "CLIENT LIST", "\nid=99 other\n");
+	expect_has(f, "CLIENT LIST", "\nid=99 addr= ");
 	expect(f, "CLIENT LIST TYPE pubsub", "$0\r\n\r\n");
+	expect(f, "CLIENT LIST TYPE master", "$0\r\n\r\n");
 	expect(f, "CLIENT LIST TYPE nope", "-ERR Unknown client type 'nope'\r\n");
+	expect(f, "CLIENT LIST TYPE normal x", "-ERR syntax error\r\n");
+	expect(f, "CLIENT LIST ID", "-ERR syntax error\r\n");
+	expect(f, "CLIENT LIST ID 7 abc", "-ERR Invalid client ID\r\n");
+	expect(f, "CLIENT LIST ID 5", "$0\r\n\r\n");
+	/* in the order asked, a repeated one twice */
+	const char *got = run(f, "CLIENT LIST ID 99 7 99");
+	const char *first = strstr(got, "id=99 "), *mine = strstr(got, "id=7 ");
+	assert_true(first && mine && first < mine && strstr(mine, "id=99 "));
 	expect_has(f, "CLIENT HELP", "SETNAME");
+	expect_has(f, "CLIENT HELP", "UNBLOCK");
+	/* CLIENT UNBLOCK: the view ends the wait */
+	expect(f, "CLIENT UNBLOCK 99", ":1\r\n");
+	assert_int_equal(f->unblocked, 99);
+	assert_false(f->unblock_error);
+	expect(f, "CLIENT UNBLOCK 99 error", ":1\r\n");
+	assert_true(f->unblock_error);
+	expect(f, "CLIENT UNBLOCK 7 TIMEOUT", ":0\r\n");
+	expect(f, "CLIENT UNBLOCK x", "-ERR value is not an integer or out of range\r\n");
+	expect(f, "CLIENT UNBLOCK 99 maybe",
+	       "-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n");
+	expect(f, "CLIENT UNBLOCK 99 error x",
+	       "-ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.\r\n");
+	expect(f, "CLIENT UNBLOCK", "-ERR wrong number of arguments for 'client|unblock' command\r\n");
+	/* CLIENT KILL: filters pick the view's connections; SKIPME yes spares
+	 * the caller; the old form answers OK or Redis's error */
+	expect(f, "CLIENT KILL ID 99", ":1\r\n");
+	expect(f, "CLIENT KILL ID 7", ":0\r\n");
+	expect(f, "CLIENT KILL TYPE normal SKIPME no", ":2\r\n");
+	assert_int_equal(f->nkilled, 3);
+	assert_true(f->killed[0] == 99 && f->killed[1] == 7 && f->killed[2] == 99);
+	assert_true(f->killed_self[1] && !f->killed_self[2]);
+	expect(f, "CLIENT KILL TYPE pubsub", ":0\r\n");
+	expect(f, "CLIENT KILL USER default ID 99", ":1\r\n");
+	expect(f, "CLIENT KILL 127.0.0.1:5000", "+OK\r\n");
+	expect(f, "CLIENT KILL 10.0.0.1:1", "-ERR No such client\r\n");
+	expect(f, "CLIENT KILL ADDR 10.0.0.1:1", ":0\r\n");
+	expect(f, "CLIENT KILL ID x", "-ERR client-id should be greater than 0\r\n");
+	expect(f, "CLIENT KILL ID 0", "-ERR client-id should be greater than 0\r\n");
+	expect(f, "CLIENT KILL TYPE x", "-ERR Unknown client type 'x'\r\n");
+	expect(f, "CLIENT KILL USER x", "-ERR No such user 'x'\r\n");
+	expect(f, "CLIENT KILL SKIPME maybe", "-ERR syntax error\r\n");
+	expect(f, "CLIENT KILL ID 1 TYPE", "-ERR syntax error\r\n");
+	expect(f, "CLIENT KILL MAXAGE 1", "-ERR syntax error\r\n");
+	expect(f, "CLIENT KILL", "-ERR wrong number of arguments for 'client|kill' command\r\n");
 	f->with_view = false;
 	expect_has(f, "CLIENT LIST TYPE normal", "id=7 ");
 	assert_null(strstr(run(f, "CLIENT LIST"), "id=99"));
+	expect(f, "CLIENT UNBLOCK 99", ":0\r\n");
 }
 
 static void test_config_get(void **state)
@@ -334,7 +405,7 @@ static void test_command(void **state)
 	expect(f, "COMMAND DOCS get",
 	       "*2\r\n$3\r\nget\r\n*6\r\n$7\r\nsummary\r\n$13\r\nA key's value\r\n"
 	       "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n");
-	expect_has(f, "COMMAND DOCS client", "$11\r\nsubcommands\r\n*16\r\n$14\r\nclient|getname\r\n");
+	expect_has(f, "COMMAND DOCS client", "$11\r\nsubcommands\r\n*20\r\n$14\r\nclient|getname\r\n");
 	expect(f, "COMMAND GETKEYS mset a 1 b 2", "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
 	expect(f, "COMMAND GETKEYS get a b", "-ERR Invalid number of arguments specified for command\r\n");
 	expect(f, "COMMAND GETKEYS nosuch a", "-ERR Invalid command specified\r\n");

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The server with well-behaved clients: framed and raw echo, heartbeats,
  * the statistics frame, large frames, idle sessions holding no buffers,
- * ids and pc_session_send_to across shards, IPv6, bad configurations. */
+ * ids and pc_session_send_to across shards, each session's local address
+ * and socket, IPv6, bad configurations. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,7 +216,7 @@ static void test_stats_frame(void **state)
 
 /* ---- ids and pc_session_send_to -------------------------------------------- */
 
-enum { MSG_WHOAMI = 1, MSG_FORWARD = 2, MSG_DELIVERED = 3, MSG_RESULT = 4 };
+enum { MSG_WHOAMI = 1, MSG_FORWARD = 2, MSG_DELIVERED = 3, MSG_RESULT = 4, MSG_WHERE = 5 };
 
 static void forward_frame(struct pc_session *s, const struct pc_frame *f, void *user)
 {
@@ -223,6 +226,15 @@ static void forward_frame(struct pc_session *s, const struct pc_frame *f, void *
 	(void)user;
 	if (f->msg_id == MSG_WHOAMI) {
 		pc_session_send(s, MSG_WHOAMI, &id, sizeof(id));
+	} else if (f->msg_id == MSG_WHERE) {
+		/* the server's side: its port (host order, 0 on error), the fd */
+		struct sockaddr_storage ss;
+		socklen_t len;
+		int32_t where[2] = { 0, pc_session_fd(s) };
+
+		if (!pc_session_local(s, &ss, &len) && ss.ss_family == AF_INET)
+			where[0] = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		pc_session_send(s, MSG_WHERE, where, sizeof(where));
 	} else if (f->msg_id == MSG_FORWARD && f->len > sizeof(to)) {
 		memcpy(&to, f->body, sizeof(to));
 		rc = pc_session_send_to(to, MSG_DELIVERED, 0, f->body + 8, f->len - 8);
@@ -335,6 +347,20 @@ static void test_send_to(void **state)
 		n++;
 	}
 	assert_true(a >= 0 && b >= 0);
+	/* Each session knows the address the client reached and its socket. */
+	for (int k = 0; k < n; k++) {
+		struct pc_frame w = { 0 };
+		uint8_t *wb = NULL;
+		int32_t where[2];
+
+		assert_int_equal(tu_send_frame(fds[k], MSG_WHERE, 0, NULL, 0), 0);
+		assert_int_equal(tu_recv_frame(fds[k], &w, &wb), 0);
+		assert_int_equal(w.len, sizeof(where));
+		memcpy(where, wb, sizeof(where));
+		free(wb);
+		assert_int_equal(where[0], pc_server_port(srv));
+		assert_true(where[1] >= 0);
+	}
 	/* Across shards, through the mesh. */
 	assert_int_equal(forward(fds[a], ids[b], "hello b"), 0);
 	struct pc_frame f = { 0 };

@@ -29,7 +29,7 @@
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary) \
 	{ name, fn, arity, flags, first, last, step, KV_MULTI_##multi, group, since, summary },
-#define KV_SUBCOMMAND(name, fn, arity, flags, group, since, summary) /* the next table */
+#define KV_SUBCOMMAND(name, fn, arity, flags, multi, group, since, summary) /* the next table */
 static const struct kv_cmd table[] = {
 #include "commands.def"
 };
@@ -37,8 +37,8 @@ static const struct kv_cmd table[] = {
 #undef KV_SUBCOMMAND
 
 #define KV_COMMAND(name, fn, arity, flags, first, last, step, multi, group, since, summary)
-#define KV_SUBCOMMAND(name, fn, arity, flags, group, since, summary) \
-	{ name, fn, arity, flags, 0, 0, 0, KV_MULTI_NONE, group, since, summary },
+#define KV_SUBCOMMAND(name, fn, arity, flags, multi, group, since, summary) \
+	{ name, fn, arity, flags, 0, 0, 0, KV_MULTI_##multi, group, since, summary },
 static const struct kv_cmd subs[] = {
 #include "commands.def"
 };
@@ -253,6 +253,18 @@ static const struct kv_cmd *find_sub(const struct kv_cmd *cmd, const char *name,
 			return &s[i];
 	}
 	return NULL;
+}
+
+const struct kv_cmd *kv_cmd_placed(const struct kv_cmd *cmd, uint32_t argc,
+				   const char *const *argv, const size_t *argl)
+{
+	size_t n;
+	const struct kv_cmd *sub;
+
+	if (!cmd || argc < 2 || !kv_cmd_subs(cmd, &n))
+		return cmd;
+	sub = find_sub(cmd, argv[1], argl[1]);
+	return sub && (sub->flags & KV_CMD_ALLSHARDS) ? sub : cmd;
 }
 
 /* Redis's text for a subcommand the container lacks. */

@@ -77,6 +77,9 @@ struct kv_call {
 	 * NULL when the command runs on a shard other than the connection's
 	 * (only NOKEY_LOCAL commands read it). */
 	struct kv_conn *conn;
+	/* The id of the connection that sent the request, also where conn is
+	 * NULL (a part of a command run on every shard); 0: none. */
+	uint64_t caller;
 	/* The settings (NULL: Redis's defaults) and the whole server (NULL:
 	 * just this keyspace and connection). */
 	const struct kv_config *cfg;
@@ -121,6 +124,12 @@ static inline bool kv_cmd_arity_ok(const struct kv_cmd *cmd, uint32_t argc)
 /* A container's subcommands ("container|sub"), *n of them; NULL and 0
  * for a command that has none. */
 const struct kv_cmd *kv_cmd_subs(const struct kv_cmd *cmd, size_t *n);
+
+/* The record that says where a request runs: the subcommand argv[1]
+ * names when it runs on every shard (flag A), else cmd (NULL stays
+ * NULL). */
+const struct kv_cmd *kv_cmd_placed(const struct kv_cmd *cmd, uint32_t argc,
+				   const char *const *argv, const size_t *argl);
 
 /* The command named name[0..len), any letter case, or NULL. */
 const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len);

@@ -182,14 +182,38 @@ static long long secs_since(int64_t then, int64_t now)
 	return now > then ? (long long)((now - then) / 1000) : 0;
 }
 
+/* Redis 7.0's flags letters, in its order, for the states kept here:
+ * subscribed (P), inside MULTI (x), waiting on keys (b), no-evict (e);
+ * N for none. */
+static void client_flags(const struct kv_conn *c, char *out)
+{
+	char *p = out;
+
+	if (kv_pubsub_conn_subs(c))
+		*p++ = 'P';
+	if (kv_txn_in_multi(c))
+		*p++ = 'x';
+	if (c->flags & KV_CONN_BLOCKED)
+		*p++ = 'b';
+	if (c->flags & KV_CONN_NO_EVICT)
+		*p++ = 'e';
+	if (p == out)
+		*p++ = 'N';
+	*p = 0;
+}
+
 void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now)
 {
+	char flags[8];
+
+	client_flags(c, flags);
 	kv_text_printf(t,
 		       "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
-		       "sub=0 psub=0 ssub=0 multi=-1 cmd=%s user=default redir=-1 resp=%d "
+		       "sub=%zu psub=%zu ssub=0 multi=%lld cmd=%s user=default redir=-1 resp=%d "
 		       "lib-name=%s lib-ver=%s\n",
 		       (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-		       secs_since(c->ctime, now), secs_since(c->last_active, now),
-		       c->flags & KV_CONN_NO_EVICT ? "e" : "N", c->db, c->last_cmd, c->proto,
+		       secs_since(c->ctime, now), secs_since(c->last_active, now), flags, c->db,
+		       kv_pubsub_conn_count(c, false), kv_pubsub_conn_count(c, true),
+		       kv_txn_in_multi(c) ? (long long)c->txn->n : -1LL, c->last_cmd, c->proto,
 		       c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

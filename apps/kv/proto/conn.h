@@ -23,6 +23,7 @@
 /* Connection flags. */
 #define KV_CONN_CLOSE     0x1u   /* close once the replies so far are written (QUIT) */
 #define KV_CONN_NO_EVICT  0x2u   /* CLIENT NO-EVICT on: kept as state, reported by CLIENT INFO */
+#define KV_CONN_BLOCKED   0x4u   /* waiting on keys (set by the server): CLIENT LIST's b */
 
 /* The Redis release whose replies and errors the commands follow, as HELLO
  * and INFO report it (clients choose features by it). */
@@ -223,9 +224,20 @@ struct kv_server_view {
 	 * errno, the settings unchanged (and, when why is not empty, the
 	 * error's text after "ERR "). */
 	int (*config_set)(void *arg, const struct kv_config *next, char *why, size_t whylen);
-	/* Writes one CLIENT LIST line per connection to out (each line as
-	 * kv_client_info_line() builds it). NULL: only this connection. */
-	void (*client_list)(void *arg, struct kv_text *out);
+	/* Calls fn(ctx, conn) for each connection of this shard, oldest
+	 * first (CLIENT LIST runs on every shard). NULL: the caller's own
+	 * connection is the only one. */
+	void (*clients)(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn), void *ctx);
+	/* Ends the wait of this shard's connection id blocked on keys
+	 * (CLIENT UNBLOCK): its reply is the timeout's nil, or the UNBLOCKED
+	 * error when error. Returns whether it was waiting. NULL: none
+	 * waits. */
+	bool (*client_unblock)(void *arg, uint64_t id, bool error);
+	/* Closes this shard's connection id (CLIENT KILL): at once, but the
+	 * caller's own (self), which closes once its reply is written.
+	 * Returns false when there is none open (or it is closing already).
+	 * NULL: nothing to close. */
+	bool (*client_kill)(void *arg, uint64_t id, bool self);
 	/* Stops the server (SHUTDOWN, once its dump is written): the
 	 * connections close without another reply, the process exits.
 	 * NULL: no server to stop. */

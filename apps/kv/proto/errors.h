@@ -129,5 +129,11 @@
 #define KV_ERR_CLIENT_OPT_FMT "ERR Unrecognized option '%.*s'"
 #define KV_ERR_SETINFO_FMT   "ERR %s cannot contain spaces, newlines or special characters."
 #define KV_ERR_CLIENT_TYPE_FMT "ERR Unknown client type '%.*s'"
+#define KV_ERR_CLIENT_ID    "ERR Invalid client ID"
+#define KV_ERR_KILL_ID      "ERR client-id should be greater than 0"
+#define KV_ERR_NO_CLIENT    "ERR No such client"
+#define KV_ERR_NO_USER_FMT  "ERR No such user '%.*s'"
+#define KV_ERR_UNBLOCK_REASON "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+#define KV_ERR_UNBLOCKED    "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 
 #endif

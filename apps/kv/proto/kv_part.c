@@ -2,6 +2,8 @@
 /* Typed shard results and their merge (kv_part.h). */
 #include "kv_part.h"
 
+#include "errors.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,38 @@ static void merge_random(const struct kv_part *const *parts, unsigned n, struct 
 		kv_reply_null(out);
 }
 
+/* String i of every part, for i = 0, 1, ..., in part order, as one bulk
+ * string (a missing one adds nothing). */
+static void merge_text(const struct kv_part *const *parts, unsigned n, struct kv_reply *out)
+{
+	uint32_t most = 0;
+	size_t total = 0;
+	char head[32], *p;
+
+	for (unsigned i = 0; i < n; i++) {
+		most = parts[i]->count > most ? parts[i]->count : most;
+		for (uint32_t k = 0; k < parts[i]->count; k++)
+			if (parts[i]->strs[k].len != KV_PART_NIL)
+				total += parts[i]->strs[k].len;
+	}
+	snprintf(head, sizeof(head), "$%zu\r\n", total);
+	kv_reply_raw(out, head, strlen(head));
+	p = kv_reply_reserve(out, total + 2);
+	if (!p)
+		return; /* out says it failed */
+	for (uint32_t k = 0; k < most; k++)
+		for (unsigned i = 0; i < n; i++) {
+			const struct kv_part_str *s = &parts[i]->strs[k];
+
+			if (k >= parts[i]->count || s->len == KV_PART_NIL || !s->len)
+				continue;
+			memcpy(p, parts[i]->bytes + s->off, s->len);
+			p += s->len;
+		}
+	memcpy(p, "\r\n", 2);
+	out->len += total + 2;
+}
+
 void kv_part_merge(enum kv_multi how, const struct kv_part *const *parts, unsigned n,
 		   const unsigned *key_part, uint32_t nkeys, struct kv_reply *out)
 {
@@ -137,6 +171,19 @@ void kv_part_merge(enum kv_multi how, const struct kv_part *const *parts, unsign
 		break;
 	case KV_MULTI_RANDOM:
 		merge_random(parts, n, out);
+		break;
+	case KV_MULTI_TEXT:
+		merge_text(parts, n, out);
+		break;
+	case KV_MULTI_KILL:
+		for (unsigned i = 0; i < n; i++)
+			sum += parts[i]->n;
+		if (!n || !parts[0]->count)
+			kv_reply_int(out, sum);
+		else if (sum) /* the old form */
+			kv_reply_status(out, "OK");
+		else
+			KV_REPLY_ERR(out, KV_ERR_NO_CLIENT);
 		break;
 	default: /* WALK and the staged kinds: a record naming them here is a bug */
 		abort();

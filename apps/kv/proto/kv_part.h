@@ -26,6 +26,13 @@ enum kv_multi {
 	/* one of the parts that has a string, the one with the largest n (a
 	 * random draw: RANDOMKEY's shard), or nil when none has */
 	KV_MULTI_RANDOM,
+	/* one text (bulk string): the parts' strings i (i = 0, 1, ...), each
+	 * in part order, one after the other (CLIENT LIST: its lines) */
+	KV_MULTI_TEXT,
+	/* CLIENT KILL: the counts added (its filters' form), or for its old
+	 * form (CLIENT KILL addr, each part's one string saying so) OK when
+	 * one was closed, else Redis's error */
+	KV_MULTI_KILL,
 	KV_MULTI_WALK,     /* one shard at a time, the cursor naming it (SCAN) */
 	/* each shard's key records (one string, n keys), written home into
 	 * one dump (kv_save_finish: SAVE) */
@@ -80,7 +87,7 @@ void kv_part_reply(enum kv_multi how, const struct kv_part *p, struct kv_reply *
 /* The reply of `how` over parts[0..n), none of which failed: the counts
  * added (SUM), OK, each key's value in the request's order, key k's from
  * parts[key_part[k]] (VALUES), every part's strings in part order
- * (CONCAT), or one part's string (RANDOM). Not for WALK (one shard at a time: kv_part_reply_walk) or the
+ * (CONCAT), or one part's string (RANDOM), or one text (TEXT). Not for WALK (one shard at a time: kv_part_reply_walk) or the
  * staged kinds. */
 void kv_part_merge(enum kv_multi how, const struct kv_part *const *parts, unsigned n,
 		   const unsigned *key_part, uint32_t nkeys, struct kv_reply *out);

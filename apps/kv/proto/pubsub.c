@@ -201,6 +201,11 @@ size_t kv_pubsub_conn_subs(const struct kv_conn *conn)
 	return conn->subs ? conn->subs->kind[0].n + conn->subs->kind[1].n : 0;
 }
 
+size_t kv_pubsub_conn_count(const struct kv_conn *conn, bool pattern)
+{
+	return conn->subs ? conn->subs->kind[pattern].n : 0;
+}
+
 void kv_pubsub_conn_fini(struct kv_conn *conn)
 {
 	if (!conn->subs)

@@ -41,6 +41,8 @@ void kv_pubsub_free(struct kv_pubsub *ps);
 
 /* The channels and patterns conn is subscribed to. */
 size_t kv_pubsub_conn_subs(const struct kv_conn *conn);
+/* Of them, the patterns (pattern) or the channels. */
+size_t kv_pubsub_conn_count(const struct kv_conn *conn, bool pattern);
 /* Frees conn's record of its subscriptions (after kv_pubsub_drop, or
  * when the tables it named are gone). */
 void kv_pubsub_conn_fini(struct kv_conn *conn);

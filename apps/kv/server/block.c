@@ -27,9 +27,19 @@
  *    removes what is left of the record there. Messages from home to a
  *    shard run in order, so none overtakes the registration.
  * The record is freed by the last of home and the shards to let it go
- * (a count). BLMOVE and BRPOPLPUSH are served on the source's shard,
- * their move whole there: they block only when source and destination
- * share a shard (CROSSSLOT otherwise, before anything runs). */
+ * (a count). BLMOVE and BRPOPLPUSH wait on their source alone. With the
+ * destination on the same shard, they are served there, the move whole.
+ * With it on another shard (cross), the source's shard claims the
+ * waiter (WAITING to TRYING) and asks home to run the move as LMOVE
+ * runs across shards: a transaction over both keys, atomic. Meanwhile
+ * the key serves nobody else (its first waiter is trying), so an element
+ * pushed goes to the oldest waiter as on one shard. The move's answer
+ * ends the wait (an element, or WRONGTYPE for the destination, checked
+ * before the pop as Redis 7.0 does when it wakes a client); nil (the
+ * element gone to someone else first, a MULTI's pop) makes it wait again
+ * at the head of its queue. A timeout or a leave while trying is kept
+ * for the move's answer. Ending a wait tells the key's shard to serve
+ * the next waiter (delist), which a refused move may have left data to. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +51,7 @@
 #include "percore/reactor.h"
 #include "percore/shard.h"
 
-enum { WAITING, DONE, GONE };
+enum { WAITING, DONE, GONE, TRYING };
 
 struct kv_bwait {
 	_Atomic int state;
@@ -53,6 +63,9 @@ struct kv_bwait {
 	int64_t timeout;           /* ms; 0: none */
 	struct pc_timer timer;     /* home's */
 	unsigned *shards, nshards; /* the shards owning its keys */
+	bool cross;                /* a move to a destination on another shard */
+	bool expired, left;        /* home's: timed out, client gone while TRYING */
+	bool unblock_error;        /* home's: CLIENT UNBLOCK ... ERROR ended it */
 };
 
 /* One waiter in a key's queue. */
@@ -150,15 +163,10 @@ struct kv_bwait *kv_block_new(struct kv_shard *sh, struct kv_client *c, const st
 		p += argl[i];
 	}
 	kv_cmd_timeout(cmd, argc, argv, argl, &w->timeout);
+	/* a destination (BLMOVE's) of another shard: moved by a transaction */
+	w->cross = cmd->last_key == 2 && argc > 2 &&
+		   kv_key_shard(sh, argv[1], argl[1]) != kv_key_shard(sh, argv[2], argl[2]);
 	return w;
-}
-
-bool kv_block_crossslot(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-			const char *const *argv, const size_t *argl)
-{
-	/* a destination (BLMOVE's): its move is served whole on one shard */
-	return cmd->last_key == 2 && argc > 2 &&
-	       kv_key_shard(sh, argv[1], argl[1]) != kv_key_shard(sh, argv[2], argl[2]);
 }
 
 /* Whether the reply is the nil a blocking command gives when it finds
@@ -311,6 +319,24 @@ static void drop_key(struct kv_shard *sh, struct bkey *b)
 		kv_db_on_ready(sh->db, NULL, NULL);
 }
 
+static void attempt(struct kv_shard *sh, struct kv_job *j);
+
+/* w (claimed TRYING) waits on data here for a move to another shard:
+ * home runs it. */
+static void try_move(struct kv_shard *sh, struct kv_bwait *w)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
+
+	if (!j)
+		abort(); /* a claimed client must get its answer */
+	atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed); /* the job's */
+	j->obj = w;
+	j->fn = attempt;
+	j->done = delivered;
+	j->target = w->home;
+	send_served(sh, j);
+}
+
 /* Serves key b's waiters, oldest first, while it has data. False when
  * its keys are held by a transaction: tried again after the next job. */
 static bool serve_key(struct kv_shard *sh, struct bkey *b)
@@ -321,12 +347,22 @@ static bool serve_key(struct kv_shard *sh, struct bkey *b)
 		size_t argl[w->a.argc];
 		uint32_t argc;
 
-		if (atomic_load_explicit(&w->state, memory_order_acquire) != WAITING) {
+		int state = atomic_load_explicit(&w->state, memory_order_acquire);
+
+		if (state == TRYING)
+			break; /* its move runs: the next waiter waits for its end */
+		if (state != WAITING) {
 			drop_head(b);
 			continue;
 		}
 		if (!has_data(sh, w, b))
 			break;
+		if (w->cross) {
+			if (!claim(w, TRYING))
+				continue; /* ended meanwhile: dropped on the next round */
+			try_move(sh, w);
+			break;
+		}
 		argc = one_key(w, key_at(w, b), argv, argl);
 		if (!kv_shard_keys_free(sh, w->cmd, argc, argv, argl))
 			return false;
@@ -431,6 +467,28 @@ static void enlist(struct kv_shard *sh, struct kv_job *j)
 	kv_block_serve(sh);
 }
 
+/* Marks key b ready when others still wait on it: a wait that ended
+ * may have left them data (a move refused for its destination's type). */
+static void wake_rest(struct kv_shard *sh, struct bkey *b)
+{
+	if (b->head)
+		mark_ready(sh->blk, b);
+}
+
+/* On the source's shard: w's move found nothing and w waits again; the
+ * key may have had data meanwhile. */
+static void rearm(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_bwait *w = j->obj;
+	uint32_t i = kv_cmd_key_arg(w->cmd, 0, w->a.argc, w->a.argv, w->a.argl);
+	struct pc_map_slot *s = find_key(sh->blk, w->a.argv[i], w->a.argl[i],
+					 kv_keyhash(w->a.argv[i], w->a.argl[i]));
+
+	if (s)
+		wake_rest(sh, (struct bkey *)(uintptr_t)s->value);
+	kv_block_serve(sh);
+}
+
 /* Unregistration: whatever is left of w's entries here. */
 static void delist(struct kv_shard *sh, struct kv_job *j)
 {
@@ -461,7 +519,10 @@ static void delist(struct kv_shard *sh, struct kv_job *j)
 			b->tail = e;
 		if (!b->head && !b->ready && !b->busy)
 			drop_key(sh, b);
+		else
+			wake_rest(sh, b);
 	}
+	kv_block_serve(sh);
 }
 
 /* ---- at home ---------------------------------------------------------------- */
@@ -515,18 +576,83 @@ static void deliver(struct kv_shard *sh, struct kv_job *j)
 	unref(w); /* the job's */
 }
 
+/* w ends with the reply text[0..len). */
+static void finish_with(struct kv_shard *sh, struct kv_bwait *w, const char *text, size_t len)
+{
+	struct kv_reply out;
+
+	kv_reply_init(&out);
+	kv_reply_raw(&out, text, len);
+	finish(sh, w, &out);
+	kv_reply_free(&out);
+}
+
+/* The nil of a timeout: BLMOVE's too, as Redis times out. */
+static void finish_nil(struct kv_shard *sh, struct kv_bwait *w)
+{
+	finish_with(sh, w, "*-1\r\n", 5);
+}
+
+/* Home's own claim, to end the wait (GONE); false when a shard served
+ * w, or runs its move (then kept: the move's answer ends it). */
+static bool claim_home(struct kv_bwait *w, bool leaving)
+{
+	if (claim(w, GONE))
+		return true;
+	if (atomic_load_explicit(&w->state, memory_order_acquire) == TRYING) {
+		if (leaving)
+			w->left = true;
+		else
+			w->expired = true;
+	}
+	return false;
+}
+
 static void timed_out(struct pc_wheel *wh, struct pc_timer *tm)
 {
 	struct kv_bwait *w = pc_container_of(tm, struct kv_bwait, timer);
-	struct kv_reply out;
 
 	(void)wh;
-	if (!claim(w, GONE))
-		return; /* served: its reply is on the way */
-	kv_reply_init(&out);
-	kv_reply_raw(&out, "*-1\r\n", 5); /* BLMOVE's too, as Redis times out */
-	finish(pc_shard_user(), w, &out);
-	kv_reply_free(&out);
+	if (claim_home(w, false))
+		finish_nil(pc_shard_user(), w);
+}
+
+/* At home: the answer of w's move across shards (the transaction's). */
+static void moved(void *arg, struct kv_reply *out)
+{
+	struct kv_bwait *w = arg;
+	struct kv_shard *sh = pc_shard_user();
+
+	if (!kv_block_nil(out)) {
+		atomic_store_explicit(&w->state, DONE, memory_order_release);
+		finish(sh, w, out);
+	} else if (w->expired || w->left) {
+		atomic_store_explicit(&w->state, DONE, memory_order_release);
+		finish_nil(sh, w);
+	} else { /* someone else's first: it waits again, at its queue's head */
+		atomic_store_explicit(&w->state, WAITING, memory_order_release);
+		to_shards(sh, w, rearm);
+	}
+	unref(w); /* the transaction's */
+}
+
+/* At home: w's source had data for its move to another shard. */
+static void attempt(struct kv_shard *sh, struct kv_job *j)
+{
+	struct kv_bwait *w = j->obj;
+
+	if (w->expired || w->left) {
+		atomic_store_explicit(&w->state, DONE, memory_order_release);
+		finish_nil(sh, w);
+	} else {
+		atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
+		if (kv_multi_start_fn(sh, w->cmd, w->a.argc, w->a.argv, w->a.argl, moved, w)) {
+			unref(w);
+			atomic_store_explicit(&w->state, DONE, memory_order_release);
+			finish_with(sh, w, "-" KV_ERR_NOMEM "\r\n", sizeof(KV_ERR_NOMEM) + 2);
+		}
+	}
+	unref(w); /* the job's */
 }
 
 void kv_block_wait(struct kv_shard *sh, struct kv_bwait *w)
@@ -558,9 +684,31 @@ void kv_block_drop(struct kv_bwait *w)
 
 bool kv_block_leave(struct kv_shard *sh, struct kv_bwait *w)
 {
-	if (!claim(w, GONE))
+	if (!claim_home(w, true))
 		return false; /* served: its reply is on the way */
 	finish(sh, w, NULL);
+	return true;
+}
+
+static void unblocked(void *arg)
+{
+	struct kv_bwait *w = arg;
+	struct kv_shard *sh = pc_shard_user();
+
+	if (w->unblock_error)
+		finish_with(sh, w, "-" KV_ERR_UNBLOCKED "\r\n", sizeof(KV_ERR_UNBLOCKED) + 2);
+	else
+		finish_nil(sh, w);
+}
+
+bool kv_block_unblock(struct kv_shard *sh, struct kv_bwait *w, bool error)
+{
+	(void)sh;
+	if (!claim(w, GONE))
+		return false;
+	w->unblock_error = error;
+	if (pc_reactor_defer(pc_shard_reactor(), unblocked, w))
+		unblocked(w); /* no room to defer: at once */
 	return true;
 }
 

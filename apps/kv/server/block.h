@@ -12,10 +12,6 @@ struct kv_bwait;
  * run; NULL when out of memory. */
 struct kv_bwait *kv_block_new(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 			      uint32_t argc, const char *const *argv, const size_t *argl);
-/* Whether the request may not block as asked: BLMOVE's source and
- * destination on different shards. */
-bool kv_block_crossslot(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-			const char *const *argv, const size_t *argl);
 /* Whether a first run's reply says "nothing there": then it waits. */
 bool kv_block_nil(const struct kv_reply *r);
 /* At home: w's first run found nothing; it waits on its keys' shards
@@ -27,6 +23,12 @@ void kv_block_drop(struct kv_bwait *w);
 /* At home, its client gone: w stops waiting. False when a shard served
  * it already (its reply is on the way: kv_client_unblocked() comes). */
 bool kv_block_leave(struct kv_shard *sh, struct kv_bwait *w);
+
+/* At home: CLIENT UNBLOCK ends w's wait, if it still waits (false
+ * otherwise: served, or its move across shards running); its reply, the
+ * timeout's nil or the UNBLOCKED error (error), comes in a later task,
+ * outside the command that asked. */
+bool kv_block_unblock(struct kv_shard *sh, struct kv_bwait *w, bool error);
 
 /* On a shard: serves the keys written since the last call (a no-op when
  * none), each to its oldest waiters while it has data. */

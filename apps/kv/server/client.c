@@ -61,6 +61,7 @@ struct kv_client {
 	struct kv_exec *ex;           /* its EXEC spanning shards, or NULL */
 	struct kv_bwait *blk;         /* its blocking request, first run or waiting */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
+	struct kv_client *lnext, *lprev; /* its shard's connections, while open */
 	uint32_t inflight;            /* jobs, and 1 while a transaction runs */
 	uint32_t ticket;              /* the reply slot held while owed */
 	/* reply bytes its answered jobs hold, not yet collected (added by the
@@ -76,6 +77,7 @@ struct kv_client {
 	bool in_tx, busy, paused, ending;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
+	bool killed;                  /* CLIENT KILL closes it (kill_task) */
 	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
 };
 
@@ -346,6 +348,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 
 	if (c->blk && c->s && kv_block_nil(out)) {
 		c->tx = NULL;
+		c->conn.flags |= KV_CONN_BLOCKED;
 		kv_block_wait(c->sh, c->blk); /* in_tx still: later requests wait */
 		answered(c); /* gives up its reply slot (owe()) */
 		return;
@@ -369,6 +372,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 	c->ex = NULL;
 	c->in_tx = false;
 	c->inflight--;
+	c->quit |= (c->conn.flags & KV_CONN_CLOSE) != 0; /* a CLIENT KILL of itself */
 	answered(c);
 }
 
@@ -413,6 +417,7 @@ static void outstanding(struct kv_client *c, struct kv_job *j)
 void kv_client_unblocked(struct kv_client *c, struct kv_reply *out)
 {
 	c->blk = NULL; /* block.c lets its record go */
+	c->conn.flags &= ~KV_CONN_BLOCKED;
 	kv_client_tx_done(c, out);
 }
 
@@ -474,18 +479,11 @@ static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
  * its keys, as it runs inside MULTI; when that finds nothing, it waits
  * (kv_client_tx_done(), block.c). Later requests wait behind it. */
 static void block_request(struct kv_client *c, const struct kv_cmd *cmd,
-			  const struct kv_resp_req *r)
+			  const struct kv_resp_req *r, int64_t now)
 {
 	batch_send(c);
-	if (kv_block_crossslot(c->sh, cmd, r->argc, r->argv, r->argl)) {
-		struct kv_reply *to = run_here_to(c);
-		size_t before = to->len;
-
-		KV_REPLY_ERR(to, KV_ERR_CROSSSLOT);
-		if (c->tail)
-			c->after_bytes += to->len - before;
-		return;
-	}
+	c->conn.last_cmd = cmd->name; /* CLIENT LIST's cmd= while it waits */
+	c->conn.last_active = now;
 	/* counted first: keys all of this shard's, it may answer inside */
 	c->inflight++;
 	c->in_tx = true;
@@ -742,7 +740,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	}
 	if (cmd && (cmd->flags & KV_CMD_BLOCKING) && kv_cmd_arity_ok(cmd, r->argc) &&
 	    !kv_txn_in_multi(&c->conn)) {
-		block_request(c, cmd, r);
+		block_request(c, cmd, r, now);
 		return true;
 	}
 	/* The usual request first: keys of this shard's and nothing waiting
@@ -752,6 +750,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		run_here(c, cmd, r, now);
 		return true;
 	}
+	cmd = kv_cmd_placed(cmd, r->argc, r->argv, r->argl); /* CLIENT LIST's, ... */
 	scan = cmd && cmd->multi == KV_MULTI_WALK;
 	local = cmd && !keyed && !(cmd->flags & KV_CMD_ALLSHARDS);
 	if (!cmd || !kv_cmd_arity_ok(cmd, r->argc) || local ||
@@ -776,6 +775,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		 * order, and a shard's wait queue too), so it sees what they
 		 * did; its reply joins the output behind theirs. */
 		batch_send(c);
+		c->conn.last_cmd = cmd->name; /* its parts run with no connection */
+		c->conn.last_active = now;
 		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl, &c->tx)) {
 			reply_nomem(c);
 		} else {
@@ -1003,7 +1004,8 @@ size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, voi
 	return len;
 }
 
-/* The client's address for CLIENT LIST. */
+/* The client's and the server's addresses and the socket, for CLIENT
+ * LIST. */
 static void peer_name(struct pc_session *s, struct kv_conn *conn)
 {
 	struct sockaddr_storage ss;
@@ -1011,6 +1013,10 @@ static void peer_name(struct pc_session *s, struct kv_conn *conn)
 
 	if (!pc_session_peer(s, &ss, &len))
 		pc_sockaddr_format((struct sockaddr *)&ss, conn->addr, sizeof(conn->addr));
+	len = sizeof(ss);
+	if (!pc_session_local(s, &ss, &len))
+		pc_sockaddr_format((struct sockaddr *)&ss, conn->laddr, sizeof(conn->laddr));
+	conn->fd = pc_session_fd(s);
 }
 
 void kv_client_open(struct pc_session *s, void *user)
@@ -1044,6 +1050,103 @@ void kv_client_open(struct pc_session *s, void *user)
 	c->sh = sh;
 	kv_reply_init(&c->out);
 	pc_session_set_data(s, c);
+	c->lprev = sh->conn_tail; /* the newest last: CLIENT LIST's order */
+	if (c->lprev)
+		c->lprev->lnext = c;
+	else
+		sh->conn_head = c;
+	sh->conn_tail = c;
+}
+
+/* c leaves its shard's connections. */
+static void unlist(struct kv_client *c)
+{
+	if (c->lprev)
+		c->lprev->lnext = c->lnext;
+	else
+		c->sh->conn_head = c->lnext;
+	if (c->lnext)
+		c->lnext->lprev = c->lprev;
+	else
+		c->sh->conn_tail = c->lprev;
+}
+
+void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn), void *ctx)
+{
+	struct kv_shard *sh = arg;
+
+	for (struct kv_client *c = sh->conn_head; c; c = c->lnext)
+		fn(ctx, &c->conn);
+}
+
+uint64_t kv_client_conn_id(const struct kv_client *c)
+{
+	return c->conn.id;
+}
+
+/* A client leaving (closed, killed) stops waiting on keys, as Redis
+ * drops a blocked client at once: no element goes to it any more. */
+static void stop_waiting(struct kv_client *c)
+{
+	if (c->blk && !c->tx && kv_block_leave(c->sh, c->blk)) {
+		c->blk = NULL; /* it waited: nothing more comes for it */
+		c->in_tx = false;
+		c->inflight--;
+		c->conn.flags &= ~KV_CONN_BLOCKED;
+	}
+}
+
+/* The shard's turn after a CLIENT KILL: its killed connections close
+ * (not inside the command, which may be walking them); a graceful close
+ * ends the session later, their waits end now. */
+static void kill_task(void *arg)
+{
+	struct kv_shard *sh = arg;
+	struct kv_client *next;
+
+	sh->kill_task = false;
+	for (struct kv_client *c = sh->conn_head; c; c = next) {
+		next = c->lnext;
+		if (c->killed && c->s) {
+			stop_waiting(c);
+			pc_session_close(c->s);
+		}
+	}
+}
+
+bool kv_clients_kill(void *arg, uint64_t id, bool self)
+{
+	struct kv_shard *sh = arg;
+	struct kv_client *c = sh->conn_head;
+
+	while (c && c->conn.id != id)
+		c = c->lnext;
+	if (!c || c->killed)
+		return false;
+	c->killed = true;
+	if (self) {
+		c->conn.flags |= KV_CONN_CLOSE; /* once its reply is out, as QUIT */
+		return true;
+	}
+	if (!sh->kill_task) {
+		if (pc_reactor_defer(pc_shard_reactor(), kill_task, sh)) {
+			c->killed = false; /* no room to defer: left open */
+			return false;
+		}
+		sh->kill_task = true;
+	}
+	return true;
+}
+
+bool kv_clients_unblock(void *arg, uint64_t id, bool error)
+{
+	struct kv_shard *sh = arg;
+
+	for (struct kv_client *c = sh->conn_head; c; c = c->lnext)
+		if (c->conn.id == id)
+			/* waiting: its first run over (no transaction) */
+			return c->blk && !c->tx && kv_block_unblock(sh, c->blk, error);
+	return false;
 }
 
 void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
@@ -1065,13 +1168,10 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 	else
 		kv_ps_conn_gone(c->sh, &c->conn);
 	pc_session_set_data(s, NULL);
+	unlist(c);
 	c->s = NULL;
 	c->owed = false;
-	if (c->blk && !c->tx && kv_block_leave(c->sh, c->blk)) {
-		c->blk = NULL; /* it waited: nothing more comes for it */
-		c->in_tx = false;
-		c->inflight--;
-	}
+	stop_waiting(c);
 	if (!c->inflight && !c->busy) {
 		conn_free(c);
 		return;

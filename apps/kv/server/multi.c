@@ -5,7 +5,9 @@
  * SMOVE, COPY: "gather"), and the server-wide DBSIZE, FLUSHALL, FLUSHDB,
  * KEYS.
  *
- * A transaction runs on the connection's shard (its home):
+ * A transaction runs on the connection's shard (its home; or on a
+ * blocked client's, for a BLMOVE across shards woken by a push, block.c,
+ * its end going to a function rather than a client):
  *  1. lock: it locks the shards it touches one at a time, in ascending
  *     shard order: shared for a read-only command (MGET, EXISTS, DBSIZE,
  *     KEYS: readers hold a shard together), exclusive for a writer; a
@@ -53,6 +55,7 @@ enum tx_kind { TX_FANOUT, TX_MSETNX, TX_RENAME, TX_GATHER };
 
 struct kv_tx {
 	struct kv_client *c;
+	uint64_t caller;              /* c's connection id (0: no client) */
 	struct kv_shard *sh;          /* home */
 	uint64_t id;
 	const struct kv_cmd *cmd;
@@ -77,10 +80,11 @@ struct kv_tx {
 	const struct kv_gather_ops *gops;
 	struct kv_gather g;
 	uint32_t put;
-	/* run under an EXEC's locks (kv_multi_run_held): its end, instead
-	 * of the unlocks and the client's reply */
+	/* its end, instead of the client's reply (kv_multi_start_fn,
+	 * kv_multi_run_held); held: run under an EXEC's locks, so no unlocks */
 	kv_multi_done_fn *done;
 	void *done_arg;
+	bool held;
 };
 
 /* Server-wide commands but SCAN, which walks one shard at a time. */
@@ -232,6 +236,7 @@ static bool fan_out(struct kv_tx *t, const char *name, bool values)
 			return false;
 		}
 		j[i]->typed = true;
+		j[i]->caller = t->caller;
 		/* a write's parts are recovered all or none */
 		if (name ? !strcmp(name, "mset") : (t->cmd->flags & KV_CMD_WRITE) != 0)
 			j[i]->tx_parts = t->nsh;
@@ -589,15 +594,13 @@ static bool part_with_lock(const struct kv_tx *t)
 static void tx_end(struct kv_tx *t)
 {
 	touch_written(t);
-	if (t->done) {
-		t->done(t->done_arg, &t->out);
-		kv_multi_free(t);
-		return;
-	}
 	/* a keyed fan-out's last shard let go after its part (keyed_lock) */
-	for (unsigned i = 0; i < t->nsh - part_with_lock(t); i++)
+	for (unsigned i = 0; !t->held && i < t->nsh - part_with_lock(t); i++)
 		kv_shard_unlock(t->sh, t->order[i], t->id, t->keyed, t->reader);
-	kv_client_tx_done(t->c, &t->out);
+	if (t->done)
+		t->done(t->done_arg, &t->out);
+	else
+		kv_client_tx_done(t->c, &t->out);
 	kv_multi_free(t);
 }
 
@@ -799,6 +802,16 @@ static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 	return t;
 }
 
+/* Starts t: its locks, then its stages. */
+static void tx_start(struct kv_shard *sh, struct kv_tx *t, const struct kv_cmd *cmd)
+{
+	t->id = kv_shard_tx_id(sh);
+	/* Keys, not shards, are locked unless a memory limit needs every
+	 * shard's answer (over it or not) to hold until the parts ran. */
+	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory;
+	lock_next(t);
+}
+
 int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out)
 {
@@ -807,12 +820,22 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 	if (!t)
 		return -ENOMEM;
 	t->c = c;
-	t->id = kv_shard_tx_id(sh);
-	/* Keys, not shards, are locked unless a memory limit needs every
-	 * shard's answer (over it or not) to hold until the parts ran. */
-	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory;
+	t->caller = kv_client_conn_id(c);
 	*out = t;
-	lock_next(t);
+	tx_start(sh, t, cmd);
+	return 0;
+}
+
+int kv_multi_start_fn(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		      const char *const *argv, const size_t *argl, kv_multi_done_fn *done, void *arg)
+{
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
+
+	if (!t)
+		return -ENOMEM;
+	t->done = done;
+	t->done_arg = arg;
+	tx_start(sh, t, cmd);
 	return 0;
 }
 
@@ -828,6 +851,7 @@ int kv_multi_run_held(struct kv_shard *sh, uint64_t id, bool oom, const struct k
 	t->oom = oom;
 	t->done = done;
 	t->done_arg = arg;
+	t->held = true;
 	t->locked = t->nsh;
 	*out = t;
 	tx_stage(t);

@@ -85,6 +85,7 @@ struct kv_job {
 	uint32_t kfirst, kstep;
 	struct kv_keyhold *khold;
 	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */
+	uint64_t caller;           /* a part's client connection id (kv_call.caller); 0: none */
 	/* KV_JOB_CMD of a typed command (kv_multi_typed()) that is one part of
 	 * a command spanning shards: its result goes to part (an error to
 	 * out), merged at home; otherwise the target writes the reply to out */
@@ -162,6 +163,9 @@ struct kv_shard {
 	struct kv_blocked *blk;               /* clients waiting on keys (block.c) */
 	struct kv_job *wait_head, *wait_tail;
 	struct kv_client *closing;            /* its clients closed with answers out */
+	struct kv_client *conn_head, *conn_tail; /* its open connections, oldest first */
+	bool kill_task;                       /* closing killed connections is due (CLIENT KILL) */
+	uint64_t caller;                      /* the part run now: its client's id (run_cmd) */
 	bool draining;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
@@ -340,6 +344,16 @@ size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, voi
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
 /* c's blocked request answered (block.c), with out as its reply. */
 void kv_client_unblocked(struct kv_client *c, struct kv_reply *out);
+/* view.clients: fn for each open connection of shard arg, oldest first. */
+void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn), void *ctx);
+/* view.client_unblock: ends the wait of shard arg's client id, when it
+ * waits on keys (kv_block_unblock). */
+bool kv_clients_unblock(void *arg, uint64_t id, bool error);
+/* view.client_kill: closes shard arg's connection id, in a task of its
+ * own; the caller's own (self) once its reply is written. */
+bool kv_clients_kill(void *arg, uint64_t id, bool self);
+/* The id of c's connection (CLIENT ID). */
+uint64_t kv_client_conn_id(const struct kv_client *c);
 /* After every shard stopped (no thread runs any more): frees the clients
  * that were still waiting for answers, with their jobs and transaction.
  * Returns how many. */
@@ -396,6 +410,12 @@ void kv_multi_free(struct kv_tx *t);
 
 /* A transaction's end under someone else's locks: its reply in out. */
 typedef void kv_multi_done_fn(void *arg, struct kv_reply *out);
+
+/* Starts the transaction for a request (copied) of no client: its
+ * reply goes to done(arg, reply) on sh once it ended and let go of its
+ * locks. Returns 0, or -ENOMEM with done never run. */
+int kv_multi_start_fn(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
+		      const char *const *argv, const size_t *argl, kv_multi_done_fn *done, void *arg);
 
 /* Runs a request (copied) spanning shards inside transaction id, whose
  * locks already hold every shard and key it touches (an EXEC's): its

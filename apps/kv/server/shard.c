@@ -262,6 +262,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 	struct kv_call c = {
 		.db = sh->db, .out = out, .now = now,
 		.max_bulk = sh->limits.max_bulk, .conn = conn, .cfg = &sh->cfg,
+		.caller = conn ? conn->id : sh->caller,
 		.view = &sh->view, .argc = argc, .argv = argv, .argl = argl, .part = part,
 		.log = kv_aof_log(sh),
 		.ps = sh->ps,
@@ -395,8 +396,10 @@ static void run_cmd(struct kv_shard *sh, struct kv_job *j)
 		j->skipped = true;
 		return;
 	}
+	sh->caller = j->caller;
 	kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
 		      j->typed ? &j->part : NULL);
+	sh->caller = 0;
 	if (j->held)
 		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
 }
@@ -779,7 +782,9 @@ void kv_shard_start(unsigned idx, void *user)
 		abort();
 	sh->view = (struct kv_server_view){ .totals = kv_view_totals, .config_set = config_set,
 					    .shutdown = shutdown_server, .bgsave = kv_bgsave_view,
-					    .bgrewriteaof = kv_aofrw_view, .arg = sh };
+					    .bgrewriteaof = kv_aofrw_view, .clients = kv_clients_each,
+					    .client_unblock = kv_clients_unblock,
+					    .client_kill = kv_clients_kill, .arg = sh };
 	apply(sh, &k->o.cfg);
 	kv_ps_start(sh);
 	kv_persist_load_rdb(sh);

@@ -3,6 +3,7 @@
  * public calls that queue output. Bytes in and out: session_io.c. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,6 +394,19 @@ int pc_session_peer(const struct pc_session *s, struct sockaddr_storage *ss, soc
 		*len = sizeof(*a);
 	}
 	return 0;
+}
+
+int pc_session_local(const struct pc_session *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	*len = sizeof(*ss);
+	if (getsockname(s->fd, (struct sockaddr *)ss, len))
+		return -errno;
+	return 0;
+}
+
+int pc_session_fd(const struct pc_session *s)
+{
+	return s->fd;
 }
 
 size_t pc_session_queued(const struct pc_session *s)
