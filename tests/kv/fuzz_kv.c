@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.cfg.maxmemory = 64 * 1024;
 	s.cfg.maxmemory_policy = KV_POLICY_ALLKEYS_LRU;
 	s.view = (struct kv_server_view){ .config_set = apply, .arg = &s };
-	apply(&s, &s.cfg);
+	apply(&s, &s.cfg, NULL, 0);
 	kv_conn_init(&s.conn, 1, now);
 	kv_reply_init(&out);
 	size_t at = 0;
