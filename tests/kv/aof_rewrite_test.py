@@ -8,7 +8,8 @@ progress, scheduled while a BGSAVE runs, BGSAVE refused during one and
 BGSAVE SCHEDULE run after it) and INFO fields; the automatic rule with CONFIG GET/SET of its settings; a
 kill -9 during a rewrite loses no acknowledged write and leaves no
 rewrite file behind; files of a crash between two shards' switches (one
-file rewritten, the other not) recover every write spanning shards.
+file rewritten, the other not) recover every write spanning shards, and a write spanning shards
+that a start skipped as partial stays skipped there.
 Exit 0 when all pass, 1 on a failure, 77 when redis-server or
 redis-check-aof is not installed.
 
@@ -367,8 +368,56 @@ def t_mixed_switch(d):
     srv.stop()
 
 
+def t_dropped_then_mixed(d):
+    """A write spanning shards that a start found partial (its other part
+    was lost in a crash) stays dropped for good: after a rewrite that
+    crashed between two shards' switches, the old file still holds the
+    surviving part before the rewrite's marker, and it must not come
+    back there."""
+    srv = start(d, 2)
+    c = Conn(srv.port)
+    c.call("SET", "base", "1")
+    c.close()
+    srv.stop()
+    f0, f1 = files(d)
+    keep0 = os.path.getsize(f0)
+    keys = ["x:%d" % i for i in range(16)]
+    srv = start(d, 2)
+    c = Conn(srv.port)
+    c.call("MSET", *[x for k in keys for x in (k, "v")])
+    c.close()
+    srv.stop()
+    check(os.path.getsize(f0) > keep0, "the MSET has a part in shard 0's file")
+    os.truncate(f0, keep0)  # shard 0's part lost: the MSET is partial
+    srv = start(d, 2)
+    c = Conn(srv.port)
+    check(c.call("EXISTS", *keys) == 0, "a partial MSET is not recovered")
+    c.close()
+    srv.stop()
+    check(b"PERCORE.DROPPED" in open(f1, "rb").read(), "the skipped part is recorded")
+    old1 = open(f1, "rb").read()
+    srv = start(d, 2)
+    c = Conn(srv.port)
+    c.call("BGREWRITEAOF")
+    wait_rewrites(c, 1)
+    c.close()
+    srv.stop()
+    new0 = open(f0, "rb").read()
+    check(new0.startswith(b"*2\r\n$15\r\nPERCORE.REWRITE\r\n$"), "a marker heads the file")
+    idlen_end = new0.index(b"\r\n", 27)
+    mark = new0[:idlen_end + 2 + int(new0[27:idlen_end]) + 2]  # the marker command
+    with open(f1, "wb") as f:
+        f.write(old1 + mark)  # shard 1 never switched
+    srv = start(d, 2)
+    c = Conn(srv.port)
+    check(c.call("EXISTS", *keys) == 0, "a dropped MSET stays dropped after a mixed switch")
+    check(c.call("GET", "base") == b"1", "the rest is kept")
+    c.close()
+    srv.stop()
+
+
 TESTS = [t_rewrite, t_rewrite_redis_loads, t_replies, t_bgsave_schedule, t_off, t_auto,
-         t_kill_during, t_mixed_switch]
+         t_kill_during, t_mixed_switch, t_dropped_then_mixed]
 
 
 def main():

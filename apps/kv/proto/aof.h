@@ -37,6 +37,10 @@ struct kv_entry;
 /* A rewrite's marker, PERCORE.REWRITE <id> (apps/kv/server/aof_rewrite.c):
  * outside any group; replay skips it. */
 #define KV_AOF_RW_MARK "PERCORE.REWRITE"
+/* PERCORE.DROPPED <id>: a marked group of this file that a start found
+ * partial and skipped (apps/kv/server/aof_shard.c), so that no later
+ * start applies it; outside any group; replay skips it. */
+#define KV_AOF_DROP_MARK "PERCORE.DROPPED"
 
 /* Appends argv as one command in RESP. */
 void kv_aof_command(struct kv_reply *rec, uint32_t argc, const char *const *argv,

@@ -35,7 +35,8 @@
  * file is whole; after some renames, the old files were synced through
  * the marker before the first, so the marked groups before an old file's
  * marker are whole (recovery applies them without counting parts: their
- * parts in the new files are part of those files' keys), and groups after
+ * parts in the new files are part of those files' keys), but for those an
+ * earlier start found partial and recorded as dropped, and groups after
  * it are counted as always (aof_shard.c). A new file no rename reached is
  * removed at start. */
 #include "aof_rewrite.h"

@@ -51,6 +51,12 @@ struct aof_start {
 	char msg[512];
 	struct tx_id **done;         /* per shard: its complete marked groups, sorted */
 	size_t *ndone;
+	/* per shard: the groups an earlier start skipped as partial (its
+	 * PERCORE.DROPPED records), sorted. A rewrite's "before the marker
+	 * is whole" does not hold for them: their other parts never were
+	 * in any file, so no new file's keys hold them. */
+	struct tx_id **dropped;
+	size_t *ndropped;
 	/* rewrites (aof_rewrite.c): the latest whose new file is in place
 	 * somewhere (have_rw), and per shard whether its file is an old one
 	 * holding that rewrite's marker: its marked groups before the
@@ -166,9 +172,12 @@ struct load {
 	bool based;                  /* pass 1: the first was a rewrite marker */
 	struct tx_id *marks;         /* pass 1: rewrite markers */
 	size_t nmarks, mcap;
+	struct tx_id *drops;         /* pass 1: PERCORE.DROPPED records */
+	size_t ndrops, dcap;
 	bool pre;                    /* pass 2: before the latest rewrite's marker */
 	uint64_t applied, skipped;
 	struct kv_reply out;         /* replies of replayed commands, dropped */
+	struct kv_reply dropping;    /* pass 2: PERCORE.DROPPED records to append */
 };
 
 /* Whether argv is a rewrite's marker; its id in *id. */
@@ -178,6 +187,16 @@ static bool rewrite_mark(uint32_t argc, const char *const *argv, const size_t *a
 	size_t ml = strlen(KV_AOF_RW_MARK);
 
 	return argc == 2 && argl[0] == ml && !strncasecmp(argv[0], KV_AOF_RW_MARK, ml) &&
+	       parse_id(argv[1], argl[1], id);
+}
+
+/* Whether argv is a PERCORE.DROPPED record; its id in *id. */
+static bool drop_mark(uint32_t argc, const char *const *argv, const size_t *argl,
+		      struct tx_id *id)
+{
+	size_t ml = strlen(KV_AOF_DROP_MARK);
+
+	return argc == 2 && argl[0] == ml && !strncasecmp(argv[0], KV_AOF_DROP_MARK, ml) &&
 	       parse_id(argv[1], argl[1], id);
 }
 
@@ -207,6 +226,11 @@ static void list_mark(void *arg, uint32_t argc, const char *const *argv, const s
 			l->oom = true;
 		else
 			l->marks[l->nmarks++] = t;
+	} else if (drop_mark(argc, argv, argl, &t)) {
+		if (!grow((void **)&l->drops, &l->dcap, l->ndrops, sizeof(t)))
+			l->oom = true;
+		else
+			l->drops[l->ndrops++] = t;
 	}
 	l->seen = true;
 }
@@ -228,40 +252,67 @@ static bool list_group(void *arg, const char *id, size_t idlen, uint64_t parts)
 	return false;
 }
 
+/* How many times t is in a, sorted, of n. */
+static uint64_t count_in(const struct tx_id *a, size_t n, const struct tx_id *t)
+{
+	size_t lo = 0, hi = n;
+	uint64_t count = 0;
+
+	while (lo < hi) { /* the first not below t */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (id_cmp(&a[mid], t) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && !id_cmp(&a[lo], t); lo++)
+		count++;
+	return count;
+}
+
 /* How many complete parts of group t the shards' files hold. */
 static uint64_t parts_held(const struct aof_start *s, unsigned n, const struct tx_id *t)
 {
 	uint64_t count = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		const struct tx_id *a = s->done[i];
-		size_t lo = 0, hi = s->ndone[i];
-
-		while (lo < hi) { /* the first not below t */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (id_cmp(&a[mid], t) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		while (lo < s->ndone[i] && !id_cmp(&a[lo], t)) {
-			count++;
-			lo++;
-		}
-	}
+	for (unsigned i = 0; i < n; i++)
+		count += count_in(s->done[i], s->ndone[i], t);
 	return count;
 }
 
+/* Whether an earlier start skipped group t (on any shard: the decision
+ * was the same on every shard that holds a part). */
+static bool dropped_before(const struct aof_start *s, unsigned n, const struct tx_id *t)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (count_in(s->dropped[i], s->ndropped[i], t))
+			return true;
+	return false;
+}
+
+/* A marked group is applied when every part of it is in some file, or
+ * when it is before the latest rewrite's marker in an old file (whole
+ * then), unless an earlier start skipped it. One skipped for the first
+ * time is recorded as dropped. */
 static bool check_group(void *arg, const char *id, size_t idlen, uint64_t parts)
 {
 	struct load *l = arg;
 	struct tx_id t;
-	bool whole = l->pre || (parse_id(id, idlen, &t) && parts_held(l->s, l->sh->n, &t) == parts);
+	bool known = parse_id(id, idlen, &t);
+	unsigned n = l->sh->n;
 
-	if (!whole)
+	if (known && dropped_before(l->s, n, &t)) {
 		l->skipped++;
-	return whole;
+		return false;
+	}
+	if (l->pre || (known && parts_held(l->s, n, &t) == parts))
+		return true;
+	l->skipped++;
+	if (known)
+		kv_aof_command(&l->dropping, 2, (const char *const[]){ KV_AOF_DROP_MARK, id },
+			       (const size_t[]){ strlen(KV_AOF_DROP_MARK), idlen });
+	return false;
 }
 
 static void replay(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
@@ -274,6 +325,8 @@ static void replay(void *arg, uint32_t argc, const char *const *argv, const size
 			l->pre = false;
 		return;
 	}
+	if (drop_mark(argc, argv, argl, &t))
+		return;
 	kv_reply_clear(&l->out);
 	kv_shard_exec(l->sh, NULL, NULL, kv_now_ms(), argc, argv, argl, &l->out, NULL);
 	l->applied++;
@@ -320,8 +373,12 @@ static void list_done(struct kv_server *k, unsigned i)
 	free(buf);
 	if (l.n)
 		qsort(l.ids, l.n, sizeof(*l.ids), id_cmp);
+	if (l.ndrops)
+		qsort(l.drops, l.ndrops, sizeof(*l.drops), id_cmp);
 	s->done[i] = l.ids;
 	s->ndone[i] = l.n;
+	s->dropped[i] = l.drops;
+	s->ndropped[i] = l.ndrops;
 	s->marks[i] = l.marks;
 	s->nmarks[i] = l.nmarks;
 	s->based[i] = l.based;
@@ -343,6 +400,39 @@ static void find_rewrite(struct aof_start *s, unsigned n)
 				s->pre[i] = true;
 }
 
+/* The groups this start skipped for the first time, recorded at the
+ * file's end and synced before any client is served. */
+static void record_drops(struct load *l, const char *path)
+{
+	size_t off = 0;
+	int fd, rc = 0;
+
+	if (!l->dropping.len)
+		return;
+	if (l->dropping.failed) {
+		start_failed(l->s, -ENOMEM, "%s: out of memory reading it", path);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		rc = -errno;
+	while (!rc && off < l->dropping.len) {
+		ssize_t w = write(fd, l->dropping.buf + off, l->dropping.len - off);
+
+		if (w <= 0)
+			rc = w < 0 ? -errno : -EIO;
+		else
+			off += (size_t)w;
+	}
+	if (!rc && fdatasync(fd))
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		start_failed(l->s, rc, "%s: cannot record the partial writes it skipped: %s", path,
+			     strerror(-rc));
+}
+
 /* Pass 2, on the shard: the file replayed, a marked group applied when
  * every part of it is in some shard's file. */
 static void load(struct kv_shard *sh, const char *path)
@@ -361,6 +451,7 @@ static void load(struct kv_shard *sh, const char *path)
 		return;
 	}
 	kv_reply_init(&l.out);
+	kv_reply_init(&l.dropping);
 	rc = len ? kv_aof_walk(buf, len, &w, &end, why, sizeof(why)) : 0;
 	if (rc == -EBADMSG)
 		start_failed(s, rc, "%s: bad record at offset %zu: %s; repair it with "
@@ -368,9 +459,10 @@ static void load(struct kv_shard *sh, const char *path)
 			     path);
 	else if (rc)
 		start_failed(s, rc, "%s: %s", path, strerror(-rc));
-	else if (end < len)
-		cut_tail(&l, path, end, len);
+	else if (end == len || cut_tail(&l, path, end, len))
+		record_drops(&l, path);
 	kv_reply_free(&l.out);
+	kv_reply_free(&l.dropping);
 	free(buf);
 	if (len)
 		pc_log(PC_LOG_INFO, "kv: shard %u loaded %s: %" PRIu64 " commands, %" PRIu64
@@ -433,11 +525,15 @@ static void start_free(struct aof_start *s, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		if (s->done)
 			free(s->done[i]);
+		if (s->dropped)
+			free(s->dropped[i]);
 		if (s->marks)
 			free(s->marks[i]);
 	}
 	free(s->done);
 	free(s->ndone);
+	free(s->dropped);
+	free(s->ndropped);
 	free(s->marks);
 	free(s->nmarks);
 	free(s->based);
@@ -471,6 +567,8 @@ int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen)
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->done = calloc(k->n, sizeof(*s->done))) ||
 	    !(s->ndone = calloc(k->n, sizeof(*s->ndone))) ||
+	    !(s->dropped = calloc(k->n, sizeof(*s->dropped))) ||
+	    !(s->ndropped = calloc(k->n, sizeof(*s->ndropped))) ||
 	    !(s->marks = calloc(k->n, sizeof(*s->marks))) ||
 	    !(s->nmarks = calloc(k->n, sizeof(*s->nmarks))) ||
 	    !(s->based = calloc(k->n, sizeof(*s->based))) ||
