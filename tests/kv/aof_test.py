@@ -12,7 +12,8 @@ on no shard, an EXEC over shards included (one marked group per shard it
 writes on, a plain MULTI ... EXEC when it writes on one); keys expired or
 evicted are recorded as DEL (redis-server loads the file with a write
 made after an expiry as it was made; an evicted key stays gone after a
-restart); files of another shard count are refused; a full disk
+restart); files of another shard count are converted (a conversion a
+crash cut short is completed at the next start); a full disk
 refuses writes with MISCONF, keeps reads, and writes resume once there is
 room again.
 Exit 0 when all pass, 1 on a failure, 77 when redis-server or
@@ -168,10 +169,7 @@ def t_roundtrip(d):
             c.close()
             srv.stop()
             check(len(files(sub)) == shards, "one file per shard: %r" % files(sub))
-            for f in files(sub):
-                r = subprocess.run(["redis-check-aof", f], capture_output=True, text=True)
-                check(r.returncode == 0 and "is valid" in r.stdout,
-                      "redis-check-aof %s: %s" % (f, r.stdout + r.stderr))
+            check_aof(sub)
 
 
 def t_redis_loads(d):
@@ -433,13 +431,68 @@ def t_evicted(d):
     srv.stop()
 
 
+def check_aof(sub):
+    for f in files(sub):
+        r = subprocess.run(["redis-check-aof", f], capture_output=True, text=True)
+        check(r.returncode == 0 and "is valid" in r.stdout,
+              "redis-check-aof %s: %s" % (f, r.stdout + r.stderr))
+
+
+def snapshot_of(sub, shards, *extra):
+    srv = start(sub, shards, *extra)
+    c = Conn(srv.port)
+    got = snapshot(c)
+    c.close()
+    srv.stop()
+    return got
+
+
+def counts(sub):
+    return sorted(f.rsplit("-of-", 1)[1] for f in files(sub))
+
+
 def t_shard_count(d):
-    """Files of two shards are not loaded by one."""
+    """Files of another shard count are converted at start: 2 shards to 3
+    and 3 to 1 keep every key (the one-shard file loads into
+    redis-server); a conversion that a crash cut short (some new files
+    in place, the old ones still there) or that ended before the old
+    files went is completed; the old set with a file missing, or files
+    of two other counts, are refused."""
     sub = os.path.join(d, "count")
     os.mkdir(sub)
-    fill(sub, 2, 5)
-    err = start_fails(sub, 1)
-    check("another shard count" in err, "refusal: " + err)
+    srv = start(sub, 2, "--appendfsync", "always")
+    c = Conn(srv.port)
+    workload(c, random.Random(SEED + 5))
+    want = snapshot(c)
+    c.close()
+    srv.stop()
+    old = {f: open(f, "rb").read() for f in files(sub)}
+    same(dict(want), snapshot_of(sub, 3), "2 shards' files started with 3")
+    check(counts(sub) == ["3"] * 3, "the files of 3 alone: %r" % files(sub))
+    check_aof(sub)
+    new = {f: open(f, "rb").read() for f in files(sub)}
+    for f, data in old.items():  # a crash before shard 1's rename
+        open(f, "wb").write(data)
+    os.unlink(sorted(new)[1])
+    same(dict(want), snapshot_of(sub, 3), "a conversion cut short")
+    check(counts(sub) == ["3"] * 3, "completed: %r" % files(sub))
+    for f, data in old.items():  # a crash before the old files went
+        open(f, "wb").write(data)
+    same(dict(want), snapshot_of(sub, 3), "a conversion that ended")
+    check(counts(sub) == ["3"] * 3, "the old files removed: %r" % files(sub))
+    same(dict(want), snapshot_of(sub, 1), "3 shards' files started with 1")
+    check(counts(sub) == ["1"], "one file: %r" % files(sub))
+    check_aof(sub)
+    redis_same(d, sub, dict(want))
+    for f, data in old.items():  # two other counts beside none of ours
+        open(f, "wb").write(data)
+    os.rename(files(sub)[0], os.path.join(sub, "appendonly.aof-0-of-5"))
+    err = start_fails(sub, 3)
+    check("files of" in err and "move one set away" in err, "refusal: " + err)
+    os.unlink(os.path.join(sub, "appendonly.aof-0-of-5"))
+    os.unlink(sorted(old)[1])
+    err = start_fails(sub, 3)
+    check(sorted(old)[1] in err and "is missing" in err, "refusal: " + err)
 
 
 def t_disk_full(d):

@@ -98,6 +98,18 @@ void kv_aof_tx_drop_all(struct kv_aof *a);
 
 /* aof_rewrite.c: the name of a file's rewrite in progress. */
 void kv_aofrw_new_path(const char *path, char *out, size_t len);
+
+/* Starting (aof_load.c): shard i's file of n at dir/appendfilename. */
+void kv_aof_file_path(const struct kv_config *cfg, unsigned i, unsigned n, char *out, size_t len);
+/* Writes the 16 bytes of the keys' hash key to path, durably. */
+int kv_aof_write_key(const char *path, const char *dir, const uint8_t *key);
+/* The shard's keys from its file at path (or from the files of another
+ * shard count, converted, when its own is missing). */
+void kv_aof_load(struct kv_shard *sh, const char *path);
+/* The start fails: "path: what" (the first failure is kept). */
+void kv_aof_start_failed(struct kv_server *k, int rc, const char *what, const char *path);
+/* Writes the keyspace whole to path, synced, by a rename (aof_shard.c). */
+int kv_aof_write_keys(struct kv_shard *sh, const char *path);
 /* aof_rewrite.c: a record appended to the file goes to the rewrite's new
  * file too (before it: the keys' records it may need first). */
 void kv_aofrw_copy(struct kv_aof *a, const void *p, size_t len);

@@ -2,18 +2,12 @@
 /* One shard's append-only file (aof_shard.h). */
 #include "aof_shard.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "aof.h"
@@ -37,570 +31,6 @@ struct kv_aof_waiter {
 	kv_aof_done_fn *fn;
 	void *arg;
 };
-
-/* A marked group's id as the file spells it: "<start ms>:<tx>"; a
- * rewrite's id has the same form. */
-struct tx_id {
-	uint64_t epoch, tx;
-};
-
-/* What the shards share while they start. */
-struct aof_start {
-	pthread_mutex_t lock;
-	int err;
-	char msg[512];
-	struct tx_id **done;         /* per shard: its complete marked groups, sorted */
-	size_t *ndone;
-	/* per shard: the groups an earlier start skipped as partial (its
-	 * PERCORE.DROPPED records), sorted. A rewrite's "before the marker
-	 * is whole" does not hold for them: their other parts never were
-	 * in any file, so no new file's keys hold them. */
-	struct tx_id **dropped;
-	size_t *ndropped;
-	/* rewrites (aof_rewrite.c): the latest whose new file is in place
-	 * somewhere (have_rw), and per shard whether its file is an old one
-	 * holding that rewrite's marker: its marked groups before the
-	 * marker are whole (every file was synced through the marker before
-	 * any new file took an old one's place; their other parts are in
-	 * the new files' keys) */
-	bool have_rw;
-	struct tx_id rw;
-	struct tx_id **marks;        /* per shard: the rewrite markers in its file */
-	size_t *nmarks;
-	bool *based;                 /* per shard: its file starts with a marker */
-	bool *pre;
-};
-
-static struct aof_start *start_of(struct kv_server *k)
-{
-	return k->aof_start;
-}
-
-/* ---- files ------------------------------------------------------------------ */
-
-static void file_path(const struct kv_config *cfg, unsigned i, unsigned n, char *out, size_t len)
-{
-	snprintf(out, len, "%s/%s-%u-of-%u", cfg->dir, cfg->appendfilename, i, n);
-}
-
-/* Whether name is "<appendfilename>-<i>-of-<m>" with m != n. */
-static bool foreign(const char *name, const char *base, unsigned n)
-{
-	size_t bl = strlen(base);
-	unsigned i, m;
-	char tail;
-
-	return !strncmp(name, base, bl) && name[bl] == '-' &&
-	       sscanf(name + bl + 1, "%u-of-%u%c", &i, &m, &tail) == 2 && m != n;
-}
-
-static void start_failed(struct aof_start *s, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void start_failed(struct aof_start *s, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&s->lock);
-	if (!s->err) {
-		s->err = rc;
-		va_start(ap, fmt);
-		vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&s->lock);
-}
-
-/* The whole file (NULL and *len 0 when there is none). */
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	size_t got = 0;
-
-	*buf = NULL;
-	*len = 0;
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) || !(*buf = malloc((size_t)st.st_size + 1))) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, *buf + got, (size_t)st.st_size - got);
-
-		if (r <= 0) {
-			close(fd);
-			return r < 0 ? -errno : -EIO;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	*len = got;
-	return 0;
-}
-
-/* ---- start: two passes over the file ---------------------------------------- */
-
-static bool parse_id(const char *p, size_t len, struct tx_id *id)
-{
-	char text[64];
-
-	if (len >= sizeof(text))
-		return false;
-	memcpy(text, p, len);
-	text[len] = '\0';
-	return sscanf(text, "%" SCNu64 ":%" SCNu64, &id->epoch, &id->tx) == 2;
-}
-
-static int id_cmp(const void *a, const void *b)
-{
-	const struct tx_id *x = a, *y = b;
-
-	if (x->epoch != y->epoch)
-		return x->epoch < y->epoch ? -1 : 1;
-	return x->tx < y->tx ? -1 : x->tx > y->tx;
-}
-
-struct load {
-	struct kv_shard *sh;
-	struct aof_start *s;
-	struct tx_id *ids;           /* pass 1: complete marked groups found */
-	size_t n, cap;
-	bool oom;
-	bool seen;                   /* pass 1: a command or group came already */
-	bool based;                  /* pass 1: the first was a rewrite marker */
-	struct tx_id *marks;         /* pass 1: rewrite markers */
-	size_t nmarks, mcap;
-	struct tx_id *drops;         /* pass 1: PERCORE.DROPPED records */
-	size_t ndrops, dcap;
-	bool pre;                    /* pass 2: before the latest rewrite's marker */
-	uint64_t applied, skipped;
-	struct kv_reply out;         /* replies of replayed commands, dropped */
-	struct kv_reply dropping;    /* pass 2: PERCORE.DROPPED records to append */
-};
-
-/* Whether argv is a rewrite's marker; its id in *id. */
-static bool rewrite_mark(uint32_t argc, const char *const *argv, const size_t *argl,
-			 struct tx_id *id)
-{
-	size_t ml = strlen(KV_AOF_RW_MARK);
-
-	return argc == 2 && argl[0] == ml && !strncasecmp(argv[0], KV_AOF_RW_MARK, ml) &&
-	       parse_id(argv[1], argl[1], id);
-}
-
-/* Whether argv is a PERCORE.DROPPED record; its id in *id. */
-static bool drop_mark(uint32_t argc, const char *const *argv, const size_t *argl,
-		      struct tx_id *id)
-{
-	size_t ml = strlen(KV_AOF_DROP_MARK);
-
-	return argc == 2 && argl[0] == ml && !strncasecmp(argv[0], KV_AOF_DROP_MARK, ml) &&
-	       parse_id(argv[1], argl[1], id);
-}
-
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *np;
-
-	if (n < *cap)
-		return true;
-	np = realloc(*p, (*cap ? 2 * *cap : 16) * size);
-	if (!np)
-		return false;
-	*p = np;
-	*cap = *cap ? 2 * *cap : 16;
-	return true;
-}
-
-static void list_mark(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
-{
-	struct load *l = arg;
-	struct tx_id t;
-
-	if (rewrite_mark(argc, argv, argl, &t)) {
-		if (!l->seen)
-			l->based = true;
-		if (!grow((void **)&l->marks, &l->mcap, l->nmarks, sizeof(t)))
-			l->oom = true;
-		else
-			l->marks[l->nmarks++] = t;
-	} else if (drop_mark(argc, argv, argl, &t)) {
-		if (!grow((void **)&l->drops, &l->dcap, l->ndrops, sizeof(t)))
-			l->oom = true;
-		else
-			l->drops[l->ndrops++] = t;
-	}
-	l->seen = true;
-}
-
-static bool list_group(void *arg, const char *id, size_t idlen, uint64_t parts)
-{
-	struct load *l = arg;
-	struct tx_id t;
-
-	(void)parts;
-	l->seen = true;
-	if (!parse_id(id, idlen, &t))
-		return false;
-	if (!grow((void **)&l->ids, &l->cap, l->n, sizeof(t))) {
-		l->oom = true;
-		return false;
-	}
-	l->ids[l->n++] = t;
-	return false;
-}
-
-/* How many times t is in a, sorted, of n. */
-static uint64_t count_in(const struct tx_id *a, size_t n, const struct tx_id *t)
-{
-	size_t lo = 0, hi = n;
-	uint64_t count = 0;
-
-	while (lo < hi) { /* the first not below t */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (id_cmp(&a[mid], t) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < n && !id_cmp(&a[lo], t); lo++)
-		count++;
-	return count;
-}
-
-/* How many complete parts of group t the shards' files hold. */
-static uint64_t parts_held(const struct aof_start *s, unsigned n, const struct tx_id *t)
-{
-	uint64_t count = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		count += count_in(s->done[i], s->ndone[i], t);
-	return count;
-}
-
-/* Whether an earlier start skipped group t (on any shard: the decision
- * was the same on every shard that holds a part). */
-static bool dropped_before(const struct aof_start *s, unsigned n, const struct tx_id *t)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (count_in(s->dropped[i], s->ndropped[i], t))
-			return true;
-	return false;
-}
-
-/* A marked group is applied when every part of it is in some file, or
- * when it is before the latest rewrite's marker in an old file (whole
- * then), unless an earlier start skipped it. One skipped for the first
- * time is recorded as dropped. */
-static bool check_group(void *arg, const char *id, size_t idlen, uint64_t parts)
-{
-	struct load *l = arg;
-	struct tx_id t;
-	bool known = parse_id(id, idlen, &t);
-	unsigned n = l->sh->n;
-
-	if (known && dropped_before(l->s, n, &t)) {
-		l->skipped++;
-		return false;
-	}
-	if (l->pre || (known && parts_held(l->s, n, &t) == parts))
-		return true;
-	l->skipped++;
-	if (known)
-		kv_aof_command(&l->dropping, 2, (const char *const[]){ KV_AOF_DROP_MARK, id },
-			       (const size_t[]){ strlen(KV_AOF_DROP_MARK), idlen });
-	return false;
-}
-
-static void replay(void *arg, uint32_t argc, const char *const *argv, const size_t *argl)
-{
-	struct load *l = arg;
-	struct tx_id t;
-
-	if (rewrite_mark(argc, argv, argl, &t)) {
-		if (l->s->have_rw && !id_cmp(&t, &l->s->rw))
-			l->pre = false;
-		return;
-	}
-	if (drop_mark(argc, argv, argl, &t))
-		return;
-	kv_reply_clear(&l->out);
-	kv_shard_exec(l->sh, NULL, NULL, kv_now_ms(), argc, argv, argl, &l->out, NULL);
-	l->applied++;
-}
-
-/* Cuts a torn tail off at `end` and says so; false when refused. */
-static bool cut_tail(struct load *l, const char *path, size_t end, size_t len)
-{
-	const struct kv_config *cfg = &l->sh->cfg;
-
-	if (!cfg->aof_load_truncated) {
-		start_failed(l->s, -EBADMSG, "%s ends in a torn record at offset %zu (of %zu bytes) "
-			     "and aof-load-truncated is no: repair it with 'redis-check-aof --fix "
-			     "%s' or start with --aof-load-truncated yes", path, end, len, path);
-		return false;
-	}
-	if (truncate(path, (off_t)end)) {
-		start_failed(l->s, -errno, "%s: cannot cut its torn tail at offset %zu: %s", path,
-			     end, strerror(errno));
-		return false;
-	}
-	pc_log(PC_LOG_WARN, "kv: %s ended in a torn record: cut at offset %zu, %zu bytes dropped",
-	       path, end, len - end);
-	return true;
-}
-
-/* Pass 1, before the shards start: the complete marked groups of shard
- * i's file, sorted (a damaged file is reported by its shard's pass). */
-static void list_done(struct kv_server *k, unsigned i)
-{
-	struct aof_start *s = start_of(k);
-	struct load l = { .s = s };
-	struct kv_aof_walk w = { .apply = list_mark, .group = list_group, .arg = &l };
-	char path[600], why[160];
-	size_t len, end;
-	char *buf;
-
-	file_path(&k->o.cfg, i, k->n, path, sizeof(path));
-	if (!read_file(path, &buf, &len) && len &&
-	    kv_aof_walk(buf, len, &w, &end, why, sizeof(why)) == -ENOMEM)
-		l.oom = true;
-	if (l.oom)
-		start_failed(s, -ENOMEM, "%s: out of memory reading it", path);
-	free(buf);
-	if (l.n)
-		qsort(l.ids, l.n, sizeof(*l.ids), id_cmp);
-	if (l.ndrops)
-		qsort(l.drops, l.ndrops, sizeof(*l.drops), id_cmp);
-	s->done[i] = l.ids;
-	s->ndone[i] = l.n;
-	s->dropped[i] = l.drops;
-	s->ndropped[i] = l.ndrops;
-	s->marks[i] = l.marks;
-	s->nmarks[i] = l.nmarks;
-	s->based[i] = l.based;
-}
-
-/* The latest rewrite whose new file is in place, and the old files that
- * hold its marker. */
-static void find_rewrite(struct aof_start *s, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		if (s->based[i] && (!s->have_rw || id_cmp(&s->marks[i][0], &s->rw) > 0)) {
-			s->rw = s->marks[i][0];
-			s->have_rw = true;
-		}
-	}
-	for (unsigned i = 0; s->have_rw && i < n; i++)
-		for (size_t m = s->based[i]; m < s->nmarks[i]; m++)
-			if (!id_cmp(&s->marks[i][m], &s->rw))
-				s->pre[i] = true;
-}
-
-/* The groups this start skipped for the first time, recorded at the
- * file's end and synced before any client is served. */
-static void record_drops(struct load *l, const char *path)
-{
-	size_t off = 0;
-	int fd, rc = 0;
-
-	if (!l->dropping.len)
-		return;
-	if (l->dropping.failed) {
-		start_failed(l->s, -ENOMEM, "%s: out of memory reading it", path);
-		return;
-	}
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		rc = -errno;
-	while (!rc && off < l->dropping.len) {
-		ssize_t w = write(fd, l->dropping.buf + off, l->dropping.len - off);
-
-		if (w <= 0)
-			rc = w < 0 ? -errno : -EIO;
-		else
-			off += (size_t)w;
-	}
-	if (!rc && fdatasync(fd))
-		rc = -errno;
-	if (fd >= 0)
-		close(fd);
-	if (rc)
-		start_failed(l->s, rc, "%s: cannot record the partial writes it skipped: %s", path,
-			     strerror(-rc));
-}
-
-/* Pass 2, on the shard: the file replayed, a marked group applied when
- * every part of it is in some shard's file. */
-static void load(struct kv_shard *sh, const char *path)
-{
-	struct aof_start *s = start_of(sh->srv);
-	struct load l = { .sh = sh, .s = s, .pre = s->pre[sh->idx] };
-	struct kv_aof_walk w = { .apply = replay, .group = check_group, .arg = &l };
-	int64_t t0 = kv_now_ms();
-	char why[160] = "";
-	size_t len = 0, end = 0;
-	char *buf = NULL;
-	int rc = read_file(path, &buf, &len);
-
-	if (rc) {
-		start_failed(s, rc, "%s: %s", path, strerror(-rc));
-		return;
-	}
-	kv_reply_init(&l.out);
-	kv_reply_init(&l.dropping);
-	rc = len ? kv_aof_walk(buf, len, &w, &end, why, sizeof(why)) : 0;
-	if (rc == -EBADMSG)
-		start_failed(s, rc, "%s: bad record at offset %zu: %s; repair it with "
-			     "'redis-check-aof --fix %s' (it cuts the file there)", path, end, why,
-			     path);
-	else if (rc)
-		start_failed(s, rc, "%s: %s", path, strerror(-rc));
-	else if (end == len || cut_tail(&l, path, end, len))
-		record_drops(&l, path);
-	kv_reply_free(&l.out);
-	kv_reply_free(&l.dropping);
-	free(buf);
-	if (len)
-		pc_log(PC_LOG_INFO, "kv: shard %u loaded %s: %" PRIu64 " commands, %" PRIu64
-		       " partial writes of several shards skipped, %lld ms", sh->idx, path,
-		       l.applied, l.skipped, (long long)(kv_now_ms() - t0));
-}
-
-/* Writes the 16 bytes of key to path, durably (file and name). */
-static int write_key(const char *path, const char *dir, const uint8_t *key)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, key, 16) != 16 || fsync(fd))
-		rc = errno ? -errno : -EIO;
-	close(fd);
-	if (!rc && (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		if (fsync(fd))
-			rc = -errno;
-		close(fd);
-	}
-	if (rc)
-		unlink(path);
-	return rc;
-}
-
-/* The keys' hash key: a shard's file holds the keys that hash to it, so
- * the hash must be the one they were written under. Drawn at random with
- * the first file and kept beside the files (<appendfilename>.hashkey). */
-static int hash_key(const struct kv_config *cfg, char *err, size_t errlen)
-{
-	char path[600];
-	uint8_t key[16];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/%s.hashkey", cfg->dir, cfg->appendfilename);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (read(fd, key, sizeof(key)) != (ssize_t)sizeof(key))
-			rc = -EBADMSG;
-		close(fd);
-	} else if (errno != ENOENT) {
-		rc = -errno;
-	} else if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key)) {
-		rc = -EIO;
-	} else {
-		rc = write_key(path, cfg->dir, key);
-	}
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not 16 bytes" : strerror(-rc));
-		return rc;
-	}
-	kv_keyhash_set_key(key);
-	return 0;
-}
-
-static void start_free(struct aof_start *s, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		if (s->done)
-			free(s->done[i]);
-		if (s->dropped)
-			free(s->dropped[i]);
-		if (s->marks)
-			free(s->marks[i]);
-	}
-	free(s->done);
-	free(s->ndone);
-	free(s->dropped);
-	free(s->ndropped);
-	free(s->marks);
-	free(s->nmarks);
-	free(s->based);
-	free(s->pre);
-	free(s);
-}
-
-int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen)
-{
-	const struct kv_config *cfg = &k->o.cfg;
-	struct aof_start *s;
-	DIR *d;
-	struct dirent *de;
-	int rc;
-
-	if (!cfg->appendonly)
-		return 0;
-	if ((rc = hash_key(cfg, err, errlen)))
-		return rc;
-	d = opendir(cfg->dir);
-	while (d && (de = readdir(d))) {
-		if (foreign(de->d_name, cfg->appendfilename, k->n)) {
-			snprintf(err, errlen, "%s/%s was written by another shard count: start with "
-				 "the --shards it names, or move the files away", cfg->dir, de->d_name);
-			closedir(d);
-			return -EEXIST;
-		}
-	}
-	if (d)
-		closedir(d);
-	s = calloc(1, sizeof(*s));
-	if (!s || !(s->done = calloc(k->n, sizeof(*s->done))) ||
-	    !(s->ndone = calloc(k->n, sizeof(*s->ndone))) ||
-	    !(s->dropped = calloc(k->n, sizeof(*s->dropped))) ||
-	    !(s->ndropped = calloc(k->n, sizeof(*s->ndropped))) ||
-	    !(s->marks = calloc(k->n, sizeof(*s->marks))) ||
-	    !(s->nmarks = calloc(k->n, sizeof(*s->nmarks))) ||
-	    !(s->based = calloc(k->n, sizeof(*s->based))) ||
-	    !(s->pre = calloc(k->n, sizeof(*s->pre)))) {
-		if (s)
-			start_free(s, k->n);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&s->lock, NULL);
-	k->aof_start = s;
-	for (unsigned i = 0; i < k->n; i++)
-		list_done(k, i);
-	find_rewrite(s, k->n);
-	return 0;
-}
-
-int kv_aof_started(struct kv_server *k, char *err, size_t errlen)
-{
-	struct aof_start *s = start_of(k);
-	int rc;
-
-	if (!s)
-		return 0;
-	rc = s->err;
-	if (rc)
-		snprintf(err, errlen, "%s", s->msg);
-	pthread_mutex_destroy(&s->lock);
-	start_free(s, k->n);
-	k->aof_start = NULL;
-	return rc;
-}
 
 /* ---- appending ---------------------------------------------------------------- */
 
@@ -887,8 +317,9 @@ static void rewrite_key(const struct kv_entry *e, void *arg)
 }
 
 /* Writes the keyspace whole to path.tmp, synced, and renames it over
- * path (then syncs the directory). Blocking: after a write error only. */
-static int rewrite_file(struct kv_shard *sh, const char *path)
+ * path (then syncs the directory). Blocking: after a write error, and
+ * converting files at start (aof_load.c). */
+int kv_aof_write_keys(struct kv_shard *sh, const char *path)
 {
 	char tmp[640], dir[600];
 	struct rewrite r = { .fd = -1 };
@@ -1016,7 +447,7 @@ static void tick(struct pc_periodic *p, void *arg)
 	a->dead = NULL;
 	pc_file_close(a->syncf);
 	a->syncf = NULL;
-	rc = rewrite_file(a->sh, a->path);
+	rc = kv_aof_write_keys(a->sh, a->path);
 	if (!rc)
 		rc = open_file(a);
 	if (rc)
@@ -1071,7 +502,7 @@ static struct kv_aof *aof_new(struct kv_shard *sh)
 	a->log = (struct kv_cmd_log){ .wrote = wrote, .group = group };
 	a->cb = on_record;
 	kv_reply_init(&a->rec);
-	file_path(&sh->cfg, sh->idx, sh->n, a->path, sizeof(a->path));
+	kv_aof_file_path(&sh->cfg, sh->idx, sh->n, a->path, sizeof(a->path));
 	pc_journal_opts_init(&a->o);
 	set_mode(a, sh->cfg.appendfsync);
 	return a;
@@ -1080,22 +511,21 @@ static struct kv_aof *aof_new(struct kv_shard *sh)
 void kv_aof_start(struct kv_shard *sh)
 {
 	const struct kv_config *cfg = &sh->cfg;
-	struct aof_start *s = start_of(sh->srv);
 	struct kv_aof *a;
 	int rc;
 
-	if (!cfg->appendonly || !s)
+	if (!cfg->appendonly || !sh->srv->aof_start)
 		return;
 	a = aof_new(sh);
 	if (!a) {
-		start_failed(s, -ENOMEM, "out of memory");
+		kv_aof_start_failed(sh->srv, -ENOMEM, "out of memory", cfg->dir);
 		return;
 	}
 	drop_rewrite_left(a->path);
-	load(sh, a->path);
+	kv_aof_load(sh, a->path);
 	rc = open_file(a);
 	if (rc)
-		start_failed(s, rc, "%s: %s", a->path, strerror(-rc));
+		kv_aof_start_failed(sh->srv, rc, strerror(-rc), a->path);
 	else
 		a->base_size = pc_journal_written(a->j);
 	pc_periodic_start(&a->tick, pc_shard_reactor(), TICK_MS, tick, a);
@@ -1154,7 +584,7 @@ static int switch_on_files(const struct kv_config *cfg, unsigned n)
 	uint8_t key[16];
 
 	for (unsigned i = 0; i < n; i++) {
-		file_path(cfg, i, n, path, sizeof(path));
+		kv_aof_file_path(cfg, i, n, path, sizeof(path));
 		if (unlink(path) && errno != ENOENT)
 			return -errno;
 	}
@@ -1162,7 +592,7 @@ static int switch_on_files(const struct kv_config *cfg, unsigned n)
 	if (unlink(path) && errno != ENOENT)
 		return -errno;
 	kv_keyhash_get_key(key);
-	return write_key(path, cfg->dir, key);
+	return kv_aof_write_key(path, cfg->dir, key);
 }
 
 int kv_aof_config(struct kv_shard *sh, const struct kv_config *next, char *why, size_t whylen)

@@ -39,9 +39,11 @@ struct kv_cmd_log;
 /* Runs once the writes it waited for are durable (err 0) or failed. */
 typedef void kv_aof_done_fn(struct kv_shard *sh, void *arg, int err);
 
-/* Before the shards start (any thread): refuses files of another shard
- * count in the directory, and lists the marked groups of every file.
- * Returns 0 or -EEXIST / -ENOMEM with the reason in err. */
+/* Before the shards start (any thread): finds the files of this shard
+ * count and of another one (to convert: aof_load.c), and lists the
+ * marked groups of every file. Returns 0 or -EEXIST (files of two other
+ * counts) / -ENOENT (one of the other count's missing) / -ENOMEM with
+ * the reason in err. */
 int kv_aof_prepare(struct kv_server *k, char *err, size_t errlen);
 /* After the shards started: 0, or the first shard's load error (its
  * message in err). Frees what prepare set up. */
