@@ -24,7 +24,10 @@ Python package (python3-redis), each part on a fresh server with 3 shards:
            and of none: the same bytes as redis-server's, and a PUBLISH
            from another connection counts the subscription and reaches it;
            a client closed before such an EXEC answered leaves no
-           subscription behind.
+           subscription behind;
+  counted  SUBSCRIBE in an EXEC spanning two of the three shards while
+           every shard is busy: a PUBLISH from a connection on any shard,
+           sent once EXEC answered, counts the subscriber.
 
 usage: txn_test.py PERCORE"""
 import os
@@ -297,8 +300,45 @@ def t_subscribe(redis, port):
         proc.wait()
 
 
+def t_counted(redis, port):
+    keys = spread(redis.Redis(port=port), "k", SHARDS)
+    pubs = [RedisPeer(port) for _ in range(3 * SHARDS)]  # some on every shard
+    stop = threading.Event()
+
+    def busy(n):  # keeps every shard's queue of jobs from other shards full
+        h = RedisPeer(port)
+        while not stop.is_set():
+            h.send(b"".join(enc("SET", keys[(n + i) % SHARDS], "x" * 4096) for i in range(64)))
+            for _ in range(64):
+                h.reader.reply()
+        h.close()
+
+    threads = [threading.Thread(target=busy, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        zero = 0
+        for i in range(400):
+            sub = RedisPeer(port)
+            sub.send(enc("MULTI") + enc("SET", keys[i % SHARDS], "v") +
+                     enc("SUBSCRIBE", "c%d" % i) + enc("EXEC"))
+            for _ in range(4):
+                sub.reader.reply()
+            for p in pubs:
+                p.send(enc("PUBLISH", "c%d" % i, "m"))
+            zero += sum(p.reader.reply()[0] != b":1\r\n" for p in pubs)
+            sub.close()
+        check(zero == 0, "%d PUBLISHes after a SUBSCRIBE's EXEC did not count it" % zero)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        for p in pubs:
+            p.close()
+
+
 TESTS = [("atomic", t_atomic), ("cas", t_cas), ("watch", t_watch), ("redis_py", t_redis_py),
-         ("closing", t_closing), ("subscribe", t_subscribe)]
+         ("closing", t_closing), ("subscribe", t_subscribe), ("counted", t_counted)]
 
 
 def main():

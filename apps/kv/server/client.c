@@ -340,6 +340,7 @@ static void reply_nomem(struct kv_client *c)
 }
 
 static bool own_pubsub(struct kv_client *c);
+static bool own_jobs(struct kv_client *c, struct kv_job *j);
 
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 {
@@ -358,10 +359,15 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 		c->blk = NULL;
 	}
 	/* an EXEC run from here may have subscribed: once every shard has
-	 * the counts it answers; closed meanwhile, its subscriptions go */
-	if (c->s)
+	 * the counts it answers (a spanning EXEC's subscriptions went as
+	 * nobody's from its job here: the barrier waits for them; a client
+	 * with none had none before, as MULTI is refused a subscriber);
+	 * closed meanwhile, its subscriptions go */
+	if (c->s) {
 		own_pubsub(c);
-	else
+		if (kv_pubsub_conn_subs(&c->conn))
+			own_jobs(c, kv_ps_barrier(c->sh));
+	} else
 		kv_ps_conn_gone(c->sh, &c->conn);
 	to = run_here_to(c); /* behind older requests' replies */
 	before = to->len;
@@ -666,9 +672,8 @@ static bool refused_subscribed(struct kv_client *c, const struct kv_cmd *cmd,
 /* The work the commands run here left for other shards that the client
  * must wait for (kv_ps_pending) becomes its newest outstanding jobs, so
  * a reply written behind them waits for them. Returns whether any. */
-static bool own_pubsub(struct kv_client *c)
+static bool own_jobs(struct kv_client *c, struct kv_job *j)
 {
-	struct kv_job *j = kv_ps_pending(c->sh);
 	bool any = j;
 
 	while (j) {
@@ -681,6 +686,11 @@ static bool own_pubsub(struct kv_client *c)
 		j = next;
 	}
 	return any;
+}
+
+static bool own_pubsub(struct kv_client *c)
+{
+	return own_jobs(c, kv_ps_pending(c->sh));
 }
 
 /* A request run here left work for other shards: its reply, from out's

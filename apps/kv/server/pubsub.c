@@ -332,6 +332,36 @@ static void after_batches(struct kv_shard *sh, struct kv_job *j)
 	(void)j;
 }
 
+/* A job for shard t that does nothing there: its done at home says that
+ * what home sent t before it has run. */
+static struct kv_job *after_job(unsigned t)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_FN, 0, 0);
+
+	if (!j)
+		abort(); /* as in forward() */
+	j->fn = after_batches;
+	j->target = t;
+	j->must = true;
+	return j;
+}
+
+struct kv_job *kv_ps_barrier(struct kv_shard *sh)
+{
+	struct kv_job *list = NULL;
+
+	for (unsigned t = sh->n; t-- > 0;) {
+		struct kv_job *j;
+
+		if (t == sh->idx)
+			continue;
+		j = after_job(t);
+		j->next = list;
+		list = j;
+	}
+	return list;
+}
+
 struct kv_job *kv_ps_pending(struct kv_shard *sh)
 {
 	struct kv_job *list = changes(sh), **end = &list;
@@ -348,12 +378,7 @@ struct kv_job *kv_ps_pending(struct kv_shard *sh)
 		send_open(sh, t);
 		if (!sh->ps_q->lane[t].head)
 			continue;
-		j = kv_job_new(KV_JOB_FN, 0, 0);
-		if (!j)
-			abort(); /* as in forward() */
-		j->fn = after_batches;
-		j->target = t;
-		j->must = true;
+		j = after_job(t);
 		*end = j;
 		end = &j->next;
 	}

@@ -384,6 +384,11 @@ void kv_ps_stop(struct kv_shard *sh);
  * the turn's end); linked by next, in order (NULL: none), to be
  * submitted with a done of the caller's. */
 struct kv_job *kv_ps_pending(struct kv_shard *sh);
+/* One job for each other shard, run there once everything this shard
+ * sent it before has run (the jobs one shard sends another run in
+ * order): what an EXEC that subscribed waits for, its changes having
+ * gone as nobody's from a transaction's job. Linked as kv_ps_pending's. */
+struct kv_job *kv_ps_barrier(struct kv_shard *sh);
 /* Sends the pending jobs as nobody's (a close's changes, a PUBLISH run
  * inside a transaction's job). */
 void kv_ps_flush(struct kv_shard *sh);
