@@ -457,7 +457,8 @@ def t_shard_count(d):
     redis-server); a conversion that a crash cut short (some new files
     in place, the old ones still there) or that ended before the old
     files went is completed; the old set with a file missing, or files
-    of two other counts, are refused."""
+    of two other counts, or a damaged old file (nothing converted), are
+    refused."""
     sub = os.path.join(d, "count")
     os.mkdir(sub)
     srv = start(sub, 2, "--appendfsync", "always")
@@ -493,6 +494,13 @@ def t_shard_count(d):
     os.unlink(sorted(old)[1])
     err = start_fails(sub, 3)
     check(sorted(old)[1] in err and "is missing" in err, "refusal: " + err)
+    bad = bytearray(old[sorted(old)[1]])
+    at = bad.index(b"*", len(bad) // 2)
+    bad[at] = ord("X")  # a damaged record: refused, and no file of 3 written
+    open(sorted(old)[1], "wb").write(bytes(bad))
+    err = start_fails(sub, 3)
+    check("bad record at offset %d" % at in err, "refusal: " + err)
+    check(counts(sub) == ["2", "2"], "nothing converted from a damaged file: %r" % files(sub))
 
 
 def t_disk_full(d):

@@ -104,8 +104,10 @@ void kv_aof_file_path(const struct kv_config *cfg, unsigned i, unsigned n, char 
 /* Writes the 16 bytes of the keys' hash key to path, durably. */
 int kv_aof_write_key(const char *path, const char *dir, const uint8_t *key);
 /* The shard's keys from its file at path (or from the files of another
- * shard count, converted, when its own is missing). */
-void kv_aof_load(struct kv_shard *sh, const char *path);
+ * shard count, converted, when its own is missing). False when it failed
+ * (the start fails): the file must then not be opened, which would
+ * create it and make a conversion look done. */
+bool kv_aof_load(struct kv_shard *sh, const char *path);
 /* The start fails: "path: what" (the first failure is kept). */
 void kv_aof_start_failed(struct kv_server *k, int rc, const char *what, const char *path);
 /* Writes the keyspace whole to path, synced, by a rename (aof_shard.c). */

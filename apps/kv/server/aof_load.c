@@ -464,8 +464,9 @@ static void record_drops(struct load *l, const char *path)
 
 /* Pass 2, on the shard: file i of set fs replayed into the shard's
  * keyspace, a marked group applied when every part of it is in some file
- * of the set. Its own file: a torn tail cut, the groups skipped recorded. */
-static void replay_file(struct kv_shard *sh, struct file_set *fs, unsigned i, const char *path)
+ * of the set. Its own file: a torn tail cut, the groups skipped recorded.
+ * False when it failed (the start fails with the reason). */
+static bool replay_file(struct kv_shard *sh, struct file_set *fs, unsigned i, const char *path)
 {
 	struct aof_start *s = start_of(sh->srv);
 	struct load l = { .sh = sh, .s = s, .fs = fs, .pre = fs->pre[i] };
@@ -475,15 +476,17 @@ static void replay_file(struct kv_shard *sh, struct file_set *fs, unsigned i, co
 	size_t len = 0, end = 0;
 	char *buf = NULL;
 	int rc = read_file(path, &buf, &len);
+	bool ok;
 
 	if (rc) {
 		start_failed(s, rc, "%s: %s", path, strerror(-rc));
-		return;
+		return false;
 	}
 	kv_reply_init(&l.out);
 	kv_reply_init(&l.dropping);
 	rc = len ? kv_aof_walk(buf, len, &w, &end, why, sizeof(why)) : 0;
-	if (walked(s, &sh->cfg, path, rc, len ? end : 0, len, why) && fs == &s->own)
+	ok = walked(s, &sh->cfg, path, rc, len ? end : 0, len, why);
+	if (ok && fs == &s->own)
 		record_drops(&l, path);
 	kv_reply_free(&l.out);
 	kv_reply_free(&l.dropping);
@@ -492,6 +495,7 @@ static void replay_file(struct kv_shard *sh, struct file_set *fs, unsigned i, co
 		pc_log(PC_LOG_INFO, "kv: shard %u loaded %s: %" PRIu64 " commands, %" PRIu64
 		       " partial writes of several shards skipped, %lld ms", sh->idx, path,
 		       l.applied, l.skipped, (long long)(kv_now_ms() - t0));
+	return ok;
 }
 
 /* ---- files of another shard count ------------------------------------------- */
@@ -517,41 +521,47 @@ static void keep_key(const struct kv_entry *e, void *arg)
 /* Old file j replayed into a scratch keyspace; the keys that are sh's
  * now appended to rec as records. Its keys are all one old shard's, so
  * its commands touch none of another file's. */
-static void keep_from(struct kv_shard *sh, unsigned j, struct keep *k)
+static bool keep_from(struct kv_shard *sh, unsigned j, struct keep *k)
 {
 	struct aof_start *s = start_of(sh->srv);
 	struct kv_db *own = sh->db, *scratch = kv_db_new();
 	int64_t now = kv_now_ms();
 	uint64_t cursor = 0;
 	char path[600];
+	bool ok;
 
 	if (!scratch) {
 		start_failed(s, -ENOMEM, "out of memory");
-		return;
+		return false;
 	}
 	kv_aof_file_path(&sh->cfg, j, s->old.n, path, sizeof(path));
 	sh->db = scratch;
-	replay_file(sh, &s->old, j, path);
+	ok = replay_file(sh, &s->old, j, path);
 	sh->db = own;
 	do
 		cursor = kv_db_scan(scratch, cursor, now, keep_key, k);
-	while (cursor);
+	while (ok && cursor);
 	kv_db_free(scratch);
+	return ok;
 }
 
 /* The records rec holds replayed into the shard's keyspace. */
-static void replay_kept(struct kv_shard *sh, const struct kv_reply *rec)
+static int replay_kept(struct kv_shard *sh, const struct kv_reply *rec)
 {
 	struct load l = { .sh = sh, .s = start_of(sh->srv) };
 	struct kv_aof_walk w = { .apply = replay, .arg = &l };
 	char why[160];
 	size_t end;
+	int rc = 0;
 
 	l.fs = &l.s->own;
 	kv_reply_init(&l.out);
-	if (rec->len && kv_aof_walk(rec->buf, rec->len, &w, &end, why, sizeof(why)))
-		start_failed(l.s, -ENOMEM, "out of memory converting the files");
+	if (rec->failed)
+		rc = -ENOMEM;
+	else if (rec->len)
+		rc = kv_aof_walk(rec->buf, rec->len, &w, &end, why, sizeof(why));
 	kv_reply_free(&l.out);
+	return rc;
 }
 
 /* A shard whose own file is missing while files of another shard count
@@ -563,41 +573,43 @@ static void replay_kept(struct kv_shard *sh, const struct kv_reply *rec)
  * leaves this shard's file, which later starts load. Costs a replay of
  * every old file per shard (in parallel) and one old file's keys at a
  * time in memory on top. */
-static void convert(struct kv_shard *sh, const char *path)
+static bool convert(struct kv_shard *sh, const char *path)
 {
 	struct aof_start *s = start_of(sh->srv);
 	struct kv_reply rec;
 	struct keep k = { .sh = sh, .rec = &rec };
 	int64_t t0 = kv_now_ms();
+	bool ok = true;
 	int rc = 0;
 
 	kv_reply_init(&rec);
-	for (unsigned j = 0; j < s->old.n && !rc && !s->err; j++) {
-		keep_from(sh, j, &k);
-		rc = rec.failed ? -ENOMEM : 0;
-		replay_kept(sh, &rec);
+	for (unsigned j = 0; j < s->old.n && ok && !rc; j++) {
+		ok = keep_from(sh, j, &k);
+		rc = ok ? replay_kept(sh, &rec) : 0;
 		kv_reply_clear(&rec);
 	}
 	kv_reply_free(&rec);
-	if (!rc && !s->err)
+	if (!ok) /* a file that could not be read whole: no new file */
+		return false;
+	if (!rc)
 		rc = kv_aof_write_keys(sh, path);
-	if (rc)
+	if (rc) {
 		start_failed(s, rc, "%s: converting the files of %u shards: %s", path, s->old.n,
 			     strerror(-rc));
-	else if (!s->err)
-		pc_log(PC_LOG_INFO, "kv: shard %u took %" PRIu64 " keys from the files of %u "
-		       "shards into %s, %lld ms", sh->idx, k.keys, s->old.n, path,
-		       (long long)(kv_now_ms() - t0));
+		return false;
+	}
+	pc_log(PC_LOG_INFO, "kv: shard %u took %" PRIu64 " keys from the files of %u shards "
+	       "into %s, %lld ms", sh->idx, k.keys, s->old.n, path, (long long)(kv_now_ms() - t0));
+	return true;
 }
 
-void kv_aof_load(struct kv_shard *sh, const char *path)
+bool kv_aof_load(struct kv_shard *sh, const char *path)
 {
 	struct aof_start *s = start_of(sh->srv);
 
 	if (s->old.n && !s->own.present[sh->idx])
-		convert(sh, path);
-	else
-		replay_file(sh, &s->own, sh->idx, path);
+		return convert(sh, path);
+	return replay_file(sh, &s->own, sh->idx, path);
 }
 
 /* Writes the 16 bytes of key to path, durably (file and name). */

@@ -522,7 +522,15 @@ void kv_aof_start(struct kv_shard *sh)
 		return;
 	}
 	drop_rewrite_left(a->path);
-	kv_aof_load(sh, a->path);
+	if (!kv_aof_load(sh, a->path)) { /* replayed before sh->aof is set: not logged */
+		sh->aof = a;
+		/* the start fails: writes meanwhile are refused, and the file
+		 * is neither opened nor written again (either would create
+		 * it, and a conversion would look done); no tick */
+		a->log.err = -EBADMSG;
+		kv_aof_publish(a);
+		return;
+	}
 	rc = open_file(a);
 	if (rc)
 		kv_aof_start_failed(sh->srv, rc, strerror(-rc), a->path);
