@@ -20,10 +20,8 @@
 
 #include "aof.h"
 #include "aof_internal.h"
-#include "aof_rewrite.h"
 #include "aof_shard.h"
 #include "keyhash.h"
-#include "percore/clock.h"
 #include "percore/log.h"
 #include "server_internal.h"
 
