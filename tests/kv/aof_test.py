@@ -6,7 +6,8 @@ with relative expiry, SPOP, INCRBYFLOAT and transactions in their
 effective form; redis-check-aof passes every file; a one-shard file loads
 into redis-server 7.0 with the same keys, values and TTLs; a torn last
 record is cut (or refused with --aof-load-truncated no), a damaged record
-elsewhere stops the start naming file, offset and redis-check-aof --fix;
+elsewhere stops the start naming file, offset and redis-check-aof --fix,
+and records nothing as dropped in the other files;
 a write spanning shards whose part is missing from one file is recovered
 on no shard, an EXEC over shards included (one marked group per shard it
 writes on, a plain MULTI ... EXEC when it writes on one); keys expired or
@@ -279,6 +280,34 @@ def t_corrupt(d):
     err = start_fails(sub, 1)
     check(f in err and ("offset %d" % off) in err and "redis-check-aof --fix" in err,
           "refusal names file, offset and repair: " + err)
+
+
+def t_damaged_drops_nothing(d):
+    """A start refused for one damaged file records no write spanning
+    shards as dropped in the others: once the file is repaired, the
+    write is whole again."""
+    sub = os.path.join(d, "damaged")
+    os.mkdir(sub)
+    srv = start(sub, 2, "--appendfsync", "always")
+    c = Conn(srv.port)
+    for i in range(20):
+        c.call("SET", "a%d" % i, "v")
+    keys = ["x:%d" % i for i in range(16)]
+    c.call("MSET", *[x for k in keys for x in (k, "v")])
+    c.close()
+    srv.stop()
+    f0, f1 = files(sub)
+    good = open(f0, "rb").read()
+    open(f0, "wb").write(b"X" + good[1:])  # its first record damaged
+    err = start_fails(sub, 2)
+    check("bad record at offset 0" in err, "refusal: " + err)
+    check(b"PERCORE.DROPPED" not in open(f1, "rb").read(), "nothing recorded as dropped")
+    open(f0, "wb").write(good)
+    srv = start(sub, 2)
+    c = Conn(srv.port)
+    check(c.call("EXISTS", *keys) == len(keys), "the MSET whole after the repair")
+    c.close()
+    srv.stop()
 
 
 def t_partial_multi(d):
@@ -555,8 +584,8 @@ def t_disk_full(d):
     check(p.returncode == 0 and b"Sanitizer" not in err, "clean exit: %s" % err[-2000:])
 
 
-TESTS = [t_roundtrip, t_redis_loads, t_torn, t_corrupt, t_partial_multi, t_exec_groups,
-         t_expired_del, t_evicted, t_shard_count, t_disk_full]
+TESTS = [t_roundtrip, t_redis_loads, t_torn, t_corrupt, t_damaged_drops_nothing, t_partial_multi,
+         t_exec_groups, t_expired_del, t_evicted, t_shard_count, t_disk_full]
 
 
 def run(tests, prefix):

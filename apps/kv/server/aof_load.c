@@ -354,10 +354,8 @@ static bool cut_tail(struct aof_start *s, const struct kv_config *cfg, const cha
 	return true;
 }
 
-/* What a walk of a whole file ended in: true when it may be used (a torn
- * tail cut off), else the start fails with the reason. */
-static bool walked(struct aof_start *s, const struct kv_config *cfg, const char *path, int rc,
-		   size_t end, size_t len, const char *why)
+/* A walk's (or the read's) error: the start fails with the reason. */
+static bool walk_ok(struct aof_start *s, const char *path, int rc, size_t end, const char *why)
 {
 	if (rc == -EBADMSG)
 		start_failed(s, rc, "%s: bad record at offset %zu: %s; repair it with "
@@ -365,13 +363,33 @@ static bool walked(struct aof_start *s, const struct kv_config *cfg, const char 
 			     path);
 	else if (rc)
 		start_failed(s, rc, "%s: %s", path, strerror(-rc));
-	return !rc && (end == len || cut_tail(s, cfg, path, end, len));
+	return !rc;
+}
+
+/* What a walk of a whole file ended in: true when it may be used (a torn
+ * tail cut off), else the start fails with the reason. */
+static bool walked(struct aof_start *s, const struct kv_config *cfg, const char *path, int rc,
+		   size_t end, size_t len, const char *why)
+{
+	return walk_ok(s, path, rc, end, why) && (end == len || cut_tail(s, cfg, path, end, len));
+}
+
+/* Whether nothing failed so far. */
+static bool start_ok(struct aof_start *s)
+{
+	bool ok;
+
+	pthread_mutex_lock(&s->lock);
+	ok = !s->err;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
 }
 
 /* Pass 1, before the shards start: the complete marked groups of file i
- * of set fs, sorted. A damaged own file is reported by its shard's pass;
- * a file of another shard count, which several shards read, is checked
- * (its torn tail cut) here. */
+ * of set fs, sorted. A file that cannot be read or is damaged fails the
+ * start here, before any shard records a group as dropped on the word of
+ * an incomplete list; a torn tail is cut by the file's own shard, or
+ * here for a file of another shard count, which several shards read. */
 static void list_done(struct kv_server *k, struct file_set *fs, unsigned i)
 {
 	struct aof_start *s = start_of(k);
@@ -392,6 +410,8 @@ static void list_done(struct kv_server *k, struct file_set *fs, unsigned i)
 		start_failed(s, -ENOMEM, "%s: out of memory reading it", path);
 	else if (fs == &s->old)
 		walked(s, &k->o.cfg, path, rc, end, len, why);
+	else
+		walk_ok(s, path, rc, end, why);
 	free(buf);
 	if (l.n)
 		qsort(l.ids, l.n, sizeof(*l.ids), id_cmp);
@@ -438,12 +458,13 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /* The groups this start skipped for the first time, recorded at the
- * file's end and synced before any client is served. */
+ * file's end and synced before any client is served. Not once the start
+ * failed: a file another shard could not read may hold their parts. */
 static void record_drops(struct load *l, const char *path)
 {
 	int fd, rc;
 
-	if (!l->dropping.len)
+	if (!l->dropping.len || !start_ok(l->s))
 		return;
 	if (l->dropping.failed) {
 		start_failed(l->s, -ENOMEM, "%s: out of memory reading it", path);
