@@ -336,6 +336,24 @@ def t_kill_during(d):
     raise AssertionError("the rewrite never ran at the kill in 6 tries")
 
 
+def rewrite_once(d):
+    """A 2-shard server on d's files runs one BGREWRITEAOF and stops."""
+    srv = start(d, 2)
+    c = Conn(srv.port)
+    c.call("BGREWRITEAOF")
+    wait_rewrites(c, 1)
+    c.close()
+    srv.stop()
+
+
+def marker_of(data):
+    """The rewrite marker command that heads a rewritten file."""
+    head = b"*2\r\n$15\r\nPERCORE.REWRITE\r\n$"
+    check(data.startswith(head), "a marker heads the file")
+    end = data.index(b"\r\n", len(head))
+    return data[:end + 2 + int(data[len(head):end]) + 2]
+
+
 def t_mixed_switch(d):
     """A crash between two shards' switches: one file rewritten, the other
     the old one through the rewrite's marker. Writes spanning both shards
@@ -349,16 +367,10 @@ def t_mixed_switch(d):
     c.close()
     srv.stop()
     old = {f: open(f, "rb").read() for f in files(d)}
-    srv = start(d, 2)
-    c = Conn(srv.port)
-    c.call("BGREWRITEAOF")
-    wait_rewrites(c, 1)
-    c.close()
-    srv.stop()
+    rewrite_once(d)
     new = {f: open(f, "rb").read() for f in files(d)}
     f0, f1 = sorted(new)
-    check(new[f0].startswith(b"*2\r\n$15\r\nPERCORE.REWRITE\r\n"), "a marker heads the file")
-    mark = new[f0][:new[f0].index(b"\r\n*", 30) + 2]  # the marker command
+    mark = marker_of(new[f0])
     with open(f1, "wb") as f:
         f.write(old[f1] + mark)  # shard 1 never switched
     srv = start(d, 2)
@@ -396,16 +408,8 @@ def t_dropped_then_mixed(d):
     srv.stop()
     check(b"PERCORE.DROPPED" in open(f1, "rb").read(), "the skipped part is recorded")
     old1 = open(f1, "rb").read()
-    srv = start(d, 2)
-    c = Conn(srv.port)
-    c.call("BGREWRITEAOF")
-    wait_rewrites(c, 1)
-    c.close()
-    srv.stop()
-    new0 = open(f0, "rb").read()
-    check(new0.startswith(b"*2\r\n$15\r\nPERCORE.REWRITE\r\n$"), "a marker heads the file")
-    idlen_end = new0.index(b"\r\n", 27)
-    mark = new0[:idlen_end + 2 + int(new0[27:idlen_end]) + 2]  # the marker command
+    rewrite_once(d)
+    mark = marker_of(open(f0, "rb").read())
     with open(f1, "wb") as f:
         f.write(old1 + mark)  # shard 1 never switched
     srv = start(d, 2)
