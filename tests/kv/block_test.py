@@ -6,7 +6,8 @@ by another client waking the longest waiting one (on keys of both shards,
 by LPUSH, RPUSH, ZADD, LMOVE's destination, a MULTI/EXEC), waiters served
 first come first served, a client leaving while blocked losing nothing,
 BLMOVE and BRPOPLPUSH with source and destination on different shards,
-CLIENT UNBLOCK and CLIENT LIST across shards; then stress runs: consumers
+CLIENT UNBLOCK, CLIENT LIST and CLIENT KILL across shards, outside MULTI
+and queued inside it; then stress runs: consumers
 blocked on keys of both shards, producers pushing, every item delivered
 exactly once, and moves across shards while CLIENT UNBLOCK interrupts.
 Exit 0 when all hold, 1 otherwise, 77 when redis-server is missing.
@@ -279,6 +280,67 @@ def client_kill(port, k):
     return out
 
 
+def split_exec(raw):
+    """An EXEC reply whose first element is CLIENT LIST's text: its
+    header, the ids the text lists, and the raw replies after it."""
+    head, rest = raw.split(b"\r\n", 1)
+    size, rest = rest.split(b"\r\n", 1)
+    text, rest = rest[:int(size[1:])], rest[int(size[1:]) + 2:]
+    ids = {int(w[3:]) for line in text.split(b"\n") for w in line.split(b" ") if w.startswith(b"id=")}
+    return head, ids, rest
+
+
+def multi_clients(port, k):
+    """CLIENT LIST, KILL and UNBLOCK queued inside MULTI act over every
+    shard, as outside: eight victims and eight blocked clients (each
+    connection lands on either shard, so some are another shard's than
+    the caller's but with odds of 2^-16), listed, killed (closed),
+    unblocked (nil), among keyed commands whose replies keep their place
+    in EXEC's array; a CLIENT KILL of the caller itself inside MULTI
+    answers EXEC's array up to its own reply, runs the rest unanswered,
+    then closes the connection, as Redis does."""
+    a = o.RedisPeer(port)
+    victims = [o.RedisPeer(port) for _ in range(8)]
+    blocked = [o.RedisPeer(port) for _ in range(8)]
+    vids = [int(cmd(p, "CLIENT", "ID")[1:-2]) for p in victims]
+    bids = [int(cmd(p, "CLIENT", "ID")[1:-2]) for p in blocked]
+    for i, p in enumerate(blocked):
+        send(p, "BLPOP", k("a" if i % 2 else "b"), 0)
+    time.sleep(0.2)
+    steps = [("MULTI",), ("CLIENT", "LIST"), ("SET", k("c"), "v"), ("CLIENT", "KILL", "ID", 10 ** 9)]
+    steps += [("CLIENT", "KILL", "ID", v) for v in vids]
+    steps += [("CLIENT", "UNBLOCK", b) for b in bids]
+    steps += [("CLIENT", "UNBLOCK", bids[0]), ("GET", k("c")), ("CLIENT", "KILL", "ADDR", "1.2.3.4:5")]
+    got = [cmd(a, *s) for s in steps]
+    head, ids, rest = split_exec(cmd(a, "EXEC"))
+    got += [head, set(vids + bids) <= ids, rest]
+    got += [p.closed() for p in victims]
+    got += [reply(p) for p in blocked]
+    listed = split_exec(b"*1\r\n" + cmd(a, "CLIENT", "LIST", "ID", *(vids + bids)))[1]
+    got += [cmd(a, "LRANGE", k("a"), 0, -1), listed == set(bids)]
+    me = int(cmd(a, "CLIENT", "ID")[1:-2])
+    other = o.RedisPeer(port)
+    oid = int(cmd(other, "CLIENT", "ID")[1:-2])
+    for s in [("MULTI",), ("SET", k("d"), 1), ("CLIENT", "KILL", "ID", me, "SKIPME", "no"),
+              ("INCR", k("d")), ("CLIENT", "KILL", "ID", oid), ("PING",)]:
+        send(a, *s)
+    got += [reply(a) for _ in range(6)]
+    send(a, "EXEC")
+    a.sock.settimeout(10)
+    tail = b""
+    while True:
+        data = a.sock.recv(1 << 16)
+        if not data:
+            break
+        tail += data
+    got += [tail, other.closed()]
+    p = o.RedisPeer(port)
+    got.append(cmd(p, "GET", k("d")))
+    for q in victims + blocked + [a, other, p]:
+        q.close()
+    return got
+
+
 def fields_in_order(ours, theirs, failures):
     """Our CLIENT LIST fields are Redis 7.0's, in its order (lib-name and
     lib-ver, from Redis 7.2, at the end)."""
@@ -449,7 +511,7 @@ def main():
         names = ["a", "b", "s", "t", "u", "z"]
         for kk in (o.placed(probe, names, lambda i: i % 2), o.placed(probe, names, lambda i: 0)):
             both((("cross", cross), ("unblock", unblock)), kk)
-        both((("client_kill", client_kill),), k)
+        both((("client_kill", client_kill), ("multi_clients", multi_clients)), k)
         flush()
         (ours, ofields), (theirs, tfields) = client_list(kv.port, k), client_list(rport, k)
         compare("client_list", ours, theirs, failures)

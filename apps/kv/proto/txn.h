@@ -23,7 +23,9 @@ struct kv_call;
 struct kv_cmd;
 struct kv_conn;
 
-/* One queued request, its arguments in the same allocation. */
+/* One queued request, its arguments in the same allocation; cmd is the
+ * record that says where it runs (kv_cmd_placed(): CLIENT LIST's own, so
+ * an EXEC runs it on every shard as it runs outside MULTI). */
 struct kv_txn_req {
 	const struct kv_cmd *cmd;
 	uint32_t argc;

@@ -1076,7 +1076,8 @@ void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn
 	struct kv_shard *sh = arg;
 
 	for (struct kv_client *c = sh->conn_head; c; c = c->lnext)
-		fn(ctx, &c->conn);
+		if (!c->killed || (c->conn.flags & KV_CONN_CLOSE))
+			fn(ctx, &c->conn); /* killed by another: gone, as in Redis */
 }
 
 uint64_t kv_client_conn_id(const struct kv_client *c)
@@ -1098,7 +1099,8 @@ static void stop_waiting(struct kv_client *c)
 
 /* The shard's turn after a CLIENT KILL: its killed connections close
  * (not inside the command, which may be walking them); a graceful close
- * ends the session later, their waits end now. */
+ * ends the session later, their waits end now. One that killed itself
+ * (KV_CONN_CLOSE) closes once its reply is out, as after a QUIT. */
 static void kill_task(void *arg)
 {
 	struct kv_shard *sh = arg;
@@ -1107,7 +1109,7 @@ static void kill_task(void *arg)
 	sh->kill_task = false;
 	for (struct kv_client *c = sh->conn_head; c; c = next) {
 		next = c->lnext;
-		if (c->killed && c->s) {
+		if (c->killed && c->s && !(c->conn.flags & KV_CONN_CLOSE)) {
 			stop_waiting(c);
 			pc_session_close(c->s);
 		}
