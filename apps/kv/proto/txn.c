@@ -91,16 +91,33 @@ static struct kv_txn *state(struct kv_conn *conn)
 	return conn->txn;
 }
 
+/* The size of a queued request's one allocation. */
+static size_t req_size(uint32_t argc, const size_t *argl)
+{
+	size_t bytes = sizeof(struct kv_txn_req) + argc * (sizeof(char *) + sizeof(size_t)) + 1;
+
+	for (uint32_t i = 0; i < argc; i++)
+		bytes += argl[i];
+	return bytes;
+}
+
+size_t kv_txn_mem(const struct kv_conn *conn)
+{
+	const struct kv_txn *t = conn->txn;
+	size_t bytes = 0;
+
+	for (uint32_t i = 0; t && i < t->n; i++)
+		bytes += req_size(t->q[i]->argc, t->q[i]->argl);
+	return bytes;
+}
+
 /* A copy of the request in one allocation. */
 static struct kv_txn_req *req_copy(const struct kv_call *c)
 {
-	size_t bytes = 0;
 	struct kv_txn_req *r;
 	char *p;
 
-	for (uint32_t i = 0; i < c->argc; i++)
-		bytes += c->argl[i];
-	r = malloc(sizeof(*r) + c->argc * (sizeof(char *) + sizeof(size_t)) + bytes + 1);
+	r = malloc(req_size(c->argc, c->argl));
 	if (!r)
 		return NULL;
 	r->cmd = kv_cmd_placed(kv_cmd_lookup(c->argv[0], c->argl[0]), c->argc, c->argv, c->argl);

@@ -86,6 +86,10 @@ bool kv_txn_exec_check(struct kv_call *c);
  * expiry is deleted and counted first). */
 bool kv_txn_watch_ok(const struct kv_txn *t);
 
+/* The memory of the connection's queued requests (CLIENT LIST's
+ * multi-mem): 0 when none. */
+size_t kv_txn_mem(const struct kv_conn *conn);
+
 /* Counters: the key's, bumped after a write to it; every one (a flush). */
 void kv_txn_touch(const char *key, size_t len);
 void kv_txn_touch_hash(uint64_t hash);
