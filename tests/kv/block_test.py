@@ -319,6 +319,17 @@ def multi_clients(port, k):
     got += [reply(p) for p in blocked]
     listed = split_exec(b"*1\r\n" + cmd(a, "CLIENT", "LIST", "ID", *(vids + bids)))[1]
     got += [cmd(a, "LRANGE", k("a"), 0, -1), listed == set(bids)]
+    for q in victims + blocked:
+        q.close()
+    return got + kill_itself(port, k, a)
+
+
+def kill_itself(port, k, a=None):
+    """A CLIENT KILL of the caller itself inside MULTI: EXEC's array up to
+    its own reply, the rest run unanswered (another connection killed, a
+    counter incremented), then the connection closed."""
+    a = a or o.RedisPeer(port)
+    got = []
     me = int(cmd(a, "CLIENT", "ID")[1:-2])
     other = o.RedisPeer(port)
     oid = int(cmd(other, "CLIENT", "ID")[1:-2])
@@ -337,7 +348,7 @@ def multi_clients(port, k):
     got += [tail, other.closed()]
     p = o.RedisPeer(port)
     got.append(cmd(p, "GET", k("d")))
-    for q in victims + blocked + [a, other, p]:
+    for q in (a, other, p):
         q.close()
     return got
 
@@ -563,6 +574,14 @@ def main():
         for kk in (o.placed(probe, names, lambda i: i % 2), o.placed(probe, names, lambda i: 0)):
             both((("cross", cross), ("unblock", unblock)), kk)
         both((("client_kill", client_kill), ("multi_clients", multi_clients), ("buffers", buffers)), k)
+        flush()
+        one = o.KvServer(sys.argv[1], shards=1)  # EXEC on one keyspace (txn.c)
+        try:
+            compare("kill_itself, one shard", kill_itself(one.port, k), kill_itself(rport, k), failures)
+        finally:
+            rc, err = one.stop()
+            if rc != 0 or "Sanitizer" in err or "runtime error" in err:
+                failures.append("percore kv --shards 1 exited %d: %s" % (rc, err[-3000:]))
         flush()
         (ours, ofields), (theirs, tfields) = client_list(kv.port, k), client_list(rport, k)
         compare("client_list", ours, theirs, failures)
