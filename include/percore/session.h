@@ -120,6 +120,17 @@ PC_API int pc_session_fd(const struct pc_session *s);
 /* Output bytes queued and not yet written to the socket. */
 PC_API size_t pc_session_queued(const struct pc_session *s);
 
+/* A session's buffers as they stand, to report them (Redis's CLIENT LIST
+ * qbuf, omem...): input received and not yet taken by the application,
+ * and the size of the ring holding it; output queued and not yet written
+ * (pc_session_queued()), and the size of its ring. A ring's size is 0
+ * while the session holds none (an idle session holds neither). */
+struct pc_session_buffers {
+	size_t in_used, in_size;
+	size_t out_used, out_size;
+};
+PC_API void pc_session_buffers(const struct pc_session *s, struct pc_session_buffers *b);
+
 /* Queue a frame: header (version 1, flags, msg_id, len) and body. The body
  * is copied, so it may be freed on return. Written at the end of this
  * turn. Returns 0; -EINVAL for a flag other than heartbeat and error;

@@ -6,7 +6,8 @@ by another client waking the longest waiting one (on keys of both shards,
 by LPUSH, RPUSH, ZADD, LMOVE's destination, a MULTI/EXEC), waiters served
 first come first served, a client leaving while blocked losing nothing,
 BLMOVE and BRPOPLPUSH with source and destination on different shards,
-CLIENT UNBLOCK and CLIENT LIST across shards; then stress runs: consumers
+CLIENT UNBLOCK, CLIENT LIST and CLIENT KILL across shards, outside MULTI
+and queued inside it, CLIENT LIST's buffer fields; then stress runs: consumers
 blocked on keys of both shards, producers pushing, every item delivered
 exactly once, and moves across shards while CLIENT UNBLOCK interrupts.
 Exit 0 when all hold, 1 otherwise, 77 when redis-server is missing.
@@ -14,6 +15,7 @@ Exit 0 when all hold, 1 otherwise, 77 when redis-server is missing.
 usage: block_test.py PERCORE [REDIS_SERVER]"""
 import os
 import random
+import socket
 import sys
 import threading
 import time
@@ -279,16 +281,138 @@ def client_kill(port, k):
     return out
 
 
+def split_exec(raw):
+    """An EXEC reply whose first element is CLIENT LIST's text: its
+    header, the ids the text lists, and the raw replies after it."""
+    head, rest = raw.split(b"\r\n", 1)
+    size, rest = rest.split(b"\r\n", 1)
+    text, rest = rest[:int(size[1:])], rest[int(size[1:]) + 2:]
+    ids = {int(w[3:]) for line in text.split(b"\n") for w in line.split(b" ") if w.startswith(b"id=")}
+    return head, ids, rest
+
+
+def multi_clients(port, k):
+    """CLIENT LIST, KILL and UNBLOCK queued inside MULTI act over every
+    shard, as outside: eight victims and eight blocked clients (each
+    connection lands on either shard, so some are another shard's than
+    the caller's but with odds of 2^-16), listed, killed (closed),
+    unblocked (nil), among keyed commands whose replies keep their place
+    in EXEC's array; a CLIENT KILL of the caller itself inside MULTI
+    answers EXEC's array up to its own reply, runs the rest unanswered,
+    then closes the connection, as Redis does."""
+    a = o.RedisPeer(port)
+    victims = [o.RedisPeer(port) for _ in range(8)]
+    blocked = [o.RedisPeer(port) for _ in range(8)]
+    vids = [int(cmd(p, "CLIENT", "ID")[1:-2]) for p in victims]
+    bids = [int(cmd(p, "CLIENT", "ID")[1:-2]) for p in blocked]
+    for i, p in enumerate(blocked):
+        send(p, "BLPOP", k("a" if i % 2 else "b"), 0)
+    time.sleep(0.2)
+    steps = [("MULTI",), ("CLIENT", "LIST"), ("SET", k("c"), "v"), ("CLIENT", "KILL", "ID", 10 ** 9)]
+    steps += [("CLIENT", "KILL", "ID", v) for v in vids]
+    steps += [("CLIENT", "UNBLOCK", b) for b in bids]
+    steps += [("CLIENT", "UNBLOCK", bids[0]), ("GET", k("c")), ("CLIENT", "KILL", "ADDR", "1.2.3.4:5")]
+    got = [cmd(a, *s) for s in steps]
+    head, ids, rest = split_exec(cmd(a, "EXEC"))
+    got += [head, set(vids + bids) <= ids, rest]
+    got += [p.closed() for p in victims]
+    got += [reply(p) for p in blocked]
+    listed = split_exec(b"*1\r\n" + cmd(a, "CLIENT", "LIST", "ID", *(vids + bids)))[1]
+    got += [cmd(a, "LRANGE", k("a"), 0, -1), listed == set(bids)]
+    for q in victims + blocked:
+        q.close()
+    return got + kill_itself(port, k, a)
+
+
+def kill_itself(port, k, a=None):
+    """A CLIENT KILL of the caller itself inside MULTI: EXEC's array up to
+    its own reply, the rest run unanswered (another connection killed, a
+    counter incremented), then the connection closed."""
+    a = a or o.RedisPeer(port)
+    got = []
+    me = int(cmd(a, "CLIENT", "ID")[1:-2])
+    other = o.RedisPeer(port)
+    oid = int(cmd(other, "CLIENT", "ID")[1:-2])
+    for s in [("MULTI",), ("SET", k("d"), 1), ("CLIENT", "KILL", "ID", me, "SKIPME", "no"),
+              ("INCR", k("d")), ("CLIENT", "KILL", "ID", oid), ("PING",)]:
+        send(a, *s)
+    got += [reply(a) for _ in range(6)]
+    send(a, "EXEC")
+    a.sock.settimeout(10)
+    tail = b""
+    while True:
+        data = a.sock.recv(1 << 16)
+        if not data:
+            break
+        tail += data
+    got += [tail, other.closed()]
+    p = o.RedisPeer(port)
+    got.append(cmd(p, "GET", k("d")))
+    for q in (a, other, p):
+        q.close()
+    return got
+
+
 def fields_in_order(ours, theirs, failures):
-    """Our CLIENT LIST fields are Redis 7.0's, in its order (lib-name and
-    lib-ver, from Redis 7.2, at the end)."""
-    ours = [f for f in ours if f not in (b"lib-name", b"lib-ver")]
-    at = 0
-    for f in ours:
-        if f not in theirs[at:]:
-            failures.append("CLIENT LIST field %r not in Redis's order %r" % (f, theirs))
-            return
-        at = theirs.index(f, at) + 1
+    """Our CLIENT LIST fields are Redis 7.0's, all of them in its order
+    (then lib-name and lib-ver, from Redis 7.2)."""
+    if ours[-2:] != [b"lib-name", b"lib-ver"] or ours[:-2] != theirs:
+        failures.append("CLIENT LIST fields %r, Redis's %r" % (ours, theirs))
+
+
+def fields(line):
+    """A CLIENT LIST line's fields, by name."""
+    return dict(w.split(b"=", 1) for w in line.strip().split(b" "))
+
+
+def line_of(peer, cid):
+    return fields(cmd(peer, "CLIENT", "LIST", "ID", cid).split(b"\r\n")[1])
+
+
+def buffers(port, k):
+    """CLIENT LIST's buffer fields move as Redis's do: qbuf grows while a
+    client sends half a request, and is 0 again once it is whole; multi-mem
+    grows with MULTI's queue and is 0 after EXEC; omem grows for a client
+    that does not read 16 replies of 1 MiB. CLIENT INFO shows the fields
+    CLIENT LIST does, in its order."""
+    watcher, half = o.RedisPeer(port), o.RedisPeer(port)
+    hid = int(cmd(half, "CLIENT", "ID")[1:-2])
+    out = [[f for f in fields(cmd(watcher, "CLIENT", "INFO").split(b"\r\n")[1])] ==
+           [f for f in line_of(watcher, hid)]]
+    request = o.enc("SET", k("a"), "v" * 100)
+    qbuf = []
+    for part in (request[:30], request[30:80]):
+        half.send(part)
+        time.sleep(0.2)
+        qbuf.append(int(line_of(watcher, hid)[b"qbuf"]))
+    half.send(request[80:])
+    out += [reply(half), qbuf[0] > 0, qbuf[1] > qbuf[0], int(line_of(watcher, hid)[b"qbuf"])]
+    mm = []
+    for step in (("MULTI",), ("SET", k("a"), "x"), ("GET", k("a")), ("EXEC",)):
+        cmd(half, *step)
+        mm.append(int(line_of(watcher, hid)[b"multi-mem"]))
+    out += [mm[0] == 0, 0 < mm[1] < mm[2], mm[3]]
+    cmd(watcher, "SET", k("b"), "z" * (1 << 20))
+    slow = socket.socket()
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.connect(("127.0.0.1", port))
+    slow.sendall(o.enc("CLIENT", "ID"))
+    sid = int(slow.recv(64)[1:-2])
+    before = int(line_of(watcher, sid)[b"omem"])
+    slow.sendall(o.enc("GET", k("b")) * 16)
+    time.sleep(0.5)
+    out += [before, int(line_of(watcher, sid)[b"omem"]) >= 1 << 20]
+    slow.settimeout(30)
+    want, got = 16 * ((1 << 20) + len(b"$1048576\r\n\r\n")), 0
+    while got < want:
+        got += len(slow.recv(1 << 20))
+    out.append(got)
+    for p in (watcher, half):
+        p.close()
+    slow.close()
+    return out
+
+
 
 
 def compare(name, ours, theirs, failures):
@@ -449,7 +573,15 @@ def main():
         names = ["a", "b", "s", "t", "u", "z"]
         for kk in (o.placed(probe, names, lambda i: i % 2), o.placed(probe, names, lambda i: 0)):
             both((("cross", cross), ("unblock", unblock)), kk)
-        both((("client_kill", client_kill),), k)
+        both((("client_kill", client_kill), ("multi_clients", multi_clients), ("buffers", buffers)), k)
+        flush()
+        one = o.KvServer(sys.argv[1], shards=1)  # EXEC on one keyspace (txn.c)
+        try:
+            compare("kill_itself, one shard", kill_itself(one.port, k), kill_itself(rport, k), failures)
+        finally:
+            rc, err = one.stop()
+            if rc != 0 or "Sanitizer" in err or "runtime error" in err:
+                failures.append("percore kv --shards 1 exited %d: %s" % (rc, err[-3000:]))
         flush()
         (ours, ofields), (theirs, tfields) = client_list(kv.port, k), client_list(rport, k)
         compare("client_list", ours, theirs, failures)

@@ -226,8 +226,9 @@ static void test_client(void **state)
 	f->conn.fd = 12;
 	strcpy(f->conn.addr, "127.0.0.1:5000");
 	expect_has(f, "CLIENT INFO", "id=7 addr=127.0.0.1:5000 laddr= fd=12 name= age=4 idle=0 flags=e "
-		   "db=0 sub=0 psub=0 ssub=0 multi=-1 cmd=client|info user=default redir=-1 resp=2 "
-		   "lib-name=redis-py lib-ver=5.0\n");
+		   "db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=10 multi-mem=0 "
+		   "rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=10 events=r cmd=client|info "
+		   "user=default redir=-1 resp=2 lib-name=redis-py lib-ver=5.0\n");
 	/* the view lists every connection */
 	expect_has(f, "CLIENT LIST", "cmd=client|list");
 	expect_has(f, "CLIENT LIST", "\nid=99 addr= ");

@@ -227,13 +227,21 @@ static void forward_frame(struct pc_session *s, const struct pc_frame *f, void *
 	if (f->msg_id == MSG_WHOAMI) {
 		pc_session_send(s, MSG_WHOAMI, &id, sizeof(id));
 	} else if (f->msg_id == MSG_WHERE) {
-		/* the server's side: its port (host order, 0 on error), the fd */
+		/* the server's side: its port (host order, 0 on error), the fd;
+		 * then its buffers with an empty frame queued before the answer */
 		struct sockaddr_storage ss;
 		socklen_t len;
-		int32_t where[2] = { 0, pc_session_fd(s) };
+		struct pc_session_buffers b;
+		int32_t where[6] = { 0, pc_session_fd(s) };
 
 		if (!pc_session_local(s, &ss, &len) && ss.ss_family == AF_INET)
 			where[0] = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		pc_session_send(s, MSG_RESULT, NULL, 0);
+		pc_session_buffers(s, &b);
+		where[2] = (int32_t)b.in_used;
+		where[3] = b.in_size >= b.in_used;
+		where[4] = (int32_t)b.out_used;
+		where[5] = b.out_size >= b.out_used && b.out_used == pc_session_queued(s);
 		pc_session_send(s, MSG_WHERE, where, sizeof(where));
 	} else if (f->msg_id == MSG_FORWARD && f->len > sizeof(to)) {
 		memcpy(&to, f->body, sizeof(to));
@@ -351,15 +359,23 @@ static void test_send_to(void **state)
 	for (int k = 0; k < n; k++) {
 		struct pc_frame w = { 0 };
 		uint8_t *wb = NULL;
-		int32_t where[2];
+		int32_t where[6];
 
 		assert_int_equal(tu_send_frame(fds[k], MSG_WHERE, 0, NULL, 0), 0);
+		assert_int_equal(tu_recv_frame(fds[k], &w, NULL), 0);
+		assert_int_equal(w.msg_id, MSG_RESULT);
 		assert_int_equal(tu_recv_frame(fds[k], &w, &wb), 0);
 		assert_int_equal(w.len, sizeof(where));
 		memcpy(where, wb, sizeof(where));
 		free(wb);
 		assert_int_equal(where[0], pc_server_port(srv));
 		assert_true(where[1] >= 0);
+		/* pc_session_buffers: the empty frame queued is output not yet
+		 * written; the input ring holds no more than its size */
+		assert_true(where[2] >= 0);
+		assert_true(where[3]);
+		assert_int_equal(where[4], PC_FRAME_HEADER_LEN);
+		assert_true(where[5]);
 	}
 	/* Across shards, through the mesh. */
 	assert_int_equal(forward(fds[a], ids[b], "hello b"), 0);

@@ -207,12 +207,29 @@ static void reply_text(struct kv_call *c, struct kv_text *t)
 	kv_text_free(t);
 }
 
+/* The id of the connection running the request: a part's client's, or
+ * the connection's own (0: none). */
+static uint64_t caller_id(const struct kv_call *c)
+{
+	return c->caller ? c->caller : c->conn ? c->conn->id : 0;
+}
+
+/* The bytes of the request's arguments (argv-mem of the caller's line). */
+static size_t args_bytes(const struct kv_call *c)
+{
+	size_t bytes = 0;
+
+	for (uint32_t i = 0; i < c->argc; i++)
+		bytes += c->argl[i];
+	return bytes;
+}
+
 void kv_client_info(struct kv_call *c)
 {
 	struct kv_text t = { 0 };
 	if (!need_conn(c))
 		return;
-	kv_client_info_line(&t, c->conn, c->now);
+	kv_client_info_line(&t, c->conn, c->now, args_bytes(c));
 	reply_text(c, &t);
 }
 
@@ -226,6 +243,7 @@ struct list_want {
 	const int64_t *ids;
 	uint32_t nids;
 	struct kv_text *by_id;     /* a line per id, when this shard has it */
+	uint64_t caller;           /* the connection running it (0: none) */
 };
 
 enum { KV_CLIENT_NORMAL, KV_CLIENT_PUBSUB, KV_CLIENT_NONE };
@@ -247,15 +265,16 @@ static void list_one(void *ctx, const struct kv_conn *conn)
 {
 	struct list_want *w = ctx;
 	int type = kv_pubsub_conn_subs(conn) ? KV_CLIENT_PUBSUB : KV_CLIENT_NORMAL;
+	size_t argv_mem = conn->id == w->caller ? args_bytes(w->c) : 0;
 
 	if (!w->first) {
 		if (w->type < 0 || w->type == type)
-			kv_client_info_line(&w->by_id[0], conn, w->c->now);
+			kv_client_info_line(&w->by_id[0], conn, w->c->now, argv_mem);
 		return;
 	}
 	for (uint32_t i = 0; i < w->nids; i++)
 		if ((uint64_t)w->ids[i] == conn->id)
-			kv_client_info_line(&w->by_id[i], conn, w->c->now);
+			kv_client_info_line(&w->by_id[i], conn, w->c->now, argv_mem);
 }
 
 /* CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID id ...] (Redis 7.0
@@ -263,7 +282,7 @@ static void list_one(void *ctx, const struct kv_conn *conn)
  * shard's lines in its part (TEXT), as strings the merge puts in order. */
 void kv_client_list(struct kv_call *c)
 {
-	struct list_want w = { .c = c, .type = -1 };
+	struct list_want w = { .c = c, .type = -1, .caller = caller_id(c) };
 	uint32_t nout = 1;
 
 	if (c->argc == 4 && kv_arg_is(c, 2, "type")) {
@@ -430,8 +449,7 @@ void kv_client_kill(struct kv_call *c)
 	} else if (!kill_filters(c, &w)) {
 		return;
 	}
-	if (!c->caller && c->conn)
-		c->caller = c->conn->id;
+	c->caller = caller_id(c);
 	if (c->view && c->view->clients && c->view->client_kill)
 		c->view->clients(c->view->arg, kill_one, &w);
 	c->part->n = w.killed;

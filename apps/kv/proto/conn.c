@@ -202,18 +202,34 @@ static void client_flags(const struct kv_conn *c, char *out)
 	*p = 0;
 }
 
-void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now)
+/* Redis's events: r while it is read, w while it waits to write. */
+static const char *client_events(const struct kv_conn_buffers *b)
 {
+	static const char *const names[] = { "", "w", "r", "rw" };
+
+	return names[(b->reading ? 2 : 0) + (b->writing ? 1 : 0)];
+}
+
+void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now,
+			 size_t argv_mem)
+{
+	struct kv_conn_buffers b = { .reading = true };
+	size_t multi_mem = kv_txn_mem(c);
 	char flags[8];
 
+	if (c->buffers)
+		c->buffers(c, &b);
 	client_flags(c, flags);
 	kv_text_printf(t,
 		       "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
-		       "sub=%zu psub=%zu ssub=0 multi=%lld cmd=%s user=default redir=-1 resp=%d "
-		       "lib-name=%s lib-ver=%s\n",
+		       "sub=%zu psub=%zu ssub=0 multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=%zu "
+		       "multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=%zu omem=%zu tot-mem=%zu "
+		       "events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
 		       (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
 		       secs_since(c->ctime, now), secs_since(c->last_active, now), flags, c->db,
 		       kv_pubsub_conn_count(c, false), kv_pubsub_conn_count(c, true),
-		       kv_txn_in_multi(c) ? (long long)c->txn->n : -1LL, c->last_cmd, c->proto,
+		       kv_txn_in_multi(c) ? (long long)c->txn->n : -1LL, b.qbuf, b.qbuf_free,
+		       argv_mem, multi_mem, b.rbs, b.rbp, b.obl, b.oll, b.omem,
+		       b.mem + argv_mem + multi_mem, client_events(&b), c->last_cmd, c->proto,
 		       c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

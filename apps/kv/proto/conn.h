@@ -29,6 +29,19 @@
  * and INFO report it (clients choose features by it). */
 #define KV_REDIS_VERSION "7.0.15"
 
+/* A connection's buffers as its server sees them, for CLIENT LIST and
+ * CLIENT INFO (Redis's fields of the same names; docs/KV.md). */
+struct kv_conn_buffers {
+	size_t qbuf, qbuf_free;   /* input held, not run yet; the room left where it is */
+	size_t rbs, rbp;          /* the input buffers' size; the most input held at once */
+	size_t obl;               /* reply bytes built, not yet queued for the socket */
+	size_t oll;               /* requests out on other shards, their replies awaited */
+	size_t omem;              /* reply bytes queued for the socket, not yet written */
+	size_t mem;               /* what the server holds for it (tot-mem but for
+				   * argv-mem and multi-mem) */
+	bool reading, writing;    /* events: read; waiting to write */
+};
+
 /* One client connection's state. */
 struct kv_conn {
 	uint64_t id;            /* unique in the server, from 1 (CLIENT ID) */
@@ -55,6 +68,9 @@ struct kv_conn {
 	/* the tables of the shard it lives on (set by the server; NULL:
 	 * none): its subscriptions are made there alone */
 	struct kv_pubsub *ps;
+	/* its buffers' figures (set by the server, called on its shard;
+	 * NULL: none held, and read from) */
+	void (*buffers)(const struct kv_conn *c, struct kv_conn_buffers *b);
 };
 
 /* Replaces one of c's strings (&c->name, &c->lib_name, &c->lib_ver) with
@@ -211,8 +227,10 @@ void kv_text_printf(struct kv_text *t, const char *fmt, ...)
 void kv_text_free(struct kv_text *t);
 
 /* Appends the CLIENT INFO / CLIENT LIST line of c (ending in '\n') as of
- * now (ms since the epoch). */
-void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now);
+ * now (ms since the epoch); argv_mem: the bytes of the arguments of the
+ * request c is running (the caller's own; 0 for the others). */
+void kv_client_info_line(struct kv_text *t, const struct kv_conn *c, int64_t now,
+			 size_t argv_mem);
 
 /* The server as the commands see it. Every member may be NULL (kv_exec and
  * the tests have no server): commands then report this one connection and

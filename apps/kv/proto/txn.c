@@ -2,6 +2,7 @@
 /* MULTI, EXEC, DISCARD, WATCH, UNWATCH on one keyspace, and the queue and
  * watch state the sharded server's EXEC runs from (txn.h). */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,19 +91,36 @@ static struct kv_txn *state(struct kv_conn *conn)
 	return conn->txn;
 }
 
+/* The size of a queued request's one allocation. */
+static size_t req_size(uint32_t argc, const size_t *argl)
+{
+	size_t bytes = sizeof(struct kv_txn_req) + argc * (sizeof(char *) + sizeof(size_t)) + 1;
+
+	for (uint32_t i = 0; i < argc; i++)
+		bytes += argl[i];
+	return bytes;
+}
+
+size_t kv_txn_mem(const struct kv_conn *conn)
+{
+	const struct kv_txn *t = conn->txn;
+	size_t bytes = 0;
+
+	for (uint32_t i = 0; t && i < t->n; i++)
+		bytes += req_size(t->q[i]->argc, t->q[i]->argl);
+	return bytes;
+}
+
 /* A copy of the request in one allocation. */
 static struct kv_txn_req *req_copy(const struct kv_call *c)
 {
-	size_t bytes = 0;
 	struct kv_txn_req *r;
 	char *p;
 
-	for (uint32_t i = 0; i < c->argc; i++)
-		bytes += c->argl[i];
-	r = malloc(sizeof(*r) + c->argc * (sizeof(char *) + sizeof(size_t)) + bytes + 1);
+	r = malloc(req_size(c->argc, c->argl));
 	if (!r)
 		return NULL;
-	r->cmd = kv_cmd_lookup(c->argv[0], c->argl[0]);
+	r->cmd = kv_cmd_placed(kv_cmd_lookup(c->argv[0], c->argl[0]), c->argc, c->argv, c->argl);
 	r->argc = c->argc;
 	r->argv = (const char **)(r + 1);
 	r->argl = (size_t *)(r->argv + c->argc);
@@ -270,6 +288,8 @@ void kv_exec(struct kv_call *c)
 	if (!kv_txn_watch_ok(t)) {
 		kv_reply_null_array(c);
 	} else {
+		size_t keep = SIZE_MAX;
+
 		kv_reply_array(c->out, t->n);
 		if (c->log)
 			c->log->group(c->log, true);
@@ -281,9 +301,15 @@ void kv_exec(struct kv_call *c)
 			sub.argl = t->q[i]->argl;
 			sub.part = NULL;
 			kv_cmd_exec(&sub);
+			/* a CLIENT KILL of itself: the rest runs, unanswered, as
+			 * Redis writes nothing more to a client it closes */
+			if (keep == SIZE_MAX && (c->conn->flags & KV_CONN_CLOSE))
+				keep = c->out->len;
 		}
 		if (c->log)
 			c->log->group(c->log, false);
+		if (keep != SIZE_MAX)
+			kv_reply_truncate(c->out, keep);
 	}
 	kv_txn_reset(c->conn);
 }

@@ -23,7 +23,9 @@ struct kv_call;
 struct kv_cmd;
 struct kv_conn;
 
-/* One queued request, its arguments in the same allocation. */
+/* One queued request, its arguments in the same allocation; cmd is the
+ * record that says where it runs (kv_cmd_placed(): CLIENT LIST's own, so
+ * an EXEC runs it on every shard as it runs outside MULTI). */
 struct kv_txn_req {
 	const struct kv_cmd *cmd;
 	uint32_t argc;
@@ -83,6 +85,10 @@ bool kv_txn_exec_check(struct kv_call *c);
  * watched key was looked up on its own keyspace, so that one past its
  * expiry is deleted and counted first). */
 bool kv_txn_watch_ok(const struct kv_txn *t);
+
+/* The memory of the connection's queued requests (CLIENT LIST's
+ * multi-mem): 0 when none. */
+size_t kv_txn_mem(const struct kv_conn *conn);
 
 /* Counters: the key's, bumped after a write to it; every one (a flush). */
 void kv_txn_touch(const char *key, size_t len);

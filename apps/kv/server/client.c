@@ -78,8 +78,15 @@ struct kv_client {
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
 	bool killed;                  /* CLIENT KILL closes it (kill_task) */
+	size_t in_peak;               /* the most input held in `in` at once (rbp) */
 	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
 };
+
+/* The client whose state conn is. */
+static struct kv_client *client_of(const struct kv_conn *conn)
+{
+	return (struct kv_client *)(void *)((char *)conn - offsetof(struct kv_client, conn));
+}
 
 /* The client's own memory (its jobs are gone or freed by the caller). */
 static void release(struct kv_client *c)
@@ -384,8 +391,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 
 void kv_client_deliver(struct kv_conn *conn, const char *buf, size_t len)
 {
-	struct kv_client *c = (struct kv_client *)(void *)((char *)conn -
-							    offsetof(struct kv_client, conn));
+	struct kv_client *c = client_of(conn);
 	struct kv_reply *to;
 
 	if (!c->s || c->ending)
@@ -877,6 +883,12 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	return used;
 }
 
+/* The parser's table of a request's arguments, which grows with them. */
+static size_t parser_bytes(const struct kv_client *c)
+{
+	return (size_t)c->p.cap * (sizeof(*c->p.spans) + sizeof(*c->p.argv) + sizeof(*c->p.argl));
+}
+
 /* The input held (a partial request, requests waiting their turn)
  * counts against the shard's input budget, as unread input does: many
  * clients each sending part of a large request are paused, then the
@@ -890,10 +902,10 @@ static void input_settle(struct kv_client *c)
 	}
 	size_t held = c->len - c->off;
 
-	/* the parser's table of a request's arguments grows with them */
+	if (held > c->in_peak)
+		c->in_peak = held;
 	if (held)
-		held += (size_t)c->p.cap *
-			(sizeof(*c->p.spans) + sizeof(*c->p.argv) + sizeof(*c->p.argl));
+		held += parser_bytes(c);
 	if (c->s)
 		pc_session_hold_input(c->s, held);
 }
@@ -1029,6 +1041,8 @@ static void peer_name(struct pc_session *s, struct kv_conn *conn)
 	conn->fd = pc_session_fd(s);
 }
 
+static void conn_buffers(const struct kv_conn *conn, struct kv_conn_buffers *b);
+
 void kv_client_open(struct pc_session *s, void *user)
 {
 	static const char full[] = "-" KV_ERR_MAXCLIENTS "\r\n";
@@ -1055,6 +1069,7 @@ void kv_client_open(struct pc_session *s, void *user)
 		     kv_now_ms());
 	peer_name(s, &c->conn);
 	c->conn.ps = sh->ps;
+	c->conn.buffers = conn_buffers;
 	atomic_fetch_add_explicit(&k->accepted, 1, memory_order_relaxed);
 	c->s = s;
 	c->sh = sh;
@@ -1086,7 +1101,37 @@ void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn
 	struct kv_shard *sh = arg;
 
 	for (struct kv_client *c = sh->conn_head; c; c = c->lnext)
-		fn(ctx, &c->conn);
+		if (!c->killed || (c->conn.flags & KV_CONN_CLOSE))
+			fn(ctx, &c->conn); /* killed by another: gone, as in Redis */
+}
+
+/* conn->buffers: the figures of CLIENT LIST (docs/KV.md). Input: what
+ * the session holds unread and the unparsed part of the client's own
+ * buffer; output: the replies built here and not yet queued for the
+ * socket (obl: ready ones, those behind requests out on other shards,
+ * answered jobs'), the requests still out (oll), the session's queue
+ * (omem). */
+static void conn_buffers(const struct kv_conn *conn, struct kv_conn_buffers *b)
+{
+	const struct kv_client *c = client_of(conn);
+	struct pc_session_buffers sb = { 0 };
+	uint64_t jobs = atomic_load_explicit(&c->job_bytes, memory_order_relaxed);
+
+	if (c->s)
+		pc_session_buffers(c->s, &sb);
+	if (jobs >= HELD_CLOSED)
+		jobs -= HELD_CLOSED;
+	b->qbuf = sb.in_used + (c->len - c->off);
+	b->qbuf_free = (sb.in_size - sb.in_used) + (c->cap - c->len);
+	b->rbs = sb.in_size + c->cap;
+	b->rbp = c->in_peak > b->qbuf ? c->in_peak : b->qbuf;
+	b->obl = c->out.len + c->after_bytes + jobs;
+	b->oll = c->inflight;
+	b->omem = sb.out_used;
+	b->mem = sizeof(*c) + b->rbs + parser_bytes(c) + c->out.cap + c->after_bytes + jobs +
+		 sb.out_size;
+	b->reading = c->s && !pc_session_read_paused(c->s);
+	b->writing = sb.out_used > 0;
 }
 
 uint64_t kv_client_conn_id(const struct kv_client *c)
@@ -1108,7 +1153,8 @@ static void stop_waiting(struct kv_client *c)
 
 /* The shard's turn after a CLIENT KILL: its killed connections close
  * (not inside the command, which may be walking them); a graceful close
- * ends the session later, their waits end now. */
+ * ends the session later, their waits end now. One that killed itself
+ * (KV_CONN_CLOSE) closes once its reply is out, as after a QUIT. */
 static void kill_task(void *arg)
 {
 	struct kv_shard *sh = arg;
@@ -1117,7 +1163,7 @@ static void kill_task(void *arg)
 	sh->kill_task = false;
 	for (struct kv_client *c = sh->conn_head; c; c = next) {
 		next = c->lnext;
-		if (c->killed && c->s) {
+		if (c->killed && c->s && !(c->conn.flags & KV_CONN_CLOSE)) {
 			stop_waiting(c);
 			pc_session_close(c->s);
 		}

@@ -68,6 +68,7 @@ struct kv_exec {
 	bool ran;                     /* the queue ran (or was aborted) */
 	bool aborted;                 /* a watched key moved: nothing ran */
 	bool committed;               /* the commits were sent */
+	bool muted;                   /* it killed its own connection: no more replies */
 	struct kv_tx *sub;            /* the command spanning shards running */
 	struct kv_reply out;
 };
@@ -395,13 +396,24 @@ static void start_one(struct kv_exec *x, uint32_t i)
 		send_part(x, j, shard_of(x, q), job_answered);
 }
 
+/* Adds a queued command's reply to the array. Once a CLIENT KILL closed
+ * the connection itself (KV_CONN_CLOSE: the replies so far go out, then
+ * the close), the later commands still run but their replies are not
+ * written, as Redis writes nothing more to a client it is closing. */
+static void put_reply(struct kv_exec *x, const char *buf, size_t len)
+{
+	if (!x->muted)
+		kv_reply_raw(&x->out, buf, len);
+	x->muted |= (x->conn->flags & KV_CONN_CLOSE) != 0;
+}
+
 /* The reply of a command spanning shards (in turn: it is a piece alone). */
 static void spanning_done(void *arg, struct kv_reply *out)
 {
 	struct kv_exec *x = arg;
 
 	x->sub = NULL;
-	kv_reply_raw(&x->out, out->buf, out->len);
+	put_reply(x, out->buf, out->len);
 	x->emitted++;
 	answered(x);
 }
@@ -411,8 +423,8 @@ static void start_spanning(struct kv_exec *x, uint32_t i)
 	const struct kv_txn_req *q = x->conn->txn->q[i];
 
 	x->pending++;
-	if (kv_multi_run_held(x->sh, x->id, x->oom, q->cmd, q->argc, q->argv, q->argl,
-			      spanning_done, x, &x->sub)) {
+	if (kv_multi_run_held(x->sh, x->id, x->conn->id, x->oom, q->cmd, q->argc, q->argv,
+			      q->argl, spanning_done, x, &x->sub)) {
 		x->pending--;
 		KV_REPLY_ERR(&x->out, KV_ERR_NOMEM);
 		x->emitted++;
@@ -436,7 +448,7 @@ static void emit(struct kv_exec *x)
 			KV_REPLY_ERR(&x->out, KV_ERR_NOMEM);
 			continue;
 		}
-		kv_reply_raw(&x->out, j->out.buf, j->out.len);
+		put_reply(x, j->out.buf, j->out.len);
 		kv_job_free(j);
 		x->jobs[x->emitted] = NULL;
 	}

@@ -839,14 +839,15 @@ int kv_multi_start_fn(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t ar
 	return 0;
 }
 
-int kv_multi_run_held(struct kv_shard *sh, uint64_t id, bool oom, const struct kv_cmd *cmd,
-		      uint32_t argc, const char *const *argv, const size_t *argl,
-		      kv_multi_done_fn *done, void *arg, struct kv_tx **out)
+int kv_multi_run_held(struct kv_shard *sh, uint64_t id, uint64_t caller, bool oom,
+		      const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+		      const size_t *argl, kv_multi_done_fn *done, void *arg, struct kv_tx **out)
 {
 	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
 
 	if (!t)
 		return -ENOMEM;
+	t->caller = caller;
 	t->id = id; /* its parts are the holder's: they run at once */
 	t->oom = oom;
 	t->done = done;

@@ -344,7 +344,8 @@ size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, voi
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
 /* c's blocked request answered (block.c), with out as its reply. */
 void kv_client_unblocked(struct kv_client *c, struct kv_reply *out);
-/* view.clients: fn for each open connection of shard arg, oldest first. */
+/* view.clients: fn for each open connection of shard arg, oldest first
+ * (one another's CLIENT KILL closes is gone already, as in Redis). */
 void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn), void *ctx);
 /* view.client_unblock: ends the wait of shard arg's client id, when it
  * waits on keys (kv_block_unblock). */
@@ -424,13 +425,14 @@ int kv_multi_start_fn(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t ar
 
 /* Runs a request (copied) spanning shards inside transaction id, whose
  * locks already hold every shard and key it touches (an EXEC's): its
- * parts run at once and nothing is locked or unlocked; oom: a shard was
- * over its memory limit when locked. *out is the transaction until
+ * parts run at once and nothing is locked or unlocked; caller: the
+ * client connection's id (CLIENT KILL's "itself"; 0: none); oom: a shard
+ * was over its memory limit when locked. *out is the transaction until
  * done(arg, reply) runs (maybe inside this call), which frees it.
  * Returns 0, or -ENOMEM with done never run. */
-int kv_multi_run_held(struct kv_shard *sh, uint64_t id, bool oom, const struct kv_cmd *cmd,
-		      uint32_t argc, const char *const *argv, const size_t *argl,
-		      kv_multi_done_fn *done, void *arg, struct kv_tx **out);
+int kv_multi_run_held(struct kv_shard *sh, uint64_t id, uint64_t caller, bool oom,
+		      const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
+		      const size_t *argl, kv_multi_done_fn *done, void *arg, struct kv_tx **out);
 
 /* ---- txn.c ---------------------------------------------------------------- */
 

@@ -92,6 +92,7 @@ enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
 		return KV_TXN_ROUTE;
 	if (kv_txn_is(cmd, "exec") && kv_txn_in_multi(conn) && !conn->txn->dirty &&
 	    kv_cmd_arity_ok(cmd, r->argc) && !runs_home(sh, conn)) {
+		conn->last_cmd = cmd->name; /* CLIENT LIST's cmd=exec while it runs */
 		/* one shard's keys: the queue goes there; else it spans them */
 		return kv_txn_shard(sh, conn) >= 0 ? KV_TXN_SHIP : KV_TXN_SPAN;
 	}

@@ -414,6 +414,14 @@ size_t pc_session_queued(const struct pc_session *s)
 	return net_session_queued(s);
 }
 
+void pc_session_buffers(const struct pc_session *s, struct pc_session_buffers *b)
+{
+	b->in_used = s->rx ? pc_ringbuf_used(s->rx) : 0;
+	b->in_size = s->rx ? pc_ringbuf_capacity(s->rx) : 0;
+	b->out_used = net_session_queued(s);
+	b->out_size = s->tx ? pc_ringbuf_capacity(s->tx) : 0;
+}
+
 int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
 		     const struct iovec *iov, int iovcnt)
 {
