@@ -113,6 +113,40 @@ static void test_set_intset(void **state)
 	kv_coll_free(s);
 }
 
+/* A packed collection carries no hashtable state: its header is a small
+ * allocation beside its buffer, and the byte count stays exact as it
+ * grows, shrinks and converts. */
+static void test_packed_header(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 8, 64, 8 };
+	enum kv_type types[] = { KV_HASH, KV_SET };
+
+	for (int t = 0; t < 2; t++) {
+		struct kv_coll *c = kv_coll_new(types[t]);
+		assert_true(kv_coll_mem(c) <= 32);       /* a 24-byte header */
+		for (int i = 0; i < 8; i++)
+			put_num(c, i, S("v"), &lim, 1);
+		check_coll(c);
+		assert_true(kv_coll_mem(c) <= 32 + 8 * (t ? 8 : 12) + 24);
+		for (int i = 0; i < 8; i += 2)
+			assert_true(kv_coll_del(c, (char[]){ (char)('0' + i) }, 1));
+		check_coll(c);
+		for (int i = 8; i < 13; i++)              /* grows past 8: converts */
+			put_num(c, i, S("v"), &lim, 1);
+		assert_int_equal(kv_coll_encoding(c), KV_ENC_HASHTABLE);
+		assert_int_equal(kv_coll_len(c), 9);
+		check_coll(c);
+		for (int i = 8; i < 13; i++) {
+			char m[4];
+			assert_true(kv_coll_del(c, m, (size_t)snprintf(m, sizeof(m), "%d", i)));
+		}
+		assert_int_equal(kv_coll_len(c), 4);
+		check_coll(c);
+		kv_coll_free(c);
+	}
+}
+
 /* A walk from any cursor ends, and every member comes out. */
 static void count_one(const struct kv_elem *e, void *arg)
 {
@@ -203,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hash_listpack_to_hashtable),
 		cmocka_unit_test(test_set_intset),
+		cmocka_unit_test(test_packed_header),
 		cmocka_unit_test(test_scan_and_random),
 		cmocka_unit_test(test_typed_entries),
 	};

@@ -200,6 +200,8 @@ static void test_conversion(void **state)
 	}
 	assert_string_equal(kv_zset_encoding(z), "listpack");
 	size_t small = kv_zset_mem(z);
+	/* a packed set is its 24-byte header and its buffer, no spare room */
+	assert_true(small <= 24 + 128 * (4 + 10) + 24);
 	add(z, "m128", 128);
 	assert_string_equal(kv_zset_encoding(z), "skiplist");
 	assert_true(kv_zset_mem(z) > small);
@@ -207,6 +209,14 @@ static void test_conversion(void **state)
 	assert_int_equal(kv_zset_del_span(z, 0, 120), 120);
 	check(z);
 	assert_string_equal(kv_zset_encoding(z), "skiplist");
+	assert_int_equal(kv_zset_len(z), 9);
+	assert_int_equal(kv_zset_rank(z, S("m128"), true), 0);
+	for (int i = 0; i < 100; i++) {                /* grows again as a skip list */
+		snprintf(m, sizeof(m), "n%03d", i);
+		add(z, m, -i);
+	}
+	assert_int_equal(kv_zset_len(z), 109);
+	check(z);
 	kv_zset_free(z);
 
 	z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, KV_ZSET_MAX_LISTPACK_VALUE);
