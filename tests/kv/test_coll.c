@@ -15,6 +15,7 @@
 
 #include "coll.h"
 #include "db.h"
+#include "lplen.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 
@@ -147,6 +148,87 @@ static void test_packed_header(void **state)
 	}
 }
 
+/* String lengths take 1, 2 or 5 bytes, forwards and mirrored; only the
+ * shortest form is valid. */
+static void test_lplen(void **state)
+{
+	(void)state;
+	const size_t lens[] = { 0, 1, 127, 128, 16383, 16384, UINT32_MAX };
+	const size_t sizes[] = { 1, 1, 1, 2, 2, 5, 5 };
+	uint8_t b[8];
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		assert_int_equal(kv_lplen_size(lens[i]), sizes[i]);
+		assert_int_equal(kv_lplen_put(b, lens[i]), sizes[i]);
+		assert_true(kv_lplen_valid(b, sizes[i]));
+		assert_false(kv_lplen_valid(b, sizes[i] - 1));
+		assert_int_equal(kv_lplen_get(b, &len), sizes[i]);
+		assert_int_equal(len, lens[i]);
+		memset(b, 0xee, sizeof(b));
+		assert_int_equal(kv_lplen_put_back(b + 1, lens[i]), sizes[i]);
+		assert_int_equal(kv_lplen_get_back(b + 1 + sizes[i], &len), sizes[i]);
+		assert_int_equal(len, lens[i]);
+		assert_int_equal(b[0], 0xee);              /* nothing written before */
+		assert_int_equal(b[1 + sizes[i]], 0xee);   /* nor after */
+	}
+	b[0] = KV_LPLEN_TWO;                               /* 5 in two bytes */
+	b[1] = 5;
+	assert_false(kv_lplen_valid(b, 2));
+	b[0] = 0xc1;                                       /* no such tag */
+	assert_false(kv_lplen_valid(b, 5));
+}
+
+/* A listpack string's length takes one byte below 128, two from 128;
+ * values at and past the edges read back whole. */
+static void test_listpack_lengths(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 16, 20000, 16 };
+	const size_t lens[] = { 0, 127, 128, 16383, 16384, 1 };
+	static char v[20001];
+	struct kv_coll *h = kv_coll_new(KV_HASH);
+	struct kv_elem e;
+
+	for (int i = 0; i < 4; i++)                        /* 2 + 2 bytes a field */
+		put_num(h, i, S("v"), &lim, 1);
+	assert_true(kv_coll_mem(h) <= 32 + 32);
+	kv_coll_free(h);
+
+	h = kv_coll_new(KV_HASH);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(v, 'a' + (int)i, lens[i]);
+		put_num(h, (int)i, v, lens[i], &lim, 1);
+		check_coll(h);
+	}
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_LISTPACK);
+	put_num(h, 2, S("x"), &lim, 0);                    /* 128 bytes down to 1 */
+	put_num(h, 0, v, 200, &lim, 0);                     /* 0 up to 200 */
+	check_coll(h);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		char m[4];
+		size_t want = i == 2 ? 1 : i == 0 ? 200 : lens[i];
+		assert_true(kv_coll_find(h, m, (size_t)snprintf(m, sizeof(m), "%zu", i), &e));
+		assert_int_equal(e.vlen, want);
+		if (want && i != 2 && i != 0)
+			assert_int_equal(e.v[want - 1], 'a' + (int)i);
+	}
+	assert_true(kv_coll_del(h, S("3")));
+	check_coll(h);
+	memset(v, 'z', sizeof(v));
+	put_num(h, 9, v, 20000, &lim, 1);                   /* at the limit: packed */
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_LISTPACK);
+	check_coll(h);
+	put_num(h, 10, v, 20001, &lim, 1);                  /* past it: converts */
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_HASHTABLE);
+	check_coll(h);
+	assert_true(kv_coll_find(h, S("9"), &e));
+	assert_int_equal(e.vlen, 20000);
+	assert_true(kv_coll_find(h, S("4"), &e));
+	assert_int_equal(e.vlen, 16384);
+	kv_coll_free(h);
+}
+
 /* A walk from any cursor ends, and every member comes out. */
 static void count_one(const struct kv_elem *e, void *arg)
 {
@@ -238,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_hash_listpack_to_hashtable),
 		cmocka_unit_test(test_set_intset),
 		cmocka_unit_test(test_packed_header),
+		cmocka_unit_test(test_lplen),
+		cmocka_unit_test(test_listpack_lengths),
 		cmocka_unit_test(test_scan_and_random),
 		cmocka_unit_test(test_typed_entries),
 	};

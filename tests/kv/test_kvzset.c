@@ -187,6 +187,50 @@ static void test_lex(void **state)
 	lex_case(2);
 }
 
+/* Members of 127 and 128 bytes (a length of one byte, then two) walk
+ * both ways, rank, move and go. */
+static void test_member_lengths(void **state)
+{
+	(void)state;
+	struct kv_zset *z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, 255);
+	char m[256];
+	const size_t lens[] = { 128, 0, 127, 255, 1 };
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(m, 'a' + (int)i, lens[i]);
+		m[lens[i]] = '\0';
+		add(z, m, (double)i);
+	}
+	assert_string_equal(kv_zset_encoding(z), "listpack");
+	const uint8_t *pm;
+	size_t ml;
+	double s;
+	struct kv_zset_iter it;
+	kv_zset_iter_init(z, &it, 0, 5, true);             /* backwards: mirrored lengths */
+	for (size_t i = 5; i--;) {
+		assert_true(kv_zset_iter_next(&it, &pm, &ml, &s));
+		assert_int_equal(ml, lens[i]);
+		assert_true(s == (double)i);
+	}
+	memset(m, 'a', 128);
+	assert_int_equal(kv_zset_rank(z, m, 128, false), 0);
+	int out;
+	double ns;
+	assert_int_equal(kv_zset_add(z, m, 128, 10, 0, &out, &ns), 0);   /* moves to the end */
+	assert_int_equal(out, KV_ZADD_UPDATED);
+	check(z);
+	assert_int_equal(kv_zset_rank(z, m, 128, true), 0);
+	memset(m, 'd', 255);
+	assert_true(kv_zset_rem(z, m, 255));
+	check(z);
+	assert_int_equal(kv_zset_len(z), 4);
+	memset(m, 'x', 256);                                /* past 255: a skip list */
+	assert_int_equal(kv_zset_add(z, m, 256, 1, 0, &out, &ns), 0);
+	assert_string_equal(kv_zset_encoding(z), "skiplist");
+	check(z);
+	kv_zset_free(z);
+}
+
 /* Past 128 members, or a member past 64 bytes, the set becomes a skip list
  * once and stays one. */
 static void test_conversion(void **state)
@@ -466,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_add_flags),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_lex),
+		cmocka_unit_test(test_member_lengths),
 		cmocka_unit_test(test_conversion),
 		cmocka_unit_test(test_negative_zero),
 		cmocka_unit_test(test_score_text),

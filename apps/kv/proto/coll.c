@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "keyhash.h"
+#include "lplen.h"
 #include "num.h"
 #include "pool.h"
 
@@ -32,7 +33,7 @@ struct ht {
  * buffer's capacity is what the allocator gave it). */
 struct kv_coll {
 	union {
-		char *lp;          /* listpack: u32 length then bytes, per string */
+		char *lp;          /* listpack: length (lplen.h) then bytes, per string */
 		int64_t *is;       /* intset: ascending */
 		struct ht *ht;     /* hashtable */
 	} u;
@@ -107,11 +108,9 @@ enum kv_coll_enc kv_coll_encoding(const struct kv_coll *c)
  * of the next one. */
 static size_t lp_read(const struct kv_coll *c, size_t at, const char **s, size_t *len)
 {
-	uint32_t n;
-	memcpy(&n, c->u.lp + at, sizeof(n));
-	*s = c->u.lp + at + sizeof(n);
-	*len = n;
-	return at + sizeof(n) + n;
+	at += kv_lplen_get((const uint8_t *)c->u.lp + at, len);
+	*s = c->u.lp + at;
+	return at + *len;
 }
 
 /* The element starting at byte offset at; returns the next one's offset. */
@@ -159,18 +158,19 @@ static bool packed_reserve(struct kv_coll *c, size_t more)
 	return true;
 }
 
-static void lp_write(char *at, const char *s, size_t len)
+/* Writes the string at byte offset at; returns the offset past it. */
+static size_t lp_write(char *b, size_t at, const char *s, size_t len)
 {
-	uint32_t n = (uint32_t)len;
-	memcpy(at, &n, sizeof(n));
+	at += kv_lplen_put((uint8_t *)b + at, len);
 	if (len)
-		memcpy(at + sizeof(n), s, len);
+		memcpy(b + at, s, len);
+	return at + len;
 }
 
 /* Bytes the element m (v) takes in the listpack. */
 static size_t lp_size(const struct kv_coll *c, size_t mlen, size_t vlen)
 {
-	return sizeof(uint32_t) + mlen + (pairs(c) ? sizeof(uint32_t) + vlen : 0);
+	return kv_lplen_size(mlen) + mlen + (pairs(c) ? kv_lplen_size(vlen) + vlen : 0);
 }
 
 /* Replaces bytes [at, at+old) with the element m (v); room reserved. */
@@ -180,9 +180,9 @@ static void lp_splice(struct kv_coll *c, size_t at, size_t old, const char *m, s
 	size_t add = lp_size(c, mlen, vlen);
 	char *b = c->u.lp;
 	memmove(b + at + add, b + at + old, c->len - at - old);
-	lp_write(b + at, m, mlen);
+	at = lp_write(b, at, m, mlen);
 	if (pairs(c))
-		lp_write(b + at + sizeof(uint32_t) + mlen, v, vlen);
+		lp_write(b, at, v, vlen);
 	c->len = c->len - old + add;
 }
 
@@ -547,6 +547,33 @@ uint64_t kv_coll_scan(const struct kv_coll *c, uint64_t cursor, kv_coll_scan_fn 
 	return 0;
 }
 
+/* The listpack's framing: well-formed lengths, strings within the
+ * buffer, ending at its length, as many as the count says. */
+static int lp_validate(const struct kv_coll *c, char *why, size_t whylen)
+{
+	const uint8_t *b = (const uint8_t *)c->u.lp;
+	size_t at = 0, strings = 0, len;
+
+	while (at < c->len) {
+		if (!kv_lplen_valid(b + at, c->len - at)) {
+			snprintf(why, whylen, "listpack: bad length at byte %zu", at);
+			return -EINVAL;
+		}
+		at += kv_lplen_get(b + at, &len);
+		if (len > c->len - at) {
+			snprintf(why, whylen, "listpack: string of %zu bytes past the end", len);
+			return -EINVAL;
+		}
+		at += len;
+		strings++;
+	}
+	if (strings != (size_t)c->n * (pairs(c) ? 2 : 1)) {
+		snprintf(why, whylen, "listpack: %zu strings for %u members", strings, c->n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int kv_coll_validate(const struct kv_coll *c, char *why, size_t whylen)
 {
 	struct kv_coll_iter it = KV_COLL_ITER_INIT;
@@ -554,6 +581,8 @@ int kv_coll_validate(const struct kv_coll *c, char *why, size_t whylen)
 	size_t n = 0, bytes = 0;
 	const struct pc_map_slot *s;
 
+	if (c->enc == KV_ENC_LISTPACK && lp_validate(c, why, whylen))
+		return -EINVAL;
 	while (kv_coll_next(c, &it, &e))
 		n++;
 	if (n != kv_coll_len(c)) {

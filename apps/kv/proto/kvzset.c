@@ -8,6 +8,7 @@
  * how many level-0 steps it jumps. */
 #include "kvzset.h"
 #include "keyhash.h"
+#include "lplen.h"
 #include "num.h"
 #include "range.h"
 
@@ -22,10 +23,10 @@
 #include "percore/map.h"
 
 #define ZSL_MAXLEVEL 32
-/* Packed entry: score, length byte, member, length byte again (for the
- * backwards walk). Members are at most max_value <= 255 bytes there. */
-#define PK_HDR 9u
-#define PK_OVER 10u
+/* Packed entry: score, length (lplen.h), member, the length mirrored
+ * (for the backwards walk). Members are at most max_value <= 255 bytes
+ * there. */
+#define PK_SCORE sizeof(double)
 
 struct zsl_node;
 struct zsl_level {
@@ -108,17 +109,32 @@ static bool below(const struct bound *b, double s, const uint8_t *m, size_t ml)
 
 /* ---- packed encoding ---- */
 
+/* Bytes the entry of an ml-byte member takes. */
+static size_t pk_size(size_t ml)
+{
+	return PK_SCORE + 2 * kv_lplen_size(ml) + ml;
+}
+
+/* The entry at p; returns its size. */
 static uint32_t pk_read(const uint8_t *p, const uint8_t **m, size_t *ml, double *s)
 {
 	memcpy(s, p, sizeof(*s));
-	*ml = p[8];
-	*m = p + PK_HDR;
-	return (uint32_t)*ml + PK_OVER;
+	*m = p + PK_SCORE + kv_lplen_get(p + PK_SCORE, ml);
+	return (uint32_t)pk_size(*ml);
+}
+
+static uint32_t pk_skip(const struct kv_zset *z, uint32_t off)
+{
+	size_t ml;
+	kv_lplen_get(z->u.pk + off + PK_SCORE, &ml);
+	return off + (uint32_t)pk_size(ml);
 }
 
 static uint32_t pk_prev(const struct kv_zset *z, uint32_t off)
 {
-	return off - z->u.pk[off - 1] - PK_OVER;
+	size_t ml;
+	kv_lplen_get_back(z->u.pk + off, &ml);
+	return off - (uint32_t)pk_size(ml);
 }
 
 /* Offset of the entry at rank r (r == len: the end). */
@@ -126,7 +142,7 @@ static uint32_t pk_at(const struct kv_zset *z, size_t r)
 {
 	uint32_t off = 0;
 	for (size_t k = 0; k < r; k++)
-		off += z->u.pk[off + 8] + PK_OVER;
+		off = pk_skip(z, off);
 	return off;
 }
 
@@ -169,14 +185,14 @@ static void pk_put(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	s += 0.0; /* -0 becomes 0, as Redis's listpack stores it */
 	struct bound b = { .kind = B_ELEM, .s = s, .m = m, .ml = ml };
-	uint32_t off, sz = (uint32_t)ml + PK_OVER;
+	uint32_t off, sz = (uint32_t)pk_size(ml);
 	pk_search(z, &b, &off);
 	uint8_t *p = z->u.pk + off;
 	memmove(p + sz, p, z->used - off);
 	memcpy(p, &s, sizeof(s));
-	p[8] = (uint8_t)ml;
-	memcpy(p + PK_HDR, m, ml);
-	p[sz - 1] = (uint8_t)ml;
+	p += PK_SCORE + kv_lplen_put(p + PK_SCORE, ml);
+	memcpy(p, m, ml);
+	kv_lplen_put_back(p + ml, ml);
 	z->used += sz;
 	z->len++;
 }
@@ -184,7 +200,7 @@ static void pk_put(struct kv_zset *z, const void *m, size_t ml, double s)
 static int pk_insert(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	/* grown to what it needs, as Redis's listpack: no spare room */
-	size_t need = (size_t)z->used + ml + PK_OVER;
+	size_t need = (size_t)z->used + pk_size(ml);
 	if (!z->u.pk || need > malloc_usable_size(z->u.pk)) {
 		uint8_t *p = realloc(z->u.pk, need);
 		if (!p)
@@ -502,7 +518,7 @@ static void rescore(struct kv_zset *z, const void *m, size_t ml, double s)
 	double old;
 	uint32_t off = (uint32_t)pk_find(z, m, ml, &old);
 	memcpy(copy, m, ml); /* m may point into the buffer */
-	pk_delete(z, off, off + (uint32_t)ml + PK_OVER, 1);
+	pk_delete(z, off, off + (uint32_t)pk_size(ml), 1);
 	pk_put(z, copy, ml, s);
 }
 
@@ -510,7 +526,7 @@ static int insert(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	/* past the limits, or past the packed form's 32-bit byte count */
 	if (!z->sl && ((size_t)z->len + 1 > z->max_entries || ml > z->max_value ||
-		       ml + PK_OVER > UINT32_MAX - z->used)) {
+		       pk_size(ml) > UINT32_MAX - z->used)) {
 		int rc = convert(z);
 		if (rc)
 			return rc;
@@ -578,7 +594,7 @@ bool kv_zset_rem(struct kv_zset *z, const void *m, size_t ml)
 	long off = pk_find(z, m, ml, &s);
 	if (off < 0)
 		return false;
-	pk_delete(z, (uint32_t)off, (uint32_t)off + (uint32_t)ml + PK_OVER, 1);
+	pk_delete(z, (uint32_t)off, (uint32_t)off + (uint32_t)pk_size(ml), 1);
 	return true;
 }
 
@@ -592,7 +608,7 @@ size_t kv_zset_del_span(struct kv_zset *z, size_t first, size_t n)
 	if (!z->sl) {
 		uint32_t off = pk_at(z, first), end = off;
 		for (size_t k = 0; k < n; k++)
-			end += z->u.pk[end + 8] + PK_OVER;
+			end = pk_skip(z, end);
 		pk_delete(z, off, end, n);
 		return n;
 	}
@@ -837,10 +853,14 @@ static int pk_validate(const struct kv_zset *z, char *why, size_t wl)
 	double ps = 0;
 	for (uint32_t off = 0; off < z->used; c++) {
 		const uint8_t *m;
-		size_t ml;
-		double s;
-		uint32_t sz = pk_read(z->u.pk + off, &m, &ml, &s);
-		if (sz > z->used - off || z->u.pk[off + sz - 1] != ml || isnan(s)) {
+		size_t ml, back = SIZE_MAX;
+		double s = NAN;
+		uint32_t sz = 0, left = z->used - off;
+		if (left > PK_SCORE && kv_lplen_valid(z->u.pk + off + PK_SCORE, left - PK_SCORE))
+			sz = pk_read(z->u.pk + off, &m, &ml, &s);
+		if (sz && sz <= left)
+			kv_lplen_get_back(z->u.pk + off + sz, &back);
+		if (!sz || sz > left || back != ml || isnan(s)) {
 			snprintf(why, wl, "packed entry %zu at %u: bad framing or NaN", c, off);
 			return -EINVAL;
 		}
