@@ -229,6 +229,87 @@ static void test_listpack_lengths(void **state)
 	kv_coll_free(h);
 }
 
+/* Adds members (text) to an intset, checking it after each. */
+static void put_ints(struct kv_coll *s, const struct kv_coll_limits *lim, const char *const *m,
+		     size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(kv_coll_put(s, m[i], strlen(m[i]), NULL, 0, lim), 1);
+		check_coll(s);
+	}
+}
+
+/* Members in order, as text, joined by spaces. */
+static const char *ints_text(const struct kv_coll *s)
+{
+	static char buf[512];
+	struct kv_coll_iter it = KV_COLL_ITER_INIT;
+	struct kv_elem e;
+	size_t o = 0;
+	buf[0] = '\0';
+	while (kv_coll_next(s, &it, &e))
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%.*s", o ? " " : "", (int)e.mlen,
+				      e.m);
+	return buf;
+}
+
+/* An intset keeps members in 16 bits while they fit, widens to 32 then
+ * 64 as wider ones come (at either end), never narrows, and converts past
+ * its limit whatever its width. */
+static void test_intset_widths(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 128, 64, 12 };
+	struct kv_coll *s = kv_coll_new(KV_SET);
+	static const char *const w16[] = { "7", "-32768", "32767", "0" };
+	static const char *const w32[] = { "32768", "-2147483648", "2147483647", "-32769" };
+	static const char *const w64[] = { "-9223372036854775808", "9223372036854775807",
+					   "2147483648" };
+
+	put_ints(s, &lim, w16, 4);
+	assert_string_equal(ints_text(s), "-32768 0 7 32767");
+	assert_true(kv_coll_mem(s) <= 32 + 32);          /* 8 bytes (64 bits: 32) */
+	assert_false(kv_coll_find(s, S("65536"), NULL)); /* wider than any member */
+	assert_false(kv_coll_find(s, S("-9223372036854775808"), NULL));
+	assert_false(kv_coll_del(s, S("4294967296")));
+	put_ints(s, &lim, w32, 1);                        /* 32 bits, at the top */
+	assert_string_equal(ints_text(s), "-32768 0 7 32767 32768");
+	put_ints(s, &lim, w32 + 1, 3);
+	assert_string_equal(ints_text(s),
+			    "-2147483648 -32769 -32768 0 7 32767 32768 2147483647");
+	assert_true(kv_coll_mem(s) <= 32 + 48);          /* 8 of 4 bytes (of 8: 64) */
+	assert_true(kv_coll_find(s, S("-32769"), NULL));
+	assert_false(kv_coll_find(s, S("2147483648"), NULL));
+	put_ints(s, &lim, w64, 1);                        /* 64 bits, at the bottom */
+	assert_string_equal(ints_text(s), "-9223372036854775808 -2147483648 -32769 -32768 0 7 "
+					  "32767 32768 2147483647");
+	put_ints(s, &lim, w64 + 1, 2);
+	assert_int_equal(kv_coll_len(s), 11);
+	assert_true(kv_coll_mem(s) >= 11 * 8);           /* 11 of 8 bytes */
+	for (size_t i = 0; i < 3; i++)
+		assert_true(kv_coll_del(s, w64[i], strlen(w64[i])));
+	assert_string_equal(ints_text(s),                 /* still 64 bits wide */
+			    "-2147483648 -32769 -32768 0 7 32767 32768 2147483647");
+	check_coll(s);
+	put_ints(s, &lim, w64, 3);
+	put_ints(s, &lim, (const char *const[]){ "1" }, 1);    /* 12 members: the limit */
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_INTSET);
+	put_ints(s, &lim, (const char *const[]){ "2" }, 1);    /* 13: converts */
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(kv_coll_find(s, w64[i], strlen(w64[i]), NULL));
+	assert_true(kv_coll_find(s, S("-32768"), NULL));
+	kv_coll_free(s);
+
+	s = kv_coll_new(KV_SET);                          /* a string into 16 bits */
+	put_ints(s, &lim, w16, 4);
+	put_ints(s, &lim, (const char *const[]){ "x" }, 1);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	assert_true(kv_coll_find(s, S("-32768"), NULL));
+	assert_int_equal(kv_coll_len(s), 5);
+	kv_coll_free(s);
+}
+
 /* A walk from any cursor ends, and every member comes out. */
 static void count_one(const struct kv_elem *e, void *arg)
 {
@@ -322,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_packed_header),
 		cmocka_unit_test(test_lplen),
 		cmocka_unit_test(test_listpack_lengths),
+		cmocka_unit_test(test_intset_widths),
 		cmocka_unit_test(test_scan_and_random),
 		cmocka_unit_test(test_typed_entries),
 	};

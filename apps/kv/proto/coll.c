@@ -34,13 +34,14 @@ struct ht {
 struct kv_coll {
 	union {
 		char *lp;          /* listpack: length (lplen.h) then bytes, per string */
-		int64_t *is;       /* intset: ascending */
+		uint8_t *is;       /* intset: ascending, width bytes each */
 		struct ht *ht;     /* hashtable */
 	} u;
 	uint32_t len;              /* packed: bytes used */
 	uint32_t n;                /* packed: members */
 	uint8_t type;              /* KV_HASH or KV_SET */
 	uint8_t enc;               /* enum kv_coll_enc */
+	uint8_t width;             /* intset: 2, 4 or 8 bytes a member */
 };
 
 static bool pairs(const struct kv_coll *c)
@@ -69,6 +70,7 @@ struct kv_coll *kv_coll_new(enum kv_type type)
 		return NULL;
 	c->type = (uint8_t)type;
 	c->enc = type == KV_HASH ? KV_ENC_LISTPACK : KV_ENC_INTSET;
+	c->width = sizeof(int16_t);
 	return c;
 }
 
@@ -196,24 +198,100 @@ static void lp_remove(struct kv_coll *c, size_t at)
 
 /* ---- intset -------------------------------------------------------------- */
 
+/* As Redis's intset: every member in the narrowest of 16, 32 and 64 bits
+ * that holds them all, widened (never narrowed) as members come. */
+
+/* The narrowest width that holds v. */
+static uint8_t is_width(int64_t v)
+{
+	if (v >= INT16_MIN && v <= INT16_MAX)
+		return sizeof(int16_t);
+	return v >= INT32_MIN && v <= INT32_MAX ? sizeof(int32_t) : sizeof(int64_t);
+}
+
+/* Member i of an array of width-byte members. */
+static int64_t is_load(const uint8_t *a, uint8_t width, size_t i)
+{
+	int16_t v16;
+	int32_t v32;
+	int64_t v64;
+
+	switch (width) {
+	case sizeof(int16_t):
+		memcpy(&v16, a + i * width, sizeof(v16));
+		return v16;
+	case sizeof(int32_t):
+		memcpy(&v32, a + i * width, sizeof(v32));
+		return v32;
+	default:
+		memcpy(&v64, a + i * width, sizeof(v64));
+		return v64;
+	}
+}
+
+/* Stores v (which the width holds) as member i. */
+static void is_store(uint8_t *a, uint8_t width, size_t i, int64_t v)
+{
+	int16_t v16 = (int16_t)v;
+	int32_t v32 = (int32_t)v;
+
+	switch (width) {
+	case sizeof(int16_t):
+		memcpy(a + i * width, &v16, sizeof(v16));
+		break;
+	case sizeof(int32_t):
+		memcpy(a + i * width, &v32, sizeof(v32));
+		break;
+	default:
+		memcpy(a + i * width, &v, sizeof(v));
+	}
+}
+
+static int64_t is_get(const struct kv_coll *c, size_t i)
+{
+	return is_load(c->u.is, c->width, i);
+}
+
 /* Where v is or would go. */
 static size_t is_search(const struct kv_coll *c, int64_t v, bool *found)
 {
 	size_t lo = 0, hi = c->n;
+	if (is_width(v) > c->width) {   /* wider than every member: not there */
+		*found = false;
+		return v < 0 ? 0 : c->n;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (c->u.is[mid] < v)
+		if (is_get(c, mid) < v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*found = lo < c->n && c->u.is[lo] == v;
+	*found = lo < c->n && is_get(c, lo) == v;
 	return lo;
+}
+
+/* Bytes the intset needs to take v as well: every member at the width
+ * that holds v too. */
+static size_t is_need(const struct kv_coll *c, int64_t v)
+{
+	uint8_t w = is_width(v) > c->width ? is_width(v) : c->width;
+	return ((size_t)c->n + 1) * w;
+}
+
+/* Widens every member to width w, in place from the last (each moves
+ * up, past what is still to be read); room reserved. */
+static void is_widen(struct kv_coll *c, uint8_t w)
+{
+	for (size_t i = c->n; i--;)
+		is_store(c->u.is, w, i, is_get(c, i));
+	c->width = w;
+	c->len = c->n * w;
 }
 
 static void is_elem(const struct kv_coll *c, size_t i, struct kv_elem *e)
 {
-	e->mlen = kv_ll2str(e->num, c->u.is[i]);
+	e->mlen = kv_ll2str(e->num, is_get(c, i));
 	e->m = e->num;
 	e->v = NULL;
 	e->vlen = 0;
@@ -225,12 +303,15 @@ static int is_add(struct kv_coll *c, int64_t v)
 	size_t at = is_search(c, v, &found);
 	if (found)
 		return 0;
-	if (!packed_reserve(c, sizeof(int64_t)))
+	if (!packed_reserve(c, is_need(c, v) - c->len))
 		return -ENOMEM;
-	memmove(c->u.is + at + 1, c->u.is + at, (c->n - at) * sizeof(int64_t));
-	c->u.is[at] = v;
+	if (is_width(v) > c->width)
+		is_widen(c, is_width(v));
+	uint8_t w = c->width;
+	memmove(c->u.is + (at + 1) * w, c->u.is + at * w, (c->n - at) * w);
+	is_store(c->u.is, w, at, v);
 	c->n++;
-	c->len += sizeof(int64_t);
+	c->len += w;
 	return 1;
 }
 
@@ -388,7 +469,8 @@ int kv_coll_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, si
 	    to_hashtable(c))
 		return -ENOMEM;
 	if (c->enc == KV_ENC_INTSET &&
-	    (!kv_str2ll(m, mlen, &iv) || !packed_fits(c, sizeof(int64_t))) && to_hashtable(c))
+	    (!kv_str2ll(m, mlen, &iv) || !packed_fits(c, is_need(c, iv) - c->len)) &&
+	    to_hashtable(c))
 		return -ENOMEM;
 	if (c->enc == KV_ENC_LISTPACK) {
 		rc = lp_put(c, m, mlen, v, vlen);
@@ -431,8 +513,9 @@ bool kv_coll_del(struct kv_coll *c, const char *m, size_t mlen)
 		size_t i = is_search(c, v, &found);
 		if (!found)
 			return false;
-		memmove(c->u.is + i, c->u.is + i + 1, (c->n - i - 1) * sizeof(int64_t));
-		c->len -= sizeof(int64_t);
+		memmove(c->u.is + i * c->width, c->u.is + (i + 1) * c->width,
+			(c->n - i - 1) * c->width);
+		c->len -= c->width;
 		break;
 	}
 	default: {
@@ -574,6 +657,22 @@ static int lp_validate(const struct kv_coll *c, char *why, size_t whylen)
 	return 0;
 }
 
+/* The intset: a width it has, its bytes for its count, in order. */
+static int is_validate(const struct kv_coll *c, char *why, size_t whylen)
+{
+	if ((c->width != 2 && c->width != 4 && c->width != 8) || c->len != (size_t)c->n * c->width) {
+		snprintf(why, whylen, "intset: %u bytes for %u members of %u", c->len, c->n,
+			 c->width);
+		return -EINVAL;
+	}
+	for (size_t i = 1; i < c->n; i++)
+		if (is_get(c, i - 1) >= is_get(c, i)) {
+			snprintf(why, whylen, "intset out of order at %zu", i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 int kv_coll_validate(const struct kv_coll *c, char *why, size_t whylen)
 {
 	struct kv_coll_iter it = KV_COLL_ITER_INIT;
@@ -589,12 +688,8 @@ int kv_coll_validate(const struct kv_coll *c, char *why, size_t whylen)
 		snprintf(why, whylen, "%zu members walked, the count says %zu", n, kv_coll_len(c));
 		return -EINVAL;
 	}
-	if (c->enc == KV_ENC_INTSET)
-		for (size_t i = 1; i < c->n; i++)
-			if (c->u.is[i - 1] >= c->u.is[i]) {
-				snprintf(why, whylen, "intset out of order at %zu", i);
-				return -EINVAL;
-			}
+	if (c->enc == KV_ENC_INTSET && is_validate(c, why, whylen))
+		return -EINVAL;
 	if (c->enc != KV_ENC_HASHTABLE)
 		return 0;
 	if (pc_map_validate(&c->u.ht->map, why, whylen))
