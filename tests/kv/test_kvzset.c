@@ -231,6 +231,57 @@ static void test_member_lengths(void **state)
 	kv_zset_free(z);
 }
 
+/* Scores that are integers within 56 bits are packed in as few bytes as
+ * hold them, others as doubles; all read back, order and walk both ways,
+ * and a score that grows its entry needs memory or changes nothing. */
+static void test_score_forms(void **state)
+{
+	(void)state;
+	const double scores[] = { -INFINITY, -1e300, -0x1p55, -0x1p55 + 1, -129, -128, -1, 0,
+				  0.5, 127, 128, 32767, 32768, 4000000, 0x1p55 - 1, 0x1p55,
+				  1e300, INFINITY };
+	const size_t n = sizeof(scores) / sizeof(scores[0]);
+	struct kv_zset *z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, 64);
+	char m[8];
+
+	for (size_t i = n; i--;) {                          /* added high to low */
+		snprintf(m, sizeof(m), "m%02zu", i);
+		add(z, m, scores[i]);
+	}
+	assert_string_equal(kv_zset_encoding(z), "listpack");
+	for (size_t i = 0; i < n; i++) {
+		double s;
+		snprintf(m, sizeof(m), "m%02zu", i);
+		assert_true(kv_zset_score(z, m, 3, &s));
+		assert_true(s == scores[i]);
+		assert_int_equal(kv_zset_rank(z, m, 3, false), i);
+		assert_int_equal(kv_zset_rank(z, m, 3, true), n - 1 - i);
+	}
+	kv_zset_free(z);
+
+	z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, 64);  /* 4 small integer scores */
+	for (int i = 0; i < 4; i++) {
+		snprintf(m, sizeof(m), "m%d", i);
+		add(z, m, i);
+	}
+	assert_true(kv_zset_mem(z) <= 24 + 4 * 6 + 8);      /* 6 bytes an entry, not 13 */
+	int out;
+	double ns;
+	fail_allocs = true;                                 /* 1 -> 1.5: 8 bytes more */
+	assert_int_equal(kv_zset_add(z, S("m1"), 1.5, 0, &out, &ns), -ENOMEM);
+	fail_allocs = false;
+	check(z);
+	assert_string_equal(dump(z, 0, 4, false), "m0:0,m1:1,m2:2,m3:3");
+	assert_int_equal(kv_zset_add(z, S("m1"), 2.5, 0, &out, &ns), 0);
+	assert_int_equal(out, KV_ZADD_UPDATED);
+	check(z);
+	assert_string_equal(dump(z, 0, 4, true), "m3:3,m1:2.5,m2:2,m0:0");
+	assert_int_equal(kv_zset_add(z, S("m1"), -7, 0, &out, &ns), 0);   /* and back */
+	check(z);
+	assert_string_equal(dump(z, 0, 4, false), "m1:-7,m0:0,m2:2,m3:3");
+	kv_zset_free(z);
+}
+
 /* Past 128 members, or a member past 64 bytes, the set becomes a skip list
  * once and stays one. */
 static void test_conversion(void **state)
@@ -511,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_lex),
 		cmocka_unit_test(test_member_lengths),
+		cmocka_unit_test(test_score_forms),
 		cmocka_unit_test(test_conversion),
 		cmocka_unit_test(test_negative_zero),
 		cmocka_unit_test(test_score_text),

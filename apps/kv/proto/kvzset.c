@@ -23,10 +23,14 @@
 #include "percore/map.h"
 
 #define ZSL_MAXLEVEL 32
-/* Packed entry: score, length (lplen.h), member, the length mirrored
- * (for the backwards walk). Members are at most max_value <= 255 bytes
- * there. */
-#define PK_SCORE sizeof(double)
+/* Packed entry: score, member length (lplen.h), member, then the length
+ * of those three mirrored (for the backwards walk). A score is a tag
+ * byte then either a double (PK_DOUBLE) or, when it is an integer within
+ * 56 bits, that integer in as few bytes as hold it (the tag says how
+ * many), as Redis's listpack stores integral scores. Members are at most
+ * max_value <= 255 bytes there. */
+#define PK_DOUBLE 0u
+#define PK_INT_MAX 7u                 /* bytes of the widest integer */
 
 struct zsl_node;
 struct zsl_level {
@@ -109,32 +113,90 @@ static bool below(const struct bound *b, double s, const uint8_t *m, size_t ml)
 
 /* ---- packed encoding ---- */
 
-/* Bytes the entry of an ml-byte member takes. */
-static size_t pk_size(size_t ml)
+/* Bytes of the integer that score s is (0: not one within 56 bits). */
+static size_t pk_int_bytes(double s)
 {
-	return PK_SCORE + 2 * kv_lplen_size(ml) + ml;
+	if (!(fabs(s) < 0x1p55) || s != (double)(int64_t)s)
+		return 0;
+	int64_t v = (int64_t)s;
+	size_t n = 1;
+	while (n < PK_INT_MAX && (v < -(INT64_C(1) << (8 * n - 1)) || v >= INT64_C(1) << (8 * n - 1)))
+		n++;
+	return n;
+}
+
+static size_t pk_score_size(double s)
+{
+	size_t n = pk_int_bytes(s);
+	return 1 + (n ? n : sizeof(double));
+}
+
+static size_t pk_score_put(uint8_t *p, double s)
+{
+	size_t n = pk_int_bytes(s);
+	if (!n) {
+		p[0] = PK_DOUBLE;
+		memcpy(p + 1, &s, sizeof(s));
+		return 1 + sizeof(s);
+	}
+	uint64_t v = (uint64_t)(int64_t)s;
+	p[0] = (uint8_t)n;
+	for (size_t i = 0; i < n; i++)
+		p[1 + i] = (uint8_t)(v >> (8 * i));
+	return 1 + n;
+}
+
+static size_t pk_score_get(const uint8_t *p, double *s)
+{
+	if (p[0] == PK_DOUBLE) {
+		memcpy(s, p + 1, sizeof(*s));
+		return 1 + sizeof(*s);
+	}
+	size_t n = p[0];
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[1 + i] << (8 * i);
+	if (n < 8 && (v >> (8 * n - 1)) & 1)   /* sign-extend */
+		v |= ~UINT64_C(0) << (8 * n);
+	*s = (double)(int64_t)v;
+	return 1 + n;
+}
+
+/* Bytes of an entry before its mirrored length. */
+static size_t pk_body(size_t ml, double s)
+{
+	return pk_score_size(s) + kv_lplen_size(ml) + ml;
+}
+
+/* Bytes the entry of an ml-byte member with score s takes. */
+static size_t pk_size(size_t ml, double s)
+{
+	size_t body = pk_body(ml, s);
+	return body + kv_lplen_size(body);
 }
 
 /* The entry at p; returns its size. */
 static uint32_t pk_read(const uint8_t *p, const uint8_t **m, size_t *ml, double *s)
 {
-	memcpy(s, p, sizeof(*s));
-	*m = p + PK_SCORE + kv_lplen_get(p + PK_SCORE, ml);
-	return (uint32_t)pk_size(*ml);
+	size_t o = pk_score_get(p, s);
+	o += kv_lplen_get(p + o, ml);
+	*m = p + o;
+	return (uint32_t)pk_size(*ml, *s);
 }
 
 static uint32_t pk_skip(const struct kv_zset *z, uint32_t off)
 {
+	const uint8_t *m;
 	size_t ml;
-	kv_lplen_get(z->u.pk + off + PK_SCORE, &ml);
-	return off + (uint32_t)pk_size(ml);
+	double s;
+	return off + pk_read(z->u.pk + off, &m, &ml, &s);
 }
 
 static uint32_t pk_prev(const struct kv_zset *z, uint32_t off)
 {
-	size_t ml;
-	kv_lplen_get_back(z->u.pk + off, &ml);
-	return off - (uint32_t)pk_size(ml);
+	size_t body;
+	size_t n = kv_lplen_get_back(z->u.pk + off, &body);
+	return off - (uint32_t)(n + body);
 }
 
 /* Offset of the entry at rank r (r == len: the end). */
@@ -185,30 +247,55 @@ static void pk_put(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	s += 0.0; /* -0 becomes 0, as Redis's listpack stores it */
 	struct bound b = { .kind = B_ELEM, .s = s, .m = m, .ml = ml };
-	uint32_t off, sz = (uint32_t)pk_size(ml);
+	uint32_t off, sz = (uint32_t)pk_size(ml, s);
 	pk_search(z, &b, &off);
 	uint8_t *p = z->u.pk + off;
 	memmove(p + sz, p, z->used - off);
-	memcpy(p, &s, sizeof(s));
-	p += PK_SCORE + kv_lplen_put(p + PK_SCORE, ml);
-	memcpy(p, m, ml);
-	kv_lplen_put_back(p + ml, ml);
+	size_t o = pk_score_put(p, s);
+	o += kv_lplen_put(p + o, ml);
+	memcpy(p + o, m, ml);
+	kv_lplen_put_back(p + o + ml, o + ml);
 	z->used += sz;
 	z->len++;
 }
 
-static int pk_insert(struct kv_zset *z, const void *m, size_t ml, double s)
+/* Room for more bytes, grown to what it needs, as Redis's listpack: no
+ * spare room. */
+static int pk_reserve(struct kv_zset *z, size_t more)
 {
-	/* grown to what it needs, as Redis's listpack: no spare room */
-	size_t need = (size_t)z->used + pk_size(ml);
+	size_t need = (size_t)z->used + more;
 	if (!z->u.pk || need > malloc_usable_size(z->u.pk)) {
 		uint8_t *p = realloc(z->u.pk, need);
 		if (!p)
 			return -ENOMEM;
 		z->u.pk = p;
 	}
+	return 0;
+}
+
+static int pk_insert(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	if (pk_reserve(z, pk_size(ml, s)))
+		return -ENOMEM;
 	pk_put(z, m, ml, s);
 	return 0;
+}
+
+static int convert(struct kv_zset *z);
+
+/* Room for member m's entry to take score s (a double where it was an
+ * integer grows), or the skip list past the packed form's 32-bit byte
+ * count. */
+static int pk_room_for(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	double old;
+	uint32_t off = (uint32_t)pk_find(z, m, ml, &old);
+	size_t now = pk_skip(z, off) - off, then = pk_size(ml, s);
+	if (then <= now)
+		return 0;
+	if (then - now > UINT32_MAX - z->used)
+		return convert(z);
+	return pk_reserve(z, then - now);
 }
 
 static void pk_delete(struct kv_zset *z, uint32_t off, uint32_t end, size_t n)
@@ -504,29 +591,36 @@ long long kv_zset_rank(const struct kv_zset *z, const void *m, size_t ml, bool r
 	return (long long)(rev ? kv_zset_len(z) - 1 - r : r);
 }
 
-/* Moves an existing member to score s; never allocates. */
-static void rescore(struct kv_zset *z, const void *m, size_t ml, double s)
+/* Moves an existing member to score s; 0 or -ENOMEM (unchanged). */
+static int rescore(struct kv_zset *z, const void *m, size_t ml, double s)
 {
+	uint8_t copy[256];
+	if (!z->sl) {
+		memcpy(copy, m, ml); /* m may point into the buffer, which may move */
+		m = copy;
+		int rc = pk_room_for(z, m, ml, s);
+		if (rc)
+			return rc;
+	}
 	if (z->sl) {
 		struct zsl_node *n = zsl_find(z->u.sl, m, ml);
 		zsl_unlink_node(z->u.sl, n);
 		n->score = s;
 		zsl_link(z->u.sl, n);
-		return;
+		return 0;
 	}
-	uint8_t copy[256];
 	double old;
 	uint32_t off = (uint32_t)pk_find(z, m, ml, &old);
-	memcpy(copy, m, ml); /* m may point into the buffer */
-	pk_delete(z, off, off + (uint32_t)pk_size(ml), 1);
-	pk_put(z, copy, ml, s);
+	pk_delete(z, off, pk_skip(z, off), 1);
+	pk_put(z, m, ml, s);
+	return 0;
 }
 
 static int insert(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	/* past the limits, or past the packed form's 32-bit byte count */
 	if (!z->sl && ((size_t)z->len + 1 > z->max_entries || ml > z->max_value ||
-		       pk_size(ml) > UINT32_MAX - z->used)) {
+		       pk_size(ml, s) > UINT32_MAX - z->used)) {
 		int rc = convert(z);
 		if (rc)
 			return rc;
@@ -572,7 +666,9 @@ int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int f
 	}
 	*newscore = score;
 	if (score != cur) {
-		rescore(z, m, ml, score);
+		int rc = rescore(z, m, ml, score);
+		if (rc)
+			return rc;
 		*out = KV_ZADD_UPDATED;
 	}
 	return 0;
@@ -594,7 +690,7 @@ bool kv_zset_rem(struct kv_zset *z, const void *m, size_t ml)
 	long off = pk_find(z, m, ml, &s);
 	if (off < 0)
 		return false;
-	pk_delete(z, (uint32_t)off, (uint32_t)off + (uint32_t)pk_size(ml), 1);
+	pk_delete(z, (uint32_t)off, pk_skip(z, (uint32_t)off), 1);
 	return true;
 }
 
@@ -856,11 +952,14 @@ static int pk_validate(const struct kv_zset *z, char *why, size_t wl)
 		size_t ml, back = SIZE_MAX;
 		double s = NAN;
 		uint32_t sz = 0, left = z->used - off;
-		if (left > PK_SCORE && kv_lplen_valid(z->u.pk + off + PK_SCORE, left - PK_SCORE))
-			sz = pk_read(z->u.pk + off, &m, &ml, &s);
-		if (sz && sz <= left)
-			kv_lplen_get_back(z->u.pk + off + sz, &back);
-		if (!sz || sz > left || back != ml || isnan(s)) {
+		const uint8_t *p = z->u.pk + off;
+		size_t ssz = p[0] == PK_DOUBLE ? 1 + sizeof(double) : (size_t)1 + p[0];
+		if (p[0] <= PK_INT_MAX && ssz < left && kv_lplen_valid(p + ssz, left - ssz))
+			sz = pk_read(p, &m, &ml, &s);
+		/* the score in its shortest form, the mirrored length right */
+		if (sz && sz <= left && pk_score_size(s) == ssz)
+			kv_lplen_get_back(p + sz, &back);
+		if (!sz || sz > left || back != pk_body(ml, s) || isnan(s)) {
 			snprintf(why, wl, "packed entry %zu at %u: bad framing or NaN", c, off);
 			return -EINVAL;
 		}
