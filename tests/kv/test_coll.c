@@ -15,6 +15,7 @@
 
 #include "coll.h"
 #include "db.h"
+#include "lplen.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 
@@ -113,6 +114,202 @@ static void test_set_intset(void **state)
 	kv_coll_free(s);
 }
 
+/* A packed collection carries no hashtable state: its header is a small
+ * allocation beside its buffer, and the byte count stays exact as it
+ * grows, shrinks and converts. */
+static void test_packed_header(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 8, 64, 8 };
+	enum kv_type types[] = { KV_HASH, KV_SET };
+
+	for (int t = 0; t < 2; t++) {
+		struct kv_coll *c = kv_coll_new(types[t]);
+		assert_true(kv_coll_mem(c) <= 32);       /* a 24-byte header */
+		for (int i = 0; i < 8; i++)
+			put_num(c, i, S("v"), &lim, 1);
+		check_coll(c);
+		assert_true(kv_coll_mem(c) <= 32 + 8 * (t ? 8 : 12) + 24);
+		for (int i = 0; i < 8; i += 2)
+			assert_true(kv_coll_del(c, (char[]){ (char)('0' + i) }, 1));
+		check_coll(c);
+		for (int i = 8; i < 13; i++)              /* grows past 8: converts */
+			put_num(c, i, S("v"), &lim, 1);
+		assert_int_equal(kv_coll_encoding(c), KV_ENC_HASHTABLE);
+		assert_int_equal(kv_coll_len(c), 9);
+		check_coll(c);
+		for (int i = 8; i < 13; i++) {
+			char m[4];
+			assert_true(kv_coll_del(c, m, (size_t)snprintf(m, sizeof(m), "%d", i)));
+		}
+		assert_int_equal(kv_coll_len(c), 4);
+		check_coll(c);
+		kv_coll_free(c);
+	}
+}
+
+/* String lengths take 1, 2 or 5 bytes, forwards and mirrored; only the
+ * shortest form is valid. */
+static void test_lplen(void **state)
+{
+	(void)state;
+	const size_t lens[] = { 0, 1, 127, 128, 16383, 16384, UINT32_MAX };
+	const size_t sizes[] = { 1, 1, 1, 2, 2, 5, 5 };
+	uint8_t b[8];
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		assert_int_equal(kv_lplen_size(lens[i]), sizes[i]);
+		assert_int_equal(kv_lplen_put(b, lens[i]), sizes[i]);
+		assert_true(kv_lplen_valid(b, sizes[i]));
+		assert_false(kv_lplen_valid(b, sizes[i] - 1));
+		assert_int_equal(kv_lplen_get(b, &len), sizes[i]);
+		assert_int_equal(len, lens[i]);
+		memset(b, 0xee, sizeof(b));
+		assert_int_equal(kv_lplen_put_back(b + 1, lens[i]), sizes[i]);
+		assert_int_equal(kv_lplen_get_back(b + 1 + sizes[i], &len), sizes[i]);
+		assert_int_equal(len, lens[i]);
+		assert_int_equal(b[0], 0xee);              /* nothing written before */
+		assert_int_equal(b[1 + sizes[i]], 0xee);   /* nor after */
+	}
+	b[0] = KV_LPLEN_TWO;                               /* 5 in two bytes */
+	b[1] = 5;
+	assert_false(kv_lplen_valid(b, 2));
+	b[0] = 0xc1;                                       /* no such tag */
+	assert_false(kv_lplen_valid(b, 5));
+}
+
+/* A listpack string's length takes one byte below 128, two from 128;
+ * values at and past the edges read back whole. */
+static void test_listpack_lengths(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 16, 20000, 16 };
+	const size_t lens[] = { 0, 127, 128, 16383, 16384, 1 };
+	static char v[20001];
+	struct kv_coll *h = kv_coll_new(KV_HASH);
+	struct kv_elem e;
+
+	for (int i = 0; i < 4; i++)                        /* 2 + 2 bytes a field */
+		put_num(h, i, S("v"), &lim, 1);
+	assert_true(kv_coll_mem(h) <= 32 + 32);
+	kv_coll_free(h);
+
+	h = kv_coll_new(KV_HASH);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(v, 'a' + (int)i, lens[i]);
+		put_num(h, (int)i, v, lens[i], &lim, 1);
+		check_coll(h);
+	}
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_LISTPACK);
+	put_num(h, 2, S("x"), &lim, 0);                    /* 128 bytes down to 1 */
+	put_num(h, 0, v, 200, &lim, 0);                     /* 0 up to 200 */
+	check_coll(h);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		char m[4];
+		size_t want = i == 2 ? 1 : i == 0 ? 200 : lens[i];
+		assert_true(kv_coll_find(h, m, (size_t)snprintf(m, sizeof(m), "%zu", i), &e));
+		assert_int_equal(e.vlen, want);
+		if (want && i != 2 && i != 0)
+			assert_int_equal(e.v[want - 1], 'a' + (int)i);
+	}
+	assert_true(kv_coll_del(h, S("3")));
+	check_coll(h);
+	memset(v, 'z', sizeof(v));
+	put_num(h, 9, v, 20000, &lim, 1);                   /* at the limit: packed */
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_LISTPACK);
+	check_coll(h);
+	put_num(h, 10, v, 20001, &lim, 1);                  /* past it: converts */
+	assert_int_equal(kv_coll_encoding(h), KV_ENC_HASHTABLE);
+	check_coll(h);
+	assert_true(kv_coll_find(h, S("9"), &e));
+	assert_int_equal(e.vlen, 20000);
+	assert_true(kv_coll_find(h, S("4"), &e));
+	assert_int_equal(e.vlen, 16384);
+	kv_coll_free(h);
+}
+
+/* Adds members (text) to an intset, checking it after each. */
+static void put_ints(struct kv_coll *s, const struct kv_coll_limits *lim, const char *const *m,
+		     size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(kv_coll_put(s, m[i], strlen(m[i]), NULL, 0, lim), 1);
+		check_coll(s);
+	}
+}
+
+/* Members in order, as text, joined by spaces. */
+static const char *ints_text(const struct kv_coll *s)
+{
+	static char buf[512];
+	struct kv_coll_iter it = KV_COLL_ITER_INIT;
+	struct kv_elem e;
+	size_t o = 0;
+	buf[0] = '\0';
+	while (kv_coll_next(s, &it, &e))
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%.*s", o ? " " : "", (int)e.mlen,
+				      e.m);
+	return buf;
+}
+
+/* An intset keeps members in 16 bits while they fit, widens to 32 then
+ * 64 as wider ones come (at either end), never narrows, and converts past
+ * its limit whatever its width. */
+static void test_intset_widths(void **state)
+{
+	(void)state;
+	struct kv_coll_limits lim = { 128, 64, 12 };
+	struct kv_coll *s = kv_coll_new(KV_SET);
+	static const char *const w16[] = { "7", "-32768", "32767", "0" };
+	static const char *const w32[] = { "32768", "-2147483648", "2147483647", "-32769" };
+	static const char *const w64[] = { "-9223372036854775808", "9223372036854775807",
+					   "2147483648" };
+
+	put_ints(s, &lim, w16, 4);
+	assert_string_equal(ints_text(s), "-32768 0 7 32767");
+	assert_true(kv_coll_mem(s) <= 32 + 32);          /* 8 bytes (64 bits: 32) */
+	assert_false(kv_coll_find(s, S("65536"), NULL)); /* wider than any member */
+	assert_false(kv_coll_find(s, S("-9223372036854775808"), NULL));
+	assert_false(kv_coll_del(s, S("4294967296")));
+	put_ints(s, &lim, w32, 1);                        /* 32 bits, at the top */
+	assert_string_equal(ints_text(s), "-32768 0 7 32767 32768");
+	put_ints(s, &lim, w32 + 1, 3);
+	assert_string_equal(ints_text(s),
+			    "-2147483648 -32769 -32768 0 7 32767 32768 2147483647");
+	assert_true(kv_coll_mem(s) <= 32 + 48);          /* 8 of 4 bytes (of 8: 64) */
+	assert_true(kv_coll_find(s, S("-32769"), NULL));
+	assert_false(kv_coll_find(s, S("2147483648"), NULL));
+	put_ints(s, &lim, w64, 1);                        /* 64 bits, at the bottom */
+	assert_string_equal(ints_text(s), "-9223372036854775808 -2147483648 -32769 -32768 0 7 "
+					  "32767 32768 2147483647");
+	put_ints(s, &lim, w64 + 1, 2);
+	assert_int_equal(kv_coll_len(s), 11);
+	assert_true(kv_coll_mem(s) >= 11 * 8);           /* 11 of 8 bytes */
+	for (size_t i = 0; i < 3; i++)
+		assert_true(kv_coll_del(s, w64[i], strlen(w64[i])));
+	assert_string_equal(ints_text(s),                 /* still 64 bits wide */
+			    "-2147483648 -32769 -32768 0 7 32767 32768 2147483647");
+	check_coll(s);
+	put_ints(s, &lim, w64, 3);
+	put_ints(s, &lim, (const char *const[]){ "1" }, 1);    /* 12 members: the limit */
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_INTSET);
+	put_ints(s, &lim, (const char *const[]){ "2" }, 1);    /* 13: converts */
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(kv_coll_find(s, w64[i], strlen(w64[i]), NULL));
+	assert_true(kv_coll_find(s, S("-32768"), NULL));
+	kv_coll_free(s);
+
+	s = kv_coll_new(KV_SET);                          /* a string into 16 bits */
+	put_ints(s, &lim, w16, 4);
+	put_ints(s, &lim, (const char *const[]){ "x" }, 1);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	assert_true(kv_coll_find(s, S("-32768"), NULL));
+	assert_int_equal(kv_coll_len(s), 5);
+	kv_coll_free(s);
+}
+
 /* A walk from any cursor ends, and every member comes out. */
 static void count_one(const struct kv_elem *e, void *arg)
 {
@@ -203,6 +400,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hash_listpack_to_hashtable),
 		cmocka_unit_test(test_set_intset),
+		cmocka_unit_test(test_packed_header),
+		cmocka_unit_test(test_lplen),
+		cmocka_unit_test(test_listpack_lengths),
+		cmocka_unit_test(test_intset_widths),
 		cmocka_unit_test(test_scan_and_random),
 		cmocka_unit_test(test_typed_entries),
 	};

@@ -187,6 +187,101 @@ static void test_lex(void **state)
 	lex_case(2);
 }
 
+/* Members of 127 and 128 bytes (a length of one byte, then two) walk
+ * both ways, rank, move and go. */
+static void test_member_lengths(void **state)
+{
+	(void)state;
+	struct kv_zset *z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, 255);
+	char m[256];
+	const size_t lens[] = { 128, 0, 127, 255, 1 };
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(m, 'a' + (int)i, lens[i]);
+		m[lens[i]] = '\0';
+		add(z, m, (double)i);
+	}
+	assert_string_equal(kv_zset_encoding(z), "listpack");
+	const uint8_t *pm;
+	size_t ml;
+	double s;
+	struct kv_zset_iter it;
+	kv_zset_iter_init(z, &it, 0, 5, true);             /* backwards: mirrored lengths */
+	for (size_t i = 5; i--;) {
+		assert_true(kv_zset_iter_next(&it, &pm, &ml, &s));
+		assert_int_equal(ml, lens[i]);
+		assert_true(s == (double)i);
+	}
+	memset(m, 'a', 128);
+	assert_int_equal(kv_zset_rank(z, m, 128, false), 0);
+	int out;
+	double ns;
+	assert_int_equal(kv_zset_add(z, m, 128, 10, 0, &out, &ns), 0);   /* moves to the end */
+	assert_int_equal(out, KV_ZADD_UPDATED);
+	check(z);
+	assert_int_equal(kv_zset_rank(z, m, 128, true), 0);
+	memset(m, 'd', 255);
+	assert_true(kv_zset_rem(z, m, 255));
+	check(z);
+	assert_int_equal(kv_zset_len(z), 4);
+	memset(m, 'x', 256);                                /* past 255: a skip list */
+	assert_int_equal(kv_zset_add(z, m, 256, 1, 0, &out, &ns), 0);
+	assert_string_equal(kv_zset_encoding(z), "skiplist");
+	check(z);
+	kv_zset_free(z);
+}
+
+/* Scores that are integers within 56 bits are packed in as few bytes as
+ * hold them, others as doubles; all read back, order and walk both ways,
+ * and a score that grows its entry needs memory or changes nothing. */
+static void test_score_forms(void **state)
+{
+	(void)state;
+	const double scores[] = { -INFINITY, -1e300, -0x1p55, -0x1p55 + 1, -129, -128, -1, 0,
+				  0.5, 127, 128, 32767, 32768, 4000000, 0x1p55 - 1, 0x1p55,
+				  1e300, INFINITY };
+	const size_t n = sizeof(scores) / sizeof(scores[0]);
+	struct kv_zset *z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, 64);
+	char m[8];
+
+	for (size_t i = n; i--;) {                          /* added high to low */
+		snprintf(m, sizeof(m), "m%02zu", i);
+		add(z, m, scores[i]);
+	}
+	assert_string_equal(kv_zset_encoding(z), "listpack");
+	for (size_t i = 0; i < n; i++) {
+		double s;
+		snprintf(m, sizeof(m), "m%02zu", i);
+		assert_true(kv_zset_score(z, m, 3, &s));
+		assert_true(s == scores[i]);
+		assert_int_equal(kv_zset_rank(z, m, 3, false), i);
+		assert_int_equal(kv_zset_rank(z, m, 3, true), n - 1 - i);
+	}
+	kv_zset_free(z);
+
+	z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, 64);  /* 4 small integer scores */
+	for (int i = 0; i < 4; i++) {
+		snprintf(m, sizeof(m), "m%d", i);
+		add(z, m, i);
+	}
+	assert_true(kv_zset_mem(z) <= 24 + 4 * 6 + 8);      /* 6 bytes an entry, not 13 */
+	int out;
+	double ns;
+	fail_allocs = true;                                 /* 1 -> 1.5: 8 bytes more */
+	assert_int_equal(kv_zset_add(z, S("m1"), 1.5, 0, &out, &ns), -ENOMEM);
+	fail_allocs = false;
+	check(z);
+	assert_string_equal(dump(z, 0, 4, false), "m0:0,m1:1,m2:2,m3:3");
+	assert_int_equal(kv_zset_add(z, S("m1"), 2.5, 0, &out, &ns), 0);
+	assert_int_equal(out, KV_ZADD_UPDATED);
+	check(z);
+	assert_string_equal(dump(z, 0, 4, true), "m3:3,m1:2.5,m2:2,m0:0");
+	assert_int_equal(kv_zset_add(z, S("m1"), -7, 0, &out, &ns), 0);   /* and back */
+	check(z);
+	assert_string_equal(dump(z, 0, 4, false), "m1:-7,m0:0,m2:2,m3:3");
+	kv_zset_free(z);
+}
+
 /* Past 128 members, or a member past 64 bytes, the set becomes a skip list
  * once and stays one. */
 static void test_conversion(void **state)
@@ -200,6 +295,8 @@ static void test_conversion(void **state)
 	}
 	assert_string_equal(kv_zset_encoding(z), "listpack");
 	size_t small = kv_zset_mem(z);
+	/* a packed set is its 24-byte header and its buffer, no spare room */
+	assert_true(small <= 24 + 128 * (4 + 10) + 24);
 	add(z, "m128", 128);
 	assert_string_equal(kv_zset_encoding(z), "skiplist");
 	assert_true(kv_zset_mem(z) > small);
@@ -207,6 +304,14 @@ static void test_conversion(void **state)
 	assert_int_equal(kv_zset_del_span(z, 0, 120), 120);
 	check(z);
 	assert_string_equal(kv_zset_encoding(z), "skiplist");
+	assert_int_equal(kv_zset_len(z), 9);
+	assert_int_equal(kv_zset_rank(z, S("m128"), true), 0);
+	for (int i = 0; i < 100; i++) {                /* grows again as a skip list */
+		snprintf(m, sizeof(m), "n%03d", i);
+		add(z, m, -i);
+	}
+	assert_int_equal(kv_zset_len(z), 109);
+	check(z);
 	kv_zset_free(z);
 
 	z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, KV_ZSET_MAX_LISTPACK_VALUE);
@@ -456,6 +561,8 @@ int main(void)
 		cmocka_unit_test(test_add_flags),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_lex),
+		cmocka_unit_test(test_member_lengths),
+		cmocka_unit_test(test_score_forms),
 		cmocka_unit_test(test_conversion),
 		cmocka_unit_test(test_negative_zero),
 		cmocka_unit_test(test_score_text),

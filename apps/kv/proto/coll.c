@@ -3,11 +3,13 @@
 #include "coll.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "keyhash.h"
+#include "lplen.h"
 #include "num.h"
 #include "pool.h"
 
@@ -19,22 +21,27 @@ struct node {
 	char data[];
 };
 
+/* The hashtable's state, allocated when the collection converts: a
+ * packed collection does not carry it. */
+struct ht {
+	struct pc_map map;         /* member hash -> struct node * */
+	size_t node_bytes;         /* the nodes, as allocated */
+};
+
+/* The header stays small for the packed encodings, which most
+ * collections keep: their buffer's pointer, its bytes and count (the
+ * buffer's capacity is what the allocator gave it). */
 struct kv_coll {
+	union {
+		char *lp;          /* listpack: length (lplen.h) then bytes, per string */
+		uint8_t *is;       /* intset: ascending, width bytes each */
+		struct ht *ht;     /* hashtable */
+	} u;
+	uint32_t len;              /* packed: bytes used */
+	uint32_t n;                /* packed: members */
 	uint8_t type;              /* KV_HASH or KV_SET */
 	uint8_t enc;               /* enum kv_coll_enc */
-	size_t n;                  /* members */
-	size_t node_bytes;         /* hashtable: the nodes, as allocated */
-	union {
-		struct {           /* listpack: u32 length then bytes, per string */
-			char *buf;
-			size_t len, cap;
-		} lp;
-		struct {           /* intset: ascending */
-			int64_t *v;
-			size_t cap;
-		} is;
-		struct pc_map map; /* hashtable: member hash -> struct node * */
-	} u;
+	uint8_t width;             /* intset: 2, 4 or 8 bytes a member */
 };
 
 static bool pairs(const struct kv_coll *c)
@@ -50,16 +57,10 @@ static size_t cost(const void *p)
 size_t kv_coll_mem(const struct kv_coll *c)
 {
 	size_t base = cost(c);
-	switch (c->enc) {
-	case KV_ENC_LISTPACK:
-		return base + cost(c->u.lp.buf);
-	case KV_ENC_INTSET:
-		return base + cost(c->u.is.v);
-	default: {
-		size_t cap = pc_map_capacity(&c->u.map);
-		return base + c->node_bytes + cap + cap * sizeof(struct pc_map_slot);
-	}
-	}
+	if (c->enc != KV_ENC_HASHTABLE)
+		return base + cost(c->u.lp); /* the intset's pointer is the same word */
+	size_t cap = pc_map_capacity(&c->u.ht->map);
+	return base + cost(c->u.ht) + c->u.ht->node_bytes + cap + cap * sizeof(struct pc_map_slot);
 }
 
 struct kv_coll *kv_coll_new(enum kv_type type)
@@ -69,33 +70,33 @@ struct kv_coll *kv_coll_new(enum kv_type type)
 		return NULL;
 	c->type = (uint8_t)type;
 	c->enc = type == KV_HASH ? KV_ENC_LISTPACK : KV_ENC_INTSET;
+	c->width = sizeof(int16_t);
 	return c;
 }
 
-static void free_nodes(struct kv_coll *c)
+static void ht_free(struct ht *ht)
 {
 	struct pc_map_slot *s;
-	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&c->u.map, &it));)
+	for (struct pc_map_iter it = PC_MAP_ITER_INIT; (s = pc_map_next(&ht->map, &it));)
 		free((void *)(uintptr_t)s->value);
-	pc_map_destroy(&c->u.map);
+	pc_map_destroy(&ht->map);
+	free(ht);
 }
 
 void kv_coll_free(struct kv_coll *c)
 {
 	if (!c)
 		return;
-	if (c->enc == KV_ENC_LISTPACK)
-		free(c->u.lp.buf);
-	else if (c->enc == KV_ENC_INTSET)
-		free(c->u.is.v);
+	if (c->enc == KV_ENC_HASHTABLE)
+		ht_free(c->u.ht);
 	else
-		free_nodes(c);
+		free(c->u.lp);
 	free(c);
 }
 
 size_t kv_coll_len(const struct kv_coll *c)
 {
-	return c->n;
+	return c->enc == KV_ENC_HASHTABLE ? pc_map_size(&c->u.ht->map) : c->n;
 }
 
 enum kv_coll_enc kv_coll_encoding(const struct kv_coll *c)
@@ -109,11 +110,9 @@ enum kv_coll_enc kv_coll_encoding(const struct kv_coll *c)
  * of the next one. */
 static size_t lp_read(const struct kv_coll *c, size_t at, const char **s, size_t *len)
 {
-	uint32_t n;
-	memcpy(&n, c->u.lp.buf + at, sizeof(n));
-	*s = c->u.lp.buf + at + sizeof(n);
-	*len = n;
-	return at + sizeof(n) + n;
+	at += kv_lplen_get((const uint8_t *)c->u.lp + at, len);
+	*s = c->u.lp + at;
+	return at + *len;
 }
 
 /* The element starting at byte offset at; returns the next one's offset. */
@@ -131,7 +130,7 @@ static size_t lp_elem(const struct kv_coll *c, size_t at, struct kv_elem *e)
 static size_t lp_find(const struct kv_coll *c, const char *m, size_t mlen)
 {
 	struct kv_elem e;
-	for (size_t at = 0, next; at < c->u.lp.len; at = next) {
+	for (size_t at = 0, next; at < c->len; at = next) {
 		next = lp_elem(c, at, &e);
 		if (e.mlen == mlen && memcmp(e.m, m, mlen) == 0)
 			return at;
@@ -139,71 +138,160 @@ static size_t lp_find(const struct kv_coll *c, const char *m, size_t mlen)
 	return SIZE_MAX;
 }
 
-static bool lp_reserve(struct kv_coll *c, size_t more)
+/* Whether a packed buffer may grow by more bytes: its length is 32
+ * bits; past that the collection converts. */
+static bool packed_fits(const struct kv_coll *c, size_t more)
 {
-	size_t need = c->u.lp.len + more;
-	if (need <= c->u.lp.cap)
+	return more <= UINT32_MAX - c->len;
+}
+
+/* Room for more bytes in the packed buffer, grown to what it needs (as
+ * Redis's listpack, no spare room: small collections are most of them,
+ * and the buffer's memmove per change costs more than the realloc). */
+static bool packed_reserve(struct kv_coll *c, size_t more)
+{
+	size_t need = c->len + more;
+	if (c->u.lp && need <= malloc_usable_size(c->u.lp))
 		return true;
-	size_t cap = c->u.lp.cap ? c->u.lp.cap : 32;
-	while (cap < need)
-		cap += cap / 2;
-	char *b = realloc(c->u.lp.buf, cap);
+	char *b = realloc(c->u.lp, need);
 	if (!b)
 		return false;
-	c->u.lp.buf = b;
-	c->u.lp.cap = cap;
+	c->u.lp = b;
 	return true;
 }
 
-static void lp_write(char *at, const char *s, size_t len)
+/* Writes the string at byte offset at; returns the offset past it. */
+static size_t lp_write(char *b, size_t at, const char *s, size_t len)
 {
-	uint32_t n = (uint32_t)len;
-	memcpy(at, &n, sizeof(n));
+	at += kv_lplen_put((uint8_t *)b + at, len);
 	if (len)
-		memcpy(at + sizeof(n), s, len);
+		memcpy(b + at, s, len);
+	return at + len;
+}
+
+/* Bytes the element m (v) takes in the listpack. */
+static size_t lp_size(const struct kv_coll *c, size_t mlen, size_t vlen)
+{
+	return kv_lplen_size(mlen) + mlen + (pairs(c) ? kv_lplen_size(vlen) + vlen : 0);
 }
 
 /* Replaces bytes [at, at+old) with the element m (v); room reserved. */
 static void lp_splice(struct kv_coll *c, size_t at, size_t old, const char *m, size_t mlen,
 		      const char *v, size_t vlen)
 {
-	size_t add = sizeof(uint32_t) + mlen + (pairs(c) ? sizeof(uint32_t) + vlen : 0);
-	char *b = c->u.lp.buf;
-	memmove(b + at + add, b + at + old, c->u.lp.len - at - old);
-	lp_write(b + at, m, mlen);
+	size_t add = lp_size(c, mlen, vlen);
+	char *b = c->u.lp;
+	memmove(b + at + add, b + at + old, c->len - at - old);
+	at = lp_write(b, at, m, mlen);
 	if (pairs(c))
-		lp_write(b + at + sizeof(uint32_t) + mlen, v, vlen);
-	c->u.lp.len = c->u.lp.len - old + add;
+		lp_write(b, at, v, vlen);
+	c->len = c->len - old + add;
 }
 
 static void lp_remove(struct kv_coll *c, size_t at)
 {
 	struct kv_elem e;
 	size_t next = lp_elem(c, at, &e);
-	memmove(c->u.lp.buf + at, c->u.lp.buf + next, c->u.lp.len - next);
-	c->u.lp.len -= next - at;
+	memmove(c->u.lp + at, c->u.lp + next, c->len - next);
+	c->len -= next - at;
 }
 
 /* ---- intset -------------------------------------------------------------- */
+
+/* As Redis's intset: every member in the narrowest of 16, 32 and 64 bits
+ * that holds them all, widened (never narrowed) as members come. */
+
+/* The narrowest width that holds v. */
+static uint8_t is_width(int64_t v)
+{
+	if (v >= INT16_MIN && v <= INT16_MAX)
+		return sizeof(int16_t);
+	return v >= INT32_MIN && v <= INT32_MAX ? sizeof(int32_t) : sizeof(int64_t);
+}
+
+/* Member i of an array of width-byte members. */
+static int64_t is_load(const uint8_t *a, uint8_t width, size_t i)
+{
+	int16_t v16;
+	int32_t v32;
+	int64_t v64;
+
+	switch (width) {
+	case sizeof(int16_t):
+		memcpy(&v16, a + i * width, sizeof(v16));
+		return v16;
+	case sizeof(int32_t):
+		memcpy(&v32, a + i * width, sizeof(v32));
+		return v32;
+	default:
+		memcpy(&v64, a + i * width, sizeof(v64));
+		return v64;
+	}
+}
+
+/* Stores v (which the width holds) as member i. */
+static void is_store(uint8_t *a, uint8_t width, size_t i, int64_t v)
+{
+	int16_t v16 = (int16_t)v;
+	int32_t v32 = (int32_t)v;
+
+	switch (width) {
+	case sizeof(int16_t):
+		memcpy(a + i * width, &v16, sizeof(v16));
+		break;
+	case sizeof(int32_t):
+		memcpy(a + i * width, &v32, sizeof(v32));
+		break;
+	default:
+		memcpy(a + i * width, &v, sizeof(v));
+	}
+}
+
+static int64_t is_get(const struct kv_coll *c, size_t i)
+{
+	return is_load(c->u.is, c->width, i);
+}
 
 /* Where v is or would go. */
 static size_t is_search(const struct kv_coll *c, int64_t v, bool *found)
 {
 	size_t lo = 0, hi = c->n;
+	if (is_width(v) > c->width) {   /* wider than every member: not there */
+		*found = false;
+		return v < 0 ? 0 : c->n;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (c->u.is.v[mid] < v)
+		if (is_get(c, mid) < v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*found = lo < c->n && c->u.is.v[lo] == v;
+	*found = lo < c->n && is_get(c, lo) == v;
 	return lo;
+}
+
+/* Bytes the intset needs to take v as well: every member at the width
+ * that holds v too. */
+static size_t is_need(const struct kv_coll *c, int64_t v)
+{
+	uint8_t w = is_width(v) > c->width ? is_width(v) : c->width;
+	return ((size_t)c->n + 1) * w;
+}
+
+/* Widens every member to width w, in place from the last (each moves
+ * up, past what is still to be read); room reserved. */
+static void is_widen(struct kv_coll *c, uint8_t w)
+{
+	for (size_t i = c->n; i--;)
+		is_store(c->u.is, w, i, is_get(c, i));
+	c->width = w;
+	c->len = c->n * w;
 }
 
 static void is_elem(const struct kv_coll *c, size_t i, struct kv_elem *e)
 {
-	e->mlen = kv_ll2str(e->num, c->u.is.v[i]);
+	e->mlen = kv_ll2str(e->num, is_get(c, i));
 	e->m = e->num;
 	e->v = NULL;
 	e->vlen = 0;
@@ -215,17 +303,15 @@ static int is_add(struct kv_coll *c, int64_t v)
 	size_t at = is_search(c, v, &found);
 	if (found)
 		return 0;
-	if (c->n == c->u.is.cap) {
-		size_t cap = c->u.is.cap ? c->u.is.cap * 2 : 4;
-		int64_t *a = realloc(c->u.is.v, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		c->u.is.v = a;
-		c->u.is.cap = cap;
-	}
-	memmove(c->u.is.v + at + 1, c->u.is.v + at, (c->n - at) * sizeof(int64_t));
-	c->u.is.v[at] = v;
+	if (!packed_reserve(c, is_need(c, v) - c->len))
+		return -ENOMEM;
+	if (is_width(v) > c->width)
+		is_widen(c, is_width(v));
+	uint8_t w = c->width;
+	memmove(c->u.is + (at + 1) * w, c->u.is + at * w, (c->n - at) * w);
+	is_store(c->u.is, w, at, v);
 	c->n++;
+	c->len += w;
 	return 1;
 }
 
@@ -246,7 +332,7 @@ static bool node_eq(uint64_t value, const void *arg)
 static struct pc_map_slot *ht_find(const struct kv_coll *c, const char *m, size_t mlen)
 {
 	struct member_ref r = { m, mlen };
-	return pc_map_find_hashed(&c->u.map, kv_keyhash(m, mlen), node_eq, &r);
+	return pc_map_find_hashed(&c->u.ht->map, kv_keyhash(m, mlen), node_eq, &r);
 }
 
 static void node_elem(const struct node *nd, struct kv_elem *e)
@@ -271,17 +357,16 @@ static struct node *node_new(const char *m, size_t mlen, const char *v, size_t v
 }
 
 /* Adds a member known to be absent. */
-static int ht_insert(struct kv_coll *c, const char *m, size_t mlen, const char *v, size_t vlen)
+static int ht_insert(struct ht *ht, const char *m, size_t mlen, const char *v, size_t vlen)
 {
 	struct node *nd = node_new(m, mlen, v, vlen);
 	if (!nd)
 		return -ENOMEM;
-	if (pc_map_insert_hashed(&c->u.map, kv_keyhash(m, mlen), (uint64_t)(uintptr_t)nd)) {
+	if (pc_map_insert_hashed(&ht->map, kv_keyhash(m, mlen), (uint64_t)(uintptr_t)nd)) {
 		free(nd);
 		return -ENOMEM;
 	}
-	c->node_bytes += cost(nd);
-	c->n++;
+	ht->node_bytes += cost(nd);
 	return 1;
 }
 
@@ -292,7 +377,7 @@ static int ht_update(struct kv_coll *c, struct pc_map_slot *s, const char *v, si
 	struct node *nd = node_new(old->data, old->mlen, v, vlen);
 	if (!nd)
 		return -ENOMEM;
-	c->node_bytes += cost(nd) - cost(old);
+	c->u.ht->node_bytes += cost(nd) - cost(old);
 	s->value = (uint64_t)(uintptr_t)nd;
 	free(old);
 	return 0;
@@ -302,23 +387,25 @@ static int ht_update(struct kv_coll *c, struct pc_map_slot *s, const char *v, si
  * as it was. */
 static int to_hashtable(struct kv_coll *c)
 {
-	struct kv_coll t = { .type = c->type, .enc = KV_ENC_HASHTABLE };
+	struct ht *ht = calloc(1, sizeof(*ht));
 	struct kv_coll_iter it = KV_COLL_ITER_INIT;
 	struct kv_elem e;
 
-	pc_map_init(&t.u.map, PC_MAP_HASHED);
-	if (pc_map_reserve(&t.u.map, c->n + 1))
+	if (!ht)
+		return -ENOMEM;
+	pc_map_init(&ht->map, PC_MAP_HASHED);
+	if (pc_map_reserve(&ht->map, (size_t)c->n + 1))
 		goto fail;
 	while (kv_coll_next(c, &it, &e))
-		if (ht_insert(&t, e.m, e.mlen, e.v, e.vlen) < 0)
+		if (ht_insert(ht, e.m, e.mlen, e.v, e.vlen) < 0)
 			goto fail;
-	free(c->enc == KV_ENC_LISTPACK ? (void *)c->u.lp.buf : (void *)c->u.is.v);
+	free(c->u.lp);
 	c->enc = KV_ENC_HASHTABLE;
-	c->u.map = t.u.map;
-	c->node_bytes = t.node_bytes;
+	c->u.ht = ht;
+	c->len = c->n = 0;
 	return 0;
 fail:
-	free_nodes(&t);
+	ht_free(ht);
 	return -ENOMEM;
 }
 
@@ -357,11 +444,11 @@ bool kv_coll_find(const struct kv_coll *c, const char *m, size_t mlen, struct kv
 
 static int lp_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, size_t vlen)
 {
-	size_t at = lp_find(c, m, mlen), add = 2 * sizeof(uint32_t) + mlen + vlen;
-	if (!lp_reserve(c, add))
+	size_t at = lp_find(c, m, mlen), add = lp_size(c, mlen, vlen);
+	if (!packed_reserve(c, add))
 		return -ENOMEM;
 	if (at == SIZE_MAX) {
-		lp_splice(c, c->u.lp.len, 0, m, mlen, v, vlen);
+		lp_splice(c, c->len, 0, m, mlen, v, vlen);
 		c->n++;
 		return 1;
 	}
@@ -377,10 +464,13 @@ int kv_coll_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, si
 	int64_t iv;
 	int rc;
 
-	if (c->enc == KV_ENC_LISTPACK && (mlen > lim->lp_value || vlen > lim->lp_value) &&
+	if (c->enc == KV_ENC_LISTPACK &&
+	    (mlen > lim->lp_value || vlen > lim->lp_value || !packed_fits(c, lp_size(c, mlen, vlen))) &&
 	    to_hashtable(c))
 		return -ENOMEM;
-	if (c->enc == KV_ENC_INTSET && !kv_str2ll(m, mlen, &iv) && to_hashtable(c))
+	if (c->enc == KV_ENC_INTSET &&
+	    (!kv_str2ll(m, mlen, &iv) || !packed_fits(c, is_need(c, iv) - c->len)) &&
+	    to_hashtable(c))
 		return -ENOMEM;
 	if (c->enc == KV_ENC_LISTPACK) {
 		rc = lp_put(c, m, mlen, v, vlen);
@@ -400,7 +490,7 @@ int kv_coll_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, si
 	}
 	struct pc_map_slot *s = ht_find(c, m, mlen);
 	if (!s)
-		return ht_insert(c, m, mlen, v, vlen);
+		return ht_insert(c->u.ht, m, mlen, v, vlen);
 	return pairs(c) ? ht_update(c, s, v, vlen) : 0;
 }
 
@@ -423,7 +513,9 @@ bool kv_coll_del(struct kv_coll *c, const char *m, size_t mlen)
 		size_t i = is_search(c, v, &found);
 		if (!found)
 			return false;
-		memmove(c->u.is.v + i, c->u.is.v + i + 1, (c->n - i - 1) * sizeof(int64_t));
+		memmove(c->u.is + i * c->width, c->u.is + (i + 1) * c->width,
+			(c->n - i - 1) * c->width);
+		c->len -= c->width;
 		break;
 	}
 	default: {
@@ -431,9 +523,10 @@ bool kv_coll_del(struct kv_coll *c, const char *m, size_t mlen)
 		if (!s)
 			return false;
 		struct node *nd = (struct node *)(uintptr_t)s->value;
-		c->node_bytes -= cost(nd);
-		pc_map_erase_slot(&c->u.map, s);
+		c->u.ht->node_bytes -= cost(nd);
+		pc_map_erase_slot(&c->u.ht->map, s);
 		free(nd);
+		return true;
 	}
 	}
 	c->n--;
@@ -446,7 +539,7 @@ bool kv_coll_next(const struct kv_coll *c, struct kv_coll_iter *pos, struct kv_e
 
 	switch (c->enc) {
 	case KV_ENC_LISTPACK:
-		if (pos->i >= c->u.lp.len)
+		if (pos->i >= c->len)
 			return false;
 		/* the element handed out may be removed: remember where the
 		 * next one is by where this one starts */
@@ -458,7 +551,7 @@ bool kv_coll_next(const struct kv_coll *c, struct kv_coll_iter *pos, struct kv_e
 		is_elem(c, pos->i++, out);
 		return true;
 	default:
-		s = pc_map_next(&c->u.map, &pos->it);
+		s = pc_map_next(&c->u.ht->map, &pos->it);
 		if (s)
 			node_elem((const struct node *)(uintptr_t)s->value, out);
 		return s != NULL;
@@ -506,7 +599,7 @@ void kv_coll_random(const struct kv_coll *c, uint64_t *rng, struct kv_elem *out)
 	/* from a random group on, the first group that has home members;
 	 * past the end the walk starts again from 0 and must find one */
 	while (!p.n)
-		cursor = pc_map_scan((struct pc_map *)&c->u.map, cursor, pick_one, &p);
+		cursor = pc_map_scan((struct pc_map *)&c->u.ht->map, cursor, pick_one, &p);
 	node_elem(p.found[xorshift(rng) % p.n], out);
 }
 
@@ -528,12 +621,55 @@ uint64_t kv_coll_scan(const struct kv_coll *c, uint64_t cursor, kv_coll_scan_fn 
 {
 	if (c->enc == KV_ENC_HASHTABLE) {
 		struct scan_walk w = { fn, arg };
-		return pc_map_scan((struct pc_map *)&c->u.map, cursor, scan_node, &w);
+		return pc_map_scan((struct pc_map *)&c->u.ht->map, cursor, scan_node, &w);
 	}
 	struct kv_coll_iter it = KV_COLL_ITER_INIT;
 	struct kv_elem e;
 	while (kv_coll_next(c, &it, &e))
 		fn(&e, arg);
+	return 0;
+}
+
+/* The listpack's framing: well-formed lengths, strings within the
+ * buffer, ending at its length, as many as the count says. */
+static int lp_validate(const struct kv_coll *c, char *why, size_t whylen)
+{
+	const uint8_t *b = (const uint8_t *)c->u.lp;
+	size_t at = 0, strings = 0, len;
+
+	while (at < c->len) {
+		if (!kv_lplen_valid(b + at, c->len - at)) {
+			snprintf(why, whylen, "listpack: bad length at byte %zu", at);
+			return -EINVAL;
+		}
+		at += kv_lplen_get(b + at, &len);
+		if (len > c->len - at) {
+			snprintf(why, whylen, "listpack: string of %zu bytes past the end", len);
+			return -EINVAL;
+		}
+		at += len;
+		strings++;
+	}
+	if (strings != (size_t)c->n * (pairs(c) ? 2 : 1)) {
+		snprintf(why, whylen, "listpack: %zu strings for %u members", strings, c->n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The intset: a width it has, its bytes for its count, in order. */
+static int is_validate(const struct kv_coll *c, char *why, size_t whylen)
+{
+	if ((c->width != 2 && c->width != 4 && c->width != 8) || c->len != (size_t)c->n * c->width) {
+		snprintf(why, whylen, "intset: %u bytes for %u members of %u", c->len, c->n,
+			 c->width);
+		return -EINVAL;
+	}
+	for (size_t i = 1; i < c->n; i++)
+		if (is_get(c, i - 1) >= is_get(c, i)) {
+			snprintf(why, whylen, "intset out of order at %zu", i);
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -544,23 +680,21 @@ int kv_coll_validate(const struct kv_coll *c, char *why, size_t whylen)
 	size_t n = 0, bytes = 0;
 	const struct pc_map_slot *s;
 
+	if (c->enc == KV_ENC_LISTPACK && lp_validate(c, why, whylen))
+		return -EINVAL;
 	while (kv_coll_next(c, &it, &e))
 		n++;
-	if (n != c->n) {
-		snprintf(why, whylen, "%zu members walked, the count says %zu", n, c->n);
+	if (n != kv_coll_len(c)) {
+		snprintf(why, whylen, "%zu members walked, the count says %zu", n, kv_coll_len(c));
 		return -EINVAL;
 	}
-	if (c->enc == KV_ENC_INTSET)
-		for (size_t i = 1; i < c->n; i++)
-			if (c->u.is.v[i - 1] >= c->u.is.v[i]) {
-				snprintf(why, whylen, "intset out of order at %zu", i);
-				return -EINVAL;
-			}
+	if (c->enc == KV_ENC_INTSET && is_validate(c, why, whylen))
+		return -EINVAL;
 	if (c->enc != KV_ENC_HASHTABLE)
 		return 0;
-	if (pc_map_validate(&c->u.map, why, whylen))
+	if (pc_map_validate(&c->u.ht->map, why, whylen))
 		return -EINVAL;
-	for (struct pc_map_iter mi = PC_MAP_ITER_INIT; (s = pc_map_next(&c->u.map, &mi));) {
+	for (struct pc_map_iter mi = PC_MAP_ITER_INIT; (s = pc_map_next(&c->u.ht->map, &mi));) {
 		const struct node *nd = (const struct node *)(uintptr_t)s->value;
 		bytes += cost(nd);
 		if (kv_keyhash(nd->data, nd->mlen) != s->key) {
@@ -568,8 +702,9 @@ int kv_coll_validate(const struct kv_coll *c, char *why, size_t whylen)
 			return -EINVAL;
 		}
 	}
-	if (bytes != c->node_bytes) {
-		snprintf(why, whylen, "nodes hold %zu bytes, the count says %zu", bytes, c->node_bytes);
+	if (bytes != c->u.ht->node_bytes) {
+		snprintf(why, whylen, "nodes hold %zu bytes, the count says %zu", bytes,
+			 c->u.ht->node_bytes);
 		return -EINVAL;
 	}
 	return 0;

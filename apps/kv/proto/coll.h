@@ -2,14 +2,18 @@
 /* Hashes and sets: a collection of distinct members (a hash's fields, each
  * with a value; a set's members alone), in the encoding Redis 7.0 would
  * use for it, so OBJECT ENCODING and the memory it takes follow Redis:
- *  - listpack (hashes): one buffer of length-prefixed strings, field then
- *    value, searched in order; while it has at most lp_entries fields and
- *    none of its strings is longer than lp_value bytes;
- *  - intset (sets): a sorted array of 64-bit integers, while every member
- *    is an integer as Redis reads one and there are at most
- *    intset_entries;
+ *  - listpack (hashes): one buffer of length-prefixed strings (a length
+ *    of 1 byte below 128, lplen.h), field then value, searched in order;
+ *    while it has at most lp_entries fields and none of its strings is
+ *    longer than lp_value bytes;
+ *  - intset (sets): a sorted array of integers in the narrowest of 16, 32
+ *    and 64 bits that holds every member (widened as members come, never
+ *    narrowed), while every member is an integer as Redis reads one and
+ *    there are at most intset_entries;
  *  - hashtable: a pc_map keyed by the member's hash, each slot pointing at
  *    one allocation holding the member (and the value).
+ * A packed collection is a 24-byte header and its buffer; the hashtable's
+ * state is allocated when it converts.
  * A collection converts to hashtable once it passes a limit, and never
  * back, as in Redis. Its byte count (kv_coll_mem) is kept as it changes,
  * for the keyspace's memory figure.

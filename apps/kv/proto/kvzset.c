@@ -8,11 +8,13 @@
  * how many level-0 steps it jumps. */
 #include "kvzset.h"
 #include "keyhash.h"
+#include "lplen.h"
 #include "num.h"
 #include "range.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +23,14 @@
 #include "percore/map.h"
 
 #define ZSL_MAXLEVEL 32
-/* Packed entry: score, length byte, member, length byte again (for the
- * backwards walk). Members are at most max_value <= 255 bytes there. */
-#define PK_HDR 9u
-#define PK_OVER 10u
+/* Packed entry: score, member length (lplen.h), member, then the length
+ * of those three mirrored (for the backwards walk). A score is a tag
+ * byte then either a double (PK_DOUBLE) or, when it is an integer within
+ * 56 bits, that integer in as few bytes as hold it (the tag says how
+ * many), as Redis's listpack stores integral scores. Members are at most
+ * max_value <= 255 bytes there. */
+#define PK_DOUBLE 0u
+#define PK_INT_MAX 7u                 /* bytes of the widest integer */
 
 struct zsl_node;
 struct zsl_level {
@@ -39,17 +45,29 @@ struct zsl_node {
 	struct zsl_level lv[]; /* nlev of them, then the member's bytes */
 };
 
-struct kv_zset {
-	size_t len;
-	size_t max_entries, max_value;
-	bool sl;                   /* skip list encoding */
-	uint8_t *pk;               /* packed: the entries in order */
-	uint32_t used, cap;
+/* The skip list's state, allocated when the set converts: a packed set
+ * does not carry it. */
+struct zsl {
 	struct zsl_node *hdr, *tail;
+	size_t len;
 	int level;
 	uint64_t rng;
 	struct pc_map idx;         /* member hash -> node */
 	size_t nbytes;             /* the nodes' allocations: kv_zset_mem() in O(1) */
+};
+
+/* Small while packed, as most sets stay: the buffer's pointer, its bytes
+ * and entries (its capacity is what the allocator gave it), the limits. */
+struct kv_zset {
+	union {
+		uint8_t *pk;       /* packed: the entries in order */
+		struct zsl *sl;    /* skip list */
+	} u;
+	uint32_t used;             /* packed: bytes */
+	uint32_t len;              /* packed: entries */
+	uint32_t max_entries;
+	uint8_t max_value;         /* a length byte in the packed form */
+	bool sl;                   /* skip list encoding */
 };
 
 /* What search() compares members with. below() says whether a member lies
@@ -95,17 +113,90 @@ static bool below(const struct bound *b, double s, const uint8_t *m, size_t ml)
 
 /* ---- packed encoding ---- */
 
+/* Bytes of the integer that score s is (0: not one within 56 bits). */
+static size_t pk_int_bytes(double s)
+{
+	if (!(fabs(s) < 0x1p55) || s != (double)(int64_t)s)
+		return 0;
+	int64_t v = (int64_t)s;
+	size_t n = 1;
+	while (n < PK_INT_MAX && (v < -(INT64_C(1) << (8 * n - 1)) || v >= INT64_C(1) << (8 * n - 1)))
+		n++;
+	return n;
+}
+
+static size_t pk_score_size(double s)
+{
+	size_t n = pk_int_bytes(s);
+	return 1 + (n ? n : sizeof(double));
+}
+
+static size_t pk_score_put(uint8_t *p, double s)
+{
+	size_t n = pk_int_bytes(s);
+	if (!n) {
+		p[0] = PK_DOUBLE;
+		memcpy(p + 1, &s, sizeof(s));
+		return 1 + sizeof(s);
+	}
+	uint64_t v = (uint64_t)(int64_t)s;
+	p[0] = (uint8_t)n;
+	for (size_t i = 0; i < n; i++)
+		p[1 + i] = (uint8_t)(v >> (8 * i));
+	return 1 + n;
+}
+
+static size_t pk_score_get(const uint8_t *p, double *s)
+{
+	if (p[0] == PK_DOUBLE) {
+		memcpy(s, p + 1, sizeof(*s));
+		return 1 + sizeof(*s);
+	}
+	size_t n = p[0];
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[1 + i] << (8 * i);
+	if (n < 8 && (v >> (8 * n - 1)) & 1)   /* sign-extend */
+		v |= ~UINT64_C(0) << (8 * n);
+	*s = (double)(int64_t)v;
+	return 1 + n;
+}
+
+/* Bytes of an entry before its mirrored length. */
+static size_t pk_body(size_t ml, double s)
+{
+	return pk_score_size(s) + kv_lplen_size(ml) + ml;
+}
+
+/* Bytes the entry of an ml-byte member with score s takes. */
+static size_t pk_size(size_t ml, double s)
+{
+	size_t body = pk_body(ml, s);
+	return body + kv_lplen_size(body);
+}
+
+/* The entry at p; returns its size. */
 static uint32_t pk_read(const uint8_t *p, const uint8_t **m, size_t *ml, double *s)
 {
-	memcpy(s, p, sizeof(*s));
-	*ml = p[8];
-	*m = p + PK_HDR;
-	return (uint32_t)*ml + PK_OVER;
+	size_t o = pk_score_get(p, s);
+	o += kv_lplen_get(p + o, ml);
+	*m = p + o;
+	return (uint32_t)pk_size(*ml, *s);
+}
+
+static uint32_t pk_skip(const struct kv_zset *z, uint32_t off)
+{
+	const uint8_t *m;
+	size_t ml;
+	double s;
+	return off + pk_read(z->u.pk + off, &m, &ml, &s);
 }
 
 static uint32_t pk_prev(const struct kv_zset *z, uint32_t off)
 {
-	return off - z->pk[off - 1] - PK_OVER;
+	size_t body;
+	size_t n = kv_lplen_get_back(z->u.pk + off, &body);
+	return off - (uint32_t)(n + body);
 }
 
 /* Offset of the entry at rank r (r == len: the end). */
@@ -113,7 +204,7 @@ static uint32_t pk_at(const struct kv_zset *z, size_t r)
 {
 	uint32_t off = 0;
 	for (size_t k = 0; k < r; k++)
-		off += z->pk[off + 8] + PK_OVER;
+		off = pk_skip(z, off);
 	return off;
 }
 
@@ -126,7 +217,7 @@ static size_t pk_search(const struct kv_zset *z, const struct bound *b, uint32_t
 		const uint8_t *m;
 		size_t ml;
 		double s;
-		uint32_t sz = pk_read(z->pk + off, &m, &ml, &s);
+		uint32_t sz = pk_read(z->u.pk + off, &m, &ml, &s);
 		if (!below(b, s, m, ml))
 			break;
 		off += sz;
@@ -143,7 +234,7 @@ static long pk_find(const struct kv_zset *z, const void *m, size_t ml, double *s
 	for (uint32_t off = 0; off < z->used;) {
 		const uint8_t *em;
 		size_t eml;
-		uint32_t sz = pk_read(z->pk + off, &em, &eml, s);
+		uint32_t sz = pk_read(z->u.pk + off, &em, &eml, s);
 		if (eml == ml && memcmp(em, m, ml) == 0)
 			return off;
 		off += sz;
@@ -156,36 +247,60 @@ static void pk_put(struct kv_zset *z, const void *m, size_t ml, double s)
 {
 	s += 0.0; /* -0 becomes 0, as Redis's listpack stores it */
 	struct bound b = { .kind = B_ELEM, .s = s, .m = m, .ml = ml };
-	uint32_t off, sz = (uint32_t)ml + PK_OVER;
+	uint32_t off, sz = (uint32_t)pk_size(ml, s);
 	pk_search(z, &b, &off);
-	uint8_t *p = z->pk + off;
+	uint8_t *p = z->u.pk + off;
 	memmove(p + sz, p, z->used - off);
-	memcpy(p, &s, sizeof(s));
-	p[8] = (uint8_t)ml;
-	memcpy(p + PK_HDR, m, ml);
-	p[sz - 1] = (uint8_t)ml;
+	size_t o = pk_score_put(p, s);
+	o += kv_lplen_put(p + o, ml);
+	memcpy(p + o, m, ml);
+	kv_lplen_put_back(p + o + ml, o + ml);
 	z->used += sz;
 	z->len++;
 }
 
-static int pk_insert(struct kv_zset *z, const void *m, size_t ml, double s)
+/* Room for more bytes, grown to what it needs, as Redis's listpack: no
+ * spare room. */
+static int pk_reserve(struct kv_zset *z, size_t more)
 {
-	uint32_t need = z->used + (uint32_t)ml + PK_OVER;
-	if (need > z->cap) {
-		uint32_t cap = z->cap * 2 > need ? z->cap * 2 : need;
-		uint8_t *p = realloc(z->pk, cap);
+	size_t need = (size_t)z->used + more;
+	if (!z->u.pk || need > malloc_usable_size(z->u.pk)) {
+		uint8_t *p = realloc(z->u.pk, need);
 		if (!p)
 			return -ENOMEM;
-		z->pk = p;
-		z->cap = cap;
+		z->u.pk = p;
 	}
+	return 0;
+}
+
+static int pk_insert(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	if (pk_reserve(z, pk_size(ml, s)))
+		return -ENOMEM;
 	pk_put(z, m, ml, s);
 	return 0;
 }
 
+static int convert(struct kv_zset *z);
+
+/* Room for member m's entry to take score s (a double where it was an
+ * integer grows), or the skip list past the packed form's 32-bit byte
+ * count. */
+static int pk_room_for(struct kv_zset *z, const void *m, size_t ml, double s)
+{
+	double old;
+	uint32_t off = (uint32_t)pk_find(z, m, ml, &old);
+	size_t now = pk_skip(z, off) - off, then = pk_size(ml, s);
+	if (then <= now)
+		return 0;
+	if (then - now > UINT32_MAX - z->used)
+		return convert(z);
+	return pk_reserve(z, then - now);
+}
+
 static void pk_delete(struct kv_zset *z, uint32_t off, uint32_t end, size_t n)
 {
-	memmove(z->pk + off, z->pk + end, z->used - end);
+	memmove(z->u.pk + off, z->u.pk + end, z->used - end);
 	z->used -= end - off;
 	z->len -= n;
 }
@@ -204,21 +319,21 @@ static bool node_eq(uint64_t value, const void *key)
 	return n->ml == k->ml && memcmp(zmember(n), k->m, k->ml) == 0;
 }
 
-static struct zsl_node *zsl_find(const struct kv_zset *z, const void *m, size_t ml)
+static struct zsl_node *zsl_find(const struct zsl *z, const void *m, size_t ml)
 {
 	struct zkey k = { m, ml };
 	struct pc_map_slot *s = pc_map_find_hashed(&z->idx, kv_keyhash(m, ml), node_eq, &k);
 	return s ? (struct zsl_node *)(uintptr_t)s->value : NULL;
 }
 
-static void zsl_unindex(struct kv_zset *z, const struct zsl_node *n)
+static void zsl_unindex(struct zsl *z, const struct zsl_node *n)
 {
 	struct zkey k = { zmember(n), n->ml };
 	pc_map_erase_slot(&z->idx, pc_map_find_hashed(&z->idx, kv_keyhash(k.m, k.ml), node_eq, &k));
 }
 
 /* Levels with probability 1/4 each, as Redis. */
-static uint8_t zsl_level(struct kv_zset *z)
+static uint8_t zsl_level(struct zsl *z)
 {
 	uint8_t l = 1;
 	for (;;) {
@@ -236,7 +351,7 @@ static size_t zsl_node_bytes(const struct zsl_node *n)
 	return sizeof(*n) + n->nlev * sizeof(struct zsl_level) + n->ml;
 }
 
-static struct zsl_node *zsl_node_new(struct kv_zset *z, const void *m, size_t ml, double s)
+static struct zsl_node *zsl_node_new(struct zsl *z, const void *m, size_t ml, double s)
 {
 	uint8_t lv = zsl_level(z);
 	struct zsl_node *n = malloc(sizeof(*n) + lv * sizeof(struct zsl_level) + ml);
@@ -252,7 +367,7 @@ static struct zsl_node *zsl_node_new(struct kv_zset *z, const void *m, size_t ml
 
 /* Descends to the last node below b at every level: update[i], with the
  * rank of each in rank[i]. */
-static void zsl_descend(const struct kv_zset *z, const struct bound *b,
+static void zsl_descend(const struct zsl *z, const struct bound *b,
 			struct zsl_node **update, size_t *rank)
 {
 	struct zsl_node *x = z->hdr;
@@ -270,7 +385,7 @@ static void zsl_descend(const struct kv_zset *z, const struct bound *b,
 }
 
 /* Links n (score and member set) at its place. */
-static void zsl_link(struct kv_zset *z, struct zsl_node *n)
+static void zsl_link(struct zsl *z, struct zsl_node *n)
 {
 	struct zsl_node *update[ZSL_MAXLEVEL];
 	size_t rank[ZSL_MAXLEVEL];
@@ -297,7 +412,7 @@ static void zsl_link(struct kv_zset *z, struct zsl_node *n)
 }
 
 /* Takes x out of the links; update[] is as zsl_descend left it for x. */
-static void zsl_unlink(struct kv_zset *z, struct zsl_node *x, struct zsl_node **update)
+static void zsl_unlink(struct zsl *z, struct zsl_node *x, struct zsl_node **update)
 {
 	for (int i = 0; i < z->level; i++) {
 		if (update[i]->lv[i].fwd == x) {
@@ -313,7 +428,7 @@ static void zsl_unlink(struct kv_zset *z, struct zsl_node *x, struct zsl_node **
 	z->len--;
 }
 
-static void zsl_unlink_node(struct kv_zset *z, struct zsl_node *x)
+static void zsl_unlink_node(struct zsl *z, struct zsl_node *x)
 {
 	struct zsl_node *update[ZSL_MAXLEVEL];
 	struct bound b = { .kind = B_ELEM, .s = x->score, .m = zmember(x), .ml = x->ml };
@@ -322,7 +437,7 @@ static void zsl_unlink_node(struct kv_zset *z, struct zsl_node *x)
 }
 
 /* Descends to rank r (0-based): update[i] the last node before it. */
-static void zsl_descend_rank(const struct kv_zset *z, size_t r, struct zsl_node **update)
+static void zsl_descend_rank(const struct zsl *z, size_t r, struct zsl_node **update)
 {
 	struct zsl_node *x = z->hdr;
 	size_t t = 0;
@@ -335,20 +450,20 @@ static void zsl_descend_rank(const struct kv_zset *z, size_t r, struct zsl_node 
 	}
 }
 
-static struct zsl_node *zsl_at(const struct kv_zset *z, size_t r)
+static struct zsl_node *zsl_at(const struct zsl *z, size_t r)
 {
 	struct zsl_node *update[ZSL_MAXLEVEL];
 	zsl_descend_rank(z, r, update);
 	return update[0]->lv[0].fwd;
 }
 
-static void zsl_node_free(struct kv_zset *z, struct zsl_node *n)
+static void zsl_node_free(struct zsl *z, struct zsl_node *n)
 {
 	z->nbytes -= zsl_node_bytes(n);
 	free(n);
 }
 
-static int zsl_insert(struct kv_zset *z, const void *m, size_t ml, double s)
+static int zsl_insert(struct zsl *z, const void *m, size_t ml, double s)
 {
 	struct zsl_node *n = zsl_node_new(z, m, ml, s);
 	if (!n)
@@ -370,31 +485,42 @@ static void zsl_free_nodes(struct zsl_node *n)
 }
 
 /* The packed entries into a skip list, all or nothing. */
+static void zsl_free(struct zsl *s)
+{
+	if (s->hdr)
+		zsl_free_nodes(s->hdr->lv[0].fwd);
+	free(s->hdr);
+	pc_map_destroy(&s->idx);
+	free(s);
+}
+
 static int convert(struct kv_zset *z)
 {
-	struct kv_zset s = { .max_entries = z->max_entries, .max_value = z->max_value,
-			     .sl = true, .level = 1, .rng = z->rng };
-	s.hdr = calloc(1, sizeof(struct zsl_node) + ZSL_MAXLEVEL * sizeof(struct zsl_level));
-	pc_map_init(&s.idx, PC_MAP_HASHED);
-	if (!s.hdr || pc_map_reserve(&s.idx, z->len + 1))
+	struct zsl *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->level = 1;
+	s->rng = 0x9e3779b97f4a7c15ull;
+	s->hdr = calloc(1, sizeof(struct zsl_node) + ZSL_MAXLEVEL * sizeof(struct zsl_level));
+	pc_map_init(&s->idx, PC_MAP_HASHED);
+	if (!s->hdr || pc_map_reserve(&s->idx, (size_t)z->len + 1))
 		goto fail;
-	s.hdr->nlev = ZSL_MAXLEVEL;
+	s->hdr->nlev = ZSL_MAXLEVEL;
 	for (uint32_t off = 0; off < z->used;) {
 		const uint8_t *m;
 		size_t ml;
 		double sc;
-		off += pk_read(z->pk + off, &m, &ml, &sc);
-		if (zsl_insert(&s, m, ml, sc))
+		off += pk_read(z->u.pk + off, &m, &ml, &sc);
+		if (zsl_insert(s, m, ml, sc))
 			goto fail;
 	}
-	free(z->pk);
-	*z = s;
+	free(z->u.pk);
+	z->u.sl = s;
+	z->sl = true;
+	z->used = z->len = 0;
 	return 0;
 fail:
-	if (s.hdr)
-		zsl_free_nodes(s.hdr->lv[0].fwd);
-	free(s.hdr);
-	pc_map_destroy(&s.idx);
+	zsl_free(s);
 	return -ENOMEM;
 }
 
@@ -412,9 +538,8 @@ struct kv_zset *kv_zset_new(size_t max_entries, size_t max_value)
 	struct kv_zset *z = calloc(1, sizeof(*z));
 	if (!z)
 		return NULL;
-	z->max_entries = max_entries;
-	z->max_value = max_value > 255 ? 255 : max_value; /* a length byte in the packed form */
-	z->rng = 0x9e3779b97f4a7c15ull;
+	z->max_entries = max_entries > UINT32_MAX ? UINT32_MAX : (uint32_t)max_entries;
+	z->max_value = max_value > 255 ? 255 : (uint8_t)max_value; /* a length byte when packed */
 	return z;
 }
 
@@ -422,18 +547,16 @@ void kv_zset_free(struct kv_zset *z)
 {
 	if (!z)
 		return;
-	if (z->sl) {
-		zsl_free_nodes(z->hdr->lv[0].fwd);
-		free(z->hdr);
-		pc_map_destroy(&z->idx);
-	}
-	free(z->pk);
+	if (z->sl)
+		zsl_free(z->u.sl);
+	else
+		free(z->u.pk);
 	free(z);
 }
 
 size_t kv_zset_len(const struct kv_zset *z)
 {
-	return z->len;
+	return z->sl ? z->u.sl->len : z->len;
 }
 
 /* Rank of the first member not below b. */
@@ -443,14 +566,14 @@ static size_t search(const struct kv_zset *z, const struct bound *b)
 		return pk_search(z, b, NULL);
 	struct zsl_node *update[ZSL_MAXLEVEL];
 	size_t rank[ZSL_MAXLEVEL];
-	zsl_descend(z, b, update, rank);
+	zsl_descend(z->u.sl, b, update, rank);
 	return rank[0];
 }
 
 bool kv_zset_score(const struct kv_zset *z, const void *m, size_t ml, double *score)
 {
 	if (z->sl) {
-		const struct zsl_node *n = zsl_find(z, m, ml);
+		const struct zsl_node *n = zsl_find(z->u.sl, m, ml);
 		if (n)
 			*score = n->score;
 		return n != NULL;
@@ -465,35 +588,44 @@ long long kv_zset_rank(const struct kv_zset *z, const void *m, size_t ml, bool r
 		return -1;
 	struct bound b = { .kind = B_ELEM, .s = s, .m = m, .ml = ml };
 	size_t r = search(z, &b);
-	return (long long)(rev ? z->len - 1 - r : r);
+	return (long long)(rev ? kv_zset_len(z) - 1 - r : r);
 }
 
-/* Moves an existing member to score s; never allocates. */
-static void rescore(struct kv_zset *z, const void *m, size_t ml, double s)
+/* Moves an existing member to score s; 0 or -ENOMEM (unchanged). */
+static int rescore(struct kv_zset *z, const void *m, size_t ml, double s)
 {
-	if (z->sl) {
-		struct zsl_node *n = zsl_find(z, m, ml);
-		zsl_unlink_node(z, n);
-		n->score = s;
-		zsl_link(z, n);
-		return;
-	}
 	uint8_t copy[256];
+	if (!z->sl) {
+		memcpy(copy, m, ml); /* m may point into the buffer, which may move */
+		m = copy;
+		int rc = pk_room_for(z, m, ml, s);
+		if (rc)
+			return rc;
+	}
+	if (z->sl) {
+		struct zsl_node *n = zsl_find(z->u.sl, m, ml);
+		zsl_unlink_node(z->u.sl, n);
+		n->score = s;
+		zsl_link(z->u.sl, n);
+		return 0;
+	}
 	double old;
 	uint32_t off = (uint32_t)pk_find(z, m, ml, &old);
-	memcpy(copy, m, ml); /* m may point into the buffer */
-	pk_delete(z, off, off + (uint32_t)ml + PK_OVER, 1);
-	pk_put(z, copy, ml, s);
+	pk_delete(z, off, pk_skip(z, off), 1);
+	pk_put(z, m, ml, s);
+	return 0;
 }
 
 static int insert(struct kv_zset *z, const void *m, size_t ml, double s)
 {
-	if (!z->sl && (z->len + 1 > z->max_entries || ml > z->max_value)) {
+	/* past the limits, or past the packed form's 32-bit byte count */
+	if (!z->sl && ((size_t)z->len + 1 > z->max_entries || ml > z->max_value ||
+		       pk_size(ml, s) > UINT32_MAX - z->used)) {
 		int rc = convert(z);
 		if (rc)
 			return rc;
 	}
-	return z->sl ? zsl_insert(z, m, ml, s) : pk_insert(z, m, ml, s);
+	return z->sl ? zsl_insert(z->u.sl, m, ml, s) : pk_insert(z, m, ml, s);
 }
 
 int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int flags, int *out,
@@ -534,7 +666,9 @@ int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int f
 	}
 	*newscore = score;
 	if (score != cur) {
-		rescore(z, m, ml, score);
+		int rc = rescore(z, m, ml, score);
+		if (rc)
+			return rc;
 		*out = KV_ZADD_UPDATED;
 	}
 	return 0;
@@ -543,43 +677,46 @@ int kv_zset_add(struct kv_zset *z, const void *m, size_t ml, double score, int f
 bool kv_zset_rem(struct kv_zset *z, const void *m, size_t ml)
 {
 	if (z->sl) {
-		struct zsl_node *n = zsl_find(z, m, ml);
+		struct zsl *sl = z->u.sl;
+		struct zsl_node *n = zsl_find(sl, m, ml);
 		if (!n)
 			return false;
-		zsl_unindex(z, n);
-		zsl_unlink_node(z, n);
-		zsl_node_free(z, n);
+		zsl_unindex(sl, n);
+		zsl_unlink_node(sl, n);
+		zsl_node_free(sl, n);
 		return true;
 	}
 	double s;
 	long off = pk_find(z, m, ml, &s);
 	if (off < 0)
 		return false;
-	pk_delete(z, (uint32_t)off, (uint32_t)off + (uint32_t)ml + PK_OVER, 1);
+	pk_delete(z, (uint32_t)off, pk_skip(z, (uint32_t)off), 1);
 	return true;
 }
 
 size_t kv_zset_del_span(struct kv_zset *z, size_t first, size_t n)
 {
-	if (first >= z->len)
+	size_t len = kv_zset_len(z);
+	if (first >= len)
 		return 0;
-	if (n > z->len - first)
-		n = z->len - first;
+	if (n > len - first)
+		n = len - first;
 	if (!z->sl) {
 		uint32_t off = pk_at(z, first), end = off;
 		for (size_t k = 0; k < n; k++)
-			end += z->pk[end + 8] + PK_OVER;
+			end = pk_skip(z, end);
 		pk_delete(z, off, end, n);
 		return n;
 	}
+	struct zsl *sl = z->u.sl;
 	struct zsl_node *update[ZSL_MAXLEVEL];
-	zsl_descend_rank(z, first, update);
+	zsl_descend_rank(sl, first, update);
 	struct zsl_node *x = update[0]->lv[0].fwd;
 	for (size_t k = 0; k < n; k++) {
 		struct zsl_node *next = x->lv[0].fwd;
-		zsl_unindex(z, x);
-		zsl_unlink(z, x, update); /* update[] stays right for the next one */
-		zsl_node_free(z, x);
+		zsl_unindex(sl, x);
+		zsl_unlink(sl, x, update); /* update[] stays right for the next one */
+		zsl_node_free(sl, x);
 		x = next;
 	}
 	return n;
@@ -588,7 +725,7 @@ size_t kv_zset_del_span(struct kv_zset *z, size_t first, size_t n)
 bool kv_zset_span_rank(const struct kv_zset *z, long long start, long long stop, size_t *first,
 		       size_t *n)
 {
-	if (kv_range_clamp(z->len, start, stop, first, n))
+	if (kv_range_clamp(kv_zset_len(z), start, stop, first, n))
 		return true;
 	*n = 0;
 	return false;
@@ -653,12 +790,13 @@ void kv_zset_iter_init(const struct kv_zset *z, struct kv_zset_iter *it, size_t 
 {
 	it->_z = z;
 	it->_rev = rev;
-	it->_left = first < z->len ? (n < z->len - first ? n : z->len - first) : 0;
+	size_t len = kv_zset_len(z);
+	it->_left = first < len ? (n < len - first ? n : len - first) : 0;
 	if (!it->_left)
 		return;
 	size_t start = rev ? first + it->_left - 1 : first;
 	if (z->sl)
-		it->_node = zsl_at(z, start);
+		it->_node = zsl_at(z->u.sl, start);
 	else
 		it->_off = pk_at(z, start);
 }
@@ -677,7 +815,7 @@ bool kv_zset_iter_next(struct kv_zset_iter *it, const uint8_t **m, size_t *ml, d
 		it->_node = it->_rev ? n->back : n->lv[0].fwd;
 		return true;
 	}
-	uint32_t sz = pk_read(z->pk + it->_off, m, ml, score);
+	uint32_t sz = pk_read(z->u.pk + it->_off, m, ml, score);
 	if (it->_left)
 		it->_off = it->_rev ? pk_prev(z, it->_off) : it->_off + sz;
 	return true;
@@ -690,12 +828,13 @@ const char *kv_zset_encoding(const struct kv_zset *z)
 
 size_t kv_zset_mem(const struct kv_zset *z)
 {
-	size_t m = sizeof(*z) + z->cap;
+	size_t m = sizeof(*z);
 	if (!z->sl)
-		return m;
-	m += sizeof(struct zsl_node) + ZSL_MAXLEVEL * sizeof(struct zsl_level);
-	m += pc_map_capacity(&z->idx) * (sizeof(struct pc_map_slot) + 1);
-	return m + z->nbytes;
+		return m + (z->u.pk ? malloc_usable_size(z->u.pk) : 0);
+	const struct zsl *sl = z->u.sl;
+	m += sizeof(*sl) + sizeof(struct zsl_node) + ZSL_MAXLEVEL * sizeof(struct zsl_level);
+	m += pc_map_capacity(&sl->idx) * (sizeof(struct pc_map_slot) + 1);
+	return m + sl->nbytes;
 }
 
 struct kv_zset *kv_zset_clone(const struct kv_zset *z)
@@ -709,7 +848,7 @@ struct kv_zset *kv_zset_clone(const struct kv_zset *z)
 
 	if (!c)
 		return NULL;
-	kv_zset_iter_init(z, &it, 0, z->len, false);
+	kv_zset_iter_init(z, &it, 0, kv_zset_len(z), false);
 	while (kv_zset_iter_next(&it, &m, &ml, &s))
 		if (kv_zset_add(c, m, ml, s, 0, &out, &s))
 			goto fail;
@@ -810,10 +949,17 @@ static int pk_validate(const struct kv_zset *z, char *why, size_t wl)
 	double ps = 0;
 	for (uint32_t off = 0; off < z->used; c++) {
 		const uint8_t *m;
-		size_t ml;
-		double s;
-		uint32_t sz = pk_read(z->pk + off, &m, &ml, &s);
-		if (sz > z->used - off || z->pk[off + sz - 1] != ml || isnan(s)) {
+		size_t ml, back = SIZE_MAX;
+		double s = NAN;
+		uint32_t sz = 0, left = z->used - off;
+		const uint8_t *p = z->u.pk + off;
+		size_t ssz = p[0] == PK_DOUBLE ? 1 + sizeof(double) : (size_t)1 + p[0];
+		if (p[0] <= PK_INT_MAX && ssz < left && kv_lplen_valid(p + ssz, left - ssz))
+			sz = pk_read(p, &m, &ml, &s);
+		/* the score in its shortest form, the mirrored length right */
+		if (sz && sz <= left && pk_score_size(s) == ssz)
+			kv_lplen_get_back(p + sz, &back);
+		if (!sz || sz > left || back != pk_body(ml, s) || isnan(s)) {
 			snprintf(why, wl, "packed entry %zu at %u: bad framing or NaN", c, off);
 			return -EINVAL;
 		}
@@ -825,16 +971,17 @@ static int pk_validate(const struct kv_zset *z, char *why, size_t wl)
 		pm = m, pml = ml, ps = s;
 		off += sz;
 	}
-	if (c != z->len || c > z->max_entries || z->used > z->cap) {
-		snprintf(why, wl, "packed: %zu entries, len %zu, limit %zu, used %u cap %u", c,
-			 z->len, z->max_entries, z->used, z->cap);
+	size_t cap = z->u.pk ? malloc_usable_size(z->u.pk) : 0;
+	if (c != z->len || c > z->max_entries || z->used > cap) {
+		snprintf(why, wl, "packed: %zu entries, len %u, limit %u, used %u cap %zu", c,
+			 z->len, z->max_entries, z->used, cap);
 		return -EINVAL;
 	}
 	return 0;
 }
 
 /* Each link at level i jumps span level-0 steps. */
-static int zsl_validate_spans(const struct kv_zset *z, char *why, size_t wl)
+static int zsl_validate_spans(const struct zsl *z, char *why, size_t wl)
 {
 	for (int i = 0; i < z->level; i++) {
 		for (const struct zsl_node *x = z->hdr; x->lv[i].fwd; x = x->lv[i].fwd) {
@@ -854,7 +1001,7 @@ static int zsl_validate_spans(const struct kv_zset *z, char *why, size_t wl)
 	return 0;
 }
 
-static int zsl_validate(const struct kv_zset *z, char *why, size_t wl)
+static int zsl_validate(const struct zsl *z, char *why, size_t wl)
 {
 	size_t c = 0;
 	const struct zsl_node *prev = NULL;
@@ -882,12 +1029,13 @@ int kv_zset_validate(const struct kv_zset *z, char *why, size_t wl)
 {
 	if (!z->sl)
 		return pk_validate(z, why, wl);
+	const struct zsl *sl = z->u.sl;
 	size_t bytes = 0;
-	for (const struct zsl_node *n = z->hdr->lv[0].fwd; n; n = n->lv[0].fwd)
+	for (const struct zsl_node *n = sl->hdr->lv[0].fwd; n; n = n->lv[0].fwd)
 		bytes += zsl_node_bytes(n);
-	if (bytes != z->nbytes) {
-		snprintf(why, wl, "nodes hold %zu bytes, counted %zu", bytes, z->nbytes);
+	if (bytes != sl->nbytes) {
+		snprintf(why, wl, "nodes hold %zu bytes, counted %zu", bytes, sl->nbytes);
 		return -EINVAL;
 	}
-	return zsl_validate(z, why, wl);
+	return zsl_validate(sl, why, wl);
 }

@@ -5,7 +5,8 @@
  *
  * Two encodings, as Redis 7.0: up to max_entries members of at most
  * max_value bytes live in one packed buffer ("listpack": score, length,
- * bytes, length), walked linearly; past either limit the set converts,
+ * bytes, length; a score that is an integer in as few bytes as hold it,
+ * as Redis's listpack), walked linearly; past either limit the set converts,
  * once, to a skip list with spans (ranks in O(log n)) plus a hash index of
  * members ("skiplist"). Like Redis's listpack, the packed form keeps -0 as
  * 0.
