@@ -242,7 +242,7 @@ static void test_score_forms(void **state)
 				  1e300, INFINITY };
 	const size_t n = sizeof(scores) / sizeof(scores[0]);
 	struct kv_zset *z = kv_zset_new(KV_ZSET_MAX_LISTPACK_ENTRIES, 64);
-	char m[8];
+	char m[24];
 
 	for (size_t i = n; i--;) {                          /* added high to low */
 		snprintf(m, sizeof(m), "m%02zu", i);
