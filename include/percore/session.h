@@ -129,6 +129,7 @@ struct pc_session_buffers {
 	size_t in_used, in_size;
 	size_t out_used, out_size;
 };
+/* Fills *b with s's buffers (above); on the session's own shard. */
 PC_API void pc_session_buffers(const struct pc_session *s, struct pc_session_buffers *b);
 
 /* Queue a frame: header (version 1, flags, msg_id, len) and body. The body
