@@ -16,7 +16,7 @@
 #include <string.h>
 
 #define KV_LPLEN_MAX 5            /* bytes the longest form takes */
-#define KV_LPLEN_TWO 0x80u        /* first byte 10xxxxxx: 14 bits */
+#define KV_LPLEN_TWO 0x80u        /* top bits 10: a 14-bit length in two bytes */
 #define KV_LPLEN_FIVE 0xc0u       /* the tag of a 32-bit length */
 
 /* Bytes the length of a len-byte string takes (len <= UINT32_MAX). */
