@@ -966,7 +966,14 @@ def set_encodings(rng):
              C("SADD", "big", 512), C("OBJECT", "ENCODING", "big"), C("SCARD", "big"),
              C("CONFIG", "SET", "set-max-intset-entries", 2), C("SADD", "c", 1, 2), C("OBJECT", "ENCODING", "c"),
              C("SADD", "c", 3), C("OBJECT", "ENCODING", "c"), C("SADD", "d", 1, 2, 3), C("OBJECT", "ENCODING", "d"),
-             C("CONFIG", "SET", "set-max-intset-entries", 512)]
+             C("CONFIG", "SET", "set-max-intset-entries", 512),
+             # strings: packed here up to 128 of up to 64 bytes, named as 7.0 names them
+             C("SADD", "p", *("p%d" % i for i in range(127))), C("SADD", "p", 7), C("OBJECT", "ENCODING", "p"),
+             C("SISMEMBER", "p", 7), C("SADD", "p", "q"), C("OBJECT", "ENCODING", "p"), C("SCARD", "p"),
+             C("SMEMBERS", "p", mode="sorted"), C("SADD", "v", "v" * 64), C("SADD", "v", "w" * 65),
+             C("SMEMBERS", "v", mode="sorted"), C("SADD", "ix", 1, 2, 3, "a"), C("SREM", "ix", "a"),
+             C("OBJECT", "ENCODING", "ix"), C("COPY", "ix", "iy"), C("OBJECT", "ENCODING", "iy"),
+             C("SMEMBERS", "iy", mode="sorted")]
     for n in range(6):
         members = [rng.choice((str(rng.randrange(-1000, 1000)), "m%d" % rng.randrange(900)))
                    if n % 2 else str(rng.randrange(-2000, 2000)) for _ in range(rng.randrange(1, 900))]

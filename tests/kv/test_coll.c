@@ -108,9 +108,62 @@ static void test_set_intset(void **state)
 	s = kv_coll_new(KV_SET);                          /* not an integer */
 	assert_int_equal(kv_coll_put(s, S("1"), NULL, 0, &lim), 1);
 	assert_int_equal(kv_coll_put(s, S("01"), NULL, 0, &lim), 1);
-	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_LISTPACK);
+	assert_string_equal(kv_set_ops.encoding(s), "hashtable");   /* as Redis 7.0 */
 	assert_int_equal(kv_coll_len(s), 2);
 	check_coll(s);
+	kv_coll_free(s);
+}
+
+/* A set of strings: a listpack up to 128 members of up to 64 bytes,
+ * then a hashtable; OBJECT ENCODING names both hashtable, as Redis 7.0
+ * does. A small intset is held in the header (one allocation); a copy
+ * keeps the encoding. */
+static void test_set_listpack(void **state)
+{
+	(void)state;
+	const struct kv_coll_limits *lim = &kv_coll_default_limits;
+	char m[80];
+	struct kv_coll *s = kv_coll_new(KV_SET);
+
+	for (int i = 0; i < 8; i++)
+		put_num(s, -i, NULL, 0, lim, 1);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_INTSET);
+	assert_true(kv_coll_mem(s) <= 32);               /* 8 of 16 bits, held */
+	check_coll(s);
+	for (int i = 8; i < 127; i++)
+		put_num(s, -i, NULL, 0, lim, 1);
+	assert_true(kv_coll_mem(s) > 32 + 127 * 2);      /* out into a buffer */
+	assert_int_equal(kv_coll_put(s, S("m"), NULL, 0, lim), 1);    /* 128th */
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_LISTPACK);
+	assert_true(kv_coll_find(s, S("-126"), NULL));
+	assert_false(kv_coll_find(s, S("-127"), NULL));
+	check_coll(s);
+	struct kv_coll *d = kv_set_ops.clone(s);
+	assert_true(kv_coll_del(d, S("m")));             /* integers only: a listpack still */
+	assert_int_equal(kv_coll_encoding(d), KV_ENC_LISTPACK);
+	assert_string_equal(kv_set_ops.encoding(d), "hashtable");
+	check_coll(d);
+	kv_coll_free(d);
+	assert_int_equal(kv_coll_put(s, S("n"), NULL, 0, lim), 1);    /* 129th */
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	assert_int_equal(kv_coll_len(s), 129);
+	assert_true(kv_coll_find(s, S("-126"), NULL) && kv_coll_find(s, S("m"), NULL));
+	check_coll(s);
+	kv_coll_free(s);
+
+	s = kv_coll_new(KV_SET);                          /* a member too long */
+	memset(m, 'a', sizeof(m));
+	assert_int_equal(kv_coll_put(s, m, 64, NULL, 0, lim), 1);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_LISTPACK);
+	assert_int_equal(kv_coll_put(s, m, 65, NULL, 0, lim), 1);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	check_coll(s);
+	kv_coll_free(s);
+
+	s = kv_coll_new(KV_SET);                          /* too long from the start */
+	assert_int_equal(kv_coll_put(s, m, 65, NULL, 0, lim), 1);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
 	kv_coll_free(s);
 }
 
@@ -304,7 +357,7 @@ static void test_intset_widths(void **state)
 	s = kv_coll_new(KV_SET);                          /* a string into 16 bits */
 	put_ints(s, &lim, w16, 4);
 	put_ints(s, &lim, (const char *const[]){ "x" }, 1);
-	assert_int_equal(kv_coll_encoding(s), KV_ENC_HASHTABLE);
+	assert_int_equal(kv_coll_encoding(s), KV_ENC_LISTPACK);
 	assert_true(kv_coll_find(s, S("-32768"), NULL));
 	assert_int_equal(kv_coll_len(s), 5);
 	kv_coll_free(s);
@@ -400,6 +453,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hash_listpack_to_hashtable),
 		cmocka_unit_test(test_set_intset),
+		cmocka_unit_test(test_set_listpack),
 		cmocka_unit_test(test_packed_header),
 		cmocka_unit_test(test_lplen),
 		cmocka_unit_test(test_listpack_lengths),

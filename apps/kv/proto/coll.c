@@ -29,20 +29,34 @@ struct ht {
 };
 
 /* The header stays small for the packed encodings, which most
- * collections keep: their buffer's pointer, its bytes and count (the
- * buffer's capacity is what the allocator gave it). */
+ * collections keep: their buffer's pointer and bytes (its capacity is
+ * what the allocator gave it) and the count. An intset of up to
+ * sizeof(u.in) bytes (8 small integers) is held in the header itself:
+ * a set of a few integers is then one 24-byte allocation, where a
+ * buffer of its own would cost a 32-byte malloc chunk more. */
 struct kv_coll {
 	union {
-		char *lp;          /* listpack: length (lplen.h) then bytes, per string */
-		uint8_t *is;       /* intset: ascending, width bytes each */
+		struct {
+			char *buf; /* listpack: length (lplen.h) then bytes, per string;
+				    * intset: ascending, width bytes each */
+			uint32_t len; /* listpack: bytes used */
+		} p;
+		uint8_t in[16];    /* intset while held (n * width bytes) */
 		struct ht *ht;     /* hashtable */
 	} u;
-	uint32_t len;              /* packed: bytes used */
 	uint32_t n;                /* packed: members */
 	uint8_t type;              /* KV_HASH or KV_SET */
 	uint8_t enc;               /* enum kv_coll_enc */
 	uint8_t width;             /* intset: 2, 4 or 8 bytes a member */
+	uint8_t held;              /* intset: its members are in u.in */
 };
+
+/* Sets of strings stay a listpack while they have at most this many
+ * members of at most this many bytes (Redis 7.2's set-max-listpack-
+ * entries and -value defaults): Redis 7.0 gives even a set of 2 strings
+ * a hashtable, which costs several times the bytes. */
+#define SET_LP_ENTRIES 128
+#define SET_LP_VALUE   64
 
 static bool pairs(const struct kv_coll *c)
 {
@@ -58,7 +72,7 @@ size_t kv_coll_mem(const struct kv_coll *c)
 {
 	size_t base = cost(c);
 	if (c->enc != KV_ENC_HASHTABLE)
-		return base + cost(c->u.lp); /* the intset's pointer is the same word */
+		return base + (c->held ? 0 : cost(c->u.p.buf));
 	size_t cap = pc_map_capacity(&c->u.ht->map);
 	return base + cost(c->u.ht) + c->u.ht->node_bytes + cap + cap * sizeof(struct pc_map_slot);
 }
@@ -71,6 +85,7 @@ struct kv_coll *kv_coll_new(enum kv_type type)
 	c->type = (uint8_t)type;
 	c->enc = type == KV_HASH ? KV_ENC_LISTPACK : KV_ENC_INTSET;
 	c->width = sizeof(int16_t);
+	c->held = type == KV_SET;
 	return c;
 }
 
@@ -89,8 +104,8 @@ void kv_coll_free(struct kv_coll *c)
 		return;
 	if (c->enc == KV_ENC_HASHTABLE)
 		ht_free(c->u.ht);
-	else
-		free(c->u.lp);
+	else if (!c->held)
+		free(c->u.p.buf);
 	free(c);
 }
 
@@ -110,8 +125,8 @@ enum kv_coll_enc kv_coll_encoding(const struct kv_coll *c)
  * of the next one. */
 static size_t lp_read(const struct kv_coll *c, size_t at, const char **s, size_t *len)
 {
-	at += kv_lplen_get((const uint8_t *)c->u.lp + at, len);
-	*s = c->u.lp + at;
+	at += kv_lplen_get((const uint8_t *)c->u.p.buf + at, len);
+	*s = c->u.p.buf + at;
 	return at + *len;
 }
 
@@ -130,7 +145,7 @@ static size_t lp_elem(const struct kv_coll *c, size_t at, struct kv_elem *e)
 static size_t lp_find(const struct kv_coll *c, const char *m, size_t mlen)
 {
 	struct kv_elem e;
-	for (size_t at = 0, next; at < c->len; at = next) {
+	for (size_t at = 0, next; at < c->u.p.len; at = next) {
 		next = lp_elem(c, at, &e);
 		if (e.mlen == mlen && memcmp(e.m, m, mlen) == 0)
 			return at;
@@ -138,25 +153,24 @@ static size_t lp_find(const struct kv_coll *c, const char *m, size_t mlen)
 	return SIZE_MAX;
 }
 
-/* Whether a packed buffer may grow by more bytes: its length is 32
- * bits; past that the collection converts. */
+/* Whether a listpack may grow by more bytes: its length is 32 bits;
+ * past that the collection converts. */
 static bool packed_fits(const struct kv_coll *c, size_t more)
 {
-	return more <= UINT32_MAX - c->len;
+	return more <= UINT32_MAX - c->u.p.len;
 }
 
-/* Room for more bytes in the packed buffer, grown to what it needs (as
+/* Room for need bytes in the packed buffer, grown to what it needs (as
  * Redis's listpack, no spare room: small collections are most of them,
  * and the buffer's memmove per change costs more than the realloc). */
-static bool packed_reserve(struct kv_coll *c, size_t more)
+static bool buf_reserve(struct kv_coll *c, size_t need)
 {
-	size_t need = c->len + more;
-	if (c->u.lp && need <= malloc_usable_size(c->u.lp))
+	if (c->u.p.buf && need <= malloc_usable_size(c->u.p.buf))
 		return true;
-	char *b = realloc(c->u.lp, need);
+	char *b = realloc(c->u.p.buf, need);
 	if (!b)
 		return false;
-	c->u.lp = b;
+	c->u.p.buf = b;
 	return true;
 }
 
@@ -180,20 +194,20 @@ static void lp_splice(struct kv_coll *c, size_t at, size_t old, const char *m, s
 		      const char *v, size_t vlen)
 {
 	size_t add = lp_size(c, mlen, vlen);
-	char *b = c->u.lp;
-	memmove(b + at + add, b + at + old, c->len - at - old);
+	char *b = c->u.p.buf;
+	memmove(b + at + add, b + at + old, c->u.p.len - at - old);
 	at = lp_write(b, at, m, mlen);
 	if (pairs(c))
 		lp_write(b, at, v, vlen);
-	c->len = c->len - old + add;
+	c->u.p.len = c->u.p.len - old + add;
 }
 
 static void lp_remove(struct kv_coll *c, size_t at)
 {
 	struct kv_elem e;
 	size_t next = lp_elem(c, at, &e);
-	memmove(c->u.lp + at, c->u.lp + next, c->len - next);
-	c->len -= next - at;
+	memmove(c->u.p.buf + at, c->u.p.buf + next, c->u.p.len - next);
+	c->u.p.len -= next - at;
 }
 
 /* ---- intset -------------------------------------------------------------- */
@@ -247,9 +261,32 @@ static void is_store(uint8_t *a, uint8_t width, size_t i, int64_t v)
 	}
 }
 
+/* The members: in the header while they fit there. */
+static uint8_t *is_data(const struct kv_coll *c)
+{
+	return c->held ? (uint8_t *)c->u.in : (uint8_t *)c->u.p.buf;
+}
+
+/* Room for need bytes of members: out of the header into a buffer of
+ * their own once they outgrow it (and never back). */
+static bool is_reserve(struct kv_coll *c, size_t need)
+{
+	if (!c->held)
+		return buf_reserve(c, need);
+	if (need <= sizeof(c->u.in))
+		return true;
+	char *b = malloc(need);
+	if (!b)
+		return false;
+	memcpy(b, c->u.in, (size_t)c->n * c->width);
+	c->u.p.buf = b;
+	c->held = 0;
+	return true;
+}
+
 static int64_t is_get(const struct kv_coll *c, size_t i)
 {
-	return is_load(c->u.is, c->width, i);
+	return is_load(is_data(c), c->width, i);
 }
 
 /* Where v is or would go. */
@@ -284,9 +321,8 @@ static size_t is_need(const struct kv_coll *c, int64_t v)
 static void is_widen(struct kv_coll *c, uint8_t w)
 {
 	for (size_t i = c->n; i--;)
-		is_store(c->u.is, w, i, is_get(c, i));
+		is_store(is_data(c), w, i, is_get(c, i));
 	c->width = w;
-	c->len = c->n * w;
 }
 
 static void is_elem(const struct kv_coll *c, size_t i, struct kv_elem *e)
@@ -303,15 +339,14 @@ static int is_add(struct kv_coll *c, int64_t v)
 	size_t at = is_search(c, v, &found);
 	if (found)
 		return 0;
-	if (!packed_reserve(c, is_need(c, v) - c->len))
+	if (!is_reserve(c, is_need(c, v)))
 		return -ENOMEM;
 	if (is_width(v) > c->width)
 		is_widen(c, is_width(v));
 	uint8_t w = c->width;
-	memmove(c->u.is + (at + 1) * w, c->u.is + at * w, (c->n - at) * w);
-	is_store(c->u.is, w, at, v);
+	memmove(is_data(c) + (at + 1) * w, is_data(c) + at * w, (c->n - at) * w);
+	is_store(is_data(c), w, at, v);
 	c->n++;
-	c->len += w;
 	return 1;
 }
 
@@ -345,7 +380,7 @@ static void node_elem(const struct node *nd, struct kv_elem *e)
 
 static struct node *node_new(const char *m, size_t mlen, const char *v, size_t vlen)
 {
-	struct node *nd = malloc(sizeof(*nd) + mlen + vlen + 1);
+	struct node *nd = malloc(sizeof(*nd) + mlen + vlen);
 	if (!nd)
 		return NULL;
 	nd->mlen = (uint32_t)mlen;
@@ -399,10 +434,12 @@ static int to_hashtable(struct kv_coll *c)
 	while (kv_coll_next(c, &it, &e))
 		if (ht_insert(ht, e.m, e.mlen, e.v, e.vlen) < 0)
 			goto fail;
-	free(c->u.lp);
+	if (!c->held)
+		free(c->u.p.buf);
 	c->enc = KV_ENC_HASHTABLE;
+	c->held = 0;
 	c->u.ht = ht;
-	c->len = c->n = 0;
+	c->n = 0;
 	return 0;
 fail:
 	ht_free(ht);
@@ -445,10 +482,10 @@ bool kv_coll_find(const struct kv_coll *c, const char *m, size_t mlen, struct kv
 static int lp_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, size_t vlen)
 {
 	size_t at = lp_find(c, m, mlen), add = lp_size(c, mlen, vlen);
-	if (!packed_reserve(c, add))
+	if (!buf_reserve(c, c->u.p.len + add))
 		return -ENOMEM;
 	if (at == SIZE_MAX) {
-		lp_splice(c, c->len, 0, m, mlen, v, vlen);
+		lp_splice(c, c->u.p.len, 0, m, mlen, v, vlen);
 		c->n++;
 		return 1;
 	}
@@ -458,23 +495,74 @@ static int lp_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, 
 	return 0;
 }
 
+/* Rebuilds an intset as a listpack of its members' text; -ENOMEM leaves
+ * it as it was. */
+static int to_listpack(struct kv_coll *c)
+{
+	struct kv_elem e;
+	size_t bytes = 0, at = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		is_elem(c, i, &e);
+		bytes += lp_size(c, e.mlen, 0);
+	}
+	char *b = malloc(bytes ? bytes : 1);
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++) {
+		is_elem(c, i, &e);
+		at = lp_write(b, at, e.m, e.mlen);
+	}
+	if (!c->held)
+		free(c->u.p.buf);
+	c->enc = KV_ENC_LISTPACK;
+	c->held = 0;
+	c->u.p.buf = b;
+	c->u.p.len = (uint32_t)bytes;
+	return 0;
+}
+
+/* The listpack limits: the hash's as configured, the set's fixed. */
+static uint32_t lp_entries(const struct kv_coll *c, const struct kv_coll_limits *lim)
+{
+	return pairs(c) ? lim->lp_entries : SET_LP_ENTRIES;
+}
+
+static uint32_t lp_value(const struct kv_coll *c, const struct kv_coll_limits *lim)
+{
+	return pairs(c) ? lim->lp_value : SET_LP_VALUE;
+}
+
+/* Converts c, if m (v) would take it past its encoding's limits, to the
+ * encoding that holds it: an intset taking a string becomes a listpack
+ * when small enough, anything else a hashtable. 0 or -ENOMEM. */
+static int convert_for(struct kv_coll *c, const char *m, size_t mlen, size_t vlen,
+		       const struct kv_coll_limits *lim, int64_t *iv)
+{
+	if (c->enc == KV_ENC_INTSET) {
+		if (kv_str2ll(m, mlen, iv))
+			return is_need(c, *iv) > UINT32_MAX ? to_hashtable(c) : 0;
+		if (c->n < SET_LP_ENTRIES && mlen <= SET_LP_VALUE && to_listpack(c))
+			return -ENOMEM;
+	}
+	if (c->enc == KV_ENC_LISTPACK &&
+	    (mlen > lp_value(c, lim) || vlen > lp_value(c, lim) ||
+	     !packed_fits(c, lp_size(c, mlen, vlen))))
+		return to_hashtable(c);
+	return c->enc == KV_ENC_INTSET ? to_hashtable(c) : 0;
+}
+
 int kv_coll_put(struct kv_coll *c, const char *m, size_t mlen, const char *v, size_t vlen,
 		const struct kv_coll_limits *lim)
 {
 	int64_t iv;
 	int rc;
 
-	if (c->enc == KV_ENC_LISTPACK &&
-	    (mlen > lim->lp_value || vlen > lim->lp_value || !packed_fits(c, lp_size(c, mlen, vlen))) &&
-	    to_hashtable(c))
-		return -ENOMEM;
-	if (c->enc == KV_ENC_INTSET &&
-	    (!kv_str2ll(m, mlen, &iv) || !packed_fits(c, is_need(c, iv) - c->len)) &&
-	    to_hashtable(c))
+	if (c->enc != KV_ENC_HASHTABLE && convert_for(c, m, mlen, vlen, lim, &iv))
 		return -ENOMEM;
 	if (c->enc == KV_ENC_LISTPACK) {
 		rc = lp_put(c, m, mlen, v, vlen);
-		if (rc == 1 && c->n > lim->lp_entries && to_hashtable(c)) {
+		if (rc == 1 && c->n > lp_entries(c, lim) && to_hashtable(c)) {
 			kv_coll_del(c, m, mlen);
 			return -ENOMEM;
 		}
@@ -513,9 +601,8 @@ bool kv_coll_del(struct kv_coll *c, const char *m, size_t mlen)
 		size_t i = is_search(c, v, &found);
 		if (!found)
 			return false;
-		memmove(c->u.is + i * c->width, c->u.is + (i + 1) * c->width,
+		memmove(is_data(c) + i * c->width, is_data(c) + (i + 1) * c->width,
 			(c->n - i - 1) * c->width);
-		c->len -= c->width;
 		break;
 	}
 	default: {
@@ -539,7 +626,7 @@ bool kv_coll_next(const struct kv_coll *c, struct kv_coll_iter *pos, struct kv_e
 
 	switch (c->enc) {
 	case KV_ENC_LISTPACK:
-		if (pos->i >= c->len)
+		if (pos->i >= c->u.p.len)
 			return false;
 		/* the element handed out may be removed: remember where the
 		 * next one is by where this one starts */
@@ -634,16 +721,16 @@ uint64_t kv_coll_scan(const struct kv_coll *c, uint64_t cursor, kv_coll_scan_fn 
  * buffer, ending at its length, as many as the count says. */
 static int lp_validate(const struct kv_coll *c, char *why, size_t whylen)
 {
-	const uint8_t *b = (const uint8_t *)c->u.lp;
+	const uint8_t *b = (const uint8_t *)c->u.p.buf;
 	size_t at = 0, strings = 0, len;
 
-	while (at < c->len) {
-		if (!kv_lplen_valid(b + at, c->len - at)) {
+	while (at < c->u.p.len) {
+		if (!kv_lplen_valid(b + at, c->u.p.len - at)) {
 			snprintf(why, whylen, "listpack: bad length at byte %zu", at);
 			return -EINVAL;
 		}
 		at += kv_lplen_get(b + at, &len);
-		if (len > c->len - at) {
+		if (len > c->u.p.len - at) {
 			snprintf(why, whylen, "listpack: string of %zu bytes past the end", len);
 			return -EINVAL;
 		}
@@ -660,8 +747,12 @@ static int lp_validate(const struct kv_coll *c, char *why, size_t whylen)
 /* The intset: a width it has, its bytes for its count, in order. */
 static int is_validate(const struct kv_coll *c, char *why, size_t whylen)
 {
-	if ((c->width != 2 && c->width != 4 && c->width != 8) || c->len != (size_t)c->n * c->width) {
-		snprintf(why, whylen, "intset: %u bytes for %u members of %u", c->len, c->n,
+	if (c->width != 2 && c->width != 4 && c->width != 8) {
+		snprintf(why, whylen, "intset: members of %u bytes", c->width);
+		return -EINVAL;
+	}
+	if (c->held && (size_t)c->n * c->width > sizeof(c->u.in)) {
+		snprintf(why, whylen, "intset: %u members of %u held in the header", c->n,
 			 c->width);
 		return -EINVAL;
 	}
@@ -730,7 +821,12 @@ static size_t obj_len(const void *obj)
 static const char *obj_encoding(const void *obj)
 {
 	static const char *const names[] = { "listpack", "intset", "hashtable" };
-	return names[kv_coll_encoding(obj)];
+	const struct kv_coll *c = obj;
+	/* a set's listpack is ours, not Redis 7.0's: it names the encoding
+	 * 7.0 would use, as OBJECT ENCODING must answer as the oracle does */
+	if (c->enc == KV_ENC_LISTPACK && !pairs(c))
+		return names[KV_ENC_HASHTABLE];
+	return names[c->enc];
 }
 
 /* A copy in the same encoding. */
@@ -745,6 +841,8 @@ static void *obj_clone(const void *obj)
 	if (!d)
 		return NULL;
 	if (c->enc == KV_ENC_HASHTABLE && to_hashtable(d))
+		goto fail;
+	if (c->enc == KV_ENC_LISTPACK && !pairs(c) && to_listpack(d))
 		goto fail;
 	while (kv_coll_next(c, &it, &e))
 		if (kv_coll_put(d, e.m, e.mlen, e.v, e.vlen, &all) < 0)

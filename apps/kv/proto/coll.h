@@ -2,21 +2,25 @@
 /* Hashes and sets: a collection of distinct members (a hash's fields, each
  * with a value; a set's members alone), in the encoding Redis 7.0 would
  * use for it, so OBJECT ENCODING and the memory it takes follow Redis:
- *  - listpack (hashes): one buffer of length-prefixed strings (a length
- *    of 1 byte below 128, lplen.h), field then value, searched in order;
- *    while it has at most lp_entries fields and none of its strings is
- *    longer than lp_value bytes;
+ *  - listpack: one buffer of length-prefixed strings (a length of 1
+ *    byte below 128, lplen.h), a hash's field then value, searched in
+ *    order; a hash while it has at most lp_entries fields and none of its
+ *    strings is longer than lp_value bytes; a set of strings while it has
+ *    at most 128 members of at most 64 bytes (Redis 7.2's defaults; Redis
+ *    7.0 gives such a set a hashtable, and OBJECT ENCODING says so);
  *  - intset (sets): a sorted array of integers in the narrowest of 16, 32
  *    and 64 bits that holds every member (widened as members come, never
  *    narrowed), while every member is an integer as Redis reads one and
- *    there are at most intset_entries;
+ *    there are at most intset_entries; up to 16 bytes of it are held in
+ *    the header;
  *  - hashtable: a pc_map keyed by the member's hash, each slot pointing at
  *    one allocation holding the member (and the value).
  * A packed collection is a 24-byte header and its buffer; the hashtable's
  * state is allocated when it converts.
  * A collection converts to hashtable once it passes a limit, and never
- * back, as in Redis. Its byte count (kv_coll_mem) is kept as it changes,
- * for the keyspace's memory figure.
+ * back, as in Redis (a set: intset, then listpack when small, then
+ * hashtable). Its byte count (kv_coll_mem) is kept as it changes, for
+ * the keyspace's memory figure.
  *
  * Iteration order is the encoding's: insertion order for listpack,
  * ascending for intset, the table's for hashtable. One shard's thread. */
