@@ -1753,6 +1753,13 @@ def more_strings(now):
             C("SET", "gone", 1, "PX", 1), SLEEP(0.05), C("RANDOMKEY")]
 
 
+def kv_test_args():
+    """Arguments every `percore kv` a test starts gets beside its own:
+    PC_KV_ARGS (split at spaces), which runs a suite again on another
+    configuration (`--backend epoll`)."""
+    return os.environ.get("PC_KV_ARGS", "").split()
+
+
 class KvServer:
     """`percore kv` on a port the kernel picks, two shards (or `shards`;
     None: its default count); peer() opens a connection to it."""
@@ -1760,7 +1767,8 @@ class KvServer:
     def __init__(self, percore, shards=2):
         count = ["--shards", str(shards)] if shards else []
         self.proc = subprocess.Popen([percore, "kv", "--port", "0"] + count +
-                                     ["--oversubscribe", "--policy", "off", "--save", ""],
+                                     ["--oversubscribe", "--policy", "off", "--save", ""] +
+                                     kv_test_args(),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = b""
         while b"listening on" not in line:

@@ -48,7 +48,7 @@ class Server:
 
     def __init__(self, *extra, env=None):
         cmd = [PERCORE, "kv", "--port", "0", "--shards", "2", "--oversubscribe",
-               "--policy", "off", "--save", "", *extra]
+               "--policy", "off", "--save", "", *os.environ.get("PC_KV_ARGS", "").split(), *extra]
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.err = b""
         self.log = b""  # stderr lines totals() passed over
