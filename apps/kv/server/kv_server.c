@@ -29,12 +29,10 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * system calls a request against Redis's 2.0) and keeps the core busy
 	 * for other processes that could run there. */
 	o->net.engine.idle = PC_IDLE_SLEEP;
-	/* io_uring (epoll where the kernel refuses it, logged once): every
-	 * type row of redis-benchmark's list, one shard, took 0.53-0.90x
-	 * redis-server's CPU per request on it against 0.35-1.05x on epoll
-	 * (depth 1: 0.75-0.85x against 0.59-0.99x), and two shards cost about
-	 * the same on both (docs/BENCHMARKS.md, "percore kv's backend"). */
-	o->net.engine.backend = PC_BACKEND_URING;
+	/* The backend stays the engine's default, epoll: io_uring took less
+	 * CPU per request on one shard (0.75-0.85x redis-server's at depth 1
+	 * against epoll's 0.59-0.99x) but 1.3x epoll's per pub/sub delivery
+	 * across two shards (docs/BENCHMARKS.md, "percore kv's backend"). */
 	kv_config_init(&o->cfg);
 	kv_config_save_parse(&o->cfg, KV_SAVE_DEFAULT, strlen(KV_SAVE_DEFAULT));
 }
