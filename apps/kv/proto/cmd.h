@@ -16,7 +16,7 @@
 #include "conn.h"
 #include "db.h"
 #include "errors.h"
-#include "kv_part.h"
+#include "shard_merge.h"
 #include "resp_reply.h"
 
 /* Command flags (Redis's names). */

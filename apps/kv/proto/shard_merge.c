@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Typed shard results and their merge (kv_part.h). */
-#include "kv_part.h"
+/* Typed shard results and their merge (shard_merge.h). */
+#include "shard_merge.h"
 
 #include "errors.h"
 

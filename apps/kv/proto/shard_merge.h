@@ -7,8 +7,8 @@
  * an error. Run whole on one shard, the executor turns its one part into
  * the reply; split over shards, each shard fills a part of its own and the
  * home shard merges them: nothing is parsed back out of reply text. */
-#ifndef KV_PART_H
-#define KV_PART_H
+#ifndef KV_SHARD_MERGE_H
+#define KV_SHARD_MERGE_H
 
 #include <stdbool.h>
 #include <stddef.h>
