@@ -6,10 +6,15 @@
 Server CPU (user + system, /proc/PID/stat) per delivered message.
 --shards 0: kv's default count. --baseline PERCORE2: another build of
 percore in the same interleaved run (rows "base"; ratio is kv / redis).
+--rate R: publishers paced to R PUBLISHes per second in all, each message
+stamped with when it was due (kv_pubsub_load's RATE): latency at one
+offered load for every server, where unpaced it is the queue in front of
+the slowest part (the load tool's one reader, for a server faster than it).
+--subs: the subscriber counts (default 1,10,100).
 
 usage: pubsub_bench.py PERCORE KV_PUBSUB_LOAD [--shards N] [--reps R]
                        [--msgs M] [--pubs P] [--depth D] [--size S]
-                       [--baseline PERCORE2]"""
+                       [--rate R] [--subs 1,10,100] [--baseline PERCORE2]"""
 import argparse
 import os
 import signal
@@ -24,7 +29,7 @@ from oracle import KvServer, start_redis, process_cpu_s as cpu_s  # noqa: E402
 def one(load, port, pid, subs, a):
     before = cpu_s(pid)
     out = subprocess.run([load, str(port), str(subs), str(a.pubs), str(a.msgs), str(a.depth),
-                          str(a.size)], capture_output=True, text=True, timeout=300)
+                          str(a.size), str(a.rate)], capture_output=True, text=True, timeout=300)
     cpu = cpu_s(pid) - before
     if out.returncode:
         raise RuntimeError("load failed: %s %s" % (out.stdout, out.stderr))
@@ -45,15 +50,17 @@ def main():
     ap.add_argument("--pubs", type=int, default=2)
     ap.add_argument("--depth", type=int, default=16)
     ap.add_argument("--size", type=int, default=32)
+    ap.add_argument("--rate", type=float, default=0)
+    ap.add_argument("--subs", default="1,10,100")
     ap.add_argument("--baseline")
     a = ap.parse_args()
     keys = ["publishes_per_s", "deliveries_per_s", "p50_us", "p99_us", "cpu_us_per_delivery",
             "cpu_us_per_publish"]
-    print("pubs=%d msgs=%d depth=%d size=%d shards=%d reps=%d (medians)" % (
-        a.pubs, a.msgs, a.depth, a.size, a.shards, a.reps))
+    print("pubs=%d msgs=%d depth=%d size=%d shards=%d reps=%d rate=%s (medians)" % (
+        a.pubs, a.msgs, a.depth, a.size, a.shards, a.reps, a.rate or "unpaced"))
     print("%-6s %-8s " % ("subs", "server") + " ".join("%14s" % k[:14] for k in keys))
     kvs = [("kv", a.percore)] + ([("base", a.baseline)] if a.baseline else [])
-    for subs in (1, 10, 100):
+    for subs in [int(x) for x in a.subs.split(",")]:
         res = {"kv": [], "base": [], "redis": []}
         for _ in range(a.reps):
             for name, path in kvs:

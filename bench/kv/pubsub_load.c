@@ -8,12 +8,23 @@
  *
  *   publishes_per_s=... deliveries_per_s=... p50_us=... p99_us=... seconds=...
  *
- * usage: kv_pubsub_load PORT SUBS PUBS MSGS DEPTH SIZE
+ * With RATE (publishes per second, all publishers together; 0 or absent:
+ * as fast as replies allow) the publishers are paced: message k of a
+ * publisher is due at start + k * PUBS / RATE and carries that time, not
+ * the time it left, so a message held back by a full window (DEPTH
+ * unanswered) or a late wake-up counts its wait as latency. Latency then
+ * compares servers at the same offered load, below what either carries,
+ * where unpaced it measures the queue that builds in front of whatever
+ * is slowest (this tool's reader, for a server faster than it).
+ *
+ * usage: kv_pubsub_load PORT SUBS PUBS MSGS DEPTH SIZE [RATE]
  * Exit 1 when a message is lost or the run passes 120 s. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +92,7 @@ static void recv_exact(int fd, char *buf, size_t want)
 
 struct run {
 	int port, subs, pubs, msgs, depth, size;
+	double rate;             /* publishes per second in all; 0: unpaced */
 	size_t frame;            /* one delivered message's bytes */
 	size_t stamp_at;         /* where its time stamp starts */
 	uint64_t *lat;           /* sampled latencies, ns */
@@ -88,47 +100,124 @@ struct run {
 	uint64_t delivered;
 };
 
-/* Each publisher: PUBLISH requests of a fixed size, the first 16 bytes
- * of the message its send time in hex. */
-static void *publisher(void *arg)
+/* A publisher's requests: PUBLISH of a fixed size, the first 16 bytes of
+ * the message a time stamp in hex. */
+struct pub {
+	int fd;
+	size_t req;              /* one request's bytes */
+	int hl;                  /* where its message starts */
+	char *batch;             /* depth requests, stamps to fill */
+};
+
+static void pub_open(struct run *r, struct pub *p)
 {
-	struct run *r = arg;
-	int fd = dial(r->port);
 	char head[64];
-	int hl = snprintf(head, sizeof(head), "*3\r\n$7\r\nPUBLISH\r\n$%zu\r\n%s\r\n$%d\r\n",
-			  strlen(CHANNEL), CHANNEL, r->size);
-	size_t req = (size_t)hl + (size_t)r->size + 2;
-	char *batch = malloc(req * (size_t)r->depth);
-	char reply[64];
 
+	p->fd = dial(r->port);
+	p->hl = snprintf(head, sizeof(head), "*3\r\n$7\r\nPUBLISH\r\n$%zu\r\n%s\r\n$%d\r\n",
+			 strlen(CHANNEL), CHANNEL, r->size);
+	p->req = (size_t)p->hl + (size_t)r->size + 2;
+	p->batch = malloc(p->req * (size_t)r->depth);
 	for (int i = 0; i < r->depth; i++) {
-		char *q = batch + req * (size_t)i;
+		char *q = p->batch + p->req * (size_t)i;
 
-		memcpy(q, head, (size_t)hl);
-		memset(q + hl, 'x', (size_t)r->size);
-		memcpy(q + hl + r->size, "\r\n", 2);
+		memcpy(q, head, (size_t)p->hl);
+		memset(q + p->hl, 'x', (size_t)r->size);
+		memcpy(q + p->hl + r->size, "\r\n", 2);
 	}
+}
+
+static void pub_stamp(struct pub *p, int i, uint64_t t)
+{
+	char s[17];
+
+	snprintf(s, sizeof(s), "%016llx", (unsigned long long)t);
+	memcpy(p->batch + p->req * (size_t)i + p->hl, s, 16);
+}
+
+/* Reads replies (":<count>\r\n" each): all of n, or with nowait only
+ * those already there. Returns how many. */
+static int pub_replies(struct pub *p, int n, bool nowait)
+{
+	char buf[4096];
+	int got = 0;
+
+	while (got < n) {
+		/* a reply is 4-12 bytes: never read past the n asked for */
+		size_t cap = (size_t)(n - got) * 4 < sizeof(buf) ? (size_t)(n - got) * 4 : sizeof(buf);
+		ssize_t k = recv(p->fd, buf, cap, nowait ? MSG_DONTWAIT : 0);
+
+		if (k < 0 && nowait && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (k <= 0) {
+			perror("read");
+			exit(2);
+		}
+		for (ssize_t i = 0; i < k; i++)
+			got += buf[i] == '\n';
+	}
+	return got;
+}
+
+/* As fast as replies allow: depth requests, then their replies. */
+static void publish_unpaced(struct run *r, struct pub *p)
+{
 	for (int sent = 0; sent < r->msgs;) {
 		int n = r->msgs - sent < r->depth ? r->msgs - sent : r->depth;
 
-		for (int i = 0; i < n; i++) {
-			char t[17];
-
-			snprintf(t, sizeof(t), "%016llx", (unsigned long long)now_ns());
-			memcpy(batch + req * (size_t)i + hl, t, 16);
-		}
-		send_all(fd, batch, req * (size_t)n);
-		for (int i = 0; i < n; i++) { /* ":<count>\r\n" each */
-			size_t got = 0;
-
-			do
-				recv_exact(fd, reply + got, 1);
-			while (reply[got++] != '\n' && got < sizeof(reply));
-		}
+		for (int i = 0; i < n; i++)
+			pub_stamp(p, i, now_ns());
+		send_all(p->fd, p->batch, p->req * (size_t)n);
+		pub_replies(p, n, false);
 		sent += n;
 	}
-	free(batch);
-	close(fd);
+}
+
+/* Paced: each message when due (stamped with when it was due), while
+ * fewer than depth are unanswered. */
+static void publish_paced(struct run *r, struct pub *p, uint64_t start)
+{
+	double gap = (double)r->pubs * 1e9 / r->rate;
+	int sent = 0, inflight = 0;
+
+	while (sent < r->msgs || inflight) {
+		uint64_t due = start + (uint64_t)((double)sent * gap), now = now_ns();
+
+		if (sent < r->msgs && inflight < r->depth && now >= due) {
+			pub_stamp(p, 0, due);
+			send_all(p->fd, p->batch, p->req);
+			sent++;
+			inflight++;
+			continue;
+		}
+		inflight -= pub_replies(p, inflight, true);
+		if (sent == r->msgs || inflight == r->depth) {
+			/* nothing to send until a reply comes */
+			struct pollfd pf = { .fd = p->fd, .events = POLLIN };
+
+			if (inflight)
+				poll(&pf, 1, -1);
+		} else if (now < due) {
+			struct timespec ts = { .tv_sec = (time_t)(due / 1000000000ull),
+					       .tv_nsec = (long)(due % 1000000000ull) };
+
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+	}
+}
+
+static void *publisher(void *arg)
+{
+	struct run *r = arg;
+	struct pub p;
+
+	pub_open(r, &p);
+	if (r->rate > 0)
+		publish_paced(r, &p, now_ns());
+	else
+		publish_unpaced(r, &p);
+	free(p.batch);
+	close(p.fd);
 	return NULL;
 }
 
@@ -173,8 +262,8 @@ int main(int argc, char **argv)
 	int ep;
 	char sub_req[64], confirm[64];
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: %s PORT SUBS PUBS MSGS DEPTH SIZE\n", argv[0]);
+	if (argc != 7 && argc != 8) {
+		fprintf(stderr, "usage: %s PORT SUBS PUBS MSGS DEPTH SIZE [RATE]\n", argv[0]);
 		return 2;
 	}
 	r.port = atoi(argv[1]);
@@ -183,7 +272,8 @@ int main(int argc, char **argv)
 	r.msgs = atoi(argv[4]);
 	r.depth = atoi(argv[5]);
 	r.size = atoi(argv[6]);
-	if (r.subs < 1 || r.pubs < 1 || r.msgs < 1 || r.depth < 1 || r.size < 16)
+	r.rate = argc == 8 ? atof(argv[7]) : 0;
+	if (r.rate < 0 || r.subs < 1 || r.pubs < 1 || r.msgs < 1 || r.depth < 1 || r.size < 16)
 		return 2;
 	r.frame = (size_t)snprintf(NULL, 0, "*3\r\n$7\r\nmessage\r\n$%zu\r\n%s\r\n$%d\r\n",
 				   strlen(CHANNEL), CHANNEL, r.size);
