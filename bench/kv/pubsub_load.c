@@ -331,5 +331,13 @@ int main(int argc, char **argv)
 	       (double)r.pubs * r.msgs / ((double)ns / 1e9), (double)r.delivered / ((double)ns / 1e9),
 	       r.nlat ? (double)r.lat[r.nlat / 2] / 1e3 : 0.0,
 	       r.nlat ? (double)r.lat[r.nlat * 99 / 100] / 1e3 : 0.0, (double)ns / 1e9);
+	for (int i = 0; i < r.subs; i++) {
+		close(subs[i].fd);
+		free(subs[i].buf);
+	}
+	close(ep);
+	free(subs);
+	free(pt);
+	free(r.lat);
 	return r.delivered == want ? 0 : 1;
 }
