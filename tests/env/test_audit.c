@@ -58,6 +58,7 @@ static const struct expect desktop[] = {
 	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
 	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
 	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.queues", UNKNOWN, "no --path given", "" },
 	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
 	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
@@ -87,6 +88,7 @@ static const struct expect vm[] = {
 	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
 	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
 	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.queues", UNKNOWN, "no --path given", "" },
 	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
 	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
@@ -117,6 +119,7 @@ static const struct expect container_v1[] = {
 	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
 	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
 	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.queues", UNKNOWN, "no --path given", "" },
 	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
 	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
@@ -147,6 +150,7 @@ static const struct expect container_v2[] = {
 	{ "storage.scheduler", UNKNOWN, "no --path given", "" },
 	{ "storage.nr_requests", UNKNOWN, "no --path given", "" },
 	{ "storage.write_cache", UNKNOWN, "no --path given", "" },
+	{ "storage.queues", UNKNOWN, "no --path given", "" },
 	{ "storage.nvme_apst", UNKNOWN, "no nvme_core module", "" },
 	{ "storage.pcie_aspm", UNKNOWN, "not exposed", "" },
 	{ NULL },
@@ -237,10 +241,47 @@ static void put(const char *root, const char *dir, const char *name, const char 
 	assert_int_equal(envtest_write(root, rel, text), 0);
 }
 
+/* The disk's hardware queues and the PCI function behind it: fast, an
+ * NVMe controller with a queue and an interrupt per CPU; slow, a virtio
+ * disk with one queue interrupting CPU 1 only (its configuration vector
+ * on CPU 0 does not count). */
+static void put_queues(const char *root, const char *queue, bool slow)
+{
+	static const struct {
+		const char *irq, *actions, *cpus;
+	} fast_irq[] = { { "40", "nvme0q0, nvme0q1", "0" }, { "41", "nvme0q2", "1" } },
+	  slow_irq[] = { { "35", "virtio1-config", "0" }, { "36", "virtio1-req.0", "1" } };
+	const char *fn = slow ? "sys/devices/pci0/0000:00:02.0" : "sys/devices/pci0/0000:01:00.0";
+	const char *dev = slow ? "sys/devices/pci0/0000:00:02.0/virtio1"
+			       : "sys/devices/pci0/0000:01:00.0/nvme/nvme0";
+	char disk[128], dir[160], cmd[700];
+
+	snprintf(disk, sizeof(disk), "%.*s", (int)(strlen(queue) - strlen("/queue")), queue);
+	put(root, "sys/devices/system/cpu", "online", "0-1\n");
+	for (unsigned q = 0; q < (slow ? 1u : 2u); q++) {
+		snprintf(dir, sizeof(dir), "%s/mq/%u", disk, q);
+		put(root, dir, "cpu_list", slow ? "0, 1\n" : q ? "1\n" : "0\n");
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		const char *irq = slow ? slow_irq[i].irq : fast_irq[i].irq;
+
+		snprintf(dir, sizeof(dir), "%s/msi_irqs", fn);
+		put(root, dir, irq, "msix\n");
+		snprintf(dir, sizeof(dir), "sys/kernel/irq/%s", irq);
+		put(root, dir, "actions", slow ? slow_irq[i].actions : fast_irq[i].actions);
+		snprintf(dir, sizeof(dir), "proc/irq/%s", irq);
+		put(root, dir, "effective_affinity_list", slow ? slow_irq[i].cpus : fast_irq[i].cpus);
+	}
+	put(root, dev, "uevent", "\n");
+	snprintf(cmd, sizeof(cmd), "ln -sfn '%s/%s' '%s/%s/device'", root, dev, root, disk);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The disk of a fake sysfs, set up fast (tuned right) or slow (every
  * warning). */
 static void put_disk(const char *root, const char *queue, bool slow)
 {
+	put_queues(root, queue, slow);
 	put(root, queue, "rotational", slow ? "1\n" : "0\n");
 	put(root, queue, "scheduler", slow ? "none [mq-deadline] kyber\n" : "[none] mq-deadline\n");
 	put(root, queue, "nr_requests", slow ? "32\n" : "256\n");
@@ -260,6 +301,7 @@ static void check_storage(const char *root, bool slow)
 		{ "storage.scheduler", "echo none" },
 		{ "storage.nr_requests", "echo 256" },
 		{ "storage.write_cache", "write through" },
+		{ "storage.queues", "put file-heavy shards on CPU 1," },
 		{ "storage.nvme_apst", "default_ps_max_latency_us=0" },
 		{ "storage.pcie_aspm", "performance" },
 	};
@@ -349,7 +391,7 @@ static void json_and_text_carry_every_item(void **state)
 	fclose(f);
 	for (i = 0; pc_audit_ids[i]; i++)
 		assert_non_null(strstr(text, pc_audit_ids[i]));
-	assert_non_null(strstr(text, "24 checks: 5 ok, 13 warn, 6 unknown"));
+	assert_non_null(strstr(text, "25 checks: 5 ok, 13 warn, 7 unknown"));
 	free(text);
 
 	/* warnings only: no ok line is printed */

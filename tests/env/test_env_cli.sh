@@ -18,7 +18,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 ids="vm.hypervisor cpu.model cpu.smt cpu.governor cpu.turbo cpu.idle_states cpu.pm_qos mm.thp
 mm.swap kernel.aslr kernel.nmi_watchdog kernel.perf_event_paranoid sched.isolated irq.irqbalance
 cgroup.cpuset cgroup.cpu_quota cgroup.memory_limit load.busy_processes storage.rotational
-storage.scheduler storage.nr_requests storage.write_cache storage.nvme_apst storage.pcie_aspm"
+storage.scheduler storage.nr_requests storage.write_cache storage.queues storage.nvme_apst storage.pcie_aspm"
 
 # --json on this machine: an array with every id once, in order, each with
 # a status among ok/warn/unknown and string value and fix.

@@ -99,6 +99,7 @@ static void table(struct pc_report_ctx *c, const struct file_row *rows, size_t n
 /* What the machine has, from the audit. */
 static const struct { const char *id, *what; } power_checks[] = {
 	{ "cpu.idle_states", "CPU idle states" },
+	{ "storage.queues", "Disk queues and interrupts" },
 	{ "storage.nvme_apst", "NVMe APST" },
 	{ "storage.pcie_aspm", "PCIe ASPM" },
 };

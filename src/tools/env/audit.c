@@ -17,7 +17,7 @@ const char *const pc_audit_ids[] = {
 	"irq.irqbalance", "cgroup.cpuset", "cgroup.cpu_quota",
 	"cgroup.memory_limit", "load.busy_processes", "storage.rotational",
 	"storage.scheduler", "storage.nr_requests", "storage.write_cache",
-	"storage.nvme_apst", "storage.pcie_aspm", NULL,
+	"storage.queues", "storage.nvme_apst", "storage.pcie_aspm", NULL,
 };
 
 /* Same order as pc_audit_ids. cpu.idle_states runs before cpu.pm_qos,
@@ -31,7 +31,7 @@ static const pc_audit_check_fn check_fn[] = {
 	sys_audit_irq_irqbalance, sys_audit_cgroup_cpuset,
 	sys_audit_cgroup_cpu_quota, sys_audit_cgroup_memory_limit,
 	sys_audit_load_busy, sys_audit_storage_rotational, sys_audit_storage_scheduler,
-	sys_audit_storage_nr_requests, sys_audit_storage_write_cache,
+	sys_audit_storage_nr_requests, sys_audit_storage_write_cache, sys_audit_storage_queues,
 	sys_audit_storage_nvme_apst, sys_audit_storage_pcie_aspm,
 };
 

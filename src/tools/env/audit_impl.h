@@ -70,6 +70,7 @@ void sys_audit_storage_rotational(struct pc_audit_ctx *c, struct pc_audit_out *o
 void sys_audit_storage_scheduler(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_storage_nr_requests(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_storage_write_cache(struct pc_audit_ctx *c, struct pc_audit_out *o);
+void sys_audit_storage_queues(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_storage_nvme_apst(struct pc_audit_ctx *c, struct pc_audit_out *o);
 void sys_audit_storage_pcie_aspm(struct pc_audit_ctx *c, struct pc_audit_out *o);
 

@@ -4,13 +4,16 @@
  * path (NVMe APST, PCIe ASPM). A device sleeping between I/Os pays its
  * wake-up on every 4 KiB random access, as a core in a deep idle state
  * does on every completion. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "env/audit_impl.h"
+#include "percore/cpulist.h"
 #include "sys/rootfs.h"
 
 int sys_storage_queue_dir(const char *root, const char *path, char *out, size_t len,
@@ -180,4 +183,100 @@ void sys_audit_storage_pcie_aspm(struct pc_audit_ctx *c, struct pc_audit_out *o)
 	o->status = PC_AUDIT_WARN;
 	fprintf(o->fix, "echo performance | sudo tee /sys/module/pcie_aspm/parameters/policy "
 			"(or boot with pcie_aspm=off)");
+}
+
+/* The CPUs that take the completion interrupts of the disk whose sysfs
+ * folder is disk: the MSI vectors of the PCI function behind its device
+ * link (a virtio function's, or an NVMe controller's a level further
+ * up), less virtio's configuration vector, each at the CPUs its
+ * effective affinity names. Returns how many vectors were read, or
+ * -errno when the function has no vector list. */
+static int irq_cpus(const char *root, const char *disk, cpu_set_t *cpus)
+{
+	char p[PC_ROOTFS_PATH_MAX], fn[PATH_MAX], vec[PATH_MAX + 16], text[256];
+	struct dirent *d;
+	DIR *dir = NULL;
+	int n = 0;
+
+	CPU_ZERO(cpus);
+	sys_rootfs_path(p, sizeof(p), root, "%s/device", disk);
+	if (!realpath(p, fn))
+		return -errno;
+	for (int up = 0; up < 3 && !dir; up++) {
+		snprintf(vec, sizeof(vec), "%s/msi_irqs", fn);
+		dir = opendir(vec);
+		if (!dir && strrchr(fn, '/'))
+			*strrchr(fn, '/') = 0;
+	}
+	if (!dir)
+		return -ENOENT;
+	while ((d = readdir(dir))) {
+		cpu_set_t one;
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		if (sys_rootfs_readf(text, sizeof(text), root, "/sys/kernel/irq/%s/actions",
+				     d->d_name) > 0 && strstr(text, "config"))
+			continue;
+		if ((sys_rootfs_readf(text, sizeof(text), root, "/proc/irq/%s/effective_affinity_list",
+				      d->d_name) > 0 ||
+		     sys_rootfs_readf(text, sizeof(text), root, "/proc/irq/%s/smp_affinity_list",
+				      d->d_name) > 0) &&
+		    !pc_cpulist_parse(text, &one)) {
+			CPU_OR(cpus, cpus, &one);
+			n++;
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Completion interrupts reach the CPUs of the disk's hardware queues; a
+ * thread on another CPU is woken across CPUs for every completion, which
+ * on a 2-CPU VM doubled a 4 KiB read's latency (docs/BENCHMARKS.md,
+ * Files). */
+void sys_audit_storage_queues(struct pc_audit_ctx *c, struct pc_audit_out *o)
+{
+	char q[128], disk[128], list[256];
+	unsigned nq = 0;
+	cpu_set_t cpus;
+	int nirq;
+
+	if (!queue_dir(c, q, sizeof(q), o))
+		return;
+	snprintf(disk, sizeof(disk), "%.*s", (int)(strlen(q) - strlen("/queue")), q);
+	while (nq < 4096) {
+		char mq[192];
+
+		snprintf(mq, sizeof(mq), "%s/mq/%u", disk, nq);
+		if (!sys_rootfs_exists(c->root, mq))
+			break;
+		nq++;
+	}
+	if (nq == 0) {
+		fprintf(o->value, "not exposed (%s/mq)", disk);
+		return;
+	}
+	nirq = irq_cpus(c->root, disk, &cpus);
+	fprintf(o->value, "%u hardware queue%s for %d CPUs", nq, nq == 1 ? "" : "s", c->ncpus);
+	if (nirq > 0 && pc_cpulist_format(&cpus, list, sizeof(list)) > 0) {
+		fprintf(o->value, "; completions interrupt CPU %s", list);
+		if (CPU_COUNT(&cpus) >= c->ncpus || c->ncpus == 0) {
+			o->status = PC_AUDIT_OK;
+			return;
+		}
+		o->status = PC_AUDIT_WARN;
+		fprintf(o->fix, "a shard elsewhere is woken across CPUs for every completion: "
+				"put file-heavy shards on CPU %s, or use a device with a queue per CPU",
+			list);
+		return;
+	}
+	fprintf(o->value, "; interrupts not exposed");
+	if (c->ncpus == 0 || (int)nq >= c->ncpus) {
+		o->status = PC_AUDIT_OK;
+		return;
+	}
+	o->status = PC_AUDIT_WARN;
+	fprintf(o->fix, "fewer queues than CPUs: shards on some CPUs are woken across CPUs for "
+			"every completion; use a device with a queue per CPU");
 }
