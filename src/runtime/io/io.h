@@ -78,6 +78,7 @@ struct io_shard {
 	bool uring;           /* else the engine's pool */
 	bool submit_queued;   /* a submit task is deferred for this turn */
 	bool wait_armed;      /* the ring's poll on wait_fd is in flight */
+	bool reaping;         /* callbacks of ring completions are running */
 	struct io_uring ring;
 	struct pc_mpsc *done; /* the pool's finished requests, to this shard */
 	struct io_fifo q[IO_CLASSES];
