@@ -17,8 +17,15 @@
  * completion: fio's total latency (lat_ns, with --lat_percentiles=1), not
  * its clat_ns, which starts after io_uring_enter returns and so leaves
  * out the submission (about 60 us of a 140 us read on a virtio disk,
- * where the submission is the device's doorbell). Rows skip
- * where the file system refuses O_DIRECT (tmpfs) or fio is not installed.
+ * where the submission is the device's doorbell). Our shard is pinned
+ * as a server's would be (placement "auto") and fio runs on the same CPU
+ * (--cpus_allowed): a disk with fewer queues than CPUs interrupts some
+ * CPUs only, and a thread elsewhere is woken across CPUs for every
+ * completion (about 50 us a read on a 2-CPU VM), so two unpinned sides
+ * measure where the scheduler put them more than their software
+ * (docs/BENCHMARKS.md, Files). Rows
+ * skip where the file system refuses O_DIRECT (tmpfs) or fio is not
+ * installed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +44,8 @@
 #define BLOCK 4096u
 #define FILE_SIZE (64ull << 20)
 #define QD_MAX 32
+/* Pinned whatever --affinity says (these rows are not threaded ones). */
+#define PLACEMENT "auto"
 
 static char path[512];
 
@@ -173,7 +182,7 @@ static int ours_setup(struct pc_bench_state *st)
 	 * report), and on a busy machine its spinning costs it its CPU: with
 	 * both CPUs kept busy, adaptive made 0.24-0.31x fio's reads at depth
 	 * 1 with a p99 of 35 ms, sleep 0.73-1.07x with fio's p99. */
-	rc = rtb_setup(st, 1, PC_IDLE_SLEEP, 0, j);
+	rc = rtb_setup_placed(st, 1, PC_IDLE_SLEEP, 0, PLACEMENT, j);
 	if (rc) {
 		pc_hist_destroy(j->lat);
 		free(j);
@@ -204,6 +213,20 @@ static void ours_teardown(struct pc_bench_state *st)
 }
 
 /* ---- fio ------------------------------------------------------------------- */
+
+/* The CPU our one-shard engine pins its shard to (-1: unpinned), asked
+ * of an engine once per process: the fio rows may run before ours. */
+static int shard_cpu(struct pc_bench_state *st)
+{
+	static int cpu = -2;
+
+	if (cpu == -2 && rtb_setup_placed(st, 1, PC_IDLE_SLEEP, 0, PLACEMENT, NULL) == 0) {
+		cpu = pc_engine_shard_cpu(((struct rtb *)st->ctx)->e, 0);
+		rtb_teardown(st);
+		st->ctx = NULL;
+	}
+	return cpu < 0 ? -1 : cpu;
+}
 
 static int fio_setup(struct pc_bench_state *st)
 {
@@ -261,16 +284,19 @@ static char *run_fio(const char *cmd)
 static void fio_run(struct pc_bench_state *st)
 {
 	const char *dir = st->bench->arg2 ? "write" : "read";
-	char cmd[1024], *out;
+	char cmd[1024], pin[32] = "", *out;
+	int cpu = shard_cpu(st);
 	cJSON *doc, *job;
 	double iops;
 
+	if (cpu >= 0)
+		snprintf(pin, sizeof(pin), " --cpus_allowed=%d", cpu);
 	snprintf(cmd, sizeof(cmd),
 		 "fio --name=pc --filename=%s --rw=rand%s --bs=%u --iodepth=%d "
-		 "--ioengine=io_uring --direct=1 --size=%llu --io_size=%llu "
+		 "--ioengine=io_uring --direct=1 --size=%llu --io_size=%llu%s "
 		 "--randrepeat=0 --norandommap --lat_percentiles=1 --output-format=json 2>/dev/null",
 		 path, dir, BLOCK, (int)st->bench->arg, (unsigned long long)FILE_SIZE,
-		 (unsigned long long)(st->iterations * BLOCK));
+		 (unsigned long long)(st->iterations * BLOCK), pin);
 	out = run_fio(cmd);
 	doc = out && strchr(out, '{') ? cJSON_Parse(strchr(out, '{')) : NULL;
 	job = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "jobs"), 0);

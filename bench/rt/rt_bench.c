@@ -14,6 +14,13 @@
 int rtb_setup(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 	      uint32_t ring_capacity, void *user)
 {
+	return rtb_setup_placed(st, shards, idle, ring_capacity, st->affinity ? "auto" : "off",
+				user);
+}
+
+int rtb_setup_placed(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
+		     uint32_t ring_capacity, const char *placement, void *user)
+{
 	struct pc_engine_cfg cfg;
 	struct rtb *b = calloc(1, sizeof(*b));
 	char err[256];
@@ -25,7 +32,7 @@ int rtb_setup(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 	cfg.shards = shards;
 	cfg.idle = idle;
 	cfg.ring_capacity = ring_capacity;
-	cfg.placement = st->affinity ? "auto" : "off";
+	cfg.placement = placement;
 	rc = pc_engine_start(&cfg, &b->e, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", st->bench->name, err);

@@ -31,6 +31,9 @@ struct rtb {
  * skipped. */
 int rtb_setup(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 	      uint32_t ring_capacity, void *user);
+/* The same with the engine's placement given ("auto", "off", a CPU list). */
+int rtb_setup_placed(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
+		     uint32_t ring_capacity, const char *placement, void *user);
 
 /* Run job(b) on shard `home` and wait until a shard calls rtb_finish();
  * store the shards' own time in st->manual_ns. */
