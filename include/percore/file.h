@@ -94,8 +94,12 @@ PC_API int pc_file_allocate(struct pc_file *f, uint64_t off, uint64_t len, pc_fi
 			    void *arg);
 
 /* len bytes (rounded up to PC_FILE_ALIGN), zeroed, PC_FILE_ALIGN-aligned,
- * on this shard's NUMA node. Free with pc_file_buf_free() and the same len,
- * on any shard. NULL off a shard, for len 0, or when memory runs out. */
+ * on this shard's NUMA node. On an io_uring shard they come from a 1 MiB
+ * region registered with its file ring while it lasts, and reads and
+ * writes into them on this shard skip pinning the pages per request.
+ * Free with pc_file_buf_free() and the same len, on any thread, also
+ * after the engine is gone. NULL off a shard, for len 0, or when memory
+ * runs out. */
 PC_API void *pc_file_buf_alloc(size_t len);
 PC_API void pc_file_buf_free(void *p, size_t len);
 

@@ -116,14 +116,17 @@ void *pc_file_buf_alloc(size_t len)
 {
 	size_t n = mem_pages_round(len);
 
+	void *p;
+
 	if (!rt_self || len == 0 || n == 0)
 		return NULL;
-	return mem_pages_alloc(n, rt_self->node);
+	p = io_fixed_alloc(io_shard_get(), n);
+	return p ? p : mem_pages_alloc(n, rt_self->node);
 }
 
 void pc_file_buf_free(void *p, size_t len)
 {
-	if (p)
+	if (p && !io_fixed_free(p, mem_pages_round(len)))
 		mem_pages_free(p, mem_pages_round(len));
 }
 

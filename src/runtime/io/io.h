@@ -80,6 +80,7 @@ struct io_shard {
 	bool wait_armed;      /* the ring's poll on wait_fd is in flight */
 	bool reaping;         /* callbacks of ring completions are running */
 	struct io_uring ring;
+	struct io_fixed *fixed; /* the registered buffer region, or NULL */
 	struct pc_mpsc *done; /* the pool's finished requests, to this shard */
 	struct io_fifo q[IO_CLASSES];
 	unsigned next_class;  /* the class served first when both wait */
@@ -110,6 +111,19 @@ unsigned io_ring_reap(struct io_shard *io);
  * in the ring, for a completion or the reactor's descriptor. */
 int io_ring_sleep(struct io_shard *io, int64_t timeout_ns);
 void io_ring_close(struct io_shard *io);
+
+/* io_fixed.c: the ring's registered buffer region. io_fixed_open()
+ * registers one (none when the kernel refuses: buffers are then plain
+ * pages); io_fixed_alloc() hands out bytes of it (NULL when no region or
+ * no run of free pages is left); io_fixed_free() takes back what came
+ * from any shard's region (false: not a region's); io_fixed_index() is the
+ * registered buffer index of [buf, buf + len), or -1. */
+struct io_fixed;
+void io_fixed_open(struct io_shard *io);
+void io_fixed_close(struct io_shard *io);
+void *io_fixed_alloc(struct io_shard *io, size_t bytes);
+bool io_fixed_free(void *p, size_t bytes);
+int io_fixed_index(const struct io_shard *io, const void *buf, size_t len);
 
 /* io_pool.c: the engine's threads. io_pool_attach() ensures the engine
  * has its pool (logging once per process that files take it, and why:

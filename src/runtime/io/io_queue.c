@@ -185,6 +185,7 @@ static void io_shard_free(void *p)
 
 	if (io->uring)
 		io_ring_close(io);
+	io_fixed_close(io);
 	pc_mpsc_destroy(io->done);
 	if (io->efd >= 0)
 		close(io->efd);
@@ -215,6 +216,8 @@ static int io_shard_open(struct io_shard *io)
 		return io->efd < 0 ? -errno : -ENOMEM;
 	rc = pool_forced() ? 1 : io_ring_open(io);
 	io->uring = rc == 0;
+	if (io->uring)
+		io_fixed_open(io);
 	if (rc)
 		rc = io_pool_attach(io, rc > 0 ? 0 : rc);
 	if (!rc && !ring_polled(io))

@@ -45,16 +45,26 @@ static void submit_task(void *arg)
 	io_uring_submit(&io->ring);
 }
 
+/* Reads and writes into the shard's registered region take its fixed
+ * buffer: no page pinning per request. */
 static void prep(struct io_uring_sqe *sqe, struct io_req *req)
 {
-	int fd = req->f->fd;
+	int fd = req->f->fd, fixed = io_fixed_index(req->io, req->buf, req->len);
 
 	switch (req->op) {
 	case IO_READ:
-		io_uring_prep_read(sqe, fd, req->buf, (unsigned)req->len, req->off);
+		if (fixed >= 0)
+			io_uring_prep_read_fixed(sqe, fd, req->buf, (unsigned)req->len, req->off,
+						 fixed);
+		else
+			io_uring_prep_read(sqe, fd, req->buf, (unsigned)req->len, req->off);
 		break;
 	case IO_WRITE:
-		io_uring_prep_write(sqe, fd, req->buf, (unsigned)req->len, req->off);
+		if (fixed >= 0)
+			io_uring_prep_write_fixed(sqe, fd, req->buf, (unsigned)req->len, req->off,
+						  fixed);
+		else
+			io_uring_prep_write(sqe, fd, req->buf, (unsigned)req->len, req->off);
 		break;
 	case IO_FSYNC:
 		io_uring_prep_fsync(sqe, fd, 0);
