@@ -104,31 +104,55 @@ static inline void tu_stop(struct pc_server *srv)
 
 /* A blocking client on 127.0.0.1 (or from, when not NULL: another
  * loopback address to test per-address limits). -1 on failure. */
-static inline int tu_connect_from(uint16_t port, const char *from)
+/* One attempt of tu_connect_from; -errno when it fails. */
+static inline int tu_connect_once(uint16_t port, const char *from)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, err;
 	struct timeval tv = { .tv_sec = TU_WAIT_MS / 1000 };
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
 	if (from) {
 		struct sockaddr_in b = { .sin_family = AF_INET };
+
 		inet_pton(AF_INET, from, &b.sin_addr);
+		/* the port is chosen at connect, for the whole address pair
+		 * (IP_BIND_ADDRESS_NO_PORT), not at bind for the address alone */
+		setsockopt(fd, IPPROTO_IP, 24 /* IP_BIND_ADDRESS_NO_PORT */, &one, sizeof(one));
 		if (bind(fd, (struct sockaddr *)&b, sizeof(b))) {
+			err = -errno;
 			close(fd);
-			return -1;
+			return err;
 		}
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		err = -errno;
 		close(fd);
-		return -1;
+		return err;
 	}
 	return fd;
+}
+
+/* A connection to 127.0.0.1:port from address `from` (NULL: any), with
+ * the wait's timeouts on both directions; -1 when it cannot be made. A
+ * source port taken by another test's connection at that moment
+ * (EADDRINUSE, EADDRNOTAVAIL) is the client's problem, not the server's:
+ * tried again, a few times; other failures are said on stderr. */
+static inline int tu_connect_from(uint16_t port, const char *from)
+{
+	int fd = -EADDRINUSE;
+
+	for (int i = 0; i < 5 && (fd == -EADDRINUSE || fd == -EADDRNOTAVAIL); i++)
+		fd = tu_connect_once(port, from);
+	if (fd < 0)
+		fprintf(stderr, "connect to port %u from %s: %s\n", port, from ? from : "any",
+			strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 static inline int tu_connect(uint16_t port)
