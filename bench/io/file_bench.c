@@ -23,9 +23,8 @@
  * CPUs only, and a thread elsewhere is woken across CPUs for every
  * completion (about 50 us a read on a 2-CPU VM), so two unpinned sides
  * measure where the scheduler put them more than their software
- * (docs/BENCHMARKS.md, Files). Rows
- * skip where the file system refuses O_DIRECT (tmpfs) or fio is not
- * installed.
+ * (docs/BENCHMARKS.md, Files). Rows skip where the file system refuses
+ * O_DIRECT (tmpfs) or fio is not installed.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -102,8 +102,6 @@ static inline void tu_stop(struct pc_server *srv)
 	pc_server_destroy(srv);
 }
 
-/* A blocking client on 127.0.0.1 (or from, when not NULL: another
- * loopback address to test per-address limits). -1 on failure. */
 /* One attempt of tu_connect_from; -errno when it fails. */
 static inline int tu_connect_once(uint16_t port, const char *from)
 {
@@ -138,8 +136,9 @@ static inline int tu_connect_once(uint16_t port, const char *from)
 	return fd;
 }
 
-/* A connection to 127.0.0.1:port from address `from` (NULL: any), with
- * the wait's timeouts on both directions; -1 when it cannot be made. A
+/* A blocking client on 127.0.0.1 (or from, when not NULL: another
+ * loopback address to test per-address limits), with the wait's timeouts
+ * on both directions; -1 when it cannot be made. A
  * source port taken by another test's connection at that moment
  * (EADDRINUSE, EADDRNOTAVAIL) is the client's problem, not the server's:
  * tried again, a few times; other failures are said on stderr. */

@@ -115,7 +115,6 @@ int pc_file_allocate(struct pc_file *f, uint64_t off, uint64_t len, pc_file_fn f
 void *pc_file_buf_alloc(size_t len)
 {
 	size_t n = mem_pages_round(len);
-
 	void *p;
 
 	if (!rt_self || len == 0 || n == 0)

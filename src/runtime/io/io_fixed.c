@@ -15,7 +15,6 @@
  * so the owner never finds a page busy that it thinks free. Frees find
  * their region in a process-wide table. A region outlives its shard while
  * buffers of it are out (off the ring then; the last free unmaps it). */
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,6 +50,8 @@ struct io_fixed {
  * read first, so an entry being reused is never dereferenced. */
 static _Atomic uintptr_t table_base[IO_FIXED_MAX];
 static struct io_fixed *_Atomic table_fx[IO_FIXED_MAX];
+/* Entries ever used: a free of a plain buffer looks at these only. */
+static _Atomic unsigned table_len;
 
 static size_t page_bytes(void)
 {
@@ -70,6 +71,9 @@ static bool publish(struct io_fixed *fx)
 		if (atomic_compare_exchange_strong(&table_base[i], &none, (uintptr_t)fx->base)) {
 			atomic_store_explicit(&table_fx[i], fx, memory_order_release);
 			fx->slot = i;
+			for (unsigned len = atomic_load(&table_len);
+			     len < i + 1 && !atomic_compare_exchange_weak(&table_len, &len, i + 1);)
+				;
 			return true;
 		}
 	}
@@ -166,8 +170,9 @@ void *io_fixed_alloc(struct io_shard *io, size_t bytes)
 static struct io_fixed *region_of(const void *p)
 {
 	uintptr_t a = (uintptr_t)p;
+	unsigned len = atomic_load_explicit(&table_len, memory_order_acquire);
 
-	for (unsigned i = 0; i < IO_FIXED_MAX; i++) {
+	for (unsigned i = 0; i < len; i++) {
 		uintptr_t b = atomic_load_explicit(&table_base[i], memory_order_acquire);
 
 		if (b && a >= b && a < b + region_bytes())
