@@ -15,7 +15,9 @@
  *   2. fire the timers that are due;
  *   3. run the deferred tasks queued before this step began (a task that
  *      defers another leaves it for the next turn, so a task chain cannot
- *      starve fds and timers).
+ *      starve fds and timers);
+ *   4. run the end-of-turn tasks queued so far (pc_reactor_defer_end()),
+ *      those step 3 queued included.
  */
 #ifndef PERCORE_REACTOR_H
 #define PERCORE_REACTOR_H
@@ -194,6 +196,14 @@ PC_API int pc_reactor_del(struct pc_reactor *r, int fd);
  * they were deferred. Returns 0 or -ENOMEM. */
 PC_API int pc_reactor_defer(struct pc_reactor *r, pc_task_fn fn, void *arg);
 
+/* Run fn(arg) on the owner thread at the end of this turn, after its
+ * deferred tasks, before the next wait: for work that gathers what the
+ * whole turn produced, such as writing its replies, so that a reply a
+ * deferred task makes (a record found durable) leaves in the same turn.
+ * One queued from an end task runs at the end of the next turn. In the
+ * order queued. Returns 0 or -ENOMEM. */
+PC_API int pc_reactor_defer_end(struct pc_reactor *r, pc_task_fn fn, void *arg);
+
 /* One turn (see above). timeout_ns < 0 waits until an fd is ready, a timer
  * is due or pc_reactor_wake() is called; 0 never blocks; otherwise waits at
  * most that long. Returns the number of callbacks run (fd, timer, task;
@@ -221,7 +231,7 @@ PC_API uint64_t pc_reactor_tick_after(const struct pc_reactor *r, uint64_t delay
 PC_API void pc_reactor_timer_after(struct pc_reactor *r, struct pc_timer *t, uint64_t delay_ns);
 
 /* True when the next poll has something to do without waiting for the
- * kernel: deferred tasks are queued. Owner thread. */
+ * kernel: deferred or end-of-turn tasks are queued. Owner thread. */
 PC_API bool pc_reactor_has_tasks(const struct pc_reactor *r);
 
 /* Number of fds registered by users (the wake-up eventfd not counted). */

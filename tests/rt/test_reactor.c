@@ -276,6 +276,45 @@ static void deferred_tasks_run_in_order(void **state)
 	assert_int_equal(pc_reactor_defer(r, NULL, NULL), -EINVAL);
 }
 
+/* End-of-turn tasks run after the turn's deferred tasks, those queued
+ * by a deferred task included; one an end task queues waits for the
+ * next turn's end; queued, they keep a wait from blocking. */
+static void end_chain(void *arg)
+{
+	order[norder++] = (int)(intptr_t)arg;
+	assert_int_equal(pc_reactor_defer_end(chain_r, task_record, (void *)(intptr_t)77), 0);
+}
+
+static void task_then_end(void *arg)
+{
+	order[norder++] = (int)(intptr_t)arg;
+	assert_int_equal(pc_reactor_defer_end(chain_r, end_chain, (void *)(intptr_t)50), 0);
+}
+
+static void end_tasks_close_the_turn(void **state)
+{
+	struct pc_reactor *r = *state;
+
+	norder = 0;
+	chain_r = r;
+	assert_int_equal(pc_reactor_defer_end(r, task_record, (void *)(intptr_t)40), 0);
+	assert_true(pc_reactor_has_tasks(r));
+	assert_int_equal(pc_reactor_defer(r, task_record, (void *)(intptr_t)1), 0);
+	assert_int_equal(pc_reactor_defer(r, task_then_end, (void *)(intptr_t)2), 0);
+	/* Queued: an infinite wait must not block. */
+	assert_int_equal(pc_reactor_poll(r, -1), 4);
+	assert_int_equal(norder, 4);
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 2);
+	assert_int_equal(order[2], 40);
+	assert_int_equal(order[3], 50);
+	assert_true(pc_reactor_has_tasks(r));
+	assert_int_equal(pc_reactor_poll(r, -1), 1);
+	assert_int_equal(order[4], 77);
+	assert_false(pc_reactor_has_tasks(r));
+	assert_int_equal(pc_reactor_defer_end(r, NULL, NULL), -EINVAL);
+}
+
 /* The task queue grows past its first block while wrapped around, and
  * keeps its order. */
 static int seq[1000], nseq;
@@ -504,6 +543,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(delete_from_callback, setup, teardown),
 		cmocka_unit_test_setup_teardown(many_ready_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(deferred_tasks_run_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(end_tasks_close_the_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(task_queue_grows_while_wrapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(wake_interrupts_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(timers_drive_the_wait, setup, teardown),

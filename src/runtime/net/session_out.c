@@ -141,7 +141,7 @@ void net_session_mark_dirty(struct pc_session *s)
 	s->flags |= NS_DIRTY;
 	s->dirty_next = sh->dirty;
 	sh->dirty = s->slot + 1;
-	if (!sh->flush_queued && !pc_reactor_defer(sh->r, (pc_task_fn)net_shard_flush, sh))
+	if (!sh->flush_queued && !pc_reactor_defer_end(sh->r, (pc_task_fn)net_shard_flush, sh))
 		sh->flush_queued = true;
 }
 

@@ -83,6 +83,7 @@ void pc_reactor_destroy(struct pc_reactor *r)
 	close(r->wake_fd);
 	free(r->fds);
 	free(r->tasks);
+	free(r->ends);
 	free(r);
 }
 
@@ -98,7 +99,7 @@ unsigned pc_reactor_nfds(const struct pc_reactor *r)
 
 bool pc_reactor_has_tasks(const struct pc_reactor *r)
 {
-	return r->task_count != 0;
+	return r->task_count || r->ends_n;
 }
 
 static int fds_reserve(struct pc_reactor *r, int fd)
@@ -322,6 +323,41 @@ int pc_reactor_defer(struct pc_reactor *r, pc_task_fn fn, void *arg)
 	return 0;
 }
 
+int pc_reactor_defer_end(struct pc_reactor *r, pc_task_fn fn, void *arg)
+{
+	if (!fn)
+		return -EINVAL;
+	if (r->ends_n == r->ends_cap) {
+		unsigned cap = r->ends_cap ? r->ends_cap * 2 : 16;
+		struct rt_task *n = realloc(r->ends, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->ends = n;
+		r->ends_cap = cap;
+	}
+	r->ends[r->ends_n++] = (struct rt_task){ fn, arg };
+	return 0;
+}
+
+/* Run the end-of-turn tasks queued before this call; those they queue
+ * wait for the next turn's end. */
+static int run_ends(struct pc_reactor *r)
+{
+	unsigned n = r->ends_n;
+
+	if (!n)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct rt_task t = r->ends[i]; /* the array may move meanwhile */
+
+		t.fn(t.arg);
+	}
+	r->ends_n -= n;
+	memmove(r->ends, r->ends + n, r->ends_n * sizeof(*r->ends));
+	return (int)n;
+}
+
 /* Run the tasks queued before this call; later ones wait for the next turn. */
 static int run_tasks(struct pc_reactor *r)
 {
@@ -376,7 +412,7 @@ static void count(uint64_t *fig, int n)
 
 int64_t rt_reactor_wait_bound(struct pc_reactor *r, int64_t timeout_ns)
 {
-	if (r->task_count)
+	if (r->task_count || r->ends_n)
 		return 0;
 	if (pc_wheel_count(&r->wheel))
 		return timer_timeout(r, timeout_ns);
@@ -398,6 +434,7 @@ int rt_reactor_run_due(struct pc_reactor *r)
 		ran += n;
 	}
 	n = run_tasks(r);
+	n += run_ends(r);
 	count(&r->tasks_run, n);
 	return ran + n;
 }

@@ -89,6 +89,8 @@ struct pc_reactor {
 
 	struct rt_task *tasks;       /* FIFO ring, power-of-two capacity */
 	unsigned tasks_cap, task_head, task_count;
+	struct rt_task *ends;        /* end-of-turn tasks, in order */
+	unsigned ends_cap, ends_n;
 
 	void *backend_state;         /* epoll fd or struct io_uring, etc. */
 	bool recv_keep;              /* pc_reactor_recv_keep() in this rfn call */
@@ -151,7 +153,7 @@ static inline struct rt_fd *rt_reactor_slot(struct pc_reactor *r, int fd)
  * system call) otherwise. */
 static inline bool rt_reactor_wants_poll(const struct pc_reactor *r)
 {
-	return r->nfds || r->task_count || pc_wheel_count(&r->wheel);
+	return r->nfds || r->task_count || r->ends_n || pc_wheel_count(&r->wheel);
 }
 
 #endif
