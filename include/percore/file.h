@@ -88,6 +88,16 @@ PC_API int pc_file_write(struct pc_file *f, const void *buf, size_t len, uint64_
  * pc_file_read(). */
 PC_API int pc_file_sync(struct pc_file *f, bool data_only, pc_file_fn fn, void *arg);
 
+/* pc_file_write() and pc_file_sync() on the calling shard's thread,
+ * blocking it until the kernel is done, for a caller that would rather
+ * wait a short operation out than be woken for it (no hand-off to the
+ * backend, no wake-up): a buffered write into the page cache, a sync
+ * known to be quick. Counted in the shard's statistics as the queued
+ * ones. Return the bytes written or 0, -EPERM off a shard, -EINVAL as
+ * the queued ones, or the system call's -errno. */
+PC_API ssize_t pc_file_write_now(struct pc_file *f, const void *buf, size_t len, uint64_t off);
+PC_API int pc_file_sync_now(struct pc_file *f, bool data_only);
+
 /* Reserve [off, off + len) on disk (fallocate mode 0: the size grows to
  * cover it, the new bytes read as zeros). Returns as pc_file_read(). */
 PC_API int pc_file_allocate(struct pc_file *f, uint64_t off, uint64_t len, pc_file_fn fn,

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "io/io.h"
 #include "io_util.h"
 #include "net/metrics_util.h"
 #include "percore/file.h"
@@ -482,12 +483,55 @@ static void buffer_outlives_engine(void **state)
 	pc_file_buf_free(kept, 2 * BLOCK);
 }
 
+/* A write and syncs on the shard's thread: the bytes land, they count
+ * as queued ones do, and the fault hook reaches them. */
+static void now_ops(void *arg)
+{
+	struct ctx *c = arg;
+	struct pc_file_stats a, b;
+	unsigned char back[64];
+	int rc = pc_file_open(&c->f, c->path, O_RDWR | O_CREAT | O_TRUNC, 0600, 0);
+
+	RT_CHECK(rc == 0, "open: %d", rc);
+	RT_CHECK(pc_file_stats_read(&a, NULL) == 0, "stats before");
+	RT_CHECK(pc_file_write_now(c->f, "0123456789", 10, 5) == 10, "write now");
+	RT_CHECK(pc_file_sync_now(c->f, true) == 0, "fdatasync now");
+	RT_CHECK(pc_file_sync_now(c->f, false) == 0, "fsync now");
+	RT_CHECK(pread(pc_file_fd(c->f), back, sizeof(back), 0) == 15, "size");
+	RT_CHECK(memcmp(back + 5, "0123456789", 10) == 0, "the bytes");
+	RT_CHECK(pc_file_stats_read(&b, NULL) == 0, "stats after");
+	RT_CHECK(b.writes - a.writes == 1 && b.write_bytes - a.write_bytes == 10, "write counted");
+	RT_CHECK(b.syncs - a.syncs == 2, "syncs counted");
+	io_file_fault(c->f, 1u << IO_FDATASYNC, -EIO, 0);
+	RT_CHECK(pc_file_sync_now(c->f, true) == -EIO, "the hook's error");
+	RT_CHECK(pc_file_write_now(NULL, back, 1, 0) == -EINVAL, "no file");
+	RT_CHECK(pc_file_close(c->f) == 0, "close");
+	rc = pc_file_open(&c->f, c->path, O_RDWR, 0600, PC_FILE_DIRECT);
+	if (rc == 0) {
+		RT_CHECK(pc_file_write_now(c->f, back, 10, 0) == -EINVAL,
+			 "a misaligned O_DIRECT write is refused");
+		RT_CHECK(pc_file_close(c->f) == 0, "close");
+	}
+	step_done();
+}
+
+static void operations_now(void **state)
+{
+	struct ctx c = { 0 };
+
+	(void)state;
+	snprintf(c.path, sizeof(c.path), "%s/now", dir);
+	on_shard(now_ops, &c);
+}
+
 static void off_shard(void **state)
 {
 	struct pc_file *f;
 
 	(void)state;
 	assert_int_equal(pc_file_open(&f, "/dev/null", O_RDONLY, 0, 0), -EPERM);
+	assert_int_equal(pc_file_sync_now(NULL, true), -EPERM);
+	assert_int_equal(pc_file_write_now(NULL, "x", 1, 0), -EPERM);
 	assert_null(pc_file_buf_alloc(4096));
 	assert_null(pc_file_backend());
 }
@@ -518,6 +562,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(metrics_export, setup, teardown),
 		cmocka_unit_test_setup_teardown(sleep_with_io_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(buffers_past_the_region, setup, teardown),
+		cmocka_unit_test_setup_teardown(operations_now, setup, teardown),
 		cmocka_unit_test(buffer_outlives_engine),
 		cmocka_unit_test(off_shard),
 	};

@@ -236,6 +236,33 @@ static void appends_during_sync_share_one(void **state)
 	free(c);
 }
 
+/* With inline syncs the shard waits its write and sync out: the first
+ * record's callback has run before the next task can append, and a
+ * turn's records still share one write and one sync. */
+static void inline_sync_waits_on_the_shard(void **state)
+{
+	struct jctx *c = new_ctx();
+	int end;
+
+	(void)state;
+	c->o.inline_sync_us = 10u * 1000 * 1000; /* however slow the disk */
+	open_journal(c);
+	c->got = 0;
+	on_shard(first_then_more, c);
+	wait_for(step_finished, "callbacks");
+	on_shard(read_stats, &c->after);
+	check_in_order(c, 1);
+	assert_int_equal(c->in_flight, 0);
+	assert_int_equal(c->after.writes - c->before.writes, 1);
+	assert_int_equal(c->after.syncs - c->before.syncs, 1);
+	append_turns(c, 3, 50);
+	check_in_order(c, 2);
+	on_shard(do_close, c);
+	assert_int_equal(recover_count(c->dir, &end, NULL), 151);
+	assert_int_equal(end, 0);
+	free(c);
+}
+
 /* ---- LSNs across reopen and rotation, the modes ------------------------- */
 
 static unsigned segments(const char *d)
@@ -638,11 +665,14 @@ static void after_error(void *arg)
 	step_done();
 }
 
-static void io_error(unsigned ops)
+static void io_error(unsigned ops, uint32_t inline_sync_us)
 {
 	struct jctx *c = new_ctx();
 	int end;
 
+	c->o.inline_sync_us = inline_sync_us;
+	if (inline_sync_us) /* a log of its own beside the first call's */
+		snprintf(c->dir, sizeof(c->dir), "%s/j-inline", dir);
 	open_journal(c);
 	append_turns(c, 2, 4);
 	check_in_order(c, 1);
@@ -661,13 +691,15 @@ static void io_error(unsigned ops)
 static void fsync_eio_is_final(void **state)
 {
 	(void)state;
-	io_error(1u << IO_FDATASYNC);
+	io_error(1u << IO_FDATASYNC, 0);
+	io_error(1u << IO_FDATASYNC, 10u * 1000 * 1000); /* on the shard's thread */
 }
 
 static void write_eio_is_final(void **state)
 {
 	(void)state;
-	io_error(1u << IO_WRITE);
+	io_error(1u << IO_WRITE, 0);
+	io_error(1u << IO_WRITE, 10u * 1000 * 1000);
 }
 
 static int setup(void **state)
@@ -693,6 +725,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		T(one_turn_one_write),
 		T(appends_during_sync_share_one),
+		T(inline_sync_waits_on_the_shard),
 		T(rotation_and_reopen),
 		T(interval_mode),
 		T(never_mode),

@@ -478,6 +478,8 @@ static void drop_rewrite_left(const char *path)
 /* The file's appendfsync mode (the journal's, for the next open). */
 /* How long records wait to share a write with everysec and no (us). */
 #define KV_AOF_GATHER_US 1000
+/* The longest average fdatasync that always waits out on the shard (us). */
+#define KV_AOF_INLINE_SYNC_US 1000
 
 static void set_mode(struct kv_aof *a, enum kv_fsync mode)
 {
@@ -489,6 +491,10 @@ static void set_mode(struct kv_aof *a, enum kv_fsync mode)
 	 * of the server's CPU (docs/BENCHMARKS.md), and a process killed
 	 * loses at most that millisecond, well inside everysec's second */
 	a->o.gather_us = KV_AOF_GATHER_US;
+	/* always: a quick fdatasync is waited out on the shard, as
+	 * redis-server does, not handed to a kernel worker that wakes the
+	 * shard when done (docs/BENCHMARKS.md) */
+	a->o.inline_sync_us = KV_AOF_INLINE_SYNC_US;
 }
 
 /* The shard's file state, no file open yet. */

@@ -63,6 +63,14 @@ static bool aligned(uint64_t v)
 	return v % PC_FILE_ALIGN == 0;
 }
 
+/* O_DIRECT transfers are aligned in memory, length and offset. */
+static bool request_fits(const struct pc_file *f, enum io_op op, const void *buf, uint64_t len,
+			 uint64_t off)
+{
+	return !(f->opts & PC_FILE_DIRECT) || (op != IO_READ && op != IO_WRITE) ||
+	       (aligned((uintptr_t)buf) && aligned(len) && aligned(off));
+}
+
 /* Check, fill and queue one request. */
 static int issue(struct pc_file *f, enum io_op op, void *buf, uint64_t len, uint64_t off,
 		 pc_file_fn fn, void *arg)
@@ -71,10 +79,7 @@ static int issue(struct pc_file *f, enum io_op op, void *buf, uint64_t len, uint
 
 	if (!rt_self)
 		return -EPERM;
-	if (!fn || !f)
-		return -EINVAL;
-	if ((f->opts & PC_FILE_DIRECT) && (op == IO_READ || op == IO_WRITE) &&
-	    (!aligned((uintptr_t)buf) || !aligned(len) || !aligned(off)))
+	if (!fn || !f || !request_fits(f, op, buf, len, off))
 		return -EINVAL;
 	req = pc_slab_alloc(pc_shard_slab(sizeof(*req)));
 	if (!req)
@@ -103,6 +108,29 @@ int pc_file_write(struct pc_file *f, const void *buf, size_t len, uint64_t off, 
 int pc_file_sync(struct pc_file *f, bool data_only, pc_file_fn fn, void *arg)
 {
 	return issue(f, data_only ? IO_FDATASYNC : IO_FSYNC, NULL, 0, 0, fn, arg);
+}
+
+/* Check one request and run it on the calling thread (pc_file_*_now). */
+static ssize_t run_now(struct pc_file *f, enum io_op op, void *buf, uint64_t len, uint64_t off)
+{
+	struct io_req req;
+
+	if (!rt_self)
+		return -EPERM;
+	if (!f || !request_fits(f, op, buf, len, off))
+		return -EINVAL;
+	req = (struct io_req){ .f = f, .io = f->io, .buf = buf, .len = len, .off = off, .op = op };
+	return io_queue_run_now(f->io, &req);
+}
+
+ssize_t pc_file_write_now(struct pc_file *f, const void *buf, size_t len, uint64_t off)
+{
+	return run_now(f, IO_WRITE, (void *)buf, len, off);
+}
+
+int pc_file_sync_now(struct pc_file *f, bool data_only)
+{
+	return (int)run_now(f, data_only ? IO_FDATASYNC : IO_FSYNC, NULL, 0, 0);
 }
 
 int pc_file_allocate(struct pc_file *f, uint64_t off, uint64_t len, pc_file_fn fn, void *arg)

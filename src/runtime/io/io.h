@@ -100,6 +100,9 @@ void io_shard_turn(int64_t timeout_ns);
 void io_queue_issue(struct io_shard *io, struct io_req *req);
 /* A backend finished req: account, run its callback, start more. */
 void io_complete(struct io_shard *io, struct io_req *req);
+/* Perform req on the calling thread now, with the fault hook and the
+ * statistics of a queued one; returns its result. */
+ssize_t io_queue_run_now(struct io_shard *io, struct io_req *req);
 
 /* io_ring.c: the shard's file ring. */
 int io_ring_open(struct io_shard *io);

@@ -162,6 +162,15 @@ void io_complete(struct io_shard *io, struct io_req *req)
 	fn(f, res, arg);
 }
 
+ssize_t io_queue_run_now(struct io_shard *io, struct io_req *req)
+{
+	req->t0 = pc_now_ns();
+	io_perform(req);
+	apply_fault(req->f, req);
+	account(io, req);
+	return req->res;
+}
+
 /* Either backend finished something: the ring's CQEs and the pool's
  * posts are both behind this eventfd. */
 static void on_ready(struct pc_reactor *r, int fd, unsigned events, void *arg)

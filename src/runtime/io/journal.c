@@ -18,6 +18,7 @@
 
 #include "io/io.h"
 #include "io/journal_fmt.h"
+#include "percore/clock.h"
 #include "percore/reactor.h"
 #include "percore/wheel.h"
 #include "rt/rt.h"
@@ -58,6 +59,8 @@ struct pc_journal {
 	 * mode changed (pc_journal_set_sync): batches up to it still sync */
 	uint64_t sync_upto;
 	int err;                  /* final */
+	uint64_t sync_t0;         /* the sync on its way was issued then */
+	uint64_t sync_avg_ns;     /* moving average of the syncs' times */
 	struct pc_timer timer;
 	struct pc_timer gather;    /* the fill's wait (gather_us) */
 };
@@ -167,12 +170,33 @@ static void batch_done(struct pc_journal *j)
 static void on_synced(struct pc_file *f, ssize_t res, void *arg)
 {
 	struct pc_journal *j = arg;
+	uint64_t ns = pc_elapsed(pc_now_ns(), j->sync_t0);
 
 	(void)f;
+	j->sync_avg_ns = j->sync_avg_ns - j->sync_avg_ns / 8 + ns / 8;
 	if (res < 0)
 		return fail(j, (int)res);
 	confirm(&j->out_w, 0);
 	batch_done(j);
+}
+
+/* Whether the batch out is written and synced on the shard's thread:
+ * always mode while syncs are quick (inline_sync_us). */
+static bool inline_io(const struct pc_journal *j)
+{
+	return j->o.sync == PC_JOURNAL_SYNC_ALWAYS && j->o.inline_sync_us &&
+	       j->sync_avg_ns < (uint64_t)j->o.inline_sync_us * 1000u;
+}
+
+/* Sync the file for the batch out (or, interval mode, those written). */
+static int sync_out(struct pc_journal *j)
+{
+	j->sync_t0 = pc_now_ns();
+	if (inline_io(j)) {
+		on_synced(j->seg, pc_file_sync_now(j->seg, true), j);
+		return 0;
+	}
+	return pc_file_sync(j->seg, true, on_synced, j);
 }
 
 static void move_to_unsynced(struct pc_journal *j)
@@ -199,7 +223,7 @@ static void on_written(struct pc_file *f, ssize_t res, void *arg)
 	j->seg_off += j->out_len;
 	switch (owes_sync(j, &j->out_w) ? PC_JOURNAL_SYNC_ALWAYS : j->o.sync) {
 	case PC_JOURNAL_SYNC_ALWAYS:
-		rc = pc_file_sync(j->seg, true, on_synced, j);
+		rc = sync_out(j);
 		break;
 	case PC_JOURNAL_SYNC_INTERVAL:
 		move_to_unsynced(j);
@@ -217,9 +241,14 @@ static void on_written(struct pc_file *f, ssize_t res, void *arg)
 
 static void write_more(struct pc_journal *j)
 {
-	int rc = pc_file_write(j->seg, j->out + j->out_done, j->out_len - j->out_done,
-			       j->seg_off + j->out_done, on_written, j);
+	const unsigned char *p = j->out + j->out_done;
+	size_t len = j->out_len - j->out_done;
+	uint64_t off = j->seg_off + j->out_done;
+	int rc;
 
+	if (inline_io(j))
+		return on_written(j->seg, pc_file_write_now(j->seg, p, len, off), j);
+	rc = pc_file_write(j->seg, p, len, off, on_written, j);
 	if (rc)
 		fail(j, rc);
 }
@@ -301,7 +330,7 @@ static void interval_sync(struct pc_journal *j)
 	j->busy = true;
 	j->out_w = j->unsynced; /* on_synced confirms out_w */
 	j->unsynced = t;
-	rc = pc_file_sync(j->seg, true, on_synced, j);
+	rc = sync_out(j);
 	if (rc)
 		fail(j, rc);
 }
