@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -178,6 +179,54 @@ static void partial_take_offers_rest(void **state)
 	pc_reactor_destroy(r);
 }
 
+/* Kept bytes are offered at the start of the next wait; what their
+ * callback queues (a task: a session's output flush) must end that wait
+ * at once, not wait for a later event. */
+static int offered_tasks;
+
+static void count_task(void *arg)
+{
+	(void)arg;
+	offered_tasks++;
+}
+
+static size_t take_and_defer(struct pc_reactor *r, int fd, const void *p, ssize_t n, void *arg)
+{
+	assert_int_equal(pc_reactor_defer(r, count_task, NULL), 0);
+	return on_recv(r, fd, p, n, arg);
+}
+
+static void kept_bytes_tasks_end_the_wait(void **state)
+{
+	static struct got g;
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
+	int64_t bound = 5000000000; /* a wait that runs out is the failure */
+	struct timespec t0, t1;
+	int sv[2];
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	offered_tasks = 0;
+	g.take_max = 1;
+	pair(sv);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, take_and_defer,
+					     &g), 0);
+	assert_int_equal(write(sv[1], "abcdef", 6), 6);
+	POLL_UNTIL(r, g.len == 1 && offered_tasks == 1); /* "bcdef" kept */
+	g.take_max = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_true(pc_reactor_poll(r, bound) >= 1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(g.len, 6);
+	assert_int_equal(offered_tasks, 2);
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec) < bound / 2);
+	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
+	close(sv[0]);
+	close(sv[1]);
+	assert_quiet(r);
+	pc_reactor_destroy(r);
+}
+
 /* Deleted with bytes received and kept, and more in flight: no callback
  * afterwards, and all buffers and requests come back. */
 static void delete_leaves_nothing(void **state)
@@ -313,6 +362,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(bytes_arrive_in_order),
 		cmocka_unit_test(interest_off_keeps_bytes),
 		cmocka_unit_test(partial_take_offers_rest),
+		cmocka_unit_test(kept_bytes_tasks_end_the_wait),
 		cmocka_unit_test(delete_leaves_nothing),
 		cmocka_unit_test(kept_bytes_last_the_turn),
 		cmocka_unit_test(not_offered_elsewhere),

@@ -405,6 +405,9 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 		ran += ur_held_offer(r);
 		if (ur_held_ready(r))
 			timeout_ns = 0;
+		/* Their callbacks may have queued tasks (a session's output
+		 * flush) or timers: the wait must not pass them by. */
+		timeout_ns = rt_reactor_wait_bound(r, timeout_ns);
 	}
 	if (st->rearm) {
 		ur_rearm_all(r);
