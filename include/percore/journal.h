@@ -80,12 +80,11 @@ struct pc_journal_opts {
 	/* PC_JOURNAL_SYNC_ALWAYS: while this file's syncs have lately taken
 	 * less than this (a moving average), a batch's write and fdatasync
 	 * run on the shard's thread, blocking it, as a single-threaded
-	 * server's do:
-	 * no hand-off to the backend and no wake-up for its completion, and
-	 * what arrives meanwhile is read together afterwards. A slow sync
-	 * raises the average past it and the next ones go to the backend
-	 * until they are quick again, so a slow disk stalls the shard about
-	 * once. 0 (the default): never. */
+	 * server's do: no hand-off to the backend and no wake-up for the
+	 * completion, and what arrives meanwhile is read together
+	 * afterwards. A slow sync raises the average past it and the next
+	 * ones go to the backend until they are quick again, so a slow disk
+	 * stalls the shard about once. 0 (the default): never. */
 	uint32_t inline_sync_us;
 };
 
