@@ -86,6 +86,20 @@ struct pc_journal_opts {
 	 * ones go to the backend until they are quick again, so a slow disk
 	 * stalls the shard about once. 0 (the default): never. */
 	uint32_t inline_sync_us;
+	/* A raw journal's batches owed a sync: when one would pass the
+	 * file's end, the file is extended this many bytes past it in the
+	 * same write, filled with pad_byte, so that the syncs of the batches
+	 * written over the padding after it find the file's size already
+	 * durable and write the data alone (on ext4, no journal commit per
+	 * sync). The file then ends in padding, which the format must read
+	 * as nothing (the kv server's '#': a comment line to redis-server
+	 * and redis-check-aof); closing the journal cuts it off, and a
+	 * process killed meanwhile leaves it for the reader to cut. Padding
+	 * the disk has no room for is given up, not an error. 0 (the
+	 * default): the file grows by each batch. Framed journals ignore it
+	 * (their segments are preallocated). */
+	uint32_t extend_ahead;
+	unsigned char pad_byte;
 };
 
 /* A record's fate: err 0 once it is durable (per the mode), else the
@@ -115,8 +129,8 @@ PC_API int pc_journal_open_file(struct pc_journal **out, const char *path,
 				const struct pc_journal_opts *o);
 
 /* Bytes of the journal's file known written: a raw journal's size at
- * open plus every batch written since (a framed journal's: the current
- * segment's). */
+ * open plus every batch written since, its padding not counted (a framed
+ * journal's: the current segment's). */
 PC_API uint64_t pc_journal_written(const struct pc_journal *j);
 
 /* Append len bytes (copied now; a raw journal's as they are) as the next
@@ -141,15 +155,17 @@ PC_API int pc_journal_error(const struct pc_journal *j);
 /* The LSN the next append will get. */
 PC_API uint64_t pc_journal_next_lsn(const struct pc_journal *j);
 
-/* Close the journal. Returns 0, or -EBUSY while records wait for their
- * callbacks (nothing is closed: call again once they ran). NULL returns
- * 0. */
+/* Close the journal, a raw one's padding cut off (extend_ahead; not
+ * synced: padding back after a crash is harmless). Returns 0, or -EBUSY
+ * while records wait for their callbacks (nothing is closed: call again
+ * once they ran). NULL returns 0. */
 PC_API int pc_journal_close(struct pc_journal *j);
 
 /* Close the journal at the end of its shard's life, when the shard's
  * loop no longer runs (its stop hook): a batch on its way is waited for
  * (polling the shard's reactor, up to 10 s), then the records not yet
- * written are written, blocking, synced unless the mode is never, and
+ * written are written, blocking, the padding cut off, synced unless the
+ * mode is never, and
  * confirmed (their callbacks run inside this call), and the journal is
  * freed. Returns 0, the journal's final error, or a system call's -errno
  * (the records then got it); -EBUSY, nothing closed, when the batch on

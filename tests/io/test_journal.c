@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "io/io.h"
@@ -433,6 +435,116 @@ static void raw_file_never(void **state)
 	raw_file(PC_JOURNAL_SYNC_NEVER);
 }
 
+/* ---- a raw file extended ahead ----------------------------------------- */
+
+#define AHEAD 8192u
+
+static uint64_t raw_size(struct jctx *c)
+{
+	char path[600];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/raw.aof", c->dir);
+	assert_int_equal(stat(path, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+/* raw.aof is `end` bytes long, those from `off` on all padding. */
+static void check_padded(struct jctx *c, uint64_t off, uint64_t end)
+{
+	static unsigned char got[200 * REC_MAX];
+	char path[600];
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/raw.aof", c->dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	r = pread(fd, got, sizeof(got), 0);
+	close(fd);
+	assert_int_equal(r, (ssize_t)end);
+	for (uint64_t i = off; i < end; i++)
+		assert_int_equal(got[i], '#');
+}
+
+static struct jctx *raw_ahead(enum pc_journal_sync mode)
+{
+	struct jctx *c = new_ctx();
+
+	assert_int_equal(mkdir(c->dir, 0755), 0);
+	c->raw = true;
+	c->o.sync = mode;
+	c->o.extend_ahead = AHEAD;
+	c->o.pad_byte = '#';
+	open_journal(c);
+	return c;
+}
+
+/* Always: the first batch extends the file AHEAD bytes past its records,
+ * the batches written over the padding leave its size alone, the one
+ * passing its end extends it again; closing cuts the padding off. */
+static void raw_file_extends_ahead(void **state)
+{
+	struct jctx *c = raw_ahead(PC_JOURNAL_SYNC_ALWAYS);
+	uint64_t w;
+
+	(void)state;
+	append_turns(c, 1, 10);
+	w = raw_bytes(1, 10, scratch);
+	check_padded(c, w, w + AHEAD);
+	append_turns(c, 20, 2);
+	assert_true(raw_bytes(1, 50, scratch) < w + AHEAD);
+	check_padded(c, raw_bytes(1, 50, scratch), w + AHEAD);
+	append_turns(c, 1, 50);
+	check_in_order(c, 51);
+	w = raw_bytes(1, 100, scratch);
+	check_padded(c, w, w + AHEAD);
+	on_shard(raw_written, c);
+	assert_int_equal(c->in_flight, w); /* the padding is not counted */
+	on_shard(do_close, c);
+	check_raw_file(c, 100);
+	free(c);
+}
+
+/* Batches owed no sync never extend the file. */
+static void raw_file_never_extends(void **state)
+{
+	struct jctx *c = raw_ahead(PC_JOURNAL_SYNC_NEVER);
+
+	(void)state;
+	append_turns(c, 4, 5);
+	check_in_order(c, 1);
+	assert_int_equal(raw_size(c), raw_bytes(1, 20, scratch));
+	on_shard(do_close, c);
+	free(c);
+}
+
+/* Padding the file system has no room for (here: past RLIMIT_FSIZE) is
+ * given up; the records it followed are durable and confirmed. */
+static void raw_padding_without_room(void **state)
+{
+	struct rlimit old, lim;
+	struct jctx *c = raw_ahead(PC_JOURNAL_SYNC_ALWAYS);
+	uint64_t w = raw_bytes(1, 10, scratch);
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = w + 100;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	append_turns(c, 1, 10);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	check_in_order(c, 1);
+	check_padded(c, w, w + 100);
+	append_turns(c, 1, 10); /* over the padding that did land, and past it */
+	check_in_order(c, 11);
+	on_shard(do_close, c);
+	check_raw_file(c, 20);
+	free(c);
+}
+
 static void set_always(void *arg)
 {
 	struct jctx *c = arg;
@@ -734,6 +846,9 @@ int main(int argc, char **argv)
 		T(raw_file_always),
 		T(raw_file_interval),
 		T(raw_file_never),
+		T(raw_file_extends_ahead),
+		T(raw_file_never_extends),
+		T(raw_padding_without_room),
 		T(sync_mode_changed),
 		T(gathered_turns),
 		T(truncated_at_every_byte),

@@ -162,7 +162,7 @@ def cut_file(d, rng):
     fs = [os.path.join(d, x) for x in sorted(os.listdir(d)) if "-of-" in x]
     rng.shuffle(fs)
     for f in fs:
-        data = open(f, "rb").read()
+        data = open(f, "rb").read().rstrip(b"#")  # always pads the end with '#'
         if not data:
             continue
         start, end, name = last_record(data)

@@ -24,8 +24,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import server_test as st  # noqa: E402
-from aof_test import (files, kill9, redis_snapshot, run, same, snapshot, start,  # noqa: E402
-                      workload)
+from aof_test import (files, kill9, logical_size, redis_snapshot, run, same,  # noqa: E402
+                      snapshot, start, workload)
 from oracle import enc  # noqa: E402
 from server_test import Conn, check  # noqa: E402
 
@@ -89,7 +89,7 @@ def settled_size(c, sub, timeout=30):
     deadline = time.monotonic() + timeout
     last = -1
     while True:
-        size = sum(os.path.getsize(f) for f in files(sub))
+        size = sum(logical_size(f) for f in files(sub))
         if size and size == last and size == int(info(c)["aof_current_size"]):
             return size
         check(time.monotonic() < deadline, "the files never settled: %d bytes" % size)
@@ -120,7 +120,7 @@ def t_rewrite(d):
                   "BGREWRITEAOF reply")
             i = wait_rewrites(c, 1)
             check(i["aof_last_bgrewrite_status"] == "ok", "status ok: %r" % i)
-            after = sum(os.path.getsize(f) for f in files(sub))
+            after = sum(logical_size(f) for f in files(sub))
             check(after < before, "rewritten files smaller: %d -> %d" % (before, after))
             check(int(i["aof_base_size"]) == after, "aof_base_size %s == %d" %
                   (i["aof_base_size"], after))
@@ -392,14 +392,14 @@ def t_dropped_then_mixed(d):
     c.close()
     srv.stop()
     f0, f1 = files(d)
-    keep0 = os.path.getsize(f0)
+    keep0 = logical_size(f0)
     keys = ["x:%d" % i for i in range(16)]
     srv = start(d, 2)
     c = Conn(srv.port)
     c.call("MSET", *[x for k in keys for x in (k, "v")])
     c.close()
     srv.stop()
-    check(os.path.getsize(f0) > keep0, "the MSET has a part in shard 0's file")
+    check(logical_size(f0) > keep0, "the MSET has a part in shard 0's file")
     os.truncate(f0, keep0)  # shard 0's part lost: the MSET is partial
     srv = start(d, 2)
     c = Conn(srv.port)

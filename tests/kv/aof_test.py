@@ -173,6 +173,71 @@ def t_roundtrip(d):
             check_aof(sub)
 
 
+def logical_size(f):
+    """A file's bytes less its padding: with appendfsync always the server
+    extends the file ahead of its records with '#' (a comment to Redis)."""
+    return len(open(f, "rb").read().rstrip(b"#"))
+
+
+def t_padding(d):
+    """appendfsync always pads the file's end with '#': the live file is
+    valid to redis-check-aof and loads into redis-server; a kill -9 leaves
+    the padding and the next start cuts it, with a record torn in front
+    of it; a stop leaves none."""
+    sub = os.path.join(d, "pad")
+    os.mkdir(sub)
+    srv = start(sub, 1, "--appendfsync", "always")
+    c = Conn(srv.port)
+    for i in range(50):
+        c.call("SET", "k%d" % i, "v%d" % i)
+    want = snapshot(c)
+    f = files(sub)[0]
+    data = open(f, "rb").read()
+    deadline = time.monotonic() + 10
+    while True:  # the size in INFO is published a little later
+        size = int(re.search(rb"aof_current_size:(\d+)",
+                             c.call("INFO", "persistence")).group(1))
+        if size == logical_size(f) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    c.close()
+    check(len(data) > size and data[size:] == b"#" * (len(data) - size) and
+          data[:size].endswith(b"v49\r\n"), "padded past %d: %d bytes" % (size, len(data)))
+    check_aof(sub)
+    redis_same(d, sub, dict(want))
+    kill9(srv)
+    check(os.path.getsize(f) == len(data), "the padding stays after a kill -9")
+    logf = os.path.join(d, "log1")
+    srv = start(sub, 1, "--appendfsync", "always", "--log-file", logf)
+    c = Conn(srv.port)
+    same(want, snapshot(c), "after the kill -9")
+    said = "%d bytes of padding cut at offset %d" % (len(data) - size, size)
+    deadline = time.monotonic() + 10  # the log's writer thread writes it a little later
+    while said not in open(logf).read():
+        check(time.monotonic() < deadline, "the padding cut is logged")
+        time.sleep(0.05)
+    c.call("SET", "k50", "v50")
+    c.close()
+    kill9(srv)
+    # the last record torn in front of the padding: its write cut short
+    data = open(f, "rb").read()
+    last = b"*3\r\n$3\r\nSET\r\n$3\r\nk50\r\n$3\r\nv50\r\n"
+    end = len(data.rstrip(b"#"))
+    check(data[:end].endswith(last), "k50 is the last record")
+    with open(f, "r+b") as fh:
+        fh.seek(end - 6)
+        fh.write(b"#" * 6)
+    logf = os.path.join(d, "log2")
+    srv = start(sub, 1, "--log-file", logf)
+    c = Conn(srv.port)
+    check(c.call("GET", "k49") == b"v49" and c.call("GET", "k50") is None, "the torn record cut")
+    c.close()
+    srv.stop()
+    check("torn record: cut at offset %d" % (end - len(last)) in open(logf).read(),
+          "the cut is logged")
+    check(os.path.getsize(f) == end - len(last), "a stop leaves no padding")
+
+
 def t_redis_loads(d):
     """A one-shard file loaded by redis-server 7.0: the same keys."""
     sub = os.path.join(d, "one")
@@ -584,7 +649,7 @@ def t_disk_full(d):
     check(p.returncode == 0 and b"Sanitizer" not in err, "clean exit: %s" % err[-2000:])
 
 
-TESTS = [t_roundtrip, t_redis_loads, t_torn, t_corrupt, t_damaged_drops_nothing, t_partial_multi,
+TESTS = [t_roundtrip, t_redis_loads, t_padding, t_torn, t_corrupt, t_damaged_drops_nothing, t_partial_multi,
          t_exec_groups, t_expired_del, t_evicted, t_shard_count, t_disk_full]
 
 

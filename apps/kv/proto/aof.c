@@ -392,6 +392,13 @@ static long walk_group(struct walk *k, size_t off, size_t *bad)
 	return (long)(at + (size_t)n);
 }
 
+size_t kv_aof_logical_len(const char *buf, size_t len)
+{
+	while (len && buf[len - 1] == KV_AOF_PAD)
+		len--;
+	return len;
+}
+
 int kv_aof_walk(const char *buf, size_t len, const struct kv_aof_walk *w, size_t *end, char *why,
 		size_t whylen)
 {

@@ -32,6 +32,11 @@
 struct kv_call;
 struct kv_entry;
 
+/* The byte that pads a file's end while appendfsync is always (the
+ * journal's extend_ahead): a run of it is a comment line to redis-server
+ * and redis-check-aof, and kv_aof_logical_len() leaves it out. */
+#define KV_AOF_PAD '#'
+
 /* The marker's name. */
 #define KV_AOF_TX_MARK "PERCORE.TX"
 /* A rewrite's marker, PERCORE.REWRITE <id> (apps/kv/server/aof_rewrite.c):
@@ -67,6 +72,9 @@ struct kv_aof_walk {
 	bool (*group)(void *arg, const char *id, size_t idlen, uint64_t shards);
 	void *arg;
 };
+
+/* The length of buf[0..len) without the padding at its end. */
+size_t kv_aof_logical_len(const char *buf, size_t len);
 
 /* Reads buf[0..len) as an append-only file, calling w's functions in
  * file order. Returns 0 with *end = len when it read whole, 0 with *end <

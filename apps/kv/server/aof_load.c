@@ -334,6 +334,20 @@ static void replay(void *arg, uint32_t argc, const char *const *argv, const size
 	l->applied++;
 }
 
+/* Cuts a file's padding off at `end` (a process killed while it
+ * appended with always); false when that fails. */
+static bool cut_padding(struct aof_start *s, const char *path, size_t end, size_t len)
+{
+	if (truncate(path, (off_t)end)) {
+		start_failed(s, -errno, "%s: cannot cut its padding at offset %zu: %s", path, end,
+			     strerror(errno));
+		return false;
+	}
+	pc_log(PC_LOG_INFO, "kv: %s: %zu bytes of padding cut at offset %zu", path, len - end,
+	       end);
+	return true;
+}
+
 /* Cuts a torn tail off at `end` and says so; false when refused. */
 static bool cut_tail(struct aof_start *s, const struct kv_config *cfg, const char *path,
 		     size_t end, size_t len)
@@ -366,12 +380,17 @@ static bool walk_ok(struct aof_start *s, const char *path, int rc, size_t end, c
 	return !rc;
 }
 
-/* What a walk of a whole file ended in: true when it may be used (a torn
- * tail cut off), else the start fails with the reason. */
+/* What a walk of a whole file (its first len bytes, the rest padding up
+ * to size) ended in: true when it may be used (a torn tail or padding cut
+ * off), else the start fails with the reason. */
 static bool walked(struct aof_start *s, const struct kv_config *cfg, const char *path, int rc,
-		   size_t end, size_t len, const char *why)
+		   size_t end, size_t len, size_t size, const char *why)
 {
-	return walk_ok(s, path, rc, end, why) && (end == len || cut_tail(s, cfg, path, end, len));
+	if (!walk_ok(s, path, rc, end, why))
+		return false;
+	if (end < len)
+		return cut_tail(s, cfg, path, end, len);
+	return len == size || cut_padding(s, path, len, size);
 }
 
 /* Whether nothing failed so far. */
@@ -396,12 +415,13 @@ static void list_done(struct kv_server *k, struct file_set *fs, unsigned i)
 	struct load l = { .s = s };
 	struct kv_aof_walk w = { .apply = list_mark, .group = list_group, .arg = &l };
 	char path[600], why[160] = "";
-	size_t len, end = 0;
+	size_t size, len, end = 0;
 	char *buf;
 	int rc;
 
 	kv_aof_file_path(&k->o.cfg, i, fs->n, path, sizeof(path));
-	rc = read_file(path, &buf, &len);
+	rc = read_file(path, &buf, &size);
+	len = kv_aof_logical_len(buf, size);
 	if (!rc && len)
 		rc = kv_aof_walk(buf, len, &w, &end, why, sizeof(why));
 	else
@@ -409,7 +429,7 @@ static void list_done(struct kv_server *k, struct file_set *fs, unsigned i)
 	if (rc == -ENOMEM || l.oom)
 		start_failed(s, -ENOMEM, "%s: out of memory reading it", path);
 	else if (fs == &s->old)
-		walked(s, &k->o.cfg, path, rc, end, len, why);
+		walked(s, &k->o.cfg, path, rc, end, len, size, why);
 	else
 		walk_ok(s, path, rc, end, why);
 	free(buf);
@@ -492,19 +512,20 @@ static bool replay_file(struct kv_shard *sh, struct file_set *fs, unsigned i, co
 	struct kv_aof_walk w = { .apply = replay, .group = check_group, .arg = &l };
 	int64_t t0 = kv_now_ms();
 	char why[160] = "";
-	size_t len = 0, end = 0;
+	size_t size = 0, len, end = 0;
 	char *buf = NULL;
-	int rc = read_file(path, &buf, &len);
+	int rc = read_file(path, &buf, &size);
 	bool ok;
 
 	if (rc) {
 		start_failed(s, rc, "%s: %s", path, strerror(-rc));
 		return false;
 	}
+	len = kv_aof_logical_len(buf, size);
 	kv_reply_init(&l.out);
 	kv_reply_init(&l.dropping);
 	rc = len ? kv_aof_walk(buf, len, &w, &end, why, sizeof(why)) : 0;
-	ok = walked(s, &sh->cfg, path, rc, len ? end : 0, len, why);
+	ok = walked(s, &sh->cfg, path, rc, len ? end : 0, len, size, why);
 	if (ok && fs == &s->own)
 		record_drops(&l, path);
 	kv_reply_free(&l.out);

@@ -475,12 +475,14 @@ static void drop_rewrite_left(const char *path)
 		pc_log(PC_LOG_INFO, "kv: %s: an unfinished rewrite's file removed", tmp);
 }
 
-/* The file's appendfsync mode (the journal's, for the next open). */
 /* How long records wait to share a write with everysec and no (us). */
 #define KV_AOF_GATHER_US 1000
 /* The longest average fdatasync that always waits out on the shard (us). */
 #define KV_AOF_INLINE_SYNC_US 1000
+/* How far always extends the file ahead of its records (bytes). */
+#define KV_AOF_EXTEND_AHEAD (1u << 20)
 
+/* The file's appendfsync mode (the journal's, for the next open). */
 static void set_mode(struct kv_aof *a, enum kv_fsync mode)
 {
 	a->always = mode == KV_FSYNC_ALWAYS;
@@ -495,6 +497,11 @@ static void set_mode(struct kv_aof *a, enum kv_fsync mode)
 	 * redis-server does, not handed to a kernel worker that wakes the
 	 * shard when done (docs/BENCHMARKS.md) */
 	a->o.inline_sync_us = KV_AOF_INLINE_SYNC_US;
+	/* always: the file's size changes once a megabyte, not with every
+	 * batch, so that a batch's fdatasync writes its data alone (ext4
+	 * here: 0.18 against 0.27 ms); the padding reads as comments */
+	a->o.extend_ahead = KV_AOF_EXTEND_AHEAD;
+	a->o.pad_byte = KV_AOF_PAD;
 }
 
 /* The shard's file state, no file open yet. */

@@ -9,10 +9,13 @@
  * gather_us, a batch not owed a sync waits that long for more first. A
  * segment that a batch would overflow is replaced first: the old one is
  * synced and closed, the new one preallocated and its name made durable
- * (fsync of the directory) before the batch is written into it. */
+ * (fsync of the directory) before the batch is written into it. A raw
+ * file owed syncs is extended ahead instead (extend_ahead): a batch
+ * passing its end carries the padding in its write. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,11 +46,13 @@ struct pc_journal {
 	struct pc_file *dirf;     /* the directory, for fsync after a rotation */
 	struct pc_file *seg;      /* the segment being appended to */
 	uint64_t seg_off;         /* where the next batch goes in it */
+	uint64_t file_end;        /* a raw file's size, its padding included */
 	uint64_t next_lsn;
 	/* The batch being filled, and the one on its way (out: its bytes
 	 * written so far in out_done). */
 	unsigned char *fill, *out;
 	size_t fill_len, fill_cap, out_len, out_cap, out_done;
+	size_t out_pad;           /* padding written after out (extend_ahead) */
 	struct jrn_list fill_w, out_w;
 	struct jrn_list unsynced; /* interval mode: written, not yet synced */
 	bool busy;                /* a batch or a sync is on its way */
@@ -154,7 +159,7 @@ static void fail(struct pc_journal *j, int err)
 	if (!j->err)
 		j->err = err;
 	j->busy = false;
-	j->fill_len = j->out_len = 0;
+	j->fill_len = j->out_len = j->out_pad = 0;
 	confirm(&j->out_w, j->err);
 	confirm(&j->unsynced, j->err);
 	confirm(&j->fill_w, j->err);
@@ -163,7 +168,7 @@ static void fail(struct pc_journal *j, int err)
 static void batch_done(struct pc_journal *j)
 {
 	j->busy = false;
-	j->out_len = 0;
+	j->out_len = j->out_pad = 0;
 	schedule(j);
 }
 
@@ -215,12 +220,17 @@ static void on_written(struct pc_file *f, ssize_t res, void *arg)
 	int rc = 0;
 
 	(void)f;
-	if (res <= 0)
+	if (res <= 0 && j->out_done >= j->out_len)
+		j->out_pad = j->out_done - j->out_len; /* no room for the rest */
+	else if (res <= 0)
 		return fail(j, res < 0 ? (int)res : -EIO);
-	j->out_done += (size_t)res;
-	if (j->out_done < j->out_len)
+	else
+		j->out_done += (size_t)res;
+	if (j->out_done < j->out_len + j->out_pad)
 		return write_more(j);
 	j->seg_off += j->out_len;
+	if (j->seg_off + j->out_pad > j->file_end)
+		j->file_end = j->seg_off + j->out_pad;
 	switch (owes_sync(j, &j->out_w) ? PC_JOURNAL_SYNC_ALWAYS : j->o.sync) {
 	case PC_JOURNAL_SYNC_ALWAYS:
 		rc = sync_out(j);
@@ -242,7 +252,7 @@ static void on_written(struct pc_file *f, ssize_t res, void *arg)
 static void write_more(struct pc_journal *j)
 {
 	const unsigned char *p = j->out + j->out_done;
-	size_t len = j->out_len - j->out_done;
+	size_t len = j->out_len + j->out_pad - j->out_done;
 	uint64_t off = j->seg_off + j->out_done;
 	int rc;
 
@@ -319,6 +329,32 @@ static void rotate(struct pc_journal *j)
 
 /* ---- batches ----------------------------------------------------------- */
 
+/* Whether the batch out passes a raw file's end while owed a sync, so
+ * that its write extends the file (extend_ahead). */
+static bool extends(const struct pc_journal *j)
+{
+	return j->raw && j->o.extend_ahead && j->seg_off + j->out_len > j->file_end &&
+	       (j->o.sync == PC_JOURNAL_SYNC_ALWAYS || owes_sync(j, &j->out_w));
+}
+
+/* The padding after the batch out, in its buffer. */
+static int pad_out(struct pc_journal *j)
+{
+	size_t pad = j->o.extend_ahead, need = j->out_len + pad;
+
+	if (need > j->out_cap) {
+		unsigned char *n = realloc(j->out, need);
+
+		if (!n)
+			return -ENOMEM;
+		j->out = n;
+		j->out_cap = need;
+	}
+	memset(j->out + j->out_len, j->o.pad_byte, pad);
+	j->out_pad = pad;
+	return 0;
+}
+
 static void interval_sync(struct pc_journal *j)
 {
 	struct jrn_list t = j->out_w;
@@ -365,9 +401,10 @@ static void flush_task(void *arg)
 	j->out_done = 0;
 	j->busy = true;
 	if (!j->raw && j->seg_off && j->seg_off + j->out_len > j->o.segment_size)
-		rotate(j);
-	else
-		write_more(j);
+		return rotate(j);
+	if (extends(j) && pad_out(j))
+		return fail(j, -ENOMEM);
+	write_more(j);
 }
 
 static void on_tick(struct pc_wheel *w, struct pc_timer *t)
@@ -593,8 +630,19 @@ int pc_journal_open_file(struct pc_journal **out, const char *path, const struct
 	if (!rc && fsync(pc_file_fd(j->dirf)))
 		rc = -errno;
 	if (!rc)
-		j->seg_off = (uint64_t)st.st_size;
+		j->seg_off = j->file_end = (uint64_t)st.st_size;
 	return journal_ready(out, j, rc);
+}
+
+/* A raw file's padding cut off (it is only padding if the cut fails). */
+static int cut_padding(struct pc_journal *j)
+{
+	if (!j->raw || !j->seg || j->file_end <= j->seg_off)
+		return 0;
+	if (ftruncate(pc_file_fd(j->seg), (off_t)j->seg_off))
+		return -errno;
+	j->file_end = j->seg_off;
+	return 0;
 }
 
 int pc_journal_close(struct pc_journal *j)
@@ -605,6 +653,7 @@ int pc_journal_close(struct pc_journal *j)
 		return -EPERM;
 	if (j->busy || j->flush_queued || j->fill_w.n || j->unsynced.n)
 		return -EBUSY;
+	cut_padding(j);
 	journal_free(j);
 	return 0;
 }
@@ -650,6 +699,8 @@ int pc_journal_close_final(struct pc_journal *j)
 		rc = write_at(fd, j->fill, j->fill_len, j->seg_off);
 		j->seg_off += rc ? 0 : j->fill_len;
 	}
+	if (!rc && !j->err)
+		rc = cut_padding(j);
 	if (!rc && !j->err && fd >= 0 &&
 	    (j->o.sync != PC_JOURNAL_SYNC_NEVER || owes_sync(j, &j->fill_w)) && fdatasync(fd))
 		rc = -errno;
