@@ -35,23 +35,6 @@
 
 #define REC 128
 
-static void scratch(char *out, size_t len, const char *what)
-{
-	const char *dir = getenv("PC_BENCH_DIR");
-
-	snprintf(out, len, "%s/percore-%s-bench.%d", dir ? dir : "/var/tmp", what, (int)getpid());
-}
-
-static void remove_tree(const char *p)
-{
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
-	if (system(cmd)) {
-		/* left behind: the next repetition's open starts after it */
-	}
-}
-
 /* ---- ours ------------------------------------------------------------------ */
 
 struct jb {
@@ -108,7 +91,7 @@ static void start_job(void *arg)
 
 	x->b = b;
 	x->issued = x->done = 0;
-	remove_tree(x->dir);
+	rtb_remove_tree(x->dir);
 	pc_journal_opts_init(&o);
 	if (pc_journal_open(&x->j, x->dir, &o))
 		abort();
@@ -125,7 +108,7 @@ static int ours_setup(struct pc_bench_state *st)
 	if (!x)
 		return -ENOMEM;
 	x->writers = (unsigned)st->bench->arg;
-	scratch(x->dir, sizeof(x->dir), "journal");
+	rtb_scratch_path(x->dir, sizeof(x->dir), "journal");
 	rc = rtb_setup(st, 1, PC_IDLE_ADAPTIVE, 0, x);
 	if (rc)
 		free(x);
@@ -144,7 +127,7 @@ static void ours_teardown(struct pc_bench_state *st)
 	struct jb *x = b->user;
 
 	rtb_teardown(st);
-	remove_tree(x->dir);
+	rtb_remove_tree(x->dir);
 	free(x);
 }
 
@@ -174,7 +157,7 @@ static void peer_run(struct pc_bench_state *st)
 	char path[520];
 	uint64_t t0;
 
-	scratch(path, sizeof(path), "fdatasync");
+	rtb_scratch_path(path, sizeof(path), "fdatasync");
 	p.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
 	if (p.fd < 0)
 		return pc_bench_fail(st, "cannot create the peer's file");
@@ -236,8 +219,8 @@ static void rocks_run(struct pc_bench_state *st)
 	char dir[520], *err = NULL;
 	uint64_t t0;
 
-	scratch(dir, sizeof(dir), "rocksdb");
-	remove_tree(dir);
+	rtb_scratch_path(dir, sizeof(dir), "rocksdb");
+	rtb_remove_tree(dir);
 	rocksdb_options_set_create_if_missing(o, 1);
 	r.db = rocksdb_open(o, dir, &err);
 	rocksdb_options_destroy(o);
@@ -261,7 +244,7 @@ static void rocks_run(struct pc_bench_state *st)
 	st->bytes = st->items * REC;
 	rocksdb_writeoptions_destroy(r.wo);
 	rocksdb_close(r.db);
-	remove_tree(dir);
+	rtb_remove_tree(dir);
 	if (r.failed)
 		pc_bench_fail(st, "a RocksDB put failed");
 }

@@ -4,6 +4,8 @@
  *   KV/{SET,GET,INCR,MSET10}/P{1,16}          Peer/redis/{...}/P{1,16}
  *   KV/.../keys:random                        Peer/redis/.../keys:random
  *   KV/.../keys:random/cpus:all               Peer/redis/.../keys:random/cpus:all
+ *   KV/SET/P{1,16}/keys:random/appendfsync:{always,everysec}
+ *                                             Peer/redis/SET/... (the same)
  *   KV/Memory/1M                              Peer/redis/Memory/1M
  *   KV/{PING_MBULK,LPUSH,...,LRANGE_600}/P{1,16}/keys:random[/cpus:all]
  *                                             Peer/redis/{...} (BENCH=full)
@@ -13,7 +15,9 @@
  * --shards 1`, and redis-benchmark without -r, so every request names one
  * key. keys:random: -r KEYSPACE, keys spread
  * as a real key set's. Both run each server in a process of its own,
- * started in setup() with no persistence, pinned (every thread of it, a
+ * started in setup() with no persistence (but the appendfsync rows':
+ * append-only files in a fresh directory on a disk, PC_BENCH_DIR or
+ * /var/tmp, synced as the row names), pinned (every thread of it, a
  * kv's log writer and stall watchdog as much as a redis-server's
  * background threads) to the first CPU this process may use and
  * redis-benchmark to the next (unpinned where there is only one); the
@@ -36,7 +40,8 @@
  * redis-server), keyspace (-r, 0 without), pinned (1 when server and
  * client run on CPUs of their own) and server_threads_unpinned (threads
  * of a pinned server that may run outside its CPUs, read from the
- * kernel: 0 when the pinning holds). A run that failed fails its
+ * kernel: 0 when the pinning holds); appendfsync rows, aof_bytes, the
+ * bytes of the server's files after the run. A run that failed fails its
  * repetition (pc_bench_fail).
  * GET reads a key SET before the run (redis-benchmark's key, 3 bytes,
  * as its SET writes); MSET10 is redis-benchmark's "MSET (10 keys)". A
@@ -75,6 +80,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -85,6 +91,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +114,8 @@ enum server_kind { SRV_KV, SRV_REDIS };
  * shards. */
 #define ROW_RANDOM 0x10         /* -r KEYSPACE */
 #define ROW_ALL_CPUS 0x20       /* every usable CPU, kv's default shards */
+#define ROW_AOF_ALWAYS 0x40     /* --appendonly yes --appendfsync always */
+#define ROW_AOF_EVERYSEC 0x80   /* the same, everysec */
 #define ROW_KIND(arg2) ((enum server_kind)((arg2) & 0xf))
 #define ROW_SHARDS(arg2) ((unsigned)((arg2) >> 8))
 
@@ -121,6 +130,8 @@ struct kv_ctx {
 	bool pinned;                  /* false: both unpinned */
 	unsigned client_cpus;
 	unsigned server_shards;       /* what the server runs: 1 for redis */
+	const char *appendfsync;      /* append-only files synced so; NULL: none */
+	char dir[520];                /* where they go */
 };
 
 /* The CPUs this process may use, in order: how many, into cpus. */
@@ -275,9 +286,24 @@ static void server_stop(struct kv_ctx *c)
 
 static unsigned server_shards(const struct kv_ctx *c);
 
+/* Appends to argv (k words so far) the server's append-only settings
+ * and the NULL; returns argv. */
+static char **with_aof(char **argv, unsigned k, struct kv_ctx *c)
+{
+	if (c->appendfsync) {
+		argv[k++] = "--appendonly", argv[k++] = "yes";
+		argv[k++] = "--appendfsync", argv[k++] = (char *)c->appendfsync;
+		argv[k++] = "--dir", argv[k++] = c->dir;
+	} else if (c->kind == SRV_REDIS) {
+		argv[k++] = "--appendonly", argv[k++] = "no";
+	}
+	argv[k] = NULL;
+	return argv;
+}
+
 static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 {
-	char port[8], cpus[1024], shards[12];
+	char port[8], cpus[1024], shards[12], *args[24];
 
 	c->port = free_port();
 	/* Both servers start inside the server's CPUs, so every thread they
@@ -293,17 +319,20 @@ static int server_start(struct pc_bench_state *st, struct kv_ctx *c)
 		 * clients), placed by auto: the hop between shards cannot hide */
 		snprintf(shards, sizeof(shards), "%u", server_shards(c));
 		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", shards,
-				 "--policy", "auto", "--max-clients", "0", "--save", "", NULL };
-		c->pid = spawn(argv, where, -1);
+				 "--policy", "auto", "--max-clients", "0", "--save", "" };
+		memcpy(args, argv, sizeof(argv));
+		c->pid = spawn(with_aof(args, 12, c), where, -1);
 	} else if (c->kind == SRV_KV) {
 		/* an oversubscribed machine (one CPU) runs the shard unpinned */
 		char *argv[] = { "/proc/self/exe", "kv", "--port", port, "--shards", shards, "--policy",
-				 c->pinned ? cpus : "off", "--max-clients", "0", "--save", "", NULL };
-		c->pid = spawn(argv, where, -1);
+				 c->pinned ? cpus : "off", "--max-clients", "0", "--save", "" };
+		memcpy(args, argv, sizeof(argv));
+		c->pid = spawn(with_aof(args, 12, c), where, -1);
 	} else {
 		char *argv[] = { "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-				 "--appendonly", "no", "--daemonize", "no", NULL };
-		c->pid = spawn(argv, where, -1);
+				 "--daemonize", "no" };
+		memcpy(args, argv, sizeof(argv));
+		c->pid = spawn(with_aof(args, 9, c), where, -1);
 	}
 	bool up = c->pid > 0 && !wait_ready(c->port);
 
@@ -417,9 +446,23 @@ static int kv_setup(struct pc_bench_state *st)
 	c->shards = ROW_SHARDS(st->bench->arg2);
 	c->random = c->shards || (st->bench->arg2 & ROW_RANDOM);
 	c->all_cpus = st->bench->arg2 & ROW_ALL_CPUS;
+	if (st->bench->arg2 & (ROW_AOF_ALWAYS | ROW_AOF_EVERYSEC)) {
+		/* a fresh directory on a disk: what each sync costs is the row */
+		c->appendfsync = st->bench->arg2 & ROW_AOF_ALWAYS ? "always" : "everysec";
+		rtb_scratch_path(c->dir, sizeof(c->dir), "kv-aof");
+		rtb_remove_tree(c->dir);
+		if (mkdir(c->dir, 0755)) {
+			fprintf(stderr, "%s: cannot make %s: %s\n", st->bench->name, c->dir,
+				strerror(errno));
+			free(c);
+			return -ENOTSUP;
+		}
+	}
 	pick_cpus(c, c->shards ? c->shards : 1);
 	c->server_shards = server_shards(c);
 	if (server_start(st, c)) {
+		if (c->appendfsync)
+			rtb_remove_tree(c->dir);
 		free(c);
 		return -ENOTSUP;
 	}
@@ -434,8 +477,12 @@ static int kv_setup(struct pc_bench_state *st)
 
 static void kv_teardown(struct pc_bench_state *st)
 {
-	server_stop(st->ctx);
-	free(st->ctx);
+	struct kv_ctx *c = st->ctx;
+
+	server_stop(c);
+	if (c->appendfsync)
+		rtb_remove_tree(c->dir);
+	free(c);
 	st->ctx = NULL;
 }
 
@@ -602,6 +649,26 @@ static int bench_once(const struct kv_ctx *c, intptr_t row, struct run_result *r
 	return rc;
 }
 
+static uint64_t tree_bytes_sum;
+
+static int add_file_bytes(const char *path, const struct stat *sb, int type, struct FTW *f)
+{
+	(void)path;
+	(void)f;
+	if (type == FTW_F)
+		tree_bytes_sum += (uint64_t)sb->st_size;
+	return 0;
+}
+
+/* The bytes of the files under dir (what a row's append-only files hold:
+ * the proof that the server kept them). */
+static uint64_t tree_bytes(const char *dir)
+{
+	tree_bytes_sum = 0;
+	nftw(dir, add_file_bytes, 16, FTW_PHYS);
+	return tree_bytes_sum;
+}
+
 static void kv_run(struct pc_bench_state *st)
 {
 	const struct kv_ctx *c = st->ctx;
@@ -639,6 +706,8 @@ static void kv_run(struct pc_bench_state *st)
 	pc_bench_counter(st, "shards", c->server_shards);
 	pc_bench_counter(st, "keyspace", c->random ? KEYSPACE : 0);
 	pc_bench_counter(st, "pinned", c->pinned);
+	if (c->appendfsync)
+		pc_bench_counter(st, "aof_bytes", (double)tree_bytes(c->dir));
 	/* what the machine says rather than what was asked: threads of the
 	 * server free to leave its CPUs (0 when every one is held there) */
 	pc_bench_counter(st, "server_threads_unpinned",
@@ -962,6 +1031,44 @@ __attribute__((constructor)) static void register_random(void)
 				b->arg = (intptr_t)row;
 				b->arg2 = servers[v].kind | configs[k].flags;
 				b->label = configs[k].label;
+				b->setup = kv_setup;
+				b->run = kv_run;
+				b->teardown = kv_teardown;
+				pc_bench_register(b);
+			}
+}
+
+/* ---- append-only files ----------------------------------------------------- */
+
+/* SET at depth 1 and 16 over random keys on one shard, both servers with
+ * append-only files (a fresh directory per server on PC_BENCH_DIR or
+ * /var/tmp) synced always and everysec: what keeping data costs each. */
+__attribute__((constructor)) static void register_aof(void)
+{
+	static const struct {
+		const char *tag;
+		intptr_t flags;
+	} modes[] = { { "always", ROW_AOF_ALWAYS }, { "everysec", ROW_AOF_EVERYSEC } };
+	static const unsigned set_runs[] = { 0, 4 }; /* SET at depth 1 and 16 */
+	static const struct {
+		const char *prefix;
+		enum server_kind kind;
+	} servers[] = { { "KV", SRV_KV }, { "Peer/redis", SRV_REDIS } };
+
+	for (unsigned m = 0; m < 2; m++)
+		for (unsigned r = 0; r < 2; r++)
+			for (unsigned v = 0; v < 2; v++) {
+				struct pc_bench *b = calloc(1, sizeof(*b));
+				unsigned row = set_runs[r];
+
+				if (!b)
+					continue;
+				b->name = rtb_name("%s/SET/P%d/keys:random/appendfsync:%s",
+						   servers[v].prefix, runs[row].depth, modes[m].tag);
+				b->flags = PC_BENCH_MANUAL_TIME;
+				b->arg = (intptr_t)row;
+				b->arg2 = servers[v].kind | ROW_RANDOM | modes[m].flags;
+				b->label = "append-only files on a disk (PC_BENCH_DIR or /var/tmp)";
 				b->setup = kv_setup;
 				b->run = kv_run;
 				b->teardown = kv_teardown;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "percore/clock.h"
 #include "percore/shard.h"
@@ -112,4 +113,21 @@ const char *rtb_name(const char *fmt, ...)
 	va_end(ap);
 	s = strdup(buf);
 	return s ? s : "(out of memory)";
+}
+
+void rtb_scratch_path(char *out, size_t len, const char *what)
+{
+	const char *dir = getenv("PC_BENCH_DIR");
+
+	snprintf(out, len, "%s/percore-%s-bench.%d", dir ? dir : "/var/tmp", what, (int)getpid());
+}
+
+void rtb_remove_tree(const char *path)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	if (system(cmd)) {
+		/* left behind: see the header */
+	}
 }

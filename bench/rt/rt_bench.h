@@ -54,4 +54,12 @@ unsigned rtb_usable_cpus(void);
 /* A name kept for the life of the process (for generated benchmarks). */
 const char *rtb_name(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A path for this process's scratch files of kind `what`, on a disk
+ * (PC_BENCH_DIR, else /var/tmp: /tmp may be memory). */
+void rtb_scratch_path(char *out, size_t len, const char *what);
+
+/* Removes path and everything under it (what is left stays: the next
+ * user of the path starts after it). */
+void rtb_remove_tree(const char *path);
+
 #endif

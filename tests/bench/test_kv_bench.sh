@@ -48,7 +48,7 @@ scale=
 # CPU, each beside redis-server under the same options; twice, so a row
 # is more than one run.
 rows='GET/P1|GET/P16/keys:random|GET/P1/keys:random/cpus:all|LPOP/P1/keys:random'
-rows+='|LRANGE_100/P16/keys:random'
+rows+='|LRANGE_100/P16/keys:random|SET/P1/keys:random/appendfsync:always'
 "$pc" bench --full --filter "^((KV|Peer/redis)/($rows)$scale)\$" --repetitions 2 \
   --min-time 0.001 --quiet --out "$tmp/out.json" >/dev/null 2>"$tmp/err" \
   || { echo "FAIL: percore bench exited $?"; cat "$tmp/err"; exit 1; }
@@ -72,6 +72,7 @@ for srv in ("KV", "Peer/redis"):
     want[f"{srv}/GET/P1/keys:random/cpus:all"] = (cpus if srv == "KV" else 1, 100000, 0)
     want[f"{srv}/LPOP/P1/keys:random"] = (1, 100000, pinned)
     want[f"{srv}/LRANGE_100/P16/keys:random"] = (1, 100000, pinned)
+    want[f"{srv}/SET/P1/keys:random/appendfsync:always"] = (1, 100000, pinned)
 if sys.argv[3]:
     for t in ("SET", "GET"):
         want[f"KV/{t}/P16/shards:1"] = (1, 100000, 1)
@@ -96,6 +97,10 @@ for n, (shards, keyspace, pin) in want.items():
         elif abs(r["items_per_second"] / r["rps"] - 1) > 0.01:
             fail.append(f"{n}: items/s {r['items_per_second']} is not redis-benchmark's "
                         f"rps {r['rps']}")
+        # the appendfsync rows' servers kept files, the others none
+        aof = r.get("aof_bytes")
+        if ("appendfsync" in n) != (aof is not None) or (aof is not None and aof <= 0):
+            fail.append(f"{n}: aof_bytes {aof}")
     if n in rows and len(rows[n]) != 2:
         fail.append(f"{n}: {len(rows[n])} repetitions, not 2")
 report = open(sys.argv[2]).read()
