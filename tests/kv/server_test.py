@@ -13,6 +13,7 @@ against many partial requests. Every server must exit cleanly (a
 sanitizer's report fails the test).
 
 usage: server_test.py PERCORE [TEST...]"""
+import atexit
 import os
 import random
 import re
@@ -43,6 +44,19 @@ def listening_port(p):
     return int(re.search(rb":(\d+) \(", line).group(1))
 
 
+# Every server started, so that one a failed check left running goes
+# when the test process ends rather than outliving it.
+_started = []
+
+
+@atexit.register
+def _kill_left():
+    for p in _started:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 class Server:
     """One `percore kv` on a port the kernel picks, two shards."""
 
@@ -50,6 +64,7 @@ class Server:
         cmd = [PERCORE, "kv", "--port", "0", "--shards", "2", "--oversubscribe",
                "--policy", "off", "--save", "", *os.environ.get("PC_KV_ARGS", "").split(), *extra]
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        _started.append(self.p)
         self.err = b""
         self.log = b""  # stderr lines totals() passed over
         self.port = listening_port(self.p)
