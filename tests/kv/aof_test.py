@@ -179,6 +179,20 @@ def logical_size(f):
     return len(open(f, "rb").read().rstrip(b"#"))
 
 
+def starts_cut(sub, logf, kept, at):
+    """A one-shard start on sub whose file's last record, k<kept+1>, is
+    torn: k<kept> stays, the torn one is gone, the cut at offset `at` is
+    logged, and after a stop the file ends there (no padding)."""
+    srv = start(sub, 1, "--log-file", logf)
+    c = Conn(srv.port)
+    check(c.call("GET", "k%d" % kept) == b"v%d" % kept and
+          c.call("GET", "k%d" % (kept + 1)) is None, "the torn record cut")
+    c.close()
+    srv.stop()
+    check("torn record: cut at offset %d" % at in open(logf).read(), "the cut is logged")
+    check(os.path.getsize(files(sub)[0]) == at, "file cut at the record, no padding")
+
+
 def t_padding(d):
     """appendfsync always pads the file's end with '#': the live file is
     valid to redis-check-aof and loads into redis-server; a kill -9 leaves
@@ -227,15 +241,7 @@ def t_padding(d):
     with open(f, "r+b") as fh:
         fh.seek(end - 6)
         fh.write(b"#" * 6)
-    logf = os.path.join(d, "log2")
-    srv = start(sub, 1, "--log-file", logf)
-    c = Conn(srv.port)
-    check(c.call("GET", "k49") == b"v49" and c.call("GET", "k50") is None, "the torn record cut")
-    c.close()
-    srv.stop()
-    check("torn record: cut at offset %d" % (end - len(last)) in open(logf).read(),
-          "the cut is logged")
-    check(os.path.getsize(f) == end - len(last), "a stop leaves no padding")
+    starts_cut(sub, os.path.join(d, "log2"), 49, end - len(last))
 
 
 def t_redis_loads(d):
@@ -320,15 +326,7 @@ def t_torn(d):
         os.truncate(f, keep)
         err = start_fails(sub, 1, "--aof-load-truncated", "no")
         check("torn" in err and "redis-check-aof --fix" in err and f in err, "refusal: " + err)
-        logf = os.path.join(d, "log%d" % cut)
-        srv = start(sub, 1, "--log-file", logf)
-        c = Conn(srv.port)
-        check(c.call("GET", "k48") == b"v48" and c.call("GET", "k49") is None, "torn tail cut")
-        c.close()
-        srv.stop()
-        check("torn record: cut at offset %d" % (size - len(last)) in open(logf).read(),
-              "the cut is logged")
-        check(os.path.getsize(f) == size - len(last), "file cut at the record")
+        starts_cut(sub, os.path.join(d, "log%d" % cut), 48, size - len(last))
 
 
 def t_corrupt(d):
