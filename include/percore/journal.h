@@ -164,12 +164,12 @@ PC_API int pc_journal_close(struct pc_journal *j);
 /* Close the journal at the end of its shard's life, when the shard's
  * loop no longer runs (its stop hook): a batch on its way is waited for
  * (polling the shard's reactor, up to 10 s), then the records not yet
- * written are written, blocking, the padding cut off, synced unless the
- * mode is never, and
- * confirmed (their callbacks run inside this call), and the journal is
- * freed. Returns 0, the journal's final error, or a system call's -errno
- * (the records then got it); -EBUSY, nothing closed, when the batch on
- * its way never landed. NULL returns 0. */
+ * written are written, blocking, the padding cut off, the file synced
+ * unless the mode is never, the records confirmed (their callbacks run
+ * inside this call), and the journal freed. Returns 0, the journal's
+ * final error, or a system call's -errno (the records then got it);
+ * -EBUSY, nothing closed, when the batch on its way never landed. NULL
+ * returns 0. */
 PC_API int pc_journal_close_final(struct pc_journal *j);
 
 /* Start reading the journal in dir from its first record. Returns 0 and
