@@ -200,10 +200,7 @@ def t_padding(d):
     of it; a stop leaves none."""
     sub = os.path.join(d, "pad")
     os.mkdir(sub)
-    srv = start(sub, 1, "--appendfsync", "always")
-    c = Conn(srv.port)
-    for i in range(50):
-        c.call("SET", "k%d" % i, "v%d" % i)
+    srv, c = filled(sub, 1)
     want = snapshot(c)
     f = files(sub)[0]
     data = open(f, "rb").read()
@@ -294,11 +291,18 @@ def redis_snapshot(rdir):
     return got, log
 
 
-def fill(d, shards, n=50):
+def filled(d, shards, n=50):
+    """A server with appendfsync always on d, keys k0.. v0.. SET: the
+    server and a connection to it."""
     srv = start(d, shards, "--appendfsync", "always")
     c = Conn(srv.port)
     for i in range(n):
         c.call("SET", "k%d" % i, "v%d" % i)
+    return srv, c
+
+
+def fill(d, shards, n=50):
+    srv, c = filled(d, shards, n)
     c.close()
     srv.stop()
 
@@ -378,10 +382,7 @@ def t_partial_multi(d):
     the two parts' syncs) is recovered on neither; what came before stays."""
     sub = os.path.join(d, "partial")
     os.mkdir(sub)
-    srv = start(sub, 2, "--appendfsync", "always")
-    c = Conn(srv.port)
-    for i in range(20):
-        c.call("SET", "k%d" % i, "v%d" % i)
+    srv, c = filled(sub, 2, 20)
     keys = ["m%d" % i for i in range(16)]
     c.call("MSET", *[x for k in keys for x in (k, "new")])
     c.call("DEL", "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7")
