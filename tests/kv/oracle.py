@@ -1756,7 +1756,7 @@ def more_strings(now):
 def kv_test_args():
     """Arguments every `percore kv` a test starts gets beside its own:
     PC_KV_ARGS (split at spaces), which runs a suite again on another
-    configuration (`--backend uring`)."""
+    configuration (`--backend epoll`)."""
     return os.environ.get("PC_KV_ARGS", "").split()
 
 

@@ -33,14 +33,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle import enc  # noqa: E402  (a multibulk request)
 
 
-def listening_port(p):
-    """The port of the `percore kv` p once its stderr says it listens."""
+def listening_port(p, lines=None):
+    """The port of the `percore kv` p once its stderr says it listens; the
+    lines before that are appended to `lines` when given."""
     line = b""
     deadline = time.monotonic() + 60
     while b"listening on" not in line:
         line = p.stderr.readline()
         if not line or time.monotonic() > deadline:
             raise RuntimeError("server did not start: %r" % line)
+        if lines is not None:
+            lines.append(line)
     return int(re.search(rb":(\d+) \(", line).group(1))
 
 
@@ -67,7 +70,8 @@ class Server:
         _started.append(self.p)
         self.err = b""
         self.log = b""  # stderr lines totals() passed over
-        self.port = listening_port(self.p)
+        self.start_log = []  # stderr lines up to the listening one
+        self.port = listening_port(self.p, self.start_log)
 
     def totals(self):
         """The server's totals, from SIGUSR1 (name value lines on stderr)."""
@@ -1059,6 +1063,21 @@ def t_redis_cli(srv):
     c.close()
 
 
+def t_backend(srv):
+    """INFO server names the backend the shards run: io_uring unless
+    --backend epoll asked for the other or the kernel refused io_uring,
+    which the start's log says."""
+    args = os.environ.get("PC_KV_ARGS", "").split()
+    want = b"epoll" if "epoll" in args else b"io_uring"
+    if any(b"io_uring unavailable" in line for line in srv.start_log):
+        want = b"epoll"
+    c = Conn(srv.port)
+    info = c.call("INFO", "server")
+    c.close()
+    got = re.search(rb"multiplexing_api:(\S+)", info)
+    check(got and got.group(1) == want, "multiplexing_api %r, expected %r" % (got and got.group(1), want))
+
+
 def t_redis_py(srv):
     """The redis Python package: commands, a pipeline of thousands, SCAN."""
     try:
@@ -1138,6 +1157,7 @@ TESTS = [
     ("sizes", ("--maxmemory", "50M", "--proto-max-bulk-len", "2Mb", "--client-output-limit",
                "3KB", "--max-input-bytes", "16777216"), t_sizes),
     ("redis_cli", (), t_redis_cli),
+    ("backend", (), t_backend),
     ("redis_py", (), t_redis_py),
 ]
 

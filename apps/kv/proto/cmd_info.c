@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "keyhash.h"
+#include "percore/reactor.h"
+#include "percore/shard.h"
 #include "persist.h"
 
 #define S_SERVER   0x01u
@@ -68,6 +70,8 @@ static void server_section(struct info *in)
 {
 	struct utsname u;
 	char id[41];
+	struct pc_reactor *r = pc_shard_reactor(); /* NULL off a shard */
+	const char *api = r ? pc_backend_name(pc_reactor_backend(r)) : "epoll";
 	int64_t up = in->tot.start_time && in->now > in->tot.start_time ?
 		     (in->now - in->tot.start_time) / 1000 : 0;
 
@@ -77,10 +81,10 @@ static void server_section(struct info *in)
 	header(in, "Server");
 	kv_text_printf(&in->t,
 		       "redis_version:%s\r\nredis_mode:standalone\r\nos:%s %s %s\r\narch_bits:%d\r\n"
-		       "multiplexing_api:epoll\r\nprocess_id:%ld\r\nrun_id:%s\r\ntcp_port:%u\r\n"
+		       "multiplexing_api:%s\r\nprocess_id:%ld\r\nrun_id:%s\r\ntcp_port:%u\r\n"
 		       "server_time_usec:%lld\r\n",
 		       KV_REDIS_VERSION, u.sysname, u.release, u.machine, (int)(8 * sizeof(void *)),
-		       (long)getpid(), id, in->cfg->port, (long long)in->now * 1000);
+		       api, (long)getpid(), id, in->cfg->port, (long long)in->now * 1000);
 	if (in->counted)
 		kv_text_printf(&in->t, "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n",
 			       (long long)up, (long long)up / 86400);

@@ -23,16 +23,20 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	o->net.host = "127.0.0.1";
 	o->net.port = KV_SERVER_PORT;
 	o->net.max_input_bytes = KV_SERVER_MAX_INPUT;
-	/* Wait in epoll_wait when nothing is left, as Redis does, rather than
+	/* Wait in the kernel when nothing is left, as Redis does, rather than
 	 * poll for a while: polling asks the kernel once per empty turn (0.8
 	 * epoll calls a request more under redis-benchmark at depth 1, 2.8
 	 * system calls a request against Redis's 2.0) and keeps the core busy
 	 * for other processes that could run there. */
 	o->net.engine.idle = PC_IDLE_SLEEP;
-	/* The backend stays the engine's default, epoll: io_uring took less
-	 * CPU per request on one shard (0.75-0.85x redis-server's at depth 1
-	 * against epoll's 0.59-0.99x) but 1.3x epoll's per pub/sub delivery
-	 * across two shards (docs/BENCHMARKS.md, "percore kv's backend"). */
+	/* io_uring: a request's receive and the wait cost no system call of
+	 * their own (multishot receive), which took 0.83-1.00x epoll's CPU per
+	 * request on one shard at depth 1 and 0.72-1.0x at depth 16 (large
+	 * replies 1.04-1.08x), the same on two shards, and 1.1x per pub/sub
+	 * delivery across two, still below redis-server's (docs/BENCHMARKS.md,
+	 * "percore kv's backend"). The engine falls back to epoll, logged,
+	 * where the kernel refuses io_uring. */
+	o->net.engine.backend = PC_BACKEND_URING;
 	kv_config_init(&o->cfg);
 	kv_config_save_parse(&o->cfg, KV_SAVE_DEFAULT, strlen(KV_SAVE_DEFAULT));
 }
