@@ -30,12 +30,12 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * for other processes that could run there. */
 	o->net.engine.idle = PC_IDLE_SLEEP;
 	/* io_uring: a request's receive and the wait cost no system call of
-	 * their own (multishot receive), which took 0.83-1.00x epoll's CPU per
-	 * request on one shard at depth 1 and 0.72-1.0x at depth 16 (large
-	 * replies 1.04-1.08x), the same on two shards, and 1.1x per pub/sub
-	 * delivery across two, still below redis-server's (docs/BENCHMARKS.md,
-	 * "percore kv's backend"). The engine falls back to epoll, logged,
-	 * where the kernel refuses io_uring. */
+	 * their own (multishot receive). On one shard it took a median 0.94x
+	 * epoll's CPU per request over redis-benchmark's rows at depth 1 and
+	 * 0.98x at depth 16; on two about even (SET 1.07x, GET 0.96x), and
+	 * 1.0-1.3x per pub/sub delivery across them, still below
+	 * redis-server's (docs/BENCHMARKS.md, "percore kv's backend"). The
+	 * engine falls back to epoll, logged, where the kernel refuses it. */
 	o->net.engine.backend = PC_BACKEND_URING;
 	kv_config_init(&o->cfg);
 	kv_config_save_parse(&o->cfg, KV_SAVE_DEFAULT, strlen(KV_SAVE_DEFAULT));
