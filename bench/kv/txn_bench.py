@@ -9,8 +9,8 @@ Prints per run and as medians: transactions/s, and the server's CPU time
 (user + system, every thread) per transaction.
 
 usage: txn_bench.py PERCORE KV_TXN_LOAD [REPS] [SECONDS]"""
+import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,9 +31,15 @@ def run(load, port, pid, keys, seconds):
 
 
 def main():
-    percore, load = sys.argv[1], sys.argv[2]
-    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    seconds = sys.argv[4] if len(sys.argv) > 4 else "3"
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("percore", help="the percore binary")
+    ap.add_argument("load", help="the kv_txn_load binary")
+    ap.add_argument("reps", nargs="?", type=int, default=3,
+                    help="interleaved repetitions (default 3)")
+    ap.add_argument("seconds", nargs="?", default="3",
+                    help="seconds of load per repetition (default 3)")
+    a = ap.parse_args()
+    percore, load, reps, seconds = a.percore, a.load, a.reps, a.seconds
     kv = KvServer(percore, shards=2)
     redis, rport = start_redis("redis-server")
     try:
