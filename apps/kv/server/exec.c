@@ -60,6 +60,9 @@ struct kv_exec {
 	uint32_t pending;             /* answers awaited (+1 while sending) */
 	struct kv_job **jobs;         /* per queued command: its reply's job */
 	struct kv_job **looks;        /* per shard: its watched keys' lookup */
+	/* the server's shards, the length of looks[] and commits[]: read
+	 * when an orphan is freed, after the home shard's memory is gone */
+	unsigned nshards;
 	/* the shards it writes on, whose records are kept until the commit
 	 * (appendonly; a bool per shard, and how many), and their commits */
 	bool *writes;
@@ -275,6 +278,7 @@ static int plan(struct kv_exec *x)
 	x->looks = calloc(n, sizeof(*x->looks));
 	x->writes = calloc(n, sizeof(*x->writes));
 	x->commits = calloc(n, sizeof(*x->commits));
+	x->nshards = n;
 	x->n = t->n;
 	x->jobs = calloc(t->n ? t->n : 1, sizeof(*x->jobs));
 	if (!x->order || !x->locks || !x->looks || !x->writes || !x->commits || !x->jobs)
@@ -296,9 +300,9 @@ void kv_exec_free(struct kv_exec *x)
 		kv_job_free(x->locks[i]);
 	for (uint32_t i = 0; x->jobs && i < x->n; i++)
 		kv_job_free(x->jobs[i]);
-	for (unsigned s = 0; x->looks && s < x->sh->n; s++)
+	for (unsigned s = 0; x->looks && s < x->nshards; s++)
 		kv_job_free(x->looks[s]);
-	for (unsigned s = 0; x->commits && s < x->sh->n; s++)
+	for (unsigned s = 0; x->commits && s < x->nshards; s++)
 		kv_job_free(x->commits[s]);
 	if (x->sub)
 		kv_multi_free(x->sub);
