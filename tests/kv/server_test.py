@@ -1075,7 +1075,8 @@ def t_backend(srv):
     info = c.call("INFO", "server")
     c.close()
     got = re.search(rb"multiplexing_api:(\S+)", info)
-    check(got and got.group(1) == want, "multiplexing_api %r, expected %r" % (got and got.group(1), want))
+    check(got and got.group(1) == want,
+          "multiplexing_api %r, expected %r" % (got and got.group(1), want))
 
 
 def t_redis_py(srv):
