@@ -33,7 +33,7 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * their own (multishot receive). On one shard it took a median 0.94x
 	 * epoll's CPU per request over redis-benchmark's rows at depth 1 and
 	 * 0.98x at depth 16; on two about even (SET 1.07x, GET 0.96x), and
-	 * 1.0-1.3x per pub/sub delivery across them, still below
+	 * 0.9-1.3x per pub/sub delivery across them, still below
 	 * redis-server's (docs/BENCHMARKS.md, "percore kv's backend"). The
 	 * engine falls back to epoll, logged, where the kernel refuses it. */
 	o->net.engine.backend = PC_BACKEND_URING;
