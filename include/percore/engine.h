@@ -47,6 +47,11 @@ enum pc_idle {
 	 * first, since the answer to a message is usually microseconds away
 	 * and a sleeping shard pays a wake-up for it */
 	PC_IDLE_MESH = 3,
+	/* sleep at the first empty turn, unless the shard awaits answers
+	 * from other shards (pc_shard_expect): then poll for poll_budget_us
+	 * first. Only the shard waiting for an answer polls, not the one
+	 * that received a message and has nothing more coming */
+	PC_IDLE_AWAIT = 4,
 };
 
 #define PC_ENGINE_MAX_SHARDS     1024

@@ -58,6 +58,11 @@ typedef void (*pc_shard_reply_fn)(void *ctx, intptr_t result);
 PC_API int pc_shard_id(void);
 /* Shards in this thread's engine, 0 when not a shard. */
 PC_API unsigned pc_shard_count(void);
+/* Counts the answers the calling shard awaits from other shards: +1 when
+ * it sends a request whose answer it will wait for, -1 when the answer
+ * arrives. The await idle policy polls instead of sleeping while the
+ * count is above zero. No effect outside a shard. */
+PC_API void pc_shard_expect(int delta);
 /* This shard's reactor (fds, timers, tasks), NULL when not a shard. */
 PC_API struct pc_reactor *pc_shard_reactor(void);
 /* This shard's engine, NULL when not a shard. */

@@ -121,8 +121,8 @@ check_completion() {
 		topo --policy|auto compact list off pcore spread
 		echo --backend|epoll uring
 		kv --backend|epoll uring
-		echo --idle-policy|adaptive mesh sleep spin
-		load --idle-policy|adaptive mesh sleep spin
+		echo --idle-policy|adaptive await mesh sleep spin
+		load --idle-policy|adaptive await mesh sleep spin
 		kv --idle-policy|adaptive mesh sleep spin
 		kv --maxmemory-policy|allkeys-lru noeviction
 	EOF

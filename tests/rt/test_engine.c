@@ -95,7 +95,7 @@ static void idle_names_round_trip(void **state)
 	enum pc_idle x;
 	(void)state;
 
-	for (int i = PC_IDLE_ADAPTIVE; i <= PC_IDLE_MESH; i++) {
+	for (int i = PC_IDLE_ADAPTIVE; i <= PC_IDLE_AWAIT; i++) {
 		assert_int_equal(pc_idle_parse(pc_idle_name((enum pc_idle)i), &x), 0);
 		assert_int_equal(x, i);
 	}
@@ -240,6 +240,49 @@ static void mesh_policy_polls_after_messages(void **state)
 	pc_engine_destroy(engine);
 }
 
+/* The await policy: a shard awaiting an answer (pc_shard_expect) polls
+ * instead of sleeping, within its budget; once nothing is awaited, it
+ * sleeps at the first empty turn, message or not. */
+static void expect_one(void *arg)
+{
+	pc_shard_expect(1);
+	note(arg);
+}
+
+static void expect_none(void *arg)
+{
+	(void)arg;
+	pc_shard_expect(-1);
+}
+
+static void await_policy_polls_while_answers_are_due(void **state)
+{
+	struct pc_engine_cfg c = base_cfg(2, PC_IDLE_AWAIT);
+	uint64_t t0;
+
+	(void)state;
+	c.poll_budget_us = MESH_BUDGET_NS / 1000;
+	atomic_store(&noted_at, 0);
+	start(&c);
+	wait_for(all_asleep, "both shards to sleep");
+	mesh_sleeps_before = sleeps_of(1);
+	assert_int_equal(pc_engine_submit(engine, 1, expect_one, NULL), 0);
+	wait_for(noted, "shard 1 to expect an answer");
+	usleep(100000);
+	/* awaiting, within its budget: polling, no sleep (checked only while
+	 * this thread got here well inside the budget) */
+	if (pc_elapsed(pc_now_ns(), atomic_load(&noted_at)) < MESH_BUDGET_NS / 2)
+		assert_int_equal(sleeps_of(1), mesh_sleeps_before);
+	t0 = pc_now_ns();
+	assert_int_equal(pc_engine_submit(engine, 1, expect_none, NULL), 0);
+	wait_for(slept_again, "shard 1 to sleep once nothing is awaited");
+	/* at once, not after the budget */
+	assert_true(pc_elapsed(pc_now_ns(), t0) < MESH_BUDGET_NS);
+	pc_engine_stop(engine);
+	finish();
+	pc_engine_destroy(engine);
+}
+
 /* Every message sends two more to the next shard: the rings stay full and
  * every shard stays busy until told to stop. */
 static void flood(void *arg)
@@ -265,7 +308,7 @@ static bool busy_enough(void)
 static void stop_while_busy(void **state)
 {
 	(void)state;
-	for (int idle = PC_IDLE_ADAPTIVE; idle <= PC_IDLE_MESH; idle++) {
+	for (int idle = PC_IDLE_ADAPTIVE; idle <= PC_IDLE_AWAIT; idle++) {
 		struct pc_engine_cfg c = base_cfg(4, (enum pc_idle)idle);
 
 		c.on_start = start_flood;
@@ -565,6 +608,7 @@ int main(void)
 		cmocka_unit_test(placement_pins_or_not),
 		cmocka_unit_test(stop_while_asleep),
 		cmocka_unit_test(mesh_policy_polls_after_messages),
+		cmocka_unit_test(await_policy_polls_while_answers_are_due),
 		cmocka_unit_test(stop_while_busy),
 		cmocka_unit_test(destroy_stops_and_joins),
 		cmocka_unit_test(stop_from_a_signal),

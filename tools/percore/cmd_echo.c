@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"  --oversubscribe     allow more shards than usable CPUs (they share CPUs)\n"
 		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
 		"                      list such as 0,2-3 (default auto; see percore topo)\n"
-		"  --idle-policy P     spin, adaptive (default), sleep, mesh\n"
+		"  --idle-policy P     spin, adaptive (default), sleep, mesh, await\n"
 		"  --backend B         epoll (default) or uring\n"
 		"  --raw               echo bytes without framing\n"
 		"  --idle-timeout S    close sessions silent for S seconds (default 60; 0: never)\n"

@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		"  --oversubscribe     allow more shards than usable CPUs (they share CPUs)\n"
 		"  --policy P          placement: auto, compact, spread, pcore, off, or a CPU\n"
 		"                      list (default auto; see percore topo)\n"
-		"  --idle-policy P     spin, adaptive (default), sleep, mesh\n"
+		"  --idle-policy P     spin, adaptive (default), sleep, mesh, await\n"
 		"  --seed N            seed of sizes and payloads (default 1)\n"
 		"  --json              print the results as JSON\n"
 		"  -h, --help          this text\n\n"

@@ -23,6 +23,7 @@ static const char *const idle_names[] = {
 	[PC_IDLE_SPIN] = "spin",
 	[PC_IDLE_SLEEP] = "sleep",
 	[PC_IDLE_MESH] = "mesh",
+	[PC_IDLE_AWAIT] = "await",
 };
 
 const char *pc_idle_name(enum pc_idle idle)
@@ -79,7 +80,7 @@ static int check_cfg(const struct pc_engine_cfg *c, char *err, size_t len)
 	if (c->ring_capacity && (!PC_IS_POW2(c->ring_capacity) || c->ring_capacity < 16 ||
 				 c->ring_capacity > 1u << 30))
 		return fail(err, len, -EINVAL, "ring capacity must be a power of two from 16 to 2^30");
-	if ((unsigned)c->idle > PC_IDLE_MESH)
+	if ((unsigned)c->idle > PC_IDLE_AWAIT)
 		return fail(err, len, -EINVAL, "unknown idle policy");
 	if (c->backend != PC_BACKEND_EPOLL && c->backend != PC_BACKEND_URING)
 		return fail(err, len, -EINVAL, "unknown reactor backend");
@@ -510,6 +511,12 @@ int pc_engine_submit(struct pc_engine *e, unsigned to, void (*fn)(void *), void 
 int pc_shard_id(void)
 {
 	return rt_self ? (int)rt_self->id : -1;
+}
+
+void pc_shard_expect(int delta)
+{
+	if (rt_self)
+		rt_self->awaiting += delta;
 }
 
 unsigned pc_shard_count(void)

@@ -5,7 +5,9 @@
  * adaptive  keep polling for the budget, then sleep;
  * sleep     sleep at once;
  * mesh      sleep at once, but poll like adaptive first when the shard
- *           sent or received mesh messages since it last looked.
+ *           sent or received mesh messages since it last looked;
+ * await     sleep at once, but poll like adaptive first while the shard
+ *           awaits answers (pc_shard_expect).
  *
  * Sleeping is announce-then-recheck (the argument: docs/ARCHITECTURE.md,
  * "No lost wake-up"):
@@ -136,6 +138,14 @@ static void poll_then_sleep(struct rt_shard *s, struct rt_idle *st, uint32_t k, 
 		idle_sleep(s, st);
 }
 
+/* The sleep policy's turn: sleep, timing the idle span from the first. */
+static void sleep_now(struct rt_shard *s, struct rt_idle *st)
+{
+	if (!st->t0)
+		idle_begin(s, st);
+	idle_sleep(s, st);
+}
+
 void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 {
 	struct pc_engine *e = s->e;
@@ -159,14 +169,17 @@ void rt_idle_step(struct rt_shard *s, struct rt_idle *st)
 			poll_then_sleep(s, st, k, mailed);
 			return;
 		}
-		if (!st->t0)
-			idle_begin(s, st);
-		idle_sleep(s, st);
+		sleep_now(s, st);
+		return;
+	case PC_IDLE_AWAIT:
+		if (s->awaiting > 0) {
+			poll_then_sleep(s, st, k, mailed);
+			return;
+		}
+		sleep_now(s, st);
 		return;
 	case PC_IDLE_SLEEP:
-		if (!st->t0)
-			idle_begin(s, st);
-		idle_sleep(s, st);
+		sleep_now(s, st);
 		return;
 	}
 }

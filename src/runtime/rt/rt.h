@@ -216,6 +216,7 @@ struct rt_shard {
 	unsigned ndirty;
 	unsigned nfrees;             /* owners with buffers to return */
 	bool mailed;                 /* posted a mail since the last empty turn */
+	int awaiting;                /* answers awaited (pc_shard_expect) */
 	bool woke;                   /* the last turn ended in the reactor's wait */
 	struct pc_arena *arena;      /* pc_shard_arena() */
 	struct pc_slab *slabs[RT_SLAB_CLASSES]; /* pc_shard_slab(), lazily */
