@@ -123,7 +123,7 @@ check_completion() {
 		kv --backend|epoll uring
 		echo --idle-policy|adaptive await mesh sleep spin
 		load --idle-policy|adaptive await mesh sleep spin
-		kv --idle-policy|adaptive mesh sleep spin
+		kv --idle-policy|adaptive await mesh sleep spin
 		kv --maxmemory-policy|allkeys-lru noeviction
 	EOF
 	got=$(cd "$here" && complete_words percore kv --maxmemory-policy all)

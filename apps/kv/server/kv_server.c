@@ -27,8 +27,13 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * poll for a while: polling asks the kernel once per empty turn (0.8
 	 * epoll calls a request more under redis-benchmark at depth 1, 2.8
 	 * system calls a request against Redis's 2.0) and keeps the core busy
-	 * for other processes that could run there. */
-	o->net.engine.idle = PC_IDLE_SLEEP;
+	 * for other processes that could run there. Except while another
+	 * shard owes an answer (await): it comes within microseconds, and a
+	 * sleeping shard pays a wake-up for it. On two shards that gave 1.07-
+	 * 1.5x sleep's throughput on every hop row and on EXEC across shards,
+	 * at 0.93-1.11x its CPU per request (docs/BENCHMARKS.md, "The await
+	 * idle policy"); one shard never awaits, so it sleeps as before. */
+	o->net.engine.idle = PC_IDLE_AWAIT;
 	/* io_uring: a request's receive and the wait cost no system call of
 	 * their own (multishot receive). On one shard it took a median 0.94x
 	 * epoll's CPU per request over redis-benchmark's rows at depth 1 and

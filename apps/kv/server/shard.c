@@ -285,6 +285,7 @@ static void home_done(void *arg)
 	struct kv_job *j = arg;
 	struct kv_shard *sh = pc_shard_user();
 
+	pc_shard_expect(-1);
 	j->finished = true;
 	j->done(sh, j);
 }
@@ -617,13 +618,18 @@ static void remote_take(void *arg)
 
 int kv_job_submit(struct kv_shard *sh, struct kv_job *j)
 {
+	int rc;
+
 	j->home = sh->idx;
 	if (j->target == sh->idx) {
 		take(sh, j);
 		return 0;
 	}
-	return j->must ? pc_shard_send_reply(j->target, remote_take, j) :
-			 pc_shard_send(j->target, remote_take, j);
+	rc = j->must ? pc_shard_send_reply(j->target, remote_take, j) :
+		       pc_shard_send(j->target, remote_take, j);
+	if (!rc)
+		pc_shard_expect(1); /* home_done() comes back */
+	return rc;
 }
 
 static void unlock(struct kv_shard *sh, bool shared)
