@@ -26,8 +26,10 @@
  * Without watched keys, a queue of commands each on one shard runs each
  * shard's commands within its lock step (the lock carries them as a
  * batch): one message per shard instead of two, as multi.c's fan-out
- * parts run with their locks; strict two-phase locking still holds,
- * since no lock goes before all are held.
+ * parts run with their locks; two-phase locking still holds, since no
+ * lock goes before all are held. The last shard's lets go right after
+ * its commands (no unlock message), unless its records wait for the
+ * commit.
  * Nobody else sees a state between two of its commands: every other
  * access to its keys runs before the lock or after the unlock on that
  * key's shard. Shards it does not touch, and keys it does not lock, go on
@@ -223,6 +225,10 @@ static int make_lock(struct kv_exec *x, unsigned i)
 	j->owner = x;
 	j->done = locked;
 	j->tx_group = x->writes[s] ? x->nwrites : 0;
+	/* The last lock, taken once every other is held, lets go right after
+	 * its commands, as multi.c's last part does (no unlock message);
+	 * not while its records wait for the commit. */
+	j->release = x->early && i + 1 == x->nsh && !x->writes[s];
 	for (uint32_t k = 0; x->early && k < t->n; k++) {
 		const struct kv_txn_req *q = t->q[k];
 
@@ -624,7 +630,8 @@ static void finish(struct kv_exec *x)
 	out = x->out;
 
 	for (unsigned i = 0; i < x->nsh; i++)
-		kv_shard_unlock(x->sh, x->order[i], x->id, !x->whole, false);
+		if (!x->locks[i]->release)
+			kv_shard_unlock(x->sh, x->order[i], x->id, !x->whole, false);
 	kv_txn_reset(x->conn);
 	kv_reply_init(&x->out); /* the reply is out's now */
 	kv_exec_free(x);

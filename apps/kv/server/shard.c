@@ -310,6 +310,7 @@ struct kv_keyhold {
 	struct kv_keyhold *next;
 	uint64_t tx;
 	bool shared;
+	bool owed;      /* for another shard's transaction: its unlock is awaited */
 	size_t n;
 	uint64_t h[];
 };
@@ -354,6 +355,12 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 	j->khold = NULL;
 	kh->next = sh->holds;
 	sh->holds = kh;
+	/* Held for another shard, the unlock is a round trip away: the
+	 * shard polls for it (the await policy) rather than paying a wake-up
+	 * on the path of the next transaction waiting for these keys. */
+	kh->owed = j->home != sh->idx;
+	if (kh->owed)
+		pc_shard_expect(1);
 	if (j->run_part)
 		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
 			      &j->part);
@@ -655,6 +662,8 @@ static void unlock_keys(struct kv_shard *sh, uint64_t tx)
 		return;
 	*p = kh->next;
 	kv_keylock_release(sh->keys, kh->h, kh->n);
+	if (kh->owed)
+		pc_shard_expect(-1);
 	free(kh);
 	kv_block_serve(sh);
 	if (sh->wait_head)
