@@ -38,7 +38,8 @@ def server_cmd(name, args, port):
         return ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no"]
     shards = "1" if name == "kv1" else str(args.kv_shards)
-    cmd = [args.percore, "kv", "--port", str(port), "--shards", shards]
+    # no snapshot, as redis-server's line says: none left in the caller's folder
+    cmd = [args.percore, "kv", "--port", str(port), "--shards", shards, "--save", ""]
     if args.idle_policy:
         cmd += ["--idle-policy", args.idle_policy]
     return cmd
