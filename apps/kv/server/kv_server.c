@@ -31,8 +31,10 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * shard owes an answer (await): it comes within microseconds, and a
 	 * sleeping shard pays a wake-up for it. On two shards that gave 1.07-
 	 * 1.5x sleep's throughput on every hop row and on EXEC across shards,
-	 * at 0.93-1.11x its CPU per request (docs/BENCHMARKS.md, "The await
-	 * idle policy"); one shard never awaits, so it sleeps as before. */
+	 * at 0.93-1.11x its CPU per request; keys held for another shard's
+	 * transaction await their unlock too, which doubled EXEC's throughput
+	 * across shards at half its CPU (docs/BENCHMARKS.md, "The await idle
+	 * policy"). One shard never awaits, so it sleeps as before. */
 	o->net.engine.idle = PC_IDLE_AWAIT;
 	/* io_uring: a request's receive and the wait cost no system call of
 	 * their own (multishot receive). On one shard it took a median 0.94x
