@@ -82,7 +82,7 @@ struct pc_engine_cfg {
 	bool caller_is_shard0;
 
 	enum pc_idle idle;
-	uint32_t poll_budget_us;  /* adaptive, mesh: empty polling before sleeping */
+	uint32_t poll_budget_us;  /* adaptive, mesh, await: empty polling before sleeping */
 	/* Slots each mesh ring has (power of two, 16 to 2^30): a slot holds
 	 * one message, or up to PC_MSG_PACK pointer messages to one function
 	 * sent back to back (percore/shard.h); 0: 256 up to 64 shards, fewer
