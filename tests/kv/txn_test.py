@@ -76,14 +76,21 @@ def spread(r, prefix, count):
     return names
 
 
+def connect(redis, port):
+    """A redis-py client of the server: by address, since a name such as
+    redis-py's default "localhost" needs /etc/hosts, which a minimal
+    machine may lack, and may mean ::1 where the server listens on
+    127.0.0.1 alone."""
+    return redis.Redis(host="127.0.0.1", port=port)
+
 def t_atomic(redis, port):
-    r = redis.Redis(port=port)
+    r = connect(redis, port)
     keys = spread(r, "p", SHARDS)
     writers, per_writer, stop = 16, 150, threading.Event()
     reads = [0]
 
     def write():
-        c = redis.Redis(port=port)
+        c = connect(redis, port)
         for _ in range(per_writer):
             p = c.pipeline(transaction=True)
             for k in keys:
@@ -91,7 +98,7 @@ def t_atomic(redis, port):
             p.execute()
 
     def read(in_multi):
-        c = redis.Redis(port=port)
+        c = connect(redis, port)
         while not stop.is_set():
             if in_multi:
                 p = c.pipeline(transaction=True)
@@ -113,13 +120,13 @@ def t_atomic(redis, port):
 
 
 def t_cas(redis, port):
-    r = redis.Redis(port=port)
+    r = connect(redis, port)
     counter, other = spread(r, "c", 2)
     clients, per_client = 8, 100
     retries = [0]
 
     def add():
-        c = redis.Redis(port=port)
+        c = connect(redis, port)
         for _ in range(per_client):
             while True:
                 c.execute_command("WATCH", counter)
@@ -145,7 +152,7 @@ def t_cas(redis, port):
 
 
 def t_watch(redis, port):
-    r, other = redis.Redis(port=port), redis.Redis(port=port)
+    r, other = connect(redis, port), connect(redis, port)
     # w, z on shard 0, x, q1 on shard 1, y, q2 on shard 2
     w, x, y, z, q1, q2 = spread(r, "w", 6)
     changes = [
@@ -186,7 +193,7 @@ def t_watch(redis, port):
 
 
 def t_redis_py(redis, port):
-    r = redis.Redis(port=port)
+    r = connect(redis, port)
     k = spread(r, "r", 6)
     p = r.pipeline(transaction=True)
     p.set(k[0], 1).incr(k[1]).mset({k[2]: "a", k[3]: "b"}).mget(k[2], k[3], k[4])
@@ -233,7 +240,7 @@ def t_closing(redis, port):
     """Clients that send an EXEC over shards and close at once: every EXEC
     runs whole or not at all, and the server stays sound (and exits clean)."""
     import socket
-    r = redis.Redis(port=port)
+    r = connect(redis, port)
     a, b = spread(r, "x", 2)
     req = b"".join(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in c)
                    for c in ([b"MULTI"], [b"INCR", a.encode()], [b"INCR", b.encode()], [b"EXEC"]))
@@ -275,7 +282,7 @@ def subscribed_exec(port, keys, pattern, n):
 
 
 def t_subscribe(redis, port):
-    keys = spread(redis.Redis(port=port), "k", SHARDS)
+    keys = spread(connect(redis, port), "k", SHARDS)
     proc, rport = start_redis("redis-server")
     try:
         n = 0
@@ -308,7 +315,7 @@ def t_subscribe(redis, port):
 
 
 def t_counted(redis, port):
-    keys = spread(redis.Redis(port=port), "k", SHARDS)
+    keys = spread(connect(redis, port), "k", SHARDS)
     pubs = [RedisPeer(port) for _ in range(3 * SHARDS)]  # some on every shard
     stop = threading.Event()
 
