@@ -177,6 +177,10 @@ struct pc_reactor_io_stats {
 	bool accept;           /* completion accept is available */
 	uint32_t sends;        /* pc_reactor_send() requests in flight */
 	bool defer_taskrun;    /* IORING_SETUP_DEFER_TASKRUN in use */
+	bool taskrun_flag;     /* IORING_SETUP_TASKRUN_FLAG in use: idle polls
+				* skip the kernel when it has nothing waiting */
+	uint64_t quiet_polls;  /* polls that found nothing waiting and made
+				* no system call */
 };
 
 /* Fill *st. Owner thread. */

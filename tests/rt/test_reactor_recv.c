@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "percore/clock.h"
 #include "percore/reactor.h"
 #include "testmain.h"
 #include "uring_test.h"
@@ -116,6 +117,54 @@ static void bytes_arrive_in_order(void **state)
 	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
 	close(sv[0]);
 	assert_quiet(r);
+	pc_reactor_destroy(r);
+}
+
+/* A poll that waits for nothing asks the kernel only when it has
+ * something waiting (IORING_SQ_TASKRUN): with nothing arriving, polls
+ * make no system call; bytes that arrive are still found by such polls
+ * alone, never by a wait. */
+static void quiet_polls_skip_the_kernel_and_miss_nothing(void **state)
+{
+	static struct got g;
+	static uint8_t want[3000];
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
+	struct pc_reactor_io_stats before, after;
+	int sv[2];
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	pair(sv);
+	fill(want, sizeof(want), 11);
+	assert_int_equal(pc_reactor_add_recv(r, sv[0], PC_EV_IN, uring_ignore_io, on_recv, &g), 0);
+	assert_true(pc_reactor_poll(r, 1000000) >= 0); /* submits the receive */
+	pc_reactor_io_stats(r, &before);
+	if (!before.taskrun_flag) {
+		pc_reactor_destroy(r);
+		close(sv[0]);
+		close(sv[1]);
+		PC_SKIP("this kernel's io_uring has no IORING_SETUP_TASKRUN_FLAG");
+	}
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(pc_reactor_poll(r, 0), 0);
+	pc_reactor_io_stats(r, &after);
+	assert_true(after.quiet_polls - before.quiet_polls >= 1000);
+	assert_int_equal(g.len, 0);
+	/* Three writes, each found by zero-timeout polls only. */
+	for (size_t off = 0; off < sizeof(want); off += 1000) {
+		uint64_t t0;
+
+		assert_int_equal(write(sv[1], want + off, 1000), 1000);
+		t0 = pc_now_ns();
+		do
+			assert_true(pc_reactor_poll(r, 0) >= 0);
+		while (g.len < off + 1000 && pc_elapsed(pc_now_ns(), t0) < 5000000000ull);
+		assert_int_equal(g.len, off + 1000);
+	}
+	assert_memory_equal(g.bytes, want, sizeof(want));
+	assert_int_equal(pc_reactor_del(r, sv[0]), 0);
+	close(sv[0]);
+	close(sv[1]);
 	pc_reactor_destroy(r);
 }
 
@@ -366,6 +415,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(delete_leaves_nothing),
 		cmocka_unit_test(kept_bytes_last_the_turn),
 		cmocka_unit_test(not_offered_elsewhere),
+		cmocka_unit_test(quiet_polls_skip_the_kernel_and_miss_nothing),
 	};
 	return pc_test_main(tests, argc, argv);
 }

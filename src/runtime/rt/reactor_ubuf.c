@@ -93,8 +93,14 @@ static void bufs_free(struct ur_state *st)
 
 int ur_setup(struct ur_state *st, unsigned flags)
 {
+	/* Each with TASKRUN_FLAG first (the kernel says in the shared flags
+	 * when task work waits: ur_enter's idle poll needs no system call
+	 * otherwise), then without it. */
 	static const unsigned tries[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED |
+			IORING_SETUP_TASKRUN_FLAG,
 		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED,
+		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
 		IORING_SETUP_COOP_TASKRUN,
 		0,
 	};
@@ -105,9 +111,10 @@ int ur_setup(struct ur_state *st, unsigned flags)
 		rc = io_uring_queue_init(UR_ENTRIES, &st->ring, tries[i]);
 	if (rc)
 		return rc;
-	st->defer_taskrun = i == 1;
-	if (i > 1)
-		say_missing(&said_setup, i == 2 ? "DEFER_TASKRUN" : "DEFER_TASKRUN or COOP_TASKRUN",
+	st->defer_taskrun = i <= 2;
+	st->taskrun_flag = tries[i - 1] & IORING_SETUP_TASKRUN_FLAG;
+	if (i > 2)
+		say_missing(&said_setup, i <= 4 ? "DEFER_TASKRUN" : "DEFER_TASKRUN or COOP_TASKRUN",
 			    "completions run as task work");
 	if (flags & PC_REACTOR_NO_COMPLETION)
 		return 0;

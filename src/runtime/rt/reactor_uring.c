@@ -293,6 +293,26 @@ static void ur_del(struct pc_reactor *r, int fd, struct rt_fd *f)
 	f->recv_armed = 0;
 }
 
+/* Whether a poll that waits for nothing would find nothing to do in the
+ * kernel: nothing to submit, no task work waiting to post completions
+ * (the kernel sets IORING_SQ_TASKRUN when it queues some), no overflowed
+ * completions to flush. A shard polling between turns then makes no
+ * system call: with deferred task work, every poll used to be an
+ * io_uring_enter, ten per transaction across two shards. Completions
+ * already posted are read from the ring by the caller either way. */
+static bool ur_idle_poll(struct ur_state *st)
+{
+	unsigned flags;
+
+	if (!st->taskrun_flag || !st->enabled || io_uring_sq_ready(&st->ring))
+		return false;
+	flags = __atomic_load_n(st->ring.sq.kflags, __ATOMIC_ACQUIRE);
+	if (flags & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW))
+		return false;
+	st->quiet_polls++;
+	return true;
+}
+
 static int ur_enter(struct ur_state *st, int64_t timeout_ns)
 {
 	struct io_uring *ring = &st->ring;
@@ -304,7 +324,7 @@ static int ur_enter(struct ur_state *st, int64_t timeout_ns)
 	/* Without DEFER_TASKRUN completions are posted on their own; with
 	 * it, only a call that asks for events runs their task work. */
 	if (timeout_ns == 0)
-		return io_uring_submit_and_get_events(ring);
+		return ur_idle_poll(st) ? 0 : io_uring_submit_and_get_events(ring);
 	if (timeout_ns < 0)
 		return io_uring_submit_and_wait(ring, 1);
 	struct __kernel_timespec ts = { .tv_sec = timeout_ns / 1000000000,
@@ -467,6 +487,8 @@ static void ur_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *out
 	out->accept = st->accept;
 	out->sends = st->sends;
 	out->defer_taskrun = st->defer_taskrun;
+	out->taskrun_flag = st->taskrun_flag;
+	out->quiet_polls = st->quiet_polls;
 }
 
 const struct rt_backend_ops rt_backend_uring = {

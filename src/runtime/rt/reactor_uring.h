@@ -54,6 +54,8 @@ struct ur_state {
 	bool completion;       /* multishot receive and provided buffers */
 	bool accept;           /* multishot accept */
 	bool defer_taskrun;
+	bool taskrun_flag;     /* IORING_SQ_TASKRUN tells of waiting task work */
+	uint64_t quiet_polls;  /* polls answered without a system call */
 	int cb_fd;             /* whose poll callback runs now, or -1 */
 	uint32_t requests;     /* submitted and not finished */
 	uint32_t bufs_out;     /* buffers taken by completions, not returned */
