@@ -168,6 +168,48 @@ static void quiet_polls_skip_the_kernel_and_miss_nothing(void **state)
 	pc_reactor_destroy(r);
 }
 
+/* A wait runs at most 20 items of deferred task work in recent kernels
+ * (IO_LOCAL_TW_DEFAULT_MAX) and keeps the rest: they must still be found
+ * by quiet polls, never stranded until the next wait (the kernel flags
+ * them again). Bytes for 40 sockets at once: one wait, then
+ * zero-timeout polls alone. */
+static void cut_short_batches_are_finished_by_polls(void **state)
+{
+	enum { N = 40 };
+	static struct got g[N];
+	struct pc_reactor *r = uring_reactor(URING_NEED_RECV);
+	int sv[N][2];
+	size_t total = 0;
+	uint64_t t0;
+
+	(void)state;
+	memset(g, 0, sizeof(g));
+	for (int i = 0; i < N; i++) {
+		pair(sv[i]);
+		assert_int_equal(
+			pc_reactor_add_recv(r, sv[i][0], PC_EV_IN, uring_ignore_io, on_recv, &g[i]), 0);
+	}
+	assert_true(pc_reactor_poll(r, 1000000) >= 0); /* submits the receives */
+	for (int i = 0; i < N; i++)
+		assert_int_equal(write(sv[i][1], "x", 1), 1);
+	/* One wait (it runs a batch), then zero-timeout polls alone. */
+	assert_true(pc_reactor_poll(r, 1000000) > 0);
+	t0 = pc_now_ns();
+	do {
+		assert_true(pc_reactor_poll(r, 0) >= 0);
+		total = 0;
+		for (int i = 0; i < N; i++)
+			total += g[i].len;
+	} while (total < N && pc_elapsed(pc_now_ns(), t0) < 5000000000ull);
+	assert_int_equal(total, N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(pc_reactor_del(r, sv[i][0]), 0);
+		close(sv[i][0]);
+		close(sv[i][1]);
+	}
+	pc_reactor_destroy(r);
+}
+
 /* Without PC_EV_IN nothing is offered; once it is back, everything sent
  * meanwhile comes, in order. */
 static void interest_off_keeps_bytes(void **state)
@@ -416,6 +458,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(kept_bytes_last_the_turn),
 		cmocka_unit_test(not_offered_elsewhere),
 		cmocka_unit_test(quiet_polls_skip_the_kernel_and_miss_nothing),
+		cmocka_unit_test(cut_short_batches_are_finished_by_polls),
 	};
 	return pc_test_main(tests, argc, argv);
 }
