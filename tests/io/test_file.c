@@ -536,6 +536,168 @@ static void off_shard(void **state)
 	assert_null(pc_file_backend());
 }
 
+/* ---- completions found by polls, and reaps that end ------------------ */
+
+/* A shard that never sleeps (a task deferring itself each turn) still
+ * completes a read that only a later write finishes: beside an epoll
+ * reactor the kernel runs the read's completion only when the shard asks
+ * for events, and the shard's loop must see that it waits without
+ * sleeping in the ring. */
+static struct {
+	struct pc_file *f;
+	int wfd;
+	char buf[16];
+	_Atomic int reading, read_done;
+	uint64_t busy_turns;
+} busy_wait;
+
+static void busy_read(struct pc_file *f, ssize_t res, void *arg)
+{
+	(void)arg;
+	RT_CHECK(res == (ssize_t)sizeof(busy_wait.buf), "pipe read: %zd", res);
+	RT_CHECK(pc_file_close(f) == 0, "close the pipe");
+	atomic_store(&busy_wait.read_done, 1);
+}
+
+static void busy_turn(void *arg)
+{
+	(void)arg;
+	busy_wait.busy_turns++;
+	if (atomic_load(&busy_wait.read_done)) {
+		step_done();
+		return;
+	}
+	RT_CHECK(pc_reactor_defer(pc_shard_reactor(), busy_turn, NULL) == 0, "defer");
+}
+
+static void busy_begin(void *arg)
+{
+	int rc = pc_file_open(&busy_wait.f, arg, O_RDWR, 0, 0);
+
+	RT_CHECK(rc == 0, "open the pipe: %d", rc);
+	rc = pc_file_read(busy_wait.f, busy_wait.buf, sizeof(busy_wait.buf), 0, busy_read, NULL);
+	RT_CHECK(rc == 0, "read the pipe: %d", rc);
+	atomic_store(&busy_wait.reading, 1);
+	busy_turn(NULL);
+}
+
+static bool busy_reading(void)
+{
+	return atomic_load(&busy_wait.reading) != 0;
+}
+
+static void completions_found_by_polls(void **state)
+{
+	const char *backend = getenv("PC_FILE_BACKEND");
+	char path[512];
+
+	(void)state;
+	if (backend && !strcmp(backend, "threads"))
+		PC_SKIP("the pool's pread cannot wait on a pipe");
+	snprintf(path, sizeof(path), "%s/busy", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	busy_wait.wfd = open(path, O_RDWR | O_NONBLOCK);
+	assert_true(busy_wait.wfd >= 0);
+	atomic_store(&step_flag, 0);
+	assert_int_equal(pc_engine_submit(engine, 0, busy_begin, path), 0);
+	wait_for(busy_reading, "the read to be issued");
+	usleep(20000); /* the shard turns, the read still waiting */
+	assert_int_equal(atomic_load(&busy_wait.read_done), 0);
+	assert_int_equal(write(busy_wait.wfd, "0123456789abcdef", 16), 16);
+	wait_for(step_finished, "a busy shard to complete the read");
+	assert_int_equal(atomic_load(&rt_failures), 0);
+	assert_true(busy_wait.busy_turns > 1);
+	close(busy_wait.wfd);
+}
+
+/* Callbacks that issue the next operation at once (a cached file: each
+ * read may finish within its own submission) must not keep the shard in
+ * one reap: a task deferred by a callback runs within a turn's worth of
+ * completions, not after the whole run of them. */
+#define YIELD_DEPTH 32u
+#define YIELD_READS 20000u
+
+static struct {
+	struct pc_file *f;
+	unsigned char *buf;
+	unsigned issued, done, since_defer, most_between;
+	bool task_pending;
+} yield;
+
+static void yield_task(void *arg)
+{
+	(void)arg;
+	yield.task_pending = false;
+	if (yield.since_defer > yield.most_between)
+		yield.most_between = yield.since_defer;
+}
+
+static void yield_read(struct pc_file *f, ssize_t res, void *arg)
+{
+	unsigned slot = (unsigned)(uintptr_t)arg;
+
+	RT_CHECK(res == BLOCK, "read: %zd", res);
+	yield.done++;
+	if (!yield.task_pending) {
+		RT_CHECK(pc_reactor_defer(pc_shard_reactor(), yield_task, NULL) == 0, "defer");
+		yield.task_pending = true;
+		yield.since_defer = 0;
+	} else {
+		yield.since_defer++;
+	}
+	if (yield.issued < YIELD_READS) {
+		yield.issued++;
+		RT_CHECK(pc_file_read(f, yield.buf + (size_t)slot * BLOCK, BLOCK,
+				      (uint64_t)slot * BLOCK, yield_read, arg) == 0,
+			 "read again");
+	} else if (yield.done == YIELD_READS) {
+		RT_CHECK(pc_file_close(f) == 0, "close");
+		step_done();
+	}
+}
+
+static void yield_begin(void *arg)
+{
+	int rc = pc_file_open(&yield.f, arg, O_RDWR | O_CREAT | O_TRUNC, 0600, 0);
+
+	RT_CHECK(rc == 0, "open: %d", rc);
+	yield.buf = pc_file_buf_alloc((size_t)YIELD_DEPTH * BLOCK);
+	RT_CHECK(yield.buf != NULL, "buffers");
+	memset(yield.buf, 0x33, (size_t)YIELD_DEPTH * BLOCK);
+	RT_CHECK(pc_file_write_now(yield.f, yield.buf, (size_t)YIELD_DEPTH * BLOCK, 0) ==
+			 (ssize_t)(YIELD_DEPTH * BLOCK),
+		 "write the file");
+	for (unsigned s = 0; s < YIELD_DEPTH; s++) {
+		yield.issued++;
+		RT_CHECK(pc_file_read(yield.f, yield.buf + (size_t)s * BLOCK, BLOCK,
+				      (uint64_t)s * BLOCK, yield_read, (void *)(uintptr_t)s) == 0,
+			 "read");
+	}
+}
+
+static void yield_release(void *arg)
+{
+	(void)arg;
+	pc_file_buf_free(yield.buf, (size_t)YIELD_DEPTH * BLOCK);
+	step_done();
+}
+
+static void completions_yield_to_the_loop(void **state)
+{
+	char path[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/yield", dir);
+	on_shard(yield_begin, path);
+	on_shard(yield_release, NULL);
+	printf("at most %u completions between a task's deferral and its run\n",
+	       yield.most_between);
+	assert_int_equal(yield.done, YIELD_READS);
+	/* one reap takes at most the depth's completions; two reaps may
+	 * meet in a turn (the loop's poll and its sleep) */
+	assert_true(yield.most_between < 2 * YIELD_DEPTH);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -563,6 +725,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(sleep_with_io_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(buffers_past_the_region, setup, teardown),
 		cmocka_unit_test_setup_teardown(operations_now, setup, teardown),
+		cmocka_unit_test_setup_teardown(completions_found_by_polls, setup, teardown),
+		cmocka_unit_test_setup_teardown(completions_yield_to_the_loop, setup, teardown),
 		cmocka_unit_test(buffer_outlives_engine),
 		cmocka_unit_test(off_shard),
 	};

@@ -8,7 +8,8 @@
  * to io_complete() on the shard. The pool posts to the shard's completion
  * ring and writes an eventfd the reactor watches. The file ring beside an
  * epoll reactor signals nothing: the shard's loop looks at its completion
- * queue each turn (a memory read), and a shard that sleeps with file
+ * queue each turn, and at the flag the kernel sets when completions wait
+ * to be run (memory reads; io_ring.c), and a shard that sleeps with file
  * operations in flight sleeps in the ring's own wait, which the reactor's
  * epoll descriptor ends too (a poll request on it). That is one system
  * call per wait, as fio makes, instead of epoll, an eventfd read and the
@@ -79,6 +80,7 @@ struct io_shard {
 	bool submit_queued;   /* a submit task is deferred for this turn */
 	bool wait_armed;      /* the ring's poll on wait_fd is in flight */
 	bool reaping;         /* callbacks of ring completions are running */
+	bool taskrun_flag;    /* the kernel flags completions' task work */
 	struct io_uring ring;
 	struct io_fixed *fixed; /* the registered buffer region, or NULL */
 	struct pc_mpsc *done; /* the pool's finished requests, to this shard */
@@ -107,7 +109,10 @@ ssize_t io_queue_run_now(struct io_shard *io, struct io_req *req);
 /* io_ring.c: the shard's file ring. */
 int io_ring_open(struct io_shard *io);
 void io_ring_start(struct io_shard *io, struct io_req *req);
-/* Complete what the ring finished; returns how many callbacks ran. */
+/* Whether the ring has finished something (running the task work the
+ * kernel flagged, which posts it); io_ring_reap() completes it and returns
+ * how many callbacks ran. */
+bool io_ring_ready(struct io_shard *io);
 unsigned io_ring_reap(struct io_shard *io);
 /* The shard's sleep when the ring signals no eventfd (wait_fd >= 0): as
  * pc_reactor_poll(r, timeout_ns), but with operations in flight it waits

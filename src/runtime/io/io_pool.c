@@ -173,10 +173,15 @@ void io_pool_start(struct io_shard *io, struct io_req *req)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* At most what was in flight when it began, as the ring's reap: a
+ * callback's new request can be finished by a pool thread before this
+ * loop ends, and taking it too can keep the shard from its loop. Those
+ * posted before the eventfd was read come first (the ring is FIFO). */
 void io_pool_reap(struct io_shard *io)
 {
+	unsigned left = io->inflight;
 	struct io_req *req;
 
-	while (pc_mpsc_pop(io->done, &req) == 0)
+	while (left-- && pc_mpsc_pop(io->done, &req) == 0)
 		io_complete(io, req);
 }

@@ -239,7 +239,7 @@ static unsigned shard_poll(void *p)
 {
 	struct io_shard *io = p;
 
-	return io_uring_cq_ready(&io->ring) ? io_ring_reap(io) : 0;
+	return io_ring_ready(io) ? io_ring_reap(io) : 0;
 }
 
 static int shard_sleep(void *p, int64_t timeout_ns)
