@@ -291,18 +291,29 @@ static bool pipe_fired(void)
 	return atomic_load(&pipe_wait.fired) != 0;
 }
 
-static void sleep_with_io_in_flight(void **state)
+/* A fifo named name in the scratch directory, its path in path, opened
+ * for writing (returned); skips on the pool, whose pread cannot wait on
+ * a pipe. */
+static int test_fifo(const char *name, char *path, size_t len)
 {
 	const char *backend = getenv("PC_FILE_BACKEND");
+	int wfd;
+
+	if (backend && !strcmp(backend, "threads"))
+		PC_SKIP("the pool's pread cannot wait on a pipe");
+	snprintf(path, len, "%s/%s", dir, name);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	wfd = open(path, O_RDWR | O_NONBLOCK);
+	assert_true(wfd >= 0);
+	return wfd;
+}
+
+static void sleep_with_io_in_flight(void **state)
+{
 	char path[512];
 
 	(void)state;
-	if (backend && !strcmp(backend, "threads"))
-		PC_SKIP("the pool's pread cannot wait on a pipe");
-	snprintf(path, sizeof(path), "%s/p", dir);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	pipe_wait.wfd = open(path, O_RDWR | O_NONBLOCK);
-	assert_true(pipe_wait.wfd >= 0);
+	pipe_wait.wfd = test_fifo("p", path, sizeof(path));
 	atomic_store(&step_flag, 0);
 	assert_int_equal(pc_engine_submit(engine, 0, pipe_begin, path), 0);
 	wait_for(pipe_fired, "the timer of a shard waiting on a read");
@@ -588,16 +599,10 @@ static bool busy_reading(void)
 
 static void completions_found_by_polls(void **state)
 {
-	const char *backend = getenv("PC_FILE_BACKEND");
 	char path[512];
 
 	(void)state;
-	if (backend && !strcmp(backend, "threads"))
-		PC_SKIP("the pool's pread cannot wait on a pipe");
-	snprintf(path, sizeof(path), "%s/busy", dir);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	busy_wait.wfd = open(path, O_RDWR | O_NONBLOCK);
-	assert_true(busy_wait.wfd >= 0);
+	busy_wait.wfd = test_fifo("busy", path, sizeof(path));
 	atomic_store(&step_flag, 0);
 	assert_int_equal(pc_engine_submit(engine, 0, busy_begin, path), 0);
 	wait_for(busy_reading, "the read to be issued");
