@@ -35,12 +35,21 @@ __attribute__((unused)) static void on_shard(void (*fn)(void *), void *arg)
 	assert_int_equal(atomic_load(&rt_failures), 0);
 }
 
+/* PC_TEST_REACTOR=uring gives the shard an io_uring reactor, beside
+ * which its file ring signals an eventfd (src/runtime/io/io.h). */
 __attribute__((unused)) static void start_one_shard(void)
 {
 	struct pc_engine_cfg c = base_cfg(1, PC_IDLE_SLEEP);
+	const char *reactor = getenv("PC_TEST_REACTOR");
 
 	c.placement = "off";
+	if (reactor && !strcmp(reactor, "uring"))
+		c.backend = PC_BACKEND_URING;
 	start(&c);
+	if (c.backend == PC_BACKEND_URING)
+		printf("the shard's reactor: %s\n",
+		       pc_engine_backend(engine) == PC_BACKEND_URING ? "io_uring"
+								   : "epoll (io_uring refused)");
 }
 
 __attribute__((unused)) static void stop_engine(void)
