@@ -123,14 +123,17 @@ fi
 # ---- --connect ends on time ----------------------------------------------------
 # A cycle's connect may be in progress when time is up: the run still ends
 # then (not at the no-progress watchdog, 5 s later) and its rate divides
-# by the time it ran. Several runs, as the timing of the end varies.
+# by the time it ran. Several runs, as the timing of the end varies. The
+# run's own clock (elapsed_s, to its end) says it ended on time; the wall
+# clock also counts starting and stopping the process, which took up to
+# 4.9 s under ASan with every CPU busy, so it only guards against a hang.
 if start_echo connect --shards 1; then
   for i in 1 2 3 4 5; do
     t0=$(date +%s%N)
     check 0 "load --connect --duration 1, run $i" "$pc" load --port "$port" --connect --conns 2 \
       --duration 1 --policy off --idle-policy sleep --json
     ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    [ "$ms" -lt $(( 3000 + 1000 * (slow > 1) )) ] && echo "ok: run $i took $ms ms" \
+    [ "$ms" -lt $(( 10000 * slow )) ] && echo "ok: run $i took $ms ms" \
       || { echo "FAIL: run $i took $ms ms for a 1 s run"; fail=1; }
     expect "run $i: elapsed is the duration" '.elapsed_s >= 0.99 and .elapsed_s < 1.5'
     expect "run $i: rate is count / elapsed" \
