@@ -13,8 +13,9 @@ both, no MSET or EXEC is there in part (all four keys or none), and
 every write there was sent. Each round also asks for a BGREWRITEAOF at a
 random moment of its load, so kills fall before, during and after
 rewrites (their switches included). Every few rounds one file's last
-record (a command, or a group whole) is also cut at a random offset
-before the restart (a torn last record): the same holds for what
+record (a command, or a group whole), when it is one a crash could tear
+(a client's write of that round, never a rewrite's synced records), is
+also cut at a random offset before the restart: the same holds for what
 precedes it.
 Exit 0 when all rounds pass, 1 otherwise.
 
@@ -135,9 +136,10 @@ def verify(srv, ledger, sent, mode, kills, cut_rounds):
 
 
 def last_record(data):
-    """(start, end, name) of a file's last record: its last command, or
-    its last group whole (MULTI to EXEC: one append)."""
-    starts, names, i = [], [], 0
+    """(start, end, name, key) of a file's last record: its last command,
+    or its last group whole (MULTI to EXEC: one append); key: the
+    command's first argument."""
+    starts, names, keys, i = [], [], [], 0
     while i < len(data):
         starts.append(i)
         j = data.index(b"\r\n", i)
@@ -147,26 +149,43 @@ def last_record(data):
             n = int(data[i + 1:j])
             if a == 0:
                 names.append(data[j + 2:j + 2 + n].upper())
+            if a == 1:
+                keys.append(data[j + 2:j + 2 + n].decode())
             i = j + 2 + n + 2
+        if argc < 2:
+            keys.append("")
     k = len(starts) - 1
     if names[k] == b"EXEC":
         while names[k] != b"MULTI":
             k -= 1
-    return starts[k], len(data), names[k]
+    return starts[k], len(data), names[k], keys[k]
 
 
-def cut_file(d, rng):
-    """Tears one file's last record: cut at a random offset inside it
-    (the writes it held may go, those before it must stay). A rewrite's
-    marker is never torn: it is synced before any file is switched."""
+def tearable(name, key, rnd):
+    """Whether a crash could have torn this last record: one a client of
+    round rnd sent (its SET, its MSET, a MULTI group). Not a rewrite's
+    marker, nor a key's record a rewrite's walk wrote (a SET of a key of
+    an earlier round, or of a key an MSET or EXEC wrote): both are
+    synced before the new file takes the old one's place, so no crash
+    tears them, and tearing the walk's record of one key of an MSET
+    would leave that MSET in part."""
+    if name in (b"MULTI", b"MSET"):
+        return True
+    return name == b"SET" and key.startswith("s:%d:" % rnd)
+
+
+def cut_file(d, rng, rnd):
+    """Tears one file's last record if a crash could have (tearable()):
+    cut at a random offset inside it (the writes it held may go, those
+    before it must stay)."""
     fs = [os.path.join(d, x) for x in sorted(os.listdir(d)) if "-of-" in x]
     rng.shuffle(fs)
     for f in fs:
         data = open(f, "rb").read().rstrip(b"#")  # always pads the end with '#'
         if not data:
             continue
-        start, end, name = last_record(data)
-        if name != b"PERCORE.REWRITE" and end - start > 1:
+        start, end, name, key = last_record(data)
+        if tearable(name, key, rnd) and end - start > 1:
             os.truncate(f, rng.randrange(start + 1, end))
             return
 
@@ -205,7 +224,7 @@ def rounds(mode, n, rng):
                 sent |= c.sent
             check(any(c.acked for c in clients), "writes were acknowledged")
             if cut:
-                cut_file(d, rng)
+                cut_file(d, rng, rnd)
                 cut_rounds.add(rnd)
         srv = start(d, mode)
         verify(srv, ledger, sent, mode, kills, cut_rounds)
