@@ -161,16 +161,16 @@ def last_record(data):
     return starts[k], len(data), names[k], keys[k]
 
 
-def tearable(name, key, rnd):
-    """Whether a crash could have torn this last record: one a client of
-    round rnd sent (its SET, its MSET, a MULTI group). Not a rewrite's
+def tearable(name, key, rec, rnd):
+    """Whether a crash could have torn this last record: a write a client
+    of round rnd sent (its SET, its MSET, a MULTI group). Not a rewrite's
     marker, nor a key's record a rewrite's walk wrote (a SET of a key of
     an earlier round, or of a key an MSET or EXEC wrote): both are
     synced before the new file takes the old one's place, so no crash
     tears them, and tearing the walk's record of one key of an MSET
     would leave that MSET in part."""
     if name in (b"MULTI", b"MSET"):
-        return True
+        return b"\r\n%s:%d:" % (b"m" if name == b"MSET" else b"x", rnd) in rec
     return name == b"SET" and key.startswith("s:%d:" % rnd)
 
 
@@ -185,7 +185,7 @@ def cut_file(d, rng, rnd):
         if not data:
             continue
         start, end, name, key = last_record(data)
-        if tearable(name, key, rnd) and end - start > 1:
+        if tearable(name, key, data[start:end], rnd) and end - start > 1:
             os.truncate(f, rng.randrange(start + 1, end))
             return
 
