@@ -212,7 +212,8 @@ check_readme() {
 	tmp=$(mktemp -d)
 	"$prog" 0 >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
-	trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' RETURN
+	# a job still running only: once waited for, its pid may be another's
+	trap 'kill $(jobs -pr) 2>/dev/null || true; rm -rf "$tmp"' RETURN
 	for _ in $(seq 600); do
 		port=$(sed -n 's/^hello_server: port \([0-9]*\)$/\1/p' "$tmp/out")
 		[ -n "$port" ] && break

@@ -12,8 +12,8 @@ set -u
 pc="$PC_BUILD_DIR/tools/percore/percore"
 tmp=$(mktemp -d)
 fail=0
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+# Only jobs still running: a pid waited for may be another test's process by now.
+cleanup() { kill -9 $(jobs -pr) 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 slow=1; [ -n "${PC_SANITIZE:-}" ] && slow=4
 
@@ -36,7 +36,7 @@ start_echo() { # name options...
   local name=$1; shift
   "$pc" echo --host 127.0.0.1 --port 0 --policy off --idle-policy sleep "$@" \
     >"$tmp/$name.out" 2>"$tmp/$name.err" &
-  pid=$!; pids+=("$pid")
+  pid=$!
   for _ in $(seq 1 $((100 * slow))); do
     port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/$name.err")
     [ -n "$port" ] && return 0
@@ -200,7 +200,6 @@ fi
 # generator's sends that follow meet a closed peer (EPIPE), which must be a
 # reported error, exit 1, not death by SIGPIPE (exit 141).
 python3 "$(dirname "$0")/closing_server.py" $((64 * (12 + 64))) >"$tmp/closing.port" &
-pids+=("$!")
 for _ in $(seq 1 $((100 * slow))); do [ -s "$tmp/closing.port" ] && break; sleep 0.05; done
 if [ -s "$tmp/closing.port" ]; then
   check 1 "load at a server that closes mid-run: exit 1" "$pc" load --port "$(cat "$tmp/closing.port")" \

@@ -11,7 +11,8 @@ pc="$PC_BUILD_DIR/tools/percore/percore"
 tmp=$(mktemp -d)
 fail=0
 pid=
-cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"; }
+# Only jobs still running: a pid that ended may be another test's process by now.
+cleanup() { kill -9 $(jobs -pr) 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 slow=1; [ -n "${PC_SANITIZE:-}" ] && slow=4
 ulimit -c 0

@@ -9,8 +9,8 @@ set -u
 pc="$PC_BUILD_DIR/tools/percore/percore"
 tmp=$(mktemp -d)
 fail=0
-pids=()
-cleanup() { for p in "${pids[@]}"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; rm -rf "$tmp"; }
+# Only jobs still running: a pid that ended may be another test's process by now.
+cleanup() { local p; for p in $(jobs -pr); do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 slow=1; [ -n "${PC_SANITIZE:-}" ] && slow=4
 ok() { echo "ok: $1"; }
@@ -20,7 +20,6 @@ command -v prometheus >/dev/null || { echo "prometheus is not installed (scripts
 # shellcheck source=tests/net/metrics_echo.sh
 . "$(dirname "$0")/metrics_echo.sh"
 start_metrics_echo; started=$?
-pids+=("$pid")
 [ $started = 0 ] || exit 1
 
 # A free loopback port for Prometheus's own web server.
@@ -36,7 +35,6 @@ scrape_configs:
 YML
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
   --web.listen-address="127.0.0.1:$pport" --log.level=warn >"$tmp/prom.log" 2>&1 &
-pids+=($!)
 
 # query EXPR: the scalar value of an instant query, or "" when none yet.
 query() {
