@@ -4,7 +4,9 @@
 two keys on different shards (so every EXEC locks keys on both), the
 same server with both keys on one shard (for scale: no lock), and
 redis-server, each loaded by kv_txn_load (50 connections, one MULTI INCR a
-INCR b EXEC in flight each) for SECONDS, in REPS interleaved repetitions.
+INCR b EXEC in flight each) for SECONDS, in REPS interleaved repetitions;
+then both servers with a pair of keys of its own per connection (on two
+shards for kv), where no two transactions contend for a key.
 Prints per run and as medians: transactions/s, and the server's CPU time
 (user + system, every thread) per transaction.
 
@@ -20,11 +22,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "tests", "kv"))
 from oracle import KvServer, start_redis, process_cpu_s as cpu_s, apart, colocated  # noqa: E402
 
+CONNS = 50
+
+
 def run(load, port, pid, keys, seconds):
     before = cpu_s(pid)
-    out = subprocess.run([load, "--port", str(port), "--seconds", str(seconds), "--conns", "50",
-                          "--key", keys[0], "--key", keys[1]],
-                         capture_output=True, text=True, check=True).stdout
+    cmd = [load, "--port", str(port), "--seconds", str(seconds), "--conns", str(CONNS),
+           "--per-tx", "2"]
+    for k in keys:
+        cmd += ["--key", k]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     cpu = cpu_s(pid) - before
     txs = int(out.split("(")[1].split()[0])
     return float(out.split()[0]), cpu * 1e6 / txs
@@ -45,9 +52,13 @@ def main():
     try:
         peer = kv.peer()
         k, one = apart(peer, ["a", "b"]), colocated(peer, ["c", "d"])
+        names = ["p%d" % i for i in range(2 * CONNS)]
+        own = apart(peer, names)
         runs = {"kv, 2 shards": ([k("a"), k("b")], kv.port, kv.proc.pid),
                 "kv, 1 shard": ([one("c"), one("d")], kv.port, kv.proc.pid),
-                "redis-server": (["a", "b"], rport, redis.pid)}
+                "redis-server": (["a", "b"], rport, redis.pid),
+                "kv, own keys": ([own(n) for n in names], kv.port, kv.proc.pid),
+                "redis, own keys": (names, rport, redis.pid)}
         peer.close()
         res = {name: [] for name in runs}
         for _ in range(reps):
@@ -55,14 +66,14 @@ def main():
                 res[name].append(run(load, port, pid, keys, seconds))
         for name, rows in res.items():
             for tps, us in rows:
-                print("%-14s %9.0f tx/s  %6.2f us CPU/tx" % (name, tps, us))
+                print("%-15s %9.0f tx/s  %6.2f us CPU/tx" % (name, tps, us))
         med = {n: (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
                for n, rows in res.items()}
         for n, (tps, us) in med.items():
-            print("median %-14s %9.0f tx/s  %6.2f us CPU/tx" % (n, tps, us))
-        b = med["redis-server"]
-        for n in ("kv, 2 shards", "kv, 1 shard"):
-            a = med[n]
+            print("median %-15s %9.0f tx/s  %6.2f us CPU/tx" % (n, tps, us))
+        for n, peer_row in (("kv, 2 shards", "redis-server"), ("kv, 1 shard", "redis-server"),
+                            ("kv, own keys", "redis, own keys")):
+            a, b = med[n], med[peer_row]
             print("ratio %s / redis: throughput %.2f, CPU per transaction %.2f"
                   % (n, a[0] / b[0], a[1] / b[1]))
     finally:

@@ -3,12 +3,15 @@
  * redis-benchmark cannot send (it repeats one command): each of --conns
  * connections writes MULTI, the --cmd command once per --key, EXEC in
  * one write (as a client library's transaction pipeline does), reads the
- * four or more replies, and writes the next, for --seconds. Prints
- * transactions per second; exits 1 when an EXEC answered anything but
- * an array of the commands' replies (an error, a null array).
+ * four or more replies, and writes the next, for --seconds. With
+ * --per-tx N each transaction names N keys, connection i the i-th N of
+ * the list (wrapping round): keys contended by every connection, or
+ * each connection's own. Prints transactions per second; exits 1 when
+ * an EXEC answered anything but an array of the commands' replies (an
+ * error, a null array).
  *
  * usage: kv_txn_load --port P [--conns 50] [--seconds 3] [--cmd INCR]
- *                    --key K [--key K...] */
+ *                    [--per-tx N] --key K [--key K...] */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -22,11 +25,14 @@
 #include <unistd.h>
 
 #define MAX_CONNS 1024
-#define MAX_KEYS 16
+#define MAX_KEYS 4096
+#define MAX_PER_TX 16
 #define BUF 65536
 
 struct conn {
 	int fd;
+	char req[4096];       /* its transaction, written whole */
+	size_t rlen;
 	char in[BUF];
 	size_t len;
 	unsigned replies;     /* top-level replies of this transaction so far */
@@ -101,16 +107,27 @@ static void send_all(int fd, const char *p, size_t len)
 	}
 }
 
+/* Connection c's transaction: MULTI, cmd on each of its keys, EXEC. */
+static void make_tx(struct conn *c, const char *cmd, const char *const *keys, unsigned n)
+{
+	c->rlen = (size_t)sprintf(c->req, "*1\r\n$5\r\nMULTI\r\n");
+	for (unsigned k = 0; k < n; k++) {
+		c->rlen += (size_t)sprintf(c->req + c->rlen, "*2\r\n");
+		append_bulk(c->req, &c->rlen, cmd);
+		append_bulk(c->req, &c->rlen, keys[k]);
+	}
+	c->rlen += (size_t)sprintf(c->req + c->rlen, "*1\r\n$4\r\nEXEC\r\n");
+}
+
 int main(int argc, char **argv)
 {
 	static struct conn conns[MAX_CONNS];
 	struct pollfd pfd[MAX_CONNS];
 	const char *keys[MAX_KEYS], *cmd = "INCR";
-	unsigned nconns = 50, nkeys = 0, want;
+	const char *mine[MAX_PER_TX];
+	unsigned nconns = 50, nkeys = 0, per_tx = 0, want;
 	double seconds = 3, start, end;
 	uint16_t port = 0;
-	char req[4096];
-	size_t rlen = 0;
 	uint64_t done = 0, bad = 0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -122,26 +139,27 @@ int main(int argc, char **argv)
 			seconds = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--cmd"))
 			cmd = argv[i + 1];
+		else if (!strcmp(argv[i], "--per-tx"))
+			per_tx = (unsigned)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--key") && nkeys < MAX_KEYS)
 			keys[nkeys++] = argv[i + 1];
 	}
-	if (!port || !nkeys || !nconns || nconns > MAX_CONNS) {
+	if (!per_tx)
+		per_tx = nkeys;
+	if (!port || !nkeys || !nconns || nconns > MAX_CONNS || per_tx > nkeys ||
+	    per_tx > MAX_PER_TX) {
 		fprintf(stderr, "usage: kv_txn_load --port P [--conns 50] [--seconds 3] "
-				"[--cmd INCR] --key K [--key K...]\n");
+				"[--cmd INCR] [--per-tx N] --key K [--key K...]\n");
 		return 2;
 	}
-	rlen += (size_t)sprintf(req, "*1\r\n$5\r\nMULTI\r\n");
-	for (unsigned k = 0; k < nkeys; k++) {
-		rlen += (size_t)sprintf(req + rlen, "*2\r\n");
-		append_bulk(req, &rlen, cmd);
-		append_bulk(req, &rlen, keys[k]);
-	}
-	rlen += (size_t)sprintf(req + rlen, "*1\r\n$4\r\nEXEC\r\n");
-	want = nkeys + 2;
+	want = per_tx + 2;
 	for (unsigned i = 0; i < nconns; i++) {
+		for (unsigned k = 0; k < per_tx; k++)
+			mine[k] = keys[(i * per_tx + k) % nkeys];
+		make_tx(&conns[i], cmd, mine, per_tx);
 		conns[i].fd = dial(port);
 		pfd[i] = (struct pollfd){ .fd = conns[i].fd, .events = POLLIN };
-		send_all(conns[i].fd, req, rlen);
+		send_all(conns[i].fd, conns[i].req, conns[i].rlen);
 	}
 	start = now_s();
 	end = start + seconds;
@@ -162,12 +180,12 @@ int main(int argc, char **argv)
 			}
 			c->len += (size_t)n;
 			while ((e = reply_len(c->in + off, c->len - off))) {
-				if (++c->replies == want) { /* EXEC's: an array of nkeys */
-					bad += strtol(c->in + off + 1, NULL, 10) != (long)nkeys ||
+				if (++c->replies == want) { /* EXEC's: an array of per_tx */
+					bad += strtol(c->in + off + 1, NULL, 10) != (long)per_tx ||
 					       c->in[off] != '*';
 					c->replies = 0;
 					done++;
-					send_all(c->fd, req, rlen);
+					send_all(c->fd, c->req, c->rlen);
 				}
 				off += e;
 			}
