@@ -241,6 +241,48 @@ PC_API struct pc_map_slot *pc_map_find_hashed(const struct pc_map *m, uint64_t h
  * -EINVAL on a u64 map. */
 PC_API int pc_map_insert_hashed(struct pc_map *m, uint64_t hash, uint64_t value);
 
+/* Prefetching a batch of lookups (PC_MAP_HASHED). A lookup in a table
+ * larger than the caches waits on up to three misses in turn: the control
+ * bytes, the slot, then the caller's object that eq() reads. A caller
+ * holding several hashes ahead (a pipeline's keys) calls
+ * pc_map_prefetch() for each, then pc_map_peek_hashed() for each and
+ * prefetches the object its value names, then looks them up: each pass
+ * finds in the cache what the pass before asked for, and the misses of
+ * the batch overlap instead of following one another. Hints only: the
+ * map is not changed. */
+
+/* Starts loading the control bytes and slots of the first group a
+ * lookup of hash probes. */
+static inline void pc_map_prefetch(const struct pc_map *m, uint64_t hash)
+{
+	size_t g = (size_t)(hash >> 7) & m->_gmask;
+
+	__builtin_prefetch(m->_ctrl + g * PC__MAP_GROUP);
+	if (!m->_slots)
+		return;
+	/* a group's 16 slots: four cache lines */
+	for (unsigned i = 0; i < PC__MAP_GROUP; i += 4)
+		__builtin_prefetch(&m->_slots[g * PC__MAP_GROUP + i]);
+}
+
+/* The value of the first slot in hash's first probed group that stores
+ * hash, or 0: most likely the entry a lookup will find (eq() not called;
+ * an entry further along the probe, or a second one with an equal hash,
+ * is not looked for). */
+static inline uint64_t pc_map_peek_hashed(const struct pc_map *m, uint64_t hash)
+{
+	size_t g = (size_t)(hash >> 7) & m->_gmask;
+	unsigned hit = pc__map_match(m->_ctrl, g, (int8_t)(hash & 0x7f));
+
+	for (; hit; hit &= hit - 1) {
+		const struct pc_map_slot *s =
+			&m->_slots[g * PC__MAP_GROUP + (unsigned)__builtin_ctz(hit)];
+		if (s->key == hash)
+			return s->value;
+	}
+	return 0;
+}
+
 /* Iteration cursor: the group being walked and its full slots not yet
  * returned, so a step is a bit scan and a group costs one SSE2 load. */
 struct pc_map_iter {

@@ -318,6 +318,36 @@ static void caller_hashed_keys(void **state)
 	assert_int_equal(pc_map_init(&m, 0x8), -EINVAL);
 }
 
+/* The batch prefetch's peek names the value a lookup finds (for hashes
+ * whose first probed group holds them), 0 for a hash not stored, and
+ * works on an empty map without touching slots. */
+static void peek_names_the_value(void **state)
+{
+	struct pc_map m;
+	size_t found = 0;
+	(void)state;
+	assert_int_equal(pc_map_init(&m, PC_MAP_HASHED), 0);
+	pc_map_prefetch(&m, 12345);
+	assert_int_equal(pc_map_peek_hashed(&m, 12345), 0);
+	for (uint64_t i = 1; i <= 5000; i++)
+		assert_int_equal(pc_map_insert_hashed(&m, pc_map_hash_u64(i), 1000 + i), 0);
+	for (uint64_t i = 1; i <= 5000; i++) {
+		uint64_t h = pc_map_hash_u64(i), v;
+
+		pc_map_prefetch(&m, h);
+		v = pc_map_peek_hashed(&m, h);
+		/* a key that probed past its first group is not looked for */
+		assert_true(v == 0 || v == 1000 + i);
+		found += v != 0;
+	}
+	/* under a load of 7/8 at most, most keys sit in their first group */
+	assert_true(found > 4000);
+	for (uint64_t i = 5001; i <= 6000; i++)
+		assert_int_equal(pc_map_peek_hashed(&m, pc_map_hash_u64(i)), 0);
+	assert_int_equal(pc_map_validate(&m, NULL, 0), 0);
+	pc_map_destroy(&m);
+}
+
 struct scan_seen {
 	uint32_t *count;     /* times each stable key (value 1..n) was handed out */
 	size_t n;
@@ -447,6 +477,7 @@ int main(void)
 		cmocka_unit_test(erase_during_iteration_and_stable_slots),
 		cmocka_unit_test(reserve_avoids_rebuilds),
 		cmocka_unit_test(caller_hashed_keys),
+		cmocka_unit_test(peek_names_the_value),
 		cmocka_unit_test(scan_static_once_and_erase),
 		cmocka_unit_test(scan_survives_growth),
 		cmocka_unit_test(validate_catches_corruption),
