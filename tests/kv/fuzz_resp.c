@@ -2,7 +2,9 @@
 /* libFuzzer target for the RESP2 request parser: any input, split into
  * reads at points the fuzzer chooses, must parse to the same requests as
  * the whole input at once, must never read outside the buffer (ASan), and
- * an error must come with Redis's "Protocol error: " text.
+ * an error must come with Redis's "Protocol error: " text. The look ahead
+ * (kv_resp_peek) must agree with the parse on every request both take:
+ * its length and its second argument.
  *
  * Input: [split seed byte][stream...]. */
 #include <errno.h>
@@ -45,8 +47,17 @@ static struct outcome run(const uint8_t *in, size_t len, unsigned seed)
 		size_t step = seed ? 1 + x % 64 : len;
 		have = have + step > len - start ? len - start : have + step;
 		long r;
-		while ((r = kv_resp_parse(&p, (const char *)in + start, have, &req)) > 0) {
+		const char *key;
+		size_t klen, peeked;
+		while ((peeked = kv_resp_peek((const char *)in + start, have, &key, &klen), 1) &&
+		       (r = kv_resp_parse(&p, (const char *)in + start, have, &req)) > 0) {
 			CHECK((size_t)r <= have);
+			/* the parser may hold a partial request's state (split
+			 * reads): the look ahead is compared on whole reads */
+			if (!seed && peeked) {
+				CHECK(peeked == (size_t)r);
+				CHECK(req.argc >= 2 ? key == req.argv[1] && klen == req.argl[1] : !key);
+			}
 			for (unsigned i = 0; i < req.argc; i++) {
 				o.hash = mix(o.hash, &req.argl[i], sizeof(req.argl[i]));
 				o.hash = mix(o.hash, req.argv[i], req.argl[i]);

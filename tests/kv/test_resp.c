@@ -244,6 +244,35 @@ static void test_many_args(void **state)
 	free(in);
 }
 
+/* The look ahead: whole multibulk requests with their second argument,
+ * nothing for a partial, inline or malformed one. */
+static void test_peek(void **state)
+{
+	(void)state;
+	static const char two[] = "*2\r\n$3\r\nGET\r\n$4\r\nk\r\n1\r\n*1\r\n$4\r\nPING\r\n";
+	const char *key;
+	size_t klen, first = 23;
+
+	assert_int_equal(kv_resp_peek(two, sizeof(two) - 1, &key, &klen), first);
+	assert_int_equal(klen, 4);
+	assert_memory_equal(key, "k\r\n1", 4);
+	assert_int_equal(kv_resp_peek(two + first, sizeof(two) - 1 - first, &key, &klen),
+			 sizeof(two) - 1 - first);
+	assert_null(key);
+	assert_int_equal(klen, 0);
+	/* every cut of the first request is not whole */
+	for (size_t cut = 0; cut < first; cut++)
+		assert_int_equal(kv_resp_peek(two, cut, &key, &klen), 0);
+	static const char *const bad[] = {
+		"PING\r\n", "*0\r\n", "*x\r\n", "*1\n$4\r\nPING\r\n",
+		"*1\r\n$4\r\nPINGxx", "*1\r\n$9999999999\r\nPING\r\n",
+		"*1\r\n:4\r\nPING\r\n", "*1\r\n$-1\r\n", "*99999999999\r\n",
+		"*2\r\n$3\r\nGET\r\n$18446744073709551615\r\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(kv_resp_peek(bad[i], strlen(bad[i]), &key, &klen), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_inline_nul),
 		cmocka_unit_test(test_any_split),
 		cmocka_unit_test(test_many_args),
+		cmocka_unit_test(test_peek),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -362,6 +362,21 @@ struct kv_entry *kv_db_peek(struct kv_db *db, const char *key, size_t klen, int6
 	return find(db, key, klen, now, pos, false);
 }
 
+void kv_db_prefetch(const struct kv_db *db, const uint64_t *hash, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		pc_map_prefetch(&db->map, hash[i]);
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t e = (uintptr_t)pc_map_peek_hashed(&db->map, hash[i]);
+
+		if (!e)
+			continue;
+		/* the header and the key, which may cross a line */
+		__builtin_prefetch((const void *)e);
+		__builtin_prefetch((const void *)(e + 64));
+	}
+}
+
 /* The lookup; touch: mark the entry used now. */
 static struct kv_entry *find(struct kv_db *db, const char *key, size_t klen, int64_t now,
 			     struct kv_pos *pos, bool touch)

@@ -86,6 +86,12 @@ struct kv_db *kv_db_new(void);
 /* Frees the keyspace and every entry. */
 void kv_db_free(struct kv_db *db);
 
+/* Starts loading what lookups of the keys with these hashes
+ * (kv_keyhash()) will read: the table's lines for all, then each entry
+ * they likely find (percore/map.h's batch prefetch), so that a
+ * pipeline's misses overlap. A hint: nothing changes. */
+void kv_db_prefetch(const struct kv_db *db, const uint64_t *hash, size_t n);
+
 /* Finds key. An entry whose expiry time is past (now > expiry, as Redis
  * decides) is deleted and reported absent. Returns the entry or NULL, and
  * fills *pos either way. */

@@ -327,3 +327,43 @@ long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_r
 		return parse_multibulk(p, buf, len, req);
 	return parse_inline(p, buf, len, req);
 }
+
+/* The number after `lead` at buf[*at..len) and its CRLF, at most ten
+ * digits; false when there is none whole. */
+static bool peek_num(const char *buf, size_t len, size_t *at, char lead, size_t *out)
+{
+	size_t i = *at, n = 0, start;
+
+	if (i >= len || buf[i] != lead)
+		return false;
+	start = ++i;
+	while (i < len && i - start < 10 && buf[i] >= '0' && buf[i] <= '9')
+		n = n * 10 + (size_t)(buf[i++] - '0');
+	if (i == start || len - i < 2 || buf[i] != '\r' || buf[i + 1] != '\n')
+		return false;
+	*at = i + 2;
+	*out = n;
+	return true;
+}
+
+size_t kv_resp_peek(const char *buf, size_t len, const char **key, size_t *klen)
+{
+	size_t at = 0, argc, l;
+
+	*key = NULL;
+	*klen = 0;
+	if (!peek_num(buf, len, &at, '*', &argc) || !argc)
+		return 0;
+	/* each argument takes at least 4 bytes: the loop ends with buf */
+	for (size_t i = 0; i < argc; i++) {
+		if (!peek_num(buf, len, &at, '$', &l) || l > len - at || len - at - l < 2 ||
+		    buf[at + l] != '\r' || buf[at + l + 1] != '\n')
+			return 0;
+		if (i == 1) {
+			*key = buf + at;
+			*klen = l;
+		}
+		at += l + 2;
+	}
+	return at;
+}

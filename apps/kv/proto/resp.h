@@ -78,6 +78,15 @@ void kv_resp_free(struct kv_parser *p);
  * is beyond repair: reply with the error and close. */
 long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_resp_req *req);
 
+/* A look ahead, not a parse: the length of the multibulk request at the
+ * head of buf[0..len) when it is whole, with *key and *klen its second
+ * argument (NULL and 0 when it has fewer than two: for most commands the
+ * first key); 0 when it is not whole or not plain (an inline command, a
+ * length that is not a number). Nothing is checked against the limits
+ * and nothing is kept: for hints such as prefetching the keys of a
+ * pipeline, never to run a request. */
+size_t kv_resp_peek(const char *buf, size_t len, const char **key, size_t *klen);
+
 /* Forgets a partly parsed request (the input it came from was dropped). */
 void kv_resp_reset(struct kv_parser *p);
 

@@ -30,6 +30,7 @@
 #include "percore/reply.h"
 #include "percore/session.h"
 #include "block.h"
+#include "keyhash.h"
 #include "pubsub.h"
 #include "server_internal.h"
 #include "txn.h"
@@ -839,6 +840,39 @@ static void end_conn(struct kv_client *c)
 /* Runs the requests buf[0..len) holds, as far as order allows. Returns
  * the bytes used: what is left starts with a request not complete yet,
  * or one that must wait. */
+/* Requests looked ahead for their keys, per read. */
+#define PREFETCH_MAX 32
+
+/* A pipeline's requests arrive together: the keys of this shard among
+ * the next PREFETCH_MAX are asked of the table's memory before any of
+ * them runs (kv_db_prefetch()), so that their cache misses overlap
+ * instead of coming one per request. Only for two requests or more: a
+ * lone one would wait for the same lines at once. */
+static void prefetch_keys(const struct kv_client *c, const char *buf, size_t len)
+{
+	const char *key[PREFETCH_MAX];
+	size_t klen[PREFETCH_MAX], seen = 0, n = 0, at = 0, step;
+	uint64_t hash[PREFETCH_MAX];
+
+	while (seen < PREFETCH_MAX &&
+	       (step = kv_resp_peek(buf + at, len - at, &key[seen], &klen[seen]))) {
+		at += step;
+		seen++;
+	}
+	if (seen < 2)
+		return;
+	for (size_t i = 0; i < seen; i++) {
+		uint64_t h;
+
+		if (!key[i])
+			continue;
+		h = kv_keyhash(key[i], klen[i]);
+		if (kv_hash_shard(c->sh, h) == c->sh->idx)
+			hash[n++] = h;
+	}
+	kv_db_prefetch(c->sh->db, hash, n);
+}
+
 static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 {
 	/* One clock reading for the requests of one read, as they arrived
@@ -846,6 +880,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	int64_t now = kv_now_ms();
 	size_t used = 0;
 
+	prefetch_keys(c, buf, len);
 	while (!c->ending) {
 		struct kv_resp_req r;
 		long n;
