@@ -837,9 +837,6 @@ static void end_conn(struct kv_client *c)
 	c->ending = true;
 }
 
-/* Runs the requests buf[0..len) holds, as far as order allows. Returns
- * the bytes used: what is left starts with a request not complete yet,
- * or one that must wait. */
 /* Requests looked ahead for their keys, per read. */
 #define PREFETCH_MAX 32
 
@@ -873,6 +870,9 @@ static void prefetch_keys(const struct kv_client *c, const char *buf, size_t len
 	kv_db_prefetch(c->sh->db, hash, n);
 }
 
+/* Runs the requests buf[0..len) holds, as far as order allows. Returns
+ * the bytes used: what is left starts with a request not complete yet,
+ * or one that must wait. */
 static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 {
 	/* One clock reading for the requests of one read, as they arrived
