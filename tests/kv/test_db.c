@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "db.h"
+#include "keyhash.h"
 #include "pool.h"
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -82,6 +83,32 @@ static void test_store_lookup_erase(void **state)
 	kv_db_flush(db);
 	assert_int_equal(kv_db_size(db), 0);
 	assert_int_equal(kv_db_used(db), empty_used);
+	check(db);
+	kv_db_free(db);
+}
+
+/* A key hashed by the caller: the lookup takes the given hash for those
+ * very bytes (so a wrong one, given on purpose, misses), hashes the same
+ * bytes at another address itself, and forgets it when told. */
+static void test_known_hash(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	char key[] = "known", copy[] = "known";
+	struct kv_pos pos;
+
+	store(db, S("known"), S("v"), KV_NO_EXPIRE);
+	store(db, S("know"), S("w"), KV_NO_EXPIRE);
+	kv_db_known_hash(db, key, 5, kv_keyhash(key, 5));
+	assert_non_null(kv_db_lookup(db, key, 5, 0, &pos));
+	assert_int_equal(pos.hash, kv_keyhash(key, 5));
+	kv_db_known_hash(db, key, 5, kv_keyhash(key, 5) ^ 1);
+	assert_null(kv_db_lookup(db, key, 5, 0, &pos)); /* the hash given was taken */
+	assert_non_null(kv_db_lookup(db, copy, 5, 0, &pos)); /* other bytes: hashed */
+	kv_db_known_hash(db, key, 5, kv_keyhash(key, 5));
+	want_value(db, key, 4, 0, S("w")); /* "know": another key, its own hash */
+	kv_db_known_hash(db, NULL, 0, 0);
+	assert_non_null(kv_db_lookup(db, key, 5, 0, &pos));
 	check(db);
 	kv_db_free(db);
 }
@@ -530,6 +557,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_store_lookup_erase),
+		cmocka_unit_test(test_known_hash),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_pos_survives_growth),

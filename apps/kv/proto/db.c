@@ -42,6 +42,11 @@ struct kv_db {
 	uint32_t samples;
 	uint32_t clock;           /* the last lookup's time: the age of entries made now */
 	uint64_t rng;             /* xorshift state for eviction samples */
+	struct {                  /* kv_db_known_hash's key, or key NULL */
+		const char *key;
+		size_t len;
+		uint64_t hash;
+	} known;
 	/* The point-in-time walk (kv_db_snap_begin): an entry whose
 	 * SNAP_MARK bit equals snap_mark was handed over already, or was
 	 * made after the walk began; every entry gets that value by the
@@ -377,6 +382,20 @@ void kv_db_prefetch(const struct kv_db *db, const uint64_t *hash, size_t n)
 	}
 }
 
+void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t hash)
+{
+	db->known.key = key;
+	db->known.len = len;
+	db->known.hash = hash;
+}
+
+static uint64_t key_hash(const struct kv_db *db, const char *key, size_t klen)
+{
+	if (key == db->known.key && klen == db->known.len && key)
+		return db->known.hash;
+	return kv_keyhash(key, klen);
+}
+
 /* The lookup; touch: mark the entry used now. */
 static struct kv_entry *find(struct kv_db *db, const char *key, size_t klen, int64_t now,
 			     struct kv_pos *pos, bool touch)
@@ -385,7 +404,7 @@ static struct kv_entry *find(struct kv_db *db, const char *key, size_t klen, int
 
 	pos->key = key;
 	pos->klen = klen;
-	pos->hash = kv_keyhash(key, klen);
+	pos->hash = key_hash(db, key, klen);
 	pos->_epoch = db->epoch;
 	pos->_slot = pc_map_find_hashed(&db->map, pos->hash, key_eq, &k);
 	pos->entry = pos->_slot ? (struct kv_entry *)(uintptr_t)pos->_slot->value : NULL;

@@ -92,6 +92,12 @@ void kv_db_free(struct kv_db *db);
  * pipeline's misses overlap. A hint: nothing changes. */
 void kv_db_prefetch(const struct kv_db *db, const uint64_t *hash, size_t n);
 
+/* The caller hashed a key already (to find its shard, to prefetch it):
+ * lookups of exactly those bytes (the same address and length) take
+ * hash instead of hashing them again, until the next call; key NULL
+ * forgets it. The bytes must stay unchanged meanwhile. */
+void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t hash);
+
 /* Finds key. An entry whose expiry time is past (now > expiry, as Redis
  * decides) is deleted and reported absent. Returns the entry or NULL, and
  * fills *pos either way. */

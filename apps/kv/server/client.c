@@ -466,17 +466,18 @@ static void batch_send(struct kv_client *c)
 }
 
 /* Adds the request to a batch for shard t: the open one, or a new one
- * (sending the one before). Returns false when out of memory. */
+ * (sending the one before); key_hash: its first key's hash, or NULL.
+ * Returns false when out of memory. */
 static bool batch_request(struct kv_client *c, const struct kv_cmd *cmd,
-			  const struct kv_resp_req *r, unsigned t)
+			  const struct kv_resp_req *r, unsigned t, const uint64_t *key_hash)
 {
 	struct kv_job *j = open_batch(c, t);
 
-	if (j && !kv_batch_add(j, cmd, r->argc, r->argv, r->argl))
+	if (j && !kv_batch_add(j, cmd, r->argc, r->argv, r->argl, key_hash))
 		return true;
 	batch_send(c);
 	j = kv_batch_new();
-	if (!j || kv_batch_add(j, cmd, r->argc, r->argv, r->argl)) {
+	if (!j || kv_batch_add(j, cmd, r->argc, r->argv, r->argl, key_hash)) {
 		kv_job_free(j);
 		return false;
 	}
@@ -600,16 +601,84 @@ static void span_exec(struct kv_client *c)
 	}
 }
 
+/* Requests looked ahead for their keys, per read. */
+#define PREFETCH_MAX 32
+
+/* The keys of a read's next requests that prefetch_keys() hashed, in
+ * input order: the requests take these hashes (key_hash()) instead of
+ * hashing their keys again, to find the shard and in the lookup. Valid
+ * while run_input() runs, the read's bytes staying put. */
+struct lookahead {
+	const char *key[PREFETCH_MAX];
+	size_t klen[PREFETCH_MAX];
+	uint64_t hash[PREFETCH_MAX];
+	size_t n, at;
+};
+
+/* The lookahead of the read run_input() runs now, or NULL. */
+static __thread struct lookahead *ahead;
+
+/* A pipeline's requests arrive together: the keys of this shard among
+ * the next PREFETCH_MAX are asked of the table's memory before any of
+ * them runs (kv_db_prefetch()), so that their cache misses overlap
+ * instead of coming one per request. Only for two requests or more: a
+ * lone one would wait for the same lines at once. */
+static void prefetch_keys(const struct kv_client *c, const char *buf, size_t len,
+			  struct lookahead *la)
+{
+	size_t seen = 0, n = 0, at = 0, step;
+	uint64_t hash[PREFETCH_MAX];
+
+	la->n = la->at = 0;
+	while (seen < PREFETCH_MAX &&
+	       (step = kv_resp_peek(buf + at, len - at, &la->key[seen], &la->klen[seen]))) {
+		at += step;
+		seen++;
+	}
+	if (seen < 2)
+		return;
+	for (size_t i = 0; i < seen; i++) {
+		uint64_t h;
+
+		if (!la->key[i])
+			continue;
+		h = kv_keyhash(la->key[i], la->klen[i]);
+		la->key[la->n] = la->key[i];
+		la->klen[la->n] = la->klen[i];
+		la->hash[la->n++] = h;
+		if (kv_hash_shard(c->sh, h) == c->sh->idx)
+			hash[n++] = h;
+	}
+	kv_db_prefetch(c->sh->db, hash, n);
+}
+
+/* kv_keyhash() of key[0..len), taken from the lookahead when it hashed
+ * these very bytes (the requests come in input order, so the search
+ * starts past the last one found). */
+static uint64_t key_hash(const char *key, size_t len)
+{
+	struct lookahead *la = ahead;
+
+	for (size_t i = la ? la->at : 0; la && i < la->n; i++) {
+		if ((uintptr_t)la->key[i] > (uintptr_t)key)
+			break;
+		if (la->key[i] == key && la->klen[i] == len) {
+			la->at = i + 1;
+			return la->hash[i];
+		}
+	}
+	return kv_keyhash(key, len);
+}
+
 /* Whether every key of the request is this shard's: always with one
  * shard; with more, a single-key command whose key hashes here. Commands
  * over several keys take the general path (kv_multi_needed()). */
-static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd,
-		       const struct kv_resp_req *r)
+static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd, uint64_t hash)
 {
 	if (sh->n == 1)
 		return true;
 	return cmd->last_key == cmd->first_key && !(cmd->flags & KV_CMD_STOREKEY) &&
-	       kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]) == sh->idx;
+	       kv_hash_shard(sh, hash) == sh->idx;
 }
 
 static void job_done(struct kv_shard *sh, struct kv_job *j);
@@ -646,17 +715,21 @@ static void hold_reply(struct kv_client *c, struct kv_reply *to, size_t before, 
 		kv_aof_hold(c->sh, mark, kv_job_durable, j);
 }
 
-/* Runs a request of this shard's keys here now. Its reply goes behind
- * the outstanding jobs (after the last one's reply, counted in
- * after_bytes), or straight to the output when none is out. */
+/* Runs a request of this shard's keys here now; hash: its first key's,
+ * or NULL. Its reply goes behind the outstanding jobs (after the last
+ * one's reply, counted in after_bytes), or straight to the output when
+ * none is out. */
 static void run_here(struct kv_client *c, const struct kv_cmd *cmd, const struct kv_resp_req *r,
-		     int64_t now)
+		     int64_t now, const uint64_t *hash)
 {
 	struct kv_reply *to = run_here_to(c);
 	size_t before = to->len;
 	uint64_t mark = kv_aof_mark(c->sh);
 
+	if (hash) /* its first key's, hashed to route it */
+		kv_db_known_hash(c->sh->db, r->argv[cmd->first_key], r->argl[cmd->first_key], *hash);
 	kv_shard_exec(c->sh, &c->conn, cmd, now, r->argc, r->argv, r->argl, to, NULL);
+	kv_db_known_hash(c->sh->db, NULL, 0, 0);
 	if (c->tail)
 		c->after_bytes += to->len - before;
 	hold_reply(c, to, before, mark);
@@ -727,6 +800,9 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	/* OBJECT's key comes after its subcommand: OBJECT HELP has none */
 	bool keyed = cmd && cmd->first_key && (uint32_t)cmd->first_key < r->argc;
 	bool routed = true, scan, local;
+	/* the first key's hash, hashed once: for its shard and its lookup */
+	const struct kv_cmd *hashed_for = NULL;
+	uint64_t hash = 0;
 	unsigned t;
 
 	if (c->in_tx)
@@ -762,10 +838,13 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	}
 	/* The usual request first: keys of this shard's and nothing waiting
 	 * here, so it runs now, whatever went to other shards before it. */
-	if (keyed && kv_cmd_arity_ok(cmd, r->argc) && owned_here(sh, cmd, r) &&
-	    kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
-		run_here(c, cmd, r, now);
-		return true;
+	if (keyed && kv_cmd_arity_ok(cmd, r->argc)) {
+		hash = key_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
+		hashed_for = cmd;
+		if (owned_here(sh, cmd, hash) && kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
+			run_here(c, cmd, r, now, &hash);
+			return true;
+		}
 	}
 	cmd = kv_cmd_placed(cmd, r->argc, r->argv, r->argl); /* CLIENT LIST's, ... */
 	scan = cmd && cmd->multi == KV_MULTI_WALK;
@@ -807,18 +886,20 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		if (!routed)
 			t = sh->idx; /* its SCAN refuses the cursor */
 	} else {
-		t = kv_key_shard(sh, r->argv[cmd->first_key], r->argl[cmd->first_key]);
+		if (hashed_for != cmd)
+			hash = key_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
+		t = sh->n == 1 ? 0 : kv_hash_shard(sh, hash);
 	}
 	if (t == sh->idx && (!scan || sh->n == 1) &&
 	    kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
-		run_here(c, cmd, r, now);
+		run_here(c, cmd, r, now, scan ? NULL : &hash);
 		return true;
 	}
 	if (!open_batch(c, t) && c->inflight >= MAX_INFLIGHT)
 		return false;
 	if (scan || r->argc > KV_BATCH_ARGS)
 		send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
-	else if (!batch_request(c, cmd, r, t))
+	else if (!batch_request(c, cmd, r, t, &hash))
 		reply_nomem(c);
 	return true;
 }
@@ -837,39 +918,6 @@ static void end_conn(struct kv_client *c)
 	c->ending = true;
 }
 
-/* Requests looked ahead for their keys, per read. */
-#define PREFETCH_MAX 32
-
-/* A pipeline's requests arrive together: the keys of this shard among
- * the next PREFETCH_MAX are asked of the table's memory before any of
- * them runs (kv_db_prefetch()), so that their cache misses overlap
- * instead of coming one per request. Only for two requests or more: a
- * lone one would wait for the same lines at once. */
-static void prefetch_keys(const struct kv_client *c, const char *buf, size_t len)
-{
-	const char *key[PREFETCH_MAX];
-	size_t klen[PREFETCH_MAX], seen = 0, n = 0, at = 0, step;
-	uint64_t hash[PREFETCH_MAX];
-
-	while (seen < PREFETCH_MAX &&
-	       (step = kv_resp_peek(buf + at, len - at, &key[seen], &klen[seen]))) {
-		at += step;
-		seen++;
-	}
-	if (seen < 2)
-		return;
-	for (size_t i = 0; i < seen; i++) {
-		uint64_t h;
-
-		if (!key[i])
-			continue;
-		h = kv_keyhash(key[i], klen[i]);
-		if (kv_hash_shard(c->sh, h) == c->sh->idx)
-			hash[n++] = h;
-	}
-	kv_db_prefetch(c->sh->db, hash, n);
-}
-
 /* Runs the requests buf[0..len) holds, as far as order allows. Returns
  * the bytes used: what is left starts with a request not complete yet,
  * or one that must wait. */
@@ -879,8 +927,10 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	 * together. */
 	int64_t now = kv_now_ms();
 	size_t used = 0;
+	struct lookahead la, *outer = ahead; /* a read of another client's may be running */
 
-	prefetch_keys(c, buf, len);
+	prefetch_keys(c, buf, len, &la);
+	ahead = &la;
 	while (!c->ending) {
 		struct kv_resp_req r;
 		long n;
@@ -914,6 +964,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 		if (over_limit(c))
 			overflow(c);
 	}
+	ahead = outer;
 	batch_send(c); /* the requests of this read for one shard go together */
 	return used;
 }

@@ -233,7 +233,8 @@ static int make_lock(struct kv_exec *x, unsigned i)
 		const struct kv_txn_req *q = t->q[k];
 
 		if (shard_of(x, q) == s &&
-		    kv_batch_add(j, q->cmd, q->argc, (const char *const *)q->argv, q->argl))
+		    kv_batch_add(j, q->cmd, q->argc, (const char *const *)q->argv, q->argl,
+				 NULL))
 			return -ENOMEM;
 	}
 	return 0;

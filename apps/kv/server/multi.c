@@ -107,8 +107,10 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 	    (cmd->key_step == 2 && argc % 2 == 0))
 		return false; /* no keys (OBJECT HELP has none), or MSET's argument
 			       * error, replied anywhere */
-	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
 	n = kv_cmd_nkeys(cmd, argc, argv, argl);
+	if (n < 2)
+		return false; /* one key, one shard: not hashed here */
+	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t i = kv_cmd_key_arg(cmd, k, argc, argv, argl);
 

@@ -261,10 +261,11 @@ struct kv_job *kv_job_request(const struct kv_resp_req *r, int scan_shard, uint6
 /* An empty KV_JOB_BATCH. NULL when out of memory. */
 struct kv_job *kv_batch_new(void);
 /* Adds a request (argc at most KV_BATCH_ARGS) to a batch not yet sent
- * with fewer than KV_BATCH_MAX. Returns 0, or -ENOMEM with the batch
- * unchanged. */
+ * with fewer than KV_BATCH_MAX; key_hash: its first key's kv_keyhash()
+ * when the sender has it (the target then need not hash it), or NULL.
+ * Returns 0, or -ENOMEM with the batch unchanged. */
 int kv_batch_add(struct kv_job *j, const struct kv_cmd *cmd, uint32_t argc,
-		 const char *const *argv, const size_t *argl);
+		 const char *const *argv, const size_t *argl, const uint64_t *key_hash);
 /* A job held until its writes were durable (kv_aof_hold's fn, arg the
  * job): finished now, its replies the MISCONF error when err. */
 void kv_job_durable(struct kv_shard *sh, void *arg, int err);

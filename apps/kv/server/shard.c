@@ -158,6 +158,8 @@ struct kv_job *kv_job_request(const struct kv_resp_req *r, int scan_shard, uint6
 struct batch_req {
 	const struct kv_cmd *cmd;
 	uint32_t argc;
+	bool hashed;    /* hash is its first key's */
+	uint64_t hash;
 };
 
 struct kv_job *kv_batch_new(void)
@@ -176,12 +178,14 @@ struct kv_job *kv_batch_new(void)
 }
 
 int kv_batch_add(struct kv_job *j, const struct kv_cmd *cmd, uint32_t argc,
-		 const char *const *argv, const size_t *argl)
+		 const char *const *argv, const size_t *argl, const uint64_t *key_hash)
 {
-	struct batch_req h = { .cmd = cmd, .argc = argc };
+	struct batch_req h = { .cmd = cmd, .argc = argc, .hashed = key_hash != NULL };
 	size_t len = j->reqs.len, need = sizeof(h) + argc * sizeof(uint32_t);
 	char *d;
 
+	if (key_hash)
+		h.hash = *key_hash;
 	for (uint32_t i = 0; i < argc; i++)
 		need += argl[i];
 	d = kv_reply_reserve(&j->reqs, need);
@@ -203,9 +207,17 @@ int kv_batch_add(struct kv_job *j, const struct kv_cmd *cmd, uint32_t argc,
 	return 0;
 }
 
-/* Decodes the request at *p of a batch, moving *p past it. */
-static const struct kv_cmd *batch_next(const char **p, uint32_t *argc, const char **argv,
-				       size_t *argl)
+/* A batch's request, decoded: argv points into the batch. */
+struct batch_item {
+	const struct kv_cmd *cmd;
+	uint32_t argc;
+	const char *argv[KV_BATCH_ARGS];
+	size_t argl[KV_BATCH_ARGS];
+};
+
+/* Decodes the request at *p of a batch into it, moving *p past it.
+ * Returns whether the header carried its first key's hash (in *hash). */
+static bool batch_next(const char **p, struct batch_item *it, uint64_t *hash)
 {
 	struct batch_req h;
 	const char *q = *p;
@@ -216,13 +228,21 @@ static const struct kv_cmd *batch_next(const char **p, uint32_t *argc, const cha
 		uint32_t l;
 
 		memcpy(&l, q, sizeof(l));
-		argv[i] = q + sizeof(l);
-		argl[i] = l;
+		it->argv[i] = q + sizeof(l);
+		it->argl[i] = l;
 		q += sizeof(l) + l;
 	}
-	*argc = h.argc;
+	it->cmd = h.cmd;
+	it->argc = h.argc;
+	*hash = h.hash;
 	*p = q;
-	return h.cmd;
+	return h.hashed;
+}
+
+/* The item's first key, when its command has one. */
+static bool batch_key(const struct batch_item *it)
+{
+	return it->cmd && it->cmd->first_key > 0 && (uint32_t)it->cmd->first_key < it->argc;
 }
 
 void kv_job_free(struct kv_job *j)
@@ -428,13 +448,14 @@ static void prefetch_batch(struct kv_shard *sh, const struct kv_job *j)
 	if (j->nreq < 2)
 		return;
 	for (uint32_t i = 0; i < j->nreq; i++) {
-		const char *argv[KV_BATCH_ARGS];
-		size_t argl[KV_BATCH_ARGS];
-		uint32_t argc;
-		const struct kv_cmd *cmd = batch_next(&p, &argc, argv, argl);
+		struct batch_item it;
+		bool hashed = batch_next(&p, &it, &hash[n]);
 
-		if (cmd && cmd->first_key > 0 && (uint32_t)cmd->first_key < argc)
-			hash[n++] = kv_keyhash(argv[cmd->first_key], argl[cmd->first_key]);
+		if (!batch_key(&it))
+			continue;
+		if (!hashed)
+			hash[n] = kv_keyhash(it.argv[it.cmd->first_key], it.argl[it.cmd->first_key]);
+		n++;
 	}
 	kv_db_prefetch(sh->db, hash, n);
 }
@@ -448,16 +469,19 @@ static void run_batch(struct kv_shard *sh, struct kv_job *j)
 
 	prefetch_batch(sh, j);
 	for (uint32_t i = 0; i < j->nreq; i++) {
-		const char *argv[KV_BATCH_ARGS];
-		size_t argl[KV_BATCH_ARGS];
-		uint32_t argc;
-		const struct kv_cmd *cmd = batch_next(&p, &argc, argv, argl);
+		struct batch_item it;
+		uint64_t hash;
+		bool hashed = batch_next(&p, &it, &hash);
 
 		if (held_over(j, j->out.len)) {
 			j->skipped = true;
 			break;
 		}
-		kv_shard_exec(sh, NULL, cmd, now, argc, argv, argl, &j->out, NULL);
+		if (hashed && batch_key(&it))
+			kv_db_known_hash(sh->db, it.argv[it.cmd->first_key],
+					 it.argl[it.cmd->first_key], hash);
+		kv_shard_exec(sh, NULL, it.cmd, now, it.argc, it.argv, it.argl, &j->out, NULL);
+		kv_db_known_hash(sh->db, NULL, 0, 0);
 		j->out_end[i] = j->out.len;
 	}
 	if (j->held)
@@ -575,12 +599,11 @@ static bool plain_free(const struct kv_shard *sh, const struct kv_job *j)
 		return !j->a.argc || keys_free(sh, kv_cmd_lookup(j->a.argv[0], j->a.argl[0]),
 					       j->a.argc, j->a.argv, j->a.argl);
 	for (uint32_t i = 0; i < j->nreq; i++) {
-		const char *argv[KV_BATCH_ARGS];
-		size_t argl[KV_BATCH_ARGS];
-		uint32_t argc;
-		const struct kv_cmd *cmd = batch_next(&p, &argc, argv, argl);
+		struct batch_item it;
+		uint64_t hash;
 
-		if (!keys_free(sh, cmd, argc, argv, argl))
+		batch_next(&p, &it, &hash);
+		if (!keys_free(sh, it.cmd, it.argc, it.argv, it.argl))
 			return false;
 	}
 	return true;
