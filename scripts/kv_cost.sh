@@ -27,7 +27,13 @@ redis-server (no persistence), under redis-benchmark with 50 connections:
   --server S       kv, redis or both (default both)
   --no-syscalls    instructions only
   --no-instr       system calls only
-  --kv-args ARGS   more options for percore kv (e.g. "--idle-policy sleep")
+  -r, --keyspace N random keys among N (redis-benchmark -r; default: one
+                   key), so that with --kv-args "--shards 2" half the
+                   requests hop to the other shard
+  --kv-args ARGS   more options for percore kv (e.g. "--idle-policy sleep";
+                   with several shards add "--oversubscribe --backend
+                   epoll": valgrind runs one thread at a time and cannot
+                   leave one blocked in io_uring_enter)
   --top N          also list the N functions with the most instructions
                    of their own per request (default 0)
   -h, --help       this text
@@ -48,6 +54,7 @@ do_sys=1
 do_ins=1
 top=0
 kv_args=
+keyspace=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
@@ -58,6 +65,7 @@ while [ $# -gt 0 ]; do
 	--no-syscalls) do_sys=0 ;;
 	--no-instr) do_ins=0 ;;
 	--top) top=${2:?}; shift ;;
+	-r | --keyspace) keyspace=${2:?}; shift ;;
 	--kv-args) kv_args=$2; shift ;;
 	-*) usage >&2; exit 2 ;;
 	*) build=$1 ;;
@@ -66,7 +74,10 @@ while [ $# -gt 0 ]; do
 done
 case $servers in kv) servers=kv ;; redis) servers=redis ;; both) servers="kv redis" ;;
 *) usage >&2; exit 2 ;; esac
-[[ $requests =~ ^[0-9]+$ && $top =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }
+[[ $requests =~ ^[0-9]+$ && $top =~ ^[0-9]+$ && $keyspace =~ ^[0-9]*$ ]] ||
+	{ usage >&2; exit 2; }
+random=()
+[ -n "$keyspace" ] && random=(-r "$keyspace")
 pc=$build/tools/percore/percore
 [ -x "$pc" ] || { echo "kv_cost: no $pc" >&2; exit 1; }
 for t in valgrind strace redis-server redis-benchmark; do
@@ -121,7 +132,7 @@ stop() {
 
 load() { # port test depth
 	redis-cli -p "$1" set key:__rand_int__ xxx >/dev/null
-	"${client_pin[@]}" redis-benchmark -p "$1" -c 50 -n "$requests" -P "$3" -t "$2" -q \
+	"${client_pin[@]}" redis-benchmark -p "$1" -c 50 -n "$requests" -P "$3" -t "$2" "${random[@]}" -q \
 		>/dev/null 2>&1
 }
 
