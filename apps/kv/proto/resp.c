@@ -329,19 +329,23 @@ long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_r
 }
 
 /* The number after `lead` at buf[*at..len) and its CRLF, at most ten
- * digits; false when there is none whole. */
-static bool peek_num(const char *buf, size_t len, size_t *at, char lead, size_t *out)
+ * digits; false when there is none whole. Inlined: it runs for every
+ * argument of every request looked ahead. */
+static inline __attribute__((always_inline)) bool peek_num(const char *buf, size_t len,
+							    size_t *at, char lead, size_t *out)
 {
-	size_t i = *at, n = 0, start;
+	const char *p = buf + *at, *end = buf + len, *d, *stop;
+	size_t n = 0;
 
-	if (i >= len || buf[i] != lead)
+	if (p >= end || *p != lead)
 		return false;
-	start = ++i;
-	while (i < len && i - start < 10 && buf[i] >= '0' && buf[i] <= '9')
-		n = n * 10 + (size_t)(buf[i++] - '0');
-	if (i == start || len - i < 2 || buf[i] != '\r' || buf[i + 1] != '\n')
+	d = ++p;
+	stop = end - p > 10 ? p + 10 : end;
+	while (d < stop && (unsigned char)(*d - '0') <= 9)
+		n = n * 10 + (size_t)(*d++ - '0');
+	if (d == p || end - d < 2 || d[0] != '\r' || d[1] != '\n')
 		return false;
-	*at = i + 2;
+	*at = (size_t)(d + 2 - buf);
 	*out = n;
 	return true;
 }
