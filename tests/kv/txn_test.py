@@ -263,7 +263,8 @@ def t_closing(redis, port):
 def subscribed_exec(port, keys, pattern, n):
     """MULTI, SET of each key, (P)SUBSCRIBE, EXEC on a new connection,
     then a PUBLISH from another, the message, a PING: every reply's
-    bytes."""
+    bytes. Returns once the server let the subscriber go, so that the
+    next case's PUBLISH does not count it."""
     sub, pub = RedisPeer(port), RedisPeer(port)
     chan = "news.%d" % n
     try:
@@ -275,10 +276,26 @@ def subscribed_exec(port, keys, pattern, n):
         got += [pub.reader.reply()[0], sub.reader.reply()[0]]
         sub.send(enc("PING"))  # once the message is in: its delivery may trail the count
         got.append(sub.reader.reply()[0])
+        sub.close()
+        check(wait_published_to_none(pub, chan), "%s: a closed subscriber still counted" % chan)
         return got
     finally:
         sub.close()
         pub.close()
+
+
+def wait_published_to_none(peer, chan, seconds=10):
+    """PUBLISHes to chan until no client receives it (a closed
+    connection's subscriptions go once the server has seen it close):
+    whether that came within seconds."""
+    deadline = time.monotonic() + seconds
+    while True:
+        peer.send(enc("PUBLISH", chan, "probe"))
+        if peer.reader.reply()[0] == b":0\r\n":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
 
 
 def t_subscribe(redis, port):
