@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target for the RESP2 request parser: any input, split into
  * reads at points the fuzzer chooses, must parse to the same requests as
- * the whole input at once, must never read outside the buffer (ASan), and
- * an error must come with Redis's "Protocol error: " text. The look ahead
+ * the whole input at once and as the input fed one byte at a time (which
+ * never offers the parser a whole request before it has begun reading
+ * it, so the one-pass reading of whole requests meets the incremental
+ * one), must never read outside the buffer (ASan), and an error must
+ * come with Redis's "Protocol error: " text. The look ahead
  * (kv_resp_peek) must agree with the parse on every request both take:
  * its length and its second argument.
  *
@@ -32,6 +35,10 @@ static uint64_t mix(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+/* Parses in[0..len) in reads: the whole of it for seed 0, a byte a time
+ * for BYTEWISE, otherwise 1 to 64 bytes as the seed's generator says. */
+#define BYTEWISE 256u
+
 static struct outcome run(const uint8_t *in, size_t len, unsigned seed)
 {
 	struct outcome o = { 0xcbf29ce484222325ull, 0, 0 };
@@ -44,17 +51,18 @@ static struct outcome run(const uint8_t *in, size_t len, unsigned seed)
 	uint32_t x = seed | 1;
 	while (start < len) {
 		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-		size_t step = seed ? 1 + x % 64 : len;
+		size_t step = seed == BYTEWISE ? 1 : seed ? 1 + x % 64 : len;
 		have = have + step > len - start ? len - start : have + step;
 		long r;
 		const char *key;
 		size_t klen, peeked;
-		while ((peeked = kv_resp_peek((const char *)in + start, have, &key, &klen), 1) &&
+		while ((peeked = seed ? 0 : kv_resp_peek((const char *)in + start, have, &key, &klen),
+			1) &&
 		       (r = kv_resp_parse(&p, (const char *)in + start, have, &req)) > 0) {
 			CHECK((size_t)r <= have);
 			/* the parser may hold a partial request's state (split
 			 * reads): the look ahead is compared on whole reads */
-			if (!seed && peeked) {
+			if (peeked) {
 				CHECK(peeked == (size_t)r);
 				CHECK(req.argc >= 2 ? key == req.argv[1] && klen == req.argl[1] : !key);
 			}
@@ -85,8 +93,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct outcome whole = run(data + 1, size - 1, 0);
 	struct outcome split = run(data + 1, size - 1, data[0]);
-	CHECK(whole.requests == split.requests);
-	CHECK(whole.hash == split.hash);
-	CHECK(whole.status == split.status);
+	struct outcome bytes = run(data + 1, size - 1, BYTEWISE);
+	CHECK(whole.requests == split.requests && whole.requests == bytes.requests);
+	CHECK(whole.hash == split.hash && whole.hash == bytes.hash);
+	CHECK(whole.status == split.status && whole.status == bytes.status);
 	return 0;
 }

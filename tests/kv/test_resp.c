@@ -212,14 +212,53 @@ static void parse_stream(const char *in, size_t len, size_t step, char *out, siz
 static void test_any_split(void **state)
 {
 	(void)state;
+	/* with an empty argument, and one whose two bytes after it are not
+	 * CRLF (Redis skips them unread) */
 	static const char in[] = "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nva\r\nl\r\n"
-				 "PING\r\n*0\r\nECHO \"a b\"\n*1\r\n$4\r\nQUIT\r\n";
+				 "PING\r\n*0\r\nECHO \"a b\"\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n"
+				 "*1\r\n$4\r\nPINGxy*1\r\n$4\r\nQUIT\r\n";
 	char whole[256], split[256];
 	parse_stream(in, sizeof(in) - 1, sizeof(in), whole, sizeof(whole));
-	assert_string_equal(whole, "SET|key|va\r\nl;PING;;ECHO|a b;QUIT;");
+	assert_string_equal(whole, "SET|key|va\r\nl;PING;;ECHO|a b;ECHO|;PING;QUIT;");
 	for (size_t step = 1; step < sizeof(in); step++) {
 		parse_stream(in, sizeof(in) - 1, step, split, sizeof(split));
 		assert_string_equal(split, whole);
+	}
+}
+
+/* A whole request read in one pass meets the same limits as one read
+ * in parts, and takes as many arguments as its table holds or grows to. */
+static void test_whole(void **state)
+{
+	(void)state;
+	struct kv_resp_limits small = { .max_bulk = 10, .max_args = 2 };
+	expect_error(S("*1\r\n$11\r\nabcdefghijk\r\n"), &small,
+		     "Protocol error: invalid bulk length");
+	expect_error(S("*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"), &small,
+		     "Protocol error: invalid multibulk length");
+	expect_req(S("*1\r\n$10\r\nabcdefghij\r\n"), 21, 1, "abcdefghij");
+	expect_error(S("*1\r\n$03\r\nabc\r\n"), NULL, "Protocol error: invalid bulk length");
+	expect_error(S("*2\r\n$1\r\na\r\n:1\r\n"), NULL, "Protocol error: expected '$', got ':'");
+	for (size_t n = 63; n <= 66; n++) {
+		char in[1024];
+		struct kv_parser p;
+		struct kv_resp_req req;
+		size_t o = (size_t)snprintf(in, sizeof(in), "*%zu\r\n", n);
+
+		for (size_t i = 0; i < n; i++)
+			o += (size_t)snprintf(in + o, sizeof(in) - o, "$1\r\n%c\r\n", (char)('a' + i % 26));
+		kv_resp_init(&p, NULL);
+		assert_int_equal(kv_resp_parse(&p, in, o, &req), (long)o);
+		assert_int_equal(req.argc, n);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(req.argl[i], 1);
+			assert_int_equal(req.argv[i][0], 'a' + i % 26);
+		}
+		/* the next request, shorter, reads whole into the same table */
+		assert_int_equal(kv_resp_parse(&p, S("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), &req), 20);
+		assert_int_equal(req.argc, 2);
+		assert_memory_equal(req.argv[1], "k", 1);
+		kv_resp_free(&p);
 	}
 }
 
@@ -284,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_inline_nul),
 		cmocka_unit_test(test_any_split),
+		cmocka_unit_test(test_whole),
 		cmocka_unit_test(test_many_args),
 		cmocka_unit_test(test_peek),
 	};

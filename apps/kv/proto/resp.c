@@ -13,6 +13,8 @@
 #include <string.h>
 
 #define GROW_FIRST 16u
+/* The most arguments a request read whole gets room for at once. */
+#define WHOLE_ARGS_MAX 64u
 
 int kv_resp_init(struct kv_parser *p, const struct kv_resp_limits *lim)
 {
@@ -318,56 +320,131 @@ static long parse_inline(struct kv_parser *p, const char *buf, size_t len,
 	return finish(p, p->scratch, req);
 }
 
-long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_resp_req *req)
+/* A count line in its usual form at *at: `lead`, then 1 to 10 digits
+ * without a leading 0 (or a lone 0), then CRLF; false for anything else,
+ * whole or not. Redis reads these lines the same (its number rules
+ * refuse a leading 0), so a request read this way parses as the
+ * incremental reading would parse it. Inlined: it runs for every
+ * argument of every request. */
+static inline __attribute__((always_inline)) bool usual_count(const char **at, const char *end,
+							       char lead, uint64_t *out)
 {
-	req->argc = 0;
-	if (len == 0)
-		return 0;
-	if (buf[0] == '*')
-		return parse_multibulk(p, buf, len, req);
-	return parse_inline(p, buf, len, req);
-}
+	const char *s = *at, *d = s + 1, *stop;
+	uint64_t n = 0;
 
-/* The number after `lead` at buf[*at..len) and its CRLF, at most ten
- * digits; false when there is none whole. Inlined: it runs for every
- * argument of every request looked ahead. */
-static inline __attribute__((always_inline)) bool peek_num(const char *buf, size_t len,
-							    size_t *at, char lead, size_t *out)
-{
-	const char *p = buf + *at, *end = buf + len, *d, *stop;
-	size_t n = 0;
-
-	if (p >= end || *p != lead)
+	if (end - s < 4 || s[0] != lead)
 		return false;
-	d = ++p;
-	stop = end - p > 10 ? p + 10 : end;
-	while (d < stop && (unsigned char)(*d - '0') <= 9)
-		n = n * 10 + (size_t)(*d++ - '0');
-	if (d == p || end - d < 2 || d[0] != '\r' || d[1] != '\n')
+	/* one digit or two, as most counts and lengths are */
+	unsigned hi = (unsigned char)d[0] - '0', lo = (unsigned char)d[1] - '0';
+	if (hi - 1 < 9 && d[1] == '\r' && d[2] == '\n') {
+		*at = s + 4;
+		*out = hi;
+		return true;
+	}
+	if (hi - 1 < 9 && lo < 10 && end - s >= 5 && d[2] == '\r' && d[3] == '\n') {
+		*at = s + 5;
+		*out = hi * 10 + lo;
+		return true;
+	}
+	if (*d == '0') {
+		d++;
+	} else {
+		stop = end - d > 10 ? d + 10 : end;
+		while (d < stop && (unsigned char)(*d - '0') <= 9)
+			n = n * 10 + (uint64_t)(*d++ - '0');
+		if (d == s + 1)
+			return false;
+	}
+	if (end - d < 2 || d[0] != '\r' || d[1] != '\n')
 		return false;
-	*at = (size_t)(d + 2 - buf);
+	*at = d + 2;
 	*out = n;
 	return true;
 }
 
-size_t kv_resp_peek(const char *buf, size_t len, const char **key, size_t *klen)
+/* The argc arguments of a multibulk request from `at` on, all whole and
+ * in the usual form (usual_count(), each argument followed by CRLF), none
+ * longer than max_bulk. Returns the request's end, or NULL. Stores each
+ * argument in argv and argl when given, the second in *key when given.
+ * Inlined so that each caller gets only the stores it asks for. */
+static inline __attribute__((always_inline)) const char *
+usual_args(const char *at, const char *end, uint64_t argc, uint64_t max_bulk,
+	   const char **argv, size_t *argl, const char **key, size_t *klen)
 {
-	size_t at = 0, argc, l;
+	for (uint64_t i = 0; i < argc; i++) {
+		uint64_t l;
 
-	*key = NULL;
-	*klen = 0;
-	if (!peek_num(buf, len, &at, '*', &argc) || !argc)
-		return 0;
-	/* each argument takes at least 4 bytes: the loop ends with buf */
-	for (size_t i = 0; i < argc; i++) {
-		if (!peek_num(buf, len, &at, '$', &l) || l > len - at || len - at - l < 2 ||
-		    buf[at + l] != '\r' || buf[at + l + 1] != '\n')
-			return 0;
-		if (i == 1) {
-			*key = buf + at;
-			*klen = l;
+		if (!usual_count(&at, end, '$', &l) || l > max_bulk ||
+		    (uint64_t)(end - at) < l + 2 || at[l] != '\r' || at[l + 1] != '\n')
+			return NULL;
+		if (argv) {
+			argv[i] = at;
+			argl[i] = (size_t)l;
+		}
+		if (key && i == 1) {
+			*key = at;
+			*klen = (size_t)l;
 		}
 		at += l + 2;
 	}
 	return at;
+}
+
+/* Most requests arrive whole and in the usual form: read in one pass,
+ * their arguments stored where the request hands them out, with no
+ * progress kept. Returns the request's length, or 0 when it is not such
+ * a request (not whole, a count or length out of the usual form, a
+ * limit passed, more arguments than a small table holds): the
+ * incremental reading then starts on it and gives Redis's answer. */
+static long parse_whole(struct kv_parser *p, const char *buf, size_t len,
+			struct kv_resp_req *req)
+{
+	const char *at = buf, *end = buf + len;
+	uint64_t argc;
+
+	if (!usual_count(&at, end, '*', &argc) || !argc || argc > p->lim.max_args)
+		return 0;
+	/* a request announcing many arguments reserves room only as they
+	 * arrive, in the incremental reading */
+	if (argc > p->cap && (argc > WHOLE_ARGS_MAX || reserve(p, (uint32_t)argc) < 0))
+		return 0;
+	at = usual_args(at, end, argc, p->lim.max_bulk, p->argv, p->argl, NULL, NULL);
+	if (!at)
+		return 0;
+	req->argc = (uint32_t)argc;
+	req->argv = p->argv;
+	req->argl = p->argl;
+	return at - buf;
+}
+
+long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_resp_req *req)
+{
+	long n;
+
+	req->argc = 0;
+	if (len == 0)
+		return 0;
+	if (buf[0] != '*')
+		return parse_inline(p, buf, len, req);
+	if (p->pos == 0 && (n = parse_whole(p, buf, len, req)) > 0)
+		return n;
+	return parse_multibulk(p, buf, len, req);
+}
+
+size_t kv_resp_peek(const char *buf, size_t len, const char **key, size_t *klen)
+{
+	const char *at = buf, *end = buf + len;
+	uint64_t argc;
+
+	*key = NULL;
+	*klen = 0;
+	if (!usual_count(&at, end, '*', &argc) || !argc)
+		return 0;
+	at = usual_args(at, end, argc, UINT64_MAX, NULL, NULL, key, klen);
+	if (!at) {
+		*key = NULL;
+		*klen = 0;
+		return 0;
+	}
+	return (size_t)(at - buf);
 }
