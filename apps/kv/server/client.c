@@ -605,8 +605,9 @@ static void span_exec(struct kv_client *c)
 #define PREFETCH_MAX 32
 
 /* The keys of a read's next requests that prefetch_keys() hashed, in
- * input order: the requests take these hashes (key_hash()) instead of
- * hashing their keys again, to find the shard and in the lookup. Valid
+ * input order: the requests take these hashes (looked_ahead_hash())
+ * instead of hashing their keys again, to find the shard and in the
+ * lookup. Valid
  * while run_input() runs, the read's bytes staying put. */
 struct lookahead {
 	const char *key[PREFETCH_MAX];
@@ -622,7 +623,8 @@ static __thread struct lookahead *ahead;
  * the next PREFETCH_MAX are asked of the table's memory before any of
  * them runs (kv_db_prefetch()), so that their cache misses overlap
  * instead of coming one per request. Only for two requests or more: a
- * lone one would wait for the same lines at once. */
+ * lone one would wait for the same lines at once. The keys' hashes stay
+ * in la for the requests to take. */
 static void prefetch_keys(const struct kv_client *c, const char *buf, size_t len,
 			  struct lookahead *la)
 {
@@ -655,7 +657,7 @@ static void prefetch_keys(const struct kv_client *c, const char *buf, size_t len
 /* kv_keyhash() of key[0..len), taken from the lookahead when it hashed
  * these very bytes (the requests come in input order, so the search
  * starts past the last one found). */
-static uint64_t key_hash(const char *key, size_t len)
+static uint64_t looked_ahead_hash(const char *key, size_t len)
 {
 	struct lookahead *la = ahead;
 
@@ -839,7 +841,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	/* The usual request first: keys of this shard's and nothing waiting
 	 * here, so it runs now, whatever went to other shards before it. */
 	if (keyed && kv_cmd_arity_ok(cmd, r->argc)) {
-		hash = key_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
+		hash = looked_ahead_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
 		hashed_for = cmd;
 		if (owned_here(sh, cmd, hash) && kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
 			run_here(c, cmd, r, now, &hash);
@@ -887,7 +889,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 			t = sh->idx; /* its SCAN refuses the cursor */
 	} else {
 		if (hashed_for != cmd)
-			hash = key_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
+			hash = looked_ahead_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
 		t = sh->n == 1 ? 0 : kv_hash_shard(sh, hash);
 	}
 	if (t == sh->idx && (!scan || sh->n == 1) &&
