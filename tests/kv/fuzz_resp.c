@@ -7,7 +7,7 @@
  * one), must never read outside the buffer (ASan), and an error must
  * come with Redis's "Protocol error: " text. The look ahead
  * (kv_resp_peek) must agree with the parse on every request both take:
- * its length and its second argument.
+ * its length, its count and the arguments it keeps.
  *
  * Input: [split seed byte][stream...]. */
 #include <errno.h>
@@ -54,17 +54,17 @@ static struct outcome run(const uint8_t *in, size_t len, unsigned seed)
 		size_t step = seed == BYTEWISE ? 1 : seed ? 1 + x % 64 : len;
 		have = have + step > len - start ? len - start : have + step;
 		long r;
-		const char *key;
-		size_t klen, peeked;
-		while ((peeked = seed ? 0 : kv_resp_peek((const char *)in + start, have, &key, &klen),
-			1) &&
+		struct kv_resp_peeked q;
+		size_t peeked;
+		while ((peeked = seed ? 0 : kv_resp_peek((const char *)in + start, have, &q), 1) &&
 		       (r = kv_resp_parse(&p, (const char *)in + start, have, &req)) > 0) {
 			CHECK((size_t)r <= have);
 			/* the parser may hold a partial request's state (split
 			 * reads): the look ahead is compared on whole reads */
 			if (peeked) {
-				CHECK(peeked == (size_t)r);
-				CHECK(req.argc >= 2 ? key == req.argv[1] && klen == req.argl[1] : !key);
+				CHECK(peeked == (size_t)r && q.argc == req.argc);
+				for (unsigned i = 0; i < req.argc && i < KV_RESP_PEEK_ARGS; i++)
+					CHECK(q.argv[i] == req.argv[i] && q.argl[i] == req.argl[i]);
 			}
 			for (unsigned i = 0; i < req.argc; i++) {
 				o.hash = mix(o.hash, &req.argl[i], sizeof(req.argl[i]));

@@ -283,33 +283,45 @@ static void test_many_args(void **state)
 	free(in);
 }
 
-/* The look ahead: whole multibulk requests with their second argument,
- * nothing for a partial, inline or malformed one. */
+/* The look ahead: whole multibulk requests with their count and first
+ * arguments, nothing for a partial, inline or unusual one. */
 static void test_peek(void **state)
 {
 	(void)state;
 	static const char two[] = "*2\r\n$3\r\nGET\r\n$4\r\nk\r\n1\r\n*1\r\n$4\r\nPING\r\n";
-	const char *key;
-	size_t klen, first = 23;
+	struct kv_resp_peeked q;
+	size_t first = 23;
 
-	assert_int_equal(kv_resp_peek(two, sizeof(two) - 1, &key, &klen), first);
-	assert_int_equal(klen, 4);
-	assert_memory_equal(key, "k\r\n1", 4);
-	assert_int_equal(kv_resp_peek(two + first, sizeof(two) - 1 - first, &key, &klen),
+	assert_int_equal(kv_resp_peek(two, sizeof(two) - 1, &q), first);
+	assert_int_equal(q.argc, 2);
+	assert_int_equal(q.argl[0], 3);
+	assert_memory_equal(q.argv[0], "GET", 3);
+	assert_int_equal(q.argl[1], 4);
+	assert_memory_equal(q.argv[1], "k\r\n1", 4);
+	assert_int_equal(kv_resp_peek(two + first, sizeof(two) - 1 - first, &q),
 			 sizeof(two) - 1 - first);
-	assert_null(key);
-	assert_int_equal(klen, 0);
+	assert_int_equal(q.argc, 1);
+	assert_memory_equal(q.argv[0], "PING", 4);
 	/* every cut of the first request is not whole */
-	for (size_t cut = 0; cut < first; cut++)
-		assert_int_equal(kv_resp_peek(two, cut, &key, &klen), 0);
+	for (size_t cut = 0; cut < first; cut++) {
+		assert_int_equal(kv_resp_peek(two, cut, &q), 0);
+		assert_int_equal(q.argc, 0);
+	}
+	/* more arguments than it keeps: counted, the first kept */
+	static const char six[] = "*6\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+				  "$1\r\nb\r\n$0\r\n\r\n$10\r\n0123456789\r\n";
+	assert_int_equal(kv_resp_peek(six, sizeof(six) - 1, &q), sizeof(six) - 1);
+	assert_int_equal(q.argc, 6);
+	assert_memory_equal(q.argv[3], "b", 1);
 	static const char *const bad[] = {
 		"PING\r\n", "*0\r\n", "*x\r\n", "*1\n$4\r\nPING\r\n",
 		"*1\r\n$4\r\nPINGxx", "*1\r\n$9999999999\r\nPING\r\n",
 		"*1\r\n:4\r\nPING\r\n", "*1\r\n$-1\r\n", "*99999999999\r\n",
-		"*2\r\n$3\r\nGET\r\n$18446744073709551615\r\n",
+		"*2\r\n$3\r\nGET\r\n$18446744073709551615\r\n", "*1\r\n$04\r\nPING\r\n",
+		"*01\r\n$4\r\nPING\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kv_resp_peek(bad[i], strlen(bad[i]), &key, &klen), 0);
+		assert_int_equal(kv_resp_peek(bad[i], strlen(bad[i]), &q), 0);
 }
 
 int main(void)

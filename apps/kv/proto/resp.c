@@ -364,12 +364,12 @@ static inline __attribute__((always_inline)) bool usual_count(const char **at, c
 
 /* The argc arguments of a multibulk request from `at` on, all whole and
  * in the usual form (usual_count(), each argument followed by CRLF), none
- * longer than max_bulk. Returns the request's end, or NULL. Stores each
- * argument in argv and argl when given, the second in *key when given.
- * Inlined so that each caller gets only the stores it asks for. */
+ * longer than max_bulk. Returns the request's end, or NULL. Stores the
+ * first `keep` arguments in argv and argl. Inlined so that each caller's
+ * loop is built for its own limits. */
 static inline __attribute__((always_inline)) const char *
-usual_args(const char *at, const char *end, uint64_t argc, uint64_t max_bulk,
-	   const char **argv, size_t *argl, const char **key, size_t *klen)
+usual_args(const char *at, const char *end, uint64_t argc, uint64_t max_bulk, uint64_t keep,
+	   const char **argv, size_t *argl)
 {
 	for (uint64_t i = 0; i < argc; i++) {
 		uint64_t l;
@@ -377,13 +377,9 @@ usual_args(const char *at, const char *end, uint64_t argc, uint64_t max_bulk,
 		if (!usual_count(&at, end, '$', &l) || l > max_bulk ||
 		    (uint64_t)(end - at) < l + 2 || at[l] != '\r' || at[l + 1] != '\n')
 			return NULL;
-		if (argv) {
+		if (i < keep) {
 			argv[i] = at;
 			argl[i] = (size_t)l;
-		}
-		if (key && i == 1) {
-			*key = at;
-			*klen = (size_t)l;
 		}
 		at += l + 2;
 	}
@@ -408,7 +404,7 @@ static long parse_whole(struct kv_parser *p, const char *buf, size_t len,
 	 * arrive, in the incremental reading */
 	if (argc > p->cap && (argc > WHOLE_ARGS_MAX || reserve(p, (uint32_t)argc) < 0))
 		return 0;
-	at = usual_args(at, end, argc, p->lim.max_bulk, p->argv, p->argl, NULL, NULL);
+	at = usual_args(at, end, argc, p->lim.max_bulk, argc, p->argv, p->argl);
 	if (!at)
 		return 0;
 	req->argc = (uint32_t)argc;
@@ -431,20 +427,17 @@ long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_r
 	return parse_multibulk(p, buf, len, req);
 }
 
-size_t kv_resp_peek(const char *buf, size_t len, const char **key, size_t *klen)
+size_t kv_resp_peek(const char *buf, size_t len, struct kv_resp_peeked *out)
 {
 	const char *at = buf, *end = buf + len;
 	uint64_t argc;
 
-	*key = NULL;
-	*klen = 0;
-	if (!usual_count(&at, end, '*', &argc) || !argc)
+	out->argc = 0;
+	if (!usual_count(&at, end, '*', &argc) || !argc || argc > UINT32_MAX)
 		return 0;
-	at = usual_args(at, end, argc, UINT64_MAX, NULL, NULL, key, klen);
-	if (!at) {
-		*key = NULL;
-		*klen = 0;
+	at = usual_args(at, end, argc, UINT64_MAX, KV_RESP_PEEK_ARGS, out->argv, out->argl);
+	if (!at)
 		return 0;
-	}
+	out->argc = (uint32_t)argc;
 	return (size_t)(at - buf);
 }

@@ -78,14 +78,26 @@ void kv_resp_free(struct kv_parser *p);
  * is beyond repair: reply with the error and close. */
 long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_resp_req *req);
 
-/* A look ahead, not a parse: the length of the multibulk request at the
- * head of buf[0..len) when it is whole, with *key and *klen its second
- * argument (NULL and 0 when it has fewer than two: for most commands the
- * first key); 0 when it is not whole or not plain (an inline command, a
- * length that is not a number). Nothing is checked against the limits
- * and nothing is kept: for hints such as prefetching the keys of a
- * pipeline, never to run a request. */
-size_t kv_resp_peek(const char *buf, size_t len, const char **key, size_t *klen);
+/* The arguments a look ahead keeps of a request: all of them for most
+ * commands (GET, SET, INCR, HSET of one field). */
+#define KV_RESP_PEEK_ARGS 4
+
+struct kv_resp_peeked {
+	uint32_t argc;                            /* the request's arguments */
+	const char *argv[KV_RESP_PEEK_ARGS];      /* the first of them */
+	size_t argl[KV_RESP_PEEK_ARGS];
+};
+
+/* A look ahead: the length of the multibulk request at the head of
+ * buf[0..len) when it is whole and in the form kv_resp_parse() reads in
+ * one pass (counts without a leading 0, CRLF after every line), with its
+ * argument count and first KV_RESP_PEEK_ARGS arguments in *out; 0 for
+ * anything else (not whole, inline, unusual). Nothing is checked against
+ * the limits and nothing is kept. A request of at most KV_RESP_PEEK_ARGS
+ * arguments that is within the limits is exactly what kv_resp_parse()
+ * would return for it from a fresh start, so the caller may run it
+ * without parsing it again. */
+size_t kv_resp_peek(const char *buf, size_t len, struct kv_resp_peeked *out);
 
 /* Forgets a partly parsed request (the input it came from was dropped). */
 void kv_resp_reset(struct kv_parser *p);

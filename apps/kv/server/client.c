@@ -604,12 +604,16 @@ static void span_exec(struct kv_client *c)
 /* Requests looked ahead for their keys, per read. */
 #define PREFETCH_MAX 32
 
-/* The keys of a read's next requests that prefetch_keys() hashed, in
- * input order: the requests take these hashes (looked_ahead_hash())
- * instead of hashing their keys again, to find the shard and in the
- * lookup. Valid
+/* What the look ahead found in a read: its next requests as read
+ * (kv_resp_peek()), which run without a second parse when it kept all
+ * their arguments (looked_ahead_req()); and the keys it hashed, in input
+ * order, which the requests take (looked_ahead_hash()) instead of
+ * hashing their keys again, to find the shard and in the lookup. Valid
  * while run_input() runs, the read's bytes staying put. */
 struct lookahead {
+	struct kv_resp_peeked req[PREFETCH_MAX];
+	size_t end[PREFETCH_MAX];   /* where each request ends in the read */
+	size_t nreq, next;          /* requests read; the first not yet taken */
 	const char *key[PREFETCH_MAX];
 	size_t klen[PREFETCH_MAX];
 	uint64_t hash[PREFETCH_MAX];
@@ -619,39 +623,68 @@ struct lookahead {
 /* The lookahead of the read run_input() runs now, or NULL. */
 static __thread struct lookahead *ahead;
 
-/* A pipeline's requests arrive together: the keys of this shard among
- * the next PREFETCH_MAX are asked of the table's memory before any of
- * them runs (kv_db_prefetch()), so that their cache misses overlap
- * instead of coming one per request. Only for two requests or more: a
- * lone one would wait for the same lines at once. The keys' hashes stay
- * in la for the requests to take. */
-static void prefetch_keys(const struct kv_client *c, const char *buf, size_t len,
-			  struct lookahead *la)
+/* Reads the next PREFETCH_MAX whole requests of a read ahead. When there
+ * are two or more (a pipeline's arrive together), the keys of this
+ * shard's are asked of the table's memory before any of them runs
+ * (kv_db_prefetch()), so that their cache misses overlap instead of
+ * coming one per request (a lone one would wait for the same lines at
+ * once); the keys' hashes stay in la for the requests to take. */
+static void look_ahead(const struct kv_client *c, const char *buf, size_t len,
+		       struct lookahead *la)
 {
-	size_t seen = 0, n = 0, at = 0, step;
+	size_t n = 0, at = 0, step;
 	uint64_t hash[PREFETCH_MAX];
 
-	la->n = la->at = 0;
-	while (seen < PREFETCH_MAX &&
-	       (step = kv_resp_peek(buf + at, len - at, &la->key[seen], &la->klen[seen]))) {
+	la->n = la->at = la->nreq = la->next = 0;
+	while (la->nreq < PREFETCH_MAX &&
+	       (step = kv_resp_peek(buf + at, len - at, &la->req[la->nreq]))) {
 		at += step;
-		seen++;
+		la->end[la->nreq++] = at;
 	}
-	if (seen < 2)
+	if (la->nreq < 2)
 		return;
-	for (size_t i = 0; i < seen; i++) {
+	for (size_t i = 0; i < la->nreq; i++) {
+		const struct kv_resp_peeked *q = &la->req[i];
 		uint64_t h;
 
-		if (!la->key[i])
+		if (q->argc < 2)
 			continue;
-		h = kv_keyhash(la->key[i], la->klen[i]);
-		la->key[la->n] = la->key[i];
-		la->klen[la->n] = la->klen[i];
+		h = kv_keyhash(q->argv[1], q->argl[1]);
+		la->key[la->n] = q->argv[1];
+		la->klen[la->n] = q->argl[1];
 		la->hash[la->n++] = h;
 		if (kv_hash_shard(c->sh, h) == c->sh->idx)
 			hash[n++] = h;
 	}
 	kv_db_prefetch(c->sh->db, hash, n);
+}
+
+/* The request at buf + used as the look ahead read it, when it kept all
+ * its arguments and they are within the limits (a CONFIG SET earlier in
+ * the read may have changed them): what kv_resp_parse() would return,
+ * without a second reading. Returns its length, or 0 to parse it. */
+static long looked_ahead_req(const struct kv_client *c, struct lookahead *la, size_t used,
+			     struct kv_resp_req *r)
+{
+	const struct kv_resp_limits *lim = &c->p.lim;
+	struct kv_resp_peeked *q;
+	size_t start;
+
+	while (la->next < la->nreq && la->end[la->next] <= used)
+		la->next++; /* parsed instead, or taken */
+	if (la->next == la->nreq || c->p.pos) /* none, or the parser is inside one */
+		return 0;
+	start = la->next ? la->end[la->next - 1] : 0;
+	q = &la->req[la->next];
+	if (start != used || q->argc > KV_RESP_PEEK_ARGS || q->argc > lim->max_args)
+		return 0;
+	for (uint32_t i = 0; i < q->argc; i++)
+		if (q->argl[i] > lim->max_bulk)
+			return 0;
+	r->argc = q->argc;
+	r->argv = q->argv;
+	r->argl = q->argl;
+	return (long)(la->end[la->next] - start);
 }
 
 /* kv_keyhash() of key[0..len), taken from the lookahead when it hashed
@@ -931,7 +964,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	size_t used = 0;
 	struct lookahead la, *outer = ahead; /* a read of another client's may be running */
 
-	prefetch_keys(c, buf, len, &la);
+	look_ahead(c, buf, len, &la);
 	ahead = &la;
 	while (!c->ending) {
 		struct kv_resp_req r;
@@ -943,7 +976,9 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 			break;
 		}
 		c->p.lim = c->sh->limits; /* CONFIG SET may have changed them */
-		n = kv_resp_parse(&c->p, buf + used, len - used, &r);
+		n = looked_ahead_req(c, &la, used, &r);
+		if (!n)
+			n = kv_resp_parse(&c->p, buf + used, len - used, &r);
 		if (n == -EPROTO) {
 			c->proto = true;
 			memcpy(c->proto_msg, c->p.error, sizeof(c->proto_msg));
