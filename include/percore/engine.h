@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* percore: the engine, N shards each running one event loop on its own CPU.
  *
- * A shard is a thread pinned to the CPU its placement chose, with its own
+ * A shard is a thread pinned to the CPU its placement chose (or, when the
+ * shards take every usable CPU, to its node's: place.h), with its own
  * reactor (fds, timers, deferred tasks) and its incoming mesh rings. Shards
  * share nothing writable: they talk through messages (percore/shard.h).
  *
@@ -224,7 +225,8 @@ PC_API unsigned pc_engine_shards(const struct pc_engine *e);
 PC_API enum pc_idle pc_engine_idle(const struct pc_engine *e);
 /* The backend the shards use after any fallback. */
 PC_API enum pc_backend pc_engine_backend(const struct pc_engine *e);
-/* The CPU shard i runs on, -1 when not pinned or i is out of range. */
+/* The CPU shard i was placed on (it may move over its node's when the
+ * placement floats), -1 when not pinned or i is out of range. */
 PC_API int pc_engine_shard_cpu(const struct pc_engine *e, unsigned i);
 
 /* Where the shards run: the placement pc_place() chose (with its

@@ -25,7 +25,7 @@ struct cJSON;
  * caches and limits. CPU sets are written as CPU lists ("0-3,8"). */
 PC_API struct cJSON *pc_topo_to_json(const struct pc_topo *t);
 
-/* The placement as an object: policy, pinned, shards, oversubscribed,
+/* The placement as an object: policy, pinned, floating, shards, oversubscribed,
  * per-shard cpu/node/core/kind name, and warnings. */
 PC_API struct cJSON *pc_placement_to_json(const struct pc_topo *t, const struct pc_placement *p);
 

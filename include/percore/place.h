@@ -27,7 +27,8 @@ PC_BEGIN_DECLS
 /* How pc_place() spreads shards over the machine. */
 enum pc_place_policy {
 	/* Tier order; each tier spread over NUMA nodes in proportion to the
-	 * usable cores each node has in it. */
+	 * usable cores each node has in it. When the shards take every usable
+	 * CPU, each may run on any usable CPU of its node (floating, below). */
 	PC_PLACE_AUTO = 0,
 	/* Fill one NUMA node (its cores by kind, then its SMT siblings), then
 	 * the next: shards share one L3 and one memory controller. */
@@ -67,6 +68,14 @@ struct pc_shard_place {
 struct pc_placement {
 	enum pc_place_policy policy;
 	bool pinned;            /* false for PC_PLACE_OFF */
+	/* auto with the shards on every usable CPU (more than one): each shard
+	 * starts on its CPU but may run on any CPU of its node's shards
+	 * (pc_placement_cpus). No CPU is left for anything else then: clients,
+	 * the kernel's network work, helper threads share the shards' CPUs,
+	 * and a shard held to one CPU waits out whichever of them holds it
+	 * while another CPU of its node may be idle. Its node's memory stays
+	 * its own. The other policies pin to one CPU whatever the count. */
+	bool floating;
 	bool default_count;     /* the caller asked for 0 shards */
 	bool oversubscribed;    /* some CPUs carry more than one shard */
 	unsigned nwarnings;
@@ -96,6 +105,11 @@ PC_API int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_pol
 /* Free a placement from pc_place() (NULL ignored). */
 PC_API void pc_placement_free(struct pc_placement *p);
 
+/* The CPUs shard may run on, into *out: its own CPU, or when the placement
+ * floats every CPU of a shard on its node; empty when it is not pinned or
+ * shard is out of range. Any thread. */
+PC_API void pc_placement_cpus(const struct pc_placement *p, unsigned shard, cpu_set_t *out);
+
 /* Check a placement against its topology: every pinned shard on a usable
  * CPU of that topology with the right node, core and kind; no CPU used
  * twice unless oversubscribed. Returns 0, or -EINVAL and, when err is not
@@ -116,6 +130,11 @@ PC_API int pc_place_policy_parse(const char *name, enum pc_place_policy *out);
  * (-EINVAL too when the CPU is outside the cgroup cpuset). Any thread; it
  * affects only the caller. */
 PC_API int pc_pin_self(int cpu);
+
+/* Hold the calling thread to the CPUs of cpus (as pc_placement_cpus gives
+ * them). Returns 0, -EINVAL for NULL or an empty set, or the -errno of
+ * pthread_setaffinity_np. Any thread; it affects only the caller. */
+PC_API int pc_pin_self_set(const cpu_set_t *cpus);
 
 PC_END_DECLS
 

@@ -145,6 +145,58 @@ static void placement_pins_or_not(void **state)
 	pc_engine_destroy(engine);
 }
 
+static cpu_set_t seen_cpus[4];
+static _Atomic unsigned started;
+
+/* Each shard records the CPUs it may run on; shard 0 stops the engine once
+ * every shard has. */
+static void record_cpus(void *arg)
+{
+	(void)arg;
+	sched_getaffinity(0, sizeof(cpu_set_t), &seen_cpus[pc_shard_id()]);
+	atomic_fetch_add(&started, 1);
+	if (pc_shard_id() != 0)
+		return;
+	for (int i = 0; i < 10000 && atomic_load(&started) < pc_shard_count(); i++)
+		usleep(1000);
+	pc_engine_stop(pc_shard_engine());
+}
+
+/* auto on every CPU this process may use: each shard may run on any CPU of
+ * its node's shards, one CPU each otherwise (place.h). */
+static void shards_on_every_cpu_float(void **state)
+{
+	cpu_set_t mine, want;
+	unsigned n;
+	(void)state;
+
+	sched_getaffinity(0, sizeof(mine), &mine);
+	n = (unsigned)CPU_COUNT(&mine);
+	if (n > PC_ARRAY_LEN(seen_cpus))
+		n = PC_ARRAY_LEN(seen_cpus);
+	for (unsigned want_n = 1; want_n <= n; want_n += n > 1 ? n - 1 : 1) {
+		struct pc_engine_cfg c = base_cfg(want_n, PC_IDLE_SLEEP);
+		const struct pc_placement *pl;
+
+		c.on_start = record_cpus;
+		atomic_store(&started, 0);
+		start(&c);
+		pl = pc_engine_placement(engine);
+		finish();
+		assert_int_equal(pl->n, want_n);
+		/* floating exactly when the shards took every usable CPU */
+		assert_int_equal(pl->floating, want_n == (unsigned)CPU_COUNT(&mine) && want_n > 1);
+		for (unsigned s = 0; s < want_n; s++) {
+			pc_placement_cpus(pl, s, &want);
+			assert_true(CPU_EQUAL(&seen_cpus[s], &want));
+			assert_true(CPU_ISSET(pl->shards[s].cpu, &seen_cpus[s]));
+			if (!pl->floating)
+				assert_int_equal(CPU_COUNT(&seen_cpus[s]), 1);
+		}
+		pc_engine_destroy(engine);
+	}
+}
+
 /* ---- stopping --------------------------------------------------------- */
 
 static bool all_asleep(void)
@@ -606,6 +658,7 @@ int main(void)
 		cmocka_unit_test(off_shard_calls_say_so),
 		cmocka_unit_test(idle_names_round_trip),
 		cmocka_unit_test(placement_pins_or_not),
+		cmocka_unit_test(shards_on_every_cpu_float),
 		cmocka_unit_test(stop_while_asleep),
 		cmocka_unit_test(mesh_policy_polls_after_messages),
 		cmocka_unit_test(await_policy_polls_while_answers_are_due),

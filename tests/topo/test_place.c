@@ -237,6 +237,74 @@ static void vm_two_cpus(void **state)
 	pc_topo_free(t);
 }
 
+/* The CPU list of set, "0,1,16" style, for comparing with a fixture's. */
+static void cpus_text(const cpu_set_t *set, char *out, size_t len)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE && n < len; c++)
+		if (CPU_ISSET(c, set))
+			n += (size_t)snprintf(out + n, len - n, "%s%d", n ? "," : "", c);
+}
+
+/* Under auto, shards on every usable CPU float over their node's CPUs;
+ * fewer, or another policy, stay on one CPU each. */
+static void auto_floats_only_when_every_cpu_is_taken(void **state)
+{
+	struct pc_topo *t = topotest_load("vm2.xml", NULL, 0);
+	struct pc_placement *p;
+	cpu_set_t set;
+	char text[512];
+	(void)state;
+
+	p = topotest_place(t, 2, PC_PLACE_AUTO, NULL, 0, "0,1");
+	assert_true(p->floating);
+	pc_placement_cpus(p, 1, &set);
+	cpus_text(&set, text, sizeof(text));
+	assert_string_equal(text, "0,1");
+	pc_placement_cpus(p, 2, &set); /* out of range */
+	assert_int_equal(CPU_COUNT(&set), 0);
+	pc_placement_free(p);
+	p = topotest_place(t, 3, PC_PLACE_AUTO, NULL, OVER, "0,1,0");
+	assert_true(p->floating);
+	pc_placement_free(p);
+	p = topotest_place(t, 1, PC_PLACE_AUTO, NULL, 0, "0");
+	assert_false(p->floating);
+	pc_placement_cpus(p, 0, &set);
+	cpus_text(&set, text, sizeof(text));
+	assert_string_equal(text, "0");
+	pc_placement_free(p);
+	p = topotest_place(t, 2, PC_PLACE_SPREAD, NULL, 0, "0,1");
+	assert_false(p->floating);
+	pc_placement_cpus(p, 0, &set);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	pc_placement_free(p);
+	p = topotest_place(t, 2, PC_PLACE_OFF, NULL, 0, "-1,-1");
+	assert_false(p->floating);
+	pc_placement_cpus(p, 0, &set);
+	assert_int_equal(CPU_COUNT(&set), 0);
+	pc_placement_free(p);
+	pc_topo_free(t);
+
+	/* two nodes: each shard stays on its own node's CPUs */
+	t = topotest_load("server2s.xml", NULL, 0);
+	assert_int_equal(pc_place(t, 64, PC_PLACE_AUTO, NULL, 0, &p, text, sizeof(text)), 0);
+	assert_true(p->floating);
+	for (unsigned s = 0; s < p->n; s++) {
+		pc_placement_cpus(p, s, &set);
+		assert_int_equal(CPU_COUNT(&set), 32);
+		for (int c = 0; c < 64; c++)
+			if (CPU_ISSET(c, &set))
+				assert_int_equal(c / 16 % 2, p->shards[s].node);
+	}
+	pc_placement_free(p);
+	assert_int_equal(pc_place(t, 63, PC_PLACE_AUTO, NULL, 0, &p, text, sizeof(text)), 0);
+	assert_false(p->floating);
+	pc_placement_free(p);
+	pc_topo_free(t);
+}
+
 static void bad_arguments(void **state)
 {
 	struct pc_topo *t = topotest_load("vm2.xml", NULL, 0);
@@ -292,6 +360,7 @@ int main(void)
 		cmocka_unit_test(container_limits_given_by_the_caller),
 		cmocka_unit_test(uneven_nodes_and_partial_cores),
 		cmocka_unit_test(vm_two_cpus),
+		cmocka_unit_test(auto_floats_only_when_every_cpu_is_taken),
 		cmocka_unit_test(bad_arguments),
 		cmocka_unit_test(policy_names_round_trip),
 	};

@@ -81,6 +81,14 @@ run 1 "vm, 3 shards" --xml "$fx/vm2.xml" --shards 3 && {
 run 0 "vm, 3 shards oversubscribed" --xml "$fx/vm2.xml" --shards 3 --oversubscribe &&
   has "$out" "warning: 3 shards on 2 usable CPUs" "oversubscription warning"
 run 0 "vm, off" --xml "$fx/vm2.xml" --policy off && has "$out" "not pinned" "off"
+# auto on every CPU floats each shard over its node's CPUs; fewer stay put
+run 0 "vm, every CPU" --xml "$fx/vm2.xml" && has "$out" "each free on its node's CPUs" "floats"
+run 0 "vm, every CPU, JSON" --xml "$fx/vm2.xml" --json &&
+  json "d['placement']['floating'] and d['placement']['pinned']" "floating"
+run 0 "vm, one shard, JSON" --xml "$fx/vm2.xml" --shards 1 --json &&
+  json "not d['placement']['floating']" "one shard stays on its CPU"
+run 0 "vm, spread, JSON" --xml "$fx/vm2.xml" --policy spread --json &&
+  json "not d['placement']['floating']" "spread pins"
 run 1 "vm, CPU 99" --xml "$fx/vm2.xml" --cpus 0,99 &&
   has "$err" "CPU 99 does not exist" "nonexistent CPU"
 

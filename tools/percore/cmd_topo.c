@@ -282,7 +282,7 @@ static void print_placement(const struct pc_topo *t, const struct pc_placement *
 {
 	printf("\nplacement: policy %s, %u shard%s%s%s\n", pc_place_policy_name(p->policy), p->n,
 	       p->n == 1 ? "" : "s", p->default_count ? " (default count)" : "",
-	       p->pinned ? "" : ", not pinned");
+	       !p->pinned ? ", not pinned" : p->floating ? ", each free on its node's CPUs" : "");
 	if (p->pinned) {
 		printf("  shard   cpu  node  core  kind\n");
 		for (unsigned s = 0; s < p->n; s++)

@@ -115,11 +115,23 @@ static int place(const struct pc_engine_cfg *c, struct pc_placement **out, char 
 
 /* ---- one shard --------------------------------------------------------- */
 
+/* Holds the calling shard to its CPU, or to its node's when the
+ * placement floats (place.h). */
+static int pin(const struct rt_shard *s)
+{
+	cpu_set_t cpus;
+
+	if (s->cpu < 0)
+		return 0;
+	pc_placement_cpus(s->e->placement, s->id, &cpus);
+	return pc_pin_self_set(&cpus);
+}
+
 /* On the shard's own thread: pin first, so every allocation below is
  * first touched from the right CPU and node. */
 static int shard_setup(struct rt_shard *s)
 {
-	int rc = s->cpu >= 0 ? pc_pin_self(s->cpu) : 0;
+	int rc = pin(s);
 
 	rt_log_attach((int)s->id, &s->stats.log_dropped);
 	if (!s->e->cfg.no_crash_report)

@@ -360,6 +360,7 @@ int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_policy pol
 	pl.p->default_count = nshards == 0;
 	pl.p->pinned = policy != PC_PLACE_OFF;
 	pl.p->oversubscribed = n > pl.nc;
+	pl.p->floating = policy == PC_PLACE_AUTO && n >= pl.nc && pl.nc > 1;
 	if (policy == PC_PLACE_AUTO || policy == PC_PLACE_SPREAD || policy == PC_PLACE_PCORE)
 		n > pl.nc ? walk_in_order(&pl, n) : walk_tiers(&pl, n, policy == PC_PLACE_SPREAD);
 	else if (pl.p->pinned)
@@ -376,6 +377,16 @@ int pc_place(const struct pc_topo *t, unsigned nshards, enum pc_place_policy pol
 void pc_placement_free(struct pc_placement *p)
 {
 	free(p);
+}
+
+void pc_placement_cpus(const struct pc_placement *p, unsigned shard, cpu_set_t *out)
+{
+	CPU_ZERO(out);
+	if (!p || !p->pinned || shard >= p->n)
+		return;
+	for (unsigned s = 0; s < p->n; s++)
+		if (s == shard || (p->floating && p->shards[s].node == p->shards[shard].node))
+			CPU_SET(p->shards[s].cpu, out);
 }
 
 int pc_placement_validate(const struct pc_topo *t, const struct pc_placement *p, char *err,
@@ -449,6 +460,13 @@ int pc_pin_self(int cpu)
 		return -EINVAL;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
+	return pc_pin_self_set(&set);
+}
+
+int pc_pin_self_set(const cpu_set_t *cpus)
+{
+	if (!cpus || !CPU_COUNT(cpus))
+		return -EINVAL;
 	/* pthread_setaffinity_np returns the error instead of setting errno. */
-	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
 }

@@ -218,6 +218,7 @@ cJSON *pc_placement_to_json(const struct pc_topo *t, const struct pc_placement *
 		return NULL;
 	cJSON_AddStringToObject(root, "policy", pc_place_policy_name(p->policy));
 	cJSON_AddBoolToObject(root, "pinned", p->pinned);
+	cJSON_AddBoolToObject(root, "floating", p->floating);
 	cJSON_AddNumberToObject(root, "shards", p->n);
 	cJSON_AddBoolToObject(root, "default_shards", p->default_count);
 	cJSON_AddBoolToObject(root, "oversubscribed", p->oversubscribed);
