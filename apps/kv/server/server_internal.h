@@ -68,6 +68,7 @@ struct kv_job {
 	 * outbox budget, for work that must not be lost (pubsub.c) */
 	bool must;
 	bool block;                /* a JOB_BLOCK block (shard.c's cache) */
+	bool awaited;              /* home counts its answer (pc_shard_expect) */
 	/* KV_JOB_LOCK: a reader's shared lock; evict, as the memory policy
 	 * allows, once granted (a writer); and the answer, whether the
 	 * keyspace is still over its limit then */
@@ -167,6 +168,11 @@ struct kv_shard {
 	bool kill_task;                       /* closing killed connections is due (CLIENT KILL) */
 	uint64_t caller;                      /* the part run now: its client's id (run_cmd) */
 	bool draining;
+	/* a plain request's answer from another shard is polled for (the
+	 * await idle policy): not when the shards float over CPUs the
+	 * clients share, where the poll holds a CPU that the answering shard
+	 * or a client needs (docs/BENCHMARKS.md, "Shards on every CPU") */
+	bool await_plain;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
 	struct kv_config cfg;                 /* this shard's copy of the settings */

@@ -13,6 +13,7 @@
 #include "keyhash.h"
 #include "keylock.h"
 #include "percore/outbox.h"
+#include "percore/place.h"
 #include "server_internal.h"
 
 /* Keys a step of active expiry looks at, and steps a period at most: a
@@ -310,7 +311,8 @@ static void home_done(void *arg)
 	struct kv_job *j = arg;
 	struct kv_shard *sh = pc_shard_user();
 
-	pc_shard_expect(-1);
+	if (j->awaited)
+		pc_shard_expect(-1);
 	j->finished = true;
 	j->done(sh, j);
 }
@@ -685,7 +687,10 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j)
 	}
 	rc = j->must ? pc_shard_send_reply(j->target, remote_take, j) :
 		       pc_shard_send(j->target, remote_take, j);
-	if (!rc)
+	/* locks and parts of transactions are awaited whatever the placement:
+	 * other shards' work waits on them */
+	j->awaited = !rc && (sh->await_plain || (j->kind != KV_JOB_CMD && j->kind != KV_JOB_BATCH));
+	if (j->awaited)
 		pc_shard_expect(1); /* home_done() comes back */
 	return rc;
 }
@@ -842,6 +847,7 @@ void kv_shard_start(unsigned idx, void *user)
 	sh->srv = k;
 	sh->idx = idx;
 	sh->n = k->n;
+	sh->await_plain = !pc_engine_placement(pc_shard_engine())->floating;
 	sh->st = &k->stats[idx];
 	sh->per_shard = calloc(k->n, sizeof(*sh->per_shard));
 	if (!sh->per_shard)
