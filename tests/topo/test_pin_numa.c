@@ -73,6 +73,45 @@ static void pin_self_rejects_bad_cpus(void **state)
 	assert_true(CPU_EQUAL(&before, &after));
 }
 
+/* In a thread of its own: a set of CPUs pins to exactly that set. */
+static void *pin_to_whole_affinity(void *arg)
+{
+	const cpu_set_t *all = arg;
+	cpu_set_t first, now;
+	int cpu = 0;
+
+	while (!CPU_ISSET(cpu, all))
+		cpu++;
+	CPU_ZERO(&first);
+	CPU_SET(cpu, &first);
+	assert_int_equal(pc_pin_self_set(&first), 0);
+	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(now), &now), 0);
+	assert_true(CPU_EQUAL(&now, &first));
+	assert_int_equal(pc_pin_self_set(all), 0);
+	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(now), &now), 0);
+	assert_true(CPU_EQUAL(&now, all));
+	return NULL;
+}
+
+static void pin_self_set_pins_to_the_set_and_refuses_empty_ones(void **state)
+{
+	cpu_set_t before, after, empty, absent;
+	pthread_t th;
+	(void)state;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	assert_int_equal(pthread_create(&th, NULL, pin_to_whole_affinity, &before), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	CPU_ZERO(&empty);
+	CPU_ZERO(&absent);
+	CPU_SET(CPU_SETSIZE - 1, &absent); /* a CPU the machine does not have */
+	assert_int_equal(pc_pin_self_set(NULL), -EINVAL);
+	assert_int_equal(pc_pin_self_set(&empty), -EINVAL);
+	assert_int_equal(pc_pin_self_set(&absent), -EINVAL);
+	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+	assert_true(CPU_EQUAL(&before, &after)); /* nothing moved */
+}
+
 /* The kernel's VmFlags for the mapping that starts at p ("" if none). */
 static const char *vm_flags(const void *p)
 {
@@ -188,6 +227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pin_self_moves_the_thread),
 		cmocka_unit_test(pin_self_rejects_bad_cpus),
+		cmocka_unit_test(pin_self_set_pins_to_the_set_and_refuses_empty_ones),
 		cmocka_unit_test(numa_alloc_lands_on_node_0),
 		cmocka_unit_test(numa_alloc_huge_regions_are_aligned),
 		cmocka_unit_test(numa_alloc_rejects_bad_requests),
