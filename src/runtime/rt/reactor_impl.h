@@ -80,7 +80,7 @@ struct pc_reactor {
 	const struct rt_backend_ops *ops;
 	enum pc_backend backend;
 	int wake_fd;                 /* eventfd; written by pc_reactor_wake() */
-	bool wake_armed;             /* uring: a read of wake_fd is in flight */
+	bool wake_armed;             /* uring: a poll on wake_fd is in flight */
 	unsigned flags;              /* of pc_reactor_create() */
 
 	struct rt_fd *fds;           /* indexed by fd */

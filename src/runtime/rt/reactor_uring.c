@@ -20,13 +20,6 @@
  * back. A poll is armed beside it only for PC_EV_OUT, or for errors alone
  * when nothing is wanted.
  *
- * The wake-up eventfd is read by the ring itself (IORING_OP_READ, kept
- * in flight): its completion is the wake-up and has already reset the
- * counter, so a shard woken by another makes no read() of its own. At
- * depth 1, two shards, half the requests cross: that read was one system
- * call in seven. The file is made blocking for this: a read of an
- * O_NONBLOCK file completes at once with -EAGAIN instead of waiting.
- *
  * Completion accept (pc_reactor_add_accept): the same, with one multishot
  * IORING_OP_ACCEPT per listener handing each new connection to the fd's
  * accept callback. Sends (pc_reactor_send): reactor_usend.c.
@@ -43,7 +36,6 @@
  * be created on one thread and run by another, so the ring starts disabled
  * and is enabled, with its fd registered, by the first wait. */
 #include <errno.h>
-#include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -114,28 +106,6 @@ static int ur_cancel(struct ur_state *st, uint64_t tag)
 	return 0;
 }
 
-/* Keep a read of the wake-up eventfd in flight. */
-static void ur_wake_arm(struct pc_reactor *r)
-{
-	struct ur_state *st = r->backend_state;
-	struct io_uring_sqe *sqe = ur_sqe(st);
-
-	r->wake_armed = sqe != NULL;
-	if (!sqe) {
-		st->rearm = true;
-		return;
-	}
-	io_uring_prep_read(sqe, r->wake_fd, &st->wake_count, sizeof(st->wake_count), 0);
-	io_uring_sqe_set_data64(sqe, ur_tag(UR_WAKE, r->wake_fd, 0));
-}
-
-/* The read ended: woken (the counter is read and reset), or failed
- * (cancelled at teardown: arming again is harmless then). */
-static void ur_wake_done(struct pc_reactor *r)
-{
-	ur_wake_arm(r);
-}
-
 static int ur_init(struct pc_reactor *r)
 {
 	struct ur_state *st = calloc(1, sizeof(*st));
@@ -150,11 +120,8 @@ static int ur_init(struct pc_reactor *r)
 		return rc;
 	}
 	r->backend_state = st;
-	rc = fcntl(r->wake_fd, F_SETFL, fcntl(r->wake_fd, F_GETFL) & ~O_NONBLOCK) ? -errno : 0;
-	if (!rc) {
-		ur_wake_arm(r);
-		rc = r->wake_armed ? 0 : -EBUSY;
-	}
+	rc = ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0));
+	r->wake_armed = rc == 0;
 	if (rc) {
 		ur_teardown(st);
 		free(st);
@@ -267,8 +234,8 @@ static void ur_rearm_all(struct pc_reactor *r)
 	struct ur_state *st = r->backend_state;
 
 	st->rearm = false;
-	if (!r->wake_armed)
-		ur_wake_arm(r);
+	if (!r->wake_armed && ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0)) == 0)
+		r->wake_armed = true;
 	st->rearm = !r->wake_armed;
 	for (unsigned fd = 0; fd < r->fds_cap; fd++) {
 		struct rt_fd *f = &r->fds[fd];
@@ -373,6 +340,13 @@ static int ur_poll_done(struct pc_reactor *r, int fd, uint32_t gen, int res)
 	struct rt_fd *f;
 	int ran;
 
+	if (fd == r->wake_fd) {
+		rt_reactor_drain_wake(r);
+		r->wake_armed = ur_poll(st, fd, POLLIN, ur_tag(UR_POLL, fd, 0)) == 0;
+		if (!r->wake_armed)
+			st->rearm = true;
+		return 0;
+	}
 	f = rt_reactor_slot(r, fd);
 	if (!f || (f->gen & UR_GEN_MASK) != gen)
 		return 0; /* cancelled or superseded registration */
@@ -427,10 +401,6 @@ static int ur_complete(struct pc_reactor *r, uint64_t tag, int res, unsigned fla
 		st->requests--;
 	if (kind == UR_CANCEL)
 		return 0;
-	if (kind == UR_WAKE) {
-		ur_wake_done(r);
-		return 0;
-	}
 	if (kind == UR_POLL)
 		return ur_poll_done(r, fd, gen, res);
 	if (kind == UR_ACCEPT)

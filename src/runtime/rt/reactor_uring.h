@@ -29,7 +29,7 @@
 #define UR_KIND_SHIFT 61
 
 /* The top three bits of a request's user_data. */
-enum ur_kind { UR_POLL = 0, UR_RECV = 1, UR_CANCEL = 2, UR_ACCEPT = 3, UR_SEND = 4, UR_WAKE = 5 };
+enum ur_kind { UR_POLL = 0, UR_RECV = 1, UR_CANCEL = 2, UR_ACCEPT = 3, UR_SEND = 4 };
 
 struct ur_send;
 
@@ -56,7 +56,6 @@ struct ur_state {
 	bool defer_taskrun;
 	bool taskrun_flag;     /* IORING_SQ_TASKRUN tells of waiting task work */
 	uint64_t quiet_polls;  /* polls answered without a system call */
-	uint64_t wake_count;   /* where the read of the wake-up eventfd lands */
 	int cb_fd;             /* whose poll callback runs now, or -1 */
 	uint32_t requests;     /* submitted and not finished */
 	uint32_t bufs_out;     /* buffers taken by completions, not returned */
