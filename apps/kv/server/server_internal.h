@@ -69,6 +69,9 @@ struct kv_job {
 	bool must;
 	bool block;                /* a JOB_BLOCK block (shard.c's cache) */
 	bool awaited;              /* home counts its answer (pc_shard_expect) */
+	/* KV_JOB_LOCK: it waited in its target's queue before the grant (the
+	 * keys or the shard were held): home's measure of contention */
+	bool queued;
 	/* KV_JOB_LOCK: a reader's shared lock; evict, as the memory policy
 	 * allows, once granted (a writer); and the answer, whether the
 	 * keyspace is still over its limit then */
@@ -169,10 +172,17 @@ struct kv_shard {
 	uint64_t caller;                      /* the part run now: its client's id (run_cmd) */
 	bool draining;
 	/* a plain request's answer from another shard is polled for (the
-	 * await idle policy): not when the shards float over CPUs the
-	 * clients share, where the poll holds a CPU that the answering shard
-	 * or a client needs (docs/BENCHMARKS.md, "Shards on every CPU") */
+	 * await idle policy), and so are locks at any contention: only by a
+	 * shard with a CPU of its own. Floating or unpinned, the shards share
+	 * CPUs with the clients, and the poll holds a CPU that the answering
+	 * shard or a client needs (docs/BENCHMARKS.md, "Shards on every CPU") */
 	bool await_plain;
+	/* one bit per lock answered here, newest lowest: whether it queued.
+	 * A floating shard awaits locks and transaction parts only while one
+	 * of the last KV_CONTENDED_LOCKS did: uncontended, the poll holds a
+	 * CPU the answering shard needs; contended, the next transaction on
+	 * the keys waits for this one's answer (docs/BENCHMARKS.md) */
+	uint32_t locks_queued;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;
 	struct kv_config cfg;                 /* this shard's copy of the settings */

@@ -306,15 +306,32 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 	publish(sh);
 }
 
+/* The locks whose contention decides whether a floating shard awaits
+ * (kv_shard.locks_queued). */
+#define KV_CONTENDED_LOCKS 16
+
+/* Whether a lock of the last KV_CONTENDED_LOCKS answered here queued. */
+static bool locks_contended(const struct kv_shard *sh)
+{
+	return (sh->locks_queued & ((1u << KV_CONTENDED_LOCKS) - 1)) != 0;
+}
+
+/* A job's answer at home: a lock's tells whether it had to queue. */
+static void answered(struct kv_shard *sh, struct kv_job *j)
+{
+	if (j->kind == KV_JOB_LOCK)
+		sh->locks_queued = sh->locks_queued << 1 | j->queued;
+	j->finished = true;
+	j->done(sh, j);
+}
+
 static void home_done(void *arg)
 {
 	struct kv_job *j = arg;
-	struct kv_shard *sh = pc_shard_user();
 
 	if (j->awaited)
 		pc_shard_expect(-1);
-	j->finished = true;
-	j->done(sh, j);
+	answered(pc_shard_user(), j);
 }
 
 /* The job ran: its done runs at home, where alone `finished` is written
@@ -322,8 +339,7 @@ static void home_done(void *arg)
 static void finish(struct kv_shard *sh, struct kv_job *j)
 {
 	if (j->home == sh->idx) {
-		j->finished = true;
-		j->done(sh, j);
+		answered(sh, j);
 	}
 	else if (pc_shard_send_reply(j->home, home_done, j))
 		abort(); /* -ENOMEM for a 64-byte chunk: nothing can go on */
@@ -337,7 +353,8 @@ struct kv_keyhold {
 	struct kv_keyhold *next;
 	uint64_t tx;
 	bool shared;
-	bool owed;      /* for another shard's transaction: its unlock is awaited */
+	bool owed;      /* for another shard's transaction: its unlock comes by message */
+	bool polled;    /* and is awaited (pc_shard_expect) */
 	size_t n;
 	uint64_t h[];
 };
@@ -384,10 +401,13 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 	sh->holds = kh;
 	/* Held for another shard, the unlock is a round trip away: the
 	 * shard polls for it (the await policy) rather than paying a wake-up
-	 * on the path of the next transaction waiting for these keys. */
+	 * on the path of the next transaction waiting for these keys; a
+	 * floating shard only once a job waits for it (poll_owed()). */
 	kh->owed = j->home != sh->idx;
-	if (kh->owed)
+	if (kh->owed && (sh->await_plain || sh->wait_head)) {
+		kh->polled = true;
 		pc_shard_expect(1);
+	}
 	if (j->run_part)
 		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
 			      &j->part);
@@ -657,12 +677,25 @@ static void drain(struct kv_shard *sh)
  * granted). Anything else runs now when it is compatible with the
  * holders and no older job waits (a reader never overtakes a waiting
  * writer, so writers are not starved), else it waits its turn. */
+/* A job waits here now: the unlocks owed by other shards are awaited
+ * from here on, as a pinned shard awaits them from the grant. */
+static void poll_owed(struct kv_shard *sh)
+{
+	for (struct kv_keyhold *kh = sh->holds; kh; kh = kh->next)
+		if (kh->owed && !kh->polled) {
+			kh->polled = true;
+			pc_shard_expect(1);
+		}
+}
+
 static void take(struct kv_shard *sh, struct kv_job *j)
 {
 	if ((j->tx && j->kind != KV_JOB_LOCK) || (!sh->wait_head && compatible(sh, j))) {
 		run(sh, j);
 		return;
 	}
+	j->queued = true;
+	poll_owed(sh);
 	j->wnext = NULL;
 	if (sh->wait_tail)
 		sh->wait_tail->wnext = j;
@@ -687,9 +720,10 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j)
 	}
 	rc = j->must ? pc_shard_send_reply(j->target, remote_take, j) :
 		       pc_shard_send(j->target, remote_take, j);
-	/* locks and parts of transactions are awaited whatever the placement:
-	 * other shards' work waits on them */
-	j->awaited = !rc && (sh->await_plain || (j->kind != KV_JOB_CMD && j->kind != KV_JOB_BATCH));
+	/* locks and parts of transactions are awaited by a floating shard
+	 * while locks contend: other transactions wait on their answers */
+	j->awaited = !rc && (sh->await_plain || ((j->kind == KV_JOB_LOCK || j->kind == KV_JOB_FN) &&
+						 locks_contended(sh)));
 	if (j->awaited)
 		pc_shard_expect(1); /* home_done() comes back */
 	return rc;
@@ -718,7 +752,7 @@ static void unlock_keys(struct kv_shard *sh, uint64_t tx)
 		return;
 	*p = kh->next;
 	kv_keylock_release(sh->keys, kh->h, kh->n);
-	if (kh->owed)
+	if (kh->polled)
 		pc_shard_expect(-1);
 	free(kh);
 	kv_block_serve(sh);
@@ -847,7 +881,10 @@ void kv_shard_start(unsigned idx, void *user)
 	sh->srv = k;
 	sh->idx = idx;
 	sh->n = k->n;
-	sh->await_plain = !pc_engine_placement(pc_shard_engine())->floating;
+	/* a CPU of its own: pinned alone to it, not floating, not unpinned */
+	const struct pc_placement *pl = pc_engine_placement(pc_shard_engine());
+
+	sh->await_plain = pl->pinned && !pl->floating;
 	sh->st = &k->stats[idx];
 	sh->per_shard = calloc(k->n, sizeof(*sh->per_shard));
 	if (!sh->per_shard)
