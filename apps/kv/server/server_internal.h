@@ -178,10 +178,11 @@ struct kv_shard {
 	 * shard or a client needs (docs/BENCHMARKS.md, "Shards on every CPU") */
 	bool await_plain;
 	/* one bit per lock answered here, newest lowest: whether it queued.
-	 * A floating shard awaits locks and transaction parts only while one
-	 * of the last KV_CONTENDED_LOCKS did: uncontended, the poll holds a
-	 * CPU the answering shard needs; contended, the next transaction on
-	 * the keys waits for this one's answer (docs/BENCHMARKS.md) */
+	 * Without await_plain, a shard awaits locks and transaction parts
+	 * only while one of the last KV_CONTENDED_LOCKS did: uncontended, the
+	 * poll holds a CPU the answering shard needs; contended, the next
+	 * transaction on the keys waits for this one's answer
+	 * (docs/BENCHMARKS.md) */
 	uint32_t locks_queued;
 	uint64_t tx_seq;
 	struct pc_periodic expiry;

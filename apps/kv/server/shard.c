@@ -306,8 +306,8 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 	publish(sh);
 }
 
-/* The locks whose contention decides whether a floating shard awaits
- * (kv_shard.locks_queued). */
+/* The locks whose contention decides whether a shard without a CPU of
+ * its own awaits (kv_shard.locks_queued). */
 #define KV_CONTENDED_LOCKS 16
 
 /* Whether a lock of the last KV_CONTENDED_LOCKS answered here queued. */
@@ -402,7 +402,8 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 	/* Held for another shard, the unlock is a round trip away: the
 	 * shard polls for it (the await policy) rather than paying a wake-up
 	 * on the path of the next transaction waiting for these keys; a
-	 * floating shard only once a job waits for it (poll_owed()). */
+	 * shard without a CPU of its own only once a job waits for it
+	 * (poll_owed()). */
 	kh->owed = j->home != sh->idx;
 	if (kh->owed && (sh->await_plain || sh->wait_head)) {
 		kh->polled = true;
@@ -672,11 +673,6 @@ static void drain(struct kv_shard *sh)
 	sh->draining = false;
 }
 
-/* A job arrives on its target. A part of a transaction runs at once: its
- * transaction holds the shard (parts are sent only once every lock is
- * granted). Anything else runs now when it is compatible with the
- * holders and no older job waits (a reader never overtakes a waiting
- * writer, so writers are not starved), else it waits its turn. */
 /* A job waits here now: the unlocks owed by other shards are awaited
  * from here on, as a pinned shard awaits them from the grant. */
 static void poll_owed(struct kv_shard *sh)
@@ -688,6 +684,11 @@ static void poll_owed(struct kv_shard *sh)
 		}
 }
 
+/* A job arrives on its target. A part of a transaction runs at once: its
+ * transaction holds the shard (parts are sent only once every lock is
+ * granted). Anything else runs now when it is compatible with the
+ * holders and no older job waits (a reader never overtakes a waiting
+ * writer, so writers are not starved), else it waits its turn. */
 static void take(struct kv_shard *sh, struct kv_job *j)
 {
 	if ((j->tx && j->kind != KV_JOB_LOCK) || (!sh->wait_head && compatible(sh, j))) {
@@ -720,8 +721,9 @@ int kv_job_submit(struct kv_shard *sh, struct kv_job *j)
 	}
 	rc = j->must ? pc_shard_send_reply(j->target, remote_take, j) :
 		       pc_shard_send(j->target, remote_take, j);
-	/* locks and parts of transactions are awaited by a floating shard
-	 * while locks contend: other transactions wait on their answers */
+	/* locks and parts of transactions are awaited by a shard without a
+	 * CPU of its own while locks contend: other transactions wait on
+	 * their answers */
 	j->awaited = !rc && (sh->await_plain || ((j->kind == KV_JOB_LOCK || j->kind == KV_JOB_FN) &&
 						 locks_contended(sh)));
 	if (j->awaited)
