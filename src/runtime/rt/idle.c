@@ -95,6 +95,7 @@ static void idle_sleep(struct rt_shard *s, struct rt_idle *st)
 	if (rt_outbox_waiting(s) && rt_outbox_before_sleep(s))
 		return;
 	atomic_store_explicit(&ib->sleeping, 1, memory_order_seq_cst);
+	rt_store_load_fence();
 	if (rt_mesh_may_have_work(s) || atomic_load_explicit(&e->stop, memory_order_seq_cst) ||
 	    pc_reactor_has_tasks(s->reactor)) {
 		atomic_store_explicit(&ib->sleeping, 0, memory_order_relaxed);

@@ -26,6 +26,7 @@ static int bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
 	 * consumer's seq_cst store of `sleeping` and load of the doorbell,
 	 * cannot both miss each other. */
 	atomic_fetch_or_explicit(&ib->bell[bit / 64], 1ull << (bit % 64), memory_order_seq_cst);
+	rt_store_load_fence();
 	if (!atomic_load_explicit(&ib->sleeping, memory_order_seq_cst))
 		return 0;
 	/* Several producers may see the flag; one eventfd write is enough. */
