@@ -93,6 +93,16 @@ struct pc_engine_cfg {
 	 * a turn (every turn ends with a publish anyway); 0: 32. */
 	uint32_t publish_batch;
 	enum pc_backend backend;
+	/* Run each shard's thread under SCHED_BATCH (the caller's too with
+	 * caller_is_shard0): a shard woken by a message or a socket does not
+	 * preempt the thread running on its CPU, another shard or a client,
+	 * but runs when that one blocks or its slice ends. Where shards share
+	 * CPUs with each other or with clients, preemption on every wake-up
+	 * costs more than it saves (docs/BENCHMARKS.md, "Shards under
+	 * SCHED_BATCH"); a shard alone on its CPU is unaffected. A kernel
+	 * that refuses leaves the policy as it was, with a warning in the
+	 * log. */
+	bool sched_batch;
 
 	/* The outbox (percore/outbox.h): messages the queueing calls could
 	 * not put in a full ring wait on the sending shard, in order.

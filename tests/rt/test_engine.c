@@ -145,6 +145,41 @@ static void placement_pins_or_not(void **state)
 	pc_engine_destroy(engine);
 }
 
+static _Atomic int seen_policy[2];
+
+static void record_policy(void *arg)
+{
+	(void)arg;
+	atomic_store(&seen_policy[pc_shard_id()], sched_getscheduler(0));
+	if (pc_shard_id() == 0)
+		pc_engine_stop(pc_shard_engine());
+}
+
+/* sched_batch puts every shard's thread under SCHED_BATCH; without it the
+ * threads keep the policy they were created with. */
+static void sched_batch_applies_to_every_shard(void **state)
+{
+	int mine = sched_getscheduler(0);
+	(void)state;
+
+	assert_int_not_equal(mine, SCHED_BATCH);
+	for (int batch = 1; batch >= 0; batch--) {
+		struct pc_engine_cfg c = base_cfg(2, PC_IDLE_SLEEP);
+
+		c.sched_batch = batch;
+		c.on_start = record_policy;
+		for (unsigned i = 0; i < 2; i++)
+			atomic_store(&seen_policy[i], -1);
+		start(&c);
+		finish();
+		pc_engine_destroy(engine);
+		for (unsigned i = 0; i < 2; i++)
+			assert_int_equal(atomic_load(&seen_policy[i]), batch ? SCHED_BATCH : mine);
+	}
+	/* the starting thread is not a shard here and keeps its own */
+	assert_int_equal(sched_getscheduler(0), mine);
+}
+
 static cpu_set_t seen_cpus[4];
 static _Atomic unsigned started;
 
@@ -658,6 +693,7 @@ int main(void)
 		cmocka_unit_test(off_shard_calls_say_so),
 		cmocka_unit_test(idle_names_round_trip),
 		cmocka_unit_test(placement_pins_or_not),
+		cmocka_unit_test(sched_batch_applies_to_every_shard),
 		cmocka_unit_test(shards_on_every_cpu_float),
 		cmocka_unit_test(stop_while_asleep),
 		cmocka_unit_test(mesh_policy_polls_after_messages),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* percore rt: the engine: placing, starting, running and stopping shards. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,21 @@ static int pin(const struct rt_shard *s)
 	return pc_pin_self_set(&cpus);
 }
 
+/* The thread's scheduling policy, when the configuration asks for
+ * SCHED_BATCH (engine.h). Not fatal: the shard runs either way. */
+static void set_sched(const struct rt_shard *s)
+{
+	struct sched_param none = { .sched_priority = 0 };
+	int rc;
+
+	if (!s->e->cfg.sched_batch)
+		return;
+	rc = pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
+	if (rc)
+		pc_log(PC_LOG_WARN, "shard %u keeps its scheduling policy: SCHED_BATCH refused (%s)",
+		       s->id, strerror(rc));
+}
+
 /* On the shard's own thread: pin first, so every allocation below is
  * first touched from the right CPU and node. */
 static int shard_setup(struct rt_shard *s)
@@ -134,6 +150,7 @@ static int shard_setup(struct rt_shard *s)
 	int rc = pin(s);
 
 	rt_log_attach((int)s->id, &s->stats.log_dropped);
+	set_sched(s);
 	if (!s->e->cfg.no_crash_report)
 		rt_crash_thread_stack();
 
