@@ -30,7 +30,8 @@ from echo_cpu import task_cpu_ns  # noqa: E402
 from oracle import free_port, wait_listening  # noqa: E402
 
 # redis-benchmark's name for each test in its CSV output.
-CSV_NAME = {"set": "SET", "get": "GET", "mset": "MSET (10 keys)", "incr": "INCR"}
+CSV_NAME = {"set": "SET", "get": "GET", "mset": "MSET (10 keys)", "incr": "INCR",
+            "lpush": "LPUSH", "rpush": "RPUSH", "lpop": "LPOP", "rpop": "RPOP"}
 
 
 def server_cmd(name, args, port):
@@ -93,7 +94,8 @@ def main():
                     help="requests per row at depth > 1, a quarter at depth 1 (default 200000)")
     ap.add_argument("--depths", default="16,1", help="pipeline depths (default 16,1)")
     ap.add_argument("--tests", default="set,get,mset",
-                    help="redis-benchmark tests among set, get, mset, incr (default set,get,mset)")
+                    help="redis-benchmark tests among set, get, mset, incr, lpush, rpush, lpop, "
+                         "rpop (default set,get,mset)")
     ap.add_argument("--kv-shards", type=int, default=2,
                     help="shards of the sharded kv (default 2, one per CPU here)")
     ap.add_argument("--idle-policy", default=None,

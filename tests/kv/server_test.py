@@ -1079,6 +1079,41 @@ def t_backend(srv):
           "multiplexing_api %r, expected %r" % (got and got.group(1), want))
 
 
+def batch_threads(pid):
+    """How many of the process's threads run under SCHED_BATCH (policy 3,
+    the 41st field of /proc/PID/task/TID/stat)."""
+    n = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                stat = f.read()
+        except FileNotFoundError:
+            continue  # a thread that just ended
+        # the name in parentheses may hold spaces: count fields after it
+        fields = stat[stat.rindex(")") + 2:].split()
+        n += fields[41 - 3] == "3"
+    return n
+
+
+def t_sched_batch(srv):
+    """By default both shards' threads, and only they, run under
+    SCHED_BATCH."""
+    if "normal" in os.environ.get("PC_KV_ARGS", ""):
+        skip("PC_KV_ARGS chose --sched normal")
+        return
+    got = batch_threads(srv.p.pid)
+    check(got == 2, "%d threads under SCHED_BATCH, expected the 2 shards" % got)
+
+
+def t_sched_normal(srv):
+    """--sched normal: no thread under SCHED_BATCH, and the server serves."""
+    got = batch_threads(srv.p.pid)
+    check(got == 0, "%d threads under SCHED_BATCH with --sched normal" % got)
+    c = Conn(srv.port)
+    check(c.call("SET", "sched", "1") == b"+OK" and c.call("GET", "sched") == b"1", "set/get")
+    c.close()
+
+
 def t_redis_py(srv):
     """The redis Python package: commands, a pipeline of thousands, SCAN."""
     try:
@@ -1114,7 +1149,8 @@ def cli_refusals():
            ("--client-output-limit", "1Q"), ("--proto-max-bulk-len", "0"),
            ("--expire-period", "0"), ("--host", "not-an-address"),
            ("--max-input-bytes", "1M"), ("--max-input-bytes", "16777215"),
-           ("--policy", "bogus"), ("--maxmemory", "1.5mb"), ("--maxmemory", "50t")]
+           ("--policy", "bogus"), ("--maxmemory", "1.5mb"), ("--maxmemory", "50t"),
+           ("--sched", "bogus")]
     failures = []
     for opt, val in bad:
         r = subprocess.run([PERCORE, "kv", opt, val], capture_output=True, timeout=60)
@@ -1159,6 +1195,8 @@ TESTS = [
                "3KB", "--max-input-bytes", "16777216"), t_sizes),
     ("redis_cli", (), t_redis_cli),
     ("backend", (), t_backend),
+    ("sched_batch", (), t_sched_batch),
+    ("sched_normal", ("--sched", "normal"), t_sched_normal),
     ("redis_py", (), t_redis_py),
 ]
 
