@@ -133,7 +133,7 @@ struct rt_inbox {
  * host fences before a store-release and after a load-acquire, never
  * between them, so the host lets the load pass the store and a wake-up
  * is lost (measured: about one in 300,000 round trips of test_pingpong
- * under qemu-aarch64; none in 399 runs of 20,000 with this fence). An
+ * under qemu-aarch64; none in 788 runs of 20,000 with this fence). An
  * explicit fence becomes a full host fence. On x86-64 the locked store
  * is one already, so the fence is left out there. */
 static inline void rt_store_load_fence(void)
