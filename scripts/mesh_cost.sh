@@ -6,7 +6,7 @@ set -euo pipefail
 
 usage() {
 	cat <<'EOF'
-usage: scripts/mesh_cost.sh [--outbox | --raw] [BUILD]
+usage: scripts/mesh_cost.sh [--outbox | --raw] [--mixed] [BUILD]
 
 Count the instructions one cross-shard message costs, send to run, with
 valgrind --tool=callgrind. One shard streams pointer messages to itself
@@ -22,6 +22,9 @@ function, from the longer run.
              of this revision or any other
   --outbox   the stream of CrossCore/Throughput/outbox instead: a ring of
              64, pc_shard_send, up to 1024 messages waiting
+  --mixed    messages to two functions in turn (CrossCore/Throughput/mixed;
+             slots of function and argument pairs), with or without
+             --outbox
   --raw      the raw ring the mesh is measured against instead
              (Peer/spsc64/Concurrent's loops on one thread: 64-byte slots
              of a 1024-slot ring staged in place until it is full, published
@@ -36,12 +39,14 @@ EOF
 }
 
 mode=ring
+mixed=
 build=build/release
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
 	--outbox) mode=outbox ;;
 	--raw) mode=raw ;;
+	--mixed) mixed=-DMIXED ;;
 	-*) usage >&2; exit 2 ;;
 	*) build=$1 ;;
 	esac
@@ -77,16 +82,32 @@ static void on_recv(void *arg)
 	}
 }
 
+/* A second function: a message to it after one to on_recv carries its
+ * function with it. */
+static uint64_t recvd_other;
+
+static void on_recv_other(void *arg)
+{
+	recvd_other++;
+	on_recv(arg);
+}
+
+#ifdef MIXED
+#define FN(k) ((k) & 1 ? on_recv_other : on_recv)
+#else
+#define FN(k) on_recv
+#endif
+
 /* The count in a register across the sends, as CrossCore/Throughput's. */
 static void pump(void *arg)
 {
 	uint64_t k = sent;
 
 #ifdef OUTBOX
-	while (k < n && pc_shard_outbox_depth(0) < 1024 && pc_shard_send(0, on_recv, arg) == 0)
+	while (k < n && pc_shard_outbox_depth(0) < 1024 && pc_shard_send(0, FN(k), arg) == 0)
 		k++;
 #else
-	while (k < n && pc_shard_submit(0, on_recv, arg) == 0)
+	while (k < n && pc_shard_submit(0, FN(k), arg) == 0)
 		k++;
 #endif
 	sent = k;
@@ -196,7 +217,7 @@ def=
 if [ $mode = raw ]; then
 	gcc -O2 -g -I"$src/include" -o "$work/drv" "$work/raw.c" "$build/libpercore.a" || exit 1
 else
-	gcc -O2 -g $def -I"$src/include" -o "$work/drv" "$work/drv.c" "$build/libpercore.a" \
+	gcc -O2 -g $def $mixed -I"$src/include" -o "$work/drv" "$work/drv.c" "$build/libpercore.a" \
 		-lm -lcjson -lhwloc -luring -lnuma -lpthread || exit 1
 fi
 for k in 100000 200000; do

@@ -8,14 +8,15 @@
  *   CrossCore/OneWay/idle:P     the latency of one hop, stamped by the
  *                               sender and read by the receiver
  *                               (CLOCK_MONOTONIC is one clock on all CPUs)
- *   CrossCore/Throughput/unpacked  a one-way stream of pointer
- *                               messages, msgs/s, alternating between two
- *                               functions so that no slot carries more
- *                               than one: the same work as a ring of
- *                               8-byte items (Peer/ck_ring/Concurrent)
+ *   CrossCore/Throughput/mixed  a one-way stream of pointer messages,
+ *                               msgs/s, alternating between two functions,
+ *                               so that each carries its function beside
+ *                               its argument (three a slot): the same
+ *                               work as a ring of 8-byte items
+ *                               (Peer/ck_ring/Concurrent)
  *   CrossCore/Throughput        the same stream to one function: the mesh
  *                               packs up to five messages a slot, a gain
- *                               shown beside the unpacked row
+ *                               shown beside the mixed row
  *   Peer/spsc64/Concurrent      the raw ring under the mesh: 64-byte
  *                               messages between two pinned threads,
  *                               staged and taken in place, published and
@@ -223,8 +224,8 @@ __attribute__((constructor)) static void register_idle_rows(void)
 /* ---- CrossCore/Throughput ---------------------------------------------- */
 
 struct stream {
-	bool unpacked;       /* set before the engine starts: alternate the
-	                      * receiving function so slots never share */
+	bool mixed;          /* set before the engine starts: alternate the
+	                      * receiving function (slots of pairs) */
 	uint64_t sent;       /* shard 0 */
 	PC_CACHE_ALIGNED uint64_t received; /* shard 1 */
 };
@@ -241,7 +242,7 @@ static void tp_recv(void *arg)
 }
 
 /* The same receiver under a second name: a message to another function
- * than the previous one opens a slot of its own. */
+ * than the previous one carries its function with it (a mixed slot). */
 static void tp_recv_other(void *arg)
 {
 	tp_recv(arg);
@@ -256,7 +257,7 @@ static void tp_pump(void *arg)
 	struct stream *s = b->user;
 	uint64_t sent = s->sent, n = b->iterations;
 
-	if (s->unpacked) {
+	if (s->mixed) {
 		while (sent < n && pc_shard_submit(1, sent & 1 ? tp_recv_other : tp_recv, b) == 0)
 			sent++;
 	} else {
@@ -282,7 +283,7 @@ static void tp_job(void *arg)
 
 static int tp_setup(struct pc_bench_state *st)
 {
-	stream.unpacked = st->bench->arg != 0;
+	stream.mixed = st->bench->arg != 0;
 	return rtb_setup(st, 2, PC_IDLE_SPIN, 1024, &stream);
 }
 
@@ -297,12 +298,12 @@ static const struct pc_bench throughput = {
 };
 PC_BENCH_REGISTER(throughput)
 
-static const struct pc_bench throughput_unpacked = {
-	.name = "CrossCore/Throughput/unpacked", .arg = 1,
+static const struct pc_bench throughput_mixed = {
+	.name = "CrossCore/Throughput/mixed", .arg = 1,
 	.flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,
 	.setup = tp_setup, .run = tp_run, .teardown = rtb_teardown,
 };
-PC_BENCH_REGISTER(throughput_unpacked)
+PC_BENCH_REGISTER(throughput_mixed)
 
 /* ---- Peer/spsc64/Concurrent -------------------------------------------- */
 

@@ -46,6 +46,13 @@ struct pc_slab;
  * ring_capacity slots then holds up to this many times as many. */
 #define PC_MSG_PACK 5
 
+/* Pointer messages to different functions that share one slot the same
+ * way: each carries its function beside its argument, so fewer fit. A
+ * slot begun by two messages to one function takes only that function
+ * (up to PC_MSG_PACK); one begun by two different functions takes any
+ * (up to PC_MSG_PACK_MIXED). */
+#define PC_MSG_PACK_MIXED 3
+
 /* A message's function, run on the shard it was sent to. */
 typedef void (*pc_msg_fn)(void *arg);
 /* A call's function, run on the called shard; its result goes back to

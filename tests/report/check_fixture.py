@@ -36,11 +36,11 @@ PAIRS = {
     "CrossCore/RTT/idle:spin/affinity:on": [("Peer/core2core/RTT/affinity:on", "reference", 1)],
     "CrossCore/OneWay/idle:spin/affinity:on": [("Peer/core2core/RTT/affinity:on", "reference",
                                                 0.5)],
-    # packing's gain beside the unpacked stream; the unpacked stream beside
-    # a ring of 8-byte items
-    "CrossCore/Throughput/affinity:on": [("CrossCore/Throughput/unpacked/affinity:on",
+    # packing's gain beside the mixed stream; the mixed stream beside a
+    # ring of 8-byte items
+    "CrossCore/Throughput/affinity:on": [("CrossCore/Throughput/mixed/affinity:on",
                                          "variant", 1)],
-    "CrossCore/Throughput/unpacked/affinity:on": [
+    "CrossCore/Throughput/mixed/affinity:on": [
         ("Peer/ck_ring/Concurrent/affinity:on", "peer", 1),
         ("Peer/spsc64/Concurrent/affinity:on", "variant", 1)],
     "CrossCore/RTT/idle:adaptive/affinity:on": [("Peer/core2core/RTT/affinity:on",

@@ -223,7 +223,7 @@ static const char *const pair_names[] = {
 	"Session/Create", "Session/Create/idle:sleep", "Session/Create/backend:uring/idle:sleep",
 	"Peer/epoll_echo/Create", "Peer/epoll_busy/Create", "Peer/uring_echo/Create",
 	/* one message a slot against 8-byte items; packing as a variant */
-	"CrossCore/Throughput/unpacked/affinity:on",
+	"CrossCore/Throughput/mixed/affinity:on",
 	/* a sleeping shard beside the spinning one: its wake-up cost */
 	"CrossCore/RTT/idle:sleep",
 	/* only the whole life of a timer counts */
@@ -283,8 +283,8 @@ static void rows_meet_their_peers(void **state)
 	static const char *const create_sleep[] = { "Peer/epoll_echo/Create" };
 	static const char *const create_uring[] = { "Peer/epoll_echo/Create",
 						    "Peer/uring_echo/Create" };
-	static const char *const cross[] = { "CrossCore/Throughput/unpacked/affinity:on" };
-	static const char *const unpacked[] = { "Peer/ck_ring/Concurrent/affinity:on",
+	static const char *const cross[] = { "CrossCore/Throughput/mixed/affinity:on" };
+	static const char *const mixed[] = { "Peer/ck_ring/Concurrent/affinity:on",
 						"Peer/spsc64/Concurrent/affinity:on" };
 	static const char *const wake[] = { "CrossCore/RTT/idle:spin" };
 	static const char *const journal[] = { "Peer/rocksdb/Append/128/writers:64",
@@ -318,10 +318,10 @@ static void rows_meet_their_peers(void **state)
 	assert_peers(r, &pp, "SessionEcho/64", echo, 1);
 	assert_peers(r, &pp, "CrossCore/Throughput/affinity:on", cross, 1);
 	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/affinity:on", 0), PC_PAIR_VARIANT);
-	assert_peers(r, &pp, "CrossCore/Throughput/unpacked/affinity:on", unpacked, 2);
-	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/unpacked/affinity:on", 0),
+	assert_peers(r, &pp, "CrossCore/Throughput/mixed/affinity:on", mixed, 2);
+	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/mixed/affinity:on", 0),
 			 PC_PAIR_PEER);
-	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/unpacked/affinity:on", 1),
+	assert_int_equal(kind_of(r, &pp, "CrossCore/Throughput/mixed/affinity:on", 1),
 			 PC_PAIR_VARIANT);
 	/* sleeping with sleeping, polling with busy polling; io_uring counts */
 	assert_peers(r, &pp, "SessionEcho/64/idle:sleep", echo_sleep, 1);

@@ -2,7 +2,9 @@
 /* Mesh stress: every shard sends a numbered stream to every shard (itself
  * included) through all three kinds of message (pointer, inline copy, call
  * with reply), with more shards than cores and small rings so that rings
- * wrap thousands of times and fill up often. Checks: each stream arrives
+ * wrap thousands of times and fill up often. Pointer messages come in
+ * runs to two functions (KINDS), so slots pack them every way: to one
+ * function up to full and past it, mixed, one function then another. Checks: each stream arrives
  * exactly once and in order, every reply comes back in call order, a
  * refused submit (-EAGAIN) loses nothing, and the statistics add up.
  *
@@ -44,6 +46,7 @@ struct peer {
 	uint64_t next_recv[MAXS];   /* next sequence expected from k */
 	uint64_t next_reply[MAXS];  /* next reply expected from k */
 	uint64_t received, replies, calls, refused;
+	uint64_t received_b;        /* of them, by on_ptr_b */
 	unsigned rr;                /* round-robin position */
 	int done;
 } __attribute__((aligned(128)));
@@ -53,6 +56,33 @@ static unsigned nshards;
 static uint64_t items;
 static struct pc_engine *engine;
 static _Atomic unsigned finished;
+
+/* The kind of message number seq of a stream: c an inline copy, a and b
+ * pointer messages to on_ptr and on_ptr_b, k a call. */
+static const char KINDS[] = "cabaaaaaabkaabbabkbbbbbbabc";
+
+static char kind_of(uint64_t seq)
+{
+	return KINDS[seq % (sizeof(KINDS) - 1)];
+}
+
+/* Messages of kind k in a stream of `items`. */
+static uint64_t kind_count(char k)
+{
+	uint64_t n = 0;
+
+	for (uint64_t seq = 0; seq < items; seq++)
+		n += kind_of(seq) == k;
+	return n;
+}
+
+/* The first call at or after seq, or items when none is left. */
+static uint64_t next_call(uint64_t seq)
+{
+	while (seq < items && kind_of(seq) != 'k')
+		seq++;
+	return seq < items ? seq : items;
+}
 
 static void check_order(unsigned me, uint32_t from, uint64_t seq)
 {
@@ -99,6 +129,18 @@ static void on_ptr(void *arg)
 	maybe_finish();
 }
 
+/* The second pointer function: checks its kind too, so that the two are
+ * never folded into one. */
+static void on_ptr_b(void *arg)
+{
+	uintptr_t v = (uintptr_t)arg;
+
+	RT_CHECK(kind_of(v >> 16) == 'b', "message %llu ran on_ptr_b",
+		 (unsigned long long)(v >> 16));
+	peers[pc_shard_id()].received_b++;
+	on_ptr(arg);
+}
+
 static intptr_t on_call(void *arg)
 {
 	on_ptr(arg);
@@ -114,9 +156,7 @@ static void on_reply(void *ctx, intptr_t result)
 		 pc_shard_id(), to);
 	/* The next call to `to` had a larger sequence; skip the ones sent
 	 * by other kinds. */
-	p->next_reply[to] = (uint64_t)result + 1;
-	while (p->next_reply[to] < items && p->next_reply[to] % 3 != 2)
-		p->next_reply[to]++;
+	p->next_reply[to] = next_call((uint64_t)result + 1);
 	p->replies++;
 	maybe_finish();
 }
@@ -125,13 +165,15 @@ static int send_one(unsigned me, unsigned to, uint64_t seq)
 {
 	void *ptr = (void *)(uintptr_t)(seq << 16 | me);
 
-	switch (seq % 3) {
-	case 0: {
+	switch (kind_of(seq)) {
+	case 'c': {
 		struct item it = { .from = me, .seq = seq };
 		return pc_shard_submit_copy(to, on_copy, &it, sizeof(it));
 	}
-	case 1:
+	case 'a':
 		return pc_shard_submit(to, on_ptr, ptr);
+	case 'b':
+		return pc_shard_submit(to, on_ptr_b, ptr);
 	default:
 		return pc_shard_call(to, on_call, ptr, on_reply, (void *)(uintptr_t)to);
 	}
@@ -158,7 +200,7 @@ static void pump(void *arg)
 				break;
 			}
 			RT_CHECK(rc == 0, "shard %u: submit to %u failed: %d", me, to, rc);
-			if (p->next_send[to] % 3 == 2)
+			if (kind_of(p->next_send[to]) == 'k')
 				p->calls++;
 			p->next_send[to]++;
 		}
@@ -182,7 +224,7 @@ static void on_start(void *arg)
 	(void)arg;
 
 	for (unsigned k = 0; k < nshards; k++)
-		peers[me].next_reply[k] = items > 2 ? 2 : items;
+		peers[me].next_reply[k] = next_call(0);
 	pc_reactor_defer(pc_shard_reactor(), pump, NULL);
 }
 
@@ -215,6 +257,7 @@ static void every_stream_exactly_once_in_order(void **state)
 		struct pc_shard_stats st;
 
 		assert_int_equal(peers[i].received, items * nshards);
+		assert_int_equal(peers[i].received_b, kind_count('b') * nshards);
 		assert_int_equal(peers[i].replies, peers[i].calls);
 		for (unsigned k = 0; k < nshards; k++) {
 			assert_int_equal(peers[i].next_recv[k], items);

@@ -12,10 +12,11 @@
  *    high mark; a plain submit is refused while messages wait; once the
  *    receiver runs, the low mark fires once, everything arrives in order
  *    and sending works again.
- *  - Packing: a stream of pointer messages to one function that waits
- *    in the outbox reaches the receiver several to a ring slot, as the
- *    ring's own fast path packs them: from a ring of 64, more than 64
- *    arrive in one turn once the ring has been full, all in order.
+ *  - Packing: a stream of pointer messages to one function, or to two in
+ *    turn, that waits in the outbox reaches the receiver several to a
+ *    ring slot, as the ring's own fast path packs them: from a ring of
+ *    64, more than 64 arrive in one turn once the ring has been full, all
+ *    in order.
  *  - Bad input: configurations with marks out of order are refused. */
 #include <errno.h>
 #include <sched.h>
@@ -81,6 +82,16 @@ static void on_ptr(void *arg)
 	maybe_done();
 }
 
+/* A second pointer function, so that pointer messages mix in slots and
+ * entries; it counts its runs, so it is never folded into on_ptr. */
+static _Atomic uint64_t ran_other;
+
+static void on_ptr_other(void *arg)
+{
+	atomic_fetch_add(&ran_other, 1);
+	on_ptr(arg);
+}
+
 static void on_copy(void *data)
 {
 	uint32_t w[2];
@@ -125,7 +136,7 @@ static int send_one(unsigned me, unsigned to, uint32_t seq, uint64_t r)
 	memcpy(bytes, &(uint32_t[2]){ me, seq }, 8);
 	switch (r % 6) {
 	case 0:
-		return pc_shard_send(to, on_ptr, (void *)v);
+		return pc_shard_send(to, r >> 8 & 1 ? on_ptr_other : on_ptr, (void *)v);
 	case 1:
 		return pc_shard_send_copy(to, on_copy, bytes, 8);
 	case 2:
@@ -140,7 +151,7 @@ static int send_one(unsigned me, unsigned to, uint32_t seq, uint64_t r)
 		return rc;
 	}
 	case 4:
-		return pc_shard_submit(to, on_ptr, (void *)v);
+		return pc_shard_submit(to, r >> 8 & 1 ? on_ptr_other : on_ptr, (void *)v);
 	default:
 		return pc_shard_submit_copy(to, on_copy, bytes, 8);
 	}
@@ -199,6 +210,7 @@ static void random_mix_keeps_pair_order(void **state)
 	assert_int_equal(atomic_load(&answered), atomic_load(&calls_sent));
 	assert_true(atomic_load(&calls_sent) > 0);
 	assert_int_equal(atomic_load(&received), want_received);
+	assert_true(atomic_load(&ran_other) > 0);
 	for (unsigned i = 0; i < SHARDS; i++)
 		for (unsigned j = 0; j < SHARDS; j++)
 			assert_int_equal(ps[i].seen[j], PER_PAIR);
@@ -333,6 +345,9 @@ static void pack_tick(void *arg)
 		pc_reactor_defer(pc_shard_reactor(), pack_tick, NULL);
 }
 
+static bool pack_mixed;         /* alternate pack_got and pack_got_other */
+static uint64_t pack_other;     /* messages pack_got_other ran */
+
 static void pack_got(void *arg)
 {
 	RT_CHECK((uintptr_t)arg == pack_seen, "message %lu, expected %lu",
@@ -350,6 +365,12 @@ static void pack_got(void *arg)
 		pc_engine_stop(pc_shard_engine());
 }
 
+static void pack_got_other(void *arg)
+{
+	pack_other++;
+	pack_got(arg);
+}
+
 /* The whole stream in one turn, to the shard itself: the ring takes what
  * fits, the rest waits in the outbox and moves into the ring as the
  * shard's own later turns free it. */
@@ -358,16 +379,19 @@ static void pack_start(void *arg)
 	(void)arg;
 	pc_reactor_defer(pc_shard_reactor(), pack_tick, NULL);
 	for (uintptr_t i = 0; i < PACK_MSGS; i++)
-		RT_CHECK(pc_shard_send(0, pack_got, (void *)i) == 0, "send %lu refused",
-			 (unsigned long)i);
+		RT_CHECK(pc_shard_send(0, pack_mixed && i % 2 ? pack_got_other : pack_got,
+				       (void *)i) == 0,
+			 "send %lu refused", (unsigned long)i);
 	RT_CHECK(pc_shard_outbox_depth(0) > 0, "nothing waits in the outbox");
 }
 
-static void outbox_stream_is_packed(void **state)
+static void outbox_stream_packs(bool mixed)
 {
 	struct pc_engine_cfg c = base_cfg(1, PC_IDLE_SPIN);
-	(void)state;
 
+	pack_mixed = mixed;
+	pack_turn = pack_seen = pack_in_turn = pack_turn_of_last = pack_first_turn = 0;
+	pack_most_later = pack_other = 0;
 	c.ring_capacity = PACK_RING;
 	c.on_start = pack_start;
 	start(&c);
@@ -379,8 +403,21 @@ static void outbox_stream_is_packed(void **state)
 		fprintf(stderr, "at most %lu messages a turn from a ring of %d\n",
 			(unsigned long)pack_most_later, PACK_RING);
 	assert_true(pack_most_later > PACK_RING);
+	assert_int_equal(pack_other, mixed ? PACK_MSGS / 2 : 0);
 	assert_true(RT_SUM(engine, outbox_queued) > 0);
 	pc_engine_destroy(engine);
+}
+
+static void outbox_stream_is_packed(void **state)
+{
+	(void)state;
+	outbox_stream_packs(false);
+}
+
+static void outbox_stream_to_two_functions_is_packed(void **state)
+{
+	(void)state;
+	outbox_stream_packs(true);
 }
 
 /* ---- configurations refused ---------------------------------------------- */
@@ -420,6 +457,7 @@ int main(void)
 		cmocka_unit_test(marks_out_of_order_are_refused),
 		cmocka_unit_test(budget_refuses_then_recovers),
 		cmocka_unit_test(outbox_stream_is_packed),
+		cmocka_unit_test(outbox_stream_to_two_functions_is_packed),
 		cmocka_unit_test(random_mix_keeps_pair_order),
 	};
 

@@ -15,8 +15,8 @@
  * handler: past the first publish the mailbox is out of the question
  * (the ring was found busy), so the send's fast path runs across
  * publishes, and it must still stop exactly at the reply reserve: with
- * PC_MSG_PACK messages to a slot when they go to one function, one to a
- * slot when two functions alternate. */
+ * PC_MSG_PACK messages to a slot when they go to one function,
+ * PC_MSG_PACK_MIXED to a slot when two functions alternate. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -228,10 +228,10 @@ static void a_stream_fills_its_ring_to_the_reserve(void **state)
 	fill_to_the_reserve(false, PC_MSG_PACK);
 }
 
-static void alternating_functions_take_a_slot_each(void **state)
+static void alternating_functions_share_slots(void **state)
 {
 	(void)state;
-	fill_to_the_reserve(true, 1);
+	fill_to_the_reserve(true, PC_MSG_PACK_MIXED);
 }
 
 int main(int argc, char **argv)
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bursts_reach_a_sleeping_receiver),
 		cmocka_unit_test(a_stream_fills_its_ring_to_the_reserve),
-		cmocka_unit_test(alternating_functions_take_a_slot_each),
+		cmocka_unit_test(alternating_functions_share_slots),
 	};
 
 	return pc_test_main(tests, argc, argv);

@@ -45,7 +45,7 @@ int pc_shard_submit(unsigned to, pc_msg_fn fn, void *arg)
 	if (PC_UNLIKELY(!s || !fn))
 		return rt_self ? -EINVAL : -EPERM;
 	if (rt_mesh_packs(&s->out[to], fn))
-		return rt_mesh_pack(s, to, arg);
+		return rt_mesh_pack(s, to, fn, arg);
 	if (rt_mesh_fast(&s->out[to]))
 		return rt_mesh_fast_ptr(s, to, fn, arg);
 	h = rt_mesh_mail_slot(s, to);

@@ -78,13 +78,28 @@ PC_INLINE void run_ptrs(struct rt_shard *s, const struct rt_msg *m)
 	RT_STAT_ADD(s, msgs_in, n);
 }
 
+/* A slot of pointer messages to several functions (rt_msg_join), in
+ * the order they were sent. */
+static void run_mix(struct rt_shard *s, const struct rt_msg *m)
+{
+	unsigned n = m->h.len;
+
+	((pc_msg_fn)m->h.fn)(m->h.u.arg);
+	for (unsigned i = 0; i < n; i++)
+		((pc_msg_fn)m->x.mix[i].fn)(m->x.mix[i].arg);
+	RT_STAT_ADD(s, msgs_in, n);
+}
+
 PC_INLINE void run_msg(struct rt_shard *s, unsigned from, struct rt_msg *m)
 {
-	/* Ring slots of pointer messages are RT_MSG_PTRS, mails RT_MSG_PTR. */
+	/* Ring slots of pointer messages are RT_MSG_PTRS or RT_MSG_MIX,
+	 * mails RT_MSG_PTR. */
 	if (PC_LIKELY(m->h.kind == RT_MSG_PTRS))
 		run_ptrs(s, m);
 	else if (PC_LIKELY(m->h.kind == RT_MSG_PTR))
 		((pc_msg_fn)m->h.fn)(m->h.u.arg);
+	else if (m->h.kind == RT_MSG_MIX)
+		run_mix(s, m);
 	else
 		run_other(s, from, m);
 }
@@ -288,7 +303,9 @@ void rt_mesh_final_drain(struct rt_shard *s)
 				run_msg(s, i, m);
 				continue;
 			}
-			RT_STAT_ADD(s, unrun_at_stop, m->h.kind == RT_MSG_PTRS ? 1u + m->h.len : 1u);
+			RT_STAT_ADD(s, unrun_at_stop,
+				    m->h.kind == RT_MSG_PTRS || m->h.kind == RT_MSG_MIX ?
+					    1u + m->h.len : 1u);
 		}
 		rt_ring_release(s->in[i]);
 	}

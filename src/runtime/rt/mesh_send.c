@@ -90,6 +90,18 @@ int rt_mesh_staged_sent(struct rt_shard *s, unsigned to)
 	return 0;
 }
 
+int rt_mesh_pack_mixed(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
+{
+	struct rt_out *o = &s->out[to];
+
+	rt_msg_mix(o->pack, fn, arg); /* rt_mesh_packs() found room */
+	o->pack_fn = NULL;
+	o->packed++;
+	if (o->pack->h.len == RT_MIX_MAX && rt_mesh_nstaged(o) >= o->batch)
+		return rt_mesh_staged_sent(s, to); /* publishes the batch */
+	return 0;
+}
+
 int rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];

@@ -196,38 +196,77 @@ PC_INLINE void rt_mesh_fill_ptr(struct rt_head *h, pc_msg_fn fn, void *arg)
 }
 
 /* m, a pointer message just staged into ring o (not yet handed to
- * rt_mesh_staged), may take the next ones to its function. */
+ * rt_mesh_staged), may take the next ones (rt_mesh_pack). */
 PC_INLINE void rt_mesh_pack_open(struct rt_out *o, struct rt_msg *m)
 {
 	m->h.kind = RT_MSG_PTRS;
 	m->h.len = 0;
 	o->pack = m;
+	o->pack_fn = m->h.fn;
 	o->pack_end = pc_spsc_seq_produced(&o->ring->ring);
 }
 
-/* A pointer message to the function of the last pointer slot staged
- * joins that slot, while it is still the ring's last slot staged
- * (nothing staged since: the position after it is the ring's), it is not
- * published (the consumer cannot be reading it), it has room, and no
- * message waits in the outbox (which goes first). Order holds: the
- * message runs right after the slot's others, and nothing was sent to
- * `to` between them. A stream to one function then moves PC_MSG_PACK
- * messages per cache line, not one. The slot that completes a publish
- * batch is published once full (rt_mesh_fast_ptr). rt_mesh_packs() says
- * whether a message to fn may join; rt_mesh_pack() joins it (0). */
+/* Join fn(arg) to m, a ring slot or outbox entry of pointer messages,
+ * when it has room: to m's function while m carries only that one
+ * (RT_MSG_PTRS, PC_MSG_PACK in all), else as a function and argument
+ * pair (RT_MSG_MIX, PC_MSG_PACK_MIXED in all; a slot of one message
+ * becomes one when the next goes elsewhere). Returns false, m
+ * unchanged, when it has no room. */
+PC_INLINE bool rt_msg_mix(struct rt_msg *m, pc_msg_fn fn, void *arg)
+{
+	if (m->h.kind == RT_MSG_PTRS ? m->h.len != 0 : m->h.len >= RT_MIX_MAX)
+		return false;
+	m->h.kind = RT_MSG_MIX;
+	m->x.mix[m->h.len].fn = (void (*)(void))fn;
+	m->x.mix[m->h.len].arg = arg;
+	m->h.len++;
+	return true;
+}
+
+PC_INLINE bool rt_msg_join(struct rt_msg *m, pc_msg_fn fn, void *arg)
+{
+	if (m->h.kind == RT_MSG_PTRS && m->h.fn == (void (*)(void))fn) {
+		if (m->h.len >= RT_PACK_MAX)
+			return false;
+		m->x.args[m->h.len++] = arg;
+		return true;
+	}
+	return (m->h.kind == RT_MSG_PTRS || m->h.kind == RT_MSG_MIX) && rt_msg_mix(m, fn, arg);
+}
+
+/* A pointer message joins the last pointer slot staged while it is
+ * still the ring's last slot staged (nothing staged since: the position
+ * after it is the ring's), it is not published (the consumer cannot be
+ * reading it), it has room for fn (rt_msg_join), and no message waits in
+ * the outbox (which goes first). Order holds: the message runs right
+ * after the slot's others, and nothing was sent to `to` between them. A
+ * stream to one function then moves PC_MSG_PACK messages per cache line,
+ * a stream to several PC_MSG_PACK_MIXED, not one. The slot that
+ * completes a publish batch is published once full (rt_mesh_fast_ptr).
+ * rt_mesh_packs() says whether a message to fn may join; rt_mesh_pack()
+ * joins it (0). A stream to one function, the common case, is told by
+ * o->pack_fn without a look at the slot's kind. */
 PC_INLINE bool rt_mesh_packs(const struct rt_out *o, pc_msg_fn fn)
 {
 	const struct rt_msg *p = o->pack; /* NULL once published (rt_mesh_publish) */
 
-	return p && o->pack_end == pc_spsc_seq_produced(&o->ring->ring) &&
-	       p->h.fn == (void (*)(void))fn && p->h.len < RT_PACK_MAX && !o->obx.first;
+	if (!p || o->pack_end != pc_spsc_seq_produced(&o->ring->ring) || o->obx.first)
+		return false;
+	if (PC_LIKELY(o->pack_fn == (void (*)(void))fn))
+		return p->h.len < RT_PACK_MAX;
+	return p->h.kind == RT_MSG_PTRS ? p->h.len == 0 : p->h.len < RT_MIX_MAX;
 }
 
-PC_INLINE int rt_mesh_pack(struct rt_shard *s, unsigned to, void *arg)
+/* rt_mesh_pack() past a slot's first function: it becomes mixed. */
+int rt_mesh_pack_mixed(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg);
+
+PC_INLINE int rt_mesh_pack(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
 {
 	struct rt_out *o = &s->out[to];
 	struct rt_msg *p = o->pack;
 
+	if (PC_UNLIKELY(o->pack_fn != (void (*)(void))fn))
+		return rt_mesh_pack_mixed(s, to, fn, arg);
 	p->x.args[p->h.len++] = arg;
 	o->packed++;
 	if (PC_UNLIKELY(p->h.len == RT_PACK_MAX) && rt_mesh_nstaged(o) >= o->batch)

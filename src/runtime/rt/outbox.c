@@ -13,10 +13,11 @@
  * overtakes them and the pair's order is the order of sending.
  *
  * A pointer message joins the newest entry when that one holds pointer
- * messages to the same function and has room (RT_MSG_PTRS, as the ring's
- * fast path packs its slots): a stream that waits here then costs one
- * entry, one copy into the ring and one slot for the receiver per
- * PC_MSG_PACK messages. Depth, budget and watermarks count messages.
+ * messages and has room for it (rt_msg_joins, as the ring's fast path
+ * packs its slots): a stream that waits here then costs one entry, one
+ * copy into the ring and one slot for the receiver per PC_MSG_PACK
+ * messages to one function, PC_MSG_PACK_MIXED to several. Depth, budget
+ * and watermarks count messages.
  *
  * Calls past call_limit (pc_shard_call_q) wait here too, in order: the
  * drain stops at one until an answer from its destination frees a call.
@@ -216,7 +217,7 @@ static uint32_t move_msg(struct rt_shard *s, unsigned to, struct rt_msg *m)
 		o->calls++; /* counted from here: it awaits its answer now */
 	else if (m->h.kind == RT_MSG_REPLY)
 		o->obx.replies--;
-	else if (m->h.kind == RT_MSG_PTRS) {
+	else if (m->h.kind == RT_MSG_PTRS || m->h.kind == RT_MSG_MIX) {
 		n += m->h.len;
 		o->packed += m->h.len; /* the publish counts messages, not slots */
 	}
@@ -472,18 +473,12 @@ static struct rt_shard *sender(unsigned to)
 	return s && to < s->e->n ? s : NULL;
 }
 
-/* The outbox's newest entry when a pointer message to fn may join it:
- * a pointer entry to fn, not yet moved, with room for one more. */
-PC_INLINE struct rt_msg *obx_pack_tail(struct rt_shard *s, unsigned to, pc_msg_fn fn)
+/* The outbox's newest entry, not yet moved, or NULL. */
+PC_INLINE struct rt_msg *obx_tail(struct rt_shard *s, unsigned to)
 {
 	struct rt_obx_chunk *c = s->out[to].obx.last;
-	struct rt_msg *m;
 
-	if (!c || c->tail == c->head)
-		return NULL;
-	m = &c->msgs[c->tail - 1];
-	return m->h.kind == RT_MSG_PTRS && m->h.fn == (void (*)(void))fn &&
-			       m->h.len < RT_PACK_MAX ? m : NULL;
+	return c && c->tail != c->head ? &c->msgs[c->tail - 1] : NULL;
 }
 
 /* A pointer message into a new outbox entry, which later ones to the
@@ -511,22 +506,21 @@ static PC_NOINLINE int obx_pressure(struct rt_shard *s, unsigned to)
 	return 0;
 }
 
-/* A pointer message into the outbox: joined to the newest entry when it
- * goes to the same function, as the ring's fast path packs them
+/* A pointer message into the outbox: joined to the newest entry when
+ * that has room for it, as the ring's fast path packs them
  * (rt_mesh_pack), so that a stream waiting here costs one entry, one
- * copy into the ring and one slot for the receiver per PC_MSG_PACK
- * messages, not per message. Counted, budgeted and watermarked per
- * message all the same. */
+ * copy into the ring and one slot for the receiver per PC_MSG_PACK (or
+ * PC_MSG_PACK_MIXED) messages, not per message. Counted, budgeted and
+ * watermarked per message all the same. */
 static PC_NOINLINE int obx_send_ptr(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg,
 				    bool exempt)
 {
-	struct rt_msg *m = obx_pack_tail(s, to, fn);
+	struct rt_msg *m = obx_tail(s, to);
 	struct rt_outbox *ob = &s->out[to].obx;
 	struct rt_app *a = &s->app;
 
-	if (!m || (!exempt && a->obx_total >= a->obx_budget))
+	if (!m || (!exempt && a->obx_total >= a->obx_budget) || !rt_msg_join(m, fn, arg))
 		return obx_push_ptr(s, to, fn, arg, exempt); /* or refused there */
-	m->x.args[m->h.len++] = arg;
 	ob->depth++;
 	a->obx_total++;
 	RT_STAT_ADD(s, outbox_queued, 1);
@@ -558,7 +552,7 @@ PC_INLINE int send_ptr(unsigned to, pc_msg_fn fn, void *arg, bool exempt)
 	if (!s || !fn)
 		return rt_self ? -EINVAL : -EPERM;
 	if (rt_mesh_packs(&s->out[to], fn))
-		return rt_mesh_pack(s, to, arg);
+		return rt_mesh_pack(s, to, fn, arg);
 	if (rt_mesh_fast(&s->out[to]))
 		return rt_mesh_fast_ptr(s, to, fn, arg);
 	/* Past the fast paths, each way out of line and reached by a tail

@@ -31,6 +31,7 @@
 enum rt_kind {
 	RT_MSG_PTR = 1,  /* fn(arg) */
 	RT_MSG_PTRS,     /* fn(arg), then fn(x.args[i]) for i < len (rt_mesh_pack) */
+	RT_MSG_MIX,      /* fn(arg), then x.mix[i].fn(x.mix[i].arg) for i < len */
 	RT_MSG_COPY,     /* fn(bytes) */
 	RT_MSG_CALL,     /* result = fn(arg); reply to the sender */
 	RT_MSG_REPLY,    /* reply(ctx, result) */
@@ -65,6 +66,15 @@ _Static_assert(sizeof(struct rt_head) == 32, "a mailbox half is half a line");
  * beyond its first (RT_MSG_PTRS). */
 #define RT_PACK_MAX (PC_MSG_PACK - 1)
 
+/* Pointer messages to any functions one slot carries beyond its first
+ * (RT_MSG_MIX). */
+#define RT_MIX_MAX (PC_MSG_PACK_MIXED - 1)
+
+struct rt_pair {
+	void (*fn)(void);
+	void *arg;
+};
+
 /* One ring slot: exactly one cache line, its sequence word included, so
  * the consumer's poll for the next message and its read of it touch one
  * line (spsc_seq.h). An inline copy runs on from h.u.bytes into x. */
@@ -74,10 +84,13 @@ struct rt_msg {
 		unsigned char more[PC_MSG_INLINE - RT_HEAD_INLINE];
 		struct { pc_shard_reply_fn reply; void *ctx; } call; /* h.u.arg */
 		void *args[RT_PACK_MAX];  /* RT_MSG_PTRS: the later messages' */
+		struct rt_pair mix[RT_MIX_MAX]; /* RT_MSG_MIX: the later messages */
 	} x;
 } __attribute__((aligned(PC_CACHE_LINE)));
 
 _Static_assert(sizeof(struct rt_msg) == PC_CACHE_LINE, "a message is one cache line");
+_Static_assert(sizeof(((struct rt_msg *)0)->x.mix) <= PC_MSG_INLINE - RT_HEAD_INLINE,
+	       "a mixed slot's pairs fit after its head");
 _Static_assert(offsetof(struct rt_msg, x) == offsetof(struct rt_msg, h.u) + RT_HEAD_INLINE,
 	       "an inline copy is contiguous");
 
@@ -171,11 +184,13 @@ struct rt_out {
 	size_t limit;
 	size_t published;        /* the ring's position at the last publish */
 	/* The slot the fast path last staged a pointer message into, and the
-	 * ring position after it: later pointer messages to the same
-	 * function join it while it is the last slot staged and unpublished
-	 * (rt_mesh_pack). packed: messages so joined since the last publish. */
+	 * ring position after it: later pointer messages join it while it is
+	 * the last slot staged and unpublished (rt_mesh_pack). pack_fn: the
+	 * function it carries while it carries one only (NULL once mixed).
+	 * packed: messages so joined since the last publish. */
 	struct rt_msg *pack;
 	size_t pack_end;
+	void (*pack_fn)(void);
 	uint32_t packed;
 	uint32_t batch;          /* e->cfg.publish_batch */
 	bool polled_seen;        /* a publish since the last flush found the
