@@ -77,6 +77,11 @@ bool kv_txn_is(const struct kv_cmd *cmd, const char *name)
 	return cmd && !strcmp(cmd->name, name);
 }
 
+bool kv_txn_is_watch(const struct kv_cmd *cmd)
+{
+	return cmd && cmd->fn == kv_watch;
+}
+
 bool kv_txn_control(const struct kv_cmd *cmd)
 {
 	return cmd->fn == kv_multi || cmd->fn == kv_exec || cmd->fn == kv_discard ||

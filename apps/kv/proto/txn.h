@@ -73,6 +73,10 @@ void kv_txn_reset(struct kv_conn *conn);
 /* Whether cmd is the command named name (lower case). */
 bool kv_txn_is(const struct kv_cmd *cmd, const char *name);
 
+/* Whether cmd is WATCH: kv_txn_is(cmd, "watch") without the string
+ * comparison, as every request of a sharded server asks it. */
+bool kv_txn_is_watch(const struct kv_cmd *cmd);
+
 /* kv_txn_reset(), then frees the state (the connection's end). */
 void kv_txn_free(struct kv_conn *conn);
 

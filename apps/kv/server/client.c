@@ -844,8 +844,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		return false; /* a command over several shards holds every later one */
 	if (c->conn.subs && refused_subscribed(c, cmd, r))
 		return true;
-	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is(cmd, "watch"))) {
-		if (c->inflight && (kv_txn_in_multi(&c->conn) || kv_txn_is(cmd, "watch")))
+	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is_watch(cmd))) {
+		if (c->inflight && (kv_txn_in_multi(&c->conn) || kv_txn_is_watch(cmd)))
 			return false; /* MULTI's and WATCH's requests run at home, in turn */
 		size_t before = c->out.len;
 		uint64_t mark = kv_aof_mark(sh);

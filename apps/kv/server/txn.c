@@ -88,7 +88,7 @@ enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
 				  const struct kv_cmd *cmd, int64_t now,
 				  const struct kv_resp_req *r, struct kv_reply *out)
 {
-	if (!cmd || sh->n == 1 || (!kv_txn_in_multi(conn) && !kv_txn_is(cmd, "watch")))
+	if (!cmd || sh->n == 1 || (!kv_txn_in_multi(conn) && !kv_txn_is_watch(cmd)))
 		return KV_TXN_ROUTE;
 	if (kv_txn_is(cmd, "exec") && kv_txn_in_multi(conn) && !conn->txn->dirty &&
 	    kv_cmd_arity_ok(cmd, r->argc) && !runs_home(sh, conn)) {
