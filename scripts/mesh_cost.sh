@@ -104,7 +104,13 @@ static void pump(void *arg)
 	uint64_t k = sent;
 
 #ifdef OUTBOX
-	while (k < n && pc_shard_outbox_depth(0) < 1024 && pc_shard_send(0, FN(k), arg) == 0)
+	/* the depth once a turn, as CrossCore/Throughput/outbox's pump */
+	size_t depth = pc_shard_outbox_depth(0);
+	uint64_t end = depth < 1024 ? k + (1024 - depth) : k;
+
+	if (end > n)
+		end = n;
+	while (k < end && pc_shard_send(0, FN(k), arg) == 0)
 		k++;
 #else
 	while (k < n && pc_shard_submit(0, FN(k), arg) == 0)
