@@ -97,8 +97,12 @@ int rt_mesh_pack_mixed(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
 	rt_msg_mix(o->pack, fn, arg); /* rt_mesh_packs() found room */
 	o->pack_fn = NULL;
 	o->packed++;
-	if (o->pack->h.len == RT_MIX_MAX && rt_mesh_nstaged(o) >= o->batch)
-		return rt_mesh_staged_sent(s, to); /* publishes the batch */
+	/* A full slot publishes once the batch holds publish_batch messages
+	 * (not slots, as a stream to one function counts): mixed streams are
+	 * a server's requests, answers and unlocks, which the receiver should
+	 * start on while the sender goes on, not three times later. */
+	if (o->pack->h.len == RT_MIX_MAX && rt_mesh_nstaged(o) + o->packed >= o->batch)
+		rt_mesh_publish(s, to);
 	return 0;
 }
 

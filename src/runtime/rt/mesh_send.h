@@ -257,7 +257,8 @@ PC_INLINE bool rt_mesh_packs(const struct rt_out *o, pc_msg_fn fn)
 	return p->h.kind == RT_MSG_PTRS ? p->h.len == 0 : p->h.len < RT_MIX_MAX;
 }
 
-/* rt_mesh_pack() past a slot's first function: it becomes mixed. */
+/* rt_mesh_pack() past a slot's first function: it becomes mixed, and a
+ * full one publishes once publish_batch messages wait (mesh_send.c). */
 int rt_mesh_pack_mixed(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg);
 
 PC_INLINE int rt_mesh_pack(struct rt_shard *s, unsigned to, pc_msg_fn fn, void *arg)
