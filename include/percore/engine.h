@@ -86,8 +86,9 @@ struct pc_engine_cfg {
 	uint32_t poll_budget_us;  /* adaptive, mesh, await: empty polling before sleeping */
 	/* Slots each mesh ring has (power of two, 16 to 2^30): a slot holds
 	 * one message, or up to PC_MSG_PACK pointer messages to one function
-	 * (PC_MSG_PACK_MIXED to several) sent back to back (percore/shard.h); 0: 256 up to 64 shards, fewer
-	 * beyond so the N x N mesh stays small. */
+	 * (PC_MSG_PACK_MIXED to several) sent back to back (percore/shard.h);
+	 * 0: 256 up to 64 shards, fewer beyond so the N x N mesh stays
+	 * small. */
 	uint32_t ring_capacity;
 	/* Publish a ring's tail after this many staged messages even inside
 	 * a turn (every turn ends with a publish anyway); 0: 32. */

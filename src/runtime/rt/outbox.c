@@ -13,7 +13,7 @@
  * overtakes them and the pair's order is the order of sending.
  *
  * A pointer message joins the newest entry when that one holds pointer
- * messages and has room for it (rt_msg_joins, as the ring's fast path
+ * messages and has room for it (rt_msg_join, as the ring's fast path
  * packs its slots): a stream that waits here then costs one entry, one
  * copy into the ring and one slot for the receiver per PC_MSG_PACK
  * messages to one function, PC_MSG_PACK_MIXED to several. Depth, budget

@@ -31,13 +31,14 @@
 enum rt_kind {
 	RT_MSG_PTR = 1,  /* fn(arg) */
 	RT_MSG_PTRS,     /* fn(arg), then fn(x.args[i]) for i < len (rt_mesh_pack) */
-	RT_MSG_MIX,      /* fn(arg), then x.mix[i].fn(x.mix[i].arg) for i < len */
 	RT_MSG_COPY,     /* fn(bytes) */
 	RT_MSG_CALL,     /* result = fn(arg); reply to the sender */
 	RT_MSG_REPLY,    /* reply(ctx, result) */
 	RT_MSG_FREE,     /* a list of shared buffers to free (owner side) */
 	RT_MSG_GONE,     /* outbox only: a reply that went ahead of a waiting
 	                  * call (outbox.c) */
+	RT_MSG_MIX,      /* fn(arg), then x.mix[i].fn(x.mix[i].arg) for i < len
+	                  * (rt_msg_join) */
 };
 
 /* Bytes a message fits in its first 32 (rt_head): the mailbox's limit. */
