@@ -211,10 +211,20 @@ PC_INLINE void rt_mesh_pack_open(struct rt_out *o, struct rt_msg *m)
  * (RT_MSG_PTRS, PC_MSG_PACK in all), else as a function and argument
  * pair (RT_MSG_MIX, PC_MSG_PACK_MIXED in all; a slot of one message
  * becomes one when the next goes elsewhere). Returns false, m
- * unchanged, when it has no room. */
+ * unchanged, when it has no room (rt_msg_join; rt_msg_mix for the
+ * pair alone). */
+
+/* Whether pointer slot m may take a function and argument pair: a
+ * one-function slot while it holds one message, a mixed one while it
+ * has room. */
+PC_INLINE bool rt_msg_mix_room(const struct rt_msg *m)
+{
+	return m->h.kind == RT_MSG_PTRS ? m->h.len == 0 : m->h.len < RT_MIX_MAX;
+}
+
 PC_INLINE bool rt_msg_mix(struct rt_msg *m, pc_msg_fn fn, void *arg)
 {
-	if (m->h.kind == RT_MSG_PTRS ? m->h.len != 0 : m->h.len >= RT_MIX_MAX)
+	if (!rt_msg_mix_room(m))
 		return false;
 	m->h.kind = RT_MSG_MIX;
 	m->x.mix[m->h.len].fn = (void (*)(void))fn;
@@ -254,7 +264,7 @@ PC_INLINE bool rt_mesh_packs(const struct rt_out *o, pc_msg_fn fn)
 		return false;
 	if (PC_LIKELY(o->pack_fn == (void (*)(void))fn))
 		return p->h.len < RT_PACK_MAX;
-	return p->h.kind == RT_MSG_PTRS ? p->h.len == 0 : p->h.len < RT_MIX_MAX;
+	return rt_msg_mix_room(p);
 }
 
 /* rt_mesh_pack() past a slot's first function: it becomes mixed, and a
