@@ -14,8 +14,9 @@ keyspace is split so that the order the server chose is observable:
              read by GET
   k:I        plain keys: SET of unique values, GET, DEL, EXISTS
   g:J:0..3   groups, always written together: MSET of one token to every
-             key of the group, DEL of the whole group; read by MGET (with a
-             counter beside it) and EXISTS of the whole group
+             key of the group (now and then a pipeline of them, which kv
+             runs as one transaction), DEL of the whole group; read by
+             MGET (with a counter beside it) and EXISTS of the whole group
 
 What is checked, per key (each client's commands on a key are ordered by
 the server; that is what a Redis client may rely on, and what a
@@ -31,7 +32,9 @@ shard-per-core server must keep):
     a final nil needs a DEL.
   - groups, the atomicity of multi-key commands: every MGET of a group
     sees one token on all its keys, or nil on all (never a mix of two
-    writes); EXISTS of a group is 0 or 4; DEL of a group removes 0 or 4.
+    writes), and never an older token of its own client's than that
+    client's last MSET there; EXISTS of a group is 0 or 4; DEL of a group
+    removes 0 or 4.
 Then every write is replayed on redis-server in a serial order that these
 checks establish (the counters' INCRs, the appends in the order of the
 final string, each plain key's and group's last write last), comparing
@@ -80,11 +83,18 @@ def client(port, cid, seed, deadline, log, errors):
     rng = random.Random(seed)
     c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=60)
     try:
-        for step in range(MAX_OPS):
-            if time.monotonic() > deadline:
-                break
-            cmd = pick(rng, cid, step)
-            log.append((cmd, run(c, cmd)))
+        step = 0
+        while step < MAX_OPS and time.monotonic() < deadline:
+            if rng.random() < 0.05:
+                cmds = burst(rng, cid, step)
+                p = c.pipeline(transaction=False)
+                for cmd in cmds:
+                    p.execute_command(cmd[0].decode(), *cmd[1:])
+                log.extend(zip(cmds, p.execute()))
+            else:
+                cmds = [pick(rng, cid, step)]
+                log.append((cmds[0], run(c, cmds[0])))
+            step += len(cmds)
     except Exception as e:  # a dead connection is a failure, not a skip
         errors.append("client %d: %r" % (cid, e))
     finally:
@@ -119,6 +129,17 @@ def pick(rng, cid, step):
     if r < 0.82:
         return (b"EXISTS",) + tuple(g)
     return (b"MGET",) + tuple(g) + (rng.choice(COUNTERS),)
+
+
+def burst(rng, cid, step):
+    """A pipeline of MSETs to groups, then an MGET of one of them: kv runs
+    the MSETs as one transaction over the shards, which must stay atomic
+    for every reader and seen by the client's own next read."""
+    n = rng.randint(2, 12)
+    groups = [rng.choice(GROUPS) for _ in range(n)]
+    cmds = [(b"MSET",) + tuple(x for k in g for x in (k, b"%d.%d;" % (cid, step + i)))
+            for i, g in enumerate(groups)]
+    return cmds + [(b"MGET",) + tuple(rng.choice(groups)) + (rng.choice(COUNTERS),)]
 
 
 class Check:
@@ -221,12 +242,19 @@ class Check:
                 if cmd[0] == b"MSET":
                     tokens[GROUPS.index(list(cmd[1::2]))].add(cmd[2])
         for cid, log in enumerate(self.logs):
+            mine = {}                        # group -> the step of my last MSET there
             for cmd, rep in log:
                 keys = list(cmd[1:5])
                 if keys not in GROUPS:
                     continue
+                if cmd[0] == b"MSET":
+                    mine[GROUPS.index(keys)] = int(cmd[2].split(b".")[1][:-1])
                 if cmd[0] == b"MGET" and len(set(rep[:4])) != 1:
                     self.fail("client %d: MGET of %s saw a mix: %r", cid, keys[0][:3], rep[:4])
+                elif cmd[0] == b"MGET" and rep[0] and rep[0].startswith(b"%d." % cid) and \
+                        int(rep[0].split(b".")[1][:-1]) < mine.get(GROUPS.index(keys), -1):
+                    self.fail("client %d: MGET of %s saw its older write %r", cid, keys[0][:3],
+                              rep[0])
                 if cmd[0] in (b"EXISTS", b"DEL") and rep not in (0, 4):
                     self.fail("client %d: %s of group %s = %r, not 0 or 4", cid, cmd[0],
                               keys[0][:3], rep)

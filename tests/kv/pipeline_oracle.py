@@ -8,8 +8,9 @@ same.
 The commands mix keys of both shards over a few names, so a pipeline
 holds requests that run at home, requests that hop to the other shard,
 and commands over several shards (MSET, MGET, DEL, EXISTS, RENAME,
-MSETNX) between them: their replies must come back in request order, and
-each must see exactly what the requests before it on the connection did.
+MSETNX) between them, and runs of MSETs: their replies must come back in
+request order, and each must see exactly what the requests before it on
+the connection did.
 With 3 shards a command over two of them can finish before a request
 sent earlier to the third.
 
@@ -106,9 +107,21 @@ def command(rng, step):
     return rng.choices(kinds, weights)[0]()
 
 
+def mset_run(rng, step):
+    """MSETs one after another, as a pipeline of them comes: kv runs such a
+    run over several shards as one transaction, and each must still see
+    (and leave) what running them one at a time would."""
+    return [["MSET"] + sum(([rng.choice(KEYS), "r%d.%d" % (step, i)]
+                            for _ in range(rng.randint(1, 4))), [])
+            for i in range(rng.randint(2, 80))]
+
+
 def run(ours, theirs, rng, fails):
     n = rng.choice([1, 2, 5, 16, 64, 200])
-    cmds = [command(rng, i) for i in range(n)]
+    cmds = []
+    for i in range(n):
+        cmds += mset_run(rng, i) if rng.random() < 0.05 else [command(rng, i)]
+    n = len(cmds)
     wire = b"".join(encode(c) for c in cmds)
     ours[0].sendall(wire)
     theirs[0].sendall(wire)

@@ -49,6 +49,19 @@
  * writing at once would cost a send per shard a pipeline touches. */
 #define OUT_HOLD (64u << 10)
 
+/* MSETs over several shards read one after another, to run as one
+ * transaction (run_join()): their arguments in turn, pointing into the
+ * read, so the run starts before the read is done with (run_input()). */
+struct kv_run {
+	const char **argv;
+	size_t *argl;
+	uint32_t argc, cap;
+	uint32_t requests;            /* taken; 0: no run open */
+	size_t bytes;                 /* their arguments' */
+	const struct kv_cmd *cmd;
+	int64_t now;
+};
+
 struct kv_client {
 	struct kv_conn conn;          /* what the commands know of it */
 	struct pc_session *s;         /* NULL once the session closed */
@@ -59,6 +72,8 @@ struct kv_client {
 	struct kv_reply out;          /* replies ready to write, in order */
 	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
 	struct kv_tx *tx;             /* the transaction running for it, or NULL */
+	uint32_t tx_more;             /* requests beyond the first it answers (a run) */
+	struct kv_run run;
 	struct kv_exec *ex;           /* its EXEC spanning shards, or NULL */
 	struct kv_bwait *blk;         /* its blocking request, first run or waiting */
 	struct kv_client *cnext, *cprev; /* its shard's closing list, while closing */
@@ -95,6 +110,8 @@ static void release(struct kv_client *c)
 	kv_conn_fini(&c->conn);
 	kv_resp_free(&c->p);
 	kv_reply_free(&c->out);
+	free(c->run.argv);
+	free(c->run.argl);
 	free(c->in);
 	free(c);
 }
@@ -379,7 +396,9 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 		kv_ps_conn_gone(c->sh, &c->conn);
 	to = run_here_to(c); /* behind older requests' replies */
 	before = to->len;
-	kv_reply_raw(to, out->buf, out->len);
+	for (uint32_t i = 0; i <= c->tx_more; i++) /* a run's: one reply each, the same */
+		kv_reply_raw(to, out->buf, out->len);
+	c->tx_more = 0;
 	if (c->tail)
 		c->after_bytes += to->len - before;
 	c->tx = NULL;
@@ -618,6 +637,8 @@ struct lookahead {
 	size_t klen[PREFETCH_MAX];
 	uint64_t hash[PREFETCH_MAX];
 	size_t n, at;
+	const char *buf;            /* the read */
+	size_t len;
 };
 
 /* The lookahead of the read run_input() runs now, or NULL. */
@@ -636,6 +657,8 @@ static void look_ahead(const struct kv_client *c, const char *buf, size_t len,
 	uint64_t hash[PREFETCH_MAX];
 
 	la->n = la->at = la->nreq = la->next = 0;
+	la->buf = buf;
+	la->len = len;
 	while (la->nreq < PREFETCH_MAX &&
 	       (step = kv_resp_peek(buf + at, len - at, &la->req[la->nreq]))) {
 		at += step;
@@ -703,6 +726,109 @@ static uint64_t looked_ahead_hash(const char *key, size_t len)
 		}
 	}
 	return kv_keyhash(key, len);
+}
+
+/* A run's bounds: past them the run starts and the next MSET waits for
+ * it, as it would behind any command over several shards. */
+#define RUN_REQUESTS 64
+#define RUN_ARGS 2048
+#define RUN_BYTES (256u << 10)
+/* A run's tables kept for the next one up to this many arguments. */
+#define RUN_KEEP 512
+
+/* Starts a transaction for the request, or several (a run's, each
+ * answered with its reply); every later request waits for it. */
+static void tx_begin(struct kv_client *c, const struct kv_cmd *cmd, uint32_t argc,
+		     const char *const *argv, const size_t *argl, int64_t now, uint32_t requests)
+{
+	c->conn.last_cmd = cmd->name; /* its parts run with no connection */
+	c->conn.last_active = now;
+	if (kv_multi_start(c->sh, c, cmd, argc, argv, argl, &c->tx)) {
+		while (requests--)
+			reply_nomem(c);
+		return;
+	}
+	c->inflight++;
+	c->in_tx = true;
+	c->tx_more = requests - 1;
+	kv_shard_count_commands(c->sh, requests - 1);
+}
+
+/* Whether the request's arguments lie in the read (a request parsed
+ * inline has them in the parser's scratch, which the next parse reuses). */
+static bool args_in_read(const struct kv_resp_req *r)
+{
+	const struct lookahead *la = ahead;
+
+	for (uint32_t i = 0; i < r->argc; i++)
+		if (r->argv[i] < la->buf || r->argv[i] + r->argl[i] > la->buf + la->len)
+			return false;
+	return true;
+}
+
+/* Takes an MSET over several shards (kv_multi_needed() said so) into the
+ * connection's run when it may join it: the same transaction then sets
+ * every pair of the run in turn, one lock round trip for all of them
+ * instead of one a request (a pipeline of MSETs sends them together).
+ * Each request stays atomic, in order, and seen by the requests after it:
+ * nothing runs between them. Not with a memory limit, where each request
+ * is refused or not on its own; nor for a client watching keys. */
+static bool run_join(struct kv_client *c, const struct kv_cmd *cmd, const struct kv_resp_req *r,
+		     int64_t now)
+{
+	struct kv_run *run = &c->run;
+	size_t bytes = 0;
+	uint32_t from = run->requests ? 1 : 0; /* a run's own name comes once */
+
+	if (!kv_multi_joins(cmd) || c->sh->cfg.maxmemory || c->conn.txn ||
+	    run->requests == RUN_REQUESTS || run->argc + r->argc > RUN_ARGS || !args_in_read(r))
+		return false;
+	for (uint32_t i = 0; i < r->argc; i++)
+		bytes += r->argl[i];
+	if (run->requests && run->bytes + bytes > RUN_BYTES)
+		return false;
+	if (run->argc + r->argc > run->cap) {
+		uint32_t cap = (run->argc + r->argc) * 2;
+		const char **argv = realloc(run->argv, cap * sizeof(*argv));
+
+		if (argv)
+			run->argv = argv;
+		size_t *argl = argv ? realloc(run->argl, cap * sizeof(*argl)) : NULL;
+
+		if (!argl)
+			return false; /* runs on its own */
+		run->argl = argl;
+		run->cap = cap;
+	}
+	memcpy(run->argv + run->argc, r->argv + from, (r->argc - from) * sizeof(*r->argv));
+	memcpy(run->argl + run->argc, r->argl + from, (r->argc - from) * sizeof(*r->argl));
+	run->argc += r->argc - from;
+	run->bytes += bytes;
+	if (!run->requests++) {
+		run->cmd = cmd;
+		run->now = now;
+	}
+	return true;
+}
+
+/* Starts the open run's transaction. */
+static void run_start(struct kv_client *c)
+{
+	struct kv_run *run = &c->run;
+	uint32_t requests = run->requests, argc = run->argc;
+
+	run->requests = 0;
+	run->argc = 0;
+	run->bytes = 0;
+	if (requests && !c->ending) /* closing: none ran, none is answered */
+		tx_begin(c, run->cmd, argc, run->argv, run->argl, run->now, requests);
+	if (run->cap > RUN_KEEP) { /* the transaction copied them */
+		free(run->argv);
+		free(run->argl);
+		run->argv = NULL;
+		run->argl = NULL;
+		run->cap = 0;
+	}
 }
 
 /* Whether every key of the request is this shard's: always with one
@@ -842,6 +968,13 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 
 	if (c->in_tx)
 		return false; /* a command over several shards holds every later one */
+	if (c->run.requests) {
+		if (cmd && kv_multi_joins(cmd) && kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl) &&
+		    run_join(c, cmd, r, now))
+			return true;
+		run_start(c);
+		return false; /* behind the run */
+	}
 	if (c->conn.subs && refused_subscribed(c, cmd, r))
 		return true;
 	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is_watch(cmd))) {
@@ -906,14 +1039,8 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		 * order, and a shard's wait queue too), so it sees what they
 		 * did; its reply joins the output behind theirs. */
 		batch_send(c);
-		c->conn.last_cmd = cmd->name; /* its parts run with no connection */
-		c->conn.last_active = now;
-		if (kv_multi_start(sh, c, cmd, r->argc, r->argv, r->argl, &c->tx)) {
-			reply_nomem(c);
-		} else {
-			c->inflight++;
-			c->in_tx = true;
-		}
+		if (!run_join(c, cmd, r, now))
+			tx_begin(c, cmd, r->argc, r->argv, r->argl, now, 1);
 		return true;
 	}
 	if (scan) {
@@ -971,6 +1098,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 		long n;
 
 		if (c->quit || c->proto) {
+			run_start(c); /* the requests before it */
 			if (!c->inflight)
 				end_conn(c);
 			break;
@@ -1001,6 +1129,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 		if (over_limit(c))
 			overflow(c);
 	}
+	run_start(c); /* before the read's bytes may move */
 	ahead = outer;
 	batch_send(c); /* the requests of this read for one shard go together */
 	return used;

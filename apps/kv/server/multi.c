@@ -87,6 +87,11 @@ struct kv_tx {
 	bool held;
 };
 
+bool kv_multi_joins(const struct kv_cmd *cmd)
+{
+	return cmd->multi == KV_MULTI_OK && cmd->first_key && (cmd->flags & KV_CMD_WRITE);
+}
+
 /* Server-wide commands but SCAN, which walks one shard at a time. */
 static bool server_wide(const struct kv_cmd *cmd)
 {

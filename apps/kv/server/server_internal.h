@@ -334,6 +334,9 @@ void kv_hold_all_release(struct kv_hold_all *h);
 void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
 		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
 		   struct kv_reply *out, struct kv_part *part);
+/* Adds n to the commands sh counts as run (kv_shard_exec counts its own;
+ * requests run as one, a run of MSETs, count the others). */
+void kv_shard_count_commands(struct kv_shard *sh, uint64_t n);
 
 /* True when the request (cmd: its command, or NULL), submitted to sh now,
  * would run at once: nothing holds the shard or waits there, and no
@@ -424,6 +427,13 @@ void kv_ps_free_orphans(struct kv_ps_out *q);
  * a transaction. */
 bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
 		     const char *const *argv, const size_t *argl);
+
+/* Whether consecutive requests of this command may run as one
+ * transaction of their arguments in turn: a keyed write whose reply is OK
+ * whatever it found (MSET), so each request's reply is the whole one's,
+ * and a later pair overwriting an earlier one is what running them one
+ * after another would leave. */
+bool kv_multi_joins(const struct kv_cmd *cmd);
 
 /* Starts the transaction for a request (copied): its reply goes to
  * kv_client_tx_done(c, ...) later. Returns 0 or -ENOMEM. */

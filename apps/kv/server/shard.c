@@ -281,6 +281,14 @@ static void publish(struct kv_shard *sh)
 	atomic_store_explicit(&sh->st->changes, s.changes, memory_order_relaxed);
 }
 
+void kv_shard_count_commands(struct kv_shard *sh, uint64_t n)
+{
+	/* only this shard writes it: a plain add, read by INFO anywhere */
+	atomic_store_explicit(&sh->st->commands,
+			      atomic_load_explicit(&sh->st->commands, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
 void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cmd *cmd,
 		   int64_t now, uint32_t argc, const char *const *argv, const size_t *argl,
 		   struct kv_reply *out, struct kv_part *part)
@@ -299,9 +307,7 @@ void kv_shard_exec(struct kv_shard *sh, struct kv_conn *conn, const struct kv_cm
 		kv_cmd_exec_as(&c, cmd);
 	else
 		kv_cmd_exec(&c);
-	atomic_store_explicit(&sh->st->commands,
-			      atomic_load_explicit(&sh->st->commands, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	kv_shard_count_commands(sh, 1);
 	kv_block_serve(sh); /* the clients waiting on what it wrote */
 	publish(sh);
 }
