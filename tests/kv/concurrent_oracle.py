@@ -137,8 +137,11 @@ def burst(rng, cid, step):
     for every reader and seen by the client's own next read."""
     n = rng.randint(2, 12)
     groups = [rng.choice(GROUPS) for _ in range(n)]
-    cmds = [(b"MSET",) + tuple(x for k in g for x in (k, b"%d.%d;" % (cid, step + i)))
-            for i, g in enumerate(groups)]
+    cmds = []
+    for i, g in enumerate(groups):
+        cmds.append((b"MSET",) + tuple(x for k in g for x in (k, b"%d.%d;" % (cid, step + i))))
+        if rng.random() < 0.3:  # goes on while the MSETs before it are under way
+            cmds.append((b"INCR", rng.choice(COUNTERS)))
     return cmds + [(b"MGET",) + tuple(rng.choice(groups)) + (rng.choice(COUNTERS),)]
 
 

@@ -10,9 +10,13 @@
  * here). Requests for keys of different shards may run at the same time,
  * as in a Redis Cluster pipeline across nodes: the connection itself
  * always reads its own writes, since one key is one shard. A command
- * without keys, one over several shards, and a QUIT wait until nothing is
- * outstanding, and a command over several shards holds every later one
- * until it is done. Replies join the connection's output in request
+ * without keys and a QUIT wait until nothing is outstanding. A command
+ * over several shards runs as a transaction (multi.c) under way while
+ * later requests go on, up to FLIGHT_MAX of them at once, unless a later
+ * one touches its keys (or has none, or is server-wide): that one and
+ * all after it wait until it is done, so no request overtakes an earlier
+ * one on the same key. A blocking request and an EXEC hold every later
+ * one until they are done. Replies join the connection's output in request
  * order: a job's reply waits in its job until every older one has been
  * written, and a reply written here while jobs are out waits behind the
  * last of them (its `after`). */
@@ -62,6 +66,28 @@ struct kv_run {
 	int64_t now;
 };
 
+/* Commands over several shards of one connection under way at once, at
+ * most; each further one waits. */
+#define FLIGHT_MAX 16
+/* A flight's most keys kept for the conflict check; one with more holds
+ * every later request until it ended. */
+#define FLIGHT_KEYS 1024
+
+/* A command over several shards under way (or a run of MSETs): its
+ * transaction, the outstanding job its reply waits in (so the replies of
+ * later requests come behind it), and its keys' hashes, which later
+ * requests must not touch until it ended (flight_clear()). */
+struct kv_flight {
+	struct kv_client *c;
+	struct kv_job *slot;
+	struct kv_tx *tx;
+	uint32_t requests;            /* answered each with its reply (a run's) */
+	bool all;                     /* every key: server-wide, or too many to keep */
+	uint64_t mask;                /* a bit per key's hash (flight_bit()), to rule out at once */
+	uint32_t nkeys;
+	uint64_t keys[];
+};
+
 struct kv_client {
 	struct kv_conn conn;          /* what the commands know of it */
 	struct pc_session *s;         /* NULL once the session closed */
@@ -71,8 +97,9 @@ struct kv_client {
 	size_t off, len, cap;
 	struct kv_reply out;          /* replies ready to write, in order */
 	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
-	struct kv_tx *tx;             /* the transaction running for it, or NULL */
-	uint32_t tx_more;             /* requests beyond the first it answers (a run) */
+	struct kv_tx *tx;             /* its blocking or EXEC transaction running, or NULL */
+	struct kv_flight *flight[FLIGHT_MAX]; /* its commands over several shards under way */
+	uint32_t nflight;
 	struct kv_run run;
 	struct kv_exec *ex;           /* its EXEC spanning shards, or NULL */
 	struct kv_bwait *blk;         /* its blocking request, first run or waiting */
@@ -146,6 +173,10 @@ uint64_t kv_client_free_orphans(struct kv_client *list)
 		}
 		if (c->tx)
 			kv_multi_free(c->tx);
+		for (uint32_t i = 0; i < c->nflight; i++) {
+			kv_multi_free(c->flight[i]->tx);
+			free(c->flight[i]);
+		}
 		if (c->ex)
 			kv_exec_free(c->ex);
 		if (c->blk)
@@ -396,9 +427,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 		kv_ps_conn_gone(c->sh, &c->conn);
 	to = run_here_to(c); /* behind older requests' replies */
 	before = to->len;
-	for (uint32_t i = 0; i <= c->tx_more; i++) /* a run's: one reply each, the same */
-		kv_reply_raw(to, out->buf, out->len);
-	c->tx_more = 0;
+	kv_reply_raw(to, out->buf, out->len);
 	if (c->tail)
 		c->after_bytes += to->len - before;
 	c->tx = NULL;
@@ -736,21 +765,124 @@ static uint64_t looked_ahead_hash(const char *key, size_t len)
 /* A run's tables kept for the next one up to this many arguments. */
 #define RUN_KEEP 512
 
-/* Starts a transaction for the request, or several (a run's, each
- * answered with its reply); every later request waits for it. */
-static void tx_begin(struct kv_client *c, const struct kv_cmd *cmd, uint32_t argc,
-		     const char *const *argv, const size_t *argl, int64_t now, uint32_t requests)
+static uint64_t flight_bit(uint64_t hash)
 {
+	return 1ull << (hash >> 58);
+}
+
+/* Whether the request may run while the flights are under way: a
+ * request on keys, none of them a flight's, with no memory limit set. Its order against them then
+ * shows nowhere (a flight's other keys are on other shards or other
+ * keys; the connection reads its own writes, since it touches none of
+ * theirs), as with requests to different shards. */
+static bool flight_passes(const struct kv_client *c, const struct kv_cmd *cmd,
+			  const struct kv_resp_req *r)
+{
+	uint32_t n;
+
+	if (!cmd || !cmd->first_key || (uint32_t)cmd->first_key >= r->argc ||
+	    !kv_cmd_arity_ok(cmd, r->argc) || c->conn.txn || c->conn.subs ||
+	    c->sh->cfg.maxmemory || /* whether each is refused depends on the order */
+	    (cmd->flags & (KV_CMD_ALLSHARDS | KV_CMD_BLOCKING | KV_CMD_PUBSUB)) ||
+	    cmd->multi == KV_MULTI_WALK)
+		return false;
+	n = kv_cmd_nkeys(cmd, r->argc, r->argv, r->argl);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t at = kv_cmd_key_arg(cmd, k, r->argc, r->argv, r->argl);
+		uint64_t h = kv_keyhash(r->argv[at], r->argl[at]);
+
+		for (uint32_t i = 0; i < c->nflight; i++) {
+			const struct kv_flight *f = c->flight[i];
+
+			if (f->all)
+				return false;
+			if (!(f->mask & flight_bit(h)))
+				continue;
+			for (uint32_t j = 0; j < f->nkeys; j++)
+				if (f->keys[j] == h)
+					return false;
+		}
+	}
+	return true;
+}
+
+/* A flight for the request's keys (all of them when it has none listed,
+ * a server-wide command's, or past FLIGHT_KEYS), or NULL. */
+static struct kv_flight *flight_new(struct kv_client *c, const struct kv_cmd *cmd, uint32_t argc,
+				    const char *const *argv, const size_t *argl)
+{
+	uint32_t n = (cmd->flags & KV_CMD_ALLSHARDS) || !cmd->first_key ? 0 :
+		     kv_cmd_nkeys(cmd, argc, argv, argl);
+	bool all = !n || n > FLIGHT_KEYS;
+	struct kv_flight *f = calloc(1, sizeof(*f) + (all ? 0 : n) * sizeof(f->keys[0]));
+
+	if (!f)
+		return NULL;
+	f->c = c;
+	f->all = all;
+	for (uint32_t k = 0; !all && k < n; k++) {
+		uint32_t at = kv_cmd_key_arg(cmd, k, argc, argv, argl);
+
+		f->keys[k] = kv_keyhash(argv[at], argl[at]);
+		f->mask |= flight_bit(f->keys[k]);
+	}
+	f->nkeys = all ? 0 : n;
+	return f;
+}
+
+/* The flight's end: out, the transaction's reply, once for each of its
+ * requests, in its place among the connection's replies. */
+static void flight_done(void *arg, struct kv_reply *out)
+{
+	struct kv_flight *f = arg;
+	struct kv_client *c = f->c;
+	struct kv_job *slot = f->slot;
+	uint32_t i;
+
+	for (i = 0; c->flight[i] != f; i++)
+		;
+	c->flight[i] = c->flight[--c->nflight];
+	for (i = 0; i < f->requests; i++)
+		kv_reply_raw(&slot->out, out->buf, out->len);
+	c->quit |= (c->conn.flags & KV_CONN_CLOSE) != 0; /* a CLIENT KILL of itself */
+	free(f);
+	slot->finished = true;
+	job_done(c->sh, slot);
+}
+
+/* Starts a transaction for the request, or several (a run's, each
+ * answered with the reply), as a flight: later requests go on unless
+ * they touch its keys. */
+static void flight_start(struct kv_client *c, const struct kv_cmd *cmd, uint32_t argc,
+			 const char *const *argv, const size_t *argl, int64_t now,
+			 uint32_t requests)
+{
+	struct kv_flight *f = flight_new(c, cmd, argc, argv, argl);
+	struct kv_job *slot = f ? kv_job_new(KV_JOB_FN, 0, 0) : NULL;
+
 	c->conn.last_cmd = cmd->name; /* its parts run with no connection */
 	c->conn.last_active = now;
-	if (kv_multi_start(c->sh, c, cmd, argc, argv, argl, &c->tx)) {
+	if (!slot) {
+		free(f);
 		while (requests--)
 			reply_nomem(c);
 		return;
 	}
-	c->inflight++;
-	c->in_tx = true;
-	c->tx_more = requests - 1;
+	slot->home = slot->target = c->sh->idx;
+	slot->done = job_done;
+	f->slot = slot;
+	f->requests = requests;
+	c->flight[c->nflight++] = f;
+	outstanding(c, slot);
+	if (kv_multi_start_fn(c->sh, c->conn.id, cmd, argc, argv, argl, flight_done, f, &f->tx)) {
+		struct kv_reply nomem;
+
+		kv_reply_init(&nomem);
+		KV_REPLY_ERR(&nomem, KV_ERR_NOMEM);
+		flight_done(f, &nomem); /* the errors in its place */
+		kv_reply_free(&nomem);
+		return;
+	}
 	kv_shard_count_commands(c->sh, requests - 1);
 }
 
@@ -821,7 +953,7 @@ static void run_start(struct kv_client *c)
 	run->argc = 0;
 	run->bytes = 0;
 	if (requests && !c->ending) /* closing: none ran, none is answered */
-		tx_begin(c, run->cmd, argc, run->argv, run->argl, run->now, requests);
+		flight_start(c, run->cmd, argc, run->argv, run->argl, run->now, requests);
 	if (run->cap > RUN_KEEP) { /* the transaction copied them */
 		free(run->argv);
 		free(run->argl);
@@ -967,14 +1099,15 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	unsigned t;
 
 	if (c->in_tx)
-		return false; /* a command over several shards holds every later one */
+		return false; /* a blocking request or an EXEC holds every later one */
 	if (c->run.requests) {
 		if (cmd && kv_multi_joins(cmd) && kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl) &&
-		    run_join(c, cmd, r, now))
+		    (!c->nflight || flight_passes(c, cmd, r)) && run_join(c, cmd, r, now))
 			return true;
 		run_start(c);
-		return false; /* behind the run */
 	}
+	if (c->nflight && !flight_passes(c, cmd, r))
+		return false; /* behind the commands over several shards under way */
 	if (c->conn.subs && refused_subscribed(c, cmd, r))
 		return true;
 	if (cmd && sh->n > 1 && (c->conn.txn || kv_txn_is_watch(cmd))) {
@@ -1037,10 +1170,13 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		/* Requests before it need not have answered: they reach every
 		 * shard before its locks do (jobs one shard sends another run in
 		 * order, and a shard's wait queue too), so it sees what they
-		 * did; its reply joins the output behind theirs. */
+		 * did; its reply joins the output behind theirs, in its flight's
+		 * slot. */
+		if (c->nflight == FLIGHT_MAX)
+			return false;
 		batch_send(c);
 		if (!run_join(c, cmd, r, now))
-			tx_begin(c, cmd, r->argc, r->argv, r->argl, now, 1);
+			flight_start(c, cmd, r->argc, r->argv, r->argl, now, 1);
 		return true;
 	}
 	if (scan) {

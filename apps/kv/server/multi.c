@@ -833,15 +833,19 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 	return 0;
 }
 
-int kv_multi_start_fn(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-		      const char *const *argv, const size_t *argl, kv_multi_done_fn *done, void *arg)
+int kv_multi_start_fn(struct kv_shard *sh, uint64_t caller, const struct kv_cmd *cmd,
+		      uint32_t argc, const char *const *argv, const size_t *argl,
+		      kv_multi_done_fn *done, void *arg, struct kv_tx **out)
 {
 	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
 
 	if (!t)
 		return -ENOMEM;
+	t->caller = caller;
 	t->done = done;
 	t->done_arg = arg;
+	if (out)
+		*out = t;
 	tx_start(sh, t, cmd);
 	return 0;
 }

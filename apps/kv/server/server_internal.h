@@ -446,11 +446,14 @@ void kv_multi_free(struct kv_tx *t);
 /* A transaction's end under someone else's locks: its reply in out. */
 typedef void kv_multi_done_fn(void *arg, struct kv_reply *out);
 
-/* Starts the transaction for a request (copied) of no client: its
- * reply goes to done(arg, reply) on sh once it ended and let go of its
- * locks. Returns 0, or -ENOMEM with done never run. */
-int kv_multi_start_fn(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-		      const char *const *argv, const size_t *argl, kv_multi_done_fn *done, void *arg);
+/* Starts the transaction for a request (copied) of connection caller
+ * (0: none): its reply goes to done(arg, reply) on sh once it ended and
+ * let go of its locks; *out (when out is not NULL) is the transaction,
+ * for kv_multi_free() should the server stop first. Returns 0, or
+ * -ENOMEM with done never run. */
+int kv_multi_start_fn(struct kv_shard *sh, uint64_t caller, const struct kv_cmd *cmd,
+		      uint32_t argc, const char *const *argv, const size_t *argl,
+		      kv_multi_done_fn *done, void *arg, struct kv_tx **out);
 
 /* Runs a request (copied) spanning shards inside transaction id, whose
  * locks already hold every shard and key it touches (an EXEC's): its
