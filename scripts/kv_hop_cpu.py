@@ -8,21 +8,34 @@ every server afresh and runs every row on it, the servers in turn, so the
 repetitions interleave; the figures are medians of --reps. Server CPU is
 every thread's (/proc/PID/task/*/schedstat) over the row, per request.
 
+Two more tests run one connection instead (`redis-cli --pipe` of
+--pipe-requests commands, random keys of 100,000, the same bytes for
+every server): pipe-set, SETs alone; pipe-mixed, 30% SET, 30% GET, 10%
+INCR and 5% each of DEL, EXPIRE, MGET of 3 keys, MSET of 2, EXISTS and
+APPEND, so commands over several shards sit among the others. Their
+requests/s are the commands over redis-cli's wall time.
+
 Printed: one table row per test and depth with requests/s and ns of
 server CPU per request for each server, then the ratios the goals name:
 the sharded server's CPU per request over one shard's (the hop's cost)
 and its throughput over redis-server's.
 
 usage: scripts/kv_hop_cpu.py [--percore PATH] [--reps N] [--requests N]
-                             [--depths 16,1] [--tests set,get,mset]
+                             [--depths 16,1] [--tests set,get,mset,pipe-mixed]
+                             [--pipe-requests N] [--servers kv1,kv2,redis]
+                             [--baseline PATH]
                              [--idle-policy P] [--json]"""
 import argparse
 import json
 import os
+import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "kv"))
@@ -39,8 +52,9 @@ def server_cmd(name, args, port):
         return ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no"]
     shards = "1" if name == "kv1" else str(args.kv_shards)
+    binary = args.baseline if name == "kv2-base" else args.percore
     # no snapshot, as redis-server's line says: none left in the caller's folder
-    cmd = [args.percore, "kv", "--port", str(port), "--shards", shards, "--save", ""]
+    cmd = [binary, "kv", "--port", str(port), "--shards", shards, "--save", ""]
     if args.idle_policy:
         cmd += ["--idle-policy", args.idle_policy]
     return cmd
@@ -70,12 +84,61 @@ def bench_row(pid, port, test, depth, requests):
     return float(m.group(1)), cpu / requests
 
 
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def pipe_command(rng, test, i):
+    key = lambda: "key:%d" % rng.randrange(100000)  # noqa: E731
+    r = rng.random() if test == "pipe-mixed" else 0.0
+    for upto, make in ((0.3, lambda: ("SET", key(), "v%d" % i)), (0.6, lambda: ("GET", key())),
+                       (0.7, lambda: ("INCR", "n:%d" % rng.randrange(1000))),
+                       (0.75, lambda: ("DEL", key())), (0.8, lambda: ("EXPIRE", key(), "1000")),
+                       (0.85, lambda: ("MGET", key(), key(), key())),
+                       (0.9, lambda: ("MSET", key(), "a", key(), "b")),
+                       (0.95, lambda: ("EXISTS", key())), (1.01, lambda: ("APPEND", key(), "x"))):
+        if r < upto:
+            return resp(*make())
+    raise AssertionError(r)
+
+
+def pipe_file(test, n, folder):
+    """The commands of a pipe test, written once (seeded: the same bytes
+    for every server and repetition)."""
+    path = os.path.join(folder, "%s-%d.resp" % (test, n))
+    if not os.path.exists(path):
+        rng = random.Random(1)
+        with open(path, "wb") as f:
+            f.write(b"".join(pipe_command(rng, test, i) for i in range(n)))
+    return path
+
+
+def pipe_row(pid, port, path, n):
+    c0, t0 = task_cpu_ns(pid), time.monotonic()
+    with open(path, "rb") as f:
+        run = subprocess.run(["redis-cli", "-p", str(port), "--pipe"], stdin=f,
+                             capture_output=True, text=True)
+    wall, cpu = time.monotonic() - t0, task_cpu_ns(pid) - c0
+    if run.returncode or "errors: 0, replies: %d" % n not in run.stdout:
+        raise RuntimeError("redis-cli --pipe: %s %s" % (run.stdout[-300:], run.stderr[-300:]))
+    return n / wall, cpu / n
+
+
 def one_rep(name, args, rows, samples):
     p, port = start(name, args)
     try:
         for test, depth in rows:
-            n = args.requests if depth > 1 else args.requests // 4
-            samples[(name, test, depth)].append(bench_row(p.pid, port, test, depth, n))
+            if test.startswith("pipe-"):
+                n = args.pipe_requests
+                row = pipe_row(p.pid, port, pipe_file(test, n, args.folder), n)
+            else:
+                n = args.requests if depth > 1 else args.requests // 4
+                row = bench_row(p.pid, port, test, depth, n)
+            samples[(name, test, depth)].append(row)
     finally:
         p.terminate()
         p.wait()
@@ -95,21 +158,35 @@ def main():
     ap.add_argument("--depths", default="16,1", help="pipeline depths (default 16,1)")
     ap.add_argument("--tests", default="set,get,mset",
                     help="redis-benchmark tests among set, get, mset, incr, lpush, rpush, lpop, "
-                         "rpop (default set,get,mset)")
+                         "rpop, and pipe-set, pipe-mixed over one connection (default "
+                         "set,get,mset)")
+    ap.add_argument("--pipe-requests", type=int, default=300000,
+                    help="commands of a pipe test (default 300000)")
     ap.add_argument("--kv-shards", type=int, default=2,
                     help="shards of the sharded kv (default 2, one per CPU here)")
     ap.add_argument("--idle-policy", default=None,
                     help="passed to both percore kv servers (default: kv's own default)")
     ap.add_argument("--servers", default="kv1,kv2,redis",
-                    help="among kv1, kv2 and redis (default all three)")
+                    help="among kv1, kv2, redis and kv2-base (default kv1,kv2,redis)")
+    ap.add_argument("--baseline", default=None,
+                    help="another percore binary, whose sharded kv is the server kv2-base")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = ap.parse_args()
     servers = args.servers.split(",")
-    rows = [(t, int(d)) for d in args.depths.split(",") for t in args.tests.split(",")]
+    tests = args.tests.split(",")
+    rows = [(t, int(d)) for d in args.depths.split(",") for t in tests
+            if not t.startswith("pipe-")] + [(t, 0) for t in tests if t.startswith("pipe-")]
+    args.folder = tempfile.mkdtemp(prefix="kv_hop_cpu.")
     samples = {(s, t, d): [] for s in servers for t, d in rows}
-    for _ in range(args.reps):
-        for name in servers:
-            one_rep(name, args, rows, samples)
+    if "kv2-base" in servers and not args.baseline:
+        ap.error("kv2-base needs --baseline")
+    try:
+        for rep in range(args.reps):
+            print("kv_hop_cpu: repetition %d of %d" % (rep + 1, args.reps), file=sys.stderr)
+            for name in servers:
+                one_rep(name, args, rows, samples)
+    finally:
+        shutil.rmtree(args.folder)
     result = []
     for test, depth in rows:
         row = {"test": test, "depth": depth}
@@ -131,8 +208,8 @@ def main():
     for row in result:
         cells = " | ".join("%.0f (%.0f)" % (row[s]["rps"] / 1000, row[s]["cpu_ns"])
                            for s in servers)
-        print("| %s P%d | %s | %s | %s |" % (
-            row["test"].upper(), row["depth"], cells,
+        print("| %s | %s | %s | %s |" % (
+            row["test"].upper() + (" P%d" % row["depth"] if row["depth"] else ""), cells,
             "%.2fx" % row["hop_cpu_ratio"] if "hop_cpu_ratio" in row else "-",
             "%.2fx" % row["kv2_vs_redis_rps"] if "kv2_vs_redis_rps" in row else "-"))
 

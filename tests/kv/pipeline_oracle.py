@@ -8,9 +8,9 @@ same.
 The commands mix keys of both shards over a few names, so a pipeline
 holds requests that run at home, requests that hop to the other shard,
 and commands over several shards (MSET, MGET, DEL, EXISTS, RENAME,
-MSETNX) between them, and runs of MSETs: their replies must come back in
-request order, and each must see exactly what the requests before it on
-the connection did.
+MSETNX) between them, runs of MSETs, and now and then many such commands
+on keys of their own: their replies must come back in request order, and
+each must see exactly what the requests before it on the connection did.
 With 3 shards a command over two of them can finish before a request
 sent earlier to the third.
 
@@ -116,9 +116,26 @@ def mset_run(rng, step):
             for i in range(rng.randint(2, 80))]
 
 
-def run(ours, theirs, rng, fails):
+def disjoint(rng, pipeline):
+    """Commands over several shards on keys no other command of the
+    pipeline names, with requests on other keys between them: kv keeps up
+    to 16 such commands under way while the requests after them go on,
+    so the seventeenth waits; a read of all the keys at the end."""
+    keys = ["d:%d:%d" % (pipeline, i) for i in range(4 * 60)]
+    cmds, at = [], 0
+    for i in range(rng.randint(20, 60)):
+        mine, at = keys[at:at + 3], at + 3
+        cmds.append(rng.choice([["MSET"] + sum(([k, "x%d" % i] for k in mine), []),
+                                ["MGET"] + mine, ["DEL"] + mine, ["EXISTS"] + mine]))
+        if rng.random() < 0.5:
+            cmds.append(["SET", keys[at], "s%d" % i])
+            at += 1
+    return cmds + [["MGET"] + keys[:at]]
+
+
+def run(ours, theirs, rng, fails, pipeline):
     n = rng.choice([1, 2, 5, 16, 64, 200])
-    cmds = []
+    cmds = disjoint(rng, pipeline) if rng.random() < 0.1 else []
     for i in range(n):
         cmds += mset_run(rng, i) if rng.random() < 0.05 else [command(rng, i)]
     n = len(cmds)
@@ -159,8 +176,8 @@ def compare(percore, server, shards, rng, fails):
     try:
         socks = [socket.create_connection(("127.0.0.1", p), timeout=60) for p in (kv.port, port)]
         ours, theirs = [(s, Reader(s)) for s in socks]
-        for _ in range(PIPELINES):
-            if not run(ours, theirs, rng, fails):
+        for pipeline in range(PIPELINES):
+            if not run(ours, theirs, rng, fails, pipeline):
                 break
         for s in socks:
             s.close()
