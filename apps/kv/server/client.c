@@ -770,6 +770,15 @@ static uint64_t flight_bit(uint64_t hash)
 	return 1ull << (hash >> 58);
 }
 
+/* kv_keyhash() of the request's k-th key. */
+static uint64_t key_hash(const struct kv_cmd *cmd, uint32_t k, uint32_t argc,
+			 const char *const *argv, const size_t *argl)
+{
+	uint32_t at = kv_cmd_key_arg(cmd, k, argc, argv, argl);
+
+	return kv_keyhash(argv[at], argl[at]);
+}
+
 /* Whether the request may run while the flights are under way: a
  * request on keys, none of them a flight's, with no memory limit set. Its order against them then
  * shows nowhere (a flight's other keys are on other shards or other
@@ -788,8 +797,7 @@ static bool flight_passes(const struct kv_client *c, const struct kv_cmd *cmd,
 		return false;
 	n = kv_cmd_nkeys(cmd, r->argc, r->argv, r->argl);
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t at = kv_cmd_key_arg(cmd, k, r->argc, r->argv, r->argl);
-		uint64_t h = kv_keyhash(r->argv[at], r->argl[at]);
+		uint64_t h = key_hash(cmd, k, r->argc, r->argv, r->argl);
 
 		for (uint32_t i = 0; i < c->nflight; i++) {
 			const struct kv_flight *f = c->flight[i];
@@ -821,9 +829,7 @@ static struct kv_flight *flight_new(struct kv_client *c, const struct kv_cmd *cm
 	f->c = c;
 	f->all = all;
 	for (uint32_t k = 0; !all && k < n; k++) {
-		uint32_t at = kv_cmd_key_arg(cmd, k, argc, argv, argl);
-
-		f->keys[k] = kv_keyhash(argv[at], argl[at]);
+		f->keys[k] = key_hash(cmd, k, argc, argv, argl);
 		f->mask |= flight_bit(f->keys[k]);
 	}
 	f->nkeys = all ? 0 : n;
