@@ -51,8 +51,8 @@ def server_cmd(name, args, port):
     if name == "redis":
         return ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no"]
-    shards = "1" if name == "kv1" else str(args.kv_shards)
-    binary = args.baseline if name == "kv2-base" else args.percore
+    shards = "1" if name.startswith("kv1") else str(args.kv_shards)
+    binary = args.baseline if name.endswith("-base") else args.percore
     # no snapshot, as redis-server's line says: none left in the caller's folder
     cmd = [binary, "kv", "--port", str(port), "--shards", shards, "--save", ""]
     if args.idle_policy:
@@ -167,9 +167,9 @@ def main():
     ap.add_argument("--idle-policy", default=None,
                     help="passed to both percore kv servers (default: kv's own default)")
     ap.add_argument("--servers", default="kv1,kv2,redis",
-                    help="among kv1, kv2, redis and kv2-base (default kv1,kv2,redis)")
+                    help="among kv1, kv2, redis, kv1-base and kv2-base (default kv1,kv2,redis)")
     ap.add_argument("--baseline", default=None,
-                    help="another percore binary, whose sharded kv is the server kv2-base")
+                    help="another percore binary: the servers kv1-base and kv2-base")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = ap.parse_args()
     servers = args.servers.split(",")
@@ -178,8 +178,8 @@ def main():
             if not t.startswith("pipe-")] + [(t, 0) for t in tests if t.startswith("pipe-")]
     args.folder = tempfile.mkdtemp(prefix="kv_hop_cpu.")
     samples = {(s, t, d): [] for s in servers for t, d in rows}
-    if "kv2-base" in servers and not args.baseline:
-        ap.error("kv2-base needs --baseline")
+    if any(s.endswith("-base") for s in servers) and not args.baseline:
+        ap.error("kv1-base and kv2-base need --baseline")
     try:
         for rep in range(args.reps):
             print("kv_hop_cpu: repetition %d of %d" % (rep + 1, args.reps), file=sys.stderr)

@@ -265,6 +265,26 @@ static inline void pc_map_prefetch(const struct pc_map *m, uint64_t hash)
 		__builtin_prefetch(&m->_slots[g * PC__MAP_GROUP + i]);
 }
 
+/* Starts loading the control bytes alone of the first group a lookup of
+ * hash probes: the first of three steps for a caller far enough ahead
+ * (pc_map_prefetch_slot() next, then pc_map_peek_hashed()). */
+static inline void pc_map_prefetch_ctrl(const struct pc_map *m, uint64_t hash)
+{
+	__builtin_prefetch(m->_ctrl + ((size_t)(hash >> 7) & m->_gmask) * PC__MAP_GROUP);
+}
+
+/* Reads the control bytes (asked for earlier) and starts loading the
+ * slot that most likely holds hash: one line where pc_map_prefetch()
+ * asks for the group's four. */
+static inline void pc_map_prefetch_slot(const struct pc_map *m, uint64_t hash)
+{
+	size_t g = (size_t)(hash >> 7) & m->_gmask;
+	unsigned hit = pc__map_match(m->_ctrl, g, (int8_t)(hash & 0x7f));
+
+	if (hit && m->_slots)
+		__builtin_prefetch(&m->_slots[g * PC__MAP_GROUP + (unsigned)__builtin_ctz(hit)]);
+}
+
 /* The value of the first slot in hash's first probed group that stores
  * hash, or 0: most likely the entry a lookup will find (eq() not called;
  * an entry further along the probe, or a second one with an equal hash,

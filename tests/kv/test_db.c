@@ -113,6 +113,72 @@ static void test_known_hash(void **state)
 	kv_db_free(db);
 }
 
+/* kv_db_ahead: a command's keys looked up in order, more of them than the
+ * look ahead holds, find their own entries (hashes taken from the ring in
+ * the right places); lookups out of order, of the same key twice, of
+ * other bytes, and after the end all find what a plain lookup finds. */
+static void test_ahead(void **state)
+{
+	(void)state;
+	enum { NKEYS = 53 };
+	struct kv_db *db = kv_db_new();
+	char keys[NKEYS][16], vals[NKEYS][16];
+	const char *argv[1 + 2 * NKEYS];
+	size_t argl[1 + 2 * NKEYS];
+	struct kv_pos pos;
+
+	argv[0] = "mset";
+	argl[0] = 4;
+	for (int k = 0; k < NKEYS; k++) {
+		argl[1 + 2 * k] = (size_t)snprintf(keys[k], sizeof(keys[k]), "key:%d", k);
+		argl[2 + 2 * k] = (size_t)snprintf(vals[k], sizeof(vals[k]), "v%d", k);
+		argv[1 + 2 * k] = keys[k];
+		argv[2 + 2 * k] = vals[k];
+		if (k % 3) /* a third absent */
+			store(db, keys[k], argl[1 + 2 * k], vals[k], argl[2 + 2 * k], KV_NO_EXPIRE);
+	}
+	kv_db_ahead(db, argv, argl, 1, 2, NKEYS);
+	for (int k = 0; k < NKEYS; k++) {
+		want_value(db, keys[k], argl[1 + 2 * k], 0, k % 3 ? vals[k] : NULL, argl[2 + 2 * k]);
+		assert_int_equal(kv_db_lookup(db, keys[k], argl[1 + 2 * k], 0, &pos) != NULL,
+				 k % 3 != 0); /* the same key again: out of order */
+		if (k == 20) /* another key's bytes in between */
+			want_value(db, S("key:1"), 0, S("v1"));
+	}
+	kv_db_ahead_end(db);
+
+	/* out of order from the start, then in order from the middle */
+	kv_db_ahead(db, argv, argl, 1, 2, NKEYS);
+	want_value(db, keys[40], argl[81], 0, vals[40], argl[82]);
+	for (int k = 0; k < NKEYS; k++)
+		want_value(db, keys[k], argl[1 + 2 * k], 0, k % 3 ? vals[k] : NULL, argl[2 + 2 * k]);
+	kv_db_ahead_end(db);
+
+	/* The look ahead carries on past a first key whose hash the caller
+	 * gave (kv_db_known_hash, as the server does): seen by changing key
+	 * 5's bytes behind its back to an existing key's (breaking the
+	 * contract on purpose), which its lookup then misses, the hash being
+	 * the one taken ahead. */
+	kv_db_known_hash(db, keys[0], argl[1], kv_keyhash(keys[0], argl[1]));
+	kv_db_ahead(db, argv, argl, 1, 2, NKEYS);
+	for (int k = 0; k < 5; k++)
+		want_value(db, keys[k], argl[1 + 2 * k], 0, k % 3 ? vals[k] : NULL, argl[2 + 2 * k]);
+	memcpy(keys[5], "key:7", 5);
+	assert_null(kv_db_lookup(db, keys[5], argl[11], 0, &pos));
+	kv_db_ahead_end(db);
+	kv_db_known_hash(db, NULL, 0, 0);
+	want_value(db, keys[5], argl[11], 0, S("v7")); /* hashed anew */
+	memcpy(keys[5], "key:5", 5);
+
+	/* after the end, the same addresses with other bytes: hashed anew */
+	kv_db_ahead(db, argv, argl, 1, 2, NKEYS);
+	kv_db_ahead_end(db);
+	memcpy(keys[0], "key:1", 5); /* key:0 becomes key:1, same length */
+	want_value(db, keys[0], argl[1], 0, S("v1"));
+	check(db);
+	kv_db_free(db);
+}
+
 static void test_expiry(void **state)
 {
 	(void)state;
@@ -558,6 +624,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_store_lookup_erase),
 		cmocka_unit_test(test_known_hash),
+		cmocka_unit_test(test_ahead),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_pos_survives_growth),

@@ -375,6 +375,24 @@ static void count_changes(const struct kv_call *c, size_t mark)
 	kv_db_count_changes(c->db, n);
 }
 
+/* A command over several keys spaced evenly (MSET's, MGET's, DEL's)
+ * has them looked up ahead (kv_db_ahead()). */
+static bool look_ahead(struct kv_call *c)
+{
+	const struct kv_cmd *cmd = c->cmd;
+	uint32_t n;
+
+	if (!cmd->first_key || cmd->last_key == cmd->first_key ||
+	    (cmd->flags & (KV_CMD_STOREKEY | KV_CMD_DESTKEYNUM)))
+		return false;
+	n = kv_cmd_nkeys(cmd, c->argc, c->argv, c->argl);
+	if (n < 2)
+		return false;
+	kv_db_ahead(c->db, c->argv, c->argl, (uint32_t)cmd->first_key,
+		    (uint32_t)cmd->key_step, n);
+	return true;
+}
+
 void kv_cmd_run(struct kv_call *c)
 {
 	size_t mark = c->out->len;
@@ -389,10 +407,13 @@ void kv_cmd_run(struct kv_call *c)
 		kv_err(c, KV_ERR_OOM);
 		return;
 	}
+	bool ahead = look_ahead(c);
 	if (kv_multi_typed(c->cmd->multi))
 		run_typed(c);
 	else
 		c->cmd->fn(c);
+	if (ahead)
+		kv_db_ahead_end(c->db);
 	kv_txn_touch_cmd(c, mark); /* WATCH sees the write */
 	if (write && c->log)
 		c->log->wrote(c->log, c, mark);

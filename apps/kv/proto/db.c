@@ -21,6 +21,15 @@
 #define SNAP_MARK  0x10000000u
 #define KLEN_MASK  (~(HAS_EXPIRE | STR_ENC | SNAP_MARK))
 #define POOL_SIZE  16
+/* A command's look ahead: the control bytes of the next AHEAD_CTRL keys,
+ * the slots of the next AHEAD_SLOT and the entries of the next
+ * AHEAD_ENTRY are on their way to the cache. */
+#ifndef AHEAD_CTRL
+#define AHEAD_CTRL  12
+#define AHEAD_SLOT  8
+#define AHEAD_ENTRY 4
+#endif
+#define AHEAD_RING  16 /* > AHEAD_CTRL, a power of two */
 
 struct kv_db {
 	struct pc_map map;        /* hash -> struct kv_entry * */
@@ -47,6 +56,16 @@ struct kv_db {
 		size_t len;
 		uint64_t hash;
 	} known;
+	/* A command's keys looked up ahead (kv_db_ahead): key k is
+	 * argv[first + k * step]; next is the key its next lookup should
+	 * name; hash[k % AHEAD_RING] holds key k's hash for next <= k <
+	 * next + AHEAD_RING. n 0: none. */
+	struct {
+		const char *const *argv;
+		const size_t *argl;
+		uint32_t first, step, n, next;
+		uint64_t hash[AHEAD_RING];
+	} ahead;
 	/* The point-in-time walk (kv_db_snap_begin): an entry whose
 	 * SNAP_MARK bit equals snap_mark was handed over already, or was
 	 * made after the walk began; every entry gets that value by the
@@ -389,8 +408,81 @@ void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t ha
 	db->known.hash = hash;
 }
 
-static uint64_t key_hash(const struct kv_db *db, const char *key, size_t klen)
+/* The three steps of a key's look ahead, each a few keys before the
+ * next so that what it reads has arrived: the table's control bytes,
+ * then the slot they point to, then the entry the slot names. */
+static void ahead_ctrl(struct kv_db *db, uint32_t k)
 {
+	uint32_t at = db->ahead.first + k * db->ahead.step;
+	uint64_t h = kv_keyhash(db->ahead.argv[at], db->ahead.argl[at]);
+
+	db->ahead.hash[k % AHEAD_RING] = h;
+	pc_map_prefetch_ctrl(&db->map, h);
+}
+
+static void ahead_slot(const struct kv_db *db, uint32_t k)
+{
+	pc_map_prefetch_slot(&db->map, db->ahead.hash[k % AHEAD_RING]);
+}
+
+static void ahead_entry(const struct kv_db *db, uint32_t k)
+{
+	uintptr_t e = (uintptr_t)pc_map_peek_hashed(&db->map, db->ahead.hash[k % AHEAD_RING]);
+
+	if (!e)
+		return;
+	__builtin_prefetch((const void *)e); /* the header and the key, */
+	__builtin_prefetch((const void *)(e + 64)); /* which may cross a line */
+}
+
+void kv_db_ahead(struct kv_db *db, const char *const *argv, const size_t *argl, uint32_t first,
+		 uint32_t step, uint32_t n)
+{
+	db->ahead.argv = argv;
+	db->ahead.argl = argl;
+	db->ahead.first = first;
+	db->ahead.step = step;
+	db->ahead.next = 0;
+	db->ahead.n = n;
+	for (uint32_t k = 0; k < n && k < AHEAD_CTRL; k++)
+		ahead_ctrl(db, k);
+	for (uint32_t k = 0; k < n && k < AHEAD_SLOT; k++)
+		ahead_slot(db, k);
+	for (uint32_t k = 0; k < n && k < AHEAD_ENTRY; k++)
+		ahead_entry(db, k);
+}
+
+void kv_db_ahead_end(struct kv_db *db)
+{
+	db->ahead.n = 0;
+}
+
+/* The next key of the look ahead, when key (klen bytes) is it: its hash
+ * in *hash, and the keys further on taken a step each, so that the misses
+ * of a command's keys overlap instead of coming one after another. */
+static bool ahead_take(struct kv_db *db, const char *key, size_t klen, uint64_t *hash)
+{
+	uint32_t k = db->ahead.next, at = db->ahead.first + k * db->ahead.step;
+
+	if (k >= db->ahead.n || db->ahead.argv[at] != key || db->ahead.argl[at] != klen)
+		return false;
+	*hash = db->ahead.hash[k % AHEAD_RING];
+	db->ahead.next = k + 1;
+	if (k + AHEAD_CTRL < db->ahead.n)
+		ahead_ctrl(db, k + AHEAD_CTRL);
+	if (k + AHEAD_SLOT < db->ahead.n)
+		ahead_slot(db, k + AHEAD_SLOT);
+	if (k + AHEAD_ENTRY < db->ahead.n)
+		ahead_entry(db, k + AHEAD_ENTRY);
+	return true;
+}
+
+static uint64_t key_hash(struct kv_db *db, const char *key, size_t klen)
+{
+	uint64_t h;
+
+	if (db->ahead.n && ahead_take(db, key, klen, &h))
+		return h; /* before known, which may be the look ahead's first key */
 	if (key == db->known.key && klen == db->known.len && key)
 		return db->known.hash;
 	return kv_keyhash(key, klen);

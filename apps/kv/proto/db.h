@@ -98,6 +98,16 @@ void kv_db_prefetch(const struct kv_db *db, const uint64_t *hash, size_t n);
  * forgets it. The bytes must stay unchanged meanwhile. */
 void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t hash);
 
+/* A command about to look up n keys in order, key k being argv[first +
+ * k * step] (MSET's, MGET's): each lookup of the next of them asks
+ * memory for the keys a few places further on, so that their cache
+ * misses overlap instead of coming one per key. A lookup of anything
+ * else, or out of order, works as before. argv and argl must stay
+ * unchanged until kv_db_ahead_end(). */
+void kv_db_ahead(struct kv_db *db, const char *const *argv, const size_t *argl, uint32_t first,
+		 uint32_t step, uint32_t n);
+void kv_db_ahead_end(struct kv_db *db);
+
 /* Finds key. An entry whose expiry time is past (now > expiry, as Redis
  * decides) is deleted and reported absent. Returns the entry or NULL, and
  * fills *pos either way. */
