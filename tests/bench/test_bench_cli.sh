@@ -118,4 +118,10 @@ if grep -q '"held": false' "$tmp/r.json"; then
   expect "$tmp/err" "warning: cannot hold a PM QoS request" "unheld PM QoS is a warning"
 fi
 
+# The keyspace rows fail themselves when a stored key is not found,
+# with the look ahead and without.
+check 0 "KvDb/Lookup10 rows run" --filter '^KvDb/Lookup10/100000/' "${quick[@]}"
+expect "$tmp/out" "^KvDb/Lookup10/100000/ahead +[0-9.]+ (ns|us)" "table row for the look ahead"
+expect "$tmp/out" "^KvDb/Lookup10/100000/plain +[0-9.]+ (ns|us)" "table row without it"
+
 exit $fail

@@ -320,7 +320,8 @@ static void caller_hashed_keys(void **state)
 
 /* The batch prefetch's peek names the value a lookup finds (for hashes
  * whose first probed group holds them), 0 for a hash not stored, and
- * works on an empty map without touching slots. */
+ * works on an empty map without touching slots; so do the prefetches of
+ * the control bytes and of the slot (hints: the map stays valid). */
 static void peek_names_the_value(void **state)
 {
 	struct pc_map m;
@@ -328,13 +329,20 @@ static void peek_names_the_value(void **state)
 	(void)state;
 	assert_int_equal(pc_map_init(&m, PC_MAP_HASHED), 0);
 	pc_map_prefetch(&m, 12345);
+	pc_map_prefetch_ctrl(&m, 12345);
+	pc_map_prefetch_slot(&m, 12345);
 	assert_int_equal(pc_map_peek_hashed(&m, 12345), 0);
 	for (uint64_t i = 1; i <= 5000; i++)
 		assert_int_equal(pc_map_insert_hashed(&m, pc_map_hash_u64(i), 1000 + i), 0);
 	for (uint64_t i = 1; i <= 5000; i++) {
 		uint64_t h = pc_map_hash_u64(i), v;
 
-		pc_map_prefetch(&m, h);
+		if (i % 2) {
+			pc_map_prefetch(&m, h);
+		} else { /* the three-step form */
+			pc_map_prefetch_ctrl(&m, h);
+			pc_map_prefetch_slot(&m, h);
+		}
 		v = pc_map_peek_hashed(&m, h);
 		/* a key that probed past its first group is not looked for */
 		assert_true(v == 0 || v == 1000 + i);

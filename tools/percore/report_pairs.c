@@ -143,6 +143,7 @@ static const struct pair_rule rules[] = {
 	RULE(PC_SEC_MICRO, "^RingBuffer/Linearize/([0-9]+)/mirrored",
 	     VARIANT("^RingBuffer/Linearize/\\1/plain$")),
 	RULE(PC_SEC_MICRO, "^FlatMap/(.+)", PEER("^Peer/(absl|glib)/\\1$")),
+	RULE(PC_SEC_MICRO, "^KvDb/Lookup10/([0-9]+)/ahead", VARIANT("^KvDb/Lookup10/\\1/plain$")),
 	/* only Expire times a timer's whole life (insert, advance, fire) on
 	 * both sides; the re-arm and schedule rows leave work out */
 	RULE(PC_SEC_MICRO, "^TimingWheel/Expire$", PEER("^Peer/libuv/Expire$")),

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* KvDb/Lookup10/N/ahead beside KvDb/Lookup10/N/plain: one shard's keyspace
+ * of N string keys ("key:%012u", as redis-benchmark -r names them), looked
+ * up ten random keys at a time as MSET and MGET of ten keys do, with the
+ * look ahead (kv_db_ahead(): the keys' misses overlap) and without (one
+ * key's misses after another's). The ten keys of each lookup come from a
+ * precomputed stream of 2^14 groups, so the stream stays the same for both
+ * rows. One item is one key looked up. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db.h"
+#include "keyhash.h"
+#include "percore/bench.h"
+#include "../data/bench_util.h"
+
+#define GROUP   10
+#define NGROUPS (1u << 14)
+#define KEY_MAX 24
+
+struct db_ctx {
+	struct kv_db *db;
+	char (*keys)[KEY_MAX];             /* NGROUPS * GROUP keys */
+	const char *(*argv)[2 * GROUP + 1]; /* per group, as MSET's arguments */
+	size_t (*argl)[2 * GROUP + 1];
+	uint64_t found;
+};
+
+static void db_teardown(struct pc_bench_state *st)
+{
+	struct db_ctx *c = st->ctx;
+
+	if (!c)
+		return;
+	if (c->db)
+		kv_db_free(c->db);
+	free(c->keys);
+	free(c->argv);
+	free(c->argl);
+	free(c);
+}
+
+static int fill(struct db_ctx *c, uint32_t n)
+{
+	char key[KEY_MAX];
+	struct kv_pos pos;
+
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = (size_t)snprintf(key, sizeof(key), "key:%012u", i);
+
+		kv_db_lookup(c->db, key, len, 0, &pos);
+		if (kv_db_store(c->db, &pos, "xxx", 3, KV_NO_EXPIRE))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int lookup_setup(struct pc_bench_state *st)
+{
+	struct db_ctx *c = calloc(1, sizeof(*c));
+	uint32_t n = (uint32_t)st->bench->arg;
+	uint64_t seed = 3;
+
+	if (!c || kv_keyhash_init())
+		return -ENOMEM;
+	st->ctx = c;
+	c->db = kv_db_new();
+	c->keys = malloc((size_t)NGROUPS * GROUP * sizeof(*c->keys));
+	c->argv = malloc(NGROUPS * sizeof(*c->argv));
+	c->argl = malloc(NGROUPS * sizeof(*c->argl));
+	if (!c->db || !c->keys || !c->argv || !c->argl || fill(c, n))
+		return -ENOMEM;
+	for (uint32_t g = 0; g < NGROUPS; g++) {
+		c->argv[g][0] = "mset";
+		c->argl[g][0] = 4;
+		for (uint32_t k = 0; k < GROUP; k++) {
+			char *key = c->keys[g * GROUP + k];
+
+			c->argl[g][1 + 2 * k] = (size_t)snprintf(key, KEY_MAX, "key:%012u",
+								 (uint32_t)(bench_rand(&seed) % n));
+			c->argv[g][1 + 2 * k] = key;
+			c->argv[g][2 + 2 * k] = "yyy";
+			c->argl[g][2 + 2 * k] = 3;
+		}
+	}
+	return 0;
+}
+
+static void lookup_run(struct pc_bench_state *st)
+{
+	struct db_ctx *c = st->ctx;
+	bool ahead = st->bench->arg2 != 0;
+	uint64_t groups = (st->iterations + GROUP - 1) / GROUP;
+	struct kv_pos pos;
+
+	for (uint64_t i = 0; i < groups; i++) {
+		uint32_t g = (uint32_t)(i % NGROUPS);
+
+		if (ahead)
+			kv_db_ahead(c->db, c->argv[g], c->argl[g], 1, 2, GROUP);
+		for (uint32_t k = 0; k < GROUP; k++)
+			c->found += kv_db_lookup(c->db, c->argv[g][1 + 2 * k],
+						 c->argl[g][1 + 2 * k], 0, &pos) != NULL;
+		if (ahead)
+			kv_db_ahead_end(c->db);
+	}
+	if (c->found != groups * GROUP) /* every key was stored */
+		pc_bench_fail(st, "a stored key was not found");
+	c->found = 0;
+	st->items = groups * GROUP;
+}
+
+#define DB_BENCH(var, title, n, ahead, fl)                                            \
+	static const struct pc_bench var = {                                          \
+		.name = title, .flags = fl, .arg = n, .arg2 = ahead, .setup = lookup_setup, \
+		.run = lookup_run, .teardown = db_teardown,                           \
+	};                                                                            \
+	PC_BENCH_REGISTER(var)
+
+DB_BENCH(lookup_100k_ahead, "KvDb/Lookup10/100000/ahead", 100000, 1, 0)
+DB_BENCH(lookup_100k_plain, "KvDb/Lookup10/100000/plain", 100000, 0, 0)
+DB_BENCH(lookup_1m_ahead, "KvDb/Lookup10/1000000/ahead", 1000000, 1, PC_BENCH_FULL)
+DB_BENCH(lookup_1m_plain, "KvDb/Lookup10/1000000/plain", 1000000, 0, PC_BENCH_FULL)
