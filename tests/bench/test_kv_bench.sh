@@ -49,7 +49,7 @@ scale=
 # is more than one run.
 rows='GET/P1|GET/P16/keys:random|GET/P1/keys:random/cpus:all|LPOP/P1/keys:random'
 rows+='|LRANGE_100/P16/keys:random|SET/P1/keys:random/appendfsync:always'
-"$pc" bench --full --filter "^((KV|Peer/redis)/($rows)$scale)\$" --repetitions 2 \
+PC_BENCH_KV_DIVIDE=10 "$pc" bench --full --filter "^((KV|Peer/redis)/($rows)$scale)\$" --repetitions 2 \
   --min-time 0.001 --quiet --out "$tmp/out.json" >/dev/null 2>"$tmp/err" \
   || { echo "FAIL: percore bench exited $?"; cat "$tmp/err"; exit 1; }
 "$pc" report "$tmp/out.json" -o "$tmp" >/dev/null 2>>"$tmp/err" \
