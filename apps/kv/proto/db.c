@@ -24,11 +24,9 @@
 /* A command's look ahead: the control bytes of the next AHEAD_CTRL keys,
  * the slots of the next AHEAD_SLOT and the entries of the next
  * AHEAD_ENTRY are on their way to the cache. */
-#ifndef AHEAD_CTRL
 #define AHEAD_CTRL  12
 #define AHEAD_SLOT  8
 #define AHEAD_ENTRY 4
-#endif
 #define AHEAD_RING  16 /* > AHEAD_CTRL, a power of two */
 
 struct kv_db {
