@@ -170,6 +170,35 @@ static void test_ahead(void **state)
 	want_value(db, keys[5], argl[11], 0, S("v7")); /* hashed anew */
 	memcpy(keys[5], "key:5", 5);
 
+	/* Hashes the caller gave (kv_db_known_keys, a part's keys hashed at
+	 * home) are taken instead of hashing: seen by giving key 4 key 5's
+	 * hash, which its lookup then misses while key 5's finds; a look
+	 * ahead over other positions (step 1) or another count ignores them. */
+	uint64_t given[NKEYS];
+	for (int k = 0; k < NKEYS; k++)
+		given[k] = kv_keyhash(keys[k], argl[1 + 2 * k]);
+	given[4] = given[5];
+	kv_db_known_keys(db, argv, 1, 2, NKEYS, given);
+	kv_db_ahead(db, argv, argl, 1, 2, NKEYS);
+	for (int k = 0; k < NKEYS; k++)
+		assert_int_equal(kv_db_lookup(db, keys[k], argl[1 + 2 * k], 0, &pos) != NULL,
+				 k != 4 && k % 3 != 0);
+	kv_db_ahead_end(db);
+	for (uint32_t step = 1; step <= 2; step++) {
+		uint32_t n = step == 1 ? 2 * NKEYS : NKEYS - 1;
+
+		kv_db_ahead(db, argv, argl, 1, step, n);
+		for (uint32_t k = 0; k < n; k++) {
+			struct kv_entry *e = kv_db_lookup(db, argv[1 + k * step], argl[1 + k * step], 0,
+							  &pos);
+
+			if (argv[1 + k * step] == keys[4])
+				assert_non_null(e);
+		}
+		kv_db_ahead_end(db);
+	}
+	kv_db_known_keys(db, NULL, 0, 0, 0, NULL);
+
 	/* after the end, the same addresses with other bytes: hashed anew */
 	kv_db_ahead(db, argv, argl, 1, 2, NKEYS);
 	kv_db_ahead_end(db);

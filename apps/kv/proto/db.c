@@ -62,8 +62,14 @@ struct kv_db {
 		const char *const *argv;
 		const size_t *argl;
 		uint32_t first, step, n, next;
+		const uint64_t *given; /* the keys' hashes, known (kv_db_known_keys) */
 		uint64_t hash[AHEAD_RING];
 	} ahead;
+	struct {                  /* kv_db_known_keys's keys, or argv NULL */
+		const char *const *argv;
+		uint32_t first, step, n;
+		const uint64_t *hash;
+	} known_keys;
 	/* The point-in-time walk (kv_db_snap_begin): an entry whose
 	 * SNAP_MARK bit equals snap_mark was handed over already, or was
 	 * made after the walk began; every entry gets that value by the
@@ -406,13 +412,24 @@ void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t ha
 	db->known.hash = hash;
 }
 
+void kv_db_known_keys(struct kv_db *db, const char *const *argv, uint32_t first, uint32_t step,
+		      uint32_t n, const uint64_t *hash)
+{
+	db->known_keys.argv = argv;
+	db->known_keys.first = first;
+	db->known_keys.step = step;
+	db->known_keys.n = n;
+	db->known_keys.hash = hash;
+}
+
 /* The three steps of a key's look ahead, each a few keys before the
  * next so that what it reads has arrived: the table's control bytes,
  * then the slot they point to, then the entry the slot names. */
 static void ahead_ctrl(struct kv_db *db, uint32_t k)
 {
 	uint32_t at = db->ahead.first + k * db->ahead.step;
-	uint64_t h = kv_keyhash(db->ahead.argv[at], db->ahead.argl[at]);
+	uint64_t h = db->ahead.given ? db->ahead.given[k] :
+				       kv_keyhash(db->ahead.argv[at], db->ahead.argl[at]);
 
 	db->ahead.hash[k % AHEAD_RING] = h;
 	pc_map_prefetch_ctrl(&db->map, h);
@@ -442,6 +459,9 @@ void kv_db_ahead(struct kv_db *db, const char *const *argv, const size_t *argl, 
 	db->ahead.step = step;
 	db->ahead.next = 0;
 	db->ahead.n = n;
+	db->ahead.given = db->known_keys.argv == argv && db->known_keys.first == first &&
+			  db->known_keys.step == step && db->known_keys.n == n ?
+			  db->known_keys.hash : NULL;
 	for (uint32_t k = 0; k < n && k < AHEAD_CTRL; k++)
 		ahead_ctrl(db, k);
 	for (uint32_t k = 0; k < n && k < AHEAD_SLOT; k++)

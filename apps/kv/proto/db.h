@@ -106,6 +106,14 @@ void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t ha
  * unchanged until kv_db_ahead_end(). */
 void kv_db_ahead(struct kv_db *db, const char *const *argv, const size_t *argl, uint32_t first,
 		 uint32_t step, uint32_t n);
+
+/* The caller hashed a command's keys already (a part of a command over
+ * several shards, hashed where it was placed): a kv_db_ahead() of the
+ * same argv, first, step and n takes hash[k] as key k's hash instead of
+ * hashing it again, until the next call; argv NULL forgets them. argv,
+ * its bytes and hash must stay unchanged meanwhile. */
+void kv_db_known_keys(struct kv_db *db, const char *const *argv, uint32_t first, uint32_t step,
+		      uint32_t n, const uint64_t *hash);
 void kv_db_ahead_end(struct kv_db *db);
 
 /* Finds key. An entry whose expiry time is past (now > expiry, as Redis

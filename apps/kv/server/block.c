@@ -646,8 +646,8 @@ static void attempt(struct kv_shard *sh, struct kv_job *j)
 		finish_nil(sh, w);
 	} else {
 		atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
-		if (kv_multi_start_fn(sh, 0, w->cmd, w->a.argc, w->a.argv, w->a.argl, moved, w,
-				      NULL)) {
+		if (kv_multi_start_fn(sh, 0, w->cmd, w->a.argc, w->a.argv, w->a.argl, NULL, moved,
+				      w, NULL)) {
 			unref(w);
 			atomic_store_explicit(&w->state, DONE, memory_order_release);
 			finish_with(sh, w, "-" KV_ERR_NOMEM "\r\n", sizeof(KV_ERR_NOMEM) + 2);

@@ -880,7 +880,8 @@ static void flight_start(struct kv_client *c, const struct kv_cmd *cmd, uint32_t
 	f->requests = requests;
 	c->flight[c->nflight++] = f;
 	outstanding(c, slot);
-	if (kv_multi_start_fn(c->sh, c->conn.id, cmd, argc, argv, argl, flight_done, f, &f->tx)) {
+	if (kv_multi_start_fn(c->sh, c->conn.id, cmd, argc, argv, argl, f->all ? NULL : f->keys,
+			      flight_done, f, &f->tx)) {
 		struct kv_reply nomem;
 
 		kv_reply_init(&nomem);

@@ -48,6 +48,7 @@
 
 #include "aof_shard.h"
 #include "gather.h"
+#include "keyhash.h"
 #include "server_internal.h"
 #include "txn.h"
 
@@ -70,6 +71,7 @@ struct kv_tx {
 	unsigned *order;
 	int *slot;                    /* shard -> its index in order[], or -1 */
 	unsigned *key_slot;           /* per key of the request: its shard's index in order[] */
+	uint64_t *key_hash;           /* per key of the request: its kv_keyhash() */
 	uint32_t nkeys;
 	unsigned locked, pending;
 	struct kv_job **parts;        /* this stage's jobs, by index in order[] */
@@ -136,6 +138,7 @@ void kv_multi_free(struct kv_tx *t)
 	free(t->order);
 	free(t->slot);
 	free(t->key_slot);
+	free(t->key_hash);
 	free(t->parts);
 	free(t);
 }
@@ -177,7 +180,7 @@ static bool part_values(const struct kv_tx *t)
 static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bool values)
 {
 	const struct kv_args *a = &t->req->a;
-	uint32_t step = (uint32_t)t->cmd->key_step, argc = 1;
+	uint32_t step = (uint32_t)t->cmd->key_step, argc = 1, nkeys = 0;
 	size_t nlen = name ? strlen(name) : a->argl[0], bytes = nlen;
 	struct kv_job *j;
 
@@ -186,20 +189,24 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 	for (uint32_t k = 0; k < t->nkeys; k++) {
 		if (t->key_slot[k] != i)
 			continue;
+		nkeys++;
 		for (uint32_t v = 0; v < (values ? step : 1); v++) {
 			argc++;
 			bytes += a->argl[kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl) + v];
 		}
 	}
-	j = kv_job_new(KV_JOB_CMD, argc, bytes);
+	j = kv_job_new_hashed(KV_JOB_CMD, argc, bytes, nkeys);
 	if (!j)
 		return NULL;
+	j->kfirst = 1;
+	j->kstep = values ? step : 1;
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
 	for (uint32_t k = 0; k < t->nkeys; k++) {
 		uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
 
 		if (t->key_slot[k] != i)
 			continue;
+		kv_job_key_hash(j, t->key_hash[k]);
 		for (uint32_t v = 0; v < (values ? step : 1); v++)
 			kv_job_arg(j, a->argv[at + v], a->argl[at + v]);
 	}
@@ -693,8 +700,6 @@ static struct kv_job *keyed_lock(struct kv_tx *t)
 	if (fan && (t->cmd->flags & KV_CMD_WRITE))
 		j->tx_parts = t->nsh; /* recovered all or none */
 	j->typed = fan;
-	j->kfirst = 1;
-	j->kstep = fan && part_values(t) ? 2 : 1;
 	return j;
 }
 
@@ -740,8 +745,8 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 }
 
 /* Which shards the request touches, in ascending order, and each key's
- * (its shard's index in that order). */
-static int plan(struct kv_tx *t)
+ * (its shard's index in that order) and hash (from hash, when given). */
+static int plan(struct kv_tx *t, const uint64_t *hash)
 {
 	struct kv_shard *sh = t->sh;
 	const struct kv_args *a = &t->req->a;
@@ -757,12 +762,14 @@ static int plan(struct kv_tx *t)
 	if (!all) {
 		t->nkeys = kv_cmd_nkeys(t->cmd, a->argc, a->argv, a->argl);
 		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
-		if (!t->key_slot)
+		t->key_hash = malloc(t->nkeys * sizeof(*t->key_hash));
+		if (!t->key_slot || !t->key_hash)
 			return -ENOMEM;
 		for (uint32_t k = 0; k < t->nkeys; k++) {
 			uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
 
-			t->key_slot[k] = kv_key_shard(sh, a->argv[at], a->argl[at]);
+			t->key_hash[k] = hash ? hash[k] : kv_keyhash(a->argv[at], a->argl[at]);
+			t->key_slot[k] = kv_hash_shard(sh, t->key_hash[k]);
 			t->slot[t->key_slot[k]] = 0;
 		}
 	}
@@ -776,9 +783,10 @@ static int plan(struct kv_tx *t)
 	return 0;
 }
 
-/* A transaction for the request (copied), planned, with no lock yet. */
+/* A transaction for the request (copied), planned, with no lock yet;
+ * hash: its keys' hashes, or NULL. */
 static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-			    const char *const *argv, const size_t *argl)
+			    const char *const *argv, const size_t *argl, const uint64_t *hash)
 {
 	struct kv_tx *t = calloc(1, sizeof(*t));
 	struct kv_args a = { argc, (const char **)argv, (size_t *)argl };
@@ -802,7 +810,7 @@ static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 	t->reader = cmd->flags & KV_CMD_READONLY;
 	kv_reply_init(&t->out);
 	t->req = whole(&a);
-	if (!t->req || plan(t)) {
+	if (!t->req || plan(t, hash)) {
 		kv_multi_free(t);
 		return NULL;
 	}
@@ -822,7 +830,7 @@ static void tx_start(struct kv_shard *sh, struct kv_tx *t, const struct kv_cmd *
 int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out)
 {
-	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, NULL);
 
 	if (!t)
 		return -ENOMEM;
@@ -835,9 +843,10 @@ int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd
 
 int kv_multi_start_fn(struct kv_shard *sh, uint64_t caller, const struct kv_cmd *cmd,
 		      uint32_t argc, const char *const *argv, const size_t *argl,
-		      kv_multi_done_fn *done, void *arg, struct kv_tx **out)
+		      const uint64_t *hash, kv_multi_done_fn *done, void *arg,
+		      struct kv_tx **out)
 {
-	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, hash);
 
 	if (!t)
 		return -ENOMEM;
@@ -854,7 +863,7 @@ int kv_multi_run_held(struct kv_shard *sh, uint64_t id, uint64_t caller, bool oo
 		      const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 		      const size_t *argl, kv_multi_done_fn *done, void *arg, struct kv_tx **out)
 {
-	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl);
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, NULL);
 
 	if (!t)
 		return -ENOMEM;

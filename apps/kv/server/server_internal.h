@@ -88,6 +88,12 @@ struct kv_job {
 	bool keyed, run_part, release;
 	uint32_t kfirst, kstep;
 	struct kv_keyhold *khold;
+	/* the hashes of its keys (as kfirst and kstep place them), where home
+	 * knew them (a part of a command over several shards): taken for
+	 * its lock and its lookups instead of hashing the keys again; in the
+	 * job's own memory. NULL: none */
+	uint64_t *khash;
+	uint32_t nkhash;
 	int scan_shard;            /* >= 0: a SCAN part whose cursor to rewrite */
 	uint64_t caller;           /* a part's client connection id (kv_call.caller); 0: none */
 	/* KV_JOB_CMD of a typed command (kv_multi_typed()) that is one part of
@@ -269,6 +275,11 @@ int64_t kv_now_ms(void);
 /* A job with room for argc arguments of `bytes` bytes in all (appended
  * with kv_job_arg()). NULL when out of memory. */
 struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes);
+/* The same with room for the hashes of nkeys keys besides (khash),
+ * appended with kv_job_key_hash(). */
+struct kv_job *kv_job_new_hashed(enum kv_job_kind kind, uint32_t argc, size_t bytes,
+				 uint32_t nkeys);
+void kv_job_key_hash(struct kv_job *j, uint64_t hash);
 /* Appends the next argument to a job (at most argc, bytes in all). */
 void kv_job_arg(struct kv_job *j, const char *p, size_t len);
 /* A KV_JOB_CMD for the request, its arguments copied; for a SCAN part
@@ -449,11 +460,13 @@ typedef void kv_multi_done_fn(void *arg, struct kv_reply *out);
 /* Starts the transaction for a request (copied) of connection caller
  * (0: none): its reply goes to done(arg, reply) on sh once it ended and
  * let go of its locks; *out (when out is not NULL) is the transaction,
- * for kv_multi_free() should the server stop first. Returns 0, or
- * -ENOMEM with done never run. */
+ * for kv_multi_free() should the server stop first. hash: its keys'
+ * kv_keyhash() in order, where the caller has them, or NULL. Returns 0,
+ * or -ENOMEM with done never run. */
 int kv_multi_start_fn(struct kv_shard *sh, uint64_t caller, const struct kv_cmd *cmd,
 		      uint32_t argc, const char *const *argv, const size_t *argl,
-		      kv_multi_done_fn *done, void *arg, struct kv_tx **out);
+		      const uint64_t *hash, kv_multi_done_fn *done, void *arg,
+		      struct kv_tx **out);
 
 /* Runs a request (copied) spanning shards inside transaction id, whose
  * locks already hold every shard and key it touches (an EXEC's): its

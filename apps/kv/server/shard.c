@@ -95,7 +95,13 @@ static struct kv_job *job_alloc(size_t need, bool *block)
 
 struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes)
 {
-	size_t vec = (size_t)argc * (sizeof(char *) + sizeof(size_t));
+	return kv_job_new_hashed(kind, argc, bytes, 0);
+}
+
+struct kv_job *kv_job_new_hashed(enum kv_job_kind kind, uint32_t argc, size_t bytes,
+				 uint32_t nkeys)
+{
+	size_t vec = (size_t)argc * (sizeof(char *) + sizeof(size_t)) + nkeys * sizeof(uint64_t);
 	size_t need = sizeof(struct kv_job) + vec + bytes;
 	bool block;
 	struct kv_job *j = job_alloc(need, &block);
@@ -115,8 +121,14 @@ struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes)
 	j->a.argv = (const char **)(j + 1);
 	j->a.argl = (size_t *)(j->a.argv + argc);
 	j->acap = argc;
-	j->abuf = (char *)(j->a.argl + argc); /* the bytes follow the vectors */
+	j->khash = nkeys ? (uint64_t *)(j->a.argl + argc) : NULL;
+	j->abuf = (char *)(j->a.argl + argc) + nkeys * sizeof(uint64_t); /* the bytes follow */
 	return j;
+}
+
+void kv_job_key_hash(struct kv_job *j, uint64_t hash)
+{
+	j->khash[j->nkhash++] = hash;
 }
 
 void kv_job_arg(struct kv_job *j, const char *p, size_t len)
@@ -378,6 +390,10 @@ static struct kv_keyhold *keyhold_of(struct kv_job *j)
 	if (!j->khold)
 		return NULL;
 	*j->khold = (struct kv_keyhold){ .tx = j->tx, .shared = j->shared, .n = n };
+	if (j->khash && j->nkhash == n) {
+		memcpy(j->khold->h, j->khash, n * sizeof(uint64_t)); /* hashed at home */
+		return j->khold;
+	}
 	n = 0;
 	for (uint32_t i = j->kfirst; i < j->a.argc; i += j->kstep)
 		j->khold->h[n++] = kv_keyhash(j->a.argv[i], j->a.argl[i]);
@@ -385,6 +401,7 @@ static struct kv_keyhold *keyhold_of(struct kv_job *j)
 }
 
 static void run_batch(struct kv_shard *sh, struct kv_job *j);
+static void exec_part(struct kv_shard *sh, struct kv_job *j);
 
 static void unlock_keys(struct kv_shard *sh, uint64_t tx);
 
@@ -416,8 +433,7 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 		pc_shard_expect(1);
 	}
 	if (j->run_part)
-		kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
-			      &j->part);
+		exec_part(sh, j); /* typed: its result to part */
 	else if (j->nreq)
 		run_batch(sh, j);
 	if (j->release)
@@ -449,6 +465,24 @@ static bool held_over(const struct kv_job *j, size_t extra)
 	return j->held && atomic_load_explicit(j->held, memory_order_relaxed) + extra > j->held_max;
 }
 
+/* Runs part j (its keys from kfirst, every kstep-th) with the hashes
+ * home gave its keys, when it gave them: the lookups take them. */
+static void exec_part(struct kv_shard *sh, struct kv_job *j)
+{
+	bool one = j->khash && j->nkhash == 1, some = j->khash && j->nkhash > 1;
+
+	if (one)
+		kv_db_known_hash(sh->db, j->a.argv[j->kfirst], j->a.argl[j->kfirst], j->khash[0]);
+	else if (some)
+		kv_db_known_keys(sh->db, j->a.argv, j->kfirst, j->kstep, j->nkhash, j->khash);
+	kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
+		      j->typed ? &j->part : NULL);
+	if (one)
+		kv_db_known_hash(sh->db, NULL, 0, 0);
+	else if (some)
+		kv_db_known_keys(sh->db, NULL, 0, 0, 0, NULL);
+}
+
 /* A client's request. Once the replies its earlier jobs hold pass its
  * output limit it will be closed: the rest are not run, so a client that
  * does not read cannot make other shards build replies without bound. */
@@ -459,8 +493,7 @@ static void run_cmd(struct kv_shard *sh, struct kv_job *j)
 		return;
 	}
 	sh->caller = j->caller;
-	kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
-		      j->typed ? &j->part : NULL);
+	exec_part(sh, j);
 	sh->caller = 0;
 	if (j->held)
 		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
