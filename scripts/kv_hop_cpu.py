@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The cross-shard hop's cost: `percore kv --shards 1`, `percore kv
 --shards 2` (one shard per CPU on two CPUs; --kv-shards changes it) and
-redis-server with its defaults, under redis-benchmark -c 50 -r 100000 at
+redis-server with its defaults, under redis-benchmark -c 50 -r 100000 (--keyspace) at
 each depth (-P), for SET, GET and MSET (10 keys). Each repetition starts
 every server afresh and runs every row on it, the servers in turn, so the
 repetitions interleave; the figures are medians of --reps. Server CPU is
@@ -44,7 +44,8 @@ from oracle import free_port, wait_listening  # noqa: E402
 
 # redis-benchmark's name for each test in its CSV output.
 CSV_NAME = {"set": "SET", "get": "GET", "mset": "MSET (10 keys)", "incr": "INCR",
-            "lpush": "LPUSH", "rpush": "RPUSH", "lpop": "LPOP", "rpop": "RPOP"}
+            "lpush": "LPUSH", "rpush": "RPUSH", "lpop": "LPOP", "rpop": "RPOP",
+            "sadd": "SADD", "hset": "HSET", "spop": "SPOP", "zadd": "ZADD"}
 
 
 def server_cmd(name, args, port):
@@ -68,10 +69,10 @@ def start(name, args):
     return p, port
 
 
-def bench_row(pid, port, test, depth, requests):
+def bench_row(pid, port, test, depth, requests, keyspace):
     c0 = task_cpu_ns(pid)
     run = subprocess.run(["redis-benchmark", "-p", str(port), "-t", test, "-c", "50",
-                          "-r", "100000", "-P", str(depth), "-n", str(requests),
+                          "-r", str(keyspace), "-P", str(depth), "-n", str(requests),
                           "--csv", "-q"], capture_output=True, text=True)
     cpu = task_cpu_ns(pid) - c0
     out = run.stdout
@@ -137,7 +138,7 @@ def one_rep(name, args, rows, samples):
                 row = pipe_row(p.pid, port, pipe_file(test, n, args.folder), n)
             else:
                 n = args.requests if depth > 1 else args.requests // 4
-                row = bench_row(p.pid, port, test, depth, n)
+                row = bench_row(p.pid, port, test, depth, n, args.keyspace)
             samples[(name, test, depth)].append(row)
     finally:
         p.terminate()
@@ -156,9 +157,11 @@ def main():
     ap.add_argument("--requests", type=int, default=200000,
                     help="requests per row at depth > 1, a quarter at depth 1 (default 200000)")
     ap.add_argument("--depths", default="16,1", help="pipeline depths (default 16,1)")
+    ap.add_argument("--keyspace", type=int, default=100000,
+                    help="redis-benchmark -r: random keys, members or fields (default 100000)")
     ap.add_argument("--tests", default="set,get,mset",
                     help="redis-benchmark tests among set, get, mset, incr, lpush, rpush, lpop, "
-                         "rpop, and pipe-set, pipe-mixed over one connection (default "
+                         "rpop, sadd, hset, spop, zadd, and pipe-set, pipe-mixed over one connection (default "
                          "set,get,mset)")
     ap.add_argument("--pipe-requests", type=int, default=300000,
                     help="commands of a pipe test (default 300000)")

@@ -5,11 +5,19 @@
  * look ahead (kv_db_ahead(): the keys' misses overlap) and without (one
  * key's misses after another's). The ten keys of each lookup come from a
  * precomputed stream of 2^14 groups, so the stream stays the same for both
- * rows. One item is one key looked up. */
+ * rows. One item is one key looked up.
+ *
+ * KvDb/Member16/N/ahead beside KvDb/Member16/N/plain: one set of N members
+ * ("element:%012u", as redis-benchmark's SADD names them) under one key,
+ * looked up sixteen random members at a time as a pipeline of SISMEMBERs
+ * would, with the members' lookups started ahead
+ * (kv_db_prefetch_members(), as a pipeline's look ahead does) and
+ * without. One item is one member looked up. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "coll.h"
 #include "db.h"
 #include "keyhash.h"
 #include "percore/bench.h"
@@ -27,18 +35,23 @@ struct db_ctx {
 	uint64_t found;
 };
 
+/* Either row's context: its keyspace, its three arrays, itself. */
+static void free_ctx(struct kv_db *db, void *strings, void *argv, void *argl, void *ctx)
+{
+	if (db)
+		kv_db_free(db);
+	free(strings);
+	free(argv);
+	free(argl);
+	free(ctx);
+}
+
 static void db_teardown(struct pc_bench_state *st)
 {
 	struct db_ctx *c = st->ctx;
 
-	if (!c)
-		return;
-	if (c->db)
-		kv_db_free(c->db);
-	free(c->keys);
-	free(c->argv);
-	free(c->argl);
-	free(c);
+	if (c)
+		free_ctx(c->db, c->keys, c->argv, c->argl, c);
 }
 
 static int fill(struct db_ctx *c, uint32_t n)
@@ -110,6 +123,123 @@ static void lookup_run(struct pc_bench_state *st)
 	c->found = 0;
 	st->items = groups * GROUP;
 }
+
+#define MGROUP   16
+#define MNGROUPS (1u << 12)
+
+struct member_ctx {
+	struct kv_db *db;
+	char (*members)[KEY_MAX];                 /* MNGROUPS * MGROUP */
+	const char *(*argv)[MGROUP][3];           /* per request: SISMEMBER myset m */
+	size_t (*argl)[MGROUP][3];
+	uint64_t key_hash;
+};
+
+static void member_teardown(struct pc_bench_state *st)
+{
+	struct member_ctx *c = st->ctx;
+
+	if (c)
+		free_ctx(c->db, c->members, c->argv, c->argl, c);
+}
+
+static int member_fill(struct member_ctx *c, uint32_t n)
+{
+	struct kv_coll *set = kv_coll_new(KV_SET);
+	char m[KEY_MAX];
+	struct kv_pos pos;
+
+	if (!set)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = (size_t)snprintf(m, sizeof(m), "element:%012u", i);
+
+		if (kv_coll_put(set, m, len, NULL, 0, &kv_coll_default_limits) < 0)
+			goto fail;
+	}
+	kv_db_lookup(c->db, "myset", 5, 0, &pos);
+	if (kv_db_store_obj(c->db, &pos, KV_SET, set, KV_NO_EXPIRE))
+		goto fail;
+	return 0;
+fail:
+	kv_coll_free(set);
+	return -ENOMEM;
+}
+
+static int member_setup(struct pc_bench_state *st)
+{
+	struct member_ctx *c = calloc(1, sizeof(*c));
+	uint32_t n = (uint32_t)st->bench->arg;
+	uint64_t seed = 5;
+
+	if (!c || kv_keyhash_init())
+		return -ENOMEM;
+	st->ctx = c;
+	c->db = kv_db_new();
+	c->members = malloc((size_t)MNGROUPS * MGROUP * sizeof(*c->members));
+	c->argv = malloc(MNGROUPS * sizeof(*c->argv));
+	c->argl = malloc(MNGROUPS * sizeof(*c->argl));
+	if (!c->db || !c->members || !c->argv || !c->argl || member_fill(c, n))
+		return -ENOMEM;
+	c->key_hash = kv_keyhash("myset", 5);
+	for (uint32_t g = 0; g < MNGROUPS; g++)
+		for (uint32_t k = 0; k < MGROUP; k++) {
+			char *m = c->members[g * MGROUP + k];
+
+			c->argv[g][k][0] = "sismember";
+			c->argl[g][k][0] = 9;
+			c->argv[g][k][1] = "myset";
+			c->argl[g][k][1] = 5;
+			c->argl[g][k][2] = (size_t)snprintf(m, KEY_MAX, "element:%012u",
+							    (uint32_t)(bench_rand(&seed) % n));
+			c->argv[g][k][2] = m;
+		}
+	return 0;
+}
+
+static void member_run(struct pc_bench_state *st)
+{
+	struct member_ctx *c = st->ctx;
+	bool ahead = st->bench->arg2 != 0;
+	uint64_t groups = (st->iterations + MGROUP - 1) / MGROUP, found = 0;
+	struct kv_member_ahead r[MGROUP];
+	struct kv_pos pos;
+	struct kv_elem e;
+
+	for (uint64_t i = 0; i < groups; i++) {
+		uint32_t g = (uint32_t)(i % MNGROUPS);
+
+		if (ahead) {
+			for (uint32_t k = 0; k < MGROUP; k++)
+				r[k] = (struct kv_member_ahead){
+					.key_hash = c->key_hash, .argv = c->argv[g][k],
+					.argl = c->argl[g][k], .argc = 3, .nargs = 3,
+				};
+			kv_db_prefetch_members(c->db, r, MGROUP);
+		}
+		for (uint32_t k = 0; k < MGROUP; k++) {
+			struct kv_entry *set = kv_db_lookup(c->db, "myset", 5, 0, &pos);
+
+			found += set && kv_coll_find(kv_entry_obj(set), c->argv[g][k][2],
+						     c->argl[g][k][2], &e);
+		}
+	}
+	if (found != groups * MGROUP) /* every member was added */
+		pc_bench_fail(st, "an added member was not found");
+	st->items = groups * MGROUP;
+}
+
+#define MEMBER_BENCH(var, title, n, ahead, fl)                                         \
+	static const struct pc_bench var = {                                           \
+		.name = title, .flags = fl, .arg = n, .arg2 = ahead, .setup = member_setup, \
+		.run = member_run, .teardown = member_teardown,                        \
+	};                                                                             \
+	PC_BENCH_REGISTER(var)
+
+MEMBER_BENCH(member_100k_ahead, "KvDb/Member16/100000/ahead", 100000, 1, 0)
+MEMBER_BENCH(member_100k_plain, "KvDb/Member16/100000/plain", 100000, 0, 0)
+MEMBER_BENCH(member_1m_ahead, "KvDb/Member16/1000000/ahead", 1000000, 1, PC_BENCH_FULL)
+MEMBER_BENCH(member_1m_plain, "KvDb/Member16/1000000/plain", 1000000, 0, PC_BENCH_FULL)
 
 #define DB_BENCH(var, title, n, ahead, fl)                                            \
 	static const struct pc_bench var = {                                          \

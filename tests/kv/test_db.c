@@ -13,8 +13,11 @@
 
 #include <cmocka.h>
 
+#include "coll.h"
 #include "db.h"
 #include "keyhash.h"
+#include "kvlist.h"
+#include "kvzset.h"
 #include "pool.h"
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -205,6 +208,87 @@ static void test_ahead(void **state)
 	memcpy(keys[0], "key:1", 5); /* key:0 becomes key:1, same length */
 	want_value(db, keys[0], argl[1], 0, S("v1"));
 	check(db);
+	kv_db_free(db);
+}
+
+static void store_obj(struct kv_db *db, const char *k, size_t kl, enum kv_type t, void *obj)
+{
+	struct kv_pos pos;
+	assert_non_null(obj);
+	kv_db_lookup(db, k, kl, 0, &pos);
+	assert_int_equal(kv_db_store_obj(db, &pos, t, obj, KV_NO_EXPIRE), 0);
+}
+
+/* A member looked up ahead (kv_db_prefetch_members()): taken from the
+ * argument its key's type names it by, only where the collection has a
+ * member index, and nothing in the keyspace changes. */
+static void test_prefetch_members(void **state)
+{
+	(void)state;
+	struct kv_db *db = kv_db_new();
+	struct kv_coll *big = kv_coll_new(KV_SET), *small = kv_coll_new(KV_SET);
+	struct kv_coll *hash = kv_coll_new(KV_HASH);
+	struct kv_zset *z = kv_zset_new(4, 64), *zsmall = kv_zset_new(128, 64);
+	struct kv_list *l = kv_list_new(-2);
+	char m[16];
+	int out;
+	double score;
+
+	for (int i = 0; i < 600; i++) { /* past the packed encodings' limits */
+		size_t ml = (size_t)snprintf(m, sizeof(m), "m%d", i);
+		assert_int_equal(kv_coll_put(big, m, ml, NULL, 0, &kv_coll_default_limits), 1);
+		assert_int_equal(kv_coll_put(hash, m, ml, S("v"), &kv_coll_default_limits), 1);
+		assert_int_equal(kv_zset_add(z, m, ml, i, 0, &out, &score), 0);
+	}
+	assert_int_equal(kv_coll_put(small, S("a"), NULL, 0, &kv_coll_default_limits), 1);
+	assert_int_equal(kv_zset_add(zsmall, S("a"), 1, 0, &out, &score), 0);
+	assert_int_equal(kv_list_push(l, KV_LIST_HEAD, S("a")), 0);
+	store_obj(db, S("big"), KV_SET, big);
+	store_obj(db, S("small"), KV_SET, small);
+	store_obj(db, S("h"), KV_HASH, hash);
+	store_obj(db, S("z"), KV_ZSET, z);
+	store_obj(db, S("zs"), KV_ZSET, zsmall);
+	store_obj(db, S("l"), KV_LIST, l);
+	store(db, S("str"), S("v"), KV_NO_EXPIRE);
+
+	static const char *const reqs[][4] = {
+		{ "SADD", "big", "m7", NULL },       /* 0: argument 2 */
+		{ "HSET", "h", "m9", "v" },          /* 1: argument 2, not the last */
+		{ "ZADD", "z", "1", "m11" },         /* 2: the last */
+		{ "SADD", "small", "b", NULL },      /* packed: no index */
+		{ "ZADD", "zs", "1", "b" },          /* packed */
+		{ "LPUSH", "l", "x", NULL },         /* a list */
+		{ "SETEX", "str", "10", "v" },       /* a string */
+		{ "SADD", "none", "m1", NULL },      /* absent */
+		{ "ZADD", "z", "1", "m1" },          /* 8: its last beyond nargs */
+		{ "SADD", "big", "m1", NULL },       /* 9: argument 2 beyond nargs */
+	};
+	enum { NREQ = sizeof(reqs) / sizeof(reqs[0]) };
+	struct kv_member_ahead r[NREQ];
+	size_t argl[NREQ][4];
+
+	for (size_t i = 0; i < NREQ; i++) {
+		uint32_t argc = reqs[i][3] ? 4 : 3;
+		for (uint32_t a = 0; a < argc; a++)
+			argl[i][a] = strlen(reqs[i][a]);
+		r[i] = (struct kv_member_ahead){
+			.key_hash = kv_keyhash(reqs[i][1], argl[i][1]), .argv = reqs[i],
+			.argl = argl[i], .argc = argc, .nargs = argc,
+		};
+	}
+	r[8].argc = 6;  /* ZADD z 1 m1 2 m2: the last not among the 4 read */
+	r[9].nargs = 2;
+	assert_int_equal(kv_db_prefetch_members(db, r, NREQ), 3);
+	assert_int_equal(r[0]._hash, kv_keyhash(S("m7")));
+	assert_int_equal(r[1]._hash, kv_keyhash(S("m9")));
+	assert_int_equal(r[2]._hash, kv_keyhash(S("m11")));
+	for (size_t i = 3; i < NREQ; i++)
+		assert_null(r[i]._index);
+	check(db);
+	assert_int_equal(kv_coll_len(big), 600);
+	assert_int_equal(kv_zset_len(z), 600);
+	want_value(db, S("str"), 0, S("v"));
+	assert_int_equal(kv_db_prefetch_members(db, r, 0), 0);
 	kv_db_free(db);
 }
 
@@ -654,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_store_lookup_erase),
 		cmocka_unit_test(test_known_hash),
 		cmocka_unit_test(test_ahead),
+		cmocka_unit_test(test_prefetch_members),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_pos_survives_growth),

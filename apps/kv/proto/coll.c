@@ -853,5 +853,15 @@ fail:
 	return NULL;
 }
 
-const struct kv_type_ops kv_hash_ops = { obj_free, obj_mem, obj_len, obj_encoding, obj_clone };
-const struct kv_type_ops kv_set_ops = { obj_free, obj_mem, obj_len, obj_encoding, obj_clone };
+static const struct pc_map *obj_members(const void *obj)
+{
+	const struct kv_coll *c = obj;
+	return c->enc == KV_ENC_HASHTABLE ? &c->u.ht->map : NULL;
+}
+
+const struct kv_type_ops kv_hash_ops = {
+	obj_free, obj_mem, obj_len, obj_encoding, obj_clone, obj_members, 2,
+};
+const struct kv_type_ops kv_set_ops = {
+	obj_free, obj_mem, obj_len, obj_encoding, obj_clone, obj_members, 2,
+};

@@ -405,6 +405,50 @@ void kv_db_prefetch(const struct kv_db *db, const uint64_t *hash, size_t n)
 	}
 }
 
+/* The member index of r's key and where r names a member, or NULL. */
+static const struct pc_map *member_index(const struct kv_db *db, const struct kv_member_ahead *r,
+					 uint32_t *arg)
+{
+	const struct kv_entry *e =
+		(const struct kv_entry *)(uintptr_t)pc_map_peek_hashed(&db->map, r->key_hash);
+	const struct kv_type_ops *t;
+	int at;
+
+	if (!e || !(t = kv_types[e->type]) || !t->members)
+		return NULL;
+	at = t->member_arg < 0 ? (int)r->argc - 1 : t->member_arg;
+	if (at < 2 || (uint32_t)at >= r->nargs)
+		return NULL;
+	*arg = (uint32_t)at;
+	return t->members(kv_entry_obj(e));
+}
+
+size_t kv_db_prefetch_members(const struct kv_db *db, struct kv_member_ahead *r, size_t n)
+{
+	size_t found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t a;
+
+		r[i]._index = member_index(db, &r[i], &a);
+		if (!r[i]._index)
+			continue;
+		r[i]._hash = kv_keyhash(r[i].argv[a], r[i].argl[a]);
+		pc_map_prefetch_ctrl(r[i]._index, r[i]._hash);
+		found++;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (r[i]._index)
+			pc_map_prefetch_slot(r[i]._index, r[i]._hash);
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t node = r[i]._index ? pc_map_peek_hashed(r[i]._index, r[i]._hash) : 0;
+
+		if (node) /* its lengths and the member's first bytes */
+			__builtin_prefetch((const void *)node);
+	}
+	return found;
+}
+
 void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t hash)
 {
 	db->known.key = key;

@@ -92,6 +92,40 @@ void kv_db_free(struct kv_db *db);
  * pipeline's misses overlap. A hint: nothing changes. */
 void kv_db_prefetch(const struct kv_db *db, const uint64_t *hash, size_t n);
 
+/* A request whose member lookup kv_db_prefetch_members() starts: its
+ * key's hash and its first nargs arguments (argc in all). */
+struct kv_member_ahead {
+	uint64_t key_hash;
+	const char *const *argv;
+	const size_t *argl;
+	uint32_t argc, nargs;
+	/* kv_db_prefetch_members()'s own, between its passes */
+	const struct pc_map *_index;
+	uint64_t _hash;
+};
+
+/* Whether a request of argc arguments, command name[0..len), may name a
+ * member of a set, hash or sorted set after its key: their commands begin
+ * with S, H or Z and have a third argument. SET, the commonest of the
+ * rest, is left out by its length, so that its entry is not read early
+ * for nothing; any other is told apart by its key's type. */
+static inline bool kv_may_name_member(const char *name, size_t len, uint32_t argc)
+{
+	char c = len ? (char)(name[0] | 0x20) : 0;
+
+	return argc >= 3 && (c == 's' || c == 'h' || c == 'z') && !(c == 's' && len == 3);
+}
+
+/* After kv_db_prefetch() of the same keys: for each request whose key
+ * holds a set, hash or sorted set with a member index (types.h's
+ * members), starts loading the index's lines for the member it names,
+ * then the member itself, all requests' each step before any next one,
+ * so that a pipeline's misses inside a large collection (HSET, SADD,
+ * ZADD on one big key) overlap as its keys' do. A hint: nothing
+ * changes. Returns how many members it went after (r[i]._hash is the
+ * member's kv_keyhash() for those). */
+size_t kv_db_prefetch_members(const struct kv_db *db, struct kv_member_ahead *r, size_t n);
+
 /* The caller hashed a key already (to find its shard, to prefetch it):
  * lookups of exactly those bytes (the same address and length) take
  * hash instead of hashing them again, until the next call; key NULL
@@ -106,6 +140,7 @@ void kv_db_known_hash(struct kv_db *db, const char *key, size_t len, uint64_t ha
  * unchanged until kv_db_ahead_end(). */
 void kv_db_ahead(struct kv_db *db, const char *const *argv, const size_t *argl, uint32_t first,
 		 uint32_t step, uint32_t n);
+void kv_db_ahead_end(struct kv_db *db);
 
 /* The caller hashed a command's keys already (a part of a command over
  * several shards, hashed where it was placed): a kv_db_ahead() of the
@@ -114,7 +149,6 @@ void kv_db_ahead(struct kv_db *db, const char *const *argv, const size_t *argl, 
  * its bytes and hash must stay unchanged meanwhile. */
 void kv_db_known_keys(struct kv_db *db, const char *const *argv, uint32_t first, uint32_t step,
 		      uint32_t n, const uint64_t *hash);
-void kv_db_ahead_end(struct kv_db *db);
 
 /* Finds key. An entry whose expiry time is past (now > expiry, as Redis
  * decides) is deleted and reported absent. Returns the entry or NULL, and

@@ -880,6 +880,11 @@ const char *kv_zset_encoding(const struct kv_zset *z)
 	return z->sl ? "skiplist" : "listpack";
 }
 
+const struct pc_map *kv_zset_members(const struct kv_zset *z)
+{
+	return z->sl ? &z->u.sl->idx : NULL;
+}
+
 size_t kv_zset_mem(const struct kv_zset *z)
 {
 	size_t m = sizeof(*z);

@@ -131,6 +131,10 @@ size_t kv_zset_del_span(struct kv_zset *z, size_t first, size_t n);
 /* "listpack" or "skiplist", as Redis 7.0's OBJECT ENCODING. */
 const char *kv_zset_encoding(const struct kv_zset *z);
 
+/* The skip list's index from a member's kv_keyhash() to its node, or
+ * NULL while packed (types.h's members). */
+const struct pc_map *kv_zset_members(const struct kv_zset *z);
+
 /* Bytes the set holds allocated; O(1). */
 size_t kv_zset_mem(const struct kv_zset *z);
 

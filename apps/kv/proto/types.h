@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The value types a key can hold, and what the keyspace needs to know of
  * each non-string one: a row of kv_types[] (free it, measure it, name its
- * encoding, copy it).
+ * encoding, copy it, find its members ahead).
  *
  * Adding a type (lists, sorted sets): write its object and its row (a
  * const struct kv_type_ops), name the row in types.c, and its commands
@@ -12,6 +12,8 @@
 #define KV_TYPES_H
 
 #include <stddef.h>
+
+struct pc_map;
 
 /* Fits in 3 bits (struct kv_entry's type). KV_STRING is 0: the type
  * check of the string commands is a test of those bits against zero. */
@@ -36,6 +38,15 @@ struct kv_type_ops {
 	/* A copy (a value moving to another shard), or NULL when out of
 	 * memory. */
 	void *(*clone)(const void *obj);
+	/* For the look ahead (kv_db_prefetch_members()): the index from a
+	 * member's kv_keyhash() to the member's own memory, or NULL when the
+	 * object has none now (a packed encoding, read whole in one or two
+	 * lines). NULL for a type without one (lists). */
+	const struct pc_map *(*members)(const void *obj);
+	/* Which argument of a command on the type names a member: 2 (HSET
+	 * key field, SADD key member), or -1 for the last (ZADD key score
+	 * member). */
+	int member_arg;
 };
 
 /* Each type's row; NULL for KV_STRING and for types not written yet. */

@@ -676,14 +676,17 @@ static __thread struct lookahead *ahead;
 /* Reads the next PREFETCH_MAX whole requests of a read ahead. When there
  * are two or more (a pipeline's arrive together), the keys of this
  * shard's are asked of the table's memory before any of them runs
- * (kv_db_prefetch()), so that their cache misses overlap instead of
- * coming one per request (a lone one would wait for the same lines at
- * once); the keys' hashes stay in la for the requests to take. */
+ * (kv_db_prefetch()), then the members they name in collections with
+ * an index (kv_db_prefetch_members()), so that their cache misses
+ * overlap instead of coming one per request (a lone one would wait for
+ * the same lines at once); the keys' hashes stay in la for the requests
+ * to take. */
 static void look_ahead(const struct kv_client *c, const char *buf, size_t len,
 		       struct lookahead *la)
 {
-	size_t n = 0, at = 0, step;
+	size_t n = 0, nm = 0, at = 0, step;
 	uint64_t hash[PREFETCH_MAX];
+	struct kv_member_ahead member[PREFETCH_MAX];
 
 	la->n = la->at = la->nreq = la->next = 0;
 	la->buf = buf;
@@ -705,10 +708,17 @@ static void look_ahead(const struct kv_client *c, const char *buf, size_t len,
 		la->key[la->n] = q->argv[1];
 		la->klen[la->n] = q->argl[1];
 		la->hash[la->n++] = h;
-		if (kv_hash_shard(c->sh, h) == c->sh->idx)
-			hash[n++] = h;
+		if (kv_hash_shard(c->sh, h) != c->sh->idx)
+			continue;
+		hash[n++] = h;
+		if (kv_may_name_member(q->argv[0], q->argl[0], q->argc))
+			member[nm++] = (struct kv_member_ahead){
+				.key_hash = h, .argv = q->argv, .argl = q->argl, .argc = q->argc,
+				.nargs = q->argc < KV_RESP_PEEK_ARGS ? q->argc : KV_RESP_PEEK_ARGS,
+			};
 	}
 	kv_db_prefetch(c->sh->db, hash, n);
+	kv_db_prefetch_members(c->sh->db, member, nm);
 }
 
 /* The request at buf + used as the look ahead read it, when it kept all

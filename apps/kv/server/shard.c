@@ -499,13 +499,23 @@ static void run_cmd(struct kv_shard *sh, struct kv_job *j)
 		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
 }
 
+/* What prefetch_batch() keeps of a request that may name a member: its
+ * first arguments (the batch's decoding reuses its own). */
+struct member_args {
+	const char *argv[KV_RESP_PEEK_ARGS];
+	size_t argl[KV_RESP_PEEK_ARGS];
+};
+
 /* A batch's first keys asked of memory before its requests run, as a
- * pipeline's are (client.c): their cache misses overlap. */
+ * pipeline's are (client.c), then the members they name: their cache
+ * misses overlap. */
 static void prefetch_batch(struct kv_shard *sh, const struct kv_job *j)
 {
 	const char *p = j->reqs.buf;
 	uint64_t hash[KV_BATCH_MAX];
-	size_t n = 0;
+	struct kv_member_ahead member[KV_BATCH_MAX];
+	struct member_args args[KV_BATCH_MAX];
+	size_t n = 0, nm = 0;
 
 	if (j->nreq < 2)
 		return;
@@ -517,9 +527,21 @@ static void prefetch_batch(struct kv_shard *sh, const struct kv_job *j)
 			continue;
 		if (!hashed)
 			hash[n] = kv_keyhash(it.argv[it.cmd->first_key], it.argl[it.cmd->first_key]);
+		if (it.cmd->first_key == 1 && kv_may_name_member(it.argv[0], it.argl[0], it.argc)) {
+			uint32_t nargs = it.argc < KV_RESP_PEEK_ARGS ? it.argc : KV_RESP_PEEK_ARGS;
+
+			memcpy(args[nm].argv, it.argv, nargs * sizeof(it.argv[0]));
+			memcpy(args[nm].argl, it.argl, nargs * sizeof(it.argl[0]));
+			member[nm] = (struct kv_member_ahead){
+				.key_hash = hash[n], .argv = args[nm].argv, .argl = args[nm].argl,
+				.argc = it.argc, .nargs = nargs,
+			};
+			nm++;
+		}
 		n++;
 	}
 	kv_db_prefetch(sh->db, hash, n);
+	kv_db_prefetch_members(sh->db, member, nm);
 }
 
 /* A batch: its requests in order, as run_cmd() runs one, under one
