@@ -274,7 +274,8 @@ out:
 	kv_reply_clear(&c->out);
 }
 
-/* A batch's replies, each followed by the home replies behind it. */
+/* A batch's replies, each followed by the home replies behind it: the
+ * batch's replies with none between them go in one copy. */
 static void collect_batch(struct kv_client *c, const struct kv_job *j)
 {
 	size_t o = 0;
@@ -283,10 +284,14 @@ static void collect_batch(struct kv_client *c, const struct kv_job *j)
 		size_t a = j->after_mark[i];
 		size_t a_end = i + 1 < j->nreq ? j->after_mark[i + 1] : j->after.len;
 
+		if (a == a_end)
+			continue;
 		kv_reply_raw(&c->out, j->out.buf + o, j->out_end[i] - o);
 		kv_reply_raw(&c->out, j->after.buf + a, a_end - a);
 		o = j->out_end[i];
 	}
+	if (j->nreq && j->out_end[j->nreq - 1] > o)
+		kv_reply_raw(&c->out, j->out.buf + o, j->out_end[j->nreq - 1] - o);
 }
 
 /* Moves the replies of the oldest finished jobs to the output. */
@@ -980,15 +985,12 @@ static void run_start(struct kv_client *c)
 	}
 }
 
-/* Whether every key of the request is this shard's: always with one
- * shard; with more, a single-key command whose key hashes here. Commands
- * over several keys take the general path (kv_multi_needed()). */
-static bool owned_here(const struct kv_shard *sh, const struct kv_cmd *cmd, uint64_t hash)
+/* Whether the command names one key and runs on that key's shard
+ * alone: what a request of it needs is the key's shard, nothing more. */
+static bool one_key(const struct kv_cmd *cmd)
 {
-	if (sh->n == 1)
-		return true;
-	return cmd->last_key == cmd->first_key && !(cmd->flags & KV_CMD_STOREKEY) &&
-	       kv_hash_shard(sh, hash) == sh->idx;
+	return cmd->last_key == cmd->first_key &&
+	       !(cmd->flags & (KV_CMD_STOREKEY | KV_CMD_KEYNUM | KV_CMD_DESTKEYNUM | KV_CMD_ALLSHARDS));
 }
 
 static void job_done(struct kv_shard *sh, struct kv_job *j);
@@ -1102,6 +1104,21 @@ static void sync_pubsub(struct kv_client *c, size_t mark)
 /* Runs or sends one request (now: the clock for the requests of this
  * read). Returns false when it must wait for the outstanding ones (it is
  * read again later). */
+/* Sends a request on keys of shard t there: in the batch open for t,
+ * or a job of its own when it has too many arguments for one. Returns
+ * false, leaving it unread, while too many jobs are out. */
+static bool route(struct kv_client *c, const struct kv_cmd *cmd, const struct kv_resp_req *r,
+		  unsigned t, const uint64_t *hash)
+{
+	if (!open_batch(c, t) && c->inflight >= MAX_INFLIGHT)
+		return false;
+	if (r->argc > KV_BATCH_ARGS)
+		send_job(c, r, t, -1, 0);
+	else if (!batch_request(c, cmd, r, t, hash))
+		reply_nomem(c);
+	return true;
+}
+
 static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t now)
 {
 	struct kv_shard *sh = c->sh;
@@ -1154,14 +1171,20 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		block_request(c, cmd, r, now);
 		return true;
 	}
-	/* The usual request first: keys of this shard's and nothing waiting
-	 * here, so it runs now, whatever went to other shards before it. */
+	/* The usual request first, on one key: of this shard's with nothing
+	 * waiting here, it runs now, whatever went to other shards before
+	 * it; of another's, it goes there. */
 	if (keyed && kv_cmd_arity_ok(cmd, r->argc)) {
 		hash = looked_ahead_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
 		hashed_for = cmd;
-		if (owned_here(sh, cmd, hash) && kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
-			run_here(c, cmd, r, now, &hash);
-			return true;
+		if (sh->n == 1 || one_key(cmd)) {
+			t = sh->n == 1 ? 0 : kv_hash_shard(sh, hash);
+			if (t != sh->idx)
+				return route(c, cmd, r, t, &hash);
+			if (kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
+				run_here(c, cmd, r, now, &hash);
+				return true;
+			}
 		}
 	}
 	cmd = kv_cmd_placed(cmd, r->argc, r->argv, r->argl); /* CLIENT LIST's, ... */
@@ -1210,12 +1233,11 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		run_here(c, cmd, r, now, scan ? NULL : &hash);
 		return true;
 	}
+	if (!scan)
+		return route(c, cmd, r, t, &hash);
 	if (!open_batch(c, t) && c->inflight >= MAX_INFLIGHT)
 		return false;
-	if (scan || r->argc > KV_BATCH_ARGS)
-		send_job(c, r, t, scan && routed ? (int)t : -1, cursor);
-	else if (!batch_request(c, cmd, r, t, &hash))
-		reply_nomem(c);
+	send_job(c, r, t, routed ? (int)t : -1, cursor);
 	return true;
 }
 

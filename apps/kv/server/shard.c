@@ -53,7 +53,7 @@ int64_t kv_now_ms(void)
  * the next one. What a block's arguments leave free holds its reply
  * (kv_reply_init_in), so a short reply written on the target needs no
  * allocation there that home would have to free. */
-#define JOB_BLOCK      2048u
+#define JOB_BLOCK      4096u
 #define JOB_CACHE_MAX  256u
 #define JOB_REPLY_MIN  32u
 
@@ -182,11 +182,13 @@ struct kv_job *kv_batch_new(void)
 
 	if (!j || !j->out.borrowed)
 		return j;
-	/* the block's room after the job: two thirds for the requests, the
-	 * rest for their replies */
-	room = j->out.cap / 3 * 2;
-	kv_reply_init_in(&j->reqs, j->out.buf, room);
-	kv_reply_init_in(&j->out, j->out.buf + room, j->out.cap - room);
+	/* the block's room after the job: half for the requests, a quarter
+	 * for their replies, a quarter for the home replies between them
+	 * (after), so that a batch of short requests allocates nothing */
+	room = j->out.cap / 4;
+	kv_reply_init_in(&j->reqs, j->out.buf, 2 * room);
+	kv_reply_init_in(&j->after, j->out.buf + 2 * room, room);
+	kv_reply_init_in(&j->out, j->out.buf + 3 * room, j->out.cap - 3 * room);
 	return j;
 }
 
@@ -499,46 +501,50 @@ static void run_cmd(struct kv_shard *sh, struct kv_job *j)
 		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
 }
 
-/* What prefetch_batch() keeps of a request that may name a member: its
- * first arguments (the batch's decoding reuses its own). */
-struct member_args {
-	const char *argv[KV_RESP_PEEK_ARGS];
-	size_t argl[KV_RESP_PEEK_ARGS];
+/* A batch's requests decoded once, for its look ahead and its run:
+ * argv points into the batch; hash holds each first key's hash where
+ * hashed says it is known (from home, or hashed here). */
+struct batch_items {
+	struct batch_item it[KV_BATCH_MAX];
+	uint64_t hash[KV_BATCH_MAX];
+	bool hashed[KV_BATCH_MAX];
 };
+
+static void batch_decode(const struct kv_job *j, struct batch_items *b)
+{
+	const char *p = j->reqs.buf;
+
+	for (uint32_t i = 0; i < j->nreq; i++)
+		b->hashed[i] = batch_next(&p, &b->it[i], &b->hash[i]);
+}
 
 /* A batch's first keys asked of memory before its requests run, as a
  * pipeline's are (client.c), then the members they name: their cache
- * misses overlap. */
-static void prefetch_batch(struct kv_shard *sh, const struct kv_job *j)
+ * misses overlap. The keys hashed here stay hashed for the run. */
+static void prefetch_batch(struct kv_shard *sh, uint32_t nreq, struct batch_items *b)
 {
-	const char *p = j->reqs.buf;
 	uint64_t hash[KV_BATCH_MAX];
 	struct kv_member_ahead member[KV_BATCH_MAX];
-	struct member_args args[KV_BATCH_MAX];
 	size_t n = 0, nm = 0;
 
-	if (j->nreq < 2)
+	if (nreq < 2)
 		return;
-	for (uint32_t i = 0; i < j->nreq; i++) {
-		struct batch_item it;
-		bool hashed = batch_next(&p, &it, &hash[n]);
+	for (uint32_t i = 0; i < nreq; i++) {
+		const struct batch_item *it = &b->it[i];
 
-		if (!batch_key(&it))
+		if (!batch_key(it))
 			continue;
-		if (!hashed)
-			hash[n] = kv_keyhash(it.argv[it.cmd->first_key], it.argl[it.cmd->first_key]);
-		if (it.cmd->first_key == 1 && kv_may_name_member(it.argv[0], it.argl[0], it.argc)) {
-			uint32_t nargs = it.argc < KV_RESP_PEEK_ARGS ? it.argc : KV_RESP_PEEK_ARGS;
-
-			memcpy(args[nm].argv, it.argv, nargs * sizeof(it.argv[0]));
-			memcpy(args[nm].argl, it.argl, nargs * sizeof(it.argl[0]));
-			member[nm] = (struct kv_member_ahead){
-				.key_hash = hash[n], .argv = args[nm].argv, .argl = args[nm].argl,
-				.argc = it.argc, .nargs = nargs,
-			};
-			nm++;
+		if (!b->hashed[i]) {
+			b->hash[i] = kv_keyhash(it->argv[it->cmd->first_key],
+						it->argl[it->cmd->first_key]);
+			b->hashed[i] = true;
 		}
-		n++;
+		hash[n++] = b->hash[i];
+		if (it->cmd->first_key == 1 && kv_may_name_member(it->argv[0], it->argl[0], it->argc))
+			member[nm++] = (struct kv_member_ahead){
+				.key_hash = b->hash[i], .argv = it->argv, .argl = it->argl,
+				.argc = it->argc, .nargs = it->argc, /* all decoded */
+			};
 	}
 	kv_db_prefetch(sh->db, hash, n);
 	kv_db_prefetch_members(sh->db, member, nm);
@@ -548,23 +554,22 @@ static void prefetch_batch(struct kv_shard *sh, const struct kv_job *j)
  * reading of the clock as they arrived together. */
 static void run_batch(struct kv_shard *sh, struct kv_job *j)
 {
-	const char *p = j->reqs.buf;
+	struct batch_items b;
 	int64_t now = kv_now_ms();
 
-	prefetch_batch(sh, j);
+	batch_decode(j, &b);
+	prefetch_batch(sh, j->nreq, &b);
 	for (uint32_t i = 0; i < j->nreq; i++) {
-		struct batch_item it;
-		uint64_t hash;
-		bool hashed = batch_next(&p, &it, &hash);
+		const struct batch_item *it = &b.it[i];
 
 		if (held_over(j, j->out.len)) {
 			j->skipped = true;
 			break;
 		}
-		if (hashed && batch_key(&it))
-			kv_db_known_hash(sh->db, it.argv[it.cmd->first_key],
-					 it.argl[it.cmd->first_key], hash);
-		kv_shard_exec(sh, NULL, it.cmd, now, it.argc, it.argv, it.argl, &j->out, NULL);
+		if (b.hashed[i] && batch_key(it))
+			kv_db_known_hash(sh->db, it->argv[it->cmd->first_key],
+					 it->argl[it->cmd->first_key], b.hash[i]);
+		kv_shard_exec(sh, NULL, it->cmd, now, it->argc, it->argv, it->argl, &j->out, NULL);
 		kv_db_known_hash(sh->db, NULL, 0, 0);
 		j->out_end[i] = j->out.len;
 	}
