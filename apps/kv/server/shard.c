@@ -379,15 +379,24 @@ struct kv_keyhold {
 	uint64_t h[];
 };
 
-/* j's keyhold, made on its first look. NULL when out of memory. */
-static struct kv_keyhold *keyhold_of(struct kv_job *j)
+/* How many keys keyed lock j takes. */
+static size_t lock_nkeys(const struct kv_job *j)
 {
 	size_t n = 0;
 
-	if (j->khold)
-		return j->khold;
 	for (uint32_t i = j->kfirst; i < j->a.argc; i += j->kstep)
 		n++;
+	return n;
+}
+
+/* j's keyhold, made on its first look. NULL when out of memory. */
+static struct kv_keyhold *keyhold_of(struct kv_job *j)
+{
+	size_t n;
+
+	if (j->khold)
+		return j->khold;
+	n = lock_nkeys(j);
 	j->khold = malloc(sizeof(*j->khold) + n * sizeof(uint64_t));
 	if (!j->khold)
 		return NULL;
@@ -417,8 +426,17 @@ static void unlock_keys(struct kv_shard *sh, uint64_t tx);
  * home sends no unlock here. */
 static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 {
-	struct kv_keyhold *kh = keyhold_of(j);
+	struct kv_keyhold *kh;
 
+	if (j->release && j->run_part) {
+		/* One command, run now and let go at once: nothing runs in
+		 * between, so the keys (free, as compatible() found) need no
+		 * entry in the table; the clients blocked on them are served
+		 * after the command, as after any. */
+		exec_part(sh, j);
+		return;
+	}
+	kh = keyhold_of(j);
 	if (!kh || kv_keylock_take(sh->keys, kh->h, kh->n, j->shared, j->tx))
 		abort(); /* a lock half granted would stop the server */
 	j->khold = NULL;
@@ -708,12 +726,18 @@ static bool compatible(struct kv_shard *sh, struct kv_job *j)
 	if (sh->lock)
 		return false;
 	if (j->kind == KV_JOB_LOCK && j->keyed) {
-		struct kv_keyhold *kh = keyhold_of(j);
+		size_t n = lock_nkeys(j);
+		const uint64_t *h = j->khash && j->nkhash == n ? j->khash : NULL; /* hashed at home */
 
-		if (!kh)
-			abort(); /* a lock that cannot be looked at stops the server */
+		if (!h) {
+			struct kv_keyhold *kh = keyhold_of(j);
+
+			if (!kh)
+				abort(); /* a lock that cannot be looked at stops the server */
+			h = kh->h;
+		}
 		return (j->shared || !sh->readers) &&
-		       kv_keylock_can(sh->keys, kh->h, kh->n, j->shared, j->tx);
+		       kv_keylock_can(sh->keys, h, n, j->shared, j->tx);
 	}
 	if (j->kind == KV_JOB_LOCK)
 		return j->shared ? !kv_keylock_any_writer(sh->keys) :
