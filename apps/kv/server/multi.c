@@ -70,8 +70,12 @@ struct kv_tx {
 	unsigned nsh;                 /* shards touched, ascending in order[] */
 	unsigned *order;
 	int *slot;                    /* shard -> its index in order[], or -1 */
-	unsigned *key_slot;           /* per key of the request: its shard's index in order[] */
 	uint64_t *key_hash;           /* per key of the request: its kv_keyhash() */
+	unsigned *key_slot;           /* per key of the request: its shard's index in order[] */
+	/* the keys by shard: those of order[i] are slot_keys[slot_from[i]]
+	 * up to slot_keys[slot_from[i + 1]], in request order (one
+	 * allocation with key_hash and key_slot) */
+	uint32_t *slot_keys, *slot_from;
 	uint32_t nkeys;
 	unsigned locked, pending;
 	struct kv_job **parts;        /* this stage's jobs, by index in order[] */
@@ -137,7 +141,6 @@ void kv_multi_free(struct kv_tx *t)
 	kv_gather_clear(&t->g);
 	free(t->order);
 	free(t->slot);
-	free(t->key_slot);
 	free(t->key_hash);
 	free(t->parts);
 	free(t);
@@ -186,28 +189,28 @@ static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bo
 
 	if (!t->nkeys)
 		return NULL;
-	for (uint32_t k = 0; k < t->nkeys; k++) {
-		if (t->key_slot[k] != i)
-			continue;
+	if (!values)
+		step = 1;
+	for (uint32_t p = t->slot_from[i]; p < t->slot_from[i + 1]; p++) {
+		uint32_t at = kv_cmd_key_arg(t->cmd, t->slot_keys[p], a->argc, a->argv, a->argl);
+
 		nkeys++;
-		for (uint32_t v = 0; v < (values ? step : 1); v++) {
-			argc++;
-			bytes += a->argl[kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl) + v];
-		}
+		argc += step;
+		for (uint32_t v = 0; v < step; v++)
+			bytes += a->argl[at + v];
 	}
 	j = kv_job_new_hashed(KV_JOB_CMD, argc, bytes, nkeys);
 	if (!j)
 		return NULL;
 	j->kfirst = 1;
-	j->kstep = values ? step : 1;
+	j->kstep = step;
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
-	for (uint32_t k = 0; k < t->nkeys; k++) {
+	for (uint32_t p = t->slot_from[i]; p < t->slot_from[i + 1]; p++) {
+		uint32_t k = t->slot_keys[p];
 		uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
 
-		if (t->key_slot[k] != i)
-			continue;
 		kv_job_key_hash(j, t->key_hash[k]);
-		for (uint32_t v = 0; v < (values ? step : 1); v++)
+		for (uint32_t v = 0; v < step; v++)
 			kv_job_arg(j, a->argv[at + v], a->argl[at + v]);
 	}
 	return j;
@@ -744,6 +747,39 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 	}
 }
 
+/* The per-key tables of t's nkeys keys, in one allocation. */
+static int keys_alloc(struct kv_tx *t)
+{
+	size_t n = t->nkeys, nsh = t->sh->n;
+
+	t->key_hash = malloc(n * (sizeof(uint64_t) + sizeof(unsigned) + sizeof(uint32_t)) +
+			     (nsh + 1) * sizeof(uint32_t));
+	if (!t->key_hash)
+		return -ENOMEM;
+	t->key_slot = (unsigned *)(t->key_hash + n);
+	t->slot_keys = (uint32_t *)(t->key_slot + n);
+	t->slot_from = t->slot_keys + n;
+	return 0;
+}
+
+/* slot_keys and slot_from from key_slot: a stable counting sort, so that
+ * each part is built from its own keys alone (fan_part()). */
+static void keys_by_slot(struct kv_tx *t)
+{
+	uint32_t *from = t->slot_from;
+
+	memset(from, 0, (t->nsh + 1) * sizeof(*from));
+	for (uint32_t k = 0; k < t->nkeys; k++)
+		from[t->key_slot[k] + 1]++;
+	for (unsigned i = 0; i < t->nsh; i++)
+		from[i + 1] += from[i];
+	for (uint32_t k = 0; k < t->nkeys; k++) /* from[i] moves to the end of i's keys */
+		t->slot_keys[from[t->key_slot[k]]++] = k;
+	for (unsigned i = t->nsh; i > 0; i--) /* and back to their start */
+		from[i] = from[i - 1];
+	from[0] = 0;
+}
+
 /* Which shards the request touches, in ascending order, and each key's
  * (its shard's index in that order) and hash (from hash, when given). */
 static int plan(struct kv_tx *t, const uint64_t *hash)
@@ -761,9 +797,7 @@ static int plan(struct kv_tx *t, const uint64_t *hash)
 		t->slot[s] = all ? 0 : -1;
 	if (!all) {
 		t->nkeys = kv_cmd_nkeys(t->cmd, a->argc, a->argv, a->argl);
-		t->key_slot = malloc(t->nkeys * sizeof(*t->key_slot));
-		t->key_hash = malloc(t->nkeys * sizeof(*t->key_hash));
-		if (!t->key_slot || !t->key_hash)
+		if (keys_alloc(t))
 			return -ENOMEM;
 		for (uint32_t k = 0; k < t->nkeys; k++) {
 			uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
@@ -780,6 +814,8 @@ static int plan(struct kv_tx *t, const uint64_t *hash)
 		}
 	for (uint32_t k = 0; k < t->nkeys; k++) /* shard -> its index */
 		t->key_slot[k] = (unsigned)t->slot[t->key_slot[k]];
+	if (!all)
+		keys_by_slot(t);
 	return 0;
 }
 
