@@ -107,8 +107,10 @@ start() {
 	local kind=$1 p=$2
 	shift 2
 	if [ "$kind" = kv ]; then
+		# no snapshots, as redis-server below: a save's walk of the
+		# data set would count as the requests' own instructions
 		taskset -c "$scpu" "$@" "$pc" kv --port "$p" --shards 1 --policy off \
-			--max-clients 0 $kv_args >"$work/server.log" 2>&1 &
+			--max-clients 0 --save '' --dir "$work" $kv_args >"$work/server.log" 2>&1 &
 	else
 		taskset -c "$scpu" "$@" redis-server --port "$p" --bind 127.0.0.1 --save '' \
 			--appendonly no --daemonize no >"$work/server.log" 2>&1 &
