@@ -66,7 +66,8 @@ struct kv_tx {
 	bool oom;                     /* a shard was over its memory limit */
 	bool keyed;                   /* locks its keys, not whole shards */
 	int stage;
-	struct kv_job *req;           /* the request, copied */
+	struct kv_job *req;           /* the request, copied (NULL: a keyed fan-out's
+	                               * parts were built from it at once) */
 	unsigned nsh;                 /* shards touched, ascending in order[] */
 	unsigned *order;
 	int *slot;                    /* shard -> its index in order[], or -1 */
@@ -177,39 +178,38 @@ static bool part_values(const struct kv_tx *t)
 	return t->kind != TX_MSETNX && t->cmd->key_step == 2;
 }
 
-/* Part i of a fan-out: the command's name and, for a keyed command, the
- * keys (with their values) shard order[i] owns; a server-wide command
- * goes whole. name: another command's name instead (MSETNX's EXISTS). */
-static struct kv_job *fan_part(struct kv_tx *t, unsigned i, const char *name, bool values)
+/* Part i of a fan-out of request a: the command's name and, for a keyed
+ * command, the keys (with their values) shard order[i] owns; a
+ * server-wide command goes whole. name: another command's name instead
+ * (MSETNX's EXISTS). */
+static struct kv_job *fan_part(struct kv_tx *t, const struct kv_args *a, unsigned i,
+			       const char *name, bool values)
 {
-	const struct kv_args *a = &t->req->a;
-	uint32_t step = (uint32_t)t->cmd->key_step, argc = 1, nkeys = 0;
+	const struct kv_cmd *cmd = t->cmd;
+	const uint32_t *keys = t->slot_keys + t->slot_from[i];
+	uint32_t n = t->slot_from[i + 1] - t->slot_from[i];
+	uint32_t step = values ? (uint32_t)cmd->key_step : 1;
 	size_t nlen = name ? strlen(name) : a->argl[0], bytes = nlen;
 	struct kv_job *j;
 
 	if (!t->nkeys)
 		return NULL;
-	if (!values)
-		step = 1;
-	for (uint32_t p = t->slot_from[i]; p < t->slot_from[i + 1]; p++) {
-		uint32_t at = kv_cmd_key_arg(t->cmd, t->slot_keys[p], a->argc, a->argv, a->argl);
+	for (uint32_t p = 0; p < n; p++) {
+		uint32_t at = kv_cmd_key_arg(cmd, keys[p], a->argc, a->argv, a->argl);
 
-		nkeys++;
-		argc += step;
 		for (uint32_t v = 0; v < step; v++)
 			bytes += a->argl[at + v];
 	}
-	j = kv_job_new_hashed(KV_JOB_CMD, argc, bytes, nkeys);
+	j = kv_job_new_hashed(KV_JOB_CMD, 1 + n * step, bytes, n);
 	if (!j)
 		return NULL;
 	j->kfirst = 1;
 	j->kstep = step;
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
-	for (uint32_t p = t->slot_from[i]; p < t->slot_from[i + 1]; p++) {
-		uint32_t k = t->slot_keys[p];
-		uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
+	for (uint32_t p = 0; p < n; p++) {
+		uint32_t at = kv_cmd_key_arg(cmd, keys[p], a->argc, a->argv, a->argl);
 
-		kv_job_key_hash(j, t->key_hash[k]);
+		kv_job_key_hash(j, t->key_hash[keys[p]]);
 		for (uint32_t v = 0; v < step; v++)
 			kv_job_arg(j, a->argv[at + v], a->argl[at + v]);
 	}
@@ -246,7 +246,7 @@ static bool fan_out(struct kv_tx *t, const char *name, bool values)
 	struct kv_job *j[t->nsh];
 
 	for (unsigned i = 0; i < t->nsh; i++) {
-		j[i] = t->nkeys ? fan_part(t, i, name, values) : whole(&t->req->a);
+		j[i] = t->nkeys ? fan_part(t, &t->req->a, i, name, values) : whole(&t->req->a);
 		if (!j[i]) {
 			while (i--)
 				kv_job_free(j[i]);
@@ -595,6 +595,8 @@ static bool gather_stage(struct kv_tx *t)
  * that locks one of these keys next finds its counter moved. */
 static void touch_written(struct kv_tx *t)
 {
+	if (!t->req)
+		return; /* a keyed fan-out: its parts ran through the table */
 	struct kv_call c = { .out = &t->out, .cmd = t->cmd, .argc = t->req->a.argc,
 			     .argv = t->req->a.argv, .argl = t->req->a.argl };
 
@@ -685,13 +687,19 @@ static void tx_stage(struct kv_tx *t)
 
 static void locked(struct kv_shard *sh, struct kv_job *j);
 
-/* The keyed lock of the next shard: for a fan-out, that shard's part,
- * run once its keys are held; else its keys alone. */
+/* The keyed lock of the next shard: for a fan-out, that shard's part
+ * (built by tx_new), run once its keys are held; else its keys alone. */
 static struct kv_job *keyed_lock(struct kv_tx *t)
 {
 	bool fan = part_with_lock(t);
-	struct kv_job *j = fan_part(t, t->locked, fan ? NULL : "lock", fan && part_values(t));
+	struct kv_job *j;
 
+	if (fan) {
+		j = t->parts[t->locked];
+		t->parts[t->locked] = NULL; /* the lock's now; back in locked() */
+	} else {
+		j = fan_part(t, &t->req->a, t->locked, "lock", false);
+	}
 	if (!j)
 		return NULL;
 	j->kind = KV_JOB_LOCK;
@@ -782,10 +790,9 @@ static void keys_by_slot(struct kv_tx *t)
 
 /* Which shards the request touches, in ascending order, and each key's
  * (its shard's index in that order) and hash (from hash, when given). */
-static int plan(struct kv_tx *t, const uint64_t *hash)
+static int plan(struct kv_tx *t, const struct kv_args *a, const uint64_t *hash)
 {
 	struct kv_shard *sh = t->sh;
-	const struct kv_args *a = &t->req->a;
 	bool all = server_wide(t->cmd);
 
 	t->slot = malloc(sh->n * sizeof(*t->slot));
@@ -819,10 +826,25 @@ static int plan(struct kv_tx *t, const uint64_t *hash)
 	return 0;
 }
 
-/* A transaction for the request (copied), planned, with no lock yet;
- * hash: its keys' hashes, or NULL. */
+/* Each shard's part of a keyed fan-out, built from the caller's request
+ * at once: every part travels with its shard's lock (keyed_lock), so the
+ * request needs no copy of its own. */
+static int build_parts(struct kv_tx *t, const struct kv_args *a)
+{
+	for (unsigned i = 0; i < t->nsh; i++) {
+		t->parts[i] = fan_part(t, a, i, NULL, part_values(t));
+		if (!t->parts[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A transaction for the request (copied, or cut into its parts),
+ * planned, with no lock yet; hash: its keys' hashes, or NULL; held: it
+ * runs under an EXEC's locks (kv_multi_run_held). */
 static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-			    const char *const *argv, const size_t *argl, const uint64_t *hash)
+			    const char *const *argv, const size_t *argl, const uint64_t *hash,
+			    bool held)
 {
 	struct kv_tx *t = calloc(1, sizeof(*t));
 	struct kv_args a = { argc, (const char **)argv, (size_t *)argl };
@@ -845,8 +867,10 @@ static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 	t->nx = cmd->multi == KV_MULTI_RENAMENX;
 	t->reader = cmd->flags & KV_CMD_READONLY;
 	kv_reply_init(&t->out);
-	t->req = whole(&a);
-	if (!t->req || plan(t, hash)) {
+	/* Keys, not shards, are locked unless a memory limit needs every
+	 * shard's answer (over it or not) to hold until the parts ran. */
+	t->keyed = !held && !server_wide(cmd) && !sh->cfg.maxmemory;
+	if (plan(t, &a, hash) || (part_with_lock(t) ? build_parts(t, &a) : !(t->req = whole(&a)))) {
 		kv_multi_free(t);
 		return NULL;
 	}
@@ -854,26 +878,23 @@ static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 }
 
 /* Starts t: its locks, then its stages. */
-static void tx_start(struct kv_shard *sh, struct kv_tx *t, const struct kv_cmd *cmd)
+static void tx_start(struct kv_shard *sh, struct kv_tx *t)
 {
 	t->id = kv_shard_tx_id(sh);
-	/* Keys, not shards, are locked unless a memory limit needs every
-	 * shard's answer (over it or not) to hold until the parts ran. */
-	t->keyed = !server_wide(cmd) && !sh->cfg.maxmemory;
 	lock_next(t);
 }
 
 int kv_multi_start(struct kv_shard *sh, struct kv_client *c, const struct kv_cmd *cmd,
 		   uint32_t argc, const char *const *argv, const size_t *argl, struct kv_tx **out)
 {
-	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, NULL);
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, NULL, false);
 
 	if (!t)
 		return -ENOMEM;
 	t->c = c;
 	t->caller = kv_client_conn_id(c);
 	*out = t;
-	tx_start(sh, t, cmd);
+	tx_start(sh, t);
 	return 0;
 }
 
@@ -882,7 +903,7 @@ int kv_multi_start_fn(struct kv_shard *sh, uint64_t caller, const struct kv_cmd 
 		      const uint64_t *hash, kv_multi_done_fn *done, void *arg,
 		      struct kv_tx **out)
 {
-	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, hash);
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, hash, false);
 
 	if (!t)
 		return -ENOMEM;
@@ -891,7 +912,7 @@ int kv_multi_start_fn(struct kv_shard *sh, uint64_t caller, const struct kv_cmd 
 	t->done_arg = arg;
 	if (out)
 		*out = t;
-	tx_start(sh, t, cmd);
+	tx_start(sh, t);
 	return 0;
 }
 
@@ -899,7 +920,7 @@ int kv_multi_run_held(struct kv_shard *sh, uint64_t id, uint64_t caller, bool oo
 		      const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 		      const size_t *argl, kv_multi_done_fn *done, void *arg, struct kv_tx **out)
 {
-	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, NULL);
+	struct kv_tx *t = tx_new(sh, cmd, argc, argv, argl, NULL, true);
 
 	if (!t)
 		return -ENOMEM;

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "conn.h"
@@ -279,9 +280,22 @@ struct kv_job *kv_job_new(enum kv_job_kind kind, uint32_t argc, size_t bytes);
  * appended with kv_job_key_hash(). */
 struct kv_job *kv_job_new_hashed(enum kv_job_kind kind, uint32_t argc, size_t bytes,
 				 uint32_t nkeys);
-void kv_job_key_hash(struct kv_job *j, uint64_t hash);
+/* Inline, as kv_job_arg: called once per key or argument of every
+ * request that leaves its shard. */
+static inline void kv_job_key_hash(struct kv_job *j, uint64_t hash)
+{
+	j->khash[j->nkhash++] = hash;
+}
+
 /* Appends the next argument to a job (at most argc, bytes in all). */
-void kv_job_arg(struct kv_job *j, const char *p, size_t len);
+static inline void kv_job_arg(struct kv_job *j, const char *p, size_t len)
+{
+	if (len)
+		memcpy(j->abuf, p, len);
+	j->a.argv[j->a.argc] = j->abuf;
+	j->a.argl[j->a.argc++] = len;
+	j->abuf += len;
+}
 /* A KV_JOB_CMD for the request, its arguments copied; for a SCAN part
  * (scan_shard >= 0) the cursor argument becomes that shard's own. NULL
  * when out of memory. */

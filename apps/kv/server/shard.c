@@ -126,20 +126,6 @@ struct kv_job *kv_job_new_hashed(enum kv_job_kind kind, uint32_t argc, size_t by
 	return j;
 }
 
-void kv_job_key_hash(struct kv_job *j, uint64_t hash)
-{
-	j->khash[j->nkhash++] = hash;
-}
-
-void kv_job_arg(struct kv_job *j, const char *p, size_t len)
-{
-	if (len)
-		memcpy(j->abuf, p, len);
-	j->a.argv[j->a.argc] = j->abuf;
-	j->a.argl[j->a.argc++] = len;
-	j->abuf += len;
-}
-
 /* A job for the request, its arguments copied; for a SCAN part the
  * cursor argument becomes the shard's own. */
 struct kv_job *kv_job_request(const struct kv_resp_req *r, int scan_shard, uint64_t cursor)
