@@ -908,16 +908,20 @@ static void flight_start(struct kv_client *c, const struct kv_cmd *cmd, uint32_t
 	kv_shard_count_commands(c->sh, requests - 1);
 }
 
-/* Whether the request's arguments lie in the read (a request parsed
- * inline has them in the parser's scratch, which the next parse reuses). */
-static bool args_in_read(const struct kv_resp_req *r)
+/* The bytes of the request's arguments, when they all lie in the read
+ * (a request parsed inline has them in the parser's scratch, which the
+ * next parse reuses); else SIZE_MAX. */
+static size_t bytes_in_read(const struct kv_resp_req *r)
 {
-	const struct lookahead *la = ahead;
+	const char *buf = ahead->buf, *end = buf + ahead->len;
+	size_t bytes = 0;
 
-	for (uint32_t i = 0; i < r->argc; i++)
-		if (r->argv[i] < la->buf || r->argv[i] + r->argl[i] > la->buf + la->len)
-			return false;
-	return true;
+	for (uint32_t i = 0; i < r->argc; i++) {
+		if (r->argv[i] < buf || r->argv[i] + r->argl[i] > end)
+			return SIZE_MAX;
+		bytes += r->argl[i];
+	}
+	return bytes;
 }
 
 /* Takes an MSET over several shards (kv_multi_needed() said so) into the
@@ -931,18 +935,22 @@ static bool run_join(struct kv_client *c, const struct kv_cmd *cmd, const struct
 		     int64_t now)
 {
 	struct kv_run *run = &c->run;
-	size_t bytes = 0;
+	size_t bytes;
 	uint32_t from = run->requests ? 1 : 0; /* a run's own name comes once */
 
 	if (!kv_multi_joins(cmd) || c->sh->cfg.maxmemory || c->conn.txn ||
-	    run->requests == RUN_REQUESTS || run->argc + r->argc > RUN_ARGS || !args_in_read(r))
+	    run->requests == RUN_REQUESTS || run->argc + r->argc > RUN_ARGS)
 		return false;
-	for (uint32_t i = 0; i < r->argc; i++)
-		bytes += r->argl[i];
-	if (run->requests && run->bytes + bytes > RUN_BYTES)
+	bytes = bytes_in_read(r);
+	if (bytes == SIZE_MAX || (run->requests && run->bytes + bytes > RUN_BYTES))
 		return false;
 	if (run->argc + r->argc > run->cap) {
-		uint32_t cap = (run->argc + r->argc) * 2;
+		/* powers of two: a pipeline's run of MSETs fits RUN_KEEP and
+		 * its tables serve the next run with no realloc */
+		uint32_t cap = run->cap ? run->cap : 64;
+
+		while (cap < run->argc + r->argc)
+			cap *= 2;
 		const char **argv = realloc(run->argv, cap * sizeof(*argv));
 
 		if (argv)
