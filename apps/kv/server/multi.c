@@ -74,8 +74,8 @@ struct kv_tx {
 	uint64_t *key_hash;           /* per key of the request: its kv_keyhash() */
 	unsigned *key_slot;           /* per key of the request: its shard's index in order[] */
 	/* the keys by shard: those of order[i] are slot_keys[slot_from[i]]
-	 * up to slot_keys[slot_from[i + 1]], in request order (one
-	 * allocation with key_hash and key_slot) */
+	 * up to slot_keys[slot_from[i + 1]], in request order (every table
+	 * lives in the transaction's own allocation, tx_alloc()) */
 	uint32_t *slot_keys, *slot_from;
 	uint32_t nkeys;
 	unsigned locked, pending;
@@ -140,10 +140,6 @@ void kv_multi_free(struct kv_tx *t)
 	kv_job_free(t->req);
 	kv_reply_free(&t->out);
 	kv_gather_clear(&t->g);
-	free(t->order);
-	free(t->slot);
-	free(t->key_hash);
-	free(t->parts);
 	free(t);
 }
 
@@ -205,6 +201,7 @@ static struct kv_job *fan_part(struct kv_tx *t, const struct kv_args *a, unsigne
 		return NULL;
 	j->kfirst = 1;
 	j->kstep = step;
+	j->cmd = name ? NULL : cmd; /* its shard need not look it up again */
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
 	for (uint32_t p = 0; p < n; p++) {
 		uint32_t at = kv_cmd_key_arg(cmd, keys[p], a->argc, a->argv, a->argl);
@@ -755,19 +752,30 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 	}
 }
 
-/* The per-key tables of t's nkeys keys, in one allocation. */
-static int keys_alloc(struct kv_tx *t)
+/* A transaction and its tables in one allocation, zeroed: per shard of
+ * the server its part, slot and order; per key (nkeys) its hash, shard
+ * and place among its shard's keys, and where each shard's keys start.
+ * The 8-byte tables first, so that each is aligned. */
+static struct kv_tx *tx_alloc(const struct kv_shard *sh, uint32_t nkeys)
 {
-	size_t n = t->nkeys, nsh = t->sh->n;
+	size_t n = sh->n;
+	struct kv_tx *t = calloc(1, sizeof(*t) + n * sizeof(*t->parts) +
+					   nkeys * sizeof(*t->key_hash) +
+					   n * (sizeof(*t->slot) + sizeof(*t->order)) +
+					   nkeys * (sizeof(*t->key_slot) + sizeof(*t->slot_keys)) +
+					   (n + 1) * sizeof(*t->slot_from));
 
-	t->key_hash = malloc(n * (sizeof(uint64_t) + sizeof(unsigned) + sizeof(uint32_t)) +
-			     (nsh + 1) * sizeof(uint32_t));
-	if (!t->key_hash)
-		return -ENOMEM;
-	t->key_slot = (unsigned *)(t->key_hash + n);
-	t->slot_keys = (uint32_t *)(t->key_slot + n);
-	t->slot_from = t->slot_keys + n;
-	return 0;
+	if (!t)
+		return NULL;
+	t->parts = (struct kv_job **)(t + 1);
+	t->key_hash = (uint64_t *)(t->parts + n);
+	t->slot = (int *)(t->key_hash + nkeys);
+	t->order = (unsigned *)(t->slot + n);
+	t->key_slot = t->order + n;
+	t->slot_keys = (uint32_t *)(t->key_slot + nkeys);
+	t->slot_from = t->slot_keys + nkeys;
+	t->nkeys = nkeys;
+	return t;
 }
 
 /* slot_keys and slot_from from key_slot: a stable counting sort, so that
@@ -790,22 +798,14 @@ static void keys_by_slot(struct kv_tx *t)
 
 /* Which shards the request touches, in ascending order, and each key's
  * (its shard's index in that order) and hash (from hash, when given). */
-static int plan(struct kv_tx *t, const struct kv_args *a, const uint64_t *hash)
+static void plan(struct kv_tx *t, const struct kv_args *a, const uint64_t *hash)
 {
 	struct kv_shard *sh = t->sh;
 	bool all = server_wide(t->cmd);
 
-	t->slot = malloc(sh->n * sizeof(*t->slot));
-	t->order = malloc(sh->n * sizeof(*t->order));
-	t->parts = calloc(sh->n, sizeof(*t->parts));
-	if (!t->slot || !t->order || !t->parts)
-		return -ENOMEM;
 	for (unsigned s = 0; s < sh->n; s++)
 		t->slot[s] = all ? 0 : -1;
 	if (!all) {
-		t->nkeys = kv_cmd_nkeys(t->cmd, a->argc, a->argv, a->argl);
-		if (keys_alloc(t))
-			return -ENOMEM;
 		for (uint32_t k = 0; k < t->nkeys; k++) {
 			uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
 
@@ -823,7 +823,6 @@ static int plan(struct kv_tx *t, const struct kv_args *a, const uint64_t *hash)
 		t->key_slot[k] = (unsigned)t->slot[t->key_slot[k]];
 	if (!all)
 		keys_by_slot(t);
-	return 0;
 }
 
 /* Each shard's part of a keyed fan-out, built from the caller's request
@@ -846,8 +845,8 @@ static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 			    const char *const *argv, const size_t *argl, const uint64_t *hash,
 			    bool held)
 {
-	struct kv_tx *t = calloc(1, sizeof(*t));
 	struct kv_args a = { argc, (const char **)argv, (size_t *)argl };
+	struct kv_tx *t = tx_alloc(sh, server_wide(cmd) ? 0 : kv_cmd_nkeys(cmd, argc, argv, argl));
 
 	if (!t)
 		return NULL;
@@ -870,7 +869,8 @@ static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 	/* Keys, not shards, are locked unless a memory limit needs every
 	 * shard's answer (over it or not) to hold until the parts ran. */
 	t->keyed = !held && !server_wide(cmd) && !sh->cfg.maxmemory;
-	if (plan(t, &a, hash) || (part_with_lock(t) ? build_parts(t, &a) : !(t->req = whole(&a)))) {
+	plan(t, &a, hash);
+	if (part_with_lock(t) ? build_parts(t, &a) : !(t->req = whole(&a))) {
 		kv_multi_free(t);
 		return NULL;
 	}

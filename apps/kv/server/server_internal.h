@@ -139,6 +139,8 @@ struct kv_job {
 	size_t out_end[KV_BATCH_MAX];
 	size_t after_mark[KV_BATCH_MAX];
 	struct kv_args a;          /* KV_JOB_CMD's request (in the same allocation) */
+	const struct kv_cmd *cmd;  /* its command, when the sender knew it (NULL:
+	                            * looked up by a.argv[0] where it runs) */
 	uint32_t acap;             /* argument slots */
 	char *abuf;                /* where the next argument's bytes go */
 };

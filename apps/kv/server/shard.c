@@ -481,7 +481,7 @@ static void exec_part(struct kv_shard *sh, struct kv_job *j)
 		kv_db_known_hash(sh->db, j->a.argv[j->kfirst], j->a.argl[j->kfirst], j->khash[0]);
 	else if (some)
 		kv_db_known_keys(sh->db, j->a.argv, j->kfirst, j->kstep, j->nkhash, j->khash);
-	kv_shard_exec(sh, NULL, NULL, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
+	kv_shard_exec(sh, NULL, j->cmd, kv_now_ms(), j->a.argc, j->a.argv, j->a.argl, &j->out,
 		      j->typed ? &j->part : NULL);
 	if (one)
 		kv_db_known_hash(sh->db, NULL, 0, 0);
@@ -689,8 +689,9 @@ static bool plain_free(const struct kv_shard *sh, const struct kv_job *j)
 	if (j->kind == KV_JOB_FN) /* an EXEC shipped whole: no key of it may be held */
 		return false;
 	if (j->kind == KV_JOB_CMD)
-		return !j->a.argc || keys_free(sh, kv_cmd_lookup(j->a.argv[0], j->a.argl[0]),
-					       j->a.argc, j->a.argv, j->a.argl);
+		return !j->a.argc ||
+		       keys_free(sh, j->cmd ? j->cmd : kv_cmd_lookup(j->a.argv[0], j->a.argl[0]),
+				 j->a.argc, j->a.argv, j->a.argl);
 	for (uint32_t i = 0; i < j->nreq; i++) {
 		struct batch_item it;
 		uint64_t hash;
