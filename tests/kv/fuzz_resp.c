@@ -54,17 +54,22 @@ static struct outcome run(const uint8_t *in, size_t len, unsigned seed)
 		size_t step = seed == BYTEWISE ? 1 : seed ? 1 + x % 64 : len;
 		have = have + step > len - start ? len - start : have + step;
 		long r;
+		/* room for some of the arguments, chosen by the input */
+		const char *argv[64];
+		size_t argl[64];
+		uint32_t room = 1 + (uint32_t)(len % 64);
 		struct kv_resp_peeked q;
 		size_t peeked;
-		while ((peeked = seed ? 0 : kv_resp_peek((const char *)in + start, have, &q), 1) &&
+		while ((peeked = seed ? 0 : kv_resp_peek((const char *)in + start, have, argv, argl, room, &q), 1) &&
 		       (r = kv_resp_parse(&p, (const char *)in + start, have, &req)) > 0) {
 			CHECK((size_t)r <= have);
 			/* the parser may hold a partial request's state (split
 			 * reads): the look ahead is compared on whole reads */
 			if (peeked) {
 				CHECK(peeked == (size_t)r && q.argc == req.argc);
-				for (unsigned i = 0; i < req.argc && i < KV_RESP_PEEK_ARGS; i++)
-					CHECK(q.argv[i] == req.argv[i] && q.argl[i] == req.argl[i]);
+				CHECK(q.kept == (req.argc < room ? req.argc : room));
+				for (unsigned i = 0; i < q.kept; i++)
+					CHECK(argv[i] == req.argv[i] && argl[i] == req.argl[i]);
 			}
 			for (unsigned i = 0; i < req.argc; i++) {
 				o.hash = mix(o.hash, &req.argl[i], sizeof(req.argl[i]));

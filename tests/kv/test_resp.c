@@ -289,30 +289,46 @@ static void test_peek(void **state)
 {
 	(void)state;
 	static const char two[] = "*2\r\n$3\r\nGET\r\n$4\r\nk\r\n1\r\n*1\r\n$4\r\nPING\r\n";
+	const char *argv[4];
+	size_t argl[4];
 	struct kv_resp_peeked q;
 	size_t first = 23;
 
-	assert_int_equal(kv_resp_peek(two, sizeof(two) - 1, &q), first);
+	assert_int_equal(kv_resp_peek(two, sizeof(two) - 1, argv, argl, 4, &q), first);
 	assert_int_equal(q.argc, 2);
-	assert_int_equal(q.argl[0], 3);
-	assert_memory_equal(q.argv[0], "GET", 3);
-	assert_int_equal(q.argl[1], 4);
-	assert_memory_equal(q.argv[1], "k\r\n1", 4);
-	assert_int_equal(kv_resp_peek(two + first, sizeof(two) - 1 - first, &q),
+	assert_int_equal(q.kept, 2);
+	assert_int_equal(argl[0], 3);
+	assert_memory_equal(argv[0], "GET", 3);
+	assert_int_equal(argl[1], 4);
+	assert_memory_equal(argv[1], "k\r\n1", 4);
+	assert_int_equal(kv_resp_peek(two + first, sizeof(two) - 1 - first, argv, argl, 4, &q),
 			 sizeof(two) - 1 - first);
 	assert_int_equal(q.argc, 1);
-	assert_memory_equal(q.argv[0], "PING", 4);
+	assert_memory_equal(argv[0], "PING", 4);
 	/* every cut of the first request is not whole */
 	for (size_t cut = 0; cut < first; cut++) {
-		assert_int_equal(kv_resp_peek(two, cut, &q), 0);
+		assert_int_equal(kv_resp_peek(two, cut, argv, argl, 4, &q), 0);
 		assert_int_equal(q.argc, 0);
 	}
-	/* more arguments than it keeps: counted, the first kept */
+	/* more arguments than it has room for: counted, the first kept */
 	static const char six[] = "*6\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n"
 				  "$1\r\nb\r\n$0\r\n\r\n$10\r\n0123456789\r\n";
-	assert_int_equal(kv_resp_peek(six, sizeof(six) - 1, &q), sizeof(six) - 1);
+	assert_int_equal(kv_resp_peek(six, sizeof(six) - 1, argv, argl, 4, &q), sizeof(six) - 1);
 	assert_int_equal(q.argc, 6);
-	assert_memory_equal(q.argv[3], "b", 1);
+	assert_int_equal(q.kept, 4);
+	assert_memory_equal(argv[3], "b", 1);
+	/* with room for all of them, all kept, past the fourth untouched */
+	const char *wide_argv[8] = { 0 };
+	size_t wide_argl[8] = { 0 };
+	struct kv_resp_peeked w;
+	assert_int_equal(kv_resp_peek(six, sizeof(six) - 1, wide_argv, wide_argl, 6, &w),
+			 sizeof(six) - 1);
+	assert_int_equal(w.argc, 6);
+	assert_int_equal(w.kept, 6);
+	assert_int_equal(wide_argl[4], 0);
+	assert_int_equal(wide_argl[5], 10);
+	assert_memory_equal(wide_argv[5], "0123456789", 10);
+	assert_null(wide_argv[6]);
 	static const char *const bad[] = {
 		"PING\r\n", "*0\r\n", "*x\r\n", "*1\n$4\r\nPING\r\n",
 		"*1\r\n$4\r\nPINGxx", "*1\r\n$9999999999\r\nPING\r\n",
@@ -321,7 +337,7 @@ static void test_peek(void **state)
 		"*01\r\n$4\r\nPING\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kv_resp_peek(bad[i], strlen(bad[i]), &q), 0);
+		assert_int_equal(kv_resp_peek(bad[i], strlen(bad[i]), argv, argl, 4, &q), 0);
 }
 
 int main(void)

@@ -427,17 +427,19 @@ long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_r
 	return parse_multibulk(p, buf, len, req);
 }
 
-size_t kv_resp_peek(const char *buf, size_t len, struct kv_resp_peeked *out)
+size_t kv_resp_peek(const char *buf, size_t len, const char **argv, size_t *argl, uint32_t room,
+		    struct kv_resp_peeked *out)
 {
 	const char *at = buf, *end = buf + len;
 	uint64_t argc;
 
-	out->argc = 0;
+	out->argc = out->kept = 0;
 	if (!usual_count(&at, end, '*', &argc) || !argc || argc > UINT32_MAX)
 		return 0;
-	at = usual_args(at, end, argc, UINT64_MAX, KV_RESP_PEEK_ARGS, out->argv, out->argl);
+	at = usual_args(at, end, argc, UINT64_MAX, room, argv, argl);
 	if (!at)
 		return 0;
 	out->argc = (uint32_t)argc;
+	out->kept = argc < room ? (uint32_t)argc : room;
 	return (size_t)(at - buf);
 }

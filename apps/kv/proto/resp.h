@@ -78,26 +78,23 @@ void kv_resp_free(struct kv_parser *p);
  * is beyond repair: reply with the error and close. */
 long kv_resp_parse(struct kv_parser *p, const char *buf, size_t len, struct kv_resp_req *req);
 
-/* The arguments a look ahead keeps of a request: all of them for most
- * commands (GET, SET, INCR, HSET of one field). */
-#define KV_RESP_PEEK_ARGS 4
-
+/* What a look ahead read of one request. */
 struct kv_resp_peeked {
-	uint32_t argc;                            /* the request's arguments */
-	const char *argv[KV_RESP_PEEK_ARGS];      /* the first of them */
-	size_t argl[KV_RESP_PEEK_ARGS];
+	uint32_t argc;          /* the request's arguments */
+	uint32_t kept;          /* the first of them stored: min(argc, room) */
 };
 
 /* A look ahead: the length of the multibulk request at the head of
  * buf[0..len) when it is whole and in the form kv_resp_parse() reads in
  * one pass (counts without a leading 0, CRLF after every line), with its
- * argument count and first KV_RESP_PEEK_ARGS arguments in *out; 0 for
- * anything else (not whole, inline, unusual). Nothing is checked against
- * the limits and nothing is kept. A request of at most KV_RESP_PEEK_ARGS
- * arguments that is within the limits is exactly what kv_resp_parse()
- * would return for it from a fresh start, so the caller may run it
- * without parsing it again. */
-size_t kv_resp_peek(const char *buf, size_t len, struct kv_resp_peeked *out);
+ * argument count in *out and its first arguments, as many as `room`, in
+ * argv and argl; 0 for anything else (not whole, inline, unusual).
+ * Nothing is checked against the limits and nothing is kept. A request
+ * whose arguments were all kept and are within the limits is exactly
+ * what kv_resp_parse() would return for it from a fresh start, so the
+ * caller may run it without parsing it again. */
+size_t kv_resp_peek(const char *buf, size_t len, const char **argv, size_t *argl, uint32_t room,
+		    struct kv_resp_peeked *out);
 
 /* Forgets a partly parsed request (the input it came from was dropped). */
 void kv_resp_reset(struct kv_parser *p);

@@ -656,15 +656,25 @@ static void span_exec(struct kv_client *c)
 
 /* Requests looked ahead for their keys, per read. */
 #define PREFETCH_MAX 32
+/* Their arguments kept, in all: a pipeline of 16 MSETs of 10 keys (21
+ * arguments each) runs without a second parse. */
+#define LOOK_ARGS 1024
+/* A request is looked ahead only with room for its first arguments:
+ * the command and key (to prefetch) and a member or two. */
+#define LOOK_MIN_ROOM 4
 
 /* What the look ahead found in a read: its next requests as read
  * (kv_resp_peek()), which run without a second parse when it kept all
- * their arguments (looked_ahead_req()); and the keys it hashed, in input
+ * their arguments (looked_ahead_req(); those of every request share one
+ * table, argv and argl, in input order); and the keys it hashed, in input
  * order, which the requests take (looked_ahead_hash()) instead of
  * hashing their keys again, to find the shard and in the lookup. Valid
  * while run_input() runs, the read's bytes staying put. */
 struct lookahead {
 	struct kv_resp_peeked req[PREFETCH_MAX];
+	uint32_t first[PREFETCH_MAX];  /* where each one's arguments start in argv */
+	const char *argv[LOOK_ARGS];
+	size_t argl[LOOK_ARGS];
 	size_t end[PREFETCH_MAX];   /* where each request ends in the read */
 	size_t nreq, next;          /* requests read; the first not yet taken */
 	const char *key[PREFETCH_MAX];
@@ -689,15 +699,18 @@ static __thread struct lookahead *ahead;
 static void look_ahead(const struct kv_client *c, const char *buf, size_t len,
 		       struct lookahead *la)
 {
-	size_t n = 0, nm = 0, at = 0, step;
+	size_t n = 0, nm = 0, at = 0, kept = 0, step;
 	uint64_t hash[PREFETCH_MAX];
 	struct kv_member_ahead member[PREFETCH_MAX];
 
 	la->n = la->at = la->nreq = la->next = 0;
 	la->buf = buf;
 	la->len = len;
-	while (la->nreq < PREFETCH_MAX &&
-	       (step = kv_resp_peek(buf + at, len - at, &la->req[la->nreq]))) {
+	while (la->nreq < PREFETCH_MAX && kept + LOOK_MIN_ROOM <= LOOK_ARGS &&
+	       (step = kv_resp_peek(buf + at, len - at, la->argv + kept, la->argl + kept,
+				    (uint32_t)(LOOK_ARGS - kept), &la->req[la->nreq]))) {
+		la->first[la->nreq] = (uint32_t)kept;
+		kept += la->req[la->nreq].kept;
 		at += step;
 		la->end[la->nreq++] = at;
 	}
@@ -705,21 +718,23 @@ static void look_ahead(const struct kv_client *c, const char *buf, size_t len,
 		return;
 	for (size_t i = 0; i < la->nreq; i++) {
 		const struct kv_resp_peeked *q = &la->req[i];
+		const char **argv = la->argv + la->first[i];
+		const size_t *argl = la->argl + la->first[i];
 		uint64_t h;
 
 		if (q->argc < 2)
 			continue;
-		h = kv_keyhash(q->argv[1], q->argl[1]);
-		la->key[la->n] = q->argv[1];
-		la->klen[la->n] = q->argl[1];
+		h = kv_keyhash(argv[1], argl[1]);
+		la->key[la->n] = argv[1];
+		la->klen[la->n] = argl[1];
 		la->hash[la->n++] = h;
 		if (kv_hash_shard(c->sh, h) != c->sh->idx)
 			continue;
 		hash[n++] = h;
-		if (kv_may_name_member(q->argv[0], q->argl[0], q->argc))
+		if (kv_may_name_member(argv[0], argl[0], q->argc))
 			member[nm++] = (struct kv_member_ahead){
-				.key_hash = h, .argv = q->argv, .argl = q->argl, .argc = q->argc,
-				.nargs = q->argc < KV_RESP_PEEK_ARGS ? q->argc : KV_RESP_PEEK_ARGS,
+				.key_hash = h, .argv = argv, .argl = argl, .argc = q->argc,
+				.nargs = q->kept,
 			};
 	}
 	kv_db_prefetch(c->sh->db, hash, n);
@@ -734,8 +749,8 @@ static long looked_ahead_req(const struct kv_client *c, struct lookahead *la, si
 			     struct kv_resp_req *r)
 {
 	const struct kv_resp_limits *lim = &c->p.lim;
-	struct kv_resp_peeked *q;
-	size_t start;
+	const struct kv_resp_peeked *q;
+	size_t start, *argl;
 
 	while (la->next < la->nreq && la->end[la->next] <= used)
 		la->next++; /* parsed instead, or taken */
@@ -743,14 +758,15 @@ static long looked_ahead_req(const struct kv_client *c, struct lookahead *la, si
 		return 0;
 	start = la->next ? la->end[la->next - 1] : 0;
 	q = &la->req[la->next];
-	if (start != used || q->argc > KV_RESP_PEEK_ARGS || q->argc > lim->max_args)
+	if (start != used || q->kept < q->argc || q->argc > lim->max_args)
 		return 0;
+	argl = la->argl + la->first[la->next];
 	for (uint32_t i = 0; i < q->argc; i++)
-		if (q->argl[i] > lim->max_bulk)
+		if (argl[i] > lim->max_bulk)
 			return 0;
 	r->argc = q->argc;
-	r->argv = q->argv;
-	r->argl = q->argl;
+	r->argv = la->argv + la->first[la->next];
+	r->argl = argl;
 	return (long)(la->end[la->next] - start);
 }
 
