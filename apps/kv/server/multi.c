@@ -182,14 +182,15 @@ static struct kv_job *fan_part(struct kv_tx *t, const struct kv_args *a, unsigne
 			       const char *name, bool values)
 {
 	const struct kv_cmd *cmd = t->cmd;
-	const uint32_t *keys = t->slot_keys + t->slot_from[i];
-	uint32_t n = t->slot_from[i + 1] - t->slot_from[i];
-	uint32_t step = values ? (uint32_t)cmd->key_step : 1;
+	const uint32_t *keys;
+	uint32_t n, step = values ? (uint32_t)cmd->key_step : 1;
 	size_t nlen = name ? strlen(name) : a->argl[0], bytes = nlen;
 	struct kv_job *j;
 
 	if (!t->nkeys)
 		return NULL;
+	keys = t->slot_keys + t->slot_from[i];
+	n = t->slot_from[i + 1] - t->slot_from[i];
 	for (uint32_t p = 0; p < n; p++) {
 		uint32_t at = kv_cmd_key_arg(cmd, keys[p], a->argc, a->argv, a->argl);
 
@@ -752,21 +753,24 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 	}
 }
 
-/* A transaction and its tables in one allocation, zeroed: per shard of
- * the server its part, slot and order; per key (nkeys) its hash, shard
- * and place among its shard's keys, and where each shard's keys start.
- * The 8-byte tables first, so that each is aligned. */
+/* A transaction and its tables in one allocation: per shard of the
+ * server its part, slot and order; per key (nkeys) its hash, shard and
+ * place among its shard's keys, and where each shard's keys start. The
+ * 8-byte tables first, so that each is aligned. The transaction and its
+ * parts are zeroed; plan() writes every other table before it is read
+ * (zeroing a run's key tables cost more than planning it). */
 static struct kv_tx *tx_alloc(const struct kv_shard *sh, uint32_t nkeys)
 {
 	size_t n = sh->n;
-	struct kv_tx *t = calloc(1, sizeof(*t) + n * sizeof(*t->parts) +
-					   nkeys * sizeof(*t->key_hash) +
-					   n * (sizeof(*t->slot) + sizeof(*t->order)) +
-					   nkeys * (sizeof(*t->key_slot) + sizeof(*t->slot_keys)) +
-					   (n + 1) * sizeof(*t->slot_from));
+	struct kv_tx *t = malloc(sizeof(*t) + n * sizeof(*t->parts) +
+				 nkeys * sizeof(*t->key_hash) +
+				 n * (sizeof(*t->slot) + sizeof(*t->order)) +
+				 nkeys * (sizeof(*t->key_slot) + sizeof(*t->slot_keys)) +
+				 (n + 1) * sizeof(*t->slot_from));
 
 	if (!t)
 		return NULL;
+	memset(t, 0, sizeof(*t) + n * sizeof(*t->parts));
 	t->parts = (struct kv_job **)(t + 1);
 	t->key_hash = (uint64_t *)(t->parts + n);
 	t->slot = (int *)(t->key_hash + nkeys);

@@ -265,9 +265,14 @@ enum kv_aof_state { KV_AOF_OFF, KV_AOF_WAIT, KV_AOF_ON };
 
 /* ---- shard.c -------------------------------------------------------------- */
 
-/* The owner of a key, and of a key whose kv_keyhash() is hash. */
+/* The owner of a key whose kv_keyhash() is hash (inline: once per key of
+ * every request over several shards, a dozen times for an MSET). */
+static inline unsigned kv_hash_shard(const struct kv_shard *sh, uint64_t hash)
+{
+	return (unsigned)(hash % sh->n);
+}
+/* The owner of a key. */
 unsigned kv_key_shard(const struct kv_shard *sh, const char *key, size_t len);
-unsigned kv_hash_shard(const struct kv_shard *sh, uint64_t hash);
 
 /* A new transaction id, unique over the whole server (never 0). */
 uint64_t kv_shard_tx_id(struct kv_shard *sh);

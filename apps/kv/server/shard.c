@@ -24,11 +24,6 @@
 /* An empty keyspace whose table holds more than this is reset. */
 #define EMPTY_TABLE_KEEP (64u << 10)
 
-unsigned kv_hash_shard(const struct kv_shard *sh, uint64_t hash)
-{
-	return (unsigned)(hash % sh->n);
-}
-
 unsigned kv_key_shard(const struct kv_shard *sh, const char *key, size_t len)
 {
 	return sh->n == 1 ? 0 : kv_hash_shard(sh, kv_keyhash(key, len));
