@@ -73,6 +73,7 @@ struct kv_tx {
 	int *slot;                    /* shard -> its index in order[], or -1 */
 	uint64_t *key_hash;           /* per key of the request: its kv_keyhash() */
 	unsigned *key_slot;           /* per key of the request: its shard's index in order[] */
+	uint32_t *key_arg;            /* per key of the request: its argument's index */
 	/* the keys by shard: those of order[i] are slot_keys[slot_from[i]]
 	 * up to slot_keys[slot_from[i + 1]], in request order (every table
 	 * lives in the transaction's own allocation, tx_alloc()) */
@@ -192,7 +193,7 @@ static struct kv_job *fan_part(struct kv_tx *t, const struct kv_args *a, unsigne
 	keys = t->slot_keys + t->slot_from[i];
 	n = t->slot_from[i + 1] - t->slot_from[i];
 	for (uint32_t p = 0; p < n; p++) {
-		uint32_t at = kv_cmd_key_arg(cmd, keys[p], a->argc, a->argv, a->argl);
+		uint32_t at = t->key_arg[keys[p]];
 
 		for (uint32_t v = 0; v < step; v++)
 			bytes += a->argl[at + v];
@@ -205,7 +206,7 @@ static struct kv_job *fan_part(struct kv_tx *t, const struct kv_args *a, unsigne
 	j->cmd = name ? NULL : cmd; /* its shard need not look it up again */
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
 	for (uint32_t p = 0; p < n; p++) {
-		uint32_t at = kv_cmd_key_arg(cmd, keys[p], a->argc, a->argv, a->argl);
+		uint32_t at = t->key_arg[keys[p]];
 
 		kv_job_key_hash(j, t->key_hash[keys[p]]);
 		for (uint32_t v = 0; v < step; v++)
@@ -754,8 +755,9 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 }
 
 /* A transaction and its tables in one allocation: per shard of the
- * server its part, slot and order; per key (nkeys) its hash, shard and
- * place among its shard's keys, and where each shard's keys start. The
+ * server its part, slot and order; per key (nkeys) its hash, shard,
+ * argument and place among its shard's keys, and where each shard's
+ * keys start. The
  * 8-byte tables first, so that each is aligned. The transaction and its
  * parts are zeroed; plan() writes every other table before it is read
  * (zeroing a run's key tables cost more than planning it). */
@@ -765,7 +767,8 @@ static struct kv_tx *tx_alloc(const struct kv_shard *sh, uint32_t nkeys)
 	struct kv_tx *t = malloc(sizeof(*t) + n * sizeof(*t->parts) +
 				 nkeys * sizeof(*t->key_hash) +
 				 n * (sizeof(*t->slot) + sizeof(*t->order)) +
-				 nkeys * (sizeof(*t->key_slot) + sizeof(*t->slot_keys)) +
+				 nkeys * (sizeof(*t->key_slot) + sizeof(*t->key_arg) +
+					  sizeof(*t->slot_keys)) +
 				 (n + 1) * sizeof(*t->slot_from));
 
 	if (!t)
@@ -776,7 +779,8 @@ static struct kv_tx *tx_alloc(const struct kv_shard *sh, uint32_t nkeys)
 	t->slot = (int *)(t->key_hash + nkeys);
 	t->order = (unsigned *)(t->slot + n);
 	t->key_slot = t->order + n;
-	t->slot_keys = (uint32_t *)(t->key_slot + nkeys);
+	t->key_arg = (uint32_t *)(t->key_slot + nkeys);
+	t->slot_keys = t->key_arg + nkeys;
 	t->slot_from = t->slot_keys + nkeys;
 	t->nkeys = nkeys;
 	return t;
@@ -801,7 +805,8 @@ static void keys_by_slot(struct kv_tx *t)
 }
 
 /* Which shards the request touches, in ascending order, and each key's
- * (its shard's index in that order) and hash (from hash, when given). */
+ * (its shard's index in that order), argument and hash (from hash, when
+ * given). */
 static void plan(struct kv_tx *t, const struct kv_args *a, const uint64_t *hash)
 {
 	struct kv_shard *sh = t->sh;
@@ -813,6 +818,7 @@ static void plan(struct kv_tx *t, const struct kv_args *a, const uint64_t *hash)
 		for (uint32_t k = 0; k < t->nkeys; k++) {
 			uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
 
+			t->key_arg[k] = at;
 			t->key_hash[k] = hash ? hash[k] : kv_keyhash(a->argv[at], a->argl[at]);
 			t->key_slot[k] = kv_hash_shard(sh, t->key_hash[k]);
 			t->slot[t->key_slot[k]] = 0;
