@@ -110,10 +110,18 @@ def command(rng, step):
 def mset_run(rng, step):
     """MSETs one after another, as a pipeline of them comes: kv runs such a
     run over several shards as one transaction, and each must still see
-    (and leave) what running them one at a time would."""
-    return [["MSET"] + sum(([rng.choice(KEYS), "r%d.%d" % (step, i)]
-                            for _ in range(rng.randint(1, 4))), [])
-            for i in range(rng.randint(2, 80))]
+    (and leave) what running them one at a time would. Now and then wide
+    ones, with an MGET of as many keys between them: a read's look ahead
+    keeps 1,024 arguments at most, so some of them are kept whole, one in
+    part and the rest not at all, and each must run as parsed."""
+    pairs = (20, 60) if rng.random() < 0.3 else (1, 4)
+    cmds = []
+    for i in range(rng.randint(2, 80)):
+        cmds.append(["MSET"] + sum(([rng.choice(KEYS), "r%d.%d" % (step, i)]
+                                    for _ in range(rng.randint(*pairs))), []))
+        if pairs[0] > 1 and rng.random() < 0.2:
+            cmds.append(["MGET"] + [rng.choice(KEYS) for _ in range(rng.randint(*pairs))])
+    return cmds
 
 
 def disjoint(rng, pipeline):
