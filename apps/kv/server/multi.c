@@ -757,10 +757,10 @@ static void locked(struct kv_shard *sh, struct kv_job *j)
 /* A transaction and its tables in one allocation: per shard of the
  * server its part, slot and order; per key (nkeys) its hash, shard,
  * argument and place among its shard's keys, and where each shard's
- * keys start. The
- * 8-byte tables first, so that each is aligned. The transaction and its
- * parts are zeroed; plan() writes every other table before it is read
- * (zeroing a run's key tables cost more than planning it). */
+ * keys start. The 8-byte tables first, so that each is aligned. The
+ * transaction and its parts are zeroed; plan() writes every other table
+ * before it is read (zeroing a run's key tables cost more than planning
+ * it). */
 static struct kv_tx *tx_alloc(const struct kv_shard *sh, uint32_t nkeys)
 {
 	size_t n = sh->n;
