@@ -113,8 +113,11 @@ def mset_run(rng, step):
     (and leave) what running them one at a time would. Now and then wide
     ones, with an MGET of as many keys between them: a read's look ahead
     keeps 1,024 arguments at most, so some of them are kept whole, one in
-    part and the rest not at all, and each must run as parsed."""
-    pairs = (20, 60) if rng.random() < 0.3 else (1, 4)
+    part and the rest not at all, and each must run as parsed. A few wider
+    still: a request brings its keys' hashes into the run up to 256 keys,
+    so a run mixes requests hashed once with requests hashed again."""
+    width = rng.random()
+    pairs = (257, 300) if width < 0.05 else (20, 60) if width < 0.3 else (1, 4)
     cmds = []
     for i in range(rng.randint(2, 80)):
         cmds.append(["MSET"] + sum(([rng.choice(KEYS), "r%d.%d" % (step, i)]

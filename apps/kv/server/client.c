@@ -59,7 +59,10 @@
 struct kv_run {
 	const char **argv;
 	size_t *argl;
+	uint64_t *hash;               /* its keys' hashes, in order (room for cap) */
 	uint32_t argc, cap;
+	uint32_t nkeys;
+	bool unhashed;                /* a request came without its keys' hashes */
 	uint32_t requests;            /* taken; 0: no run open */
 	size_t bytes;                 /* their arguments' */
 	const struct kv_cmd *cmd;
@@ -139,6 +142,7 @@ static void release(struct kv_client *c)
 	kv_reply_free(&c->out);
 	free(c->run.argv);
 	free(c->run.argl);
+	free(c->run.hash);
 	free(c->in);
 	free(c);
 }
@@ -795,6 +799,9 @@ static uint64_t looked_ahead_hash(const char *key, size_t len)
 #define RUN_BYTES (256u << 10)
 /* A run's tables kept for the next one up to this many arguments. */
 #define RUN_KEEP 512
+/* A request's keys hashed once for every check (kv_key_hashes) up to
+ * this many; one with more is hashed where each needs it. */
+#define REQ_HASHED 256
 
 static uint64_t flight_bit(uint64_t hash)
 {
@@ -816,7 +823,7 @@ static uint64_t key_hash(const struct kv_cmd *cmd, uint32_t k, uint32_t argc,
  * keys; the connection reads its own writes, since it touches none of
  * theirs), as with requests to different shards. */
 static bool flight_passes(const struct kv_client *c, const struct kv_cmd *cmd,
-			  const struct kv_resp_req *r)
+			  const struct kv_resp_req *r, const struct kv_key_hashes *keys)
 {
 	uint32_t n;
 
@@ -828,7 +835,8 @@ static bool flight_passes(const struct kv_client *c, const struct kv_cmd *cmd,
 		return false;
 	n = kv_cmd_nkeys(cmd, r->argc, r->argv, r->argl);
 	for (uint32_t k = 0; k < n; k++) {
-		uint64_t h = key_hash(cmd, k, r->argc, r->argv, r->argl);
+		uint64_t h = keys && keys->n ? keys->hash[k] :
+			     key_hash(cmd, k, r->argc, r->argv, r->argl);
 
 		for (uint32_t i = 0; i < c->nflight; i++) {
 			const struct kv_flight *f = c->flight[i];
@@ -846,9 +854,11 @@ static bool flight_passes(const struct kv_client *c, const struct kv_cmd *cmd,
 }
 
 /* A flight for the request's keys (all of them when it has none listed,
- * a server-wide command's, or past FLIGHT_KEYS), or NULL. */
+ * a server-wide command's, or past FLIGHT_KEYS), or NULL; hash: its
+ * keys' hashes, or NULL (hashed here). */
 static struct kv_flight *flight_new(struct kv_client *c, const struct kv_cmd *cmd, uint32_t argc,
-				    const char *const *argv, const size_t *argl)
+				    const char *const *argv, const size_t *argl,
+				    const uint64_t *hash)
 {
 	uint32_t n = (cmd->flags & KV_CMD_ALLSHARDS) || !cmd->first_key ? 0 :
 		     kv_cmd_nkeys(cmd, argc, argv, argl);
@@ -860,7 +870,7 @@ static struct kv_flight *flight_new(struct kv_client *c, const struct kv_cmd *cm
 	f->c = c;
 	f->all = all;
 	for (uint32_t k = 0; !all && k < n; k++) {
-		f->keys[k] = key_hash(cmd, k, argc, argv, argl);
+		f->keys[k] = hash ? hash[k] : key_hash(cmd, k, argc, argv, argl);
 		f->mask |= flight_bit(f->keys[k]);
 	}
 	f->nkeys = all ? 0 : n;
@@ -889,12 +899,12 @@ static void flight_done(void *arg, struct kv_reply *out)
 
 /* Starts a transaction for the request, or several (a run's, each
  * answered with the reply), as a flight: later requests go on unless
- * they touch its keys. */
+ * they touch its keys. hash: its keys' hashes, or NULL. */
 static void flight_start(struct kv_client *c, const struct kv_cmd *cmd, uint32_t argc,
-			 const char *const *argv, const size_t *argl, int64_t now,
-			 uint32_t requests)
+			 const char *const *argv, const size_t *argl, const uint64_t *hash,
+			 int64_t now, uint32_t requests)
 {
-	struct kv_flight *f = flight_new(c, cmd, argc, argv, argl);
+	struct kv_flight *f = flight_new(c, cmd, argc, argv, argl, hash);
 	struct kv_job *slot = f ? kv_job_new(KV_JOB_FN, 0, 0) : NULL;
 
 	c->conn.last_cmd = cmd->name; /* its parts run with no connection */
@@ -946,9 +956,10 @@ static size_t bytes_in_read(const struct kv_resp_req *r)
  * instead of one a request (a pipeline of MSETs sends them together).
  * Each request stays atomic, in order, and seen by the requests after it:
  * nothing runs between them. Not with a memory limit, where each request
- * is refused or not on its own; nor for a client watching keys. */
+ * is refused or not on its own; nor for a client watching keys. keys:
+ * the request's keys' hashes (kv_multi_needed()), for the run's flight. */
 static bool run_join(struct kv_client *c, const struct kv_cmd *cmd, const struct kv_resp_req *r,
-		     int64_t now)
+		     const struct kv_key_hashes *keys, int64_t now)
 {
 	struct kv_run *run = &c->run;
 	size_t bytes;
@@ -973,11 +984,19 @@ static bool run_join(struct kv_client *c, const struct kv_cmd *cmd, const struct
 			run->argv = argv;
 		size_t *argl = argv ? realloc(run->argl, cap * sizeof(*argl)) : NULL;
 
-		if (!argl)
+		if (argl)
+			run->argl = argl;
+		uint64_t *hash = argl ? realloc(run->hash, cap * sizeof(*hash)) : NULL;
+
+		if (!hash)
 			return false; /* runs on its own */
-		run->argl = argl;
+		run->hash = hash;
 		run->cap = cap;
 	}
+	/* a run's keys are fewer than its arguments: hash[] has room */
+	memcpy(run->hash + run->nkeys, keys->hash, keys->n * sizeof(*keys->hash));
+	run->nkeys += keys->n;
+	run->unhashed |= !keys->n;
 	memcpy(run->argv + run->argc, r->argv + from, (r->argc - from) * sizeof(*r->argv));
 	memcpy(run->argl + run->argc, r->argl + from, (r->argc - from) * sizeof(*r->argl));
 	run->argc += r->argc - from;
@@ -995,16 +1014,22 @@ static void run_start(struct kv_client *c)
 	struct kv_run *run = &c->run;
 	uint32_t requests = run->requests, argc = run->argc;
 
+	const uint64_t *hash = run->unhashed ? NULL : run->hash;
+
 	run->requests = 0;
 	run->argc = 0;
 	run->bytes = 0;
+	run->nkeys = 0;
+	run->unhashed = false;
 	if (requests && !c->ending) /* closing: none ran, none is answered */
-		flight_start(c, run->cmd, argc, run->argv, run->argl, run->now, requests);
+		flight_start(c, run->cmd, argc, run->argv, run->argl, hash, run->now, requests);
 	if (run->cap > RUN_KEEP) { /* the transaction copied them */
 		free(run->argv);
 		free(run->argl);
+		free(run->hash);
 		run->argv = NULL;
 		run->argl = NULL;
+		run->hash = NULL;
 		run->cap = 0;
 	}
 }
@@ -1154,17 +1179,21 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	/* the first key's hash, hashed once: for its shard and its lookup */
 	const struct kv_cmd *hashed_for = NULL;
 	uint64_t hash = 0;
+	/* a command over several keys: each key's hash, once */
+	uint64_t key_hash_room[REQ_HASHED];
+	struct kv_key_hashes keys = { 0, REQ_HASHED, key_hash_room };
 	unsigned t;
 
 	if (c->in_tx)
 		return false; /* a blocking request or an EXEC holds every later one */
 	if (c->run.requests) {
-		if (cmd && kv_multi_joins(cmd) && kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl) &&
-		    (!c->nflight || flight_passes(c, cmd, r)) && run_join(c, cmd, r, now))
+		if (cmd && kv_multi_joins(cmd) &&
+		    kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl, &keys) &&
+		    (!c->nflight || flight_passes(c, cmd, r, &keys)) && run_join(c, cmd, r, &keys, now))
 			return true;
 		run_start(c);
 	}
-	if (c->nflight && !flight_passes(c, cmd, r))
+	if (c->nflight && !flight_passes(c, cmd, r, &keys))
 		return false; /* behind the commands over several shards under way */
 	if (c->conn.subs && refused_subscribed(c, cmd, r))
 		return true;
@@ -1215,7 +1244,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	scan = cmd && cmd->multi == KV_MULTI_WALK;
 	local = cmd && !keyed && !(cmd->flags & KV_CMD_ALLSHARDS);
 	if (!cmd || !kv_cmd_arity_ok(cmd, r->argc) || local ||
-	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl))) {
+	    (!cmd->first_key && !scan && !kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl, NULL))) {
 		/* Runs here, on nothing of another shard's, once everything
 		 * before it answered (QUIT among them: it marks the connection
 		 * to close once answered). */
@@ -1230,7 +1259,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		sync_pubsub(c, before);
 		return true;
 	}
-	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl)) {
+	if (kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl, &keys)) {
 		/* Requests before it need not have answered: they reach every
 		 * shard before its locks do (jobs one shard sends another run in
 		 * order, and a shard's wait queue too), so it sees what they
@@ -1239,8 +1268,9 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		if (c->nflight == FLIGHT_MAX)
 			return false;
 		batch_send(c);
-		if (!run_join(c, cmd, r, now))
-			flight_start(c, cmd, r->argc, r->argv, r->argl, now, 1);
+		if (!run_join(c, cmd, r, &keys, now))
+			flight_start(c, cmd, r->argc, r->argv, r->argl, keys.n ? keys.hash : NULL,
+				     now, 1);
 		return true;
 	}
 	if (scan) {

@@ -197,7 +197,7 @@ static bool early(const struct kv_exec *x)
 		const struct kv_txn_req *q = t->q[i];
 
 		if (!keyed(q) || q->argc > KV_BATCH_ARGS ||
-		    kv_multi_needed(x->sh, q->cmd, q->argc, q->argv, q->argl) ||
+		    kv_multi_needed(x->sh, q->cmd, q->argc, q->argv, q->argl, NULL) ||
 		    ++per_shard[shard_of(x, q)] > KV_BATCH_MAX)
 			return false;
 	}
@@ -446,7 +446,7 @@ static void start_spanning(struct kv_exec *x, uint32_t i)
  * which walks one shard at a time). */
 static bool spans(const struct kv_exec *x, const struct kv_txn_req *q)
 {
-	return kv_multi_needed(x->sh, q->cmd, q->argc, q->argv, q->argl);
+	return kv_multi_needed(x->sh, q->cmd, q->argc, q->argv, q->argl, NULL);
 }
 
 /* Moves the replies of the commands started and answered, in order. */

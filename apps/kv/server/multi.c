@@ -107,11 +107,14 @@ static bool server_wide(const struct kv_cmd *cmd)
 }
 
 bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-		     const char *const *argv, const size_t *argl)
+		     const char *const *argv, const size_t *argl, struct kv_key_hashes *keys)
 {
 	unsigned first;
 	uint32_t n;
+	bool spans = false;
 
+	if (keys)
+		keys->n = 0;
 	if (sh->n == 1)
 		return false;
 	if (server_wide(cmd))
@@ -123,14 +126,24 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 	n = kv_cmd_nkeys(cmd, argc, argv, argl);
 	if (n < 2)
 		return false; /* one key, one shard: not hashed here */
-	first = kv_key_shard(sh, argv[cmd->first_key], argl[cmd->first_key]);
-	for (uint32_t k = 1; k < n; k++) {
+	if (keys && n > keys->room)
+		keys = NULL;
+	/* with a table to fill, every key is hashed (the transaction needs
+	 * them all); else up to the first on another shard */
+	for (uint32_t k = 0; k < n && (keys || !spans); k++) {
 		uint32_t i = kv_cmd_key_arg(cmd, k, argc, argv, argl);
+		uint64_t h = kv_keyhash(argv[i], argl[i]);
 
-		if (kv_key_shard(sh, argv[i], argl[i]) != first)
-			return true;
+		if (keys)
+			keys->hash[k] = h;
+		if (!k)
+			first = kv_hash_shard(sh, h);
+		else if (kv_hash_shard(sh, h) != first)
+			spans = true;
 	}
-	return false;
+	if (keys && spans)
+		keys->n = n;
+	return spans;
 }
 
 void kv_multi_free(struct kv_tx *t)

@@ -455,10 +455,20 @@ void kv_ps_free_orphans(struct kv_ps_out *q);
 
 /* ---- multi.c -------------------------------------------------------------- */
 
+/* A request's keys' hashes, in key order, filled by kv_multi_needed()
+ * for the checks and the transaction after it (each key hashed once). */
+struct kv_key_hashes {
+	uint32_t n;                   /* keys hashed: 0, or every key of the request */
+	uint32_t room;                /* hash[]'s size */
+	uint64_t *hash;               /* kv_keyhash() of each */
+};
+
 /* Whether the command spans shards (or the whole server) and so needs
- * a transaction. */
+ * a transaction. keys: NULL, or a table that receives every key's hash
+ * when it returns true for a request of at most keys->room keys (else
+ * keys->n is 0). */
 bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
-		     const char *const *argv, const size_t *argl);
+		     const char *const *argv, const size_t *argl, struct kv_key_hashes *keys);
 
 /* Whether consecutive requests of this command may run as one
  * transaction of their arguments in turn: a keyed write whose reply is OK
