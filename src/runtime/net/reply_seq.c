@@ -6,9 +6,11 @@
  * slot not yet written, next the next ticket. Filling the head writes it
  * and every filled slot behind it; filling another copies the frame into
  * the slot until its turn. The sequencers of a shard's sessions hang off
- * a table indexed like the session id table, and each carries its
- * session's id: an answer for a session that has gone (or whose slot
- * holds a newer session) finds no sequencer of that id and is discarded.
+ * a table indexed like the session id table; a session's is freed with
+ * it (net_reply_forget()), so the entry of a slot is its session's. An
+ * answer from another shard names the session by id: one that has gone
+ * (or whose slot holds a newer session) is not found, and the answer is
+ * discarded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,7 +30,6 @@ struct rslot {
 };
 
 struct net_rseq {
-	uint64_t id;                  /* the session's */
 	uint32_t head, next;          /* tickets: oldest unwritten, next free */
 	uint32_t cap;                 /* slots, a power of two */
 	struct rslot slot[];
@@ -39,11 +40,14 @@ static struct net_rseq **seq_ref(struct net_shard *sh, const struct pc_session *
 	return s->slot < sh->rseq_cap ? &sh->rseq[s->slot] : NULL;
 }
 
+/* Read on every write of a session that has answers owed (net_reply_owed()):
+ * the slot's entry, with no id to compare, since a session's sequencer
+ * goes with it. */
 static struct net_rseq *seq_of(const struct pc_session *s)
 {
 	struct net_rseq **p = seq_ref(s->sh, s);
 
-	return p && *p && (*p)->id == pc_session_id(s) ? *p : NULL;
+	return p ? *p : NULL;
 }
 
 static void seq_free(struct net_rseq *q)
@@ -73,13 +77,12 @@ static int table_fit(struct net_shard *sh, uint32_t slot)
 }
 
 /* A sequencer of cap slots holding q's (q may be NULL: a new one). */
-static struct net_rseq *seq_grow(struct net_rseq *q, uint64_t id, uint32_t cap)
+static struct net_rseq *seq_grow(struct net_rseq *q, uint32_t cap)
 {
 	struct net_rseq *n = calloc(1, sizeof(*n) + cap * sizeof(n->slot[0]));
 
 	if (!n)
 		return NULL;
-	n->id = id;
 	n->cap = cap;
 	if (q) {
 		n->head = q->head;
@@ -107,11 +110,7 @@ int pc_reply_reserve(struct pc_session *s, uint32_t *ticket)
 
 		if (q && q->cap >= PC_REPLY_MAX_PENDING)
 			return -ENOBUFS;
-		if (*p && !q) { /* an earlier session's, never forgotten */
-			seq_free(*p);
-			*p = NULL;
-		}
-		q = seq_grow(q, pc_session_id(s), cap);
+		q = seq_grow(q, cap);
 		if (!q)
 			return -ENOMEM;
 		*p = q;
