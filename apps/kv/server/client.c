@@ -1013,7 +1013,6 @@ static void run_start(struct kv_client *c)
 {
 	struct kv_run *run = &c->run;
 	uint32_t requests = run->requests, argc = run->argc;
-
 	const uint64_t *hash = run->unhashed ? NULL : run->hash;
 
 	run->requests = 0;
