@@ -171,7 +171,10 @@ struct pc_shard_stats {
 	uint64_t unrun_at_stop;  /* messages still queued to this shard when
 	                          * the engine stopped (never run) */
 	/* The outbox and calls (percore/outbox.h). */
-	uint64_t outbox_queued;  /* messages that waited in an outbox */
+	/* The outbox's figures are taken when it drains, at least once a
+	 * turn: at most a turn old (a send touches none of them). */
+	uint64_t outbox_queued;  /* messages that waited in an outbox (counted
+	                          * as they leave it, or at the engine's end) */
 	uint64_t outbox_depth;   /* messages in the outboxes now */
 	uint64_t outbox_high_water; /* the most there at once */
 	uint64_t outbox_refused; /* queueing sends refused with -ENOBUFS */

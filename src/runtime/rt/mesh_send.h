@@ -167,10 +167,12 @@ PC_INLINE struct rt_head *rt_mesh_open(struct rt_shard *s, unsigned to, bool sma
 	return rt_mesh_open_slow(s, to, small, reply, mail);
 }
 
-/* A ring slot was written: remember the ring for the flush, publish
- * once publish_batch slots wait (msgs_out counts them then), and set
- * the fast path's limit again. */
-PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
+/* A ring slot was written: remember the ring for the flush and publish
+ * once publish_batch slots wait (msgs_out counts them then). Returns
+ * whether it published (which sets the fast path's limit). For the
+ * outbox's drain, which leaves the limit 0 while messages wait there;
+ * any other sender calls rt_mesh_staged(). */
+PC_INLINE bool rt_mesh_staged_held(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
@@ -178,9 +180,16 @@ PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
 		o->dirty = true;
 		s->dirty[s->ndirty++] = to;
 	}
-	if (rt_mesh_nstaged(o) >= o->batch)
-		rt_mesh_publish(s, to);
-	else
+	if (rt_mesh_nstaged(o) < o->batch)
+		return false;
+	rt_mesh_publish(s, to);
+	return true;
+}
+
+/* rt_mesh_staged_held(), and the fast path's limit set again. */
+PC_INLINE void rt_mesh_staged(struct rt_shard *s, unsigned to)
+{
+	if (!rt_mesh_staged_held(s, to))
 		rt_mesh_limit(s, to);
 }
 

@@ -28,6 +28,12 @@
  * Budget: queued messages count against the shard's outbox_budget, all
  * destinations together; replies and the library's own messages are
  * exempt (refusing them would lose them). Watermarks are per destination.
+ *
+ * Statistics: a send touches none (they cost a stream of messages waiting
+ * here a twentieth of its instructions). The depth only grows between
+ * drains, so each drain records it first, its peak for the high water,
+ * and counts the messages it moves as queued; the figures a reader sees
+ * are at most a turn old, every turn ending with a drain.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -97,7 +103,9 @@ void rt_outbox_free(struct rt_shard *s)
 
 /* ---- the FIFO ------------------------------------------------------------ */
 
-static void depth_changed(struct rt_shard *s)
+/* The statistics of the depth now: at a drain's start (the most since
+ * the last drain) and end. */
+static void depth_seen(struct rt_shard *s)
 {
 	uint32_t d = s->app.obx_total;
 
@@ -148,8 +156,6 @@ PC_INLINE struct rt_msg *obx_push(struct rt_shard *s, unsigned to, bool exempt, 
 	}
 	ob->depth++;
 	a->obx_total++;
-	RT_STAT_ADD(s, outbox_queued, 1);
-	depth_changed(s);
 	return &c->msgs[c->tail++];
 }
 
@@ -222,7 +228,9 @@ static uint32_t move_msg(struct rt_shard *s, unsigned to, struct rt_msg *m)
 		o->packed += m->h.len; /* the publish counts messages, not slots */
 	}
 	copy_msg(rt_ring_stage_free(o->ring), m);
-	rt_mesh_staged(s, to);
+	/* the limit stays 0: the outbox holds m until its drain moves on,
+	 * and rt_outbox_drain_to() sets it once the outbox is empty */
+	rt_mesh_staged_held(s, to);
 	return n;
 }
 
@@ -260,6 +268,7 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 	size_t room = 0;
 	struct rt_obx_chunk *c;
 
+	depth_seen(s);
 	while ((c = ob->first)) {
 		for (; c->head < c->tail; c->head++) {
 			struct rt_msg *m = &c->msgs[c->head];
@@ -291,8 +300,10 @@ uint32_t rt_outbox_drain_to(struct rt_shard *s, unsigned to)
 out:
 	ob->depth -= moved;
 	s->app.obx_total -= moved;
-	if (moved)
-		depth_changed(s);
+	if (moved) {
+		RT_STAT_ADD(s, outbox_queued, moved);
+		depth_seen(s);
+	}
 	return ob->depth;
 }
 
@@ -392,15 +403,17 @@ void rt_outbox_end(struct rt_shard *s)
 		struct rt_obx_chunk *c;
 
 		RT_STAT_ADD(s, outbox_unsent, ob->depth);
+		RT_STAT_ADD(s, outbox_queued, ob->depth); /* they waited here too */
 		while ((c = ob->first)) {
 			ob->first = c->next;
 			chunk_free(s, c);
 		}
 		*ob = (struct rt_outbox){ 0 };
 	}
+	depth_seen(s); /* the peak since the last drain */
 	a->nobx = 0;
 	a->obx_total = 0;
-	depth_changed(s);
+	depth_seen(s);
 }
 
 /* ---- sending ------------------------------------------------------------- */
@@ -519,13 +532,13 @@ static PC_NOINLINE int obx_send_ptr(struct rt_shard *s, unsigned to, pc_msg_fn f
 	struct rt_outbox *ob = &s->out[to].obx;
 	struct rt_app *a = &s->app;
 
-	if (!m || (!exempt && a->obx_total >= a->obx_budget) || !rt_msg_join(m, fn, arg))
+	/* each test's usual outcome first: under the budget, under the
+	 * watermark (exempt or pressured matter only past them) */
+	if (!m || (a->obx_total >= a->obx_budget && !exempt) || !rt_msg_join(m, fn, arg))
 		return obx_push_ptr(s, to, fn, arg, exempt); /* or refused there */
 	ob->depth++;
 	a->obx_total++;
-	RT_STAT_ADD(s, outbox_queued, 1);
-	depth_changed(s);
-	if (PC_UNLIKELY(!ob->pressured && ob->depth >= a->obx_high))
+	if (PC_UNLIKELY(ob->depth >= a->obx_high && !ob->pressured))
 		return obx_pressure(s, to);
 	return 0;
 }
