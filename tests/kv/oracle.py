@@ -16,13 +16,16 @@ instead of through kv_exec, and the transaction sequences also to
 
 usage: oracle.py KV_EXEC [REDIS_SERVER]
        oracle.py --tcp PERCORE [REDIS_SERVER]"""
+import atexit
 import os
 import random
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -1760,15 +1763,38 @@ def kv_test_args():
     return os.environ.get("PC_KV_ARGS", "").split()
 
 
+_scratch = []
+
+
+def scratch_dir():
+    """An empty directory for the servers a test starts to run in, one a
+    process (so that CONFIG GET dir answers alike), removed at exit. Both
+    servers load dump.rdb (and an append-only directory) from the
+    directory they start in: started where someone ran a server before, a
+    test would begin with that server's keys. They save nothing there
+    (--save ""); a test that persists names a directory of its own."""
+    if not _scratch:
+        _scratch.append(tempfile.mkdtemp(prefix="pc_kv_test_"))
+        atexit.register(shutil.rmtree, _scratch[0], ignore_errors=True)
+    return _scratch[0]
+
+
+def program(path):
+    """path as a program to start in scratch_dir(): a relative path made
+    absolute (it would be looked up from there), a bare name left to
+    PATH."""
+    return os.path.abspath(path) if os.sep in path else path
+
+
 class KvServer:
     """`percore kv` on a port the kernel picks, two shards (or `shards`;
     None: its default count); peer() opens a connection to it."""
 
     def __init__(self, percore, shards=2):
         count = ["--shards", str(shards)] if shards else []
-        self.proc = subprocess.Popen([percore, "kv", "--port", "0"] + count +
+        self.proc = subprocess.Popen([program(percore), "kv", "--port", "0"] + count +
                                      ["--oversubscribe", "--policy", "off", "--save", ""] +
-                                     kv_test_args(),
+                                     kv_test_args(), cwd=scratch_dir(),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = b""
         while b"listening on" not in line:
@@ -1851,9 +1877,11 @@ def process_cpu_s(pid):
 
 def start_redis(server):
     port = free_port()
-    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--databases", "1", "--daemonize", "no"],
+    proc = subprocess.Popen([program(server), "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no", "--databases", "1",
+                             "--daemonize", "no"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=scratch_dir(),
                             # SORT ... ALPHA collates in the server's locale;
                             # percore kv orders bytes, as the C locale does
                             env=dict(os.environ, LC_ALL="C"))

@@ -30,7 +30,7 @@ PERCORE = None
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import enc  # noqa: E402  (a multibulk request)
+from oracle import enc, program, scratch_dir  # noqa: E402  (a multibulk request)
 
 
 def listening_port(p, lines=None):
@@ -64,9 +64,10 @@ class Server:
     """One `percore kv` on a port the kernel picks, two shards."""
 
     def __init__(self, *extra, env=None):
-        cmd = [PERCORE, "kv", "--port", "0", "--shards", "2", "--oversubscribe",
+        cmd = [program(PERCORE), "kv", "--port", "0", "--shards", "2", "--oversubscribe",
                "--policy", "off", "--save", "", *os.environ.get("PC_KV_ARGS", "").split(), *extra]
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                  cwd=scratch_dir())
         _started.append(self.p)
         self.err = b""
         self.log = b""  # stderr lines totals() passed over
