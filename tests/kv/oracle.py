@@ -180,7 +180,9 @@ class RedisPeer:
 
 class ExecPeer:
     def __init__(self, path):
-        self.proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # in the servers' directory: CONFIG GET dir answers alike
+        self.proc = subprocess.Popen([program(path)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, cwd=scratch_dir())
         self.reader = Reader(self._recv)
 
     def _recv(self):
