@@ -132,17 +132,21 @@ struct kv_job {
 	 * as one message. reqs holds them encoded (kv_batch_add()); the
 	 * target writes their replies one after another to out, request
 	 * i's ending at out_end[i]; after holds the home replies that follow
-	 * request i from after_mark[i] on. */
+	 * request i from after_mark[i] on (both tables at the end). */
 	uint32_t nreq;
 	bool sent;
 	struct kv_reply reqs;
-	size_t out_end[KV_BATCH_MAX];
-	size_t after_mark[KV_BATCH_MAX];
 	struct kv_args a;          /* KV_JOB_CMD's request (in the same allocation) */
 	const struct kv_cmd *cmd;  /* its command, when the sender knew it (NULL:
 	                            * looked up by a.argv[0] where it runs) */
 	uint32_t acap;             /* argument slots */
 	char *abuf;                /* where the next argument's bytes go */
+	/* Last, and not zeroed by kv_job_new() (half the job): entry i is
+	 * written as request i is added (after_mark) and as it runs or
+	 * fails (out_end), and read only for i < nreq once the job finished
+	 * unskipped. */
+	size_t out_end[KV_BATCH_MAX];
+	size_t after_mark[KV_BATCH_MAX];
 };
 
 /* Figures one shard writes and anyone reads (relaxed). */

@@ -103,7 +103,7 @@ struct kv_job *kv_job_new_hashed(enum kv_job_kind kind, uint32_t argc, size_t by
 
 	if (!j)
 		return NULL;
-	memset(j, 0, sizeof(*j));
+	memset(j, 0, offsetof(struct kv_job, out_end));
 	j->kind = kind;
 	j->scan_shard = -1;
 	j->block = block;
@@ -584,7 +584,9 @@ static void job_fail(struct kv_job *j, int err)
 	size_t before = j->out.len;
 
 	kv_reply_clear(&j->out);
-	for (uint32_t i = 0; i < (j->kind == KV_JOB_BATCH ? j->nreq : 1); i++) {
+	/* one error per request: a batch's, or an EXEC lock's that carries
+	 * its commands (exec.c reads their replies by out_end) */
+	for (uint32_t i = 0; i < (j->nreq ? j->nreq : 1); i++) {
 		kv_reply_errorf(&j->out, KV_ERR_MISCONF_AOF_FMT, strerror(-err));
 		j->out_end[i] = j->out.len;
 	}
