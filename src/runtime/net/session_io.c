@@ -310,7 +310,11 @@ static void input_raw(struct pc_session *s)
 			net_session_pause(s);
 			return;
 		}
-		const uint8_t *p = pc_ringbuf_read_span(s->rx, &len);
+		/* Everything buffered, in one piece: a handler that waits for
+		 * a whole line or request must not see only the part before
+		 * the ring's end (it could never complete there). */
+		len = pc_ringbuf_used(s->rx);
+		const uint8_t *p = pc_ringbuf_linearize(s->rx, len);
 		refs_open(s, p, len);
 		used = sh->cfg->on_data(s, p, len, sh->cfg->user);
 		sh->ref_owner = NULL;
@@ -343,8 +347,10 @@ static bool rx_stuck(const struct pc_session *s)
 	       !(s->flags & (NS_PAUSED | NS_CLOSING | NS_HELD | NS_BUDGET));
 }
 
-/* n bytes were written into s->rx: account for them and decode. */
-static void took_in(struct pc_session *s, size_t n)
+/* n bytes were written into s->rx: account for them and, with decode,
+ * decode them (without: the raw handler was just offered them and used
+ * none; they wait for what comes next). */
+static void took_in(struct pc_session *s, size_t n, bool decode)
 {
 	struct net_shard *sh = s->sh;
 	bool held = net_budget_held(s);
@@ -354,7 +360,8 @@ static void took_in(struct pc_session *s, size_t n)
 	NET_STAT_ADD(sh, buffered_bytes, n);
 	if (sh->idle_ticks || sh->hb_ticks)
 		s->last_rx = (uint32_t)net_tick();
-	net_session_input(s);
+	if (decode)
+		net_session_input(s);
 	/* the input budget looks only where a session held or holds bytes
 	 * (in its ring or, for a raw server, aside: pc_session_hold_input) */
 	net_budget_settle(sh, held || net_budget_held(s));
@@ -405,7 +412,7 @@ static void read_in(struct pc_session *s)
 	n = m.msg_iovlen == 1 ? recv(s->fd, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT)
 			      : recvmsg(s->fd, &m, MSG_DONTWAIT);
 	if (n > 0)
-		took_in(s, (size_t)n);
+		took_in(s, (size_t)n, true);
 	else
 		read_nothing(s, n ? errno : 0);
 }
@@ -439,9 +446,10 @@ static bool flush_early(struct pc_session *s)
 	return true;
 }
 
-/* Copy n bytes into the input ring and decode them there, while none of
- * the `stop` flags is set. Returns the bytes taken. */
-static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned stop)
+/* Copy n bytes into the input ring and decode them there (see took_in),
+ * while none of the `stop` flags is set. Returns the bytes taken. */
+static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned stop,
+		      bool decode)
 {
 	size_t took = 0, len;
 
@@ -464,8 +472,19 @@ static size_t copy_in(struct pc_session *s, const uint8_t *p, size_t n, unsigned
 		len = len < n - took ? len : n - took;
 		memcpy(dst, p + took, len);
 		took += len;
-		took_in(s, len);
+		took_in(s, len, decode);
 	}
+	return took;
+}
+
+/* took bytes of a receive buffer were used where they lie. */
+static size_t in_place_took(struct pc_session *s, size_t took)
+{
+	struct net_shard *sh = s->sh;
+
+	NET_STAT_ADD(sh, bytes_in, took);
+	if (took && (sh->idle_ticks || sh->hb_ticks))
+		s->last_rx = (uint32_t)net_tick();
 	return took;
 }
 
@@ -505,10 +524,35 @@ static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
 			break; /* into the input ring, for the resume */
 		took += pc_frame_size(&f);
 	}
-	NET_STAT_ADD(sh, bytes_in, took);
-	if (took && (sh->idle_ticks || sh->hb_ticks))
-		s->last_rx = (uint32_t)net_tick();
-	return took;
+	return in_place_took(s, took);
+}
+
+/* A raw session's bytes offered where they were received, for a session
+ * that holds no input, as input_raw() offers the input ring's: a handler
+ * that takes every byte (kv's) then never needs a ring, nor the copy into
+ * it. It stops where input_raw() would; *starved says the handler used
+ * none of what is left, which then waits for more before it is offered
+ * again. Returns the bytes used. */
+static size_t use_in_place(struct pc_session *s, const uint8_t *p, size_t n, bool *starved)
+{
+	struct net_shard *sh = s->sh;
+	size_t took = 0, used;
+
+	while (took < n && !(s->flags & (NS_DEAD | NS_CLOSING | NS_FIN | NS_HELD))) {
+		if (net_session_queued(s) >= sh->cfg->high_water) {
+			net_session_pause(s);
+			break;
+		}
+		refs_open(s, p + took, n - took);
+		used = sh->cfg->on_data(s, p + took, n - took, sh->cfg->user);
+		sh->ref_owner = NULL;
+		if (!used) {
+			*starved = true;
+			break;
+		}
+		took += used < n - took ? used : n - took;
+	}
+	return in_place_took(s, took);
 }
 
 /* Bytes that complete the frame begun in the input ring (its header
@@ -537,7 +581,7 @@ static size_t complete_frame(struct pc_session *s, const uint8_t *p, size_t n)
 	while (took < n && s->rx && pc_ringbuf_used(s->rx) && !(s->flags & NS_NO_READ) &&
 	       (want = rx_frame_rest(s))) {
 		want = want < n - took ? want : n - took;
-		k = copy_in(s, p + took, want, NS_NO_READ);
+		k = copy_in(s, p + took, want, NS_NO_READ, true);
 		took += k;
 		if (k < want)
 			break;
@@ -586,18 +630,23 @@ static void lent_settle(struct pc_session *s, bool write_now)
  * left) into the input ring. Returns the bytes taken. */
 static size_t feed_in(struct pc_session *s, const uint8_t *p, size_t n, bool write_now)
 {
-	size_t took;
+	bool raw = s->sh->cfg->raw, starved = false;
+	size_t took = 0;
 
-	if (s->sh->cfg->raw || (s->flags & NS_NO_READ))
-		return copy_in(s, p, n, NS_NO_READ);
-	took = complete_frame(s, p, n);
+	if (s->flags & NS_NO_READ)
+		return copy_in(s, p, n, NS_NO_READ, true);
+	if (!raw)
+		took = complete_frame(s, p, n);
 	if (took < n && !(s->flags & NS_NO_READ) && (!s->rx || !pc_ringbuf_used(s->rx))) {
-		took += decode_in_place(s, p + took, n - took);
+		took += raw ? use_in_place(s, p + took, n - took, &starved)
+			    : decode_in_place(s, p + took, n - took);
 		lent_settle(s, write_now);
 	}
 	if (took < n) {
-		took += copy_in(s, p + took, n - took, NS_DEAD | NS_CLOSING | NS_FIN);
+		took += copy_in(s, p + took, n - took, NS_DEAD | NS_CLOSING | NS_FIN, !starved);
 	} else if (!(s->flags & NS_DEAD)) {
+		/* nothing held here (what a raw handler holds aside settles
+		 * through pc_session_hold_input) */
 		net_budget_settle(s->sh, false);
 		if (!s->ref_head)
 			net_session_buf_release(s->sh, &s->rx);
@@ -628,9 +677,9 @@ size_t net_session_feed(struct pc_session *s, const uint8_t *p, ssize_t n)
 }
 
 /* Whether the next read goes into the shard's scratch buffer rather than
- * the input ring: framed input with nothing buffered, or with the start
- * of a frame whose rest fits there (a larger one is read straight into
- * its ring). Frames then decode where they were read and rings hold only
+ * the input ring: input with nothing buffered, or with the start of a
+ * frame whose rest fits there (a larger one is read straight into its
+ * ring). Input is then used where it was read and rings hold only
  * incomplete tails: every session reads into one hot buffer, as a plain
  * server's do, instead of into a ring of its own (64 connections of
  * 4 KiB echoes: 4 MiB of rings, 0.70x Peer/epoll_echo). */
@@ -638,17 +687,22 @@ static bool reads_scratch(const struct pc_session *s)
 {
 	size_t rest;
 
-	if (s->sh->cfg->raw)
-		return false;
 	if (!s->rx || !pc_ringbuf_used(s->rx))
 		return true;
+	if (s->sh->cfg->raw)
+		return false;
 	rest = rx_frame_rest(s);
 	return rest && rest <= PC_SERVER_RX_BUFFER;
 }
 
 static void read_scratch(struct pc_session *s)
 {
-	ssize_t n = recv(s->fd, s->sh->scratch, PC_SERVER_RX_BUFFER, MSG_DONTWAIT);
+	/* A raw session's unused rest goes to its empty input ring whole: no
+	 * more than the ring holds (frames grow theirs as they need). */
+	size_t max = s->sh->cfg->raw && s->sh->cfg->rx_buffer < PC_SERVER_RX_BUFFER
+			     ? s->sh->cfg->rx_buffer
+			     : PC_SERVER_RX_BUFFER;
+	ssize_t n = recv(s->fd, s->sh->scratch, max, MSG_DONTWAIT);
 
 	if (n > 0)
 		feed(s, s->sh->scratch, (size_t)n, true);

@@ -3,9 +3,10 @@
  * multishot receive into the reactor's provided buffers).
  *
  * The reactor lends a buffer of received bytes for the length of one call;
- * net_session_feed() copies them into the session's input ring, decodes
- * them there, and the ring goes back to the pool once empty, as after a
- * read: an idle session still holds no buffer. Everything else (interest,
+ * net_session_feed() uses them where they lie and copies into the
+ * session's input ring only what is left (an incomplete frame, input a
+ * pause or a hold left); the ring goes back to the pool once empty, as
+ * after a read: an idle session holds no buffer. Everything else (interest,
  * output, closing) is the readiness path's: the reactor turns PC_EV_IN
  * interest into a running receive and its removal into a cancellation. */
 #include <errno.h>
