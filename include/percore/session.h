@@ -75,7 +75,10 @@ PC_API const char *pc_close_reason_name(enum pc_close_reason why);
  * session layer and never reach it. */
 typedef void (*pc_frame_fn)(struct pc_session *s, const struct pc_frame *f, void *user);
 /* on_data (raw sessions): bytes as they arrive; return how many were used
- * (the rest stays buffered and is offered again with what comes next). */
+ * (the rest is offered again at once; once a call uses none, the rest
+ * stays buffered and is offered again, in one piece, with what comes
+ * next). data is valid until the handler returns: it may be the receive
+ * buffer itself. */
 typedef size_t (*pc_data_fn)(struct pc_session *s, const uint8_t *data, size_t len, void *user);
 /* A session opened: called once, before its first frame or bytes. */
 typedef void (*pc_open_fn)(struct pc_session *s, void *user);
