@@ -631,6 +631,7 @@ static void lent_settle(struct pc_session *s, bool write_now)
 static size_t feed_in(struct pc_session *s, const uint8_t *p, size_t n, bool write_now)
 {
 	bool raw = s->sh->cfg->raw, starved = false;
+	bool held = raw && net_budget_held(s);
 	size_t took = 0;
 
 	if (s->flags & NS_NO_READ)
@@ -645,9 +646,12 @@ static size_t feed_in(struct pc_session *s, const uint8_t *p, size_t n, bool wri
 	if (took < n) {
 		took += copy_in(s, p + took, n - took, NS_DEAD | NS_CLOSING | NS_FIN, !starved);
 	} else if (!(s->flags & NS_DEAD)) {
-		/* nothing held here (what a raw handler holds aside settles
-		 * through pc_session_hold_input) */
-		net_budget_settle(s->sh, false);
+		/* Frames used in place leave nothing held. A raw handler may
+		 * hold input aside (pc_session_hold_input): the budget looks
+		 * at once, as after a read into the ring, not only at the
+		 * turn's end, when a turn's receives may have passed it many
+		 * times over. */
+		net_budget_settle(s->sh, raw && (held || net_budget_held(s)));
 		if (!s->ref_head)
 			net_session_buf_release(s->sh, &s->rx);
 	}
