@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the concurrency stress tests: how many items to move
- * (an environment override, smaller under ThreadSanitizer) and a cheap
- * random mix of operations. Waiting uses tests/backoff.h. */
+ * (an environment override, smaller under ThreadSanitizer), how long a run
+ * may take, and a cheap random mix of operations. Waiting uses
+ * tests/backoff.h. */
 #ifndef PERCORE_TESTS_STRESS_H
 #define PERCORE_TESTS_STRESS_H
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "backoff.h"
 
@@ -35,6 +38,56 @@ static inline uint64_t stress_items(uint64_t normal, uint64_t tsan_default)
 #else
 	return normal;
 #endif
+}
+
+/* A run's time limit. Threads that hand every item to each other and yield
+ * while waiting can move a hundred times slower when every CPU is busy with
+ * something else; a producer that finds the limit passed stops sending, and
+ * the run checks exactly what was sent (every item once, in order) instead
+ * of nearing its test's timeout. PC_STRESS_SECONDS overrides the limit. */
+#define STRESS_SECONDS 30
+/* A run that moved fewer items than this in its time proves too little. */
+#define STRESS_MIN_ITEMS 10000
+
+struct stress_clock {
+	struct timespec start;
+	double limit_s;
+};
+
+static inline void stress_clock_start(struct stress_clock *c)
+{
+	const char *env = getenv("PC_STRESS_SECONDS");
+	char *end;
+	double v;
+
+	c->limit_s = STRESS_SECONDS;
+	if (env && *env) {
+		v = strtod(env, &end);
+		if (*end == '\0' && v > 0)
+			c->limit_s = v;
+		else
+			fprintf(stderr, "PC_STRESS_SECONDS='%s' is not a positive number; using %d\n",
+				env, STRESS_SECONDS);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &c->start);
+}
+
+/* Whether the limit has passed. Differences of a monotonic clock read by
+ * this thread after start: they cannot wrap. */
+static inline bool stress_clock_expired(const struct stress_clock *c)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - c->start.tv_sec) +
+		       (double)(now.tv_nsec - c->start.tv_nsec) / 1e9 >= c->limit_s;
+}
+
+/* The least a run must have moved: all it was asked for, or when it was
+ * cut short by time, STRESS_MIN_ITEMS. */
+static inline uint64_t stress_min_moved(uint64_t asked)
+{
+	return asked < STRESS_MIN_ITEMS ? asked : STRESS_MIN_ITEMS;
 }
 
 /* A cheap, reproducible mix of choices per thread (xorshift64). */
