@@ -8,9 +8,11 @@ INCR b EXEC in flight each) for SECONDS, in REPS interleaved repetitions;
 then both servers with a pair of keys of its own per connection (on two
 shards for kv), where no two transactions contend for a key.
 Prints per run and as medians: transactions/s, and the server's CPU time
-(user + system, every thread) per transaction.
+(user + system, every thread) per transaction. --baseline PERCORE2: another
+build's 2-shard rows in the same interleaved run (the key placement is the
+same in both builds), and each row's ratio to them.
 
-usage: txn_bench.py PERCORE KV_TXN_LOAD [REPS] [SECONDS]"""
+usage: txn_bench.py PERCORE KV_TXN_LOAD [REPS] [SECONDS] [--baseline PERCORE2]"""
 import argparse
 import os
 import statistics
@@ -45,9 +47,11 @@ def main():
                     help="interleaved repetitions (default 3)")
     ap.add_argument("seconds", nargs="?", default="3",
                     help="seconds of load per repetition (default 3)")
+    ap.add_argument("--baseline", help="another percore build, run beside it")
     a = ap.parse_args()
     percore, load, reps, seconds = a.percore, a.load, a.reps, a.seconds
     kv = KvServer(percore, shards=2)
+    base = KvServer(a.baseline, shards=2) if a.baseline else None
     redis, rport = start_redis("redis-server")
     try:
         peer = kv.peer()
@@ -59,10 +63,16 @@ def main():
                 "redis-server": (["a", "b"], rport, redis.pid),
                 "kv, own keys": ([own(n) for n in names], kv.port, kv.proc.pid),
                 "redis, own keys": (names, rport, redis.pid)}
+        if base:
+            runs["base, 2 shards"] = (runs["kv, 2 shards"][0], base.port, base.proc.pid)
+            runs["base, own keys"] = (runs["kv, own keys"][0], base.port, base.proc.pid)
         peer.close()
         res = {name: [] for name in runs}
-        for _ in range(reps):
-            for name, (keys, port, pid) in runs.items():
+        for rep in range(reps):
+            # every other repetition in reverse, so that no row always
+            # follows the same one
+            order = list(runs.items())[::-1 if rep % 2 else 1]
+            for name, (keys, port, pid) in order:
                 res[name].append(run(load, port, pid, keys, seconds))
         for name, rows in res.items():
             for tps, us in rows:
@@ -76,7 +86,13 @@ def main():
             a, b = med[n], med[peer_row]
             print("ratio %s / redis: throughput %.2f, CPU per transaction %.2f"
                   % (n, a[0] / b[0], a[1] / b[1]))
+        for n in ("2 shards", "own keys") if base else ():
+            a, b = med["kv, " + n], med["base, " + n]
+            print("ratio kv / base, %s: throughput %.2f, CPU per transaction %.2f"
+                  % (n, a[0] / b[0], a[1] / b[1]))
     finally:
+        if base:
+            base.stop()
         kv.stop()
         redis.kill()
         redis.wait()

@@ -3,7 +3,8 @@
 """Blocking commands over TCP against `percore kv --shards 2`, the replies
 compared with a real redis-server doing the same steps: timeouts, a push
 by another client waking the longest waiting one (on keys of both shards,
-by LPUSH, RPUSH, ZADD, LMOVE's destination, a MULTI/EXEC), waiters served
+by LPUSH, RPUSH, ZADD, LMOVE's destination, a MULTI/EXEC; one spanning
+both shards serves its blocked client only once it ran whole), waiters served
 first come first served, a client leaving while blocked losing nothing,
 BLMOVE and BRPOPLPUSH with source and destination on different shards,
 CLIENT UNBLOCK, CLIENT LIST and CLIENT KILL across shards, outside MULTI
@@ -78,6 +79,26 @@ def wake(port, k):
         got += [cmd(b, "LRANGE", k("f"), 0, -1), cmd(b, "LRANGE", k("d"), 0, -1), cmd(b, "ZRANGE", k("y"), 0, -1),
                 cmd(b, "LRANGE", k("h"), 0, -1)]
         out.append((blocked, got))
+        a.close()
+        b.close()
+    return out
+
+
+def exec_spanning(port, k):
+    """An EXEC over both shards pushing to a list a client is blocked on,
+    the push among the commands of the list's shard, locked last: the
+    blocked client is served after the whole EXEC, as Redis serves it,
+    so a command after the push in the same EXEC still sees the element,
+    and the woken client reads the EXEC's write on the other shard."""
+    out = []
+    for tail in ((), (("LLEN", k("b")),)):
+        a, b = o.RedisPeer(port), o.RedisPeer(port)
+        send(a, "BLPOP", k("b"), 0)
+        time.sleep(0.1)
+        steps = [("SET", k("a"), "v%d" % len(tail)), ("RPUSH", k("b"), "x")] + list(tail)
+        got = [cmd(b, "MULTI")] + [cmd(b, *step) for step in steps] + [cmd(b, "EXEC")]
+        got += [reply(a), cmd(a, "GET", k("a")), cmd(b, "LLEN", k("b"))]
+        out.append(got)
         a.close()
         b.close()
     return out
@@ -568,7 +589,8 @@ def main():
                 flush()
                 compare(name, fn(kv.port, kk), fn(rport, kk), failures)
 
-        both((("timeouts", timeouts), ("wake", wake), ("fifo", fifo), ("leave", leave)), k)
+        both((("timeouts", timeouts), ("wake", wake), ("exec_spanning", exec_spanning),
+              ("fifo", fifo), ("leave", leave)), k)
         # BLMOVE's source and destinations apart, then together
         names = ["a", "b", "s", "t", "u", "z"]
         for kk in (o.placed(probe, names, lambda i: i % 2), o.placed(probe, names, lambda i: 0)):

@@ -40,8 +40,19 @@
 
 #include "aof_shard.h"
 #include "cmd_impl.h"
+#include "keyhash.h"
 #include "server_internal.h"
 #include "txn.h"
+
+/* A key of the transaction, hashed once: every step that needs its
+ * shard or its hash (the plan, the locks, each command's target) reads
+ * them here. */
+struct tx_key {
+	const char *key;
+	size_t len;
+	uint64_t hash;
+	unsigned shard;
+};
 
 struct kv_exec {
 	struct kv_client *c;
@@ -62,6 +73,12 @@ struct kv_exec {
 	uint32_t pending;             /* answers awaited (+1 while sending) */
 	struct kv_job **jobs;         /* per queued command: its reply's job */
 	struct kv_job **looks;        /* per shard: its watched keys' lookup */
+	/* every key of the queue, then the watched ones, each hashed once
+	 * (plan_keys): command i's are keys[qkey[i]] up to keys[qkey[i + 1]],
+	 * the watched ones from keys[qkey[n]] on */
+	struct tx_key *keys;
+	uint32_t nkeys;
+	uint32_t *qkey;
 	/* the server's shards, the length of looks[] and commits[]: read
 	 * when an orphan is freed, after the home shard's memory is gone */
 	unsigned nshards;
@@ -90,91 +107,46 @@ static bool keyed(const struct kv_txn_req *q)
 	return q->cmd->first_key && (uint32_t)q->cmd->first_key < q->argc;
 }
 
-/* The shard of a queued command's first key. */
-static unsigned shard_of(const struct kv_exec *x, const struct kv_txn_req *q)
+/* The shard of queued command i's first key. */
+static unsigned shard_of(const struct kv_exec *x, uint32_t i)
 {
-	return kv_key_shard(x->sh, q->argv[q->cmd->first_key], q->argl[q->cmd->first_key]);
+	return x->keys[x->qkey[i]].shard;
 }
 
-/* Calls fn for each key of queued command q. */
-static void each_key(const struct kv_txn_req *q, void (*fn)(void *, const char *, size_t),
-		     void *arg)
+/* The keys of the transaction to walk: its commands' and the watched
+ * ones, or (watched) the watched ones alone. */
+static uint32_t keys_from(const struct kv_exec *x, bool watched)
 {
-	uint32_t n;
-
-	if (!keyed(q))
-		return;
-	n = kv_cmd_nkeys(q->cmd, q->argc, q->argv, q->argl);
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = kv_cmd_key_arg(q->cmd, k, q->argc, q->argv, q->argl);
-
-		fn(arg, q->argv[i], q->argl[i]);
-	}
-}
-
-/* Calls fn for each key of the transaction: its commands', its watched. */
-static void each_tx_key(const struct kv_txn *t, void (*fn)(void *, const char *, size_t),
-			void *arg)
-{
-	for (uint32_t i = 0; i < t->n; i++)
-		each_key(t->q[i], fn, arg);
-	for (uint32_t i = 0; i < t->nwatch; i++)
-		fn(arg, t->w[i].key, t->w[i].len);
-}
-
-/* Counting the keys (and their bytes) that shard `want` owns. */
-struct key_count {
-	const struct kv_shard *sh;
-	unsigned want;
-	uint32_t n;
-	size_t bytes;
-	struct kv_job *j;             /* when set: each key appended to it */
-	bool *used;                   /* when set: per shard, owns a key */
-};
-
-static void count_key(void *arg, const char *key, size_t len)
-{
-	struct key_count *k = arg;
-	unsigned s = kv_key_shard(k->sh, key, len);
-
-	if (k->used)
-		k->used[s] = true;
-	if (s != k->want)
-		return;
-	k->n++;
-	k->bytes += len;
-	if (k->j)
-		kv_job_arg(k->j, key, len);
-}
-
-/* Walks the keys of the transaction (watched: its watched keys alone). */
-static void walk_keys(const struct kv_txn *t, bool watched, struct key_count *k)
-{
-	if (!watched) {
-		each_tx_key(t, count_key, k);
-		return;
-	}
-	for (uint32_t i = 0; i < t->nwatch; i++)
-		count_key(k, t->w[i].key, t->w[i].len);
+	return watched ? x->qkey[x->n] : 0;
 }
 
 /* A job whose arguments are name and then the keys of the transaction
- * (watched: the watched keys alone) that shard s owns; NULL when out of
+ * (watched: the watched keys alone) that shard s owns, a lock with their
+ * hashes besides (its shard need not hash them again); NULL when out of
  * memory. */
 static struct kv_job *keys_job(const struct kv_exec *x, unsigned s, enum kv_job_kind kind,
 			       const char *name, bool watched)
 {
-	const struct kv_txn *t = x->conn->txn;
-	struct key_count k = { .sh = x->sh, .want = s };
+	size_t bytes = strlen(name), nlen = bytes;
+	uint32_t n = 0, from = keys_from(x, watched);
+	bool hashed = kind == KV_JOB_LOCK;
 	struct kv_job *j;
 
-	walk_keys(t, watched, &k);
-	j = kv_job_new(kind, k.n + 1, k.bytes + strlen(name));
+	for (uint32_t k = from; k < x->nkeys; k++)
+		if (x->keys[k].shard == s) {
+			n++;
+			bytes += x->keys[k].len;
+		}
+	j = kv_job_new_hashed(kind, n + 1, bytes, hashed ? n : 0);
 	if (!j)
 		return NULL;
-	kv_job_arg(j, name, strlen(name));
-	k = (struct key_count){ .sh = x->sh, .want = s, .j = j };
-	walk_keys(t, watched, &k);
+	kv_job_arg(j, name, nlen);
+	for (uint32_t k = from; k < x->nkeys; k++)
+		if (x->keys[k].shard == s) {
+			kv_job_arg(j, x->keys[k].key, x->keys[k].len);
+			if (hashed)
+				kv_job_key_hash(j, x->keys[k].hash);
+		}
 	return j;
 }
 
@@ -198,7 +170,7 @@ static bool early(const struct kv_exec *x)
 
 		if (!keyed(q) || q->argc > KV_BATCH_ARGS ||
 		    kv_multi_needed(x->sh, q->cmd, q->argc, q->argv, q->argl, NULL) ||
-		    ++per_shard[shard_of(x, q)] > KV_BATCH_MAX)
+		    ++per_shard[shard_of(x, i)] > KV_BATCH_MAX)
 			return false;
 	}
 	return true;
@@ -229,12 +201,14 @@ static int make_lock(struct kv_exec *x, unsigned i)
 	 * its commands, as multi.c's last part does (no unlock message);
 	 * not while its records wait for the commit. */
 	j->release = x->early && i + 1 == x->nsh && !x->writes[s];
+	if (x->early)
+		kv_job_batch_room(j);
 	for (uint32_t k = 0; x->early && k < t->n; k++) {
 		const struct kv_txn_req *q = t->q[k];
 
-		if (shard_of(x, q) == s &&
+		if (shard_of(x, k) == s &&
 		    kv_batch_add(j, q->cmd, q->argc, (const char *const *)q->argv, q->argl,
-				 NULL))
+				 &x->keys[x->qkey[k]].hash))
 			return -ENOMEM;
 	}
 	return 0;
@@ -246,7 +220,6 @@ static int make_lock(struct kv_exec *x, unsigned i)
 static void plan_writes(struct kv_exec *x)
 {
 	const struct kv_txn *t = x->conn->txn;
-	struct key_count k = { .sh = x->sh, .want = x->sh->n, .used = x->writes };
 
 	if (!kv_aof_log(x->sh))
 		return;
@@ -257,11 +230,78 @@ static void plan_writes(struct kv_exec *x)
 			continue;
 		if (server_wide(q))
 			memset(x->writes, 1, x->sh->n * sizeof(*x->writes));
-		else
-			each_key(q, count_key, &k);
+		for (uint32_t k = x->qkey[i]; k < x->qkey[i + 1]; k++)
+			x->writes[x->keys[k].shard] = true;
 	}
 	for (unsigned s = 0; s < x->sh->n; s++)
 		x->nwrites += x->writes[s];
+}
+
+/* The transaction's tables in one allocation, its keys among them: the
+ * pointer tables first, then the keys, then the 4-byte and 1-byte ones,
+ * so that each is aligned. Zeroed but the keys (plan_keys writes them). */
+static int tx_alloc(struct kv_exec *x, uint32_t nkeys)
+{
+	const struct kv_txn *t = x->conn->txn;
+	size_t n = x->sh->n, nq = t->n ? t->n : 1;
+	size_t ptrs = (3 * n + nq) * sizeof(struct kv_job *);
+	size_t keys = nkeys * sizeof(struct tx_key);
+	size_t rest = n * sizeof(unsigned) + (t->n + 1) * sizeof(uint32_t) + n * sizeof(bool);
+	char *b = malloc(ptrs + keys + rest);
+
+	if (!b)
+		return -ENOMEM;
+	memset(b, 0, ptrs);
+	memset(b + ptrs + keys, 0, rest);
+	x->locks = (struct kv_job **)b;
+	x->looks = x->locks + n;
+	x->commits = x->looks + n;
+	x->jobs = x->commits + n;
+	x->keys = (struct tx_key *)(b + ptrs);
+	x->order = (unsigned *)(b + ptrs + keys);
+	x->qkey = (uint32_t *)(x->order + n);
+	x->writes = (bool *)(x->qkey + t->n + 1);
+	x->nshards = (unsigned)n;
+	x->n = t->n;
+	x->nkeys = nkeys;
+	return 0;
+}
+
+static void add_key(struct kv_exec *x, uint32_t *k, const char *key, size_t len)
+{
+	uint64_t h = kv_keyhash(key, len);
+
+	x->keys[(*k)++] = (struct tx_key){ key, len, h, kv_hash_shard(x->sh, h) };
+}
+
+/* Every key of the queue and every watched key, hashed once, with the
+ * tables: one SipHash a key where each step used to hash it again. */
+static int plan_keys(struct kv_exec *x)
+{
+	const struct kv_txn *t = x->conn->txn;
+	uint32_t nkeys = t->nwatch, k = 0;
+
+	for (uint32_t i = 0; i < t->n; i++)
+		if (keyed(t->q[i]))
+			nkeys += kv_cmd_nkeys(t->q[i]->cmd, t->q[i]->argc, t->q[i]->argv,
+					      t->q[i]->argl);
+	if (tx_alloc(x, nkeys))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct kv_txn_req *q = t->q[i];
+		uint32_t n = keyed(q) ? kv_cmd_nkeys(q->cmd, q->argc, q->argv, q->argl) : 0;
+
+		x->qkey[i] = k;
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t at = kv_cmd_key_arg(q->cmd, j, q->argc, q->argv, q->argl);
+
+			add_key(x, &k, q->argv[at], q->argl[at]);
+		}
+	}
+	x->qkey[t->n] = k;
+	for (uint32_t i = 0; i < t->nwatch; i++)
+		add_key(x, &k, t->w[i].key, t->w[i].len);
+	return 0;
 }
 
 /* Which shards to lock, ascending, and whether whole. */
@@ -270,8 +310,9 @@ static int plan(struct kv_exec *x)
 	const struct kv_txn *t = x->conn->txn;
 	unsigned n = x->sh->n;
 	bool used[n];
-	struct key_count k = { .sh = x->sh, .want = n, .used = used };
 
+	if (plan_keys(x))
+		return -ENOMEM;
 	memset(used, 0, sizeof(used));
 	x->whole = x->sh->cfg.maxmemory != 0;
 	for (uint32_t i = 0; i < t->n; i++)
@@ -279,17 +320,8 @@ static int plan(struct kv_exec *x)
 			x->whole = true;
 			memset(used, 1, sizeof(used));
 		}
-	each_tx_key(t, count_key, &k);
-	x->order = malloc(n * sizeof(*x->order));
-	x->locks = calloc(n, sizeof(*x->locks));
-	x->looks = calloc(n, sizeof(*x->looks));
-	x->writes = calloc(n, sizeof(*x->writes));
-	x->commits = calloc(n, sizeof(*x->commits));
-	x->nshards = n;
-	x->n = t->n;
-	x->jobs = calloc(t->n ? t->n : 1, sizeof(*x->jobs));
-	if (!x->order || !x->locks || !x->looks || !x->writes || !x->commits || !x->jobs)
-		return -ENOMEM;
+	for (uint32_t k = 0; k < x->nkeys; k++)
+		used[x->keys[k].shard] = true;
 	plan_writes(x);
 	for (unsigned s = 0; s < n; s++)
 		if (used[s])
@@ -314,12 +346,7 @@ void kv_exec_free(struct kv_exec *x)
 	if (x->sub)
 		kv_multi_free(x->sub);
 	kv_reply_free(&x->out);
-	free(x->order);
-	free(x->locks);
-	free(x->looks);
-	free(x->writes);
-	free(x->commits);
-	free(x->jobs);
+	free(x->locks); /* every table (tx_alloc) */
 	free(x);
 }
 
@@ -404,7 +431,7 @@ static void start_one(struct kv_exec *x, uint32_t i)
 	}
 	j = x->jobs[i] = kv_job_request(&r, -1, 0);
 	if (j)
-		send_part(x, j, shard_of(x, q), job_answered);
+		send_part(x, j, shard_of(x, i), job_answered);
 }
 
 /* Adds a queued command's reply to the array. Once a CLIENT KILL closed
@@ -474,7 +501,7 @@ static void emit_early(struct kv_exec *x)
 
 	memset(taken, 0, sizeof(taken));
 	for (uint32_t i = 0; i < t->n; i++) {
-		unsigned s = shard_of(x, t->q[i]), o = 0;
+		unsigned s = shard_of(x, i), o = 0;
 
 		while (x->order[o] != s)
 			o++;

@@ -313,6 +313,11 @@ static inline void kv_job_arg(struct kv_job *j, const char *p, size_t len)
 struct kv_job *kv_job_request(const struct kv_resp_req *r, int scan_shard, uint64_t cursor);
 /* An empty KV_JOB_BATCH. NULL when out of memory. */
 struct kv_job *kv_batch_new(void);
+/* Gives a new job's requests (reqs), their replies (out) and after the
+ * room its block has left past it, as kv_batch_new() does, so that a
+ * lock carrying a few short requests allocates nothing more. Nothing when
+ * the job has no such room or holds anything already. */
+void kv_job_batch_room(struct kv_job *j);
 /* Adds a request (argc at most KV_BATCH_ARGS) to a batch not yet sent
  * with fewer than KV_BATCH_MAX; key_hash: its first key's kv_keyhash()
  * when the sender has it (the target then need not hash it), or NULL.

@@ -156,13 +156,12 @@ struct batch_req {
 	uint64_t hash;
 };
 
-struct kv_job *kv_batch_new(void)
+void kv_job_batch_room(struct kv_job *j)
 {
-	struct kv_job *j = kv_job_new(KV_JOB_BATCH, 0, 0);
 	size_t room;
 
-	if (!j || !j->out.borrowed)
-		return j;
+	if (!j->out.borrowed || j->out.len || j->reqs.cap || j->after.cap)
+		return;
 	/* the block's room after the job: half for the requests, a quarter
 	 * for their replies, a quarter for the home replies between them
 	 * (after), so that a batch of short requests allocates nothing */
@@ -170,6 +169,14 @@ struct kv_job *kv_batch_new(void)
 	kv_reply_init_in(&j->reqs, j->out.buf, 2 * room);
 	kv_reply_init_in(&j->after, j->out.buf + 2 * room, room);
 	kv_reply_init_in(&j->out, j->out.buf + 3 * room, j->out.cap - 3 * room);
+}
+
+struct kv_job *kv_batch_new(void)
+{
+	struct kv_job *j = kv_job_new(KV_JOB_BATCH, 0, 0);
+
+	if (j)
+		kv_job_batch_room(j);
 	return j;
 }
 
@@ -409,12 +416,17 @@ static void grant_keys(struct kv_shard *sh, struct kv_job *j)
 {
 	struct kv_keyhold *kh;
 
-	if (j->release && j->run_part) {
+	if (j->release && (j->run_part || j->nreq == 1)) {
 		/* One command, run now and let go at once: nothing runs in
 		 * between, so the keys (free, as compatible() found) need no
 		 * entry in the table; the clients blocked on them are served
-		 * after the command, as after any. */
-		exec_part(sh, j);
+		 * after the command, as after any. Not for an EXEC's batch of
+		 * several: a client blocked on one of its keys would be served
+		 * between two of them (kv_shard_exec serves after each). */
+		if (j->run_part)
+			exec_part(sh, j);
+		else
+			run_batch(sh, j);
 		return;
 	}
 	kh = keyhold_of(j);

@@ -69,13 +69,14 @@ int kv_txn_shard(const struct kv_shard *sh, const struct kv_conn *conn)
 	return where == NO_SHARD ? (int)sh->idx : where;
 }
 
-/* Whether the queue can run here now: every key this shard's, none held
- * by a multi-shard transaction. */
-static bool runs_home(const struct kv_shard *sh, const struct kv_conn *conn)
+/* Whether the queue can run here now: every key this shard's (where,
+ * kv_txn_shard's answer, says so), none held by a multi-shard
+ * transaction. */
+static bool runs_home(const struct kv_shard *sh, const struct kv_conn *conn, int where)
 {
 	const struct kv_txn *t = conn->txn;
 
-	if (kv_txn_shard(sh, conn) != (int)sh->idx)
+	if (where != (int)sh->idx)
 		return false;
 	for (uint32_t i = 0; t && i < t->n; i++)
 		if (!kv_shard_runs_now(sh, t->q[i]->cmd, t->q[i]->argc, t->q[i]->argv,
@@ -91,10 +92,14 @@ enum kv_txn_route kv_txn_dispatch(struct kv_shard *sh, struct kv_conn *conn,
 	if (!cmd || sh->n == 1 || (!kv_txn_in_multi(conn) && !kv_txn_is_watch(cmd)))
 		return KV_TXN_ROUTE;
 	if (kv_txn_is(cmd, "exec") && kv_txn_in_multi(conn) && !conn->txn->dirty &&
-	    kv_cmd_arity_ok(cmd, r->argc) && !runs_home(sh, conn)) {
-		conn->last_cmd = cmd->name; /* CLIENT LIST's cmd=exec while it runs */
-		/* one shard's keys: the queue goes there; else it spans them */
-		return kv_txn_shard(sh, conn) >= 0 ? KV_TXN_SHIP : KV_TXN_SPAN;
+	    kv_cmd_arity_ok(cmd, r->argc)) {
+		int where = kv_txn_shard(sh, conn); /* hashes every key: once */
+
+		if (!runs_home(sh, conn, where)) {
+			conn->last_cmd = cmd->name; /* CLIENT LIST's cmd=exec while it runs */
+			/* one shard's keys: the queue goes there; else it spans them */
+			return where >= 0 ? KV_TXN_SHIP : KV_TXN_SPAN;
+		}
 	}
 	kv_shard_exec(sh, conn, cmd, now, r->argc, r->argv, r->argl, out, NULL);
 	return KV_TXN_DONE;
