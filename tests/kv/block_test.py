@@ -4,7 +4,8 @@
 compared with a real redis-server doing the same steps: timeouts, a push
 by another client waking the longest waiting one (on keys of both shards,
 by LPUSH, RPUSH, ZADD, LMOVE's destination, a MULTI/EXEC; one spanning
-both shards serves its blocked client only once it ran whole), waiters served
+both shards serves its blocked client only once it ran whole), INFO's
+blocked_clients as clients block and stop waiting, waiters served
 first come first served, a client leaving while blocked losing nothing,
 BLMOVE and BRPOPLPUSH with source and destination on different shards,
 CLIENT UNBLOCK, CLIENT LIST and CLIENT KILL across shards, outside MULTI
@@ -101,6 +102,40 @@ def exec_spanning(port, k):
         out.append(got)
         a.close()
         b.close()
+    return out
+
+
+def blocked_clients(peer):
+    """INFO's blocked_clients."""
+    info = cmd(peer, "INFO", "clients").decode()
+    return int(info.split("blocked_clients:")[1].split()[0])
+
+
+def info_blocked(port, k):
+    """INFO's blocked_clients counts the clients waiting on keys of either
+    shard: up as each blocks, down as one is served, leaves or times out."""
+    b = o.RedisPeer(port)
+    out = [blocked_clients(b)]
+    waiting = []
+    for key in ("a", "b", "a"):
+        p = o.RedisPeer(port)
+        send(p, "BLPOP", k(key), 0)
+        waiting.append(p)
+        time.sleep(0.1)
+        out.append(blocked_clients(b))
+    out.append(cmd(b, "RPUSH", k("b"), "x"))
+    out += [reply(waiting[1]), blocked_clients(b)]
+    waiting[2].close()  # leaves while blocked
+    time.sleep(0.1)
+    out.append(blocked_clients(b))
+    out.append(cmd(b, "RPUSH", k("a"), "y"))
+    out += [reply(waiting[0]), blocked_clients(b)]
+    send(waiting[0], "BLPOP", k("c"), 1)  # times out
+    time.sleep(0.1)
+    out.append(blocked_clients(b))
+    out += [reply(waiting[0]), blocked_clients(b)]
+    for p in (b, waiting[0], waiting[1]):
+        p.close()
     return out
 
 
@@ -590,7 +625,7 @@ def main():
                 compare(name, fn(kv.port, kk), fn(rport, kk), failures)
 
         both((("timeouts", timeouts), ("wake", wake), ("exec_spanning", exec_spanning),
-              ("fifo", fifo), ("leave", leave)), k)
+              ("info_blocked", info_blocked), ("fifo", fifo), ("leave", leave)), k)
         # BLMOVE's source and destinations apart, then together
         names = ["a", "b", "s", "t", "u", "z"]
         for kk in (o.placed(probe, names, lambda i: i % 2), o.placed(probe, names, lambda i: 0)):

@@ -94,8 +94,9 @@ static void server_section(struct info *in)
 static void clients_section(struct info *in)
 {
 	header(in, "Clients");
-	kv_text_printf(&in->t, "connected_clients:%llu\r\nmaxclients:%u\r\nblocked_clients:0\r\n",
-		       (unsigned long long)in->tot.connected_clients, in->cfg->maxclients);
+	kv_text_printf(&in->t, "connected_clients:%llu\r\nmaxclients:%u\r\nblocked_clients:%llu\r\n",
+		       (unsigned long long)in->tot.connected_clients, in->cfg->maxclients,
+		       (unsigned long long)in->tot.blocked_clients);
 }
 
 /* Redis's "human" sizes: B, K, M, G with two decimals. */

@@ -176,6 +176,7 @@ struct kv_shard_totals {
 /* The whole server's figures, as INFO and CLIENT LIST show them. */
 struct kv_totals {
 	uint64_t connected_clients;
+	uint64_t blocked_clients;       /* waiting on keys (BLPOP...) */
 	uint64_t total_connections;     /* accepted since start */
 	uint64_t rejected_connections;  /* refused over maxclients */
 	uint64_t total_commands;        /* commands processed */

@@ -95,6 +95,9 @@ struct kv_client {
 	struct kv_conn conn;          /* what the commands know of it */
 	struct pc_session *s;         /* NULL once the session closed */
 	struct kv_shard *sh;
+	/* while it waits on keys (KV_CONN_BLOCKED): its shard's count of
+	 * blocked clients, which outlives the shard (an orphan's release) */
+	_Atomic uint64_t *blocked_count;
 	struct kv_parser p;
 	char *in;                     /* received, not yet run: in[off..len) */
 	size_t off, len, cap;
@@ -135,8 +138,24 @@ static struct kv_client *client_of(const struct kv_conn *conn)
 }
 
 /* The client's own memory (its jobs are gone or freed by the caller). */
+/* Marks the client waiting on keys or not (CLIENT LIST's b), counted for
+ * INFO's blocked_clients. */
+static void set_blocked(struct kv_client *c, bool on)
+{
+	if (!(c->conn.flags & KV_CONN_BLOCKED) == !on)
+		return;
+	c->conn.flags ^= KV_CONN_BLOCKED;
+	if (on) {
+		c->blocked_count = &c->sh->st->blocked;
+		atomic_fetch_add_explicit(c->blocked_count, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_sub_explicit(c->blocked_count, 1, memory_order_relaxed);
+	}
+}
+
 static void release(struct kv_client *c)
 {
+	set_blocked(c, false);
 	kv_conn_fini(&c->conn);
 	kv_resp_free(&c->p);
 	kv_reply_free(&c->out);
@@ -414,7 +433,7 @@ void kv_client_tx_done(struct kv_client *c, struct kv_reply *out)
 
 	if (c->blk && c->s && kv_block_nil(out)) {
 		c->tx = NULL;
-		c->conn.flags |= KV_CONN_BLOCKED;
+		set_blocked(c, true);
 		kv_block_wait(c->sh, c->blk); /* in_tx still: later requests wait */
 		answered(c); /* gives up its reply slot (owe()) */
 		return;
@@ -487,7 +506,7 @@ static void outstanding(struct kv_client *c, struct kv_job *j)
 void kv_client_unblocked(struct kv_client *c, struct kv_reply *out)
 {
 	c->blk = NULL; /* block.c lets its record go */
-	c->conn.flags &= ~KV_CONN_BLOCKED;
+	set_blocked(c, false);
 	kv_client_tx_done(c, out);
 }
 
@@ -1627,7 +1646,7 @@ static void stop_waiting(struct kv_client *c)
 		c->blk = NULL; /* it waited: nothing more comes for it */
 		c->in_tx = false;
 		c->inflight--;
-		c->conn.flags &= ~KV_CONN_BLOCKED;
+		set_blocked(c, false);
 	}
 }
 

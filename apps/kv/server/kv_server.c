@@ -288,6 +288,7 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 		if (!t->aof_err)
 			t->aof_err = -(int)rd(&s->aof_err);
 		t->dirty += rd(&s->changes);
+		t->blocked_clients += rd(&s->blocked);
 	}
 	t->connected_clients = rd(&k->clients);
 	t->total_connections = rd(&k->accepted);

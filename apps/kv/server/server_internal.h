@@ -159,6 +159,8 @@ struct kv_shard_stats {
 	/* a background save's key records held here (bgsave.c), the most
 	 * at once since it began, and the keys copied before a change */
 	_Atomic uint64_t snap_bytes, snap_peak, snap_copied;
+	/* its clients waiting on keys (client.c) */
+	_Atomic uint64_t blocked;
 };
 
 struct kv_server;
