@@ -137,7 +137,6 @@ static struct kv_client *client_of(const struct kv_conn *conn)
 	return (struct kv_client *)(void *)((char *)conn - offsetof(struct kv_client, conn));
 }
 
-/* The client's own memory (its jobs are gone or freed by the caller). */
 /* Marks the client waiting on keys or not (CLIENT LIST's b), counted for
  * INFO's blocked_clients. */
 static void set_blocked(struct kv_client *c, bool on)
@@ -153,6 +152,7 @@ static void set_blocked(struct kv_client *c, bool on)
 	}
 }
 
+/* The client's own memory (its jobs are gone or freed by the caller). */
 static void release(struct kv_client *c)
 {
 	set_blocked(c, false);
