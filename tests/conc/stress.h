@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "backoff.h"
+#include "percore/clock.h"
 
 /* Items for one stress run: PC_STRESS_ITEMS when set (a positive integer),
  * else tsan_default under ThreadSanitizer and normal otherwise. */
@@ -50,37 +50,32 @@ static inline uint64_t stress_items(uint64_t normal, uint64_t tsan_default)
 #define STRESS_MIN_ITEMS 10000
 
 struct stress_clock {
-	struct timespec start;
-	double limit_s;
+	uint64_t start_ns;
+	uint64_t limit_ns;
 };
 
 static inline void stress_clock_start(struct stress_clock *c)
 {
 	const char *env = getenv("PC_STRESS_SECONDS");
+	double seconds = STRESS_SECONDS, v;
 	char *end;
-	double v;
 
-	c->limit_s = STRESS_SECONDS;
 	if (env && *env) {
 		v = strtod(env, &end);
 		if (*end == '\0' && v > 0)
-			c->limit_s = v;
+			seconds = v;
 		else
 			fprintf(stderr, "PC_STRESS_SECONDS='%s' is not a positive number; using %d\n",
 				env, STRESS_SECONDS);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &c->start);
+	c->limit_ns = (uint64_t)(seconds * 1e9);
+	c->start_ns = pc_now_ns();
 }
 
-/* Whether the limit has passed. Differences of a monotonic clock read by
- * this thread after start: they cannot wrap. */
+/* Whether the limit has passed (any thread of the run). */
 static inline bool stress_clock_expired(const struct stress_clock *c)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - c->start.tv_sec) +
-		       (double)(now.tv_nsec - c->start.tv_nsec) / 1e9 >= c->limit_s;
+	return pc_elapsed(pc_now_ns(), c->start_ns) >= c->limit_ns;
 }
 
 /* The least a run must have moved: all it was asked for, or when it was
