@@ -136,18 +136,26 @@ static inline int tu_connect_once(uint16_t port, const char *from)
 	return fd;
 }
 
-/* A blocking client on 127.0.0.1 (or from, when not NULL: another
- * loopback address to test per-address limits), with the wait's timeouts
- * on both directions; -1 when it cannot be made. A
- * source port taken by another test's connection at that moment
- * (EADDRINUSE, EADDRNOTAVAIL) is the client's problem, not the server's:
- * tried again, a few times; other failures are said on stderr. */
-static inline int tu_connect_from(uint16_t port, const char *from)
+/* tu_connect_once, tried again a few times while the source port is
+ * taken by another test's connection at that moment (EADDRINUSE,
+ * EADDRNOTAVAIL): the client's problem, not the server's. The fd, or
+ * -errno of the last attempt. */
+static inline int tu_connect_try(uint16_t port, const char *from)
 {
 	int fd = -EADDRINUSE;
 
 	for (int i = 0; i < 5 && (fd == -EADDRINUSE || fd == -EADDRNOTAVAIL); i++)
 		fd = tu_connect_once(port, from);
+	return fd;
+}
+
+/* A blocking client on 127.0.0.1 (or from, when not NULL: another
+ * loopback address to test per-address limits), with the wait's timeouts
+ * on both directions; -1 when it cannot be made, said on stderr. */
+static inline int tu_connect_from(uint16_t port, const char *from)
+{
+	int fd = tu_connect_try(port, from);
+
 	if (fd < 0)
 		fprintf(stderr, "connect to port %u from %s: %s\n", port, from ? from : "any",
 			strerror(-fd));
