@@ -71,13 +71,14 @@ static size_t keep_last_line(char *buf, size_t n)
 	return keep;
 }
 
-/* Read the child's stderr until it says where it listens (5 s at most),
- * whatever it logs before. */
+/* Read the child's stderr until it says where it listens, whatever it
+ * logs before: 60 s at most, a bound for a child that hangs, not for a
+ * slow start (a sanitizer build on a busy machine took more than 5). */
 static int wait_port(int fd, uint16_t *port)
 {
 	char buf[512];
 	size_t n = 0;
-	uint64_t end = pc_now_ns() + 5000000000ull;
+	uint64_t end = pc_now_ns() + 60000000000ull;
 
 	while (pc_now_ns() < end) {
 		if (n == sizeof(buf) - 1)
