@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The key locks of one shard: shared beside shared, exclusive alone
- * (but for its own transaction), nothing half taken, and, over many
+ * (but for its own transaction), nothing half taken, many keys released
+ * at once or one holder at a time, and, over many
  * random takes and releases against a model, every lock still found
  * after the deletions that shift the table's entries back. */
 #include <setjmp.h>
@@ -58,6 +59,45 @@ static void duplicates(void **state)
 	assert_false(kv_keylock_can(kl, k, 1, false, 4));
 	kv_keylock_release(kl, k, 3);
 	assert_true(kv_keylock_empty(kl));
+	kv_keylock_free(kl);
+}
+
+/* Holders of many keys each, released in either order: a release
+ * leaves the other holder's keys as they were, and the last empties the
+ * table. */
+static void many_keys_released(void **state)
+{
+	struct kv_keylock *kl = kv_keylock_new();
+	uint64_t a[100], b[10];
+
+	(void)state;
+	for (uint64_t i = 0; i < 100; i++)
+		a[i] = (i + 1) * 0x9e3779b97f4a7c15ull;
+	a[99] = a[0]; /* the same key twice */
+	for (uint64_t i = 0; i < 10; i++)
+		b[i] = (i + 1000) * 0x9e3779b97f4a7c15ull;
+	for (int round = 0; round < 2; round++) {
+		/* round 0 releases a's keys first, round 1 b's */
+		uint64_t *first = round ? b : a, *last = round ? a : b;
+		size_t nfirst = round ? 10 : 100, nlast = round ? 100 : 10;
+
+		assert_int_equal(kv_keylock_take(kl, a, 100, false, 1 + (uint64_t)round), 0);
+		assert_int_equal(kv_keylock_take(kl, b, 10, true, 0), 0);
+		kv_keylock_release(kl, first, nfirst);
+		assert_false(kv_keylock_empty(kl));
+		for (size_t i = 0; i < nfirst; i++)
+			assert_int_equal(kv_keylock_state(kl, first[i]), KV_KEY_FREE);
+		for (size_t i = 0; i < nlast; i++)
+			assert_int_equal(kv_keylock_state(kl, last[i]),
+					 round ? KV_KEY_EXCLUSIVE : KV_KEY_SHARED);
+		assert_int_equal(kv_keylock_any_writer(kl), round == 1);
+		kv_keylock_release(kl, last, nlast);
+		assert_true(kv_keylock_empty(kl));
+		assert_false(kv_keylock_any_writer(kl));
+		for (size_t i = 0; i < 100; i++)
+			assert_int_equal(kv_keylock_state(kl, a[i]), KV_KEY_FREE);
+		assert_true(kv_keylock_can(kl, a, 100, false, 9));
+	}
 	kv_keylock_free(kl);
 }
 
@@ -148,6 +188,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shared_and_exclusive),
 		cmocka_unit_test(duplicates),
+		cmocka_unit_test(many_keys_released),
 		cmocka_unit_test(random_against_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
