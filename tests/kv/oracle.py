@@ -658,8 +658,18 @@ def pipelines(rng):
                      ("DEL", k), ("EXISTS", k, "ctr")][r])
     payload = b"".join(enc(*c) for c in cmds)
     inline = b"".join(b"SET il:%d %d\r\nGET il:%d\r\n" % (i, i, i) for i in range(2000))
+    # MSETs over shards, inline (parsed into the parser's scratch: each
+    # runs alone) between multibulk ones (joined into runs that point
+    # into the read): each must set its own values
+    msets = []
+    for i in range(600):
+        a, b = b"im:%d" % (i % 37), b"im:%d" % (i * 7 % 41)
+        msets.append(b"MSET %s v%d %s w%d\r\n" % (a, i, b, i) if i % 3 else
+                     enc("MSET", a, "v%d" % i, b, "w%d" % i))
     return [RAW(payload, len(cmds), "6000 mixed commands in one write"),
-            RAW(inline, 4000, "4000 inline commands in one write"), C("GET", "ctr")]
+            RAW(inline, 4000, "4000 inline commands in one write"), C("GET", "ctr"),
+            RAW(b"".join(msets), len(msets), "inline and multibulk MSETs in one write"),
+            C("MGET", *["im:%d" % k for k in range(41)])]
 
 
 def inline():

@@ -64,7 +64,7 @@ struct kv_run {
 	uint32_t nkeys;
 	bool unhashed;                /* a request came without its keys' hashes */
 	uint32_t requests;            /* taken; 0: no run open */
-	size_t bytes;                 /* their arguments' */
+	size_t bytes;                 /* the reads their arguments span */
 	const struct kv_cmd *cmd;
 	int64_t now;
 };
@@ -953,20 +953,19 @@ static void flight_start(struct kv_client *c, const struct kv_cmd *cmd, uint32_t
 	kv_shard_count_commands(c->sh, requests - 1);
 }
 
-/* The bytes of the request's arguments, when they all lie in the read
- * (a request parsed inline has them in the parser's scratch, which the
- * next parse reuses); else SIZE_MAX. */
+/* The bytes the request's arguments span in the read, from the first's
+ * start to the last's end, or SIZE_MAX when they are elsewhere. A
+ * request's arguments lie in order in one buffer: the read, or the
+ * parser's scratch for a request parsed inline, which the next parse
+ * reuses; so the first and the last tell where all are. */
 static size_t bytes_in_read(const struct kv_resp_req *r)
 {
 	const char *buf = ahead->buf, *end = buf + ahead->len;
-	size_t bytes = 0;
+	const char *from = r->argv[0], *to = r->argv[r->argc - 1] + r->argl[r->argc - 1];
 
-	for (uint32_t i = 0; i < r->argc; i++) {
-		if (r->argv[i] < buf || r->argv[i] + r->argl[i] > end)
-			return SIZE_MAX;
-		bytes += r->argl[i];
-	}
-	return bytes;
+	if (from < buf || to > end || to < from)
+		return SIZE_MAX;
+	return (size_t)(to - from);
 }
 
 /* Takes an MSET over several shards (kv_multi_needed() said so) into the

@@ -188,6 +188,36 @@ static bool part_values(const struct kv_tx *t)
 	return t->kind != TX_MSETNX && t->cmd->key_step == 2;
 }
 
+/* The bytes of n keys of request a (keys: their indexes), each with the
+ * step - 1 arguments after it. Always inlined, and called with MSET's
+ * step as a constant (fan_part()), so that its pairs get a loop of their
+ * own. */
+static inline __attribute__((always_inline)) size_t
+part_bytes(const struct kv_tx *t, const struct kv_args *a, const uint32_t *keys, uint32_t n,
+	   uint32_t step)
+{
+	size_t bytes = 0;
+
+	for (uint32_t p = 0; p < n; p++)
+		for (uint32_t v = 0, at = t->key_arg[keys[p]]; v < step; v++)
+			bytes += a->argl[at + v];
+	return bytes;
+}
+
+/* The same keys and arguments appended to j, with the keys' hashes. */
+static inline __attribute__((always_inline)) void
+part_fill(const struct kv_tx *t, const struct kv_args *a, const uint32_t *keys, uint32_t n,
+	  uint32_t step, struct kv_job *j)
+{
+	for (uint32_t p = 0; p < n; p++) {
+		uint32_t at = t->key_arg[keys[p]];
+
+		kv_job_key_hash(j, t->key_hash[keys[p]]);
+		for (uint32_t v = 0; v < step; v++)
+			kv_job_arg(j, a->argv[at + v], a->argl[at + v]);
+	}
+}
+
 /* Part i of a fan-out of request a: the command's name and, for a keyed
  * command, the keys (with their values) shard order[i] owns; a
  * server-wide command goes whole. name: another command's name instead
@@ -198,33 +228,25 @@ static struct kv_job *fan_part(struct kv_tx *t, const struct kv_args *a, unsigne
 	const struct kv_cmd *cmd = t->cmd;
 	const uint32_t *keys;
 	uint32_t n, step = values ? (uint32_t)cmd->key_step : 1;
-	size_t nlen = name ? strlen(name) : a->argl[0], bytes = nlen;
+	size_t nlen = name ? strlen(name) : a->argl[0], bytes;
 	struct kv_job *j;
 
 	if (!t->nkeys)
 		return NULL;
 	keys = t->slot_keys + t->slot_from[i];
 	n = t->slot_from[i + 1] - t->slot_from[i];
-	for (uint32_t p = 0; p < n; p++) {
-		uint32_t at = t->key_arg[keys[p]];
-
-		for (uint32_t v = 0; v < step; v++)
-			bytes += a->argl[at + v];
-	}
-	j = kv_job_new_hashed(KV_JOB_CMD, 1 + n * step, bytes, n);
+	bytes = step == 2 ? part_bytes(t, a, keys, n, 2) : part_bytes(t, a, keys, n, step);
+	j = kv_job_new_hashed(KV_JOB_CMD, 1 + n * step, nlen + bytes, n);
 	if (!j)
 		return NULL;
 	j->kfirst = 1;
 	j->kstep = step;
 	j->cmd = name ? NULL : cmd; /* its shard need not look it up again */
 	kv_job_arg(j, name ? name : a->argv[0], nlen);
-	for (uint32_t p = 0; p < n; p++) {
-		uint32_t at = t->key_arg[keys[p]];
-
-		kv_job_key_hash(j, t->key_hash[keys[p]]);
-		for (uint32_t v = 0; v < step; v++)
-			kv_job_arg(j, a->argv[at + v], a->argl[at + v]);
-	}
+	if (step == 2)
+		part_fill(t, a, keys, n, 2, j);
+	else
+		part_fill(t, a, keys, n, step, j);
 	return j;
 }
 
