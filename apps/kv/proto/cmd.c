@@ -75,6 +75,13 @@ static uint32_t store_key(uint32_t first, uint32_t argc, const char *const *argv
 	return at;
 }
 
+/* The last key of a command whose keys are where its record says
+ * (neither counted nor found by a keyword). */
+static inline uint32_t fixed_last_key(const struct kv_cmd *cmd, uint32_t argc)
+{
+	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+}
+
 uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
 			 const size_t *argl)
 {
@@ -95,7 +102,7 @@ uint32_t kv_cmd_last_key(const struct kv_cmd *cmd, uint32_t argc, const char *co
 		return from <= argc && kv_str2ll(argv[from - 1], argl[from - 1], &n) && n >= 1 &&
 		       n <= (int64_t)(argc - from) - after ? from + (uint32_t)n - 1 : first;
 	}
-	return cmd->last_key < 0 ? (uint32_t)((int)argc + cmd->last_key) : (uint32_t)cmd->last_key;
+	return fixed_last_key(cmd, argc);
 }
 
 const char *kv_cmd_timeout(const struct kv_cmd *cmd, uint32_t argc, const char *const *argv,
@@ -130,7 +137,8 @@ uint32_t kv_cmd_nkeys(const struct kv_cmd *cmd, uint32_t argc, const char *const
 
 	if (!first || first >= argc)
 		return 0;
-	last = kv_cmd_last_key(cmd, argc, argv, argl);
+	last = cmd->flags & (KV_CMD_STOREKEY | KV_CMD_KEYNUM | KV_CMD_DESTKEYNUM) ?
+		       kv_cmd_last_key(cmd, argc, argv, argl) : fixed_last_key(cmd, argc);
 	if (last >= argc)
 		last = argc - 1;
 	if ((cmd->flags & KV_CMD_DESTKEYNUM) && last > first)

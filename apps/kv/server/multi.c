@@ -109,8 +109,9 @@ static bool server_wide(const struct kv_cmd *cmd)
 bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32_t argc,
 		     const char *const *argv, const size_t *argl, struct kv_key_hashes *keys)
 {
+	uint32_t n, first_key = (uint32_t)cmd->first_key;
 	unsigned first;
-	uint32_t n;
+	uint64_t h;
 	bool spans = false;
 
 	if (keys)
@@ -119,8 +120,7 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		return false;
 	if (server_wide(cmd))
 		return true;
-	if (!cmd->first_key || (uint32_t)cmd->first_key >= argc ||
-	    (cmd->key_step == 2 && argc % 2 == 0))
+	if (!first_key || first_key >= argc || (cmd->key_step == 2 && argc % 2 == 0))
 		return false; /* no keys (OBJECT HELP has none), or MSET's argument
 			       * error, replied anywhere */
 	n = kv_cmd_nkeys(cmd, argc, argv, argl);
@@ -128,20 +128,27 @@ bool kv_multi_needed(const struct kv_shard *sh, const struct kv_cmd *cmd, uint32
 		return false; /* one key, one shard: not hashed here */
 	if (keys && n > keys->room)
 		keys = NULL;
-	/* with a table to fill, every key is hashed (the transaction needs
-	 * them all); else up to the first on another shard */
-	for (uint32_t k = 0; k < n && (keys || !spans); k++) {
-		uint32_t i = kv_cmd_key_arg(cmd, k, argc, argv, argl);
-		uint64_t h = kv_keyhash(argv[i], argl[i]);
+	h = kv_keyhash(argv[first_key], argl[first_key]);
+	first = kv_hash_shard(sh, h);
+	if (!keys) { /* up to the first key on another shard */
+		for (uint32_t k = 1; k < n; k++) {
+			uint32_t i = kv_cmd_key_arg(cmd, k, argc, argv, argl);
 
-		if (keys)
-			keys->hash[k] = h;
-		if (!k)
-			first = kv_hash_shard(sh, h);
-		else if (kv_hash_shard(sh, h) != first)
-			spans = true;
+			if (kv_hash_shard(sh, kv_keyhash(argv[i], argl[i])) != first)
+				return true;
+		}
+		return false;
 	}
-	if (keys && spans)
+	/* every key hashed: the transaction needs them all */
+	keys->hash[0] = h;
+	for (uint32_t k = 1; k < n; k++) {
+		uint32_t i = kv_cmd_key_arg(cmd, k, argc, argv, argl);
+
+		h = kv_keyhash(argv[i], argl[i]);
+		keys->hash[k] = h;
+		spans |= kv_hash_shard(sh, h) != first;
+	}
+	if (spans)
 		keys->n = n;
 	return spans;
 }
@@ -821,53 +828,53 @@ static struct kv_tx *tx_alloc(const struct kv_shard *sh, uint32_t nkeys)
 	return t;
 }
 
-/* slot_keys and slot_from from key_slot: a stable counting sort, so that
- * each part is built from its own keys alone (fan_part()). */
-static void keys_by_slot(struct kv_tx *t)
-{
-	uint32_t *from = t->slot_from;
-
-	memset(from, 0, (t->nsh + 1) * sizeof(*from));
-	for (uint32_t k = 0; k < t->nkeys; k++)
-		from[t->key_slot[k] + 1]++;
-	for (unsigned i = 0; i < t->nsh; i++)
-		from[i + 1] += from[i];
-	for (uint32_t k = 0; k < t->nkeys; k++) /* from[i] moves to the end of i's keys */
-		t->slot_keys[from[t->key_slot[k]]++] = k;
-	for (unsigned i = t->nsh; i > 0; i--) /* and back to their start */
-		from[i] = from[i - 1];
-	from[0] = 0;
-}
-
 /* Which shards the request touches, in ascending order, and each key's
  * (its shard's index in that order), argument and hash (from hash, when
- * given). */
+ * given); then the keys by shard: a stable counting sort, so that each
+ * part is built from its own keys alone (fan_part()). Three passes: the
+ * keys (counted per shard as they are placed), the shards, the keys
+ * again into their shard's place. */
 static void plan(struct kv_tx *t, const struct kv_args *a, const uint64_t *hash)
 {
 	struct kv_shard *sh = t->sh;
-	bool all = server_wide(t->cmd);
+	uint32_t count[sh->n], *from = t->slot_from;
 
-	for (unsigned s = 0; s < sh->n; s++)
-		t->slot[s] = all ? 0 : -1;
-	if (!all) {
-		for (uint32_t k = 0; k < t->nkeys; k++) {
-			uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
-
-			t->key_arg[k] = at;
-			t->key_hash[k] = hash ? hash[k] : kv_keyhash(a->argv[at], a->argl[at]);
-			t->key_slot[k] = kv_hash_shard(sh, t->key_hash[k]);
-			t->slot[t->key_slot[k]] = 0;
+	if (server_wide(t->cmd)) {
+		for (unsigned s = 0; s < sh->n; s++) {
+			t->slot[s] = (int)s;
+			t->order[s] = s;
 		}
+		t->nsh = sh->n;
+		return;
 	}
-	for (unsigned s = 0; s < sh->n; s++)
-		if (t->slot[s] == 0) {
-			t->slot[s] = (int)t->nsh;
+	memset(count, 0, sizeof(count));
+	for (uint32_t k = 0; k < t->nkeys; k++) {
+		uint32_t at = kv_cmd_key_arg(t->cmd, k, a->argc, a->argv, a->argl);
+		uint64_t h = hash ? hash[k] : kv_keyhash(a->argv[at], a->argl[at]);
+		unsigned s = kv_hash_shard(sh, h);
+
+		t->key_arg[k] = at;
+		t->key_hash[k] = h;
+		t->key_slot[k] = s; /* the shard, for now */
+		count[s]++;
+	}
+	from[0] = 0;
+	for (unsigned s = 0; s < sh->n; s++) {
+		t->slot[s] = count[s] ? (int)t->nsh : -1;
+		if (count[s]) {
+			from[t->nsh + 1] = from[t->nsh] + count[s];
 			t->order[t->nsh++] = s;
 		}
-	for (uint32_t k = 0; k < t->nkeys; k++) /* shard -> its index */
-		t->key_slot[k] = (unsigned)t->slot[t->key_slot[k]];
-	if (!all)
-		keys_by_slot(t);
+	}
+	for (uint32_t k = 0; k < t->nkeys; k++) { /* from[i] moves to the end of i's keys */
+		unsigned i = (unsigned)t->slot[t->key_slot[k]];
+
+		t->key_slot[k] = i;
+		t->slot_keys[from[i]++] = k;
+	}
+	for (unsigned i = t->nsh; i > 0; i--) /* and back to their start */
+		from[i] = from[i - 1];
+	from[0] = 0;
 }
 
 /* Each shard's part of a keyed fan-out, built from the caller's request
