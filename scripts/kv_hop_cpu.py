@@ -18,7 +18,12 @@ requests/s are the commands over redis-cli's wall time.
 Printed: one table row per test and depth with requests/s and ns of
 server CPU per request for each server, then the ratios the goals name:
 the sharded server's CPU per request over one shard's (the hop's cost)
-and its throughput over redis-server's.
+and its throughput over redis-server's. With --baseline, also each
+build's CPU per request over the baseline's, paired by repetition:
+the median of the repetitions' ratios and its quartiles, which say
+whether a change is outside the spread between repetitions. The
+servers run in turn, their order reversed every other repetition, so
+that neither build is always the one that runs first.
 
 usage: scripts/kv_hop_cpu.py [--percore PATH] [--reps N] [--requests N]
                              [--depths 16,1] [--tests set,get,mset,pipe-mixed]
@@ -149,6 +154,14 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
+def paired(xs, bases):
+    """CPU per request of xs over bases, repetition by repetition: the
+    median ratio and its lower and upper quartiles."""
+    r = sorted(ratio(x[1], b[1]) for x, b in zip(xs, bases))
+    q = statistics.quantiles(r, n=4, method="inclusive") if len(r) > 1 else [r[0]] * 3
+    return {"median": q[1], "q1": q[0], "q3": q[2]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--percore", default="build/release/tools/percore/percore",
@@ -186,7 +199,7 @@ def main():
     try:
         for rep in range(args.reps):
             print("kv_hop_cpu: repetition %d of %d" % (rep + 1, args.reps), file=sys.stderr)
-            for name in servers:
+            for name in servers if rep % 2 == 0 else servers[::-1]:
                 one_rep(name, args, rows, samples)
     finally:
         shutil.rmtree(args.folder)
@@ -201,20 +214,29 @@ def main():
             row["hop_cpu_ratio"] = ratio(row["kv2"]["cpu_ns"], row["kv1"]["cpu_ns"])
         if "kv2" in row and "redis" in row:
             row["kv2_vs_redis_rps"] = ratio(row["kv2"]["rps"], row["redis"]["rps"])
+        for s in ("kv1", "kv2"):
+            if s in row and s + "-base" in row:
+                row[s + "_vs_base_cpu"] = paired(samples[(s, test, depth)],
+                                                  samples[(s + "-base", test, depth)])
         result.append(row)
     if args.json:
         print(json.dumps(result, indent=1))
         return
     head = " | ".join("%s K/s (ns/req)" % s for s in servers)
-    print("| test | %s | kv2/kv1 CPU | kv2/redis rps |" % head)
-    print("|---|" + "---|" * (len(servers) + 2))
+    bases = [s for s in ("kv1", "kv2") if s in servers and s + "-base" in servers]
+    print("| test | %s | kv2/kv1 CPU | kv2/redis rps |%s" % (
+        head, "".join(" %s/base CPU (quartiles) |" % s for s in bases)))
+    print("|---|" + "---|" * (len(servers) + 2 + len(bases)))
     for row in result:
         cells = " | ".join("%.0f (%.0f)" % (row[s]["rps"] / 1000, row[s]["cpu_ns"])
                            for s in servers)
-        print("| %s | %s | %s | %s |" % (
+        vs = "".join(" %.2fx (%.2f-%.2f) |" % (row[s + "_vs_base_cpu"]["median"],
+                                                row[s + "_vs_base_cpu"]["q1"],
+                                                row[s + "_vs_base_cpu"]["q3"]) for s in bases)
+        print("| %s | %s | %s | %s |%s" % (
             row["test"].upper() + (" P%d" % row["depth"] if row["depth"] else ""), cells,
             "%.2fx" % row["hop_cpu_ratio"] if "hop_cpu_ratio" in row else "-",
-            "%.2fx" % row["kv2_vs_redis_rps"] if "kv2_vs_redis_rps" in row else "-"))
+            "%.2fx" % row["kv2_vs_redis_rps"] if "kv2_vs_redis_rps" in row else "-", vs))
 
 
 if __name__ == "__main__":
