@@ -86,7 +86,9 @@ struct kv_tx {
 	/* TX_GATHER: the command's ops, the keys' values and the writes, and
 	 * the next write to run */
 	const struct kv_gather_ops *gops;
-	struct kv_gather g;
+	struct kv_gather *g;          /* its own allocation: a gather's alone, and
+	                               * large (a transaction without it stays
+	                               * small enough for malloc's per-thread cache) */
 	uint32_t put;
 	/* its end, instead of the client's reply (kv_multi_start_fn,
 	 * kv_multi_run_held); held: run under an EXEC's locks, so no unlocks */
@@ -160,7 +162,9 @@ void kv_multi_free(struct kv_tx *t)
 		kv_job_free(t->parts[i]);
 	kv_job_free(t->req);
 	kv_reply_free(&t->out);
-	kv_gather_clear(&t->g);
+	if (t->g)
+		kv_gather_clear(t->g);
+	free(t->g);
 	free(t);
 }
 
@@ -527,8 +531,8 @@ static void gather_part(struct kv_shard *sh, struct kv_job *j)
 	struct kv_call c;
 
 	part_call(sh, j, &c);
-	for (uint32_t k = 0; k < t->g.nkeys; k++)
-		if (t->key_slot[k] == j->u64 && kv_gather_key(&c, t->gops, &t->g, k, true)) {
+	for (uint32_t k = 0; k < t->g->nkeys; k++)
+		if (t->key_slot[k] == j->u64 && kv_gather_key(&c, t->gops, t->g, k, true)) {
 			KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
 			return;
 		}
@@ -540,10 +544,10 @@ static void put_part(struct kv_shard *sh, struct kv_job *j)
 	struct kv_tx *t = j->owner;
 	struct kv_call c;
 
-	uint32_t arg = t->g.arg[t->g.put[j->u64].key];
+	uint32_t arg = t->g->arg[t->g->put[j->u64].key];
 
 	part_call(sh, j, &c);
-	if (kv_gather_put(&c, &t->g, &t->g.put[j->u64]))
+	if (kv_gather_put(&c, t->g, &t->g->put[j->u64]))
 		KV_REPLY_ERR(&j->out, KV_ERR_NOMEM);
 	kv_aof_touched(sh, t->req->a.argv[arg], t->req->a.argl[arg]);
 }
@@ -587,7 +591,7 @@ static void compute_home(struct kv_tx *t)
 		.argl = t->req->a.argl, .cmd = t->cmd,
 	};
 
-	t->gops->compute(&c, &t->g);
+	t->gops->compute(&c, t->g);
 }
 
 /* Stages: 0 gather; 1 compute, then each write in turn, one stage each
@@ -612,16 +616,16 @@ static bool gather_stage(struct kv_tx *t)
 	}
 	if (t->stage == 2)
 		compute_home(t);
-	if (t->put == t->g.nput)
+	if (t->put == t->g->nput)
 		return true;
-	i = t->key_slot[t->g.put[t->put].key];
+	i = t->key_slot[t->g->put[t->put].key];
 	j = fn_job(put_part, t->put);
 	if (!j) {
 		kv_reply_truncate(&t->out, 0);
 		KV_REPLY_ERR(&t->out, KV_ERR_NOMEM);
 		return true;
 	}
-	j->tx_parts = t->g.nput; /* every write recovered, or none */
+	j->tx_parts = t->g->nput; /* every write recovered, or none */
 	t->put++;
 	kv_job_free(t->parts[i]);
 	send_part(t, i, j, part_done);
@@ -910,7 +914,8 @@ static struct kv_tx *tx_new(struct kv_shard *sh, const struct kv_cmd *cmd, uint3
 	if (cmd->multi == KV_MULTI_GATHER) {
 		t->kind = TX_GATHER;
 		t->gops = kv_gather_ops_of(cmd);
-		if (!t->gops || kv_gather_init(&t->g, cmd, argc, argv, argl)) {
+		t->g = calloc(1, sizeof(*t->g));
+		if (!t->gops || !t->g || kv_gather_init(t->g, cmd, argc, argv, argl)) {
 			kv_multi_free(t);
 			return NULL;
 		}
