@@ -130,11 +130,11 @@ def mset_run(rng, step):
 def disjoint(rng, pipeline):
     """Commands over several shards on keys no other command of the
     pipeline names, with requests on other keys between them: kv keeps up
-    to 16 such commands under way while the requests after them go on,
-    so the seventeenth waits; a read of all the keys at the end."""
-    keys = ["d:%d:%d" % (pipeline, i) for i in range(4 * 60)]
+    to 64 such commands under way while the requests after them go on,
+    so the sixty-fifth waits; a read of all the keys at the end."""
+    keys = ["d:%d:%d" % (pipeline, i) for i in range(4 * 120)]
     cmds, at = [], 0
-    for i in range(rng.randint(20, 60)):
+    for i in range(rng.randint(40, 120)):
         mine, at = keys[at:at + 3], at + 3
         cmds.append(rng.choice([["MSET"] + sum(([k, "x%d" % i] for k in mine), []),
                                 ["MGET"] + mine, ["DEL"] + mine, ["EXISTS"] + mine]))

@@ -12,7 +12,7 @@
  * always reads its own writes, since one key is one shard. A command
  * without keys and a QUIT wait until nothing is outstanding. A command
  * over several shards runs as a transaction (multi.c) under way while
- * later requests go on, up to FLIGHT_MAX of them at once, unless a later
+ * later requests go on, up to KV_FLIGHT_MAX of them at once, unless a later
  * one touches its keys (or has none, or is server-wide): that one and
  * all after it wait until it is done, so no request overtakes an earlier
  * one on the same key. A blocking request and an EXEC hold every later
@@ -34,6 +34,7 @@
 #include "percore/reply.h"
 #include "percore/session.h"
 #include "block.h"
+#include "flights.h"
 #include "keyhash.h"
 #include "pubsub.h"
 #include "server_internal.h"
@@ -69,28 +70,6 @@ struct kv_run {
 	int64_t now;
 };
 
-/* Commands over several shards of one connection under way at once, at
- * most; each further one waits. */
-#define FLIGHT_MAX 16
-/* A flight's most keys kept for the conflict check; one with more holds
- * every later request until it ended. */
-#define FLIGHT_KEYS 1024
-
-/* A command over several shards under way (or a run of MSETs): its
- * transaction, the outstanding job its reply waits in (so the replies of
- * later requests come behind it), and its keys' hashes, which later
- * requests must not touch until it ended (flight_clear()). */
-struct kv_flight {
-	struct kv_client *c;
-	struct kv_job *slot;
-	struct kv_tx *tx;
-	uint32_t requests;            /* answered each with its reply (a run's) */
-	bool all;                     /* every key: server-wide, or too many to keep */
-	uint64_t mask;                /* a bit per key's hash (flight_bit()), to rule out at once */
-	uint32_t nkeys;
-	uint64_t keys[];
-};
-
 struct kv_client {
 	struct kv_conn conn;          /* what the commands know of it */
 	struct pc_session *s;         /* NULL once the session closed */
@@ -104,8 +83,7 @@ struct kv_client {
 	struct kv_reply out;          /* replies ready to write, in order */
 	struct kv_job *head, *tail;   /* outstanding jobs, in request order */
 	struct kv_tx *tx;             /* its blocking or EXEC transaction running, or NULL */
-	struct kv_flight *flight[FLIGHT_MAX]; /* its commands over several shards under way */
-	uint32_t nflight;
+	struct kv_flights *fl;        /* its commands over several shards under way, or NULL */
 	struct kv_run run;
 	struct kv_exec *ex;           /* its EXEC spanning shards, or NULL */
 	struct kv_bwait *blk;         /* its blocking request, first run or waiting */
@@ -124,6 +102,9 @@ struct kv_client {
 	uint64_t soft_since;
 	bool owed;                    /* a reply slot held (owe()) */
 	bool in_tx, busy, paused, ending;
+	/* its last input run stopped at a request that had to wait (behind a
+	 * flight, or every answer): the next run tries that one first */
+	bool stopped;
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
 	bool killed;                  /* CLIENT KILL closes it (kill_task) */
@@ -162,6 +143,7 @@ static void release(struct kv_client *c)
 	free(c->run.argv);
 	free(c->run.argl);
 	free(c->run.hash);
+	free(c->fl);
 	free(c->in);
 	free(c);
 }
@@ -196,9 +178,9 @@ uint64_t kv_client_free_orphans(struct kv_client *list)
 		}
 		if (c->tx)
 			kv_multi_free(c->tx);
-		for (uint32_t i = 0; i < c->nflight; i++) {
-			kv_multi_free(c->flight[i]->tx);
-			free(c->flight[i]);
+		for (uint32_t i = 0; c->fl && i < c->fl->n; i++) {
+			kv_multi_free(c->fl->f[i]->tx);
+			free(c->fl->f[i]);
 		}
 		if (c->ex)
 			kv_exec_free(c->ex);
@@ -700,6 +682,7 @@ struct lookahead {
 	size_t argl[LOOK_ARGS];
 	size_t end[PREFETCH_MAX];   /* where each request ends in the read */
 	size_t nreq, next;          /* requests read; the first not yet taken */
+	size_t from;                /* where the first starts in the read */
 	const char *key[PREFETCH_MAX];
 	size_t klen[PREFETCH_MAX];
 	uint64_t hash[PREFETCH_MAX];
@@ -711,7 +694,7 @@ struct lookahead {
 /* The lookahead of the read run_input() runs now, or NULL. */
 static __thread struct lookahead *ahead;
 
-/* Reads the next PREFETCH_MAX whole requests of a read ahead. When there
+/* Reads the next PREFETCH_MAX whole requests of buf[from..len) ahead. When there
  * are two or more (a pipeline's arrive together), the keys of this
  * shard's are asked of the table's memory before any of them runs
  * (kv_db_prefetch()), then the members they name in collections with
@@ -719,14 +702,15 @@ static __thread struct lookahead *ahead;
  * overlap instead of coming one per request (a lone one would wait for
  * the same lines at once); the keys' hashes stay in la for the requests
  * to take. */
-static void look_ahead(const struct kv_client *c, const char *buf, size_t len,
+static void look_ahead(const struct kv_client *c, const char *buf, size_t from, size_t len,
 		       struct lookahead *la)
 {
-	size_t n = 0, nm = 0, at = 0, kept = 0, step;
+	size_t n = 0, nm = 0, at = from, kept = 0, step;
 	uint64_t hash[PREFETCH_MAX];
 	struct kv_member_ahead member[PREFETCH_MAX];
 
 	la->n = la->at = la->nreq = la->next = 0;
+	la->from = from;
 	la->buf = buf;
 	la->len = len;
 	while (la->nreq < PREFETCH_MAX && kept + LOOK_MIN_ROOM <= LOOK_ARGS &&
@@ -779,7 +763,7 @@ static long looked_ahead_req(const struct kv_client *c, struct lookahead *la, si
 		la->next++; /* parsed instead, or taken */
 	if (la->next == la->nreq || c->p.pos) /* none, or the parser is inside one */
 		return 0;
-	start = la->next ? la->end[la->next - 1] : 0;
+	start = la->next ? la->end[la->next - 1] : la->from;
 	q = &la->req[la->next];
 	if (start != used || q->kept < q->argc || q->argc > lim->max_args)
 		return 0;
@@ -822,9 +806,10 @@ static uint64_t looked_ahead_hash(const char *key, size_t len)
  * this many; one with more is hashed where each needs it. */
 #define REQ_HASHED 256
 
-static uint64_t flight_bit(uint64_t hash)
+/* Whether any of the connection's flights is under way. */
+static bool flying(const struct kv_client *c)
 {
-	return 1ull << (hash >> 58);
+	return c->fl && c->fl->n;
 }
 
 /* kv_keyhash() of the request's k-th key. */
@@ -853,27 +838,24 @@ static bool flight_passes(const struct kv_client *c, const struct kv_cmd *cmd,
 	    cmd->multi == KV_MULTI_WALK)
 		return false;
 	n = kv_cmd_nkeys(cmd, r->argc, r->argv, r->argl);
-	for (uint32_t k = 0; k < n; k++) {
-		uint64_t h = keys && keys->n ? keys->hash[k] :
-			     key_hash(cmd, k, r->argc, r->argv, r->argl);
-
-		for (uint32_t i = 0; i < c->nflight; i++) {
-			const struct kv_flight *f = c->flight[i];
-
-			if (f->all)
-				return false;
-			if (!(f->mask & flight_bit(h)))
-				continue;
-			for (uint32_t j = 0; j < f->nkeys; j++)
-				if (f->keys[j] == h)
-					return false;
-		}
-	}
+	for (uint32_t k = 0; k < n; k++)
+		if (kv_flights_hold(c->fl, keys && keys->n ? keys->hash[k] :
+					key_hash(cmd, k, r->argc, r->argv, r->argl)))
+			return false;
 	return true;
 }
 
+/* Room for one more flight: false while KV_FLIGHT_MAX are under way,
+ * or when the table cannot be had. */
+static bool flight_room(struct kv_client *c)
+{
+	if (!c->fl)
+		c->fl = kv_flights_new();
+	return c->fl && c->fl->n < KV_FLIGHT_MAX;
+}
+
 /* A flight for the request's keys (all of them when it has none listed,
- * a server-wide command's, or past FLIGHT_KEYS), or NULL; hash: its
+ * a server-wide command's, or past KV_FLIGHT_KEYS), or NULL; hash: its
  * keys' hashes, or NULL (hashed here). */
 static struct kv_flight *flight_new(struct kv_client *c, const struct kv_cmd *cmd, uint32_t argc,
 				    const char *const *argv, const size_t *argl,
@@ -881,18 +863,13 @@ static struct kv_flight *flight_new(struct kv_client *c, const struct kv_cmd *cm
 {
 	uint32_t n = (cmd->flags & KV_CMD_ALLSHARDS) || !cmd->first_key ? 0 :
 		     kv_cmd_nkeys(cmd, argc, argv, argl);
-	bool all = !n || n > FLIGHT_KEYS;
-	/* malloc, not calloc: glibc's calloc skips the per-thread cache */
-	struct kv_flight *f = malloc(sizeof(*f) + (all ? 0 : n) * sizeof(f->keys[0]));
+	struct kv_flight *f = kv_flight_new(n);
 
 	if (!f)
 		return NULL;
-	*f = (struct kv_flight){ .c = c, .all = all };
-	for (uint32_t k = 0; !all && k < n; k++) {
-		f->keys[k] = hash ? hash[k] : key_hash(cmd, k, argc, argv, argl);
-		f->mask |= flight_bit(f->keys[k]);
-	}
-	f->nkeys = all ? 0 : n;
+	f->c = c;
+	for (uint32_t k = 0; k < f->nkeys; k++)
+		kv_flight_key(f, k, hash ? hash[k] : key_hash(cmd, k, argc, argv, argl));
 	return f;
 }
 
@@ -905,9 +882,7 @@ static void flight_done(void *arg, struct kv_reply *out)
 	struct kv_job *slot = f->slot;
 	uint32_t i;
 
-	for (i = 0; c->flight[i] != f; i++)
-		;
-	c->flight[i] = c->flight[--c->nflight];
+	kv_flights_remove(c->fl, f);
 	for (i = 0; i < f->requests; i++)
 		kv_reply_raw(&slot->out, out->buf, out->len);
 	c->quit |= (c->conn.flags & KV_CONN_CLOSE) != 0; /* a CLIENT KILL of itself */
@@ -938,7 +913,7 @@ static void flight_start(struct kv_client *c, const struct kv_cmd *cmd, uint32_t
 	slot->done = job_done;
 	f->slot = slot;
 	f->requests = requests;
-	c->flight[c->nflight++] = f;
+	kv_flights_add(c->fl, f);
 	outstanding(c, slot);
 	if (kv_multi_start_fn(c->sh, c->conn.id, cmd, argc, argv, argl, f->all ? NULL : f->keys,
 			      flight_done, f, &f->tx)) {
@@ -1206,11 +1181,16 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	if (c->run.requests) {
 		if (cmd && kv_multi_joins(cmd) &&
 		    kv_multi_needed(sh, cmd, r->argc, r->argv, r->argl, &keys) &&
-		    (!c->nflight || flight_passes(c, cmd, r, &keys)) && run_join(c, cmd, r, &keys, now))
+		    (!flying(c) || flight_passes(c, cmd, r, &keys)) && run_join(c, cmd, r, &keys, now))
 			return true;
 		run_start(c);
 	}
-	if (c->nflight && !flight_passes(c, cmd, r, &keys))
+	if (keyed && kv_cmd_arity_ok(cmd, r->argc)) {
+		hash = looked_ahead_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
+		hashed_for = cmd;
+	}
+	if (flying(c) && !flight_passes(c, cmd, r, !keys.n && hashed_for && one_key(cmd) ?
+				&(struct kv_key_hashes){ 1, 1, &hash } : &keys))
 		return false; /* behind the commands over several shards under way */
 	if (c->conn.subs && refused_subscribed(c, cmd, r))
 		return true;
@@ -1244,9 +1224,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	/* The usual request first, on one key: of this shard's with nothing
 	 * waiting here, it runs now, whatever went to other shards before
 	 * it; of another's, it goes there. */
-	if (keyed && kv_cmd_arity_ok(cmd, r->argc)) {
-		hash = looked_ahead_hash(r->argv[cmd->first_key], r->argl[cmd->first_key]);
-		hashed_for = cmd;
+	if (hashed_for) {
 		if (sh->n == 1 || one_key(cmd)) {
 			t = sh->n == 1 ? 0 : kv_hash_shard(sh, hash);
 			if (t != sh->idx)
@@ -1282,8 +1260,12 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 		 * order, and a shard's wait queue too), so it sees what they
 		 * did; its reply joins the output behind theirs, in its flight's
 		 * slot. */
-		if (c->nflight == FLIGHT_MAX)
-			return false;
+		if (!flight_room(c)) {
+			if (flying(c))
+				return false; /* behind them */
+			reply_nomem(c);
+			return true;
+		}
 		batch_send(c);
 		if (!run_join(c, cmd, r, &keys, now))
 			flight_start(c, cmd, r->argc, r->argv, r->argl, keys.n ? keys.hash : NULL,
@@ -1336,12 +1318,25 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	int64_t now = kv_now_ms();
 	size_t used = 0;
 	struct lookahead la, *outer = ahead; /* a read of another client's may be running */
+	/* A run after a stop tries the request that waited alone first: most
+	 * such runs (one for each answer that came back) find it waiting
+	 * still, and reading the requests behind it ahead, hashing and
+	 * prefetching their keys, was their whole cost. */
+	bool looked = false, retry = c->stopped;
 
-	look_ahead(c, buf, len, &la);
+	la.n = la.at = la.nreq = la.next = 0; /* none read ahead yet */
+	la.buf = buf;
+	la.len = len;
 	ahead = &la;
+	c->stopped = false;
 	while (!c->ending) {
 		struct kv_resp_req r;
 		long n;
+
+		if (!looked && (used || !retry)) {
+			look_ahead(c, buf, used, len, &la);
+			looked = true;
+		}
 
 		if (c->quit || c->proto) {
 			run_start(c); /* the requests before it */
@@ -1367,6 +1362,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 			break;
 		if (r.argc && !dispatch(c, &r, now)) {
 			kv_resp_reset(&c->p);
+			c->stopped = true;
 			break;
 		}
 		used += (size_t)n;
