@@ -347,6 +347,8 @@ def main():
               % (ops, CLIENTS, len(final)))
         if ops < CLIENTS * 20:
             fails.append("only %d commands ran: too few to say anything" % ops)
+    except (redis.RedisError, OSError) as e:
+        fails.append("the check stopped: %r" % e)  # the server's own output follows
     finally:
         proc.kill()
         proc.wait()
