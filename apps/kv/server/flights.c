@@ -28,7 +28,7 @@ struct kv_flights *kv_flights_new(void)
 	struct kv_flights *fl = malloc(sizeof(*fl));
 
 	if (fl) {
-		fl->n = fl->all = 0;
+		fl->n = fl->all = fl->stale = 0;
 		memset(fl->filter, 0, sizeof(fl->filter));
 	}
 	return fl;
@@ -46,6 +46,7 @@ static void filter_add(struct kv_flights *fl, const struct kv_flight *f)
 /* The filter of every flight's keys, built again. */
 static void filter_build(struct kv_flights *fl)
 {
+	fl->stale = 0;
 	memset(fl->filter, 0, sizeof(fl->filter));
 	for (uint32_t i = 0; i < fl->n; i++)
 		filter_add(fl, fl->f[i]);
@@ -69,8 +70,11 @@ void kv_flights_remove(struct kv_flights *fl, const struct kv_flight *f)
 		;
 	fl->f[i] = fl->f[--fl->n];
 	fl->all -= f->all;
-	if (fl->n > KV_FLIGHT_UNFILTERED)
-		filter_build(fl); /* a bit may be another flight's too */
+	/* Its bits stay until the filter is built again (a bit may be
+	 * another flight's too): each only costs a request that hits it a
+	 * look at the flights. */
+	if (fl->n > KV_FLIGHT_UNFILTERED && ++fl->stale == KV_FLIGHT_STALE)
+		filter_build(fl);
 }
 
 bool kv_flights_hold(const struct kv_flights *fl, uint64_t hash)

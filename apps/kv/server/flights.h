@@ -20,6 +20,9 @@
  * cheaper than keeping the filter for each. */
 #define KV_FLIGHT_FILTER_BITS 2048
 #define KV_FLIGHT_UNFILTERED 4
+/* Flights ended since the filter was built, at most, before it is built
+ * again. */
+#define KV_FLIGHT_STALE 16
 
 struct kv_client;
 struct kv_job;
@@ -40,11 +43,12 @@ struct kv_flight {
 };
 
 /* A connection's flights. The filter has a bit for each key of any of
- * them (built again as one ends): most requests are ruled out by it at
+ * them, and of some that ended: most requests are ruled out by it at
  * once, where looking at each of 64 flights cost more than the request. */
 struct kv_flights {
 	uint32_t n;
 	uint32_t all;                 /* flights on every key */
+	uint32_t stale;               /* flights ended whose bits the filter keeps */
 	uint64_t filter[KV_FLIGHT_FILTER_BITS / 64];
 	struct kv_flight *f[KV_FLIGHT_MAX];
 };
