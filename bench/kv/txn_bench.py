@@ -8,11 +8,12 @@ INCR b EXEC in flight each) for SECONDS, in REPS interleaved repetitions;
 then both servers with a pair of keys of its own per connection (on two
 shards for kv), where no two transactions contend for a key.
 Prints per run and as medians: transactions/s, and the server's CPU time
-(user + system, every thread) per transaction. --baseline PERCORE2: another
+(user + system, every thread) per transaction. --set: MULTI SET a v SET
+b v EXEC instead of the INCRs. --baseline PERCORE2: another
 build's 2-shard rows in the same interleaved run (the key placement is the
 same in both builds), and each row's ratio to them.
 
-usage: txn_bench.py PERCORE KV_TXN_LOAD [REPS] [SECONDS] [--baseline PERCORE2]"""
+usage: txn_bench.py PERCORE KV_TXN_LOAD [REPS] [SECONDS] [--set] [--baseline PERCORE2]"""
 import argparse
 import os
 import statistics
@@ -27,10 +28,10 @@ from oracle import KvServer, start_redis, process_cpu_s as cpu_s, apart, colocat
 CONNS = 50
 
 
-def run(load, port, pid, keys, seconds):
+def run(load, port, pid, keys, seconds, extra):
     before = cpu_s(pid)
     cmd = [load, "--port", str(port), "--seconds", str(seconds), "--conns", str(CONNS),
-           "--per-tx", "2"]
+           "--per-tx", "2"] + extra
     for k in keys:
         cmd += ["--key", k]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -48,6 +49,8 @@ def main():
     ap.add_argument("seconds", nargs="?", default="3",
                     help="seconds of load per repetition (default 3)")
     ap.add_argument("--baseline", help="another percore build, run beside it")
+    ap.add_argument("--set", action="store_true",
+                    help="transactions of two SETs instead of two INCRs")
     a = ap.parse_args()
     percore, load, reps, seconds = a.percore, a.load, a.reps, a.seconds
     kv = KvServer(percore, shards=2)
@@ -73,7 +76,8 @@ def main():
             # follows the same one
             order = list(runs.items())[::-1 if rep % 2 else 1]
             for name, (keys, port, pid) in order:
-                res[name].append(run(load, port, pid, keys, seconds))
+                res[name].append(run(load, port, pid, keys, seconds,
+                                     ["--cmd", "SET", "--value", "v"] if a.set else []))
         for name, rows in res.items():
             for tps, us in rows:
                 print("%-15s %9.0f tx/s  %6.2f us CPU/tx" % (name, tps, us))

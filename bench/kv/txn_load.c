@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A load of transactions for a Redis-protocol server, which
  * redis-benchmark cannot send (it repeats one command): each of --conns
- * connections writes MULTI, the --cmd command once per --key, EXEC in
+ * connections writes MULTI, the --cmd command once per --key (then
+ * --value, when given: SET key value), EXEC in
  * one write (as a client library's transaction pipeline does), reads the
  * four or more replies, and writes the next, for --seconds. With
  * --per-tx N each transaction names N keys, connection i the i-th N of
@@ -11,7 +12,7 @@
  * error, a null array).
  *
  * usage: kv_txn_load --port P [--conns 50] [--seconds 3] [--cmd INCR]
- *                    [--per-tx N] --key K [--key K...] */
+ *                    [--value V] [--per-tx N] --key K [--key K...] */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -107,14 +108,18 @@ static void send_all(int fd, const char *p, size_t len)
 	}
 }
 
-/* Connection c's transaction: MULTI, cmd on each of its keys, EXEC. */
-static void make_tx(struct conn *c, const char *cmd, const char *const *keys, unsigned n)
+/* Connection c's transaction: MULTI, cmd on each of its keys (with
+ * value after the key, unless NULL), EXEC. */
+static void make_tx(struct conn *c, const char *cmd, const char *value, const char *const *keys,
+		    unsigned n)
 {
 	c->rlen = (size_t)sprintf(c->req, "*1\r\n$5\r\nMULTI\r\n");
 	for (unsigned k = 0; k < n; k++) {
-		c->rlen += (size_t)sprintf(c->req + c->rlen, "*2\r\n");
+		c->rlen += (size_t)sprintf(c->req + c->rlen, "*%d\r\n", value ? 3 : 2);
 		append_bulk(c->req, &c->rlen, cmd);
 		append_bulk(c->req, &c->rlen, keys[k]);
+		if (value)
+			append_bulk(c->req, &c->rlen, value);
 	}
 	c->rlen += (size_t)sprintf(c->req + c->rlen, "*1\r\n$4\r\nEXEC\r\n");
 }
@@ -123,7 +128,7 @@ int main(int argc, char **argv)
 {
 	static struct conn conns[MAX_CONNS];
 	struct pollfd pfd[MAX_CONNS];
-	const char *keys[MAX_KEYS], *cmd = "INCR";
+	const char *keys[MAX_KEYS], *cmd = "INCR", *value = NULL;
 	const char *mine[MAX_PER_TX];
 	unsigned nconns = 50, nkeys = 0, per_tx = 0, want;
 	double seconds = 3, start, end;
@@ -139,6 +144,8 @@ int main(int argc, char **argv)
 			seconds = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--cmd"))
 			cmd = argv[i + 1];
+		else if (!strcmp(argv[i], "--value"))
+			value = argv[i + 1];
 		else if (!strcmp(argv[i], "--per-tx"))
 			per_tx = (unsigned)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--key") && nkeys < MAX_KEYS)
@@ -147,16 +154,16 @@ int main(int argc, char **argv)
 	if (!per_tx)
 		per_tx = nkeys;
 	if (!port || !nkeys || !nconns || nconns > MAX_CONNS || per_tx > nkeys ||
-	    per_tx > MAX_PER_TX) {
+	    per_tx > MAX_PER_TX || (value && strlen(value) > 256)) {
 		fprintf(stderr, "usage: kv_txn_load --port P [--conns 50] [--seconds 3] "
-				"[--cmd INCR] [--per-tx N] --key K [--key K...]\n");
+				"[--cmd INCR] [--value V] [--per-tx N] --key K [--key K...]\n");
 		return 2;
 	}
 	want = per_tx + 2;
 	for (unsigned i = 0; i < nconns; i++) {
 		for (unsigned k = 0; k < per_tx; k++)
 			mine[k] = keys[(i * per_tx + k) % nkeys];
-		make_tx(&conns[i], cmd, mine, per_tx);
+		make_tx(&conns[i], cmd, value, mine, per_tx);
 		conns[i].fd = dial(port);
 		pfd[i] = (struct pollfd){ .fd = conns[i].fd, .events = POLLIN };
 		send_all(conns[i].fd, conns[i].req, conns[i].rlen);

@@ -70,9 +70,21 @@ def main():
         v = values(peer, keys)
         check(failures, "own keys", list(zip(v[0::2], v[1::2])), done, 1)
 
+        # MULTI SET a v SET b v EXEC, as txn_bench.py --set runs it
+        hot = apart(peer, ["s", "t"])
+        keys = [hot("s"), hot("t")]
+        run_load(load, kv.port, keys, ["--cmd", "SET", "--value", "v1"])
+        got = []
+        for k in keys:
+            peer.send(enc("GET", k))
+            got.append(peer.reader.reply()[1][1])
+        if got != [b"v1", b"v1"]:
+            failures.append("SET transactions left %r" % got)
+
         port = ["--port", str(kv.port)]
         for bad in (port + ["--per-tx", "3", "--key", "a", "--key", "b"],
-                    port + ["--conns", "0", "--key", "a"], port, ["--key", "a"]):
+                    port + ["--conns", "0", "--key", "a"], port, ["--key", "a"],
+                    port + ["--value", "x" * 300, "--key", "a"]):
             out = subprocess.run([load] + bad, capture_output=True, text=True, timeout=60)
             if out.returncode != 2 or "usage:" not in out.stderr:
                 failures.append("%r: exit %d, %r" % (bad, out.returncode, out.stderr))
