@@ -75,6 +75,40 @@ static void a_flight_on_every_key(void **state)
 	free(fl);
 }
 
+/* Tables go back to the shard's spares empty and come out again, up to
+ * KV_FLIGHTS_SPARE kept. */
+static void spare_tables(void **state)
+{
+	struct kv_flights_spare sp = { 0 };
+	struct kv_flights *t[KV_FLIGHTS_SPARE + 1], *fl;
+	uint64_t k = 42;
+	struct kv_flight *f = flight_of(&k, 1);
+
+	(void)state;
+	fl = kv_flights_take(&sp);
+	assert_non_null(fl);
+	for (int i = 0; i < KV_FLIGHT_UNFILTERED + 2; i++)
+		kv_flights_add(fl, f); /* past the filter's threshold */
+	for (int i = 0; i < KV_FLIGHT_UNFILTERED + 2; i++)
+		kv_flights_remove(fl, f);
+	kv_flights_put(&sp, fl);
+	assert_int_equal(sp.n, 1);
+	assert_ptr_equal(kv_flights_take(&sp), fl);
+	assert_int_equal(sp.n, 0);
+	assert_int_equal(fl->n, 0);
+	assert_false(kv_flights_hold(fl, 42));
+	t[0] = fl;
+	for (int i = 1; i <= KV_FLIGHTS_SPARE; i++)
+		t[i] = kv_flights_take(&sp);
+	for (int i = 0; i <= KV_FLIGHTS_SPARE; i++)
+		kv_flights_put(&sp, t[i]);
+	assert_int_equal(sp.n, KV_FLIGHTS_SPARE); /* the last one freed */
+	kv_flights_spare_free(&sp);
+	assert_int_equal(sp.n, 0);
+	assert_null(sp.list);
+	free(f);
+}
+
 /* The model: which flight holds which keys. Keys come from a small set
  * spread so that many share a filter bit or a mask bit. */
 #define KEYS 600
@@ -147,6 +181,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(keys_held_until_their_flight_ends),
 		cmocka_unit_test(a_flight_on_every_key),
+		cmocka_unit_test(spare_tables),
 		cmocka_unit_test(random_against_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

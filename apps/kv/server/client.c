@@ -850,7 +850,7 @@ static bool flight_passes(const struct kv_client *c, const struct kv_cmd *cmd,
 static bool flight_room(struct kv_client *c)
 {
 	if (!c->fl)
-		c->fl = kv_flights_new();
+		c->fl = kv_flights_take(&c->sh->flights);
 	return c->fl && c->fl->n < KV_FLIGHT_MAX;
 }
 
@@ -1447,6 +1447,11 @@ static void settle(struct kv_client *c)
 		c->paused = hold;
 	}
 	c->busy = false;
+	if (c->fl && !c->fl->n && c->off == c->len) {
+		/* between bursts a connection keeps no table (about 800 bytes) */
+		kv_flights_put(&c->sh->flights, c->fl);
+		c->fl = NULL;
+	}
 	if (!c->s && !c->inflight)
 		conn_free(c);
 }

@@ -27,11 +27,43 @@ struct kv_flights *kv_flights_new(void)
 {
 	struct kv_flights *fl = malloc(sizeof(*fl));
 
-	if (fl) {
+	if (fl) /* the filter is built when it is first wanted */
 		fl->n = fl->all = fl->stale = 0;
-		memset(fl->filter, 0, sizeof(fl->filter));
-	}
 	return fl;
+}
+
+struct kv_flights *kv_flights_take(struct kv_flights_spare *sp)
+{
+	struct kv_flights *fl = sp->list;
+
+	if (!fl)
+		return kv_flights_new();
+	sp->list = fl->next;
+	sp->n--;
+	return fl;
+}
+
+void kv_flights_put(struct kv_flights_spare *sp, struct kv_flights *fl)
+{
+	if (sp->n == KV_FLIGHTS_SPARE) {
+		free(fl);
+		return;
+	}
+	fl->n = fl->all = fl->stale = 0;
+	fl->next = sp->list;
+	sp->list = fl;
+	sp->n++;
+}
+
+void kv_flights_spare_free(struct kv_flights_spare *sp)
+{
+	while (sp->list) {
+		struct kv_flights *fl = sp->list;
+
+		sp->list = fl->next;
+		free(fl);
+	}
+	sp->n = 0;
 }
 
 static void filter_add(struct kv_flights *fl, const struct kv_flight *f)

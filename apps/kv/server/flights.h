@@ -2,7 +2,8 @@
 /* A connection's commands over several shards under way (flights), and
  * the check that keeps a later request of the connection off their keys
  * until they end (client.c). A connection gets its table at its first
- * flight: an idle one carries a pointer. */
+ * flight and gives it back between bursts: an idle one carries a
+ * pointer. */
 #ifndef KV_FLIGHTS_H
 #define KV_FLIGHTS_H
 
@@ -46,6 +47,7 @@ struct kv_flight {
  * them, and of some that ended: most requests are ruled out by it at
  * once, where looking at each of 64 flights cost more than the request. */
 struct kv_flights {
+	struct kv_flights *next;      /* while spare */
 	uint32_t n;
 	uint32_t all;                 /* flights on every key */
 	uint32_t stale;               /* flights ended whose bits the filter keeps */
@@ -73,6 +75,23 @@ static inline void kv_flight_key(struct kv_flight *f, uint32_t k, uint64_t hash)
 
 /* An empty table, or NULL when out of memory; free() frees it. */
 struct kv_flights *kv_flights_new(void);
+
+/* A shard's empty tables, kept for its connections' next flights: a
+ * connection between bursts holds none, and giving its table back to
+ * malloc cost more (at depth 1, many connections each taking one for a
+ * command's flight, past malloc's per-thread cache). */
+#define KV_FLIGHTS_SPARE 64
+struct kv_flights_spare {
+	struct kv_flights *list;
+	unsigned n;
+};
+
+/* A spare table, or a new one (NULL when out of memory). */
+struct kv_flights *kv_flights_take(struct kv_flights_spare *sp);
+/* Keeps the empty table for later, or frees it past KV_FLIGHTS_SPARE. */
+void kv_flights_put(struct kv_flights_spare *sp, struct kv_flights *fl);
+/* Frees every spare table. */
+void kv_flights_spare_free(struct kv_flights_spare *sp);
 /* Adds the flight (the table has room: n < KV_FLIGHT_MAX). */
 void kv_flights_add(struct kv_flights *fl, struct kv_flight *f);
 /* Takes the flight, one of the table's, out. */

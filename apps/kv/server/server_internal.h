@@ -26,6 +26,7 @@
 #include "cmd.h"
 #include "conn.h"
 #include "db.h"
+#include "flights.h"
 #include "percore/service.h"
 #include "resp_reply.h"
 #include "resp.h"
@@ -179,6 +180,7 @@ struct kv_shard {
 	unsigned readers;                     /* readers holding it (shared) */
 	struct kv_keylock *keys;              /* keys held by transactions (keylock.h) */
 	struct kv_keyhold *holds;             /* which transaction holds which */
+	struct kv_flights_spare flights;      /* connections' flight tables not in use */
 	struct kv_blocked *blk;               /* clients waiting on keys (block.c) */
 	struct kv_job *wait_head, *wait_tail;
 	struct kv_client *closing;            /* its clients closed with answers out */

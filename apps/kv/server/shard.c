@@ -1014,6 +1014,7 @@ void kv_shard_stop(unsigned idx, void *user)
 	kv_db_free(sh->db);
 	kv_ps_stop(sh);
 	kv_keylock_free(sh->keys);
+	kv_flights_spare_free(&sh->flights);
 	while (sh->holds) {
 		struct kv_keyhold *kh = sh->holds;
 
