@@ -47,7 +47,7 @@ static bool has_op(struct io_uring *ring, int op)
 
 static uint8_t *buf_at(const struct ur_state *st, unsigned bid)
 {
-	return st->bufs + (size_t)bid * UR_BUF_SIZE;
+	return st->bufs + (size_t)bid * UR_BUF_STRIDE;
 }
 
 static void buf_put(struct ur_state *st, unsigned bid)
@@ -69,7 +69,7 @@ static int bufs_setup(struct ur_state *st)
 	if (posix_memalign(&br, 4096, UR_BUFS * sizeof(struct io_uring_buf)))
 		return -ENOMEM;
 	st->br = br;
-	st->bufs = malloc((size_t)UR_BUFS * UR_BUF_SIZE);
+	st->bufs = malloc((size_t)UR_BUFS * UR_BUF_STRIDE);
 	if (!st->bufs)
 		return -ENOMEM;
 	reg.ring_addr = (uintptr_t)br;
