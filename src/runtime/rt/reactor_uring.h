@@ -28,7 +28,7 @@
  * interleaved rounds), 64 x 16 KiB / 32 x 64 KiB / 32 x 64 KiB a line
  * apart: 64 B 1.09x / 1.26x / 1.05x (16 connections), 1.29x / 1.12x /
  * 0.99x (64); 4 KiB 1.28x / 1.06x / 1.08x, 1.31x / 1.18x / 1.03x. Fewer
- * buffers cost more with many connections (16 x 64 KiB: 1.22x at 512 B
+ * buffers cost more with many connections (16 x 64 KiB: 1.23x at 512 B
  * and 256 connections); 64 x 16 KiB a line apart measured 1.18-1.21x. */
 #define UR_BUFS 32
 #define UR_BUF_SIZE 65536
