@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* percore net: a session's output: queueing frames and bytes, replies
  * that stay in the input ring until written (struct net_ref), and the
- * flush: one sendmsg per session and turn, right after the session's
+ * flush: one send per session and turn, right after the session's
  * read (session_io.c) or, for output queued otherwise, at the end of the
  * turn.
  *
