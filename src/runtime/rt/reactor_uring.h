@@ -32,7 +32,7 @@
  * and 256 connections); 64 x 16 KiB a line apart measured 1.18-1.21x. */
 #define UR_BUFS 32
 #define UR_BUF_SIZE 65536
-#define UR_BUF_STRIDE (UR_BUF_SIZE + 64)
+#define UR_BUF_STRIDE (UR_BUF_SIZE + PC_CACHE_LINE)
 #define UR_BGID 0
 #define UR_GEN_MASK 0x1fffffffu
 #define UR_KIND_SHIFT 61
