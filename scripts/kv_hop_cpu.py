@@ -17,11 +17,12 @@ requests/s are the commands over redis-cli's wall time.
 
 Printed: one table row per test and depth with requests/s and ns of
 server CPU per request for each server, then the ratios the goals name:
-the sharded server's CPU per request over one shard's (the hop's cost)
-and its throughput over redis-server's. With --baseline, also each
-build's CPU per request over the baseline's, paired by repetition:
-the median of the repetitions' ratios and its quartiles, which say
-whether a change is outside the spread between repetitions. The
+one shard's CPU per request over redis-server's, the sharded server's
+over one shard's (the hop's cost) and its throughput over
+redis-server's; with --baseline, also each build's CPU per request over
+the baseline's. Each ratio is paired by repetition: the median of the
+repetitions' ratios and its quartiles, which say whether a figure is
+outside the spread between repetitions. The
 servers run in turn, their order reversed every other repetition, so
 that neither build is always the one that runs first.
 
@@ -154,12 +155,26 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
-def paired(xs, bases):
-    """CPU per request of xs over bases, repetition by repetition: the
-    median ratio and its lower and upper quartiles."""
-    r = sorted(ratio(x[1], b[1]) for x, b in zip(xs, bases))
+def paired(xs, bases, field=1):
+    """A figure of xs over the same of bases (field 1: CPU per request, 0:
+    requests/s), repetition by repetition: the median ratio and its lower
+    and upper quartiles. The servers of one repetition ran in turn, so a
+    pair shares the machine's state of that moment; the quartiles say how
+    far the pairs spread."""
+    r = sorted(ratio(x[field], b[field]) for x, b in zip(xs, bases))
     q = statistics.quantiles(r, n=4, method="inclusive") if len(r) > 1 else [r[0]] * 3
     return {"median": q[1], "q1": q[0], "q3": q[2]}
+
+
+# The issue's goals, as ratios: name, server over server, the figure
+# (1: CPU per request, 0: requests/s), the table's heading.
+GOAL_RATIOS = (("kv1_vs_redis_cpu", "kv1", "redis", 1, "kv1/redis CPU"),
+               ("hop_cpu", "kv2", "kv1", 1, "kv2/kv1 CPU"),
+               ("kv2_vs_redis_rps", "kv2", "redis", 0, "kv2/redis rps"))
+
+
+def quartiled(q):
+    return "%.2fx (%.2f-%.2f)" % (q["median"], q["q1"], q["q3"])
 
 
 def main():
@@ -210,10 +225,10 @@ def main():
             xs = samples[(s, test, depth)]
             row[s] = {"rps": statistics.median(x[0] for x in xs),
                       "cpu_ns": statistics.median(x[1] for x in xs)}
-        if "kv1" in row and "kv2" in row:
-            row["hop_cpu_ratio"] = ratio(row["kv2"]["cpu_ns"], row["kv1"]["cpu_ns"])
-        if "kv2" in row and "redis" in row:
-            row["kv2_vs_redis_rps"] = ratio(row["kv2"]["rps"], row["redis"]["rps"])
+        # the goals' ratios, each the median of the repetitions' pairs
+        for key, a, b, field, _ in GOAL_RATIOS:
+            if a in row and b in row:
+                row[key] = paired(samples[(a, test, depth)], samples[(b, test, depth)], field)
         for s in ("kv1", "kv2"):
             if s in row and s + "-base" in row:
                 row[s + "_vs_base_cpu"] = paired(samples[(s, test, depth)],
@@ -223,21 +238,19 @@ def main():
         print(json.dumps(result, indent=1))
         return
     head = " | ".join("%s K/s (ns/req)" % s for s in servers)
+    goals = [g for g in GOAL_RATIOS if g[1] in servers and g[2] in servers]
     bases = [s for s in ("kv1", "kv2") if s in servers and s + "-base" in servers]
-    print("| test | %s | kv2/kv1 CPU | kv2/redis rps |%s" % (
-        head, "".join(" %s/base CPU (quartiles) |" % s for s in bases)))
-    print("|---|" + "---|" * (len(servers) + 2 + len(bases)))
+    print("| test | %s |%s%s" % (head, "".join(" %s (quartiles) |" % g[4] for g in goals),
+                                 "".join(" %s/base CPU (quartiles) |" % s for s in bases)))
+    print("|---|" + "---|" * (len(servers) + len(goals) + len(bases)))
     for row in result:
         cells = " | ".join("%.0f (%.0f)" % (row[s]["rps"] / 1000, row[s]["cpu_ns"])
                            for s in servers)
-        vs = "".join(" %.2fx (%.2f-%.2f) |" % (row[s + "_vs_base_cpu"]["median"],
-                                                row[s + "_vs_base_cpu"]["q1"],
-                                                row[s + "_vs_base_cpu"]["q3"]) for s in bases)
-        print("| %s | %s | %s | %s |%s" % (
+        ratios = "".join(" %s |" % quartiled(row[g[0]]) for g in goals)
+        vs = "".join(" %s |" % quartiled(row[s + "_vs_base_cpu"]) for s in bases)
+        print("| %s | %s |%s%s" % (
             row["test"].upper() + (" P%d" % row["depth"] if row["depth"] else ""), cells,
-            "%.2fx" % row["hop_cpu_ratio"] if "hop_cpu_ratio" in row else "-",
-            "%.2fx" % row["kv2_vs_redis_rps"] if "kv2_vs_redis_rps" in row else "-", vs))
-
+            ratios, vs))
 
 if __name__ == "__main__":
     main()
