@@ -252,5 +252,6 @@ def main():
             row["test"].upper() + (" P%d" % row["depth"] if row["depth"] else ""), cells,
             ratios, vs))
 
+
 if __name__ == "__main__":
     main()
