@@ -13,6 +13,9 @@ into a real redis-server 7.0:
   errors         BGSAVE while one runs, BGSAVE SCHEDULE, bad arguments,
                  SAVE while one runs (Redis's replies);
   kill9          kill -9 during a BGSAVE leaves the previous dump whole;
+  stop           so does a stop (SIGTERM, no drain) during one (or, on a
+                 machine slow enough that the save ended first, the dump
+                 is the whole new one), and it leaves no temporary file;
   enospc         a disk that fills during the save (a small tmpfs in a
                  private mount namespace, `unshare -rm`) makes it fail
                  with status err, the previous dump kept and the
@@ -53,10 +56,10 @@ class Kv:
     """One `percore kv` in directory d (its dump's place), on a port the
     kernel picks; wrap: a command line to run it under (unshare)."""
 
-    def __init__(self, d, shards=2, wrap=None):
+    def __init__(self, d, shards=2, wrap=None, extra=()):
         # no save rules: a stop would save the dump the test checks
         args = [PERCORE, "kv", "--port", "0", "--shards", str(shards), "--oversubscribe",
-                "--policy", "off", "--save", ""]
+                "--policy", "off", "--save", ""] + list(extra)
         if wrap:
             args = wrap + args
         self.p = subprocess.Popen(args, cwd=d, stdout=subprocess.DEVNULL,
@@ -338,6 +341,31 @@ def t_kill9(d):
     check(keys == 20000, "the previous dump has %d keys, want 20000" % keys)
 
 
+def t_stop(d):
+    # no drain: the save is still running when the shards stop
+    srv = Kv(d, extra=["--drain", "0"])
+    c = Conn(srv.port)
+    pipeline(c, [("SET", b"a%d" % i, b"v%d" % i) for i in range(20000)])
+    c.call("BGSAVE")
+    check(wait_saved(c) == "ok", "the first BGSAVE failed")
+    path = os.path.join(d, "dump.rdb")
+    before = open(path, "rb").read()
+    # values that do not compress: a save long enough to stop inside
+    noise = random.Random(SEED).randbytes(1 << 20)
+    pipeline(c, [("SET", b"b%d" % i, noise[i % 4096 * 200:][:400]) for i in range(200000)])
+    check(c.call("BGSAVE") == b"+Background saving started", "BGSAVE did not start")
+    check(info(c, "rdb_bgsave_in_progress") == "1", "the save ended before the stop")
+    check(any(n.startswith("temp-") for n in os.listdir(d)),
+          "no temporary file while the save runs: %s" % os.listdir(d))
+    srv.stop()
+    check(os.listdir(d) == ["dump.rdb"], "files after the stop: %s" % sorted(os.listdir(d)))
+    if open(path, "rb").read() != before:
+        # a machine slow enough let the save end first: then it is whole
+        keys, _ = check_rdb(path)
+        check(keys == 220000, "the dump after the stop has %d keys, want 20000 or 220000" % keys)
+        print("stop: the save ended before the stop")
+
+
 def t_enospc(d):
     small = os.path.join(d, "small")
     os.mkdir(small)
@@ -468,7 +496,7 @@ def t_concurrent(d):
 
 
 TESTS = {"point_in_time": t_point_in_time, "errors": t_errors, "kill9": t_kill9,
-         "enospc": t_enospc, "concurrent": t_concurrent}
+         "stop": t_stop, "enospc": t_enospc, "concurrent": t_concurrent}
 
 
 def main():

@@ -414,6 +414,7 @@ static void finish(struct kv_bgsave *bg)
 	atomic_store_explicit(&k->bg_last_secs, now > bg->start_ms ? (now - bg->start_ms) / 1000 : 0,
 			      memory_order_relaxed);
 	atomic_store_explicit(&k->bg_running, false, memory_order_release);
+	bg->home->bg_writing = NULL;
 	free(bg);
 }
 
@@ -567,6 +568,7 @@ int kv_bgsave_start(struct kv_shard *sh)
 	}
 	bg->o.dir = bg->dir; /* the settings may change meanwhile */
 	bg->o.name = NULL;
+	sh->bg_writing = bg;
 	if (bg->err) {
 		finish(bg); /* started, and failed: as a fork whose child fails */
 		return 0;
@@ -582,6 +584,14 @@ void kv_bgsave_stop(struct kv_shard *sh)
 {
 	struct kv_snap *s = sh->snap;
 
+	/* A save the stop cut short leaves no file behind, as a failed one
+	 * (its writes still out go to a file no name reaches; the dump at the
+	 * stop, when the rules ask for one, is written apart:
+	 * kv_persist_stop_part). */
+	if (sh->bg_writing) {
+		unlink(sh->bg_writing->p.tmp);
+		sh->bg_writing = NULL;
+	}
 	if (!s)
 		return;
 	if (s->cur)

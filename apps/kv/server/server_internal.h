@@ -211,6 +211,7 @@ struct kv_shard {
 	struct kv_snap *snap;                 /* this shard's part of a BGSAVE (bgsave.c) */
 	struct kv_bgsave *bg_fixing;          /* a save started here whose views are not all fixed */
 	struct kv_bgsave *bg_claim;           /* and the command just run here started it */
+	struct kv_bgsave *bg_writing;         /* the save this shard writes, until its end */
 };
 
 struct kv_server {
