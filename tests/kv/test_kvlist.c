@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The chunked list: each operation and its edges, nodes that split and
- * empty, a random run against a plain array model, and allocation failure
+ * empty, a random run against a plain array model (and one that uses the
+ * list as a queue either way round), and allocation failure
  * leaving the list unchanged. */
 #include <errno.h>
 #include <setjmp.h>
@@ -351,6 +352,64 @@ static void test_random_model(void **state)
 	kv_list_free(l);
 }
 
+/* A queue either way round: pushes at one end, pops at the other, with
+ * the other operations now and then. A push at the front writes into
+ * the room a pop from the front left: the list's memory stays as it was. */
+static void test_front_room(void **state)
+{
+	(void)state;
+	unsigned seed = 35;
+	char v[5000];
+	srand(seed);
+	for (int fill = -2; fill <= 5; fill += 7) {
+		struct kv_list *l = kv_list_new(fill);
+		struct model m = { 0 };
+		for (int i = 0; i < 40000; i++) {
+			bool front = i < 20000; /* LPUSH and RPOP, then RPUSH and LPOP */
+			int op = rand() % 10;
+			size_t vl = rnd_value(v);
+			if (op < 7) {
+				assert_int_equal(kv_list_push(l, front ? KV_LIST_HEAD : KV_LIST_TAIL, v, vl), 0);
+				m_insert(&m, front ? 0 : m.len, v, vl);
+			} else if (op < 9 && m.len) {
+				kv_list_pop(l, front ? KV_LIST_TAIL : KV_LIST_HEAD);
+				m_delete(&m, front ? m.len - 1 : 0, 1);
+			} else {
+				random_step(l, &m);
+			}
+			if (m.len > 3000) {
+				kv_list_trim(l, 500, 1999);
+				m_delete(&m, 2000, m.len - 2000);
+				m_delete(&m, 0, 500);
+			}
+			if (i % 500 == 499)
+				same(l, &m, seed);
+		}
+		same(l, &m, seed);
+		m_delete(&m, 0, m.len);
+		free(m.v);
+		free(m.n);
+		kv_list_free(l);
+	}
+	struct kv_list *l = make(-2, "");
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(kv_list_push(l, KV_LIST_HEAD, S("value")), 0);
+	size_t mem = kv_list_mem(l);
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(kv_list_pop(l, KV_LIST_HEAD), 0);
+		assert_int_equal(kv_list_push(l, KV_LIST_HEAD, S("other")), 0);
+	}
+	assert_int_equal(kv_list_mem(l), mem);
+	check(l);
+	size_t n;
+	const uint8_t *b = kv_list_peek(l, KV_LIST_HEAD, &n);
+	assert_int_equal(n, 5);
+	assert_memory_equal(b, "other", 5);
+	b = kv_list_peek(l, KV_LIST_TAIL, &n);
+	assert_memory_equal(b, "value", 5);
+	kv_list_free(l);
+}
+
 /* Without memory, a push, an insert that splits, and a set that moves the
  * entry fail with -ENOMEM and leave the list as it was. */
 static void test_nomem(void **state)
@@ -370,6 +429,19 @@ static void test_nomem(void **state)
 	check(l);
 	assert_string_equal(dump(l), before);
 	kv_list_free(l);
+	/* a push at the front into a node with room behind its entries but
+	 * none before them moves them; once it has none at all it grows, and
+	 * without memory it fails whole */
+	l = make(-1, "a,b,c");
+	fail_allocs = true;
+	int moved = kv_list_push(l, KV_LIST_HEAD, S("x"));
+	int grown = kv_list_push(l, KV_LIST_HEAD, S("y"));
+	fail_allocs = false;
+	assert_int_equal(moved, 0);
+	assert_int_equal(grown, -ENOMEM);
+	check(l);
+	assert_string_equal(dump(l), "x,a,b,c");
+	kv_list_free(l);
 }
 
 int main(void)
@@ -381,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_trim_rem_range),
 		cmocka_unit_test(test_pos),
 		cmocka_unit_test(test_random_model),
+		cmocka_unit_test(test_front_room),
 		cmocka_unit_test(test_nomem),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

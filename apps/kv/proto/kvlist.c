@@ -25,9 +25,13 @@
 struct kv_list_node {
 	struct kv_list_node *prev, *next;
 	uint32_t count;   /* entries */
-	uint32_t used;    /* bytes of entries in data */
-	uint32_t cap;     /* bytes of data allocated */
-	uint8_t data[];
+	uint32_t used;    /* bytes of entries, from buf + head on */
+	uint32_t cap;     /* bytes of buf allocated */
+	/* bytes of buf before the first entry: a push at the front writes
+	 * there, and a pop from it only moves head, so neither moves the
+	 * node's other entries (a listpack moves them all, each time) */
+	uint32_t head;
+	uint8_t buf[];
 };
 
 struct kv_list {
@@ -38,6 +42,12 @@ struct kv_list {
 	uint32_t max_count;
 	size_t bytes;        /* the linked nodes' allocations: kv_list_mem() in O(1) */
 };
+
+/* The node's first entry. */
+static inline uint8_t *ents(const struct kv_list_node *n)
+{
+	return (uint8_t *)n->buf + n->head;
+}
 
 /* Bytes of the varint of v. */
 static uint32_t vsz(size_t v)
@@ -133,7 +143,7 @@ static struct kv_list_node *node_new(uint32_t cap)
 	struct kv_list_node *n = malloc(sizeof(*n) + cap);
 	if (n) {
 		n->prev = n->next = NULL;
-		n->count = n->used = 0;
+		n->count = n->used = n->head = 0;
 		n->cap = cap;
 	}
 	return n;
@@ -173,30 +183,72 @@ static void unlink_free(struct kv_list *l, struct kv_list_node *n)
 	free(n);
 }
 
-/* Writes an entry at off in n, growing n (doubling, up to the node limit)
- * when it lacks room. Returns 0 or -ENOMEM (n unchanged). */
-static int node_insert(struct kv_list *l, struct kv_list_node *n, uint32_t off, const void *v,
-		       size_t vl)
+/* Room for sz bytes at off in n, the node's entries moved apart there
+ * (n grown first, doubling up to the node limit, when it lacks the room
+ * in all): the spare room goes before the first entry for an entry at
+ * the front, where the next is likely to go too, else after the last.
+ * Returns n, perhaps moved, or NULL without memory (n unchanged). */
+static struct kv_list_node *node_make_room(struct kv_list *l, struct kv_list_node *n, uint32_t off,
+					   uint32_t sz)
 {
-	uint32_t sz = ent_size(vl), need = n->used + sz;
+	uint32_t need = n->used + sz, head;
+	uint8_t *from;
+
 	if (need > n->cap) {
 		uint32_t cap = n->cap * 2 < l->max_bytes ? n->cap * 2 : l->max_bytes;
 		n = node_resize(l, n, need > cap ? need : cap);
 		if (!n)
+			return NULL;
+	}
+	head = off == 0 ? n->cap - need : 0;
+	from = ents(n);
+	/* the entries before off, and those from off on, each moved by
+	 * memmove; the one that moves right first, so that neither
+	 * overwrites the other before it moved */
+	if (head >= n->head) {
+		memmove(n->buf + head + off + sz, from + off, n->used - off);
+		memmove(n->buf + head, from, off);
+	} else {
+		memmove(n->buf + head, from, off);
+		memmove(n->buf + head + off + sz, from + off, n->used - off);
+	}
+	n->head = head;
+	return n;
+}
+
+/* Writes an entry at off in n: at the front into the room before the
+ * first entry where there is some, else moving the entries after off
+ * (or, short of room behind them, all of them: node_make_room). Returns 0
+ * or -ENOMEM (n unchanged). */
+static int node_insert(struct kv_list *l, struct kv_list_node *n, uint32_t off, const void *v,
+		       size_t vl)
+{
+	uint32_t sz = ent_size(vl);
+
+	if (off == 0 && n->head >= sz) {
+		n->head -= sz;
+	} else if ((uint64_t)n->head + n->used + sz <= n->cap) {
+		memmove(ents(n) + off + sz, ents(n) + off, n->used - off);
+	} else {
+		n = node_make_room(l, n, off, sz);
+		if (!n)
 			return -ENOMEM;
 	}
-	memmove(n->data + off + sz, n->data + off, n->used - off);
-	ent_write(n->data + off, v, vl);
+	ent_write(ents(n) + off, v, vl);
 	n->used += sz;
 	n->count++;
 	l->len++;
 	return 0;
 }
 
-/* Removes the entry of sz bytes at off in n; frees n when it empties. */
+/* Removes the entry of sz bytes at off in n (the first by moving the
+ * node's start past it); frees n when it empties. */
 static void node_delete(struct kv_list *l, struct kv_list_node *n, uint32_t off, uint32_t sz)
 {
-	memmove(n->data + off, n->data + off + sz, n->used - off - sz);
+	if (off == 0)
+		n->head += sz;
+	else
+		memmove(ents(n) + off, ents(n) + off + sz, n->used - off - sz);
 	n->used -= sz;
 	n->count--;
 	l->len--;
@@ -231,12 +283,12 @@ static struct kv_list_node *locate(const struct kv_list *l, size_t idx, uint32_t
 		for (size_t k = 0; k < idx; k++) {
 			const uint8_t *b;
 			size_t vl;
-			o += ent_read(n->data + o, &b, &vl);
+			o += ent_read(ents(n) + o, &b, &vl);
 		}
 	} else {
 		o = n->used;
 		for (size_t k = n->count; k > idx; k--)
-			o = ent_prev(n->data, o);
+			o = ent_prev(ents(n), o);
 	}
 	*off = o;
 	*i = (uint32_t)idx;
@@ -265,7 +317,7 @@ static int insert_split(struct kv_list *l, struct kv_list_node *n, uint32_t off,
 		free(m);
 		return -ENOMEM;
 	}
-	memcpy(t->data, n->data + off, rest);
+	memcpy(ents(t), ents(n) + off, rest);
 	t->used = rest;
 	t->count = n->count - i;
 	n->used = off;
@@ -319,7 +371,7 @@ const uint8_t *kv_list_peek(const struct kv_list *l, enum kv_list_end end, size_
 	if (!n)
 		return NULL;
 	const uint8_t *b;
-	ent_read(n->data + (end == KV_LIST_HEAD ? 0 : ent_prev(n->data, n->used)), &b, len);
+	ent_read(ents(n) + (end == KV_LIST_HEAD ? 0 : ent_prev(ents(n), n->used)), &b, len);
 	return b;
 }
 
@@ -328,10 +380,10 @@ int kv_list_pop(struct kv_list *l, enum kv_list_end end)
 	struct kv_list_node *n = end == KV_LIST_HEAD ? l->head : l->tail;
 	if (!n)
 		return -ENOENT;
-	uint32_t off = end == KV_LIST_HEAD ? 0 : ent_prev(n->data, n->used);
+	uint32_t off = end == KV_LIST_HEAD ? 0 : ent_prev(ents(n), n->used);
 	const uint8_t *b;
 	size_t vl;
-	node_delete(l, n, off, ent_read(n->data + off, &b, &vl));
+	node_delete(l, n, off, ent_read(ents(n) + off, &b, &vl));
 	return 0;
 }
 
@@ -354,7 +406,7 @@ const uint8_t *kv_list_index(const struct kv_list *l, long long idx, size_t *len
 	uint32_t off, i;
 	const struct kv_list_node *n = locate(l, k, &off, &i);
 	const uint8_t *b;
-	ent_read(n->data + off, &b, len);
+	ent_read(ents(n) + off, &b, len);
 	return b;
 }
 
@@ -369,13 +421,13 @@ int kv_list_set(struct kv_list *l, long long idx, const void *v, size_t vl)
 	struct kv_list_node *n = locate(l, k, &off, &i);
 	const uint8_t *b;
 	size_t ol;
-	uint32_t osz = ent_read(n->data + off, &b, &ol), nsz = ent_size(vl);
+	uint32_t osz = ent_read(ents(n) + off, &b, &ol), nsz = ent_size(vl);
 	if (n->count == 1 || (uint64_t)n->used - osz + nsz <= l->max_bytes) {
 		uint32_t need = n->used - osz + nsz;
-		if (need > n->cap && !(n = node_resize(l, n, need)))
+		if ((uint64_t)n->head + need > n->cap && !(n = node_resize(l, n, n->head + need)))
 			return -ENOMEM;
-		memmove(n->data + off + nsz, n->data + off + osz, n->used - off - osz);
-		ent_write(n->data + off, v, vl);
+		memmove(ents(n) + off + nsz, ents(n) + off + osz, n->used - off - osz);
+		ent_write(ents(n) + off, v, vl);
 		n->used = need;
 		return 0;
 	}
@@ -431,9 +483,9 @@ void kv_list_del_range(struct kv_list *l, size_t idx, size_t cnt)
 			for (; k < cnt && i + k < n->count; k++) {
 				const uint8_t *b;
 				size_t vl;
-				end += ent_read(n->data + end, &b, &vl);
+				end += ent_read(ents(n) + end, &b, &vl);
 			}
-			memmove(n->data + off, n->data + end, n->used - end);
+			memmove(ents(n) + off, ents(n) + end, n->used - end);
 			n->used -= end - off;
 			n->count -= k;
 			l->len -= k;
@@ -471,7 +523,7 @@ static size_t rem_fwd(struct kv_list *l, size_t limit, const void *v, size_t vl)
 		while (off < n->used && done < limit) {
 			const uint8_t *b;
 			size_t bl;
-			uint32_t sz = ent_read(n->data + off, &b, &bl);
+			uint32_t sz = ent_read(ents(n) + off, &b, &bl);
 			if (bl != vl || memcmp(b, v, vl) != 0) {
 				off += sz;
 				continue;
@@ -494,10 +546,10 @@ static size_t rem_back(struct kv_list *l, size_t limit, const void *v, size_t vl
 		prev = n->prev;
 		uint32_t end = n->used;
 		while (end > 0 && done < limit) {
-			uint32_t off = ent_prev(n->data, end);
+			uint32_t off = ent_prev(ents(n), end);
 			const uint8_t *b;
 			size_t bl;
-			uint32_t sz = ent_read(n->data + off, &b, &bl);
+			uint32_t sz = ent_read(ents(n) + off, &b, &bl);
 			end = off;
 			if (bl != vl || memcmp(b, v, vl) != 0)
 				continue;
@@ -559,7 +611,7 @@ const uint8_t *kv_list_iter_next(struct kv_list_iter *it, size_t *len)
 	if (!n)
 		return NULL;
 	const uint8_t *b;
-	uint32_t sz = ent_read(n->data + it->_off, &b, len);
+	uint32_t sz = ent_read(ents(n) + it->_off, &b, len);
 	if (it->_fwd) {
 		it->_off += sz;
 		if (++it->_i == n->count) {
@@ -570,11 +622,11 @@ const uint8_t *kv_list_iter_next(struct kv_list_iter *it, size_t *len)
 		it->_node = n = n->prev;
 		if (n) {
 			it->_i = n->count - 1;
-			it->_off = ent_prev(n->data, n->used);
+			it->_off = ent_prev(ents(n), n->used);
 		}
 	} else {
 		it->_i--;
-		it->_off = ent_prev(n->data, it->_off);
+		it->_off = ent_prev(ents(n), it->_off);
 	}
 	return b;
 }
@@ -603,7 +655,7 @@ struct kv_list *kv_list_clone(const struct kv_list *l)
 			kv_list_free(c);
 			return NULL;
 		}
-		memcpy(m->data, n->data, n->used);
+		memcpy(ents(m), ents(n), n->used);
 		m->used = n->used;
 		m->count = n->count;
 		link_after(c, c->tail, m);
@@ -616,8 +668,9 @@ struct kv_list *kv_list_clone(const struct kv_list *l)
 static int validate_node(const struct kv_list *l, const struct kv_list_node *n, size_t k,
 			 char *why, size_t wl)
 {
-	if (n->count == 0 || n->used > n->cap) {
-		snprintf(why, wl, "node %zu: count %u used %u cap %u", k, n->count, n->used, n->cap);
+	if (n->count == 0 || (uint64_t)n->head + n->used > n->cap) {
+		snprintf(why, wl, "node %zu: count %u head %u used %u cap %u", k, n->count, n->head,
+			 n->used, n->cap);
 		return -EINVAL;
 	}
 	if (n->count > 1 && (n->count > l->max_count || n->used > l->max_bytes)) {
@@ -629,8 +682,8 @@ static int validate_node(const struct kv_list *l, const struct kv_list_node *n, 
 	while (off < n->used) {
 		const uint8_t *b;
 		size_t vl;
-		uint32_t sz = ent_read(n->data + off, &b, &vl);
-		if (sz > n->used - off || ent_prev(n->data, off + sz) != off) {
+		uint32_t sz = ent_read(ents(n) + off, &b, &vl);
+		if (sz > n->used - off || ent_prev(ents(n), off + sz) != off) {
 			snprintf(why, wl, "node %zu entry %u at %u: bad framing (size %u of %u)", k, c,
 				 off, sz, n->used);
 			return -EINVAL;

@@ -6,7 +6,10 @@
  * backwards behind, so a node is read from either end). A node holds up to
  * the fill limit (list-max-listpack-size: -1..-5 are 4..64 KiB of entries,
  * a positive n is n entries); an entry larger than that gets a node of its
- * own. Push and pop at either end are O(1); an index walks whole nodes from
+ * own. A node keeps room before its first entry as well as after its
+ * last: push and pop at either end move its other entries only when that
+ * end's room runs out (the node is then laid out again, grown by
+ * doubling when full). An index walks whole nodes from
  * the nearer end, then entries inside one node from its nearer end.
  *
  * Mutations that allocate return -ENOMEM with the list unchanged. Entry
