@@ -324,17 +324,26 @@ def t_errors(d):
         srv.stop()
 
 
-def t_kill9(d):
-    srv = Kv(d)
+def save_running(srv, d, more, what):
+    """A first dump of 20,000 keys saved; then the writes in more and a
+    second BGSAVE, still running when this returns. Returns the dump's
+    path and its bytes from the first save."""
     c = Conn(srv.port)
     pipeline(c, [("SET", b"a%d" % i, b"v%d" % i) for i in range(20000)])
     c.call("BGSAVE")
     check(wait_saved(c) == "ok", "the first BGSAVE failed")
     path = os.path.join(d, "dump.rdb")
     before = open(path, "rb").read()
-    pipeline(c, [("SET", b"b%d" % i, b"w" * 200) for i in range(250000)])
+    pipeline(c, more)
     check(c.call("BGSAVE") == b"+Background saving started", "BGSAVE did not start")
-    check(info(c, "rdb_bgsave_in_progress") == "1", "the save ended before the kill")
+    check(info(c, "rdb_bgsave_in_progress") == "1", "the save ended before the %s" % what)
+    return path, before
+
+
+def t_kill9(d):
+    srv = Kv(d)
+    path, before = save_running(srv, d, [("SET", b"b%d" % i, b"w" * 200) for i in range(250000)],
+                                "kill")
     srv.kill9()
     check(open(path, "rb").read() == before, "kill -9 during BGSAVE changed the dump")
     keys, _ = check_rdb(path)
@@ -344,17 +353,10 @@ def t_kill9(d):
 def t_stop(d):
     # no drain: the save is still running when the shards stop
     srv = Kv(d, extra=["--drain", "0"])
-    c = Conn(srv.port)
-    pipeline(c, [("SET", b"a%d" % i, b"v%d" % i) for i in range(20000)])
-    c.call("BGSAVE")
-    check(wait_saved(c) == "ok", "the first BGSAVE failed")
-    path = os.path.join(d, "dump.rdb")
-    before = open(path, "rb").read()
     # values that do not compress: a save long enough to stop inside
     noise = random.Random(SEED).randbytes(1 << 20)
-    pipeline(c, [("SET", b"b%d" % i, noise[i % 4096 * 200:][:400]) for i in range(200000)])
-    check(c.call("BGSAVE") == b"+Background saving started", "BGSAVE did not start")
-    check(info(c, "rdb_bgsave_in_progress") == "1", "the save ended before the stop")
+    path, before = save_running(srv, d, [("SET", b"b%d" % i, noise[i % 4096 * 200:][:400])
+                                         for i in range(200000)], "stop")
     check(any(n.startswith("temp-") for n in os.listdir(d)),
           "no temporary file while the save runs: %s" % os.listdir(d))
     srv.stop()

@@ -325,6 +325,25 @@ static void random_step(struct kv_list *l, struct model *m)
 	}
 }
 
+/* Keeps the list short enough to check often: trimmed to 1,500 past
+ * 3,000 entries. */
+static void keep_short(struct kv_list *l, struct model *m)
+{
+	if (m->len > 3000) {
+		kv_list_trim(l, 500, 1999);
+		m_delete(m, 2000, m->len - 2000);
+		m_delete(m, 0, 500);
+	}
+}
+
+static void model_free(struct kv_list *l, struct model *m)
+{
+	m_delete(m, 0, m->len);
+	free(m->v);
+	free(m->n);
+	kv_list_free(l);
+}
+
 static void test_random_model(void **state)
 {
 	(void)state;
@@ -337,19 +356,12 @@ static void test_random_model(void **state)
 	struct model m = { 0 };
 	for (int i = 0; i < 100000; i++) {
 		random_step(l, &m);
-		if (m.len > 3000) { /* keep it short enough to check often */
-			kv_list_trim(l, 500, 1999);
-			m_delete(&m, 2000, m.len - 2000);
-			m_delete(&m, 0, 500);
-		}
+		keep_short(l, &m);
 		if (i % 1000 == 999)
 			same(l, &m, seed);
 	}
 	same(l, &m, seed);
-	m_delete(&m, 0, m.len);
-	free(m.v);
-	free(m.n);
-	kv_list_free(l);
+	model_free(l, &m);
 }
 
 /* A queue either way round: pushes at one end, pops at the other, with
@@ -377,19 +389,12 @@ static void test_front_room(void **state)
 			} else {
 				random_step(l, &m);
 			}
-			if (m.len > 3000) {
-				kv_list_trim(l, 500, 1999);
-				m_delete(&m, 2000, m.len - 2000);
-				m_delete(&m, 0, 500);
-			}
+			keep_short(l, &m);
 			if (i % 500 == 499)
 				same(l, &m, seed);
 		}
 		same(l, &m, seed);
-		m_delete(&m, 0, m.len);
-		free(m.v);
-		free(m.n);
-		kv_list_free(l);
+		model_free(l, &m);
 	}
 	struct kv_list *l = make(-2, "");
 	for (int i = 0; i < 1000; i++)
