@@ -12,7 +12,10 @@ MSETNX) between them, runs of MSETs, and now and then many such commands
 on keys of their own: their replies must come back in request order, and
 each must see exactly what the requests before it on the connection did.
 With 3 shards a command over two of them can finish before a request
-sent earlier to the third.
+sent earlier to the third. Runs of commands on members of a large set,
+hash and sorted set (past the listpack sizes, so with a member index)
+come now and then: a pipeline's members are hashed ahead once, and each
+lookup and insertion must still find its own.
 
 usage: pipeline_oracle.py PERCORE [REDIS_SERVER]
 PC_TEST_SEED sets the seed (printed); exit 0 all equal, 1 a difference,
@@ -127,6 +130,35 @@ def mset_run(rng, step):
     return cmds
 
 
+# A set, a hash and a sorted set with a member index (past the listpack
+# sizes), made before the first pipeline; their members are m0..m299.
+BIG = ("big:s", "big:h", "big:z")
+BIG_MEMBERS = 300
+
+
+def big_fill():
+    ms = ["m%d" % i for i in range(BIG_MEMBERS)]
+    return [["SADD", BIG[0]] + ms,
+            ["HSET", BIG[1]] + sum(([m, "v"] for m in ms), []),
+            ["ZADD", BIG[2]] + sum(([i, m] for i, m in enumerate(ms)), [])]
+
+
+def members_run(rng, step):
+    """Members looked up, added, changed and removed, present or not, some
+    named twice in the run."""
+    m = lambda: "m%d" % rng.randrange(BIG_MEMBERS + 100)  # noqa: E731
+    kinds = [
+        lambda: ["SADD", BIG[0], m()], lambda: ["SREM", BIG[0], m()],
+        lambda: ["SISMEMBER", BIG[0], m()],
+        lambda: ["HSET", BIG[1], m(), "w%d" % step], lambda: ["HGET", BIG[1], m()],
+        lambda: ["HDEL", BIG[1], m()], lambda: ["HINCRBY", BIG[1], m(), 1],
+        lambda: ["ZADD", BIG[2], rng.randrange(1000), m()], lambda: ["ZSCORE", BIG[2], m()],
+        lambda: ["ZREM", BIG[2], m()], lambda: ["ZINCRBY", BIG[2], 2, m()],
+        lambda: ["ZRANK", BIG[2], m()],
+    ]
+    return [rng.choice(kinds)() for _ in range(rng.randint(2, 60))]
+
+
 def disjoint(rng, pipeline):
     """Commands over several shards on keys no other command of the
     pipeline names, with requests on other keys between them: kv keeps up
@@ -148,7 +180,9 @@ def run(ours, theirs, rng, fails, pipeline):
     n = rng.choice([1, 2, 5, 16, 64, 200])
     cmds = disjoint(rng, pipeline) if rng.random() < 0.1 else []
     for i in range(n):
-        cmds += mset_run(rng, i) if rng.random() < 0.05 else [command(rng, i)]
+        r = rng.random()
+        cmds += (mset_run(rng, i) if r < 0.05 else members_run(rng, i) if r < 0.1
+                 else [command(rng, i)])
     n = len(cmds)
     wire = b"".join(encode(c) for c in cmds)
     ours[0].sendall(wire)
@@ -187,6 +221,10 @@ def compare(percore, server, shards, rng, fails):
     try:
         socks = [socket.create_connection(("127.0.0.1", p), timeout=60) for p in (kv.port, port)]
         ours, theirs = [(s, Reader(s)) for s in socks]
+        for c in big_fill():
+            for s, r in (ours, theirs):
+                s.sendall(encode(c))
+                r.reply()
         for pipeline in range(PIPELINES):
             if not run(ours, theirs, rng, fails, pipeline):
                 break

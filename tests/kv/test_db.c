@@ -278,18 +278,71 @@ static void test_prefetch_members(void **state)
 	}
 	r[8].argc = 6;  /* ZADD z 1 m1 2 m2: the last not among the 4 read */
 	r[9].nargs = 2;
-	assert_int_equal(kv_db_prefetch_members(db, r, NREQ), 3);
+	struct kv_hash_memo memo = { .n = 7 };
+	assert_int_equal(kv_db_prefetch_members(db, r, NREQ, &memo), 3);
 	assert_int_equal(r[0]._hash, kv_keyhash(S("m7")));
 	assert_int_equal(r[1]._hash, kv_keyhash(S("m9")));
 	assert_int_equal(r[2]._hash, kv_keyhash(S("m11")));
+	/* the memo: the three members at their own addresses, in order */
+	assert_int_equal(memo.n, 3);
+	static const int member_at[3] = { 2, 2, 3 };
+	for (size_t i = 0; i < 3; i++) {
+		const char *m = reqs[i][member_at[i]];
+		assert_ptr_equal(memo.p[i], m);
+		assert_int_equal(memo.len[i], strlen(m));
+		assert_int_equal(memo.hash[i], r[i]._hash);
+	}
 	for (size_t i = 3; i < NREQ; i++)
 		assert_null(r[i]._index);
 	check(db);
 	assert_int_equal(kv_coll_len(big), 600);
 	assert_int_equal(kv_zset_len(z), 600);
 	want_value(db, S("str"), 0, S("v"));
-	assert_int_equal(kv_db_prefetch_members(db, r, 0), 0);
+	assert_int_equal(kv_db_prefetch_members(db, r, 0, &memo), 0);
+	assert_int_equal(memo.n, 0);
+	assert_int_equal(kv_db_prefetch_members(db, r, 3, NULL), 3);
 	kv_db_free(db);
+}
+
+/* kv_member_hash() takes a hash from the thread's memo only for the very
+ * bytes it holds: the same address and length (the memo's hashes here
+ * are made up, so that taking one shows); anything else is hashed. */
+static void test_member_hash_memo(void **state)
+{
+	(void)state;
+	static const char read[] = "alpha beta gamma delta";
+	const char *alpha = read, *beta = read + 6, *gamma = read + 11, *delta = read + 17;
+	char copy[] = "beta";
+	struct kv_hash_memo memo = {
+		.p = { alpha, beta, delta }, .len = { 5, 4, 5 }, .hash = { 101, 102, 104 }, .n = 3,
+	}, inner = { .p = { gamma }, .len = { 5 }, .hash = { 203 }, .n = 1 };
+
+	assert_int_equal(kv_keyhash_init(), 0);
+	assert_null(kv_keyhash_memo(&memo));
+	assert_int_equal(kv_member_hash(alpha, 5), 101);
+	assert_int_equal(kv_member_hash(beta, 4), 102);
+	assert_int_equal(kv_member_hash(beta, 4), 102); /* found, then inserted */
+	assert_int_equal(kv_member_hash(delta, 5), 104);
+	assert_int_equal(kv_member_hash(alpha, 5), kv_keyhash(alpha, 5)); /* behind the search */
+	assert_int_equal(kv_keyhash_memo(&memo), &memo); /* starts over */
+	assert_int_equal(kv_member_hash(alpha, 5), 101);
+	assert_int_equal(kv_member_hash(beta, 3), kv_keyhash(beta, 3));   /* another length */
+	assert_int_equal(kv_member_hash(copy, 4), kv_keyhash(S("beta")));  /* another address */
+	assert_int_equal(kv_member_hash(gamma, 5), kv_keyhash(gamma, 5));  /* not in it */
+	assert_int_equal(kv_member_hash(read + 20, 2), kv_keyhash(S("ta"))); /* past its last */
+	/* a nested run's memo, then the outer one's back */
+	struct kv_hash_memo *outer = kv_keyhash_memo(&inner);
+	assert_ptr_equal(outer, &memo);
+	assert_int_equal(kv_member_hash(gamma, 5), 203);
+	assert_int_equal(kv_member_hash(delta, 5), kv_keyhash(delta, 5));
+	assert_ptr_equal(kv_keyhash_memo(outer), &inner);
+	assert_int_equal(kv_member_hash(delta, 5), 104);
+	assert_ptr_equal(kv_keyhash_memo(NULL), &memo);
+	assert_int_equal(kv_member_hash(alpha, 5), kv_keyhash(alpha, 5));
+	memo.n = 0;
+	kv_keyhash_memo(&memo);
+	assert_int_equal(kv_member_hash(alpha, 5), kv_keyhash(alpha, 5)); /* empty */
+	kv_keyhash_memo(NULL);
 }
 
 static void test_expiry(void **state)
@@ -739,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_known_hash),
 		cmocka_unit_test(test_ahead),
 		cmocka_unit_test(test_prefetch_members),
+		cmocka_unit_test(test_member_hash_memo),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_pos_survives_growth),

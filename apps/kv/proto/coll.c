@@ -367,7 +367,7 @@ static bool node_eq(uint64_t value, const void *arg)
 static struct pc_map_slot *ht_find(const struct kv_coll *c, const char *m, size_t mlen)
 {
 	struct member_ref r = { m, mlen };
-	return pc_map_find_hashed(&c->u.ht->map, kv_keyhash(m, mlen), node_eq, &r);
+	return pc_map_find_hashed(&c->u.ht->map, kv_member_hash(m, mlen), node_eq, &r);
 }
 
 static void node_elem(const struct node *nd, struct kv_elem *e)
@@ -397,7 +397,7 @@ static int ht_insert(struct ht *ht, const char *m, size_t mlen, const char *v, s
 	struct node *nd = node_new(m, mlen, v, vlen);
 	if (!nd)
 		return -ENOMEM;
-	if (pc_map_insert_hashed(&ht->map, kv_keyhash(m, mlen), (uint64_t)(uintptr_t)nd)) {
+	if (pc_map_insert_hashed(&ht->map, kv_member_hash(m, mlen), (uint64_t)(uintptr_t)nd)) {
 		free(nd);
 		return -ENOMEM;
 	}

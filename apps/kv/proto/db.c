@@ -423,10 +423,13 @@ static const struct pc_map *member_index(const struct kv_db *db, const struct kv
 	return t->members(kv_entry_obj(e));
 }
 
-size_t kv_db_prefetch_members(const struct kv_db *db, struct kv_member_ahead *r, size_t n)
+size_t kv_db_prefetch_members(const struct kv_db *db, struct kv_member_ahead *r, size_t n,
+			      struct kv_hash_memo *memo)
 {
 	size_t found = 0;
 
+	if (memo)
+		memo->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t a;
 
@@ -435,6 +438,11 @@ size_t kv_db_prefetch_members(const struct kv_db *db, struct kv_member_ahead *r,
 			continue;
 		r[i]._hash = kv_keyhash(r[i].argv[a], r[i].argl[a]);
 		pc_map_prefetch_ctrl(r[i]._index, r[i]._hash);
+		if (memo && memo->n < KV_HASH_MEMO_MAX) {
+			memo->p[memo->n] = r[i].argv[a];
+			memo->len[memo->n] = r[i].argl[a];
+			memo->hash[memo->n++] = r[i]._hash;
+		}
 		found++;
 	}
 	for (size_t i = 0; i < n; i++)

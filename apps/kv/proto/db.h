@@ -29,6 +29,8 @@
 
 #include "types.h"
 
+struct kv_hash_memo;
+
 struct pc_map_slot;
 struct kv_db;
 
@@ -122,9 +124,11 @@ static inline bool kv_may_name_member(const char *name, size_t len, uint32_t arg
  * then the member itself, all requests' each step before any next one,
  * so that a pipeline's misses inside a large collection (HSET, SADD,
  * ZADD on one big key) overlap as its keys' do. A hint: nothing
- * changes. Returns how many members it went after (r[i]._hash is the
- * member's kv_keyhash() for those). */
-size_t kv_db_prefetch_members(const struct kv_db *db, struct kv_member_ahead *r, size_t n);
+ * changes. Returns how many members it went after; memo (NULL: none)
+ * gets their hashes, for the requests' lookups to take while the
+ * arguments stay put (keyhash.h's kv_keyhash_memo()). */
+size_t kv_db_prefetch_members(const struct kv_db *db, struct kv_member_ahead *r, size_t n,
+			      struct kv_hash_memo *memo);
 
 /* The caller hashed a key already (to find its shard, to prefetch it):
  * lookups of exactly those bytes (the same address and length) take

@@ -109,3 +109,34 @@ uint64_t kv_keyhash(const void *data, size_t n)
 	sip_round(&s);
 	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
+
+static __thread struct kv_hash_memo *memo;
+
+struct kv_hash_memo *kv_keyhash_memo(struct kv_hash_memo *m)
+{
+	struct kv_hash_memo *before = memo;
+
+	if (m)
+		m->at = 0;
+	memo = m;
+	return before;
+}
+
+/* The memo's bytes lie in one buffer (a read, a batch): an address
+ * outside their span, such as a member's own node, is told at once. The
+ * members are asked for in input order, each perhaps twice (found, then
+ * inserted): the search starts at the last one found. */
+uint64_t kv_member_hash(const void *s, size_t n)
+{
+	const struct kv_hash_memo *m = memo;
+	const char *p = s;
+
+	if (!m || !m->n || p < m->p[0] || p > m->p[m->n - 1])
+		return kv_keyhash(s, n);
+	for (size_t i = m->at; i < m->n && m->p[i] <= p; i++)
+		if (m->p[i] == p && m->len[i] == n) {
+			memo->at = i;
+			return m->hash[i];
+		}
+	return kv_keyhash(s, n);
+}

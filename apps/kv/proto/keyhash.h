@@ -24,4 +24,25 @@ void kv_keyhash_get_key(uint8_t key[16]);
  * any thread. */
 uint64_t kv_keyhash(const void *s, size_t n);
 
+/* Hashes taken ahead of their use (a pipeline's members, hashed to
+ * prefetch them; db.h): the bytes p[i][0..len[i]) hash to hash[i], the
+ * p[i] in ascending address order. */
+#define KV_HASH_MEMO_MAX 32
+struct kv_hash_memo {
+	const char *p[KV_HASH_MEMO_MAX];
+	size_t len[KV_HASH_MEMO_MAX];
+	uint64_t hash[KV_HASH_MEMO_MAX];
+	size_t n, at;
+};
+
+/* Makes m this thread's memo (NULL: none) and returns the one before,
+ * for its caller to put back. Its bytes must stay as they were hashed
+ * until it is replaced. */
+struct kv_hash_memo *kv_keyhash_memo(struct kv_hash_memo *m);
+
+/* kv_keyhash(s, n), taken from this thread's memo when it holds these
+ * very bytes (the same address and length): for a member's lookup and
+ * insertion, which a pipeline's look ahead hashed already. */
+uint64_t kv_member_hash(const void *s, size_t n);
+
 #endif

@@ -328,7 +328,7 @@ static bool node_eq(uint64_t value, const void *key)
 static struct zsl_node *zsl_find(const struct zsl *z, const void *m, size_t ml)
 {
 	struct zkey k = { m, ml };
-	struct pc_map_slot *s = pc_map_find_hashed(&z->idx, kv_keyhash(m, ml), node_eq, &k);
+	struct pc_map_slot *s = pc_map_find_hashed(&z->idx, kv_member_hash(m, ml), node_eq, &k);
 	return s ? (struct zsl_node *)(uintptr_t)s->value : NULL;
 }
 
@@ -498,7 +498,7 @@ static int zsl_insert(struct zsl *z, const void *m, size_t ml, double s)
 	struct zsl_node *n = zsl_node_new(z, m, ml, s);
 	if (!n)
 		return -ENOMEM;
-	if (pc_map_insert_hashed(&z->idx, kv_keyhash(m, ml), (uint64_t)(uintptr_t)n)) {
+	if (pc_map_insert_hashed(&z->idx, kv_member_hash(m, ml), (uint64_t)(uintptr_t)n)) {
 		zsl_node_free(z, n);
 		return -ENOMEM;
 	}

@@ -687,6 +687,9 @@ struct lookahead {
 	size_t klen[PREFETCH_MAX];
 	uint64_t hash[PREFETCH_MAX];
 	size_t n, at;
+	/* and the members it hashed, which the requests' lookups take
+	 * (kv_member_hash()) */
+	struct kv_hash_memo memo;
 	const char *buf;            /* the read */
 	size_t len;
 };
@@ -710,6 +713,7 @@ static void look_ahead(const struct kv_client *c, const char *buf, size_t from, 
 	struct kv_member_ahead member[PREFETCH_MAX];
 
 	la->n = la->at = la->nreq = la->next = 0;
+	la->memo.n = 0;
 	la->from = from;
 	la->buf = buf;
 	la->len = len;
@@ -745,7 +749,7 @@ static void look_ahead(const struct kv_client *c, const char *buf, size_t from, 
 			};
 	}
 	kv_db_prefetch(c->sh->db, hash, n);
-	kv_db_prefetch_members(c->sh->db, member, nm);
+	kv_db_prefetch_members(c->sh->db, member, nm, &la->memo);
 }
 
 /* The request at buf + used as the look ahead read it, when it kept all
@@ -1324,10 +1328,14 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	 * prefetching their keys, was their whole cost. */
 	bool looked = false, retry = c->stopped;
 
+	struct kv_hash_memo *outer_memo;
+
 	la.n = la.at = la.nreq = la.next = 0; /* none read ahead yet */
+	la.memo.n = 0;
 	la.buf = buf;
 	la.len = len;
 	ahead = &la;
+	outer_memo = kv_keyhash_memo(&la.memo);
 	c->stopped = false;
 	while (!c->ending) {
 		struct kv_resp_req r;
@@ -1373,6 +1381,7 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	}
 	run_start(c); /* before the read's bytes may move */
 	ahead = outer;
+	kv_keyhash_memo(outer_memo);
 	batch_send(c); /* the requests of this read for one shard go together */
 	return used;
 }

@@ -519,6 +519,7 @@ struct batch_items {
 	struct batch_item it[KV_BATCH_MAX];
 	uint64_t hash[KV_BATCH_MAX];
 	bool hashed[KV_BATCH_MAX];
+	struct kv_hash_memo memo;      /* the members prefetch_batch() hashed */
 };
 
 static void batch_decode(const struct kv_job *j, struct batch_items *b)
@@ -538,6 +539,7 @@ static void prefetch_batch(struct kv_shard *sh, uint32_t nreq, struct batch_item
 	struct kv_member_ahead member[KV_BATCH_MAX];
 	size_t n = 0, nm = 0;
 
+	b->memo.n = 0;
 	if (nreq < 2)
 		return;
 	for (uint32_t i = 0; i < nreq; i++) {
@@ -558,7 +560,7 @@ static void prefetch_batch(struct kv_shard *sh, uint32_t nreq, struct batch_item
 			};
 	}
 	kv_db_prefetch(sh->db, hash, n);
-	kv_db_prefetch_members(sh->db, member, nm);
+	kv_db_prefetch_members(sh->db, member, nm, &b->memo);
 }
 
 /* A batch: its requests in order, as run_cmd() runs one, under one
@@ -566,10 +568,12 @@ static void prefetch_batch(struct kv_shard *sh, uint32_t nreq, struct batch_item
 static void run_batch(struct kv_shard *sh, struct kv_job *j)
 {
 	struct batch_items b;
+	struct kv_hash_memo *outer;
 	int64_t now = kv_now_ms();
 
 	batch_decode(j, &b);
 	prefetch_batch(sh, j->nreq, &b);
+	outer = kv_keyhash_memo(&b.memo); /* a client's read may be running here */
 	for (uint32_t i = 0; i < j->nreq; i++) {
 		const struct batch_item *it = &b.it[i];
 
@@ -584,6 +588,7 @@ static void run_batch(struct kv_shard *sh, struct kv_job *j)
 		kv_db_known_hash(sh->db, NULL, 0, 0);
 		j->out_end[i] = j->out.len;
 	}
+	kv_keyhash_memo(outer);
 	if (j->held)
 		atomic_fetch_add_explicit(j->held, j->out.len, memory_order_relaxed);
 }
