@@ -76,6 +76,11 @@ struct snap_chunk {
 	size_t done;              /* bytes written so far */
 	struct kv_rdb_buf b;
 	struct snap_chunk *next;  /* the writer's list of those waiting for the head */
+	/* its shard's list of the chunks it sent that have not come back,
+	 * which its shard alone links and unlinks: a stop leaves them to the
+	 * server (kv_bgsave_free_orphans), since the messages still out then
+	 * never run */
+	struct snap_chunk *out_prev, *out_next;
 };
 
 /* One shard's part of a save. */
@@ -92,6 +97,7 @@ struct kv_snap {
 	uint64_t peak, copied;
 	uint64_t last_ns, last_cmds;    /* when the last step ended, the commands run then */
 	struct snap_chunk *cur;   /* being filled */
+	struct snap_chunk *out;   /* sent and not back */
 	struct kv_rdb_buf val;    /* scratch for kv_rdb_file_put_key */
 };
 
@@ -104,6 +110,7 @@ struct kv_bgsave {
 	unsigned writes;          /* chunks being written */
 	bool head_done, tail_done;
 	int err;
+	bool stopping;            /* the writer stops: the save is given up */
 	int64_t start_ms;
 	uint64_t changes;         /* writes counted when it began (persist.h) */
 	uint64_t off, crc, keys, expires;
@@ -152,6 +159,11 @@ static void send_cur(struct kv_shard *sh, bool last)
 	ch->bg = s->bg;
 	ch->from = sh->idx;
 	ch->last = last;
+	ch->out_prev = NULL;
+	ch->out_next = s->out;
+	if (s->out)
+		s->out->out_prev = ch;
+	s->out = ch;
 	s->inflight++;
 	/* it completes accepted work: never refused for the outbox budget */
 	if (pc_shard_send_reply(s->writer, chunk_take, ch))
@@ -241,6 +253,9 @@ static void chunk_back(void *arg)
 	struct kv_shard *sh = pc_shard_user();
 	struct kv_snap *s = sh->snap;
 
+	*(ch->out_prev ? &ch->out_prev->out_next : &s->out) = ch->out_next;
+	if (ch->out_next)
+		ch->out_next->out_prev = ch->out_prev;
 	s->inflight--;
 	s->held -= ch->b.len;
 	chunk_free(ch);
@@ -301,6 +316,8 @@ static void release(struct kv_bgsave *bg, struct snap_chunk *ch)
 		chunk_free(ch);
 		return;
 	}
+	if (bg->stopping)
+		return; /* its shard's, which may have stopped: freed with its list */
 	if (ch->last)
 		bg->ended++;
 	if (pc_shard_send_reply(ch->from, chunk_back, ch))
@@ -580,20 +597,44 @@ int kv_bgsave_start(struct kv_shard *sh)
 	return 0;
 }
 
+/* The writer stops with its save under way: the save fails as one whose
+ * write failed, leaving no file behind (the dump at the stop, when the
+ * rules ask for one, is written apart: kv_persist_stop_part). Its writes
+ * still out are waited for, so that the file can close; the shards'
+ * chunks it holds stay on their shards' lists (kv_bgsave_stop). */
+static void give_up(struct kv_shard *sh)
+{
+	struct kv_bgsave *bg = sh->bg_writing;
+	struct snap_chunk *ch, *next;
+
+	bg->stopping = true;
+	fail(bg, -ECANCELED, "stopped writing");
+	for (int i = 0; i < 10000 && sh->bg_writing && bg->writes; i++)
+		pc_reactor_poll(pc_shard_reactor(), 1000000);
+	if (!sh->bg_writing)
+		return; /* it ended meanwhile (finish) */
+	for (ch = bg->wait_head; ch; ch = next) {
+		next = ch->next;
+		release(bg, ch);
+	}
+	bg->wait_head = NULL;
+	if (bg->writes) { /* the disk never answered: left to the exit */
+		unlink(bg->p.tmp);
+		sh->bg_writing = NULL;
+		return;
+	}
+	finish(bg);
+}
+
 void kv_bgsave_stop(struct kv_shard *sh)
 {
 	struct kv_snap *s = sh->snap;
 
-	/* A save the stop cut short leaves no file behind, as a failed one
-	 * (its writes still out go to a file no name reaches; the dump at the
-	 * stop, when the rules ask for one, is written apart:
-	 * kv_persist_stop_part). */
-	if (sh->bg_writing) {
-		unlink(sh->bg_writing->p.tmp);
-		sh->bg_writing = NULL;
-	}
+	if (sh->bg_writing)
+		give_up(sh);
 	if (!s)
 		return;
+	sh->srv->snap_orphans[sh->idx] = s->out;
 	if (s->cur)
 		chunk_free(s->cur);
 	kv_rdb_buf_free(&s->val);
@@ -627,6 +668,19 @@ void kv_bgsave_tick(struct kv_shard *sh)
 	atomic_store(&k->bg_scheduled, false);
 	if (rc && rc != -EBUSY) /* -EBUSY: a save runs already, which serves */
 		pc_log(PC_LOG_WARN, "kv: the scheduled save could not begin: %s", strerror(-rc));
+}
+
+void kv_bgsave_free_orphans(struct kv_server *k)
+{
+	for (unsigned i = 0; i < k->n; i++) {
+		struct snap_chunk *ch = k->snap_orphans[i], *next;
+
+		for (; ch; ch = next) {
+			next = ch->out_next;
+			chunk_free(ch);
+		}
+		k->snap_orphans[i] = NULL;
+	}
 }
 
 bool kv_bgsave_claimed(const struct kv_shard *sh)

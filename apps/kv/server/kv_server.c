@@ -126,6 +126,7 @@ static void free_orphans(struct kv_server *k)
 		kv_ps_free_orphans(k->ps_orphans[i]);
 		k->ps_orphans[i] = NULL;
 	}
+	kv_bgsave_free_orphans(k);
 }
 
 /* What kv_server_start allocated besides the network server. */
@@ -136,6 +137,7 @@ static void free_server(struct kv_server *k)
 	free(k->stats);
 	free(k->orphans);
 	free(k->ps_orphans);
+	free(k->snap_orphans);
 	kv_persist_stop_free(k);
 	pthread_mutex_destroy(&k->load_lock);
 	free(k);
@@ -168,8 +170,9 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	k->stats = calloc(k->n, sizeof(*k->stats));
 	k->orphans = calloc(k->n, sizeof(*k->orphans));
 	k->ps_orphans = calloc(k->n, sizeof(*k->ps_orphans));
+	k->snap_orphans = calloc(k->n, sizeof(*k->snap_orphans));
 	pthread_mutex_init(&k->load_lock, NULL);
-	rc = !k->stats || !k->orphans || !k->ps_orphans ? -ENOMEM : 0;
+	rc = !k->stats || !k->orphans || !k->ps_orphans || !k->snap_orphans ? -ENOMEM : 0;
 	if (!rc && o->save_on_stop)
 		rc = kv_persist_stop_init(k);
 	/* Redis loads the append-only files instead of the dump when

@@ -53,6 +53,7 @@ struct kv_keyhold;
 struct kv_keylock;
 struct kv_bgsave;
 struct kv_stop_part;
+struct snap_chunk;
 typedef void kv_job_fn(struct kv_shard *sh, struct kv_job *j);
 
 struct kv_job {
@@ -230,6 +231,9 @@ struct kv_server {
 	/* per shard: its closed connections' pubsub changes still out when
 	 * it stopped (kv_ps_free_orphans) */
 	struct kv_ps_out **ps_orphans;
+	/* per shard: the chunks of a save it had sent and not seen back when
+	 * it stopped (kv_bgsave_free_orphans) */
+	struct snap_chunk **snap_orphans;
 	int64_t start_ms;
 	struct aof_start *aof_start;          /* the shards' start (aof_shard.c) */
 	/* the dump loaded at start (persist.c): its bytes, read once, until
@@ -625,6 +629,9 @@ int kv_bgsave_start(struct kv_shard *sh);
 /* The shard stops: its part of a save still running goes (the save
  * never ends; its temporary file stays, as a killed Redis child's does). */
 void kv_bgsave_stop(struct kv_shard *sh);
+/* Once every shard has stopped: the chunks of a save still out then
+ * (their messages never ran). */
+void kv_bgsave_free_orphans(struct kv_server *k);
 
 /* view.bgsave: kv_bgsave_start() of the shard arg. The command that
  * started it leaves a claim for its reply (kv_bgsave_hold). schedule,
