@@ -128,14 +128,14 @@ struct kv_hash_memo *kv_keyhash_memo(struct kv_hash_memo *m)
  * inserted): the search starts at the last one found. */
 uint64_t kv_member_hash(const void *s, size_t n)
 {
-	const struct kv_hash_memo *m = memo;
+	struct kv_hash_memo *m = memo;
 	const char *p = s;
 
 	if (!m || !m->n || p < m->p[0] || p > m->p[m->n - 1])
 		return kv_keyhash(s, n);
 	for (size_t i = m->at; i < m->n && m->p[i] <= p; i++)
 		if (m->p[i] == p && m->len[i] == n) {
-			memo->at = i;
+			m->at = i;
 			return m->hash[i];
 		}
 	return kv_keyhash(s, n);

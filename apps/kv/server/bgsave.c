@@ -605,7 +605,6 @@ int kv_bgsave_start(struct kv_shard *sh)
 static void give_up(struct kv_shard *sh)
 {
 	struct kv_bgsave *bg = sh->bg_writing;
-	struct snap_chunk *ch, *next;
 
 	bg->stopping = true;
 	fail(bg, -ECANCELED, "stopped writing");
@@ -613,11 +612,7 @@ static void give_up(struct kv_shard *sh)
 		pc_reactor_poll(pc_shard_reactor(), 1000000);
 	if (!sh->bg_writing)
 		return; /* it ended meanwhile (finish) */
-	for (ch = bg->wait_head; ch; ch = next) {
-		next = ch->next;
-		release(bg, ch);
-	}
-	bg->wait_head = NULL;
+	bg->wait_head = NULL; /* the shards' chunks, freed with their lists */
 	if (bg->writes) { /* the disk never answered: left to the exit */
 		unlink(bg->p.tmp);
 		sh->bg_writing = NULL;

@@ -1327,7 +1327,6 @@ static size_t run_input(struct kv_client *c, const char *buf, size_t len)
 	 * still, and reading the requests behind it ahead, hashing and
 	 * prefetching their keys, was their whole cost. */
 	bool looked = false, retry = c->stopped;
-
 	struct kv_hash_memo *outer_memo;
 
 	la.n = la.at = la.nreq = la.next = 0; /* none read ahead yet */
