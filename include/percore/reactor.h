@@ -181,6 +181,12 @@ struct pc_reactor_io_stats {
 				* skip the kernel when it has nothing waiting */
 	uint64_t quiet_polls;  /* polls that found nothing waiting and made
 				* no system call */
+	/* Shards of one engine, all on io_uring, wake each other with a
+	 * message from ring to ring (IORING_OP_MSG_RING) where the kernel
+	 * has it (ring_wake), not by writing the woken one's eventfd: */
+	bool ring_wake;
+	uint64_t ring_wakes_sent;     /* such wake-ups this ring sent */
+	uint64_t ring_wakes_received; /* and those that reached it */
 };
 
 /* Fill *st. Owner thread. */

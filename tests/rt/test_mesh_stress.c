@@ -10,7 +10,10 @@
  *
  * Sizing: PC_RT_SHARDS (default 8), PC_RT_STRESS_ITEMS per ordered pair
  * (default 200,000; 25,000 under ThreadSanitizer), PC_RT_RING (16..),
- * PC_RT_IDLE (spin, adaptive, sleep; default adaptive). */
+ * PC_RT_IDLE (spin, adaptive, sleep; default adaptive), PC_RT_BACKEND
+ * (epoll, uring: the shards' reactors, default epoll; with io_uring the
+ * shards wake each other from ring to ring, and the test checks that
+ * they did, where the kernel offers it). */
 #include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -25,6 +28,7 @@
 #include "percore/reactor.h"
 #include "percore/shard.h"
 #include "rt_util.h"
+#include "testmain.h"
 
 #ifdef PC_TSAN
 #define DEFAULT_ITEMS 25000
@@ -56,6 +60,9 @@ static unsigned nshards;
 static uint64_t items;
 static struct pc_engine *engine;
 static _Atomic unsigned finished;
+/* The shards' reactor figures, added up as each finishes. */
+static _Atomic bool ring_wake_offered;
+static _Atomic uint64_t ring_wakes_sent, ring_wakes_received;
 
 /* The kind of message number seq of a stream: c an inline copy, a and b
  * pointer messages to on_ptr and on_ptr_b, k a call. */
@@ -107,6 +114,13 @@ static void maybe_finish(void)
 		if (p->next_send[k] != items)
 			return;
 	p->done = 1;
+	struct pc_reactor_io_stats io;
+
+	pc_reactor_io_stats(pc_shard_reactor(), &io);
+	if (io.ring_wake)
+		atomic_store(&ring_wake_offered, true);
+	atomic_fetch_add(&ring_wakes_sent, io.ring_wakes_sent);
+	atomic_fetch_add(&ring_wakes_received, io.ring_wakes_received);
 	if (atomic_fetch_add(&finished, 1) + 1 == nshards)
 		pc_engine_stop(pc_shard_engine());
 }
@@ -233,6 +247,7 @@ static void every_stream_exactly_once_in_order(void **state)
 	struct pc_engine_cfg cfg;
 	char err[200];
 	const char *idle = getenv("PC_RT_IDLE");
+	const char *backend = getenv("PC_RT_BACKEND");
 	uint64_t t0 = pc_now_ns();
 	(void)state;
 
@@ -247,7 +262,15 @@ static void every_stream_exactly_once_in_order(void **state)
 	cfg.on_start = on_start;
 	if (idle)
 		assert_int_equal(pc_idle_parse(idle, &cfg.idle), 0);
+	if (backend && !strcmp(backend, "uring"))
+		cfg.backend = PC_BACKEND_URING;
 	assert_int_equal(pc_engine_start(&cfg, &engine, err, sizeof(err)), 0);
+	if (pc_engine_backend(engine) != cfg.backend) {
+		pc_engine_stop(engine);
+		pc_engine_join(engine);
+		pc_engine_destroy(engine);
+		PC_SKIP("io_uring cannot be set up here");
+	}
 	pc_engine_join(engine);
 
 	assert_int_equal(atomic_load(&rt_failures), 0);
@@ -278,6 +301,10 @@ static void every_stream_exactly_once_in_order(void **state)
 	assert_true(RT_SUM(engine, mail_out) > 0);
 	assert_true(RT_SUM(engine, publishes) > 0);
 	assert_true(RT_SUM(engine, publishes) <= RT_SUM(engine, msgs_out) - RT_SUM(engine, mail_out));
+	if (cfg.backend == PC_BACKEND_URING && ring_wake_offered) {
+		assert_true(ring_wakes_sent > 0);
+		assert_true(ring_wakes_received > 0);
+	}
 	printf("%u shards, %llu items per pair, %llu messages in %.2f s; %llu refused (ring full), "
 	       "%llu by mailbox, %.1f ring messages per publish, %llu wake-ups\n",
 	       nshards, (unsigned long long)items, (unsigned long long)RT_SUM(engine, msgs_in),
@@ -289,10 +316,10 @@ static void every_stream_exactly_once_in_order(void **state)
 	pc_engine_destroy(engine);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_stream_exactly_once_in_order),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pc_test_main(tests, argc, argv);
 }

@@ -200,6 +200,10 @@ static void shard_loop(struct rt_shard *s)
 			rt_idle_busy(s, &idle);
 		else
 			rt_idle_step(s, &idle);
+		/* The flush's wake-ups, unless the idle step's wait took them
+		 * along (a shard that goes to sleep wakes the others and
+		 * waits in one system call). */
+		rt_reactor_push_wakes(s->reactor);
 	}
 	rt_idle_busy(s, &idle);
 }
@@ -225,6 +229,7 @@ static void shard_body(struct rt_shard *s)
 	if (e->cfg.on_stop)
 		e->cfg.on_stop(e->cfg.arg);
 	rt_mesh_flush(s);
+	rt_reactor_push_wakes(s->reactor);
 	/* Every shard has published its last message past this point. */
 	pthread_barrier_wait(&e->done);
 	rt_mesh_final_drain(s);

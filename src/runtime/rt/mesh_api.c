@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rt/mesh_send.h"
+#include "rt/reactor_impl.h"
 
 static struct rt_shard *sender(unsigned to)
 {
@@ -124,5 +125,6 @@ int pc_shard_flush(void)
 		return -EPERM;
 	n = (int)s->ndirty;
 	rt_mesh_flush(s);
+	rt_reactor_push_wakes(s->reactor);
 	return n;
 }

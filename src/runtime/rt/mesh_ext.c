@@ -25,6 +25,6 @@ int rt_mesh_push_external(struct pc_engine *e, unsigned to, void (*fn)(void *), 
 	m->h.u.arg = arg;
 	rt_ring_publish(r);
 	pthread_mutex_unlock(&d->ext_lock);
-	rt_mesh_ring_bell(d->inbox, d->reactor, e->n);
+	rt_mesh_ring_bell(d->inbox, NULL, d->reactor, e->n);
 	return 0;
 }

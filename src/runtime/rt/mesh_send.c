@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* percore rt: the producer side of the mesh (mesh_send.h): publishing,
  * doorbells, mails, and the flush at the end of each turn. */
-#include "percore/reactor.h"
 #include "rt/mesh_send.h"
+#include "rt/reactor_impl.h"
 
 /* Whether ring `bit` into ib is polled every turn ("hot") and so needs
  * no doorbell. The full fence comes between the slot words just stored
@@ -17,8 +17,10 @@ static bool polled(struct rt_inbox *ib, unsigned bit)
 	return atomic_load_explicit(&ib->hot[bit], memory_order_relaxed);
 }
 
-/* The doorbell itself, for a ring that is not polled. */
-static int bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+/* The doorbell itself, for a ring that is not polled. from: the
+ * sending shard's reactor (NULL off a shard), which carries the wake-up
+ * to r when both run on io_uring (rt_reactor_wake_from). */
+static int bell(struct rt_inbox *ib, struct pc_reactor *from, struct pc_reactor *r, unsigned bit)
 {
 	/* seq_cst read-modify-write: the release half makes the slots just
 	 * published visible to the consumer's exchange that takes this bit;
@@ -29,19 +31,21 @@ static int bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
 	rt_store_load_fence();
 	if (!atomic_load_explicit(&ib->sleeping, memory_order_seq_cst))
 		return 0;
-	/* Several producers may see the flag; one eventfd write is enough. */
+	/* Several producers may see the flag; one wake-up is enough. */
 	if (!atomic_exchange_explicit(&ib->sleeping, 0, memory_order_relaxed))
 		return 0;
-	pc_reactor_wake(r);
+	rt_reactor_wake_from(from, r);
 	return 1;
 }
 
-int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit)
+int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *from, struct pc_reactor *r,
+		      unsigned bit)
 {
-	return polled(ib, bit) ? 0 : bell(ib, r, bit);
+	return polled(ib, bit) ? 0 : bell(ib, from, r, bit);
 }
 
-void rt_mesh_publish(struct rt_shard *s, unsigned to)
+/* Publish and ring; a wake-up it queues leaves with the turn's end. */
+static void publish(struct rt_shard *s, unsigned to)
 {
 	struct rt_out *o = &s->out[to];
 
@@ -75,7 +79,14 @@ void rt_mesh_publish(struct rt_shard *s, unsigned to)
 		o->polled_seen = true;
 		return;
 	}
-	RT_STAT_ADD(s, wakeups_sent, (uint64_t)bell(o->inbox, o->reactor, s->id));
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)bell(o->inbox, s->reactor, o->reactor, s->id));
+}
+
+void rt_mesh_publish(struct rt_shard *s, unsigned to)
+{
+	publish(s, to);
+	/* Inside the turn: the receiver starts on them while we go on. */
+	rt_reactor_push_wakes(s->reactor);
 }
 
 struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
@@ -115,7 +126,9 @@ int rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);
 	__atomic_store_n(&o->sent, o->sent + 1, __ATOMIC_RELAXED);
-	RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+	RT_STAT_ADD(s, wakeups_sent,
+		    (uint64_t)rt_mesh_ring_bell(o->inbox, s->reactor, o->reactor, s->id));
+	rt_reactor_push_wakes(s->reactor);
 	return 0;
 }
 
@@ -129,12 +142,12 @@ void rt_mesh_flush(struct rt_shard *s)
 
 		o->dirty = false;
 		if (rt_mesh_nstaged(o))
-			rt_mesh_publish(s, to);
+			publish(s, to);
 		/* the next turn's first message may take the mailbox */
 		o->limit = 0;
 		if (o->bell_due)
-			RT_STAT_ADD(s, wakeups_sent,
-				    (uint64_t)rt_mesh_ring_bell(o->inbox, o->reactor, s->id));
+			RT_STAT_ADD(s, wakeups_sent, (uint64_t)rt_mesh_ring_bell(o->inbox, s->reactor,
+										o->reactor, s->id));
 		o->polled_seen = o->bell_due = false;
 	}
 	s->ndirty = 0;

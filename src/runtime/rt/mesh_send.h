@@ -21,11 +21,15 @@
 #include "rt/rt.h"
 
 /* Announce a publish on ring `bit` into the shard whose inbox is ib and
- * wake it if it sleeps. Returns 1 when an eventfd was written. Any
- * thread: producers of the mesh and of the external ring. */
-int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *r, unsigned bit);
+ * wake it if it sleeps (r, its reactor). Returns 1 when it was woken.
+ * Any thread: producers of the mesh, with their own reactor as from, and
+ * of the external ring, with NULL. A shard's wake-up may wait in its
+ * reactor's queue until its turn ends (rt_reactor_wake_from). */
+int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *from, struct pc_reactor *r,
+		      unsigned bit);
 
-/* Publish what s staged into ring (s, to) and ring the doorbell. */
+/* Publish what s staged into ring (s, to) and ring the doorbell: the
+ * receiver is woken now, not at the turn's end. */
 void rt_mesh_publish(struct rt_shard *s, unsigned to);
 
 /* A mail to `to` is written into s's mailbox half: post it and ring.

@@ -390,7 +390,8 @@ void rt_outbox_room_made(struct rt_shard *s, unsigned from)
 {
 	atomic_store_explicit(&s->inbox->want_room[from], 0, memory_order_relaxed);
 	RT_STAT_ADD(s, wakeups_sent,
-		    (uint64_t)rt_mesh_ring_bell(s->out[from].inbox, s->out[from].reactor, s->id));
+		    (uint64_t)rt_mesh_ring_bell(s->out[from].inbox, s->reactor, s->out[from].reactor,
+						s->id));
 }
 
 /* After the shard's last drain: what is left will never be sent. */

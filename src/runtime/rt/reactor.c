@@ -300,6 +300,16 @@ void pc_reactor_wake(struct pc_reactor *r)
 	errno = saved;
 }
 
+void rt_reactor_wake_from(struct pc_reactor *from, struct pc_reactor *to)
+{
+	if (from && from->ops == to->ops && from->ops->wake_peer &&
+	    from->ops->wake_peer(from, to) == 0) {
+		from->wakes_queued = true;
+		return;
+	}
+	pc_reactor_wake(to);
+}
+
 int pc_reactor_defer(struct pc_reactor *r, pc_task_fn fn, void *arg)
 {
 	if (!fn)

@@ -74,6 +74,12 @@ struct rt_backend_ops {
 	/* One descriptor that polls readable whenever a wait would return
 	 * at once (NULL: none). */
 	int (*wait_fd)(const struct pc_reactor *r);
+	/* Queue, in r's own queue, a wake-up of `to`, another reactor of the
+	 * same backend that may be sleeping in its wait: 0, or -errno (the
+	 * caller writes to's eventfd instead). NULL: not offered. */
+	int (*wake_peer)(struct pc_reactor *r, struct pc_reactor *to);
+	/* Hand what wake_peer queued to the kernel now. */
+	void (*push)(struct pc_reactor *r);
 };
 
 struct pc_reactor {
@@ -81,6 +87,7 @@ struct pc_reactor {
 	enum pc_backend backend;
 	int wake_fd;                 /* eventfd; written by pc_reactor_wake() */
 	bool wake_armed;             /* uring: a poll on wake_fd is in flight */
+	bool wakes_queued;           /* wake_peer queued some, not yet submitted */
 	unsigned flags;              /* of pc_reactor_create() */
 
 	struct rt_fd *fds;           /* indexed by fd */
@@ -121,6 +128,26 @@ extern const struct rt_backend_ops rt_backend_uring;
  * the backend collected it) and is ignored.
  * Returns 1 when a callback ran, 0 otherwise. */
 int rt_reactor_ready(struct pc_reactor *r, int fd, uint32_t gen, unsigned ready);
+
+/* Wake `to`, whose owner may be asleep in its wait, from the owner
+ * thread of `from` (NULL: any other thread). Between two io_uring
+ * reactors the wake-up is a message from ring to ring, queued in from's
+ * submission queue: the kernel posts it into to's completion ring, which
+ * ends to's wait with nothing to read or re-arm, and it leaves with
+ * from's next entry into the kernel (its wait, or
+ * rt_reactor_push_wakes()). Otherwise, or when that fails, to's eventfd
+ * is written at once. */
+void rt_reactor_wake_from(struct pc_reactor *from, struct pc_reactor *to);
+
+/* Submit the wake-ups rt_reactor_wake_from() queued in r and its wait
+ * has not yet taken along. Owner thread. */
+static inline void rt_reactor_push_wakes(struct pc_reactor *r)
+{
+	if (r->wakes_queued) {
+		r->wakes_queued = false;
+		r->ops->push(r);
+	}
+}
 
 /* Backend -> common: the wake-up eventfd fired; empty its counter. */
 void rt_reactor_drain_wake(struct pc_reactor *r);

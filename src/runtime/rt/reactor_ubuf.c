@@ -116,6 +116,10 @@ int ur_setup(struct ur_state *st, unsigned flags)
 	if (i > 2)
 		say_missing(&said_setup, i <= 4 ? "DEFER_TASKRUN" : "DEFER_TASKRUN or COOP_TASKRUN",
 			    "completions run as task work");
+	/* Wake-ups from ring to ring (rt_reactor_wake_from): the message
+	 * and a success that posts nothing on the sender's side. */
+	st->msg_ring = (st->ring.features & IORING_FEAT_CQE_SKIP) &&
+		       has_op(&st->ring, IORING_OP_MSG_RING);
 	if (flags & PC_REACTOR_NO_COMPLETION)
 		return 0;
 	st->accept = has_op(&st->ring, IORING_OP_SOCKET);
@@ -150,6 +154,7 @@ int ur_enable(struct ur_state *st)
 					 IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0)
 		return -errno;
 	st->enabled = true;
+	atomic_store_explicit(&st->live, true, memory_order_release);
 	if (io_uring_register_ring_fd(&st->ring) != 1)
 		say_missing(&said_setup, "registered ring fds", "each wait looks up the ring's file");
 	return 0;

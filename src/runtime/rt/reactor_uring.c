@@ -24,6 +24,13 @@
  * IORING_OP_ACCEPT per listener handing each new connection to the fd's
  * accept callback. Sends (pc_reactor_send): reactor_usend.c.
  *
+ * Wake-ups between shards (rt_reactor_wake_from): a message from the
+ * waker's ring into the sleeper's (IORING_OP_MSG_RING, success posting
+ * nothing on the waker's side), which ends the sleeper's wait with a
+ * completion of its own: no eventfd written, read and polled again. It
+ * leaves with the waker's next io_uring_enter, usually the wait it goes
+ * to sleep in. The eventfd stays for wake-ups from other threads.
+ *
  * A request's user_data holds its kind, the fd and a generation; a
  * completion whose generation is no longer the fd's is stale: dropped, its
  * buffer returned. Requests queue in the submission ring and go to the
@@ -38,6 +45,7 @@
 #include <errno.h>
 #include <liburing.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,6 +398,58 @@ static int ur_accept_done(struct pc_reactor *r, int fd, uint32_t gen, int res, u
 	return res != -ECANCELED;
 }
 
+/* ---- wake-ups from ring to ring ------------------------------------------- */
+
+/* The message a wake-up posts into the woken ring carries no pointer; on
+ * the sender's ring, where only a failure completes (success is
+ * skipped), its request carries the reactor it was for. */
+static uint64_t wake_tag(struct pc_reactor *to)
+{
+	return (uint64_t)(uintptr_t)to | (uint64_t)UR_WAKE << UR_KIND_SHIFT;
+}
+
+static int ur_wake_peer(struct pc_reactor *r, struct pc_reactor *to)
+{
+	struct ur_state *st = r->backend_state;
+	struct ur_state *dst = to->backend_state;
+	struct io_uring_sqe *sqe;
+
+	if (!st->msg_ring || (!st->enabled && ur_enable(st)))
+		return -EOPNOTSUPP;
+	if (!atomic_load_explicit(&dst->live, memory_order_acquire))
+		return -EAGAIN;
+	/* Not through ur_sqe(): no completion will count it finished. */
+	sqe = io_uring_get_sqe(&st->ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_msg_ring(sqe, dst->ring.ring_fd, 0, wake_tag(NULL), 0);
+	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	io_uring_sqe_set_data64(sqe, wake_tag(to));
+	st->wakes_sent++;
+	return 0;
+}
+
+static void ur_push(struct pc_reactor *r)
+{
+	struct ur_state *st = r->backend_state;
+
+	io_uring_submit(&st->ring);
+}
+
+/* A wake-up's completion: here, one another ring sent (nothing to do:
+ * it ended the wait); or one this ring sent that the kernel refused:
+ * then the eventfd, as without. */
+static void ur_wake_done(struct pc_reactor *r, uint64_t tag)
+{
+	struct ur_state *st = r->backend_state;
+	struct pc_reactor *to = (struct pc_reactor *)(uintptr_t)(tag & ~wake_tag(NULL));
+
+	if (to)
+		pc_reactor_wake(to);
+	else
+		st->wakes_in++;
+}
+
 static int ur_complete(struct pc_reactor *r, uint64_t tag, int res, unsigned flags)
 {
 	struct ur_state *st = r->backend_state;
@@ -397,6 +457,10 @@ static int ur_complete(struct pc_reactor *r, uint64_t tag, int res, unsigned fla
 	int fd = (int)(uint32_t)tag;
 	uint32_t gen = (uint32_t)(tag >> 32) & UR_GEN_MASK;
 
+	if (kind == UR_WAKE) {
+		ur_wake_done(r, tag);
+		return 0;
+	}
 	if (!(flags & IORING_CQE_F_MORE))
 		st->requests--;
 	if (kind == UR_CANCEL)
@@ -435,6 +499,7 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 		if (st->rearm && timeout_ns != 0)
 			timeout_ns = 1000000;
 	}
+	r->wakes_queued = false; /* submitted by this enter */
 	rt_reactor_waiting(r, timeout_ns, 1);
 	rc = ur_enter(st, timeout_ns);
 	rt_reactor_waiting(r, timeout_ns, 0);
@@ -489,6 +554,9 @@ static void ur_stats(const struct pc_reactor *r, struct pc_reactor_io_stats *out
 	out->defer_taskrun = st->defer_taskrun;
 	out->taskrun_flag = st->taskrun_flag;
 	out->quiet_polls = st->quiet_polls;
+	out->ring_wake = st->msg_ring;
+	out->ring_wakes_sent = st->wakes_sent;
+	out->ring_wakes_received = st->wakes_in;
 }
 
 const struct rt_backend_ops rt_backend_uring = {
@@ -503,4 +571,6 @@ const struct rt_backend_ops rt_backend_uring = {
 	.recv_pending = ur_recv_pending,
 	.send = ur_send,
 	.stats = ur_stats,
+	.wake_peer = ur_wake_peer,
+	.push = ur_push,
 };

@@ -38,7 +38,7 @@
 #define UR_KIND_SHIFT 61
 
 /* The top three bits of a request's user_data. */
-enum ur_kind { UR_POLL = 0, UR_RECV = 1, UR_CANCEL = 2, UR_ACCEPT = 3, UR_SEND = 4 };
+enum ur_kind { UR_POLL = 0, UR_RECV = 1, UR_CANCEL = 2, UR_ACCEPT = 3, UR_SEND = 4, UR_WAKE = 5 };
 
 struct ur_send;
 
@@ -64,6 +64,12 @@ struct ur_state {
 	bool accept;           /* multishot accept */
 	bool defer_taskrun;
 	bool taskrun_flag;     /* IORING_SQ_TASKRUN tells of waiting task work */
+	bool msg_ring;         /* wakes other rings by IORING_OP_MSG_RING */
+	/* Set once enabled, for other threads: a disabled ring refuses
+	 * messages, so until then its wake-ups go through the eventfd. */
+	_Atomic bool live;
+	uint64_t wakes_sent;   /* such wake-ups queued for other rings */
+	uint64_t wakes_in;     /* such wake-ups that ended a wait here */
 	uint64_t quiet_polls;  /* polls answered without a system call */
 	int cb_fd;             /* whose poll callback runs now, or -1 */
 	uint32_t requests;     /* submitted and not finished */
