@@ -27,7 +27,9 @@
  *
  * With the sleep policy every hop wakes a sleeping shard: those rows show
  * what the machine's idle states and wake-up path cost (percore env lists
- * the idle states). */
+ * the idle states). The shards run on epoll, the engine's default, where
+ * a wake-up is an eventfd write; the /backend:uring rows run them on
+ * io_uring, where it is a message from ring to ring. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -132,9 +134,15 @@ static void rtt_job(void *arg)
 
 static struct pingpong pp;
 
+/* A row's arg: its idle policy, and its backend shifted by ROW_BACKEND. */
+#define ROW_BACKEND 8
+
 static int rtt_setup(struct pc_bench_state *st)
 {
-	return rtb_setup(st, 2, (enum pc_idle)st->bench->arg, 0, &pp);
+	unsigned arg = (unsigned)st->bench->arg;
+
+	return rtb_setup_backend(st, 2, (enum pc_idle)(arg & 0xff),
+				 (enum pc_backend)(arg >> ROW_BACKEND), &pp);
 }
 
 static void rtt_run(struct pc_bench_state *st)
@@ -207,6 +215,10 @@ static void ow_run(struct pc_bench_state *st)
 	  .flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,                     \
 	  .setup = rtt_setup, .run = runf, .teardown = rtb_teardown },           \
 	{ .name = "CrossCore/" kind "/idle:sleep", .arg = PC_IDLE_SLEEP,         \
+	  .flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,                     \
+	  .setup = rtt_setup, .run = runf, .teardown = rtb_teardown },           \
+	{ .name = "CrossCore/" kind "/idle:sleep/backend:uring",                 \
+	  .arg = PC_IDLE_SLEEP | PC_BACKEND_URING << ROW_BACKEND,                \
 	  .flags = PC_BENCH_AFFINITY | PC_BENCH_MANUAL_TIME,                     \
 	  .setup = rtt_setup, .run = runf, .teardown = rtb_teardown }
 

@@ -19,24 +19,25 @@ int rtb_setup(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 				user);
 }
 
-int rtb_setup_placed(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
-		     uint32_t ring_capacity, const char *placement, void *user)
+/* Start the engine cfg describes for the state's row. */
+static int start(struct pc_bench_state *st, const struct pc_engine_cfg *cfg, void *user)
 {
-	struct pc_engine_cfg cfg;
 	struct rtb *b = calloc(1, sizeof(*b));
 	char err[256];
 	int rc;
 
 	if (!b)
 		return -ENOMEM;
-	pc_engine_cfg_init(&cfg);
-	cfg.shards = shards;
-	cfg.idle = idle;
-	cfg.ring_capacity = ring_capacity;
-	cfg.placement = placement;
-	rc = pc_engine_start(&cfg, &b->e, err, sizeof(err));
+	rc = pc_engine_start(cfg, &b->e, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", st->bench->name, err);
+		free(b);
+		return -ENOTSUP;
+	}
+	if (pc_engine_backend(b->e) != cfg->backend) {
+		fprintf(stderr, "%s: the %s backend cannot be set up here\n", st->bench->name,
+			pc_backend_name(cfg->backend));
+		pc_engine_destroy(b->e);
 		free(b);
 		return -ENOTSUP;
 	}
@@ -44,6 +45,32 @@ int rtb_setup_placed(struct pc_bench_state *st, unsigned shards, enum pc_idle id
 	b->user = user;
 	st->ctx = b;
 	return 0;
+}
+
+int rtb_setup_placed(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
+		     uint32_t ring_capacity, const char *placement, void *user)
+{
+	struct pc_engine_cfg cfg;
+
+	pc_engine_cfg_init(&cfg);
+	cfg.shards = shards;
+	cfg.idle = idle;
+	cfg.ring_capacity = ring_capacity;
+	cfg.placement = placement;
+	return start(st, &cfg, user);
+}
+
+int rtb_setup_backend(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
+		      enum pc_backend backend, void *user)
+{
+	struct pc_engine_cfg cfg;
+
+	pc_engine_cfg_init(&cfg);
+	cfg.shards = shards;
+	cfg.idle = idle;
+	cfg.placement = st->affinity ? "auto" : "off";
+	cfg.backend = backend;
+	return start(st, &cfg, user);
 }
 
 void rtb_run(struct pc_bench_state *st, unsigned home, void (*job)(void *b))

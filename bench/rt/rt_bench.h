@@ -34,6 +34,10 @@ int rtb_setup(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 /* The same with the engine's placement given ("auto", "off", a CPU list). */
 int rtb_setup_placed(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 		     uint32_t ring_capacity, const char *placement, void *user);
+/* rtb_setup() with the shards' reactor backend given (rows skipped the
+ * same way where it cannot be set up). */
+int rtb_setup_backend(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
+		      enum pc_backend backend, void *user);
 
 /* Run job(b) on shard `home` and wait until a shard calls rtb_finish();
  * store the shards' own time in st->manual_ns. */

@@ -70,7 +70,11 @@ static const struct pair_rule rules[] = {
 	RULE(PC_SEC_ARCH, "^KV/.+/shards:[0-9]+$"),
 	RULE(PC_SEC_NOISE, "^Noise/"),
 	/* integration. A sleeping shard's round trip is a wake-up's cost:
-	 * shown beside the spinning one as a finding of its own */
+	 * shown beside the spinning one as a finding of its own, and on
+	 * io_uring beside the same on epoll */
+	RULE(PC_SEC_INTEGRATION, "^CrossCore/(RTT|OneWay)/idle:sleep/backend:uring" TAGS,
+	     FINDING("^CrossCore/\\1/idle:sleep\\2$",
+		     "A sleeping shard woken from ring to ring (io_uring), not by eventfd (epoll)")),
 	RULE(PC_SEC_INTEGRATION, "^CrossCore/(RTT|OneWay)/idle:sleep" TAGS,
 	     FINDING("^CrossCore/\\1/idle:spin\\2$", "Wake-up cost of a sleeping shard")),
 	/* two bare threads bouncing one cache line: a reference, not a limit,
