@@ -44,8 +44,10 @@ int rt_mesh_ring_bell(struct rt_inbox *ib, struct pc_reactor *from, struct pc_re
 	return polled(ib, bit) ? 0 : bell(ib, from, r, bit);
 }
 
-/* Publish and ring; a wake-up it queues leaves with the turn's end. */
-static void publish(struct rt_shard *s, unsigned to)
+/* Publish and ring. now: a wake-up it queues goes to the kernel at once
+ * (inside the turn: the receiver starts on them while we go on), else
+ * with the turn's end. */
+static void publish(struct rt_shard *s, unsigned to, bool now)
 {
 	struct rt_out *o = &s->out[to];
 
@@ -79,14 +81,16 @@ static void publish(struct rt_shard *s, unsigned to)
 		o->polled_seen = true;
 		return;
 	}
-	RT_STAT_ADD(s, wakeups_sent, (uint64_t)bell(o->inbox, s->reactor, o->reactor, s->id));
+	if (bell(o->inbox, s->reactor, o->reactor, s->id)) {
+		RT_STAT_ADD(s, wakeups_sent, 1);
+		if (now)
+			rt_reactor_push_wakes(s->reactor);
+	}
 }
 
 void rt_mesh_publish(struct rt_shard *s, unsigned to)
 {
-	publish(s, to);
-	/* Inside the turn: the receiver starts on them while we go on. */
-	rt_reactor_push_wakes(s->reactor);
+	publish(s, to, true);
 }
 
 struct rt_head *rt_mesh_open_slow(struct rt_shard *s, unsigned to, bool small, bool reply,
@@ -126,9 +130,11 @@ int rt_mesh_mail_sent(struct rt_shard *s, unsigned to)
 	RT_STAT_ADD(s, msgs_out, 1);
 	RT_STAT_ADD(s, mail_out, 1);
 	__atomic_store_n(&o->sent, o->sent + 1, __ATOMIC_RELAXED);
-	RT_STAT_ADD(s, wakeups_sent,
-		    (uint64_t)rt_mesh_ring_bell(o->inbox, s->reactor, o->reactor, s->id));
-	rt_reactor_push_wakes(s->reactor);
+	int woke = rt_mesh_ring_bell(o->inbox, s->reactor, o->reactor, s->id);
+
+	RT_STAT_ADD(s, wakeups_sent, (uint64_t)woke);
+	if (woke)
+		rt_reactor_push_wakes(s->reactor);
 	return 0;
 }
 
@@ -142,7 +148,7 @@ void rt_mesh_flush(struct rt_shard *s)
 
 		o->dirty = false;
 		if (rt_mesh_nstaged(o))
-			publish(s, to);
+			publish(s, to, false);
 		/* the next turn's first message may take the mailbox */
 		o->limit = 0;
 		if (o->bell_due)
