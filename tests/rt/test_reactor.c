@@ -18,6 +18,7 @@
 
 #include "percore/clock.h"
 #include "percore/reactor.h"
+#include "rt/reactor_impl.h"
 
 static enum pc_backend backend;
 
@@ -369,6 +370,23 @@ static void wake_interrupts_wait(void **state)
 	assert_true(pc_now_ns() - t0 >= 5000000);
 }
 
+/* A wake-up count at its limit (epoll never reads it back) still wakes:
+ * a write to a saturated eventfd fails and would wake no one. */
+static void saturated_wake_count_still_wakes(void **state)
+{
+	struct pc_reactor *r = *state;
+	uint64_t most = UINT64_MAX - 1, t0;
+	pthread_t t;
+
+	assert_int_equal(write(r->wake_fd, &most, sizeof(most)), (ssize_t)sizeof(most));
+	assert_int_equal(pc_reactor_poll(r, -1), 0); /* that write's own wake-up */
+	assert_int_equal(pthread_create(&t, NULL, waker, r), 0);
+	t0 = pc_now_ns();
+	assert_int_equal(pc_reactor_poll(r, 5000000000), 0);
+	pthread_join(t, NULL);
+	assert_true(pc_now_ns() - t0 < 4000000000ull);
+}
+
 struct tick {
 	struct pc_timer t;
 	struct pc_reactor *r;
@@ -546,6 +564,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(end_tasks_close_the_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(task_queue_grows_while_wrapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(wake_interrupts_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(saturated_wake_count_still_wakes, setup, teardown),
 		cmocka_unit_test_setup_teardown(timers_drive_the_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
 	};

@@ -293,9 +293,15 @@ void pc_reactor_wake(struct pc_reactor *r)
 	uint64_t one = 1;
 	int saved = errno; /* signal handlers must leave errno as they found it */
 
-	/* EAGAIN (counter saturated) still leaves it readable: nothing lost. */
+	/* EAGAIN: the count is saturated, which only an edge-triggered
+	 * watcher that never reads it back (epoll) could let happen, and a
+	 * write that fails wakes no one: empty it and write again. */
 	ssize_t n = write(r->wake_fd, &one, sizeof(one));
 
+	if (n < 0 && errno == EAGAIN) {
+		rt_reactor_drain_wake(r);
+		n = write(r->wake_fd, &one, sizeof(one));
+	}
 	(void)n;
 	errno = saved;
 }

@@ -6,7 +6,12 @@
  * closes it and registers a new fd that reuses the number, is safe because
  * rt_reactor_ready() drops a report whose generation is not the slot's. Waits use epoll_pwait2 for nanosecond
  * timeouts and fall back to epoll_wait (milliseconds, rounded up so a
- * timer is never early) on kernels before 5.11. */
+ * timer is never early) on kernels before 5.11.
+ *
+ * The wake-up eventfd alone is edge-triggered: every write to an eventfd
+ * wakes its waiters, so every pc_reactor_wake() reports it once, and the
+ * count it adds up is never read back, a system call a wake-up saved
+ * (pc_reactor_wake() empties a count that ever saturates). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -55,7 +60,7 @@ static int ep_init(struct pc_reactor *r)
 		return rc;
 	}
 	r->backend_state = s;
-	rc = ep_ctl(r, EPOLL_CTL_ADD, r->wake_fd, 0, EPOLLIN);
+	rc = ep_ctl(r, EPOLL_CTL_ADD, r->wake_fd, 0, EPOLLIN | EPOLLET);
 	if (rc) {
 		close(s->epfd);
 		free(s);
@@ -119,9 +124,7 @@ static int ep_wait(struct pc_reactor *r, int64_t timeout_ns)
 	for (int i = 0; i < n; i++) {
 		int fd = (int)(uint32_t)evs[i].data.u64;
 
-		if (fd == r->wake_fd)
-			rt_reactor_drain_wake(r);
-		else
+		if (fd != r->wake_fd)
 			ran += rt_reactor_ready(r, fd, (uint32_t)(evs[i].data.u64 >> 32),
 						ready_mask(evs[i].events));
 	}
