@@ -19,6 +19,11 @@
 
 #include "rt/reactor_uring.h"
 
+/* Linux 6.3's; this liburing's header may predate it. */
+#ifndef IORING_FEAT_REG_REG_RING
+#define IORING_FEAT_REG_REG_RING (1U << 13)
+#endif
+
 /* ---- set-up ---------------------------------------------------------------- */
 
 /* One line per process naming what this kernel lacks, for the ring's
@@ -116,9 +121,13 @@ int ur_setup(struct ur_state *st, unsigned flags)
 	if (i > 2)
 		say_missing(&said_setup, i <= 4 ? "DEFER_TASKRUN" : "DEFER_TASKRUN or COOP_TASKRUN",
 			    "completions run as task work");
-	/* Wake-ups from ring to ring (rt_reactor_wake_from): the message
-	 * and a success that posts nothing on the sender's side. */
+	/* Wake-ups from ring to ring (rt_reactor_wake_from): the message,
+	 * a success that posts nothing on the sender's side, and a kernel
+	 * from 6.3 on (told by a feature of that release), where a message
+	 * to a ring that defers its task work is posted by the woken task
+	 * itself (a wake-up lost this way was reported on 6.1). */
 	st->msg_ring = (st->ring.features & IORING_FEAT_CQE_SKIP) &&
+		       (st->ring.features & IORING_FEAT_REG_REG_RING) &&
 		       has_op(&st->ring, IORING_OP_MSG_RING);
 	if (flags & PC_REACTOR_NO_COMPLETION)
 		return 0;
