@@ -19,24 +19,32 @@ int rtb_setup(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 				user);
 }
 
-/* Start the engine cfg describes for the state's row. */
-static int start(struct pc_bench_state *st, const struct pc_engine_cfg *cfg, void *user)
+/* Start the engine for the state's row; placement as rtb_setup_placed(). */
+static int setup(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
+		 uint32_t ring_capacity, const char *placement, enum pc_backend backend, void *user)
 {
+	struct pc_engine_cfg cfg;
 	struct rtb *b = calloc(1, sizeof(*b));
 	char err[256];
 	int rc;
 
 	if (!b)
 		return -ENOMEM;
-	rc = pc_engine_start(cfg, &b->e, err, sizeof(err));
+	pc_engine_cfg_init(&cfg);
+	cfg.shards = shards;
+	cfg.idle = idle;
+	cfg.ring_capacity = ring_capacity;
+	cfg.placement = placement;
+	cfg.backend = backend;
+	rc = pc_engine_start(&cfg, &b->e, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", st->bench->name, err);
 		free(b);
 		return -ENOTSUP;
 	}
-	if (pc_engine_backend(b->e) != cfg->backend) {
+	if (pc_engine_backend(b->e) != backend) {
 		fprintf(stderr, "%s: the %s backend cannot be set up here\n", st->bench->name,
-			pc_backend_name(cfg->backend));
+			pc_backend_name(backend));
 		pc_engine_destroy(b->e);
 		free(b);
 		return -ENOTSUP;
@@ -50,27 +58,13 @@ static int start(struct pc_bench_state *st, const struct pc_engine_cfg *cfg, voi
 int rtb_setup_placed(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 		     uint32_t ring_capacity, const char *placement, void *user)
 {
-	struct pc_engine_cfg cfg;
-
-	pc_engine_cfg_init(&cfg);
-	cfg.shards = shards;
-	cfg.idle = idle;
-	cfg.ring_capacity = ring_capacity;
-	cfg.placement = placement;
-	return start(st, &cfg, user);
+	return setup(st, shards, idle, ring_capacity, placement, PC_BACKEND_EPOLL, user);
 }
 
 int rtb_setup_backend(struct pc_bench_state *st, unsigned shards, enum pc_idle idle,
 		      enum pc_backend backend, void *user)
 {
-	struct pc_engine_cfg cfg;
-
-	pc_engine_cfg_init(&cfg);
-	cfg.shards = shards;
-	cfg.idle = idle;
-	cfg.placement = st->affinity ? "auto" : "off";
-	cfg.backend = backend;
-	return start(st, &cfg, user);
+	return setup(st, shards, idle, 0, st->affinity ? "auto" : "off", backend, user);
 }
 
 void rtb_run(struct pc_bench_state *st, unsigned home, void (*job)(void *b))
