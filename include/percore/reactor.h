@@ -135,6 +135,21 @@ PC_API void pc_reactor_recv_keep(struct pc_reactor *r);
  * completion receive. Owner thread. */
 PC_API bool pc_reactor_recv_pending(struct pc_reactor *r, int fd);
 
+/* Whether fd's completion receive has stopped in the kernel since PC_EV_IN
+ * left its interest: nothing more can complete for it, so the bytes kept
+ * back for it are all its socket gave up (what comes later stays in the
+ * socket). true for an fd without completion receive, whose bytes never
+ * leave the socket before a read. Owner thread. */
+PC_API bool pc_reactor_recv_stopped(struct pc_reactor *r, int fd);
+
+/* Hand the bytes kept back for fd (received while PC_EV_IN was off) to fn
+ * instead of fd's rfn, oldest first, each piece as an rfn gets it (n 0:
+ * the peer's EOF, < 0: -errno); fn takes them all, whatever it returns.
+ * Returns how many pieces it was given. With pc_reactor_recv_stopped(),
+ * this moves an fd's input elsewhere without losing a byte (a session
+ * moving to another shard). Owner thread. */
+PC_API int pc_reactor_recv_take(struct pc_reactor *r, int fd, pc_recv_fn fn, void *arg);
+
 /* Watch the listening socket lfd and accept its connections in the
  * kernel (io_uring multishot accept): afn gets each one, and fn only
  * errors and hang-ups of lfd. Deleting lfd stops accepting before

@@ -82,6 +82,9 @@ struct pc_server_cfg {
 	pc_data_fn on_data;
 	pc_open_fn on_open;
 	pc_close_fn on_close;
+	/* Where a session arrives after pc_session_move(); NULL: sessions
+	 * cannot move. */
+	pc_moved_fn on_moved;
 	void *user;
 	/* On each shard after its sessions machinery is ready and before it
 	 * accepts (shard state of the application), and after its last
@@ -158,6 +161,10 @@ struct pc_server_stats {
 	uint64_t accepted;
 	uint64_t closed;
 	uint64_t closed_reason[PC_CLOSE_REASONS];
+	/* sessions that moved to another shard (pc_session_move), and from
+	 * one: neither counted as accepted or closed */
+	uint64_t moved_out;
+	uint64_t moved_in;
 	/* refusals: each closed the connection at once */
 	uint64_t rejected_shard_limit;
 	uint64_t rejected_addr_limit;

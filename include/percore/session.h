@@ -60,11 +60,14 @@ enum pc_close_reason {
 	PC_CLOSE_NOMEM,       /* no buffer or no memory for its state */
 	PC_CLOSE_SHUTDOWN,    /* the server stopped, or the drain deadline passed */
 	PC_CLOSE_FRAME_TIMEOUT, /* a frame still incomplete at the frame timeout */
-	PC_CLOSE_REASONS
+	PC_CLOSE_REASONS,
+	/* No end: the session moved to another shard (pc_session_move()),
+	 * its application state with it. Not counted among the closes. */
+	PC_CLOSE_MOVED = PC_CLOSE_REASONS + 1
 };
 
 /* "peer", "local", "reset", "idle", "malformed", "oversize", "nomem",
- * "shutdown", "frame_timeout". */
+ * "shutdown", "frame_timeout"; "moved". */
 PC_API const char *pc_close_reason_name(enum pc_close_reason why);
 
 /* Handlers (the server's configuration names them). user is the server's
@@ -85,6 +88,12 @@ typedef void (*pc_open_fn)(struct pc_session *s, void *user);
 /* A session closed, for the reason why: called once, the last handler
  * call for s. */
 typedef void (*pc_close_fn)(struct pc_session *s, enum pc_close_reason why, void *user);
+/* A session moved here from another shard (pc_session_move()): called
+ * instead of on_open, with the state its old shard gave, before any of
+ * its input. s is NULL when it could not be set up here (out of memory,
+ * the shard's session limit): the connection was closed, and the
+ * application frees what state points to. */
+typedef void (*pc_moved_fn)(struct pc_session *s, const void *state, size_t len, void *user);
 
 /* The session's id: unique across the server's shards for its lifetime
  * (the shard index sits in the top 16 bits, then a generation and a slot,
@@ -192,6 +201,30 @@ PC_API int pc_session_refuse(struct pc_session *s, enum pc_close_reason why, uin
  * as pc_session_send_flags() or pc_session_refuse(); -EMSGSIZE for a
  * message over PC_SESSION_ERROR_MAX bytes (nothing done). */
 PC_API int pc_session_error(struct pc_session *s, int32_t code, const char *message, bool refuse);
+
+/* A session's application state may carry this many bytes to another
+ * shard (pc_session_move()). */
+#define PC_SESSION_MOVE_STATE_MAX 4096
+
+/* Serve s on shard `to` of its server from now on, where its keys or its
+ * peers live (a connection whose requests all go to another shard's data
+ * costs that shard's messages and wake-ups on every request). s stops
+ * reading at once. Once what is queued for it has been written (at the
+ * end of this turn, or later for a client slow to read), and the bytes
+ * the kernel already received for it have been collected, on_close(s,
+ * PC_CLOSE_MOVED) runs here and the server's on_moved on `to` gets a new
+ * session on the same connection with a copy of state[0..len): the
+ * application's own state moves in it (a pointer to its connection
+ * state, say). Input s received and did not consume is offered there
+ * first, before anything newer, so nothing the client sent is lost or
+ * reordered. Should the message to `to` fail, the session comes back on
+ * this shard the same way. Call on s's shard, with no reply owed
+ * (percore/reply.h) and s not paused. Returns 0, -EINVAL (`to` is s's
+ * shard or none of the server's), -EOPNOTSUPP (the server has no
+ * on_moved), -EBUSY (s is closing, paused, owes replies or is moving;
+ * the server is draining), -EMSGSIZE (len over
+ * PC_SESSION_MOVE_STATE_MAX), -EPERM (off s's shard), -ENOMEM. */
+PC_API int pc_session_move(struct pc_session *s, unsigned to, const void *state, size_t len);
 
 /* Stop reading s: nothing more is taken from its socket (the kernel's
  * buffers fill and TCP pushes back on the client) or from its input

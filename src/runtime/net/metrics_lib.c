@@ -205,6 +205,8 @@ int pc_metrics_add_engine(struct pc_metrics *m, struct pc_engine *e)
 static const struct pc_metric_field server_rows[] = {
 	SRV("sessions_open", G, sessions, "Sessions open now."),
 	SRV("sessions_accepted_total", C, accepted, "Connections accepted."),
+	SRV("sessions_moved_out_total", C, moved_out, "Sessions moved to another shard."),
+	SRV("sessions_moved_in_total", C, moved_in, "Sessions moved here from another shard."),
 	REFUSED("shard_limit", rejected_shard_limit),
 	REFUSED("addr_limit", rejected_addr_limit),
 	REFUSED("accept_error", accept_errors),

@@ -163,6 +163,11 @@ struct net_shard {
 	bool drained;                 /* reported to the server */
 	struct pc_timer accept_timer;
 	struct pc_timer drain_timer;
+	/* Sessions moving to other shards (session_move.c), oldest first,
+	 * and the timer that looks again at those waiting for their output
+	 * to be written. */
+	struct net_move *moves;
+	struct pc_timer move_timer;
 	uint8_t *scratch;             /* discarded input after FIN */
 	/* Limits and sizes, derived once from the configuration. */
 	uint32_t max_body;            /* effective (pc_frame_max_body) */
@@ -285,6 +290,14 @@ void net_session_opened(struct pc_session *s);
  * ends the connection with the FIN already sent rather than a reset. */
 #define NET_DISCARD_READS 16
 void net_session_discard(struct pc_session *s);
+
+/* session_move.c */
+struct net_move;
+void net_move_init(struct net_shard *sh);
+/* s is going away (closed, or its move is done): forget its move. */
+void net_move_forget(struct pc_session *s);
+/* Whether s is on its way to another shard. */
+bool net_moving(const struct pc_session *s);
 
 /* session_uring.c */
 /* Register a new session's fd with its reactor: completion receive where

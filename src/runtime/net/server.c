@@ -138,6 +138,7 @@ static void admit(struct net_shard *sh, int fd, const struct sockaddr_storage *p
 		refuse(fd);
 		return;
 	}
+	NET_STAT_ADD(sh, accepted, 1);
 	net_session_opened(s);
 }
 
@@ -279,6 +280,7 @@ static int shard_setup(struct net_shard *sh)
 	sh->input_low = sh->max_input - sh->max_input / 4;
 	pc_timer_init(&sh->accept_timer, accept_retry);
 	pc_timer_init(&sh->drain_timer, drain_deadline);
+	net_move_init(sh);
 	/* The shard's own pool for objects of this size (on its node, kept
 	 * by the engine): sessions are exactly two cache lines. */
 	sh->slab = pc_shard_slab(net_session_bytes());
@@ -349,6 +351,7 @@ static void shard_stop(void *arg)
 	close_listener(sh);
 	net_each_session(sh, stop_session);
 	pc_wheel_cancel(sh->w, &sh->drain_timer);
+	pc_wheel_cancel(sh->w, &sh->move_timer);
 	if (srv->cfg.on_shard_stop)
 		srv->cfg.on_shard_stop(sh->index, srv->cfg.user);
 	net_self = NULL;

@@ -21,7 +21,7 @@ static const struct {
 	const char *name;
 	size_t off;
 } fields[] = {
-	FIELD(sessions), FIELD(accepted), FIELD(closed),
+	FIELD(sessions), FIELD(accepted), FIELD(closed), FIELD(moved_out), FIELD(moved_in),
 	FIELD(rejected_shard_limit), FIELD(rejected_addr_limit), FIELD(accept_errors),
 	FIELD(malformed), FIELD(oversize), FIELD(error_replies), FIELD(unknown_ids),
 	FIELD(frames_in), FIELD(frames_out), FIELD(bytes_in), FIELD(bytes_out),

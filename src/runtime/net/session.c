@@ -32,6 +32,8 @@ static const char *const reason_names[PC_CLOSE_REASONS] = {
 
 const char *pc_close_reason_name(enum pc_close_reason why)
 {
+	if (why == PC_CLOSE_MOVED)
+		return "moved";
 	return (unsigned)why < PC_CLOSE_REASONS ? reason_names[why] : "?";
 }
 
@@ -242,7 +244,6 @@ struct pc_session *net_session_new(struct net_shard *sh, int fd, const struct so
 	sh->nsessions++;
 	session_mem_update(sh);
 	NET_STAT_ADD(sh, sessions, 1);
-	NET_STAT_ADD(sh, accepted, 1);
 	if (sh->idle_ticks || sh->hb_ticks) {
 		uint64_t now = net_tick();
 
@@ -265,10 +266,15 @@ static void session_free(struct pc_session *s)
 {
 	struct net_shard *sh = s->sh;
 	enum pc_close_reason why = (enum pc_close_reason)s->why;
+	/* moved: the connection lives on, on another shard (session_move.c) */
+	bool moved = why == PC_CLOSE_MOVED;
 
+	if (PC_UNLIKELY(sh->moves))
+		net_move_forget(s);
 	if ((s->flags & NS_OPEN) && sh->cfg->on_close)
 		sh->cfg->on_close(s, why, sh->cfg->user);
-	close(s->fd);
+	if (!moved)
+		close(s->fd);
 	pc_wheel_cancel(sh->w, &s->timer);
 	if (s->flags & NS_DIRTY)
 		unlink_dirty(sh, s);
@@ -286,7 +292,7 @@ static void session_free(struct pc_session *s)
 	*net_held_app(s) = 0;
 	if (s->rx)
 		net_buf_put(&sh->pool, s->rx);
-	if (sh->srv->addrs)
+	if (sh->srv->addrs && !moved)
 		net_addrtab_release(sh->srv->addrs, s->addr);
 	net_reply_forget(s);
 	slot_free(sh, s->slot);
@@ -294,8 +300,12 @@ static void session_free(struct pc_session *s)
 	sh->nsessions--;
 	session_mem_update(sh);
 	NET_STAT_SUB(sh, sessions, 1);
-	NET_STAT_ADD(sh, closed, 1);
-	NET_STAT_ADD(sh, closed_reason[why], 1);
+	if (moved) {
+		NET_STAT_ADD(sh, moved_out, 1);
+	} else {
+		NET_STAT_ADD(sh, closed, 1);
+		NET_STAT_ADD(sh, closed_reason[why], 1);
+	}
 	__atomic_store_n(&sh->stats.buffer_bytes, sh->pool.busy_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&sh->stats.pool_bytes, sh->pool.idle_bytes, __ATOMIC_RELAXED);
 	net_budget_settle(sh, held);

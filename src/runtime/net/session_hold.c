@@ -55,7 +55,7 @@ static void resumed(void *arg)
 
 void pc_session_resume_read(struct pc_session *s)
 {
-	if (!(s->flags & NS_HELD) || (s->flags & (NS_DEAD | NS_RESUME)))
+	if (!(s->flags & NS_HELD) || (s->flags & (NS_DEAD | NS_RESUME)) || net_moving(s))
 		return;
 	/* Buffered frames: handed over from a task (their client may be
 	 * waiting for answers and send nothing more to announce them). */

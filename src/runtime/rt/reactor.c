@@ -189,6 +189,22 @@ bool pc_reactor_recv_pending(struct pc_reactor *r, int fd)
 	return f && f->recv && r->ops->recv_pending && r->ops->recv_pending(r, fd, f);
 }
 
+bool pc_reactor_recv_stopped(struct pc_reactor *r, int fd)
+{
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+
+	return !f || !f->recv || !r->ops->recv_stopped || r->ops->recv_stopped(r, fd, f);
+}
+
+int pc_reactor_recv_take(struct pc_reactor *r, int fd, pc_recv_fn fn, void *arg)
+{
+	struct rt_fd *f = rt_reactor_slot(r, fd);
+
+	if (!fn)
+		return -EINVAL;
+	return f && f->recv && r->ops->recv_take ? r->ops->recv_take(r, fd, f, fn, arg) : 0;
+}
+
 int pc_reactor_add_accept(struct pc_reactor *r, int lfd, pc_io_fn fn, pc_accept_fn afn, void *arg)
 {
 	if (!afn)

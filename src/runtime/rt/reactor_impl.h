@@ -69,6 +69,10 @@ struct rt_backend_ops {
 		    int iovcnt, pc_sent_fn fn, void *token);
 	/* Received bytes not yet offered to f's rfn (NULL: never any). */
 	bool (*recv_pending)(struct pc_reactor *r, int fd, const struct rt_fd *f);
+	/* No receive of f's still running in the kernel (NULL: never one). */
+	bool (*recv_stopped)(struct pc_reactor *r, int fd, const struct rt_fd *f);
+	/* f's kept-back bytes to fn instead of its rfn (NULL: never any). */
+	int (*recv_take)(struct pc_reactor *r, int fd, struct rt_fd *f, pc_recv_fn fn, void *arg);
 	/* Fill in the io_uring figures of pc_reactor_io_stats() (NULL: none). */
 	void (*stats)(const struct pc_reactor *r, struct pc_reactor_io_stats *st);
 	/* One descriptor that polls readable whenever a wait would return

@@ -312,6 +312,32 @@ int ur_held_offer(struct pc_reactor *r)
 	return ran;
 }
 
+int ur_recv_take(struct pc_reactor *r, int fd, struct rt_fd *f, pc_recv_fn fn, void *arg)
+{
+	struct ur_state *st = r->backend_state;
+	int n = 0;
+
+	uint32_t rgen = f->rgen;
+
+	/* fn may add fds (moving the table): f is not used after it. */
+	for (unsigned i = 0; i < st->nheld; i++) {
+		struct ur_held h = st->held[i];
+
+		if (h.fd != fd || h.rgen != rgen)
+			continue;
+		st->held[i].fd = -1;
+		f = rt_reactor_slot(r, fd);
+		if (f)
+			f->held--;
+		fn(r, fd, h.buf ? buf_at(st, h.bid) + h.off : NULL, h.res, arg);
+		if (h.buf)
+			buf_put(st, h.bid);
+		n++;
+	}
+	held_compact(st);
+	return n;
+}
+
 bool ur_held_ready(const struct pc_reactor *r)
 {
 	const struct ur_state *st = r->backend_state;

@@ -521,6 +521,14 @@ static int ur_wait(struct pc_reactor *r, int64_t timeout_ns)
 	return ran;
 }
 
+static bool ur_recv_stopped(struct pc_reactor *r, int fd, const struct rt_fd *f)
+{
+	(void)r;
+	(void)fd;
+	/* Cleared by the request's last completion, once reaped. */
+	return !f->recv_armed;
+}
+
 /* Held back, or completed and not yet reaped: the completion ring is
  * read without consuming anything (the wait's loop takes what it holds). */
 static bool ur_recv_pending(struct pc_reactor *r, int fd, const struct rt_fd *f)
@@ -569,6 +577,8 @@ const struct rt_backend_ops rt_backend_uring = {
 	.wait = ur_wait,
 	.add_recv = ur_add_recv,
 	.recv_pending = ur_recv_pending,
+	.recv_stopped = ur_recv_stopped,
+	.recv_take = ur_recv_take,
 	.send = ur_send,
 	.stats = ur_stats,
 	.wake_peer = ur_wake_peer,

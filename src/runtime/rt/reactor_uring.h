@@ -91,6 +91,9 @@ struct ur_state {
 struct io_uring_sqe *ur_sqe(struct ur_state *st);
 int ur_recv_sync(struct ur_state *st, int fd, struct rt_fd *f);
 
+/* reactor_ubuf.c: fd's held bytes to fn, in order (pc_reactor_recv_take). */
+int ur_recv_take(struct pc_reactor *r, int fd, struct rt_fd *f, pc_recv_fn fn, void *arg);
+
 /* reactor_usend.c */
 int ur_send(struct pc_reactor *r, int fd, struct rt_fd *f, const struct iovec *iov, int iovcnt,
 	    pc_sent_fn fn, void *token);
