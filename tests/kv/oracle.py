@@ -240,7 +240,8 @@ def info_fields(text):
 
 
 # Fields that only this server has, or whose values differ by nature.
-OWN_INFO_FIELDS = {"shards", "rdb_last_load_keys_skipped", "rdb_snapshot_buffer_bytes",
+OWN_INFO_FIELDS = {"shards", "moved_connections", "rdb_last_load_keys_skipped",
+                   "rdb_snapshot_buffer_bytes",
                    "rdb_snapshot_peak_bytes", "rdb_snapshot_copied_keys"}
 VARYING_CONFIG = {b"bind", b"port"}
 OWN_SUBCOMMANDS = {b"client|setinfo"}     # Redis 7.2's, which clients send
@@ -1800,13 +1801,14 @@ def program(path):
 
 class KvServer:
     """`percore kv` on a port the kernel picks, two shards (or `shards`;
-    None: its default count); peer() opens a connection to it."""
+    None: its default count), with args of a test's own; peer() opens a
+    connection to it."""
 
-    def __init__(self, percore, shards=2):
+    def __init__(self, percore, shards=2, args=()):
         count = ["--shards", str(shards)] if shards else []
         self.proc = subprocess.Popen([program(percore), "kv", "--port", "0"] + count +
                                      ["--oversubscribe", "--policy", "off", "--save", ""] +
-                                     kv_test_args(), cwd=scratch_dir(),
+                                     kv_test_args() + list(args), cwd=scratch_dir(),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = b""
         while b"listening on" not in line:
@@ -1823,6 +1825,33 @@ class KvServer:
         self.proc.send_signal(signal.SIGTERM)
         _, err = self.proc.communicate(timeout=120)
         return self.proc.returncode, err.decode(errors="replace")
+
+
+def run_parts(percore, parts, shards, check, failures):
+    """Each (name, fn, args) of parts against a fresh `percore kv` of
+    `shards` shards started with args: fn(redis, port), redis the redis
+    Python package. A part that raises fails, as does a server that exits
+    unclean; every part runs. Returns 77 (skip) without python3-redis, 1
+    when anything failed, else 0."""
+    try:
+        import redis
+    except ImportError:
+        print("SKIP: the redis Python package (python3-redis) is not installed")
+        return 77
+    for name, fn, args in parts:
+        t0 = time.monotonic()
+        srv = KvServer(percore, shards=shards, args=args)
+        before = len(failures)
+        try:
+            fn(redis, srv.port)
+        except Exception as e:  # report every part, then fail
+            check(False, "%s: %r" % (name, e))
+        rc, err = srv.stop()
+        if rc != 0 or "Sanitizer" in err or "runtime error" in err:
+            check(False, "%s: percore kv exited %d: %s" % (name, rc, err[-3000:]))
+        print("%s %s (%.1f s)" % ("ok  " if len(failures) == before else "FAIL", name,
+                                   time.monotonic() - t0))
+    return 1 if failures else 0
 
 
 def three_shards(percore, redis, failures):

@@ -36,7 +36,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import KvServer, RedisPeer, enc, start_redis  # noqa: E402
+from oracle import RedisPeer, enc, run_parts, start_redis  # noqa: E402
 from server_test import race  # noqa: E402
 
 SHARDS = 3
@@ -373,26 +373,8 @@ TESTS = [("atomic", t_atomic), ("cas", t_cas), ("watch", t_watch), ("redis_py", 
 
 
 def main():
-    percore = sys.argv[1]
-    try:
-        import redis
-    except ImportError:
-        print("SKIP: the redis Python package (python3-redis) is not installed")
-        return 77
-    for name, fn in TESTS:
-        t0 = time.monotonic()
-        srv = KvServer(percore, shards=SHARDS)
-        before = len(FAILURES)
-        try:
-            fn(redis, srv.port)
-        except Exception as e:  # report every part, then fail
-            check(False, "%s: %r" % (name, e))
-        rc, err = srv.stop()
-        if rc != 0 or "Sanitizer" in err or "runtime error" in err:
-            check(False, "%s: percore kv exited %d: %s" % (name, rc, err[-3000:]))
-        print("%s %s (%.1f s)" % ("ok  " if len(FAILURES) == before else "FAIL", name,
-                                   time.monotonic() - t0))
-    return 1 if FAILURES else 0
+    return run_parts(sys.argv[1], [(name, fn, ()) for name, fn in TESTS], SHARDS, check,
+                     FAILURES)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,9 @@ static void usage(FILE *f)
 		"  --sched P           the shards' scheduling: batch (default; SCHED_BATCH, a\n"
 		"                      woken shard waits for the thread on its CPU to block\n"
 		"                      rather than preempt it) or normal (the thread's own)\n"
+		"  --move-clients yes|no\n"
+		"                      move a connection to the shard its one-key requests\n"
+		"                      all went to of late (default yes)\n"
 		"  --max-clients N     clients at once; more are answered \"-ERR max number of\n"
 		"                      clients reached\" and closed (default %u; 0: no limit)\n"
 		"  --maxmemory BYTES   limit of the keyspaces' memory, split evenly over the\n"
@@ -142,7 +145,7 @@ enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, 
        OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE,
        OPT_APPENDONLY, OPT_APPENDFSYNC, OPT_DIR, OPT_APPENDFILENAME, OPT_AOF_TRUNCATED,
        OPT_SAVE, OPT_DBFILENAME, OPT_RDBCOMPRESSION, OPT_RDBCHECKSUM, OPT_SKIP_UNSUP,
-       OPT_AUTO_RW_PERC, OPT_AUTO_RW_MIN, OPT_SCHED };
+       OPT_AUTO_RW_PERC, OPT_AUTO_RW_MIN, OPT_SCHED, OPT_MOVE };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -153,6 +156,7 @@ static const struct option long_opts[] = {
 	{ "idle-policy", required_argument, NULL, OPT_IDLE },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "sched", required_argument, NULL, OPT_SCHED },
+	{ "move-clients", required_argument, NULL, OPT_MOVE },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 	{ "client-output-limit", required_argument, NULL, OPT_OUTPUT },
 	{ "maxmemory", required_argument, NULL, OPT_MAXMEM },
@@ -281,6 +285,11 @@ static int take_value(void *arg, int c, const char *v)
 		if (strcmp(v, "batch") && strcmp(v, "normal"))
 			return -EINVAL;
 		o->net.engine.sched_batch = !strcmp(v, "batch");
+		return 0;
+	case OPT_MOVE:
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return -EINVAL;
+		o->move_clients = !strcmp(v, "yes");
 		return 0;
 	case OPT_DRAIN: return net_arg_time(v, 86400, &a->drain_ns);
 	case OPT_OUTPUT: return size_arg(v, UINT64_MAX >> 1, &o->cfg.client_output_limit);

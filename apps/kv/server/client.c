@@ -48,6 +48,18 @@
 /* An input buffer emptied goes back when larger than this, so a client
  * that once sent a large value does not keep its room. */
 #define IN_KEEP (64u << 10)
+/* One-key requests in a row for one other shard after which the
+ * connection moves there (kv_server_opts.move_clients). Random keys
+ * over two shards go the same way 64 times in a row once in 2^63 runs;
+ * a client working on one key (a queue, a counter, a hash) gets there
+ * within a few pipelines. */
+#define KV_MOVE_AFTER 64
+/* Nor does it move to a shard already holding more than this many times
+ * its share of the clients (and a few): a key every client uses must not
+ * pile every connection onto one shard, whose requests' parsing the other
+ * shards would otherwise share. */
+#define KV_MOVE_CROWD 2
+#define KV_MOVE_SLACK 8
 /* Ready replies are held back, up to this many bytes, while requests
  * of the same connection are out on other shards: their answers come
  * within a turn or two, and one write then carries them all, where
@@ -108,6 +120,10 @@ struct kv_client {
 	bool quit, proto;             /* a QUIT, a protocol error, to answer in turn */
 	bool closing;                 /* counted in the server's closing */
 	bool killed;                  /* CLIENT KILL closes it (kill_task) */
+	/* the shard of its latest one-key requests, and how many in a row
+	 * (tally) */
+	unsigned away_shard;
+	uint32_t away_run;
 	size_t in_peak;               /* the most input held in `in` at once (rbp) */
 	char proto_msg[sizeof(((struct kv_parser *)0)->error)];
 };
@@ -1164,6 +1180,17 @@ static bool route(struct kv_client *c, const struct kv_cmd *cmd, const struct kv
 	return true;
 }
 
+/* The shard a one-key request goes to, counted in a row (try_move). */
+static void tally(struct kv_client *c, unsigned t)
+{
+	if (t != c->away_shard) {
+		c->away_shard = t;
+		c->away_run = 0;
+	}
+	if (c->away_run < UINT32_MAX)
+		c->away_run++;
+}
+
 static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t now)
 {
 	struct kv_shard *sh = c->sh;
@@ -1231,6 +1258,7 @@ static bool dispatch(struct kv_client *c, const struct kv_resp_req *r, int64_t n
 	if (hashed_for) {
 		if (sh->n == 1 || one_key(cmd)) {
 			t = sh->n == 1 ? 0 : kv_hash_shard(sh, hash);
+			tally(c, t);
 			if (t != sh->idx)
 				return route(c, cmd, r, t, &hash);
 			if (kv_shard_runs_now(sh, cmd, r->argc, r->argv, r->argl)) {
@@ -1438,6 +1466,41 @@ static void owe(struct kv_client *c)
 	}
 }
 
+/* Nothing of the connection's own is under way or held: no request out
+ * or waiting, no reply unwritten, no transaction, subscription, watch or
+ * blocking wait, which live on its shard. */
+static bool movable(const struct kv_client *c)
+{
+	const struct kv_txn *txn = c->conn.txn;
+
+	return c->s && !c->ending && !c->killed && !c->quit && !c->proto && !c->paused &&
+	       !c->inflight && !c->head && !c->tx && !c->ex && !c->blk && !c->in_tx && !c->fl &&
+	       !c->run.requests && c->off == c->len && !c->out.len && !c->after_bytes &&
+	       !atomic_load_explicit(&c->job_bytes, memory_order_relaxed) && !c->owed &&
+	       !(c->conn.flags & (KV_CONN_CLOSE | KV_CONN_BLOCKED)) &&
+	       (!txn || (!txn->multi && !txn->nwatch)) && !kv_pubsub_conn_subs(&c->conn);
+}
+
+/* A connection whose one-key requests all went to one other shard of
+ * late moves there, unless that shard is crowded already. */
+static void try_move(struct kv_client *c)
+{
+	struct kv_server *k = c->sh->srv;
+	struct kv_client *self = c;
+	uint64_t there, fair;
+
+	if (c->away_run < KV_MOVE_AFTER || c->away_shard == c->sh->idx || !movable(c) ||
+	    !k->o.move_clients)
+		return;
+	c->away_run = 0; /* refused or not, count afresh */
+	there = atomic_load_explicit(&k->stats[c->away_shard].conns, memory_order_relaxed);
+	fair = atomic_load_explicit(&k->clients, memory_order_relaxed) / c->sh->n;
+	if (there > KV_MOVE_CROWD * fair + KV_MOVE_SLACK)
+		return;
+	/* refused (-EBUSY: the server is draining, ...): it stays */
+	pc_session_move(c->s, c->away_shard, &self, sizeof(self));
+}
+
 /* After running input: write the replies ready, hold the socket while
  * too much input waits, free a connection whose session has gone. */
 static void settle(struct kv_client *c)
@@ -1462,6 +1525,8 @@ static void settle(struct kv_client *c)
 	}
 	if (!c->s && !c->inflight)
 		conn_free(c);
+	else if (c->away_run >= KV_MOVE_AFTER)
+		try_move(c);
 }
 
 static void process(struct kv_client *c)
@@ -1550,6 +1615,22 @@ static void peer_name(struct pc_session *s, struct kv_conn *conn)
 
 static void conn_buffers(const struct kv_conn *conn, struct kv_conn_buffers *b);
 
+/* c joins its shard's connections, the newest last (CLIENT LIST's
+ * order). */
+static void list(struct kv_client *c)
+{
+	struct kv_shard *sh = c->sh;
+
+	c->lnext = NULL;
+	c->lprev = sh->conn_tail;
+	if (c->lprev)
+		c->lprev->lnext = c;
+	else
+		sh->conn_head = c;
+	sh->conn_tail = c;
+	atomic_fetch_add_explicit(&sh->st->conns, 1, memory_order_relaxed);
+}
+
 void kv_client_open(struct pc_session *s, void *user)
 {
 	static const char full[] = "-" KV_ERR_MAXCLIENTS "\r\n";
@@ -1582,12 +1663,8 @@ void kv_client_open(struct pc_session *s, void *user)
 	c->sh = sh;
 	kv_reply_init(&c->out);
 	pc_session_set_data(s, c);
-	c->lprev = sh->conn_tail; /* the newest last: CLIENT LIST's order */
-	if (c->lprev)
-		c->lprev->lnext = c;
-	else
-		sh->conn_head = c;
-	sh->conn_tail = c;
+	c->away_shard = sh->idx;
+	list(c);
 }
 
 /* c leaves its shard's connections. */
@@ -1601,6 +1678,7 @@ static void unlist(struct kv_client *c)
 		c->lnext->lprev = c->lprev;
 	else
 		c->sh->conn_tail = c->lprev;
+	atomic_fetch_sub_explicit(&c->sh->st->conns, 1, memory_order_relaxed);
 }
 
 void kv_clients_each(void *arg, void (*fn)(void *ctx, const struct kv_conn *conn), void *ctx)
@@ -1719,6 +1797,13 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 
 	if (!c)
 		return;
+	if (why == PC_CLOSE_MOVED) {
+		/* it lives on, on the shard it moved to (kv_client_moved) */
+		pc_session_set_data(s, NULL);
+		unlist(c);
+		c->s = NULL;
+		return;
+	}
 	if (why == PC_CLOSE_NOMEM) /* counted in the server's input_shed */
 		pc_log(PC_LOG_WARN, "kv: closed client id=%llu addr=%s: input over the budget "
 		       "(%zu bytes held; --max-input-bytes)", (unsigned long long)c->conn.id,
@@ -1749,4 +1834,29 @@ void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user)
 		c->cnext->cprev = c;
 	c->sh->closing = c;
 	atomic_fetch_add_explicit(&k->closing, 1, memory_order_relaxed);
+}
+
+void kv_client_moved(struct pc_session *s, const void *state, size_t len, void *user)
+{
+	struct kv_server *k = user;
+	struct kv_shard *sh = pc_shard_user();
+	struct kv_client *c;
+
+	if (len != sizeof(c))
+		return;
+	memcpy(&c, state, sizeof(c));
+	if (!s) {
+		/* the connection could not be taken in here: it is closed */
+		atomic_fetch_sub_explicit(&k->clients, 1, memory_order_relaxed);
+		release(c);
+		return;
+	}
+	c->s = s;
+	c->sh = sh;
+	c->conn.ps = sh->ps;
+	c->conn.fd = pc_session_fd(s);
+	c->away_shard = sh->idx;
+	c->away_run = 0;
+	pc_session_set_data(s, c);
+	list(c);
 }

@@ -53,6 +53,7 @@ void kv_server_opts_init(struct kv_server_opts *o)
 	 * 0.85-0.99x at depth 1 (docs/BENCHMARKS.md, "Shards under
 	 * SCHED_BATCH"). A shard alone on its CPU preempts nobody either way. */
 	o->net.engine.sched_batch = true;
+	o->move_clients = true;
 	kv_config_init(&o->cfg);
 	kv_config_save_parse(&o->cfg, KV_SAVE_DEFAULT, strlen(KV_SAVE_DEFAULT));
 }
@@ -190,6 +191,8 @@ int kv_server_start(const struct kv_server_opts *o, struct kv_server **out, char
 	c->on_data = kv_client_data;
 	c->on_open = kv_client_open;
 	c->on_close = kv_client_close;
+	if (k->o.move_clients)
+		c->on_moved = kv_client_moved;
 	c->on_shard_start = kv_shard_start;
 	c->on_shard_stop = kv_shard_stop;
 	c->user = k;
@@ -299,6 +302,7 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 	if (net && !pc_server_stats(net, -1, &ns)) {
 		t->net_input_bytes = ns.bytes_in;
 		t->net_output_bytes = ns.bytes_out;
+		t->moved_connections = ns.moved_out;
 	}
 	t->start_time = k->start_ms;
 	kv_bgsave_totals(k, t);

@@ -67,6 +67,11 @@ struct kv_server_opts {
 	 * read (streams, the encodings of Redis before 7.0) instead. */
 	bool load_dump;
 	bool rdb_skip_unsupported;
+	/* A connection whose last KV_MOVE_AFTER one-key requests all went to
+	 * one other shard moves there (pc_session_move), between requests
+	 * and with nothing of its own under way: its requests then run
+	 * where their keys live, without a hop each. On by default. */
+	bool move_clients;
 	/* Save the dump when the server stops other than by SHUTDOWN (a
 	 * signal, kv_server_stop) while save rules are set, as Redis saves
 	 * on SIGTERM: every shard serializes its keys as it stops, and

@@ -161,8 +161,8 @@ struct kv_shard_stats {
 	/* a background save's key records held here (bgsave.c), the most
 	 * at once since it began, and the keys copied before a change */
 	_Atomic uint64_t snap_bytes, snap_peak, snap_copied;
-	/* its clients waiting on keys (client.c) */
-	_Atomic uint64_t blocked;
+	/* its clients waiting on keys, and all its clients (client.c) */
+	_Atomic uint64_t blocked, conns;
 };
 
 struct kv_server;
@@ -434,6 +434,9 @@ void kv_shard_stop(unsigned idx, void *user);
 struct kv_client;
 void kv_client_open(struct pc_session *s, void *user);
 void kv_client_close(struct pc_session *s, enum pc_close_reason why, void *user);
+/* A client moved here from another shard (pc_session_move): state holds
+ * its struct kv_client pointer. */
+void kv_client_moved(struct pc_session *s, const void *state, size_t len, void *user);
 size_t kv_client_data(struct pc_session *s, const uint8_t *data, size_t len, void *user);
 /* A transaction of c ended with its reply in out (moved from). */
 void kv_client_tx_done(struct kv_client *c, struct kv_reply *out);
