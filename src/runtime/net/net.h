@@ -298,6 +298,8 @@ void net_move_init(struct net_shard *sh);
 void net_move_forget(struct pc_session *s);
 /* Whether s is on its way to another shard. */
 bool net_moving(const struct pc_session *s);
+/* s's output is all written: a move waiting for that goes on. */
+void net_move_written(struct pc_session *s);
 
 /* session_uring.c */
 /* Register a new session's fd with its reactor: completion receive where

@@ -30,8 +30,11 @@
 #include "percore/listener.h"
 #include "percore/outbox.h"
 
-/* How often a move waiting for its output to be written looks again. */
+/* How often a move that could not queue its next look, or waits for its
+ * output (whose last write looks again at once: net_move_written), looks
+ * again all the same. */
 #define MOVE_RETRY_NS 1000000ull
+#define MOVE_OUTPUT_NS 100000000ull
 
 struct net_move {
 	struct net_move *next;
@@ -161,20 +164,32 @@ static void depart(struct net_move *m)
 
 static void move_look(void *arg);
 
-/* Look again at m: at the turn's end (waiting for the kernel), or on the
- * shard's timer (waiting for the client to take its output). */
+/* Look again at m: at the turn's end (waiting for the kernel), or when
+ * the client has taken its output (net_move_written), with the shard's
+ * timer as a fallback for both. */
 static void look_later(struct net_move *m, bool output)
 {
 	struct net_shard *sh = m->s->sh;
+	uint64_t after = output ? MOVE_OUTPUT_NS : MOVE_RETRY_NS;
 
-	if (output) {
-		if (!pc_timer_active(&sh->move_timer))
-			pc_reactor_timer_after(sh->r, &sh->move_timer, MOVE_RETRY_NS);
-	} else if (!m->task && !pc_reactor_defer_end(sh->r, move_look, m)) {
+	if (!output && !m->task && !pc_reactor_defer_end(sh->r, move_look, m)) {
 		m->task = true;
-	} else if (!m->task && !pc_timer_active(&sh->move_timer)) {
-		pc_reactor_timer_after(sh->r, &sh->move_timer, MOVE_RETRY_NS);
+		return;
 	}
+	if (m->task)
+		return;
+	if (pc_timer_active(&sh->move_timer) && pc_timer_expiry(&sh->move_timer) <=
+	    pc_wheel_now(sh->w) + after / PC_REACTOR_TICK_NS)
+		return;
+	pc_reactor_timer_after(sh->r, &sh->move_timer, after);
+}
+
+void net_move_written(struct pc_session *s)
+{
+	struct net_move *m = *move_link(s->sh, s);
+
+	if (m && !m->task && !pc_reactor_defer_end(s->sh->r, move_look, m))
+		m->task = true;
 }
 
 /* The session is ending here after all (closed, killed, the server
@@ -199,11 +214,16 @@ static void move_try(struct net_move *m)
 	if (s->busy)
 		return look_later(m, false);
 	if (net_session_queued(s)) {
+		bool dead;
+
 		s->busy++;
 		net_session_flush(s);
+		dead = s->flags & NS_DEAD;
 		net_session_unwind(s);
-		if (!net_moving(s))
-			return; /* the write failed: the session closed */
+		if (dead)
+			return; /* the write failed: closed, its move forgotten */
+		if (m->task)
+			return; /* written: the look it queued goes on */
 		if (net_session_queued(s))
 			return look_later(m, true);
 	}

@@ -388,6 +388,9 @@ void net_session_flush(struct pc_session *s)
 		net_session_input(s);
 	}
 	net_session_settle(s);
+	/* a move waiting for this session's output to be written */
+	if (PC_UNLIKELY(sh->moves) && !(s->flags & NS_DEAD) && !net_session_queued(s))
+		net_move_written(s);
 }
 
 void net_shard_flush(struct net_shard *sh)
