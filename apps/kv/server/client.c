@@ -1481,16 +1481,16 @@ static bool movable(const struct kv_client *c)
 	       (!txn || (!txn->multi && !txn->nwatch)) && !kv_pubsub_conn_subs(&c->conn);
 }
 
-/* A connection whose one-key requests all went to one other shard of
- * late moves there, unless that shard is crowded already. */
+/* A connection whose last KV_MOVE_AFTER one-key requests all went to
+ * another shard (settle checks) moves there, unless that shard is
+ * crowded already. */
 static void try_move(struct kv_client *c)
 {
 	struct kv_server *k = c->sh->srv;
 	struct kv_client *self = c;
 	uint64_t there, fair;
 
-	if (c->away_run < KV_MOVE_AFTER || c->away_shard == c->sh->idx || !movable(c) ||
-	    !k->o.move_clients)
+	if (!k->o.move_clients || !movable(c))
 		return;
 	c->away_run = 0; /* refused or not, count afresh */
 	there = atomic_load_explicit(&k->stats[c->away_shard].conns, memory_order_relaxed);
@@ -1525,7 +1525,7 @@ static void settle(struct kv_client *c)
 	}
 	if (!c->s && !c->inflight)
 		conn_free(c);
-	else if (c->away_run >= KV_MOVE_AFTER)
+	else if (c->away_run >= KV_MOVE_AFTER && c->away_shard != c->sh->idx)
 		try_move(c);
 }
 

@@ -17,9 +17,10 @@
  * and the application's state are never lost on the way.
  *
  * Step 2 runs at the end of the turn of the call; a session whose output
- * the client has not taken yet, or whose receive the kernel has not
- * finished cancelling, is looked at again on a timer and at each turn's
- * end respectively. Moves are rare: the shard keeps them in a list. */
+ * the client has not taken yet is looked at again by the flush that
+ * empties it (net_move_written), one whose receive the kernel has not
+ * finished cancelling at the next turn's end, with the shard's timer as
+ * a fallback for both. Moves are rare: the shard keeps them in a list. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
