@@ -941,16 +941,59 @@ def t_max_clients(srv):
     again.close()
 
 
+def metrics_url(srv):
+    """The metrics endpoint's URL, from the server's "metrics on" line."""
+    line = b""
+    while b"metrics on" not in line:
+        line = srv.p.stderr.readline()
+        check(line, "no metrics line")
+    return re.search(rb"(http://\S+/metrics)", line).group(1).decode()
+
+
+def shard_sleeps(url):
+    """Waits in the kernel so far, every shard's together."""
+    import urllib.request
+    body = urllib.request.urlopen(url, timeout=30).read().decode()
+    vals = re.findall(r"^percore_reactor_sleeps_total\{shard=\"\d+\"\} (\S+)$", body, re.M)
+    check(len(vals) == 2, "percore_reactor_sleeps_total: %d shards, want 2" % len(vals))
+    return sum(float(v) for v in vals)
+
+
+def sleeps_over(srv, seconds):
+    """The shards' sleeps over a stretch of the given length that starts
+    a second and a half after the server came up (past a one-second poll
+    budget's first expiry), with a request served before it."""
+    url = metrics_url(srv)
+    c = Conn(srv.port)
+    check(c.call("PING") == b"+PONG", "ping")
+    time.sleep(1.5)
+    before = shard_sleeps(url)
+    time.sleep(seconds)
+    after = shard_sleeps(url)
+    c.close()
+    return after - before
+
+
+def t_poll_budget_long(srv):
+    """--poll-budget 1000000 with adaptive: each shard's expiry timer (100
+    ms) finds it polling still, so it never waits in the kernel."""
+    got = sleeps_over(srv, 0.5)
+    check(got == 0, "%d sleeps with a one-second poll budget" % got)
+
+
+def t_poll_budget_zero(srv):
+    """--poll-budget 0 with adaptive: a shard sleeps after its first empty
+    turns, and each expiry timer (100 ms) wakes it once more."""
+    got = sleeps_over(srv, 0.5)
+    check(got >= 2, "%d sleeps in half a second with no poll budget" % got)
+
+
 def t_metrics(srv):
     """--metrics-port: the server's series and percore_kv_* per shard, as
     Prometheus reads them."""
     import shutil
     import urllib.request
-    line = b""
-    while b"metrics on" not in line:
-        line = srv.p.stderr.readline()
-        check(line, "no metrics line")
-    url = re.search(rb"(http://\S+/metrics)", line).group(1).decode()
+    url = metrics_url(srv)
     c = Conn(srv.port)
     args = []
     for i in range(100):
@@ -993,11 +1036,7 @@ def t_counts_now(srv):
     period (an hour here) would publish them: single-key SETs and DELs
     on both shards, and a multi-shard MSET."""
     import urllib.request
-    line = b""
-    while b"metrics on" not in line:
-        line = srv.p.stderr.readline()
-        check(line, "no metrics line")
-    url = re.search(rb"(http://\S+/metrics)", line).group(1).decode()
+    url = metrics_url(srv)
 
     def metric_keys():
         body = urllib.request.urlopen(url, timeout=30).read().decode()
@@ -1151,7 +1190,7 @@ def cli_refusals():
            ("--expire-period", "0"), ("--host", "not-an-address"),
            ("--max-input-bytes", "1M"), ("--max-input-bytes", "16777215"),
            ("--policy", "bogus"), ("--maxmemory", "1.5mb"), ("--maxmemory", "50t"),
-           ("--sched", "bogus")]
+           ("--sched", "bogus"), ("--poll-budget", "1000001"), ("--poll-budget", "x")]
     failures = []
     for opt, val in bad:
         r = subprocess.run([PERCORE, "kv", opt, val], capture_output=True, timeout=60)
@@ -1198,6 +1237,10 @@ TESTS = [
     ("backend", (), t_backend),
     ("sched_batch", (), t_sched_batch),
     ("sched_normal", ("--sched", "normal"), t_sched_normal),
+    ("poll_budget_long", ("--idle-policy", "adaptive", "--poll-budget", "1000000",
+                          "--expire-period", "100", "--metrics-port", "0"), t_poll_budget_long),
+    ("poll_budget_zero", ("--idle-policy", "adaptive", "--poll-budget", "0",
+                          "--expire-period", "100", "--metrics-port", "0"), t_poll_budget_zero),
     ("redis_py", (), t_redis_py),
 ]
 

@@ -50,6 +50,9 @@ static void usage(FILE *f)
 		"                      unless another shard owes it an answer: then it polls\n"
 		"                      a while first; sleep never polls; mesh polls a while\n"
 		"                      after any message to or from another shard\n"
+		"  --poll-budget US    how long adaptive, mesh and await poll before they sleep,\n"
+		"                      in microseconds, 0-1000000 (default %d; spin never\n"
+		"                      sleeps, sleep never polls)\n"
 		"  --backend B         uring (default) or epoll; uring falls back to epoll,\n"
 		"                      with one log line, where the kernel refuses io_uring\n"
 		"  --sched P           the shards' scheduling: batch (default; SCHED_BATCH, a\n"
@@ -137,7 +140,7 @@ static void usage(FILE *f)
 		"SIGUSR1: totals to stderr. SIGHUP: reopen the log file.\n"
 		"Exit status: 0 success, 1 the server could not start or the dump at the\n"
 		"stop failed, 2 usage error.\n",
-		KV_SERVER_PORT, KV_SERVER_MAX_CLIENTS, KV_SERVER_EXPIRE_MS);
+		KV_SERVER_PORT, PC_ENGINE_DEFAULT_BUDGET_US, KV_SERVER_MAX_CLIENTS, KV_SERVER_EXPIRE_MS);
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, OPT_BACKEND,
@@ -145,7 +148,7 @@ enum { OPT_HOST = 256, OPT_PORT, OPT_SHARDS, OPT_OVER, OPT_PLACEMENT, OPT_IDLE, 
        OPT_METRICS_PORT, OPT_METRICS_HOST, OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_LOG_FILE,
        OPT_APPENDONLY, OPT_APPENDFSYNC, OPT_DIR, OPT_APPENDFILENAME, OPT_AOF_TRUNCATED,
        OPT_SAVE, OPT_DBFILENAME, OPT_RDBCOMPRESSION, OPT_RDBCHECKSUM, OPT_SKIP_UNSUP,
-       OPT_AUTO_RW_PERC, OPT_AUTO_RW_MIN, OPT_SCHED, OPT_MOVE };
+       OPT_AUTO_RW_PERC, OPT_AUTO_RW_MIN, OPT_SCHED, OPT_MOVE, OPT_BUDGET };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -157,6 +160,7 @@ static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "sched", required_argument, NULL, OPT_SCHED },
 	{ "move-clients", required_argument, NULL, OPT_MOVE },
+	{ "poll-budget", required_argument, NULL, OPT_BUDGET },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 	{ "client-output-limit", required_argument, NULL, OPT_OUTPUT },
 	{ "maxmemory", required_argument, NULL, OPT_MAXMEM },
@@ -315,6 +319,7 @@ static int take_value(void *arg, int c, const char *v)
 	}
 	if (net_arg_count(v, c == OPT_PORT || c == OPT_METRICS_PORT ? 65535 :
 			      c == OPT_SHARDS ? PC_ENGINE_MAX_SHARDS :
+			      c == OPT_BUDGET ? 1000000 :
 			      INT32_MAX, &u))
 		return -EINVAL;
 	switch (c) {
@@ -326,6 +331,7 @@ static int take_value(void *arg, int c, const char *v)
 	case OPT_SHARDS: o->net.engine.shards = (unsigned)u; return u ? 0 : -EINVAL;
 	case OPT_MAX_CLIENTS: o->cfg.maxclients = (uint32_t)u; return 0;
 	case OPT_ARGS: o->cfg.max_multibulk_len = (uint32_t)u; return u ? 0 : -EINVAL;
+	case OPT_BUDGET: o->net.engine.poll_budget_us = (uint32_t)u; return 0;
 	default: o->expire_ms = (uint32_t)u; return u ? 0 : -EINVAL; /* OPT_EXPIRE */
 	}
 }
