@@ -240,7 +240,8 @@ def info_fields(text):
 
 
 # Fields that only this server has, or whose values differ by nature.
-OWN_INFO_FIELDS = {"shards", "moved_connections", "rdb_last_load_keys_skipped",
+OWN_INFO_FIELDS = {"shards", "moved_connections", "tx_locks", "tx_lock_waits",
+                   "rdb_last_load_keys_skipped",
                    "rdb_snapshot_buffer_bytes",
                    "rdb_snapshot_peak_bytes", "rdb_snapshot_copied_keys"}
 VARYING_CONFIG = {b"bind", b"port"}

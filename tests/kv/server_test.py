@@ -988,6 +988,83 @@ def t_poll_budget_zero(srv):
     check(got >= 2, "%d sleeps in half a second with no poll budget" % got)
 
 
+def info_stat(c, name):
+    """A field of INFO stats, as an integer."""
+    m = re.search(rb"^%s:(\d+)\r$" % name.encode(), c.call("INFO", "stats"), re.M)
+    check(m, "INFO stats has no %s" % name)
+    return int(m.group(1))
+
+
+def t_tx_locks(srv):
+    """INFO's tx_locks and tx_lock_waits (and their metrics): an MSET over
+    both shards alone takes exactly two locks and waits for none, one on
+    a single shard none; eight connections pipelining MSETs of the same
+    keys on both shards make locks wait, every MSET applied whole (all
+    four keys from the same one)."""
+    url = metrics_url(srv)
+    c = Conn(srv.port)
+    keys = ["lk:%d" % i for i in range(40)]  # both shards but once in 2^39
+    locks, waits = info_stat(c, "tx_locks"), info_stat(c, "tx_lock_waits")
+    check(c.call("MSET", *[a for k in keys for a in (k, "v")]) == b"+OK", "mset")
+    check(info_stat(c, "tx_locks") - locks == 2, "one MSET: %d locks" %
+          (info_stat(c, "tx_locks") - locks))
+    check(info_stat(c, "tx_lock_waits") == waits, "one MSET alone waited")
+    # the hot keys, two on each shard (keys go to shards by a seed of the
+    # server's): an MSET of a pair takes two locks when they part, none
+    # when they share a shard
+    other, same = [], []
+    for k in keys[1:]:
+        before = info_stat(c, "tx_locks")
+        check(c.call("MSET", keys[0], "v", k, "v") == b"+OK", "mset pair")
+        took = info_stat(c, "tx_locks") - before
+        check(took in (0, 2), "an MSET of two keys took %d locks" % took)
+        (other if took else same).append(k)
+    check(len(other) >= 2 and same, "keys by shard: %d and %d" % (len(same) + 1, len(other)))
+    hot = [keys[0], same[0], other[0], other[1]]
+    waits = info_stat(c, "tx_lock_waits")
+    deadline = time.monotonic() + 60
+    errors = []
+
+    def hammer(t):
+        try:
+            h = Conn(srv.port)
+            for n in range(200):
+                v = "%d.%d" % (t, n)
+                h.send(b"".join(enc("MSET", *[a for k in hot for a in (k, v)])
+                                for _ in range(16)))
+                got = [h.reply() for _ in range(16)]
+                if got != [b"+OK"] * 16:
+                    errors.append("MSET replies %r" % got[:2])
+                    return
+                if n % 20 == 19 and info_stat(h, "tx_lock_waits") > waits:
+                    break
+            h.close()
+        except Exception as e:  # reported by the caller
+            errors.append(repr(e))
+
+    while info_stat(c, "tx_lock_waits") == waits and time.monotonic() < deadline and not errors:
+        ts = [threading.Thread(target=hammer, args=(t,)) for t in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    check(not errors, "; ".join(errors[:3]))
+    locks, waits = info_stat(c, "tx_locks"), info_stat(c, "tx_lock_waits")
+    check(waits > 0, "eight connections on the same keys: no lock waited")
+    check(waits <= locks, "%d waits for %d locks" % (waits, locks))
+    vals = c.call("MGET", *hot)
+    check(len(set(vals)) == 1, "an MSET applied in part: %r" % vals)
+    import urllib.request
+    body = urllib.request.urlopen(url, timeout=30).read().decode()
+
+    def total(name):
+        return sum(int(float(v)) for v in re.findall(r"^%s\{shard=\"\d+\"\} (\S+)$" % name,
+                                                    body, re.M))
+    check(total("percore_kv_tx_locks_total") >= locks, "metrics: fewer locks than INFO")
+    check(total("percore_kv_tx_lock_waits_total") >= waits, "metrics: fewer waits than INFO")
+    c.close()
+
+
 def t_metrics(srv):
     """--metrics-port: the server's series and percore_kv_* per shard, as
     Prometheus reads them."""
@@ -1242,6 +1319,7 @@ TESTS = [
     ("poll_budget_zero", ("--idle-policy", "adaptive", "--poll-budget", "0",
                           "--expire-period", "100", "--metrics-port", "0"), t_poll_budget_zero),
     ("redis_py", (), t_redis_py),
+    ("tx_locks", ("--metrics-port", "0"), t_tx_locks),
 ]
 
 

@@ -189,13 +189,16 @@ static void stats_section(struct info *in)
 		kv_text_printf(&in->t,
 			       "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
 			       "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
-			       "rejected_connections:%llu\r\nmoved_connections:%llu\r\n",
+			       "rejected_connections:%llu\r\nmoved_connections:%llu\r\n"
+			       "tx_locks:%llu\r\ntx_lock_waits:%llu\r\n",
 			       (unsigned long long)t->total_connections,
 			       (unsigned long long)t->total_commands,
 			       (unsigned long long)t->net_input_bytes,
 			       (unsigned long long)t->net_output_bytes,
 			       (unsigned long long)t->rejected_connections,
-			       (unsigned long long)t->moved_connections);
+			       (unsigned long long)t->moved_connections,
+			       (unsigned long long)t->tx_locks,
+			       (unsigned long long)t->tx_lock_waits);
 	kv_text_printf(&in->t, "expired_keys:%llu\r\nevicted_keys:%llu\r\n",
 		       (unsigned long long)t->expired_keys, (unsigned long long)t->evicted_keys);
 }

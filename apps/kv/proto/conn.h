@@ -180,6 +180,8 @@ struct kv_totals {
 	uint64_t total_connections;     /* accepted since start */
 	uint64_t rejected_connections;  /* refused over maxclients */
 	uint64_t moved_connections;     /* moved to the shard of their keys */
+	uint64_t tx_locks;              /* locks of commands over several shards */
+	uint64_t tx_lock_waits;         /* of them, those that queued */
 	uint64_t total_commands;        /* commands processed */
 	uint64_t net_input_bytes, net_output_bytes;
 	uint64_t expired_keys;          /* deleted by lazy or active expiry */

@@ -67,6 +67,7 @@ static uint64_t rd(const _Atomic uint64_t *v)
  * the relaxed counters the shard alone writes. */
 struct kv_metric_figs {
 	uint64_t keys, expires, used, expired, evicted, commands, aof_size, aof_err;
+	uint64_t locks, lock_waits;
 };
 
 #define KV_ROW(n, k, f, h) { .name = n, .help = h, .kind = PC_METRIC_##k, \
@@ -78,6 +79,10 @@ static const struct pc_metric_field kv_metric_rows[] = {
 	KV_ROW("kv_expired_keys_total", COUNTER, expired, "Keys deleted because they expired."),
 	KV_ROW("kv_evicted_keys_total", COUNTER, evicted, "Keys evicted under maxmemory."),
 	KV_ROW("kv_commands_total", COUNTER, commands, "Commands the shard ran."),
+	KV_ROW("kv_tx_locks_total", COUNTER, locks,
+	       "Locks that commands over several shards took on the shard."),
+	KV_ROW("kv_tx_lock_waits_total", COUNTER, lock_waits,
+	       "Of those, the locks that waited for another holder or an older waiting job."),
 	KV_ROW("kv_aof_bytes", GAUGE, aof_size, "Bytes of the shard's append-only file."),
 	KV_ROW("kv_aof_write_errno", GAUGE, aof_err,
 	       "The errno of the shard's failing append-only file (writes refused); 0: ok."),
@@ -92,6 +97,7 @@ static int read_figs(void *ctx, unsigned i, void *out)
 		.keys = rd(&s->keys), .expires = rd(&s->expires), .used = rd(&s->used),
 		.expired = rd(&s->expired), .evicted = rd(&s->evicted), .commands = rd(&s->commands),
 		.aof_size = rd(&s->aof_size), .aof_err = rd(&s->aof_err),
+		.locks = rd(&s->locks), .lock_waits = rd(&s->lock_waits),
 	};
 	return 0;
 }
@@ -295,6 +301,8 @@ void kv_view_totals(void *arg, struct kv_totals *t)
 			t->aof_err = -(int)rd(&s->aof_err);
 		t->dirty += rd(&s->changes);
 		t->blocked_clients += rd(&s->blocked);
+		t->tx_locks += rd(&s->locks);
+		t->tx_lock_waits += rd(&s->lock_waits);
 	}
 	t->connected_clients = rd(&k->clients);
 	t->total_connections = rd(&k->accepted);

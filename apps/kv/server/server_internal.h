@@ -163,6 +163,9 @@ struct kv_shard_stats {
 	_Atomic uint64_t snap_bytes, snap_peak, snap_copied;
 	/* its clients waiting on keys, and all its clients (client.c) */
 	_Atomic uint64_t blocked, conns;
+	/* locks that commands over several shards took here (keys or the
+	 * whole shard), and those of them that waited in its queue */
+	_Atomic uint64_t locks, lock_waits;
 };
 
 struct kv_server;

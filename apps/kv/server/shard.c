@@ -775,6 +775,14 @@ static void poll_owed(struct kv_shard *sh)
 		}
 }
 
+/* One more on a counter only this shard writes (readers load it
+ * relaxed): no locked add on the request path. */
+static void bump(_Atomic uint64_t *v)
+{
+	atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 /* A job arrives on its target. A part of a transaction runs at once: its
  * transaction holds the shard (parts are sent only once every lock is
  * granted). Anything else runs now when it is compatible with the
@@ -782,10 +790,16 @@ static void poll_owed(struct kv_shard *sh)
  * writer, so writers are not starved), else it waits its turn. */
 static void take(struct kv_shard *sh, struct kv_job *j)
 {
-	if ((j->tx && j->kind != KV_JOB_LOCK) || (!sh->wait_head && compatible(sh, j))) {
+	bool lock = j->kind == KV_JOB_LOCK;
+
+	if (lock)
+		bump(&sh->st->locks);
+	if ((j->tx && !lock) || (!sh->wait_head && compatible(sh, j))) {
 		run(sh, j);
 		return;
 	}
+	if (lock)
+		bump(&sh->st->lock_waits);
 	j->queued = true;
 	poll_owed(sh);
 	j->wnext = NULL;
