@@ -15,6 +15,14 @@ INCR and 5% each of DEL, EXPIRE, MGET of 3 keys, MSET of 2, EXISTS and
 APPEND, so commands over several shards sit among the others. Their
 requests/s are the commands over redis-cli's wall time.
 
+With --counts, a second table says where a hop's cost may go, per
+request, medians of the repetitions: the server's voluntary context
+switches (every thread's, /proc/PID/task/*/status: waits that blocked),
+and for percore kv its shards' waits in the kernel, wake-ups sent to
+sleeping shards and mesh messages (its metrics endpoint), the locks
+taken by commands over several shards and those that queued (INFO
+stats' tx_locks and tx_lock_waits).
+
 Printed: one table row per test and depth with requests/s and ns of
 server CPU per request for each server, then the ratios the goals name:
 one shard's CPU per request over redis-server's, the sharded server's
@@ -30,7 +38,7 @@ usage: scripts/kv_hop_cpu.py [--percore PATH] [--reps N] [--requests N]
                              [--depths 16,1] [--tests set,get,mset,pipe-mixed]
                              [--pipe-requests N] [--servers kv1,kv2,redis]
                              [--baseline PATH]
-                             [--idle-policy P] [--json]"""
+                             [--idle-policy P] [--counts] [--json]"""
 import argparse
 import json
 import os
@@ -42,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "kv"))
@@ -62,6 +71,8 @@ def server_cmd(name, args, port):
     binary = args.baseline if name.endswith("-base") else args.percore
     # no snapshot, as redis-server's line says: none left in the caller's folder
     cmd = [binary, "kv", "--port", str(port), "--shards", shards, "--save", ""]
+    if args.counts:
+        cmd += ["--metrics-port", str(free_port())]
     if args.idle_policy:
         cmd += ["--idle-policy", args.idle_policy]
     return cmd
@@ -69,10 +80,56 @@ def server_cmd(name, args, port):
 
 def start(name, args):
     port = free_port()
-    p = subprocess.Popen(server_cmd(name, args, port), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    cmd = server_cmd(name, args, port)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(p, port, name)
-    return p, port
+    return p, port, cmd
+
+
+# --counts: a figure's name in the table, and the metric it sums over
+# the shards (None: not a metric)
+COUNTS = (("switches", None), ("sleeps", "percore_reactor_sleeps_total"),
+          ("wake-ups", "percore_mesh_wakeups_sent_total"),
+          ("messages", "percore_mesh_messages_sent_total"), ("locks", None),
+          ("lock waits", None))
+
+
+def voluntary_switches(pid):
+    """Every thread's voluntary context switches so far."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                total += int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", f.read(),
+                                       re.M).group(1))
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def info_stats(port):
+    """INFO stats of the server on port, as a dict of text fields."""
+    out = subprocess.run(["redis-cli", "-p", str(port), "INFO", "stats"],
+                         capture_output=True, text=True, check=True).stdout
+    return dict(ln.split(":", 1) for ln in out.splitlines() if ":" in ln)
+
+
+def counts_now(p, port, cmd):
+    """The --counts figures so far: a dict by name, None where the
+    server has no such figure (redis-server: all but the switches)."""
+    got = {name: None for name, _ in COUNTS}
+    got["switches"] = voluntary_switches(p.pid)
+    if "--metrics-port" not in cmd:
+        return got
+    metrics = cmd[cmd.index("--metrics-port") + 1]
+    body = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % metrics, timeout=30).read()
+    for name, metric in COUNTS:
+        if metric:
+            got[name] = sum(float(v) for v in re.findall(
+                r"^%s\{shard=\"\d+\"\} (\S+)$" % metric, body.decode(), re.M))
+    info = info_stats(port)
+    got["locks"], got["lock waits"] = int(info["tx_locks"]), int(info["tx_lock_waits"])
+    return got
 
 
 def bench_row(pid, port, test, depth, requests, keyspace):
@@ -135,16 +192,23 @@ def pipe_row(pid, port, path, n):
     return n / wall, cpu / n
 
 
+def per_request(before, after, n):
+    return {k: None if before[k] is None else (after[k] - before[k]) / n for k in before}
+
+
 def one_rep(name, args, rows, samples):
-    p, port = start(name, args)
+    p, port, cmd = start(name, args)
     try:
         for test, depth in rows:
+            c0 = counts_now(p, port, cmd) if args.counts else None
             if test.startswith("pipe-"):
                 n = args.pipe_requests
                 row = pipe_row(p.pid, port, pipe_file(test, n, args.folder), n)
             else:
                 n = args.requests if depth > 1 else args.requests // 4
                 row = bench_row(p.pid, port, test, depth, n, args.keyspace)
+            if args.counts:
+                row += (per_request(c0, counts_now(p, port, cmd), n),)
             samples[(name, test, depth)].append(row)
     finally:
         p.terminate()
@@ -201,6 +265,9 @@ def main():
                     help="among kv1, kv2, redis, kv1-base and kv2-base (default kv1,kv2,redis)")
     ap.add_argument("--baseline", default=None,
                     help="another percore binary: the servers kv1-base and kv2-base")
+    ap.add_argument("--counts", action="store_true",
+                    help="also the context switches, shard sleeps, wake-ups, mesh messages, "
+                         "locks and lock waits per request (percore kv with --metrics-port)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = ap.parse_args()
     servers = args.servers.split(",")
@@ -225,6 +292,10 @@ def main():
             xs = samples[(s, test, depth)]
             row[s] = {"rps": statistics.median(x[0] for x in xs),
                       "cpu_ns": statistics.median(x[1] for x in xs)}
+            if args.counts:
+                row[s]["per_request"] = {
+                    k: None if xs[0][2][k] is None else statistics.median(x[2][k] for x in xs)
+                    for k, _ in COUNTS}
         # the goals' ratios, each the median of the repetitions' pairs
         for key, a, b, field, _ in GOAL_RATIOS:
             if a in row and b in row:
@@ -248,9 +319,25 @@ def main():
                            for s in servers)
         ratios = "".join(" %s |" % quartiled(row[g[0]]) for g in goals)
         vs = "".join(" %s |" % quartiled(row[s + "_vs_base_cpu"]) for s in bases)
-        print("| %s | %s |%s%s" % (
-            row["test"].upper() + (" P%d" % row["depth"] if row["depth"] else ""), cells,
-            ratios, vs))
+        print("| %s | %s |%s%s" % (row_name(row), cells, ratios, vs))
+    if args.counts:
+        print_counts(result, servers)
+
+
+def row_name(row):
+    return row["test"].upper() + (" P%d" % row["depth"] if row["depth"] else "")
+
+
+def print_counts(result, servers):
+    """The --counts table: per request, each server's medians."""
+    print()
+    print("| test | server | %s |" % " | ".join(name for name, _ in COUNTS))
+    print("|---|---|" + "---|" * len(COUNTS))
+    for row in result:
+        for s in servers:
+            got = row[s]["per_request"]
+            print("| %s | %s | %s |" % (row_name(row), s, " | ".join(
+                "-" if got[k] is None else "%.4f" % got[k] for k, _ in COUNTS)))
 
 
 if __name__ == "__main__":
