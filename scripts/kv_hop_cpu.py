@@ -83,6 +83,8 @@ def start(name, args):
     cmd = server_cmd(name, args, port)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(p, port, name)
+    if "--metrics-port" in cmd:  # its own thread, which may listen later
+        wait_listening(p, int(cmd[cmd.index("--metrics-port") + 1]), name + "'s metrics")
     return p, port, cmd
 
 

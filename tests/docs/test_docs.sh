@@ -210,6 +210,9 @@ check_readme() {
 	# and it serves
 	[ -x "$prog" ] || fail "$prog is not built"
 	tmp=$(mktemp -d)
+	# made here: the job may not have run its redirections when sed first
+	# reads them, and a sed that fails ends this script (set -e)
+	: >"$tmp/out"
 	"$prog" 0 >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	# a job still running only: once waited for, its pid may be another's
