@@ -59,7 +59,9 @@ PC_API int pc_reply_fill(struct pc_session *s, uint32_t ticket, uint32_t msg_id,
  * Returns 0, or -EINVAL when ticket is not the newest or was filled. */
 PC_API int pc_reply_unreserve(struct pc_session *s, uint32_t ticket);
 
-/* Give slot `ticket` up: the slots after it need not wait for it.
+/* Give slot `ticket` up: the slots after it need not wait for it. A
+ * session that stayed open only for its answers (the client's EOF, a
+ * close, a drain) ends once the last is given up, as once it is written.
  * Returns 0 or -EINVAL as pc_reply_fill. */
 PC_API int pc_reply_skip(struct pc_session *s, uint32_t ticket);
 

@@ -12,6 +12,8 @@
  *   PENDING            answered at once: pc_reply_pending() and the id
  *   FILL_TO id ticket  pc_reply_fill_to(id, ticket): frame 200; answered
  *                      at once with its return code
+ *   SKIP_TO id ticket  pc_reply_skip() of that session's slot (one shard:
+ *                      found by pc_session_find); answered with its code
  * One client at a time on one shard: the tickets live in this file. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +26,7 @@
 #include "percore/reply.h"
 #include "percore/session.h"
 
-enum { RESERVE = 1, FILL = 2, PENDING = 3, FILL_TO = 4 };
+enum { RESERVE = 1, FILL = 2, PENDING = 3, FILL_TO = 4, SKIP_TO = 5 };
 
 struct pending_answer {
 	uint32_t pending, pad;
@@ -69,6 +71,17 @@ static void on_frame(struct pc_session *s, const struct pc_frame *f, void *user)
 		memcpy(&r, f->body, f->len < sizeof(r) ? f->len : sizeof(r));
 		rc = pc_reply_fill_to(r.id, r.ticket, 200, 0, "x", 1);
 		pc_session_send(s, FILL_TO, &rc, sizeof(rc));
+		break;
+	}
+	case SKIP_TO: {
+		struct fill_to_req r = { 0 };
+		struct pc_session *t;
+		int32_t rc;
+
+		memcpy(&r, f->body, f->len < sizeof(r) ? f->len : sizeof(r));
+		t = pc_session_find(r.id);
+		rc = t ? pc_reply_skip(t, r.ticket) : -ENOENT;
+		pc_session_send(s, SKIP_TO, &rc, sizeof(rc));
 		break;
 	}
 	default:
@@ -191,11 +204,130 @@ static void test_slot_reused(void **state)
 	tu_stop(srv);
 }
 
+/* A raw server's commands: "R" writes the session's id (8 bytes), then
+ * reserves a slot (raw_ticket); "S" and an id (8 bytes) skips that
+ * session's slot, answered with the code (4 bytes). */
+static uint32_t raw_ticket;
+
+static size_t on_raw(struct pc_session *s, const uint8_t *d, size_t n, void *user)
+{
+	uint64_t id;
+	int32_t rc;
+
+	(void)user;
+	if (d[0] == 'R') {
+		id = pc_session_id(s);
+		pc_session_write(s, &id, sizeof(id)); /* before the slot it would wait behind */
+		pc_reply_reserve(s, &raw_ticket);
+		return 1;
+	}
+	if (d[0] != 'S')
+		return n;
+	if (n < 1 + sizeof(id))
+		return 0;
+	memcpy(&id, d + 1, sizeof(id));
+	struct pc_session *t = pc_session_find(id);
+
+	rc = t ? pc_reply_skip(t, raw_ticket) : -ENOENT;
+	pc_session_write(s, &rc, sizeof(rc));
+	return 1 + sizeof(id);
+}
+
+/* Turns the one shard took over ms milliseconds. */
+static uint64_t turns_over(struct pc_server *srv, unsigned ms)
+{
+	struct pc_shard_stats a, b;
+
+	assert_int_equal(pc_engine_stats_read(pc_server_engine(srv), 0, &a), 0);
+	tu_sleep_ms(ms);
+	assert_int_equal(pc_engine_stats_read(pc_server_engine(srv), 0, &b), 0);
+	return b.turns - a.turns;
+}
+
+/* The shard's turns while fd, having half-closed, is owed an answer: it
+ * stays open for it, and idle (no loop on the client's EOF). */
+static void held_idle(struct pc_server *srv, int fd, uint64_t closed)
+{
+	uint64_t idle = turns_over(srv, 200), held;
+
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	held = turns_over(srv, 200);
+	print_message("turns in 200 ms: idle %llu, held at EOF %llu\n", (unsigned long long)idle,
+		      (unsigned long long)held);
+	assert_true(held <= 4 * idle + 50);
+	assert_int_equal(tu_stats(srv).closed, closed); /* held for its answer */
+}
+
+/* A client half-closes while an answer is owed: its session stays open
+ * for the answer; the slot given up unanswered, the session ends, though
+ * nothing was written. */
+static void test_skip_after_eof(void **state)
+{
+	struct pc_server *srv = serve();
+	int fd = TU_CLIENT(srv), other;
+	struct pending_answer a;
+	uint64_t closed = tu_stats(srv).closed;
+	int32_t rc;
+
+	(void)state;
+	send_u32(fd, RESERVE, 1);
+	a = pending(fd);
+	assert_int_equal(a.pending, 1);
+	held_idle(srv, fd, closed);
+
+	other = TU_CLIENT(srv);
+	struct fill_to_req skip = { a.id, tickets[0], 0 };
+
+	assert_int_equal(tu_send_frame(other, SKIP_TO, 0, &skip, sizeof(skip)), 0);
+	assert_int_equal(next_frame(other, (uint32_t *)&rc), SKIP_TO);
+	assert_int_equal(rc, 0);
+	assert_true(tu_closed(fd));
+	assert_true(TU_WAIT_STAT(srv, closed, closed + 1));
+	close(fd);
+	close(other);
+	tu_stop(srv);
+}
+
+/* The same on a raw session (its input used where it arrived). */
+static void test_skip_after_eof_raw(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	int fd, other;
+	uint64_t id, closed;
+	uint8_t skip[1 + sizeof(id)] = { 'S' };
+	int32_t rc;
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.raw = true;
+	c.on_data = on_raw;
+	srv = TU_SERVE(&c);
+	fd = TU_CLIENT(srv);
+	closed = tu_stats(srv).closed;
+	assert_int_equal(tu_send_all(fd, "R", 1), 0);
+	assert_int_equal(tu_recv_all(fd, &id, sizeof(id)), 0);
+	held_idle(srv, fd, closed);
+
+	other = TU_CLIENT(srv);
+	memcpy(skip + 1, &id, sizeof(id));
+	assert_int_equal(tu_send_all(other, skip, sizeof(skip)), 0);
+	assert_int_equal(tu_recv_all(other, &rc, sizeof(rc)), 0);
+	assert_int_equal(rc, 0);
+	assert_true(tu_closed(fd));
+	assert_true(TU_WAIT_STAT(srv, closed, closed + 1));
+	close(fd);
+	close(other);
+	tu_stop(srv);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ticket_order),
 		cmocka_unit_test(test_slot_reused),
+		cmocka_unit_test(test_skip_after_eof),
+		cmocka_unit_test(test_skip_after_eof_raw),
 	};
 
 	return pc_test_main(tests, argc, argv);

@@ -227,6 +227,10 @@ int pc_reply_skip(struct pc_session *s, uint32_t ticket)
 		return -EINVAL;
 	r->state = SLOT_SKIPPED;
 	flush_ready(s, q);
+	/* Nothing written: a session that waited only for this answer (the
+	 * client's EOF, a close, a drain) ends with the turn's flush. */
+	if (!net_reply_owed(s) && (s->flags & (NS_EOF | NS_CLOSING | NS_DRAIN)))
+		net_session_mark_dirty(s);
 	return 0;
 }
 

@@ -147,6 +147,7 @@ static int add_fd(struct pc_reactor *r, int fd, unsigned events, pc_io_fn fn, pc
 	f->events = events & (PC_EV_IN | PC_EV_OUT);
 	f->gen++;
 	f->armed = 0;
+	f->peer_eof = 0;
 	f->recv = rfn != NULL;
 	f->accept = afn != NULL;
 	f->recv_armed = f->recv_cancel = f->recv_done = 0;

@@ -23,6 +23,12 @@ struct rt_fd {
 	uint32_t gen;        /* bumped on every (re)registration; stale
 	                      * completions carry an older one */
 	uint8_t armed;       /* uring: a poll request is in flight */
+	/* uring: a poll saw the peer's EOF (POLLRDHUP) while IN was not
+	 * wanted. io_uring reports it to every poll, asked or not, and it
+	 * stays: a one-shot poll armed again would complete at once, for
+	 * ever. The fd's polls are multishot from then on, completing only
+	 * when something changes (reactor_uring.c, ur_poll_done). */
+	uint8_t peer_eof;
 	/* Completion receive (pc_reactor_add_recv(), io_uring only). */
 	uint8_t recv;        /* bytes go to rfn instead of IN readiness */
 	uint8_t accept;      /* connections go to afn instead of IN readiness

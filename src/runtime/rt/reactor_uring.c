@@ -90,13 +90,16 @@ struct io_uring_sqe *ur_sqe(struct ur_state *st)
 	return sqe;
 }
 
-static int ur_poll(struct ur_state *st, int fd, unsigned mask, uint64_t tag)
+static int ur_poll(struct ur_state *st, int fd, unsigned mask, uint64_t tag, bool multi)
 {
 	struct io_uring_sqe *sqe = ur_sqe(st);
 
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_poll_add(sqe, fd, mask);
+	if (multi)
+		io_uring_prep_poll_multishot(sqe, fd, mask);
+	else
+		io_uring_prep_poll_add(sqe, fd, mask);
 	io_uring_sqe_set_data64(sqe, tag);
 	return 0;
 }
@@ -128,7 +131,7 @@ static int ur_init(struct pc_reactor *r)
 		return rc;
 	}
 	r->backend_state = st;
-	rc = ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0));
+	rc = ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0), false);
 	r->wake_armed = rc == 0;
 	if (rc) {
 		ur_teardown(st);
@@ -163,7 +166,8 @@ static int ur_add(struct pc_reactor *r, int fd, struct rt_fd *f)
 {
 	bool need;
 	unsigned mask = want_poll(f, &need);
-	int rc = need ? ur_poll(r->backend_state, fd, mask, ur_tag(UR_POLL, fd, f->gen)) : 0;
+	int rc = need ? ur_poll(r->backend_state, fd, mask, ur_tag(UR_POLL, fd, f->gen), f->peer_eof)
+		      : 0;
 
 	f->armed = need && rc == 0;
 	return rc;
@@ -242,7 +246,8 @@ static void ur_rearm_all(struct pc_reactor *r)
 	struct ur_state *st = r->backend_state;
 
 	st->rearm = false;
-	if (!r->wake_armed && ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0)) == 0)
+	if (!r->wake_armed &&
+	    ur_poll(st, r->wake_fd, POLLIN, ur_tag(UR_POLL, r->wake_fd, 0), false) == 0)
 		r->wake_armed = true;
 	st->rearm = !r->wake_armed;
 	for (unsigned fd = 0; fd < r->fds_cap; fd++) {
@@ -341,8 +346,19 @@ static int ur_enter(struct ur_state *st, int64_t timeout_ns)
 	return rc == -ETIME ? 0 : rc;
 }
 
+/* Whether a poll's result is the peer's EOF alone, which f did not ask
+ * for: then the fd's polls turn multishot (rt_fd.peer_eof). */
+static bool eof_unasked(struct rt_fd *f, int *res)
+{
+	if (*res <= 0 || !(*res & POLLRDHUP) || (f->events & PC_EV_IN))
+		return false;
+	f->peer_eof = 1;
+	*res &= ~POLLRDHUP;
+	return !(*res & (POLLOUT | POLLERR | POLLHUP));
+}
+
 /* A poll completion; returns 1 when a user callback ran. */
-static int ur_poll_done(struct pc_reactor *r, int fd, uint32_t gen, int res)
+static int ur_poll_done(struct pc_reactor *r, int fd, uint32_t gen, int res, unsigned flags)
 {
 	struct ur_state *st = r->backend_state;
 	struct rt_fd *f;
@@ -350,7 +366,7 @@ static int ur_poll_done(struct pc_reactor *r, int fd, uint32_t gen, int res)
 
 	if (fd == r->wake_fd) {
 		rt_reactor_drain_wake(r);
-		r->wake_armed = ur_poll(st, fd, POLLIN, ur_tag(UR_POLL, fd, 0)) == 0;
+		r->wake_armed = ur_poll(st, fd, POLLIN, ur_tag(UR_POLL, fd, 0), false) == 0;
 		if (!r->wake_armed)
 			st->rearm = true;
 		return 0;
@@ -358,11 +374,15 @@ static int ur_poll_done(struct pc_reactor *r, int fd, uint32_t gen, int res)
 	f = rt_reactor_slot(r, fd);
 	if (!f || (f->gen & UR_GEN_MASK) != gen)
 		return 0; /* cancelled or superseded registration */
-	f->armed = 0;
+	if (!(flags & IORING_CQE_F_MORE))
+		f->armed = 0;
 	gen = f->gen;
-	st->cb_fd = fd;
-	ran = rt_reactor_ready(r, fd, gen, ready_mask(res));
-	st->cb_fd = -1;
+	ran = 0;
+	if (!eof_unasked(f, &res)) {
+		st->cb_fd = fd;
+		ran = rt_reactor_ready(r, fd, gen, ready_mask(res));
+		st->cb_fd = -1;
+	}
 	/* The callback may have deleted or modified the registration. */
 	f = rt_reactor_slot(r, fd);
 	if (f && f->gen == gen && !f->armed) {
@@ -466,7 +486,7 @@ static int ur_complete(struct pc_reactor *r, uint64_t tag, int res, unsigned fla
 	if (kind == UR_CANCEL)
 		return 0;
 	if (kind == UR_POLL)
-		return ur_poll_done(r, fd, gen, res);
+		return ur_poll_done(r, fd, gen, res, flags);
 	if (kind == UR_ACCEPT)
 		return ur_accept_done(r, fd, gen, res, flags);
 	if (kind == UR_SEND)
