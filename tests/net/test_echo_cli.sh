@@ -128,7 +128,8 @@ fi
 # well before the watchdog's end (6 s or more): its shard may start late
 # on a busy machine (1.51 s under ASan with every CPU busy, a message then
 # taking 0.63 s). The wall clock also counts starting and stopping the
-# process, which took up to 4.9 s so, so it only guards against a hang.
+# process, which took up to 4.9 s that way, so it only guards against a
+# hang.
 if start_echo connect --shards 1; then
   for i in 1 2 3 4 5; do
     t0=$(date +%s%N)
