@@ -6,6 +6,7 @@
  * bytes of the handler's own in every order and check the client reads
  * exactly the stream the handler queued; and that a session whose
  * replies are written holds no buffer while it stays open. */
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,6 +114,14 @@ static void fill(uint8_t *p, size_t n, uint32_t i)
 		p[j] = (uint8_t)(i * 31 + j * 7 + (j >> 8));
 }
 
+/* The client read what the handler queued, byte for byte. */
+static void same_stream(const uint8_t *got, const struct sink *want)
+{
+	for (size_t i = 0; i < want->len; i++)
+		if (got[i] != want->buf[i])
+			fail_msg("byte %zu of %zu differs", i, want->len);
+}
+
 struct sender {
 	int fd;
 	uint8_t *buf;
@@ -162,9 +171,7 @@ static void test_mixed_replies(void **state)
 	assert_int_equal(tu_recv_all(t.fd, got, want.len), 0);
 	pthread_join(th, NULL);
 	assert_int_equal(t.rc, 0);
-	for (size_t i = 0; i < want.len; i++)
-		if (got[i] != want.buf[i])
-			fail_msg("byte %zu of %zu differs", i, want.len);
+	same_stream(got, &want);
 	close(t.fd);
 	free(got);
 	free(body);
@@ -221,11 +228,107 @@ static void test_idle_after_echo(void **state)
 	tu_stop(srv);
 }
 
+/* Each request asks for a burst of short replies of the handler's own
+ * bytes, copied at the output ring's tail: frames of one piece and of
+ * two, and bytes. Their lengths vary, so that with a small output ring
+ * and a client slow to read, the tail meets the ring's end mid-reply. */
+enum { BURST_REQUESTS = 500, BURST = 40 };
+
+static void burst_replies(struct sink *k, uint32_t req)
+{
+	uint8_t own[64];
+
+	for (uint32_t j = 0; j < BURST; j++) {
+		uint32_t id = req * BURST + j;
+		size_t len = id % 61 + 1;
+		struct iovec one = { own, len }, two[2] = { { own, 1 }, { own + 1, len - 1 } };
+
+		fill(own, len, id);
+		if (j % 3 == 0)
+			out_frame(k, id, &one, 1);
+		else if (j % 3 == 1)
+			out_frame(k, id, two, 2);
+		else
+			out_bytes(k, own, len);
+	}
+}
+
+static void burst_frame(struct pc_session *s, const struct pc_frame *f, void *user)
+{
+	struct sink k = { .s = s };
+
+	(void)user;
+	burst_replies(&k, f->msg_id);
+}
+
+/* A client whose receive buffer is small: the server's output waits in
+ * its ring. */
+static int small_window_client(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int rcvbuf = 4096, mss = 536, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { .tv_sec = TU_WAIT_MS / 1000 };
+
+	assert_true(fd >= 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	/* The server's send buffer is sized from the segment size (on
+	 * loopback, megabytes): small segments keep it small too. */
+	assert_int_equal(setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)), 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Short replies queued while the output ring is in use and wrapping
+ * reach the client whole and in order. */
+static void test_short_replies_wrap(void **state)
+{
+	struct pc_server_cfg c;
+	struct pc_server *srv;
+	struct sink in = { 0 }, want = { 0 };
+	struct sender t = { 0 };
+	uint8_t h[PC_FRAME_HEADER_LEN];
+	pthread_t th;
+
+	(void)state;
+	for (uint32_t i = 0; i < BURST_REQUESTS; i++) {
+		assert_int_equal(pc_frame_header_encode(h, i, 0, 0), 0);
+		put(&in, h, sizeof(h));
+		burst_replies(&want, i);
+	}
+	tu_cfg(&c, 1);
+	c.on_frame = burst_frame;
+	c.tx_buffer = 4096;
+	srv = TU_SERVE(&c);
+	t.fd = small_window_client(pc_server_port(srv));
+	t.buf = in.buf;
+	t.len = in.len;
+	assert_int_equal(pthread_create(&th, NULL, send_all, &t), 0);
+	uint8_t *got = malloc(want.len);
+	assert_non_null(got);
+	for (size_t off = 0; off < want.len; off += 1024) {
+		size_t n = want.len - off < 1024 ? want.len - off : 1024;
+		assert_int_equal(tu_recv_all(t.fd, got + off, n), 0);
+		if (off % 4096 == 0)
+			tu_sleep_ms(1); /* the server's output backs up */
+	}
+	pthread_join(th, NULL);
+	assert_int_equal(t.rc, 0);
+	same_stream(got, &want);
+	close(t.fd);
+	free(got);
+	free(in.buf);
+	free(want.buf);
+	tu_stop(srv);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mixed_replies),
 		cmocka_unit_test(test_idle_after_echo),
+		cmocka_unit_test(test_short_replies_wrap),
 	};
 
 	return pc_test_main(tests, argc, argv);

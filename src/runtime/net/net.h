@@ -314,6 +314,13 @@ void net_session_buf_release(struct net_shard *sh, struct pc_ringbuf **rb);
 /* Queue iov's iovcnt pieces (at most 17), len bytes in all; all or
  * nothing. 0, -EPIPE (closing), -ENOBUFS (over tx_max), -ENOMEM. */
 int net_session_queue(struct pc_session *s, const struct iovec *iov, int iovcnt, size_t len);
+/* Where len more owned bytes go, contiguous at the output ring's tail,
+ * when they may be queued now and copying them is what net_session_queue
+ * would do; NULL otherwise (then net_session_queue decides). The bytes
+ * count once net_session_tail_commit() is called, before anything else
+ * touches the session. */
+uint8_t *net_session_tail(struct pc_session *s, size_t len);
+void net_session_tail_commit(struct pc_session *s, size_t len);
 void net_session_mark_dirty(struct pc_session *s);
 /* Copy referenced output into the output ring (before the input ring
  * changes). Returns 0 or -ENOMEM. */

@@ -432,26 +432,48 @@ void pc_session_buffers(const struct pc_session *s, struct pc_session_buffers *b
 	b->out_size = s->tx ? pc_ringbuf_capacity(s->tx) : 0;
 }
 
-int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
-		     const struct iovec *iov, int iovcnt)
+/* A frame through net_session_queue: its pieces may stay where they are
+ * (references), or the ring must be made or grown first. Out of line, so
+ * that the usual copy does not pay for this frame's arrays. */
+static __attribute__((noinline)) int send_queued(struct pc_session *s, uint32_t msg_id,
+						 uint8_t flags, const struct iovec *iov,
+						 int iovcnt, size_t len)
 {
 	struct iovec all[17];
 	uint8_t h[PC_FRAME_HEADER_LEN];
-	size_t len = 0;
-	int rc;
+	int rc = pc_frame_header_encode(h, msg_id, flags, len);
 
-	if (iovcnt < 0 || iovcnt > 16 || (iovcnt && !iov))
-		return -EINVAL;
-	for (int i = 0; i < iovcnt; i++) {
-		len += iov[i].iov_len;
-		all[i + 1] = iov[i];
-	}
-	rc = pc_frame_header_encode(h, msg_id, flags, len);
 	if (rc)
 		return rc;
 	all[0].iov_base = h;
 	all[0].iov_len = sizeof(h);
-	rc = net_session_queue(s, all, iovcnt + 1, sizeof(h) + len);
+	for (int i = 0; i < iovcnt; i++)
+		all[i + 1] = iov[i];
+	return net_session_queue(s, all, iovcnt + 1, sizeof(h) + len);
+}
+
+int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
+		     const struct iovec *iov, int iovcnt)
+{
+	size_t len = 0;
+	uint8_t *p;
+	int rc = 0;
+
+	if (iovcnt < 0 || iovcnt > 16 || (iovcnt && !iov))
+		return -EINVAL;
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	p = net_session_tail(s, PC_FRAME_HEADER_LEN + len);
+	if (p && !pc_frame_header_encode(p, msg_id, flags, len)) {
+		p += PC_FRAME_HEADER_LEN;
+		for (int i = 0; i < iovcnt; i++) {
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+			p += iov[i].iov_len;
+		}
+		net_session_tail_commit(s, PC_FRAME_HEADER_LEN + len);
+	} else {
+		rc = send_queued(s, msg_id, flags, iov, iovcnt, len);
+	}
 	if (!rc)
 		NET_STAT_ADD(s->sh, frames_out, 1);
 	return rc;
@@ -476,6 +498,12 @@ int pc_session_write(struct pc_session *s, const void *data, size_t len)
 
 	if (!len)
 		return 0;
+	uint8_t *p = net_session_tail(s, len);
+	if (p) {
+		memcpy(p, data, len);
+		net_session_tail_commit(s, len);
+		return 0;
+	}
 	return net_session_queue(s, &iov, 1, len);
 }
 
