@@ -588,26 +588,46 @@ static void no_interleave_runs_back_to_back(void **state)
 	pc_bench_session_destroy(s);
 }
 
-static void pauses_are_not_timed(void **state)
+/* One session of T/pause: the largest gap, over its runs, between the
+ * runner's timed figure and the benchmark's own. */
+static double pause_session_gap(void)
 {
 	struct pc_bench_options o = opts("^T/pause$", 2);
 	struct pc_bench_session *s = run_session(&o, 1);
 	cJSON *root = reparse(s, NULL), *r;
-	(void)state;
+	double worst = 0;
 
-	assert_true(atomic_load(&pauses) > 2);
 	cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "benchmarks")) {
 		if (strcmp(str(r, "run_type"), "iteration"))
 			continue;
-		/* Two paused sleeps of PAUSE_NS each run: counting either would
-		 * add PAUSE_NS; a stall of the machine shows in both figures. */
 		double timed = num(r, "real_time") * num(r, "iterations");
 
 		assert_true(timed > 0);
-		assert_true(fabs(timed - num(r, "own_ns")) < PAUSE_NS / 2);
+		worst = fmax(worst, fabs(timed - num(r, "own_ns")));
 	}
 	cJSON_Delete(root);
 	pc_bench_session_destroy(s);
+	return worst;
+}
+
+static void pauses_are_not_timed(void **state)
+{
+	double gap = 0;
+	(void)state;
+
+	/* Two paused sleeps of PAUSE_NS each run: counting either adds
+	 * PAUSE_NS to every run of every session. The two figures read the
+	 * clock at instants a few instructions apart, and a loaded machine
+	 * may stall the thread between two of them now and then: one
+	 * session of three within PAUSE_NS / 2 on every run passes. */
+	for (int i = 0; i < 3; i++) {
+		gap = pause_session_gap();
+		if (gap < PAUSE_NS / 2)
+			break;
+		print_message("runner and benchmark differ by %.0f ns: again\n", gap);
+	}
+	assert_true(atomic_load(&pauses) > 2);
+	assert_true(gap < PAUSE_NS / 2);
 }
 
 static void selection(void **state)
