@@ -137,6 +137,9 @@ static void test_heartbeats(void **state)
 	struct pc_server_stats st = tu_stats(srv);
 	assert_int_equal(st.heartbeats_in, 2);
 	assert_int_equal(st.heartbeats_out, 1);
+	/* Frames count the application's frames: the echo, no heartbeat. */
+	assert_int_equal(st.frames_in, 1);
+	assert_int_equal(st.frames_out, 1);
 	close(fd);
 	tu_stop(srv);
 
