@@ -74,11 +74,13 @@ struct pc_server_cfg {
 	 * a handler's arg is the struct pc_session *; nonzero fails the
 	 * start); ids without a handler go to on_frame, or, with on_frame
 	 * NULL, get an error reply and are counted (unknown_ids). Without
-	 * on_dispatch every frame goes straight to on_frame. on_open and
-	 * on_close may be NULL. user goes to every handler. */
+	 * on_dispatch every frame goes straight to on_frame. on_frames
+	 * instead of both takes every frame in bursts (percore/session.h).
+	 * on_open and on_close may be NULL. user goes to every handler. */
 	bool raw;
 	int (*on_dispatch)(struct pc_dispatch *d, unsigned shard, void *user);
 	pc_frame_fn on_frame;
+	pc_frames_fn on_frames;
 	pc_data_fn on_data;
 	pc_open_fn on_open;
 	pc_close_fn on_close;

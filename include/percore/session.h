@@ -77,6 +77,23 @@ PC_API const char *pc_close_reason_name(enum pc_close_reason why);
  * returns. Heartbeats and PC_MSG_STATS requests are answered by the
  * session layer and never reach it. */
 typedef void (*pc_frame_fn)(struct pc_session *s, const struct pc_frame *f, void *user);
+/* on_frames (instead of on_frame): the frames of one receive, up to
+ * PC_SESSION_BURST at a time, in order, so that a handler pays its fixed
+ * costs once per burst rather than once per frame. The frames of a call
+ * lie one after another in memory, each header (f[i].body -
+ * PC_FRAME_HEADER_LEN) as received: an echo answers them all with one
+ * pc_session_send_frames(). Bodies are valid until the handler
+ * returns. It returns how many it handled, from the first; the rest are
+ * left unread as pc_session_unread_frame() leaves one (the session
+ * pauses; once resumed they are offered again first). A handler that
+ * pauses reading handles the frame in hand and returns its count. Limits
+ * (the output high water, an early flush) are looked at between bursts:
+ * a burst's replies may pass the high water by what its frames answer.
+ * Heartbeats and PC_MSG_STATS requests end a burst and are answered by
+ * the session layer, in their place in the stream. */
+typedef size_t (*pc_frames_fn)(struct pc_session *s, const struct pc_frame *f, size_t n,
+			       void *user);
+#define PC_SESSION_BURST 32u /* the most frames one on_frames call gets */
 /* on_data (raw sessions): bytes as they arrive; return how many were used
  * (the rest is offered again at once; once a call uses none, the rest
  * stays buffered and is offered again, in one piece, with what comes
@@ -166,6 +183,14 @@ PC_API int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags
  * caller encoded (one buffer fanned out to many sessions). Returns as
  * pc_session_send_flags(). */
 PC_API int pc_session_write(struct pc_session *s, const void *data, size_t len);
+
+/* Queue frames as they were received, header and body (an echo, or
+ * frames passed on unchanged): frames of the on_frame or on_frames call in
+ * progress, whose headers lie just before their bodies. Frames one after
+ * another in memory go out as one write, each counted as a frame sent.
+ * Returns as pc_session_send_flags(); after an error the frames before
+ * the failed run stay queued. */
+PC_API int pc_session_send_frames(struct pc_session *s, const struct pc_frame *f, size_t n);
 
 /* Close gracefully: stop reading, write what is queued, then end the
  * connection (FIN) and wait briefly for the client to close its side (so

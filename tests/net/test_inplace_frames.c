@@ -3,7 +3,8 @@
  * sessions decode in place: one frame exactly filling a buffer, many small
  * frames in one buffer, frames (and a header) spanning two buffers, and a
  * frame left unread in the middle of a buffer, resumed later. Every frame
- * must be answered once, intact and in order. The stream is written while
+ * must be answered once, intact and in order, whether handed over one at
+ * a time (on_frame) or in bursts (on_frames). The stream is written while
  * the session holds its reading, so it lies whole in the socket when the
  * receive starts and fills the buffers from the stream's first byte; each
  * round shifts the layout by a different prefix. Then replies lent from
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "net_util.h"
+#include "percore/fb_heartbeat.h"
 #include "testmain.h"
 
 /* The provided-buffer size of the io_uring backend (reactor_uring.h). */
@@ -185,25 +187,230 @@ static void one_round(struct pc_server *srv, int ctl, size_t prefix, uint32_t ro
 	free(st);
 }
 
-static void frames_across_buffers_in_order(void **state)
+/* Every round on one server configured by c. */
+static void across_buffers(const struct pc_server_cfg *c)
 {
 	/* No prefix (exact fills), a bare header, odd and near-whole shifts. */
 	static const size_t prefixes[] = { 0, PC_FRAME_HEADER_LEN, PC_FRAME_HEADER_LEN + 5, 700,
 					   RECV_BUF - 3 };
-	struct pc_server_cfg c;
-
-	(void)state;
-	tu_cfg(&c, 1);
-	c.on_frame = frames_handler;
-	struct pc_server *srv = TU_SERVE(&c);
+	struct pc_server *srv = TU_SERVE(c);
 	int ctl = TU_CLIENT(srv);
 
+	held = NULL;
+	unread_round = 0;
 	for (uint32_t r = 0; r < sizeof(prefixes) / sizeof(prefixes[0]); r++)
 		one_round(srv, ctl, prefixes[r], r + 1);
 	struct pc_server_stats s = tu_stats(srv);
 	assert_int_equal(s.buffered_bytes, 0);
 	close(ctl);
 	tu_stop(srv);
+}
+
+static void frames_across_buffers_in_order(void **state)
+{
+	struct pc_server_cfg c;
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.on_frame = frames_handler;
+	across_buffers(&c);
+}
+
+/* ---- the same frames in bursts (on_frames) ---- */
+
+/* Written by the shard, read by the test once the server stopped: the
+ * largest burst seen, and bursts that broke a promise (frames not one
+ * after another, a frame the session layer answers handed over). */
+static size_t burst_max;
+static unsigned burst_bad;
+
+static bool adjacent(const struct pc_frame *a, const struct pc_frame *b)
+{
+	return a->body + a->len == b->body - PC_FRAME_HEADER_LEN;
+}
+
+/* Frames from..to echoed as they came. */
+static void echo_span(struct pc_session *s, const struct pc_frame *from, const struct pc_frame *to)
+{
+	if (pc_session_send_frames(s, from, (size_t)(to - from) + 1))
+		burst_bad++;
+}
+
+/* frames_handler's answers, a burst at a time: runs of plain frames
+ * echoed by one write; a hold returns at once, an unread frame is left
+ * by returning the count before it. */
+static size_t bursts_handler(struct pc_session *s, const struct pc_frame *f, size_t n, void *user)
+{
+	size_t run = 0, i;
+	uint32_t round = 0;
+
+	(void)user;
+	burst_max = n > burst_max ? n : burst_max;
+	for (i = 0; i < n; i++) {
+		if ((i && !adjacent(&f[i - 1], &f[i])) || (f[i].flags & PC_FRAME_HEARTBEAT) ||
+		    f[i].msg_id == PC_MSG_STATS)
+			burst_bad++;
+		if (f[i].msg_id != ID_HOLD && f[i].msg_id != ID_RESUME && f[i].msg_id != ID_UNREAD)
+			continue;
+		if (f[i].msg_id == ID_UNREAD) {
+			memcpy(&round, f[i].body, sizeof(round));
+			if (unread_round == round)
+				continue; /* offered again: echoed with its run */
+		}
+		if (i > run)
+			echo_span(s, &f[run], &f[i - 1]);
+		run = i + 1;
+		switch (f[i].msg_id) {
+		case ID_HOLD:
+			pc_session_send(s, ID_HOLD, NULL, 0);
+			pc_session_pause_read(s);
+			held = s;
+			return i + 1;
+		case ID_RESUME:
+			if (held)
+				pc_session_resume_read(held);
+			held = NULL;
+			pc_session_send(s, ID_RESUME, NULL, 0);
+			break;
+		case ID_UNREAD:
+			unread_round = round;
+			held = s;
+			return i;
+		}
+	}
+	if (n > run)
+		echo_span(s, &f[run], &f[n - 1]);
+	return n;
+}
+
+/* The layouts of frames_across_buffers_in_order, handed over in bursts:
+ * every frame answered once, in order; bursts as large as allowed and no
+ * larger. */
+static void frames_across_buffers_in_bursts(void **state)
+{
+	struct pc_server_cfg c;
+
+	(void)state;
+	tu_cfg(&c, 1);
+	c.on_frame = NULL;
+	c.on_frames = bursts_handler;
+	burst_max = 0;
+	burst_bad = 0;
+	across_buffers(&c);
+	assert_int_equal(burst_max, PC_SESSION_BURST);
+	assert_int_equal(burst_bad, 0);
+}
+
+/* Heartbeats and statistics requests inside a run of frames: the session
+ * layer answers them in their place, and no burst holds one. */
+static void bursts_end_at_layer_frames(void **state)
+{
+	enum { RUN = 5 };
+	struct pc_server_cfg c;
+	struct stream *st = malloc(sizeof(*st));
+	struct pc_frame f = { .len = 0 };
+	uint8_t *body = NULL;
+	uint32_t i = 0;
+
+	(void)state;
+	assert_non_null(st);
+	tu_cfg(&c, 1);
+	c.on_frame = NULL;
+	c.on_frames = bursts_handler;
+	burst_max = 0;
+	burst_bad = 0;
+	struct pc_server *srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
+
+	build(st, 0, 0); /* only for its buffer */
+	st->len = 0;
+	st->n = 0;
+	put_small(st, RUN);
+	assert_int_equal(pc_frame_header_encode(st->buf + st->len, PC_MSG_HEARTBEAT,
+						PC_FRAME_HEARTBEAT, 5), 0);
+	memcpy(st->buf + st->len + PC_FRAME_HEADER_LEN, "clock", 5);
+	st->len += PC_FRAME_HEADER_LEN + 5;
+	put_small(st, RUN);
+	assert_int_equal(pc_frame_header_encode(st->buf + st->len, PC_MSG_STATS, 0, 0), 0);
+	st->len += PC_FRAME_HEADER_LEN;
+	put_small(st, RUN);
+	assert_int_equal(tu_send_all(fd, st->buf, st->len), 0);
+	for (; i < RUN; i++)
+		expect_echo(fd, st, i);
+	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
+	assert_int_equal(f.flags, PC_FRAME_HEARTBEAT);
+	assert_int_equal(f.msg_id, 0);
+	assert_int_equal(f.len, 5);
+	assert_memory_equal(body, "clock", 5);
+	free(body);
+	for (; i < 2 * RUN; i++)
+		expect_echo(fd, st, i);
+	expect_reply(fd, PC_MSG_STATS);
+	for (; i < 3 * RUN; i++)
+		expect_echo(fd, st, i);
+	assert_true(tu_echo_ok(fd, 7, 100));
+	/* Each echo counted as a frame sent, as a reply of its own would be;
+	 * heartbeats apart. */
+	struct pc_server_stats stats = tu_stats(srv);
+	assert_int_equal(stats.frames_in, 3 * RUN + 2);
+	assert_int_equal(stats.frames_out, 3 * RUN + 2);
+	close(fd);
+	tu_stop(srv);
+	assert_true(burst_max > 1);
+	assert_int_equal(burst_bad, 0);
+	free(st->buf);
+	free(st);
+}
+
+/* Echoes the frames of even id only: frames with gaps between them. */
+static size_t evens_handler(struct pc_session *s, const struct pc_frame *f, size_t n, void *user)
+{
+	struct pc_frame even[PC_SESSION_BURST];
+	size_t k = 0;
+
+	(void)user;
+	for (size_t i = 0; i < n; i++)
+		if (!(f[i].msg_id & 1))
+			even[k++] = f[i];
+	if (pc_session_send_frames(s, even, k))
+		burst_bad++;
+	return n;
+}
+
+/* pc_session_send_frames() with frames that are not one after another:
+ * each run goes out whole, nothing between them. */
+static void send_frames_skips_gaps(void **state)
+{
+	enum { N = 24 };
+	struct pc_server_cfg c;
+	struct stream *st = malloc(sizeof(*st));
+
+	(void)state;
+	assert_non_null(st);
+	tu_cfg(&c, 1);
+	c.on_frame = NULL;
+	c.on_frames = evens_handler;
+	burst_bad = 0;
+	struct pc_server *srv = TU_SERVE(&c);
+	int fd = TU_CLIENT(srv);
+
+	build(st, 0, 0); /* only for its buffer */
+	st->len = 0;
+	st->n = 0;
+	put_small(st, N); /* ids 10, 11, ...: runs of one */
+	put(st, ID_FIRST + 2 * N, PC_FRAME_HEADER_LEN + 5, 0);
+	put(st, ID_FIRST + 2 * N + 2, PC_FRAME_HEADER_LEN + 7, 0); /* a run of two */
+	assert_int_equal(tu_send_all(fd, st->buf, st->len), 0);
+	for (uint32_t i = 0; i < st->n; i++)
+		if (!(st->id[i] & 1))
+			expect_echo(fd, st, i);
+	assert_true(tu_echo_ok(fd, 8, 10));
+	assert_int_equal(tu_stats(srv).frames_out, N / 2 + 2 + 1);
+	close(fd);
+	tu_stop(srv);
+	assert_int_equal(burst_bad, 0);
+	free(st->buf);
+	free(st);
 }
 
 /* ---- replies lent from a shared receive buffer outlive a full socket ---- */
@@ -284,6 +491,9 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(frames_across_buffers_in_order),
+		cmocka_unit_test(frames_across_buffers_in_bursts),
+		cmocka_unit_test(bursts_end_at_layer_frames),
+		cmocka_unit_test(send_frames_skips_gaps),
 		cmocka_unit_test(lent_replies_outlive_a_full_socket),
 	};
 

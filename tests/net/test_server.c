@@ -514,6 +514,12 @@ static void test_ipv6(void **state)
 	tu_stop(srv);
 }
 
+static size_t refuse_all_frames(struct pc_session *s, const struct pc_frame *f, size_t n, void *user)
+{
+	(void)s, (void)f, (void)n, (void)user;
+	return 0;
+}
+
 static void test_bad_config(void **state)
 {
 	struct pc_server_cfg c;
@@ -525,6 +531,12 @@ static void test_bad_config(void **state)
 	c.on_frame = NULL;
 	assert_int_equal(pc_server_start(&c, &srv, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "on_frame"));
+	assert_null(srv);
+	/* on_frames takes every frame: beside on_frame it is refused. */
+	tu_cfg(&c, 1);
+	c.on_frames = refuse_all_frames;
+	assert_int_equal(pc_server_start(&c, &srv, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "on_frames"));
 	assert_null(srv);
 	tu_cfg(&c, 1);
 	c.high_water = 1000;

@@ -94,12 +94,15 @@ static void usage(FILE *f)
 		DEFAULT_PORT, PC_LISTEN_BACKLOG_DEFAULT, PC_ENGINE_DEFAULT_STALL_MS);
 }
 
-static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *user)
+/* Each frame's answer is the frame itself, header and all: a burst's
+ * frames lie one after another, so one write answers them all. A client
+ * over its output bound is closed: it stopped reading. */
+static size_t echo_frames(struct pc_session *s, const struct pc_frame *f, size_t n, void *user)
 {
 	(void)user;
-	/* A client over its output bound is closed: it stopped reading. */
-	if (pc_session_send_flags(s, f->msg_id, f->flags, f->body, f->len) == -ENOBUFS)
+	if (pc_session_send_frames(s, f, n) == -ENOBUFS)
 		pc_session_close(s);
+	return n;
 }
 
 static size_t echo_raw(struct pc_session *s, const uint8_t *data, size_t len, void *user)
@@ -221,7 +224,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->cfg.idle_timeout_ms = 60000;
 	a->cfg.frame_timeout_ms = 10000;
 	a->cfg.stats_frames = true;
-	a->cfg.on_frame = echo_frame;
+	a->cfg.on_frames = echo_frames;
 	a->cfg.on_data = echo_raw;
 	a->drain_ns = 5000000000ull;
 	return net_args_parse("echo", argc, argv, long_opts, usage, take_value, a);

@@ -34,9 +34,11 @@ static int fail(char *err, size_t len, int rc, const char *why)
 /* Fill in the defaults and check the configuration. */
 static int cfg_resolve(struct pc_server_cfg *c, char *err, size_t len)
 {
-	if (c->raw ? !c->on_data : !c->on_frame && !c->on_dispatch)
+	if (c->raw ? !c->on_data : !c->on_frame && !c->on_dispatch && !c->on_frames)
 		return fail(err, len, -EINVAL, c->raw ? "a raw server needs on_data" :
-						       "a framed server needs on_frame or on_dispatch");
+						       "a framed server needs on_frame, on_frames or on_dispatch");
+	if (!c->raw && c->on_frames && (c->on_frame || c->on_dispatch))
+		return fail(err, len, -EINVAL, "on_frames takes every frame: not with on_frame or on_dispatch");
 	if (c->backlog < 0)
 		return fail(err, len, -EINVAL, "negative backlog");
 	c->rx_buffer = c->rx_buffer ? c->rx_buffer : PC_SERVER_RX_BUFFER;

@@ -492,6 +492,23 @@ int pc_session_send(struct pc_session *s, uint32_t msg_id, const void *body, siz
 	return pc_session_send_flags(s, msg_id, 0, body, len);
 }
 
+int pc_session_send_frames(struct pc_session *s, const struct pc_frame *f, size_t n)
+{
+	size_t i = 0, first;
+	int rc = 0;
+
+	while (i < n && !rc) {
+		const uint8_t *start = f[i].body - PC_FRAME_HEADER_LEN, *end = f[i].body + f[i].len;
+
+		for (first = i++; i < n && f[i].body - PC_FRAME_HEADER_LEN == end; i++)
+			end = f[i].body + f[i].len;
+		rc = pc_session_write(s, start, (size_t)(end - start));
+		if (!rc)
+			NET_STAT_ADD(s->sh, frames_out, i - first);
+	}
+	return rc;
+}
+
 int pc_session_write(struct pc_session *s, const void *data, size_t len)
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };

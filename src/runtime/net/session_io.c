@@ -175,8 +175,10 @@ static void handle(struct pc_session *s, const struct pc_frame *f,
 		pc_dispatch_frame(&s->sh->dispatch, f, s);
 		__atomic_store_n(&s->sh->stats.unknown_ids, pc_dispatch_unknown(&s->sh->dispatch),
 				 __ATOMIC_RELAXED);
-	} else {
+	} else if (cfg->on_frame) {
 		cfg->on_frame(s, f, cfg->user);
+	} else if (!cfg->on_frames(s, f, 1, cfg->user)) {
+		pc_session_unread_frame(s);
 	}
 }
 
@@ -488,6 +490,67 @@ static size_t in_place_took(struct pc_session *s, size_t took)
 	return took;
 }
 
+/* Frames the session layer answers itself (dispatch()): they end a burst. */
+static bool layer_frame(const struct net_shard *sh, const struct pc_frame *f)
+{
+	return (f->flags & PC_FRAME_HEARTBEAT) || (f->msg_id == PC_MSG_STATS && sh->cfg->stats_frames);
+}
+
+/* Up to PC_SESSION_BURST whole application frames from the start of p
+ * into f, one after another; *count says how many. Returns 0, or what
+ * decoding the frame after them said (-EAGAIN incomplete, a refusal); a
+ * layer frame after them returns 0 with f[*count] decoded. */
+static int parse_burst(const struct pc_session *s, const uint8_t *p, size_t n, struct pc_frame *f,
+		       unsigned *count)
+{
+	const struct net_shard *sh = s->sh;
+	size_t at = 0;
+	unsigned c = 0;
+	int rc = 0;
+
+	while (c < PC_SESSION_BURST && at < n) {
+		rc = pc_frame_parse(p + at, n - at, sh->max_body, &f[c]);
+		if (rc || layer_frame(sh, &f[c]))
+			break;
+		at += pc_frame_size(&f[c++]);
+	}
+	*count = c;
+	return c == PC_SESSION_BURST ? 0 : rc;
+}
+
+/* Hand count frames, the first at p, to on_frames; they may be lent
+ * (refs_open) as one span. Returns the bytes of those it took; the rest
+ * are left unread, the session paused for them. */
+static size_t offer_burst(struct pc_session *s, const uint8_t *p, const struct pc_frame *f,
+			  unsigned count)
+{
+	struct net_shard *sh = s->sh;
+	const struct pc_server_cfg *cfg = sh->cfg;
+	const struct pc_frame *last;
+	struct pc_metric *lat = net_server_latency(sh->srv);
+	uint64_t t0 = PC_UNLIKELY(lat) ? pc_now_ns() : 0;
+	size_t took;
+
+	refs_open(s, p, (size_t)(f[count - 1].body + f[count - 1].len - p));
+	took = cfg->on_frames(s, f, count, cfg->user);
+	sh->ref_owner = NULL;
+	if (PC_UNLIKELY(lat)) {
+		/* A burst's time, shared evenly by its frames. */
+		uint64_t each = pc_elapsed(pc_now_ns(), t0) / count;
+
+		for (unsigned i = 0; i < count; i++)
+			pc_metric_observe(lat, sh->index, each);
+	}
+	took = took < count ? took : count;
+	NET_STAT_ADD(sh, frames_in, took);
+	if (took < count)
+		pc_session_pause_read(s);
+	if (!took)
+		return 0;
+	last = &f[took - 1];
+	return (size_t)(last->body + last->len - p);
+}
+
 /* Whole frames decoded straight from the receive buffer, for a session
  * that holds no input: no copy into the input ring. It stops where
  * input_frames() would, or at an incomplete frame. Returns the bytes
@@ -501,8 +564,9 @@ static size_t in_place_took(struct pc_session *s, size_t took)
 static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
 {
 	struct net_shard *sh = s->sh;
-	struct pc_frame f;
-	size_t took = 0;
+	struct pc_frame f[PC_SESSION_BURST];
+	size_t took = 0, k;
+	unsigned count = 0;
 
 	/* No input held: no incomplete frame, whatever is left of its mark. */
 	s->flags &= (uint16_t)~NS_PARTIAL;
@@ -513,16 +577,24 @@ static size_t decode_in_place(struct pc_session *s, const uint8_t *p, size_t n)
 			net_session_pause(s);
 			break;
 		}
-		int rc = pc_frame_parse(p + took, n - took, sh->max_body, &f);
+		int rc = sh->cfg->on_frames ? parse_burst(s, p + took, n - took, f, &count)
+					    : pc_frame_parse(p + took, n - took, sh->max_body, f);
+		if (count) {
+			k = offer_burst(s, p + took, f, count);
+			took += k;
+			if (!k || (s->flags & NS_HELD))
+				break; /* the rest into the input ring, for the resume */
+			continue; /* a frame the layer answers, or more */
+		}
 		if (rc == -EAGAIN)
 			break;
 		if (rc) {
 			refuse_frame(s, rc);
 			break;
 		}
-		if (!offer_frame(s, &f, true))
+		if (!offer_frame(s, f, true))
 			break; /* into the input ring, for the resume */
-		took += pc_frame_size(&f);
+		took += pc_frame_size(f);
 	}
 	return in_place_took(s, took);
 }
