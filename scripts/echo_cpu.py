@@ -10,7 +10,11 @@ policy sleep, so that waiting costs nothing) on each backend, and the
 plain epoll server of the benchmarks (percore-peer-epoll-echo, which
 sleeps in epoll_wait too), each on the first CPU, `percore load` on the
 second, and the server's CPU time (every thread, from
-/proc/PID/task/*/schedstat, nanoseconds) divided by the messages echoed.
+/proc/PID/task/*/schedstat, nanoseconds) divided by the messages echoed,
+with the share of it in user space (the server's rusage at exit: what a
+server's own code costs, the rest being the kernel's work for its system
+calls; the kernel splits CPU time at its timer tick, so the share means
+something only over a few seconds of it: --messages 4000000).
 For each row (a payload size and a connection count, 16 in flight per
 connection) the servers take turns for --reps rounds, in an order that
 changes every round; the figures are medians, the ratios are each
@@ -73,8 +77,19 @@ def start_server(percore, backend, cpu):
     return server, port
 
 
+def stop_server(server):
+    """Ends the server: the user-space share of its CPU time over its life."""
+    server.terminate()
+    server.stderr.read()  # until it exits: its statistics, unread
+    _, _, usage = os.wait4(server.pid, 0)
+    server.returncode = 0
+    total = usage.ru_utime + usage.ru_stime
+    return usage.ru_utime / total if total else 0.0
+
+
 def one_round(percore, backend, size, conns, args, cpus):
-    """One server, one load run: (server ns/echo, client CPU share, wall ns/echo)."""
+    """One server, one load run: (server ns/echo, client CPU share, wall ns/echo,
+    server user-space share)."""
     server, port = start_server(percore, backend, cpus[0])
     try:
         cpu0, t0 = task_cpu_ns(server.pid), time.monotonic_ns()
@@ -86,10 +101,9 @@ def one_round(percore, backend, size, conns, args, cpus):
         if os.waitstatus_to_exitcode(status) != 0:
             raise RuntimeError(f"{backend}: the load generator reported errors")
     finally:
-        server.terminate()
-        server.communicate()
+        user = stop_server(server)
     client = (usage.ru_utime + usage.ru_stime) * 1e9 / wall
-    return (cpu1 - cpu0) / args.messages, client, wall / args.messages
+    return (cpu1 - cpu0) / args.messages, client, wall / args.messages, user
 
 
 def sizes(text):
@@ -115,7 +129,7 @@ def measure_row(percore, size, conns, args, cpus):
     out = {"size": size, "conns": conns, "messages": args.messages, "reps": args.reps}
     for b in SERVERS:
         out[b] = {k: statistics.median(x[i] for x in rows[b])
-                  for i, k in enumerate(("server_cpu_ns", "client_cpu_share", "wall_ns"))}
+                  for i, k in enumerate(("server_cpu_ns", "client_cpu_share", "wall_ns", "server_user_share"))}
         out[b]["server_cpu_ns_all"] = [x[0] for x in rows[b]]
     for b in BACKENDS:
         out[f"{b}_over_plain"] = out[b]["server_cpu_ns"] / out["plain"]["server_cpu_ns"]
@@ -127,7 +141,8 @@ def print_row(out):
           f"{out['reps']} rounds each (medians)")
     for b in SERVERS:
         o = out[b]
-        print(f"  {b:6s} server {o['server_cpu_ns']:7.0f} ns/echo   wall {o['wall_ns']:7.0f} ns/echo"
+        print(f"  {b:6s} server {o['server_cpu_ns']:7.0f} ns/echo (user {o['server_user_share'] * 100:4.1f}%)"
+              f"   wall {o['wall_ns']:7.0f} ns/echo"
               f"   client CPU {o['client_cpu_share'] * 100:4.0f}%")
     print(f"  server CPU over plain: epoll {out['epoll_over_plain']:.2f}x, "
           f"uring {out['uring_over_plain']:.2f}x")
