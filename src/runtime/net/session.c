@@ -474,7 +474,7 @@ int pc_session_sendv(struct pc_session *s, uint32_t msg_id, uint8_t flags,
 	} else {
 		rc = send_queued(s, msg_id, flags, iov, iovcnt, len);
 	}
-	if (!rc && !(flags & PC_FRAME_HEARTBEAT)) /* counted as heartbeats_out */
+	if (!rc)
 		NET_STAT_ADD(s->sh, frames_out, 1);
 	return rc;
 }
