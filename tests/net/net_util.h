@@ -255,6 +255,19 @@ static inline bool tu_echo_ok(int fd, uint32_t id, size_t len)
 	return ok;
 }
 
+/* True when the next frame is the answer to a heartbeat request: a
+ * heartbeat of id 0 carrying the request's body (len bytes) back. */
+static inline bool tu_heartbeat_answer_ok(int fd, const void *body, size_t len)
+{
+	struct pc_frame f;
+	uint8_t *in = NULL;
+	bool ok = !tu_recv_frame(fd, &f, &in) && f.flags == PC_FRAME_HEARTBEAT && f.msg_id == 0 &&
+		  f.len == len && (!len || !memcmp(in, body, len));
+
+	free(in);
+	return ok;
+}
+
 /* True when the peer closed (EOF or reset) within the wait. */
 static inline bool tu_closed(int fd)
 {

@@ -136,6 +136,12 @@ static void build(struct stream *st, size_t prefix, uint32_t round)
 	assert_true(st->len <= 6 * RECV_BUF);
 }
 
+static void stream_free(struct stream *st)
+{
+	free(st->buf);
+	free(st);
+}
+
 /* The answer to frame i, exactly as sent. */
 static void expect_echo(int fd, const struct stream *st, uint32_t i)
 {
@@ -183,8 +189,7 @@ static void one_round(struct pc_server *srv, int ctl, size_t prefix, uint32_t ro
 		expect_echo(fd, st, i);
 	assert_true(tu_echo_ok(fd, 7, 100)); /* and the session goes on */
 	close(fd);
-	free(st->buf);
-	free(st);
+	stream_free(st);
 }
 
 /* Every round on one server configured by c. */
@@ -283,6 +288,28 @@ static size_t bursts_handler(struct pc_session *s, const struct pc_frame *f, siz
 	return n;
 }
 
+/* A one-shard server configuration whose frames go to h in bursts. */
+static void burst_cfg(struct pc_server_cfg *c, pc_frames_fn h)
+{
+	tu_cfg(c, 1);
+	c->on_frame = NULL;
+	c->on_frames = h;
+	burst_max = 0;
+	burst_bad = 0;
+}
+
+/* A stream with nothing in it yet, its buffer ready. */
+static struct stream *empty_stream(void)
+{
+	struct stream *st = malloc(sizeof(*st));
+
+	assert_non_null(st);
+	build(st, 0, 0);
+	st->len = 0;
+	st->n = 0;
+	return st;
+}
+
 /* The layouts of frames_across_buffers_in_order, handed over in bursts:
  * every frame answered once, in order; bursts as large as allowed and no
  * larger. */
@@ -291,11 +318,7 @@ static void frames_across_buffers_in_bursts(void **state)
 	struct pc_server_cfg c;
 
 	(void)state;
-	tu_cfg(&c, 1);
-	c.on_frame = NULL;
-	c.on_frames = bursts_handler;
-	burst_max = 0;
-	burst_bad = 0;
+	burst_cfg(&c, bursts_handler);
 	across_buffers(&c);
 	assert_int_equal(burst_max, PC_SESSION_BURST);
 	assert_int_equal(burst_bad, 0);
@@ -307,24 +330,14 @@ static void bursts_end_at_layer_frames(void **state)
 {
 	enum { RUN = 5 };
 	struct pc_server_cfg c;
-	struct stream *st = malloc(sizeof(*st));
-	struct pc_frame f = { .len = 0 };
-	uint8_t *body = NULL;
+	struct stream *st = empty_stream();
 	uint32_t i = 0;
 
 	(void)state;
-	assert_non_null(st);
-	tu_cfg(&c, 1);
-	c.on_frame = NULL;
-	c.on_frames = bursts_handler;
-	burst_max = 0;
-	burst_bad = 0;
+	burst_cfg(&c, bursts_handler);
 	struct pc_server *srv = TU_SERVE(&c);
 	int fd = TU_CLIENT(srv);
 
-	build(st, 0, 0); /* only for its buffer */
-	st->len = 0;
-	st->n = 0;
 	put_small(st, RUN);
 	assert_int_equal(pc_frame_header_encode(st->buf + st->len, PC_MSG_HEARTBEAT,
 						PC_FRAME_HEARTBEAT, 5), 0);
@@ -337,12 +350,7 @@ static void bursts_end_at_layer_frames(void **state)
 	assert_int_equal(tu_send_all(fd, st->buf, st->len), 0);
 	for (; i < RUN; i++)
 		expect_echo(fd, st, i);
-	assert_int_equal(tu_recv_frame(fd, &f, &body), 0);
-	assert_int_equal(f.flags, PC_FRAME_HEARTBEAT);
-	assert_int_equal(f.msg_id, 0);
-	assert_int_equal(f.len, 5);
-	assert_memory_equal(body, "clock", 5);
-	free(body);
+	assert_true(tu_heartbeat_answer_ok(fd, "clock", 5));
 	for (; i < 2 * RUN; i++)
 		expect_echo(fd, st, i);
 	expect_reply(fd, PC_MSG_STATS);
@@ -358,8 +366,7 @@ static void bursts_end_at_layer_frames(void **state)
 	tu_stop(srv);
 	assert_true(burst_max > 1);
 	assert_int_equal(burst_bad, 0);
-	free(st->buf);
-	free(st);
+	stream_free(st);
 }
 
 /* Echoes the frames of even id only: frames with gaps between them. */
@@ -383,20 +390,13 @@ static void send_frames_skips_gaps(void **state)
 {
 	enum { N = 24 };
 	struct pc_server_cfg c;
-	struct stream *st = malloc(sizeof(*st));
+	struct stream *st = empty_stream();
 
 	(void)state;
-	assert_non_null(st);
-	tu_cfg(&c, 1);
-	c.on_frame = NULL;
-	c.on_frames = evens_handler;
-	burst_bad = 0;
+	burst_cfg(&c, evens_handler);
 	struct pc_server *srv = TU_SERVE(&c);
 	int fd = TU_CLIENT(srv);
 
-	build(st, 0, 0); /* only for its buffer */
-	st->len = 0;
-	st->n = 0;
 	put_small(st, N); /* ids 10, 11, ...: runs of one */
 	put(st, ID_FIRST + 2 * N, PC_FRAME_HEADER_LEN + 5, 0);
 	put(st, ID_FIRST + 2 * N + 2, PC_FRAME_HEADER_LEN + 7, 0); /* a run of two */
@@ -409,8 +409,7 @@ static void send_frames_skips_gaps(void **state)
 	close(fd);
 	tu_stop(srv);
 	assert_int_equal(burst_bad, 0);
-	free(st->buf);
-	free(st);
+	stream_free(st);
 }
 
 /* ---- replies lent from a shared receive buffer outlive a full socket ---- */
