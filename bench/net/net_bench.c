@@ -16,6 +16,10 @@
  *                                      endpoint on and a client scraping
  *                                      /metrics every second: what watching
  *                                      a server costs it (a variant pair)
+ *   SessionEcho/N/frames:burst/        SessionEcho/N/idle:sleep with the
+ *     idle:sleep (N 64, 512)           application taking frames in bursts
+ *                                      (on_frames) as percore echo does: a
+ *                                      variant pair, and beside epoll_echo
  *   SessionEcho/Latency/64/idle:P      one connection, one 64-byte message in
  *   Peer/epoll_echo/Latency/64         flight: round trip p50 and p99 (us)
  *   Peer/epoll_busy/Latency/64         as counters, the server idling
@@ -81,7 +85,10 @@
 
 /* Which server a row measures; latency rows keep it in arg2 (a session's
  * idle policy is >= 0). */
-enum target { SESSION = 0, PEER_SLEEP = -1, PEER_BUSY = -2, PEER_URING = -3, SESSION_URING = -4 };
+enum target {
+	SESSION = 0, PEER_SLEEP = -1, PEER_BUSY = -2, PEER_URING = -3, SESSION_URING = -4,
+	SESSION_BURSTS = -5 /* epoll, frames in bursts (on_frames) */
+};
 
 /* A client fetching /metrics every second, as Prometheus would. */
 struct scraper {
@@ -148,6 +155,14 @@ static void echo_frame(struct pc_session *s, const struct pc_frame *f, void *use
 {
 	(void)user;
 	pc_session_send_flags(s, f->msg_id, f->flags, f->body, f->len);
+}
+
+/* percore echo's handler: a burst answered by its own bytes. */
+static size_t echo_frames(struct pc_session *s, const struct pc_frame *f, size_t n, void *user)
+{
+	(void)user;
+	pc_session_send_frames(s, f, n);
+	return n;
 }
 
 /* One GET /metrics, read to its end; errors only end it early (the row
@@ -244,7 +259,7 @@ static int target_setup_m(struct pc_bench_state *st, enum target t, enum pc_idle
 		rc = uring_echo_start(&n->upeer, &n->port, n->server_cpu);
 		if (rc)
 			fprintf(stderr, "%s: %s\n", st->bench->name, strerror(-rc));
-	} else if (t != SESSION && t != SESSION_URING) {
+	} else if (t != SESSION && t != SESSION_URING && t != SESSION_BURSTS) {
 		rc = epoll_echo_start(&n->peer, &n->port, n->server_cpu, t == PEER_BUSY);
 	} else {
 		pc_server_cfg_init(&c);
@@ -253,7 +268,10 @@ static int target_setup_m(struct pc_bench_state *st, enum target t, enum pc_idle
 		c.engine.shards = 1;
 		c.engine.placement = n->server_cpu >= 0 ? place : "off";
 		c.engine.idle = idle;
-		c.on_frame = echo_frame;
+		if (t == SESSION_BURSTS)
+			c.on_frames = echo_frames;
+		else
+			c.on_frame = echo_frame;
 		c.engine.backend = t == SESSION_URING ? PC_BACKEND_URING : PC_BACKEND_EPOLL;
 		c.metrics = metrics;
 		rc = pc_server_start(&c, &n->srv, err, sizeof(err));
@@ -416,6 +434,13 @@ static int busy_setup(struct pc_bench_state *st)
 	return target_setup(st, PEER_BUSY, PC_IDLE_ADAPTIVE);
 }
 
+/* Sleeping: a polling shard's CPU is its wall time, whatever a frame
+ * costs it. */
+static int session_bursts_setup(struct pc_bench_state *st)
+{
+	return target_setup(st, SESSION_BURSTS, PC_IDLE_SLEEP);
+}
+
 static int session_uring_setup(struct pc_bench_state *st)
 {
 	return target_setup(st, SESSION_URING, PC_IDLE_ADAPTIVE);
@@ -494,6 +519,10 @@ NET_BENCH(bpeer64_4096, "Peer/epoll_busy/4096/conns:64", busy_setup, echo_many_r
 /* The rows above poll before they sleep (adaptive) and meet the
  * busy-polling peer; these sleep at once, as epoll_echo and uring_echo
  * do, and meet them. */
+NET_BENCH_SLEEPING(bursts_64, "SessionEcho/64/frames:burst/idle:sleep", session_bursts_setup,
+		   echo_run, 64)
+NET_BENCH_SLEEPING(bursts_512, "SessionEcho/512/frames:burst/idle:sleep", session_bursts_setup,
+		   echo_run, 512)
 NET_BENCH_SLEEPING(ssleep_64, "SessionEcho/64/idle:sleep", session_sleep_setup, echo_run, 64)
 NET_BENCH_SLEEPING(ssleep_512, "SessionEcho/512/idle:sleep", session_sleep_setup, echo_run, 512)
 NET_BENCH_SLEEPING(ssleep_4096, "SessionEcho/4096/idle:sleep", session_sleep_setup, echo_run, 4096)

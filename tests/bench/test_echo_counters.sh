@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The counters every echo row records beside its time (bench/net/): a
-# short filtered `percore bench` run of one of our echo rows and its
-# busy-polling peer, each with server_cpu_ns_per_req above 0 and
+# short filtered `percore bench --full` run of our echo rows (frames one
+# at a time, and in bursts while sleeping) and the busy-polling peer, each with server_cpu_ns_per_req above 0 and
 # client_util, the generator's CPU over its timed part, in (0, 1.05]
 # (slack for clocks read a moment apart). On a loaded machine the
 # generator is preempted and its share stays well under 1: the test
@@ -14,13 +14,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # pinned rows where there are two cores to pin to, else the unpinned ones
-rows='^(SessionEcho|Peer/epoll_busy)/64/affinity:o[nf]+$'
-"$pc" bench --list --filter "$rows" >"$tmp/list" \
+rows='^(SessionEcho/64(/frames:burst/idle:sleep)?|Peer/epoll_busy/64)/affinity:o[nf]+$'
+"$pc" bench --full --list --filter "$rows" >"$tmp/list" \
   || { echo "FAIL: percore bench --list exited $?"; exit 1; }
 [ -s "$tmp/list" ] || { echo "FAIL: no echo rows match $rows"; exit 1; }
 # a few thousand round trips a repetition, not the one that --min-time
 # 0.001 would leave on a slow build
-"$pc" bench --filter "$rows" --repetitions 2 --min-time 0.02 --quiet \
+"$pc" bench --full --filter "$rows" --repetitions 2 --min-time 0.02 --quiet \
   --out "$tmp/out.json" >/dev/null 2>"$tmp/err" \
   || { echo "FAIL: percore bench exited $?"; cat "$tmp/err"; exit 1; }
 "$py" - "$tmp/out.json" "$tmp/list" <<'PY' || { cat "$tmp/err"; exit 1; }

@@ -100,6 +100,10 @@ static const struct pair_rule rules[] = {
 	/* the same server with its metrics endpoint on and scraped */
 	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/metrics:scraped" TAGS,
 	     VARIANT("^SessionEcho/\\1\\2$")),
+	/* frames taken in bursts: the sleeping peer, as the sleeping rows,
+	 * and the same server handling one frame at a time */
+	RULE(PC_SEC_INTEGRATION, "^SessionEcho/([0-9]+)/frames:burst/idle:sleep" TAGS,
+	     PEER("^Peer/epoll_echo/\\1\\2$"), VARIANT("^SessionEcho/\\1/idle:sleep\\2$")),
 	/* echo throughput and connection rate: sleeping servers beside the
 	 * sleeping epoll and io_uring servers, polling ones beside the
 	 * busy-polling epoll server */
